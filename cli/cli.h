@@ -1,0 +1,39 @@
+/*
+ * cli.h - private to cli/: the subcommands and their shared helpers.
+ *
+ * Each subcommand is a function taking argc/argv (argv[0] is the subcommand
+ * name) and returning the process exit status. Errors are printed once, here
+ * at the boundary, as "railcp: <sentence>".
+ */
+#ifndef RAILCP_CLI_H
+#define RAILCP_CLI_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "engine/engine.h"
+
+enum {
+	CLI_EXIT_OK = 0,
+	CLI_EXIT_FAIL = 1,  /* the command ran and failed */
+	CLI_EXIT_USAGE = 2, /* bad command line */
+};
+
+int cli_cmd_devices(int argc, char **argv);
+
+/* Print "railcp: <sentence for err>" to stderr; returns CLI_EXIT_FAIL. */
+int cli_fail(int err);
+
+/* Print "railcp: <msg>" and a hint to stderr; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Write a JSON value to f, indented, with a final newline; consumes nothing. */
+int cli_json_print(FILE *f, const json_t *v);
+
+/* The device listing as a JSON object {"devices": [...]}; NULL on no memory. */
+json_t *cli_devices_json(const struct eng_device_list *list);
+
+/* The device listing for people. */
+void cli_devices_print(FILE *f, const struct eng_device_list *list);
+
+#endif

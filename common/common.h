@@ -1,0 +1,40 @@
+/*
+ * common.h - the error convention and logging shared by every railcp module.
+ *
+ * Functions return 0 or a negative errno. Where an error is first seen, the
+ * code records one sentence that explains it (rcp_err), and every caller
+ * passes the code up untouched. The command prints that sentence once, at the
+ * boundary (rcp_err_msg), so a user sees one clear line, never a bare errno.
+ *
+ * Threading: the error sentence is per thread (each worker keeps its own);
+ * the log level is process-wide and set once at start-up.
+ */
+#ifndef RAILCP_COMMON_H
+#define RAILCP_COMMON_H
+
+#include <stddef.h>
+
+#define RCP_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+enum rcp_log_level {
+	RCP_LOG_QUIET = 0,
+	RCP_LOG_INFO = 1,
+	RCP_LOG_DEBUG = 2,
+};
+
+/* Record the sentence for error code err (negative errno) and return err. */
+int rcp_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The recorded sentence if the last recorded code is err, else strerror(-err). */
+const char *rcp_err_msg(int err);
+
+/* Forget the recorded sentence of this thread. */
+void rcp_err_clear(void);
+
+/* Not thread-safe: call once before threads start. */
+void rcp_log_set_level(enum rcp_log_level level);
+
+/* Thread-safe: one line to stderr when level is enabled. */
+void rcp_log(enum rcp_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
