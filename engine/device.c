@@ -74,6 +74,19 @@ static enum eng_gid_type gid_type_from_verbs(uint32_t t)
 	return t == IBV_GID_TYPE_ROCE_V1 ? ENG_GID_ROCE_V1 : ENG_GID_IB;
 }
 
+static const char *port_state_str(enum ibv_port_state st)
+{
+	switch (st) {
+	case IBV_PORT_NOP: return "NOP";
+	case IBV_PORT_DOWN: return "DOWN";
+	case IBV_PORT_INIT: return "INIT";
+	case IBV_PORT_ARMED: return "ARMED";
+	case IBV_PORT_ACTIVE: return "ACTIVE";
+	case IBV_PORT_ACTIVE_DEFER: return "ACTIVE_DEFER";
+	}
+	return "UNKNOWN";
+}
+
 static const char *link_layer_str(uint8_t ll)
 {
 	switch (ll) {
@@ -113,7 +126,7 @@ static int port_take_gids(struct eng_port *port, const struct ibv_gid_entry *tab
 static void port_fill(struct eng_port *port, unsigned num, const struct ibv_port_attr *pa)
 {
 	port->num = num;
-	port->state = ibv_port_state_str(pa->state);
+	port->state = port_state_str(pa->state);
 	port->active = pa->state == IBV_PORT_ACTIVE;
 	port->link_layer = link_layer_str(pa->link_layer);
 	port->active_mtu = eng__mtu_bytes(pa->active_mtu);
