@@ -1,0 +1,117 @@
+/*
+ * test_cli_devices.c - the device listing as JSON and as text, rendered from
+ * a listing built in memory (an mlx5 NIC at 200 Gb/s and an rxe device of
+ * unknown locality).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "cli/cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static struct eng_gid gids_rxe[] = {
+	{.index = 0, .type = ENG_GID_ROCE_V2, .addr = "fe80::5054:ff:fe72:0", .netdev = "eth1"},
+	{.index = 1, .type = ENG_GID_ROCE_V2, .addr = "::ffff:198.18.0.1", .netdev = "eth1"},
+};
+static struct eng_gid gids_ib[] = {
+	{.index = 0, .type = ENG_GID_IB, .addr = "fe80::2:c903:1:2"},
+};
+static struct eng_port port_ib = {
+	.num = 1, .state = "ACTIVE", .active = true, .link_layer = "InfiniBand",
+	.active_mtu = 4096, .width = 4, .lane_gbps = 50.0, .gbps = 200.0,
+	.n_gids = 1, .gids = gids_ib,
+};
+static struct eng_port port_rxe = {
+	.num = 1, .state = "DOWN", .link_layer = "Ethernet", .active_mtu = 1024,
+	.netdev = "eth1", .n_gids = 2, .gids = gids_rxe,
+};
+static struct eng_device devs[] = {
+	{.name = "mlx5_0", .node_guid = "0002:c903:0001:0002", .numa_node = 1,
+	 .numa_rule = "device 0000:3b:00.0", .n_ports = 1, .ports = &port_ib},
+	{.name = "rxe0", .node_guid = "5054:00ff:fe72:0000", .numa_node = -1,
+	 .numa_rule = "unknown: parent netdev eth1 has no device with a NUMA node",
+	 .n_ports = 1, .ports = &port_rxe},
+};
+static const struct eng_device_list list = {.n = 2, .dev = devs};
+
+static void test_json_has_every_field_of_every_port(void **state)
+{
+	json_t *j = cli_devices_json(&list), *d, *p, *g;
+
+	(void)state;
+	assert_non_null(j);
+	assert_int_equal(json_array_size(json_object_get(j, "devices")), 2);
+	d = json_array_get(json_object_get(j, "devices"), 0);
+	assert_string_equal(json_string_value(json_object_get(d, "name")), "mlx5_0");
+	assert_int_equal(json_integer_value(json_object_get(d, "numa_node")), 1);
+	p = json_array_get(json_object_get(d, "ports"), 0);
+	assert_int_equal(json_integer_value(json_object_get(p, "port")), 1);
+	assert_string_equal(json_string_value(json_object_get(p, "state")), "ACTIVE");
+	assert_string_equal(json_string_value(json_object_get(p, "link_layer")), "InfiniBand");
+	assert_int_equal(json_integer_value(json_object_get(p, "active_mtu")), 4096);
+	assert_int_equal(json_integer_value(json_object_get(p, "width")), 4);
+	assert_true(json_real_value(json_object_get(p, "speed_gbps")) == 200.0);
+	assert_true(json_is_null(json_object_get(p, "netdev")));
+	g = json_array_get(json_object_get(p, "gids"), 0);
+	assert_string_equal(json_string_value(json_object_get(g, "type")), "IB");
+	assert_string_equal(json_string_value(json_object_get(g, "address")), "fe80::2:c903:1:2");
+	json_decref(j);
+}
+
+static void test_json_unknown_numa_is_null_with_rule(void **state)
+{
+	json_t *j = cli_devices_json(&list), *d, *p, *g;
+
+	(void)state;
+	d = json_array_get(json_object_get(j, "devices"), 1);
+	assert_true(json_is_null(json_object_get(d, "numa_node")));
+	assert_non_null(strstr(json_string_value(json_object_get(d, "numa_rule")), "unknown"));
+	p = json_array_get(json_object_get(d, "ports"), 0);
+	assert_string_equal(json_string_value(json_object_get(p, "netdev")), "eth1");
+	assert_int_equal(json_array_size(json_object_get(p, "gids")), 2);
+	g = json_array_get(json_object_get(p, "gids"), 1);
+	assert_string_equal(json_string_value(json_object_get(g, "type")), "RoCE v2");
+	assert_string_equal(json_string_value(json_object_get(g, "address")), "::ffff:198.18.0.1");
+	json_decref(j);
+}
+
+static char *render_text(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	cli_devices_print(f, &list);
+	fclose(f);
+	return buf;
+}
+
+static void test_text_shows_speed_locality_and_gids(void **state)
+{
+	char *text = render_text();
+
+	(void)state;
+	assert_non_null(strstr(text, "mlx5_0  guid 0002:c903:0001:0002  numa node 1 (device 0000:3b:00.0)\n"));
+	assert_non_null(strstr(text, "port 1: ACTIVE InfiniBand mtu 4096 4x 50 Gb/s = 200 Gb/s\n"));
+	assert_non_null(strstr(text, "gid 1   RoCE v2  ::ffff:198.18.0.1\n"));
+	assert_non_null(strstr(text, "rxe0  guid 5054:00ff:fe72:0000  numa node unknown: "));
+	assert_non_null(strstr(text, "speed unknown  netdev eth1\n"));
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_json_has_every_field_of_every_port),
+		cmocka_unit_test(test_json_unknown_numa_is_null_with_rule),
+		cmocka_unit_test(test_text_shows_speed_locality_and_gids),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,67 @@
+/*
+ * test_common.c - the error convention: one recorded sentence per failure,
+ * never a stale one, and one per thread.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+static void test_recorded_sentence_is_returned_for_its_code(void **state)
+{
+	(void)state;
+	assert_int_equal(rcp_err(-ENODEV, "no device %s", "mlx5_0"), -ENODEV);
+	assert_string_equal(rcp_err_msg(-ENODEV), "no device mlx5_0");
+}
+
+static void test_other_code_gets_strerror_not_stale_sentence(void **state)
+{
+	(void)state;
+	rcp_err(-ENODEV, "no device");
+	assert_string_equal(rcp_err_msg(-ENOMEM), strerror(ENOMEM));
+}
+
+static void test_clear_forgets_the_sentence(void **state)
+{
+	(void)state;
+	rcp_err(-EIO, "read failed");
+	rcp_err_clear();
+	assert_string_equal(rcp_err_msg(-EIO), strerror(EIO));
+}
+
+static void *other_thread(void *arg)
+{
+	(void)arg;
+	rcp_err(-EPIPE, "peer went away");
+	return NULL;
+}
+
+static void test_sentences_are_per_thread(void **state)
+{
+	pthread_t t;
+
+	(void)state;
+	rcp_err(-EPIPE, "mine");
+	assert_int_equal(pthread_create(&t, NULL, other_thread, NULL), 0);
+	pthread_join(t, NULL);
+	assert_string_equal(rcp_err_msg(-EPIPE), "mine");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_recorded_sentence_is_returned_for_its_code),
+		cmocka_unit_test(test_other_code_gets_strerror_not_stale_sentence),
+		cmocka_unit_test(test_clear_forgets_the_sentence),
+		cmocka_unit_test(test_sentences_are_per_thread),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
