@@ -1,0 +1,11 @@
+# railcp devices on a host without RDMA devices: one sentence, exit status 1.
+. tests/integration/lib.sh
+ls /sys/class/infiniband/* >/dev/null 2>&1 && skip "this host has RDMA devices"
+capture "$RAILCP" devices
+expect_one_line_error railcp devices
+[ "$rc" -eq 1 ] || fail "expected exit status 1, got $rc"
+case "$err" in *"no RDMA device"*) ;; *) fail "unexpected message: $err" ;; esac
+[ -z "$out" ] || fail "expected nothing on stdout, got: $out"
+capture "$RAILCP" devices --json
+expect_one_line_error railcp devices --json
+[ -z "$out" ] || fail "expected no JSON on stdout without devices, got: $out"
