@@ -20,6 +20,7 @@ enum {
 };
 
 int cli_cmd_devices(int argc, char **argv);
+int cli_cmd_topo(int argc, char **argv);
 
 /* Print "railcp: <sentence for err>" to stderr; returns CLI_EXIT_FAIL. */
 int cli_fail(int err);

@@ -16,6 +16,7 @@ static const struct {
 	const char *summary;
 } commands[] = {
 	{"devices", cli_cmd_devices, "list RDMA devices, ports, GIDs and NUMA locality"},
+	{"topo", cli_cmd_topo, "show NUMA nodes, rails and the worker placement plan"},
 };
 
 static void usage(FILE *f)

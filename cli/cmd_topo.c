@@ -1,0 +1,308 @@
+/*
+ * cmd_topo.c - railcp topo: the machine (NUMA nodes, CPUs, memory, rails and
+ * their locality) and the plan railcp would run on it (workers, CPUs, rails,
+ * QPs, buffers), for this host or, with --topology, for an hwloc XML export
+ * of another machine. Also saves and loads profiles, and with
+ * --check-buffers builds the pools as the engine will and reports where
+ * their pages and threads landed.
+ *
+ * On this host the rails come from engine/ (verbs) and are handed to
+ * topology/ as plain data; the process binding (taskset, numactl) limits the
+ * nodes and CPUs. An XML export is another machine: no binding applies.
+ */
+#include "cli/cli.h"
+#include "cli/topo_cli.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct topo_cmd {
+	bool json, check;
+	const char *xml, *profile, *save;
+	struct topo_opts opts;
+};
+
+int topo_cli_add_engine_rails(struct topo_machine *m, const struct eng_device_list *list)
+{
+	size_t d;
+	unsigned p;
+	int err;
+
+	for (d = 0; d < list->n; d++) {
+		const struct eng_device *dev = &list->dev[d];
+
+		for (p = 0; p < dev->n_ports; p++) {
+			const struct eng_port *port = &dev->ports[p];
+			struct topo_rail r;
+
+			memset(&r, 0, sizeof(r));
+			snprintf(r.dev, sizeof(r.dev), "%s", dev->name);
+			r.port = port->num;
+			snprintf(r.state, sizeof(r.state), "%s", port->state);
+			r.active = port->active;
+			snprintf(r.link_layer, sizeof(r.link_layer), "%s", port->link_layer);
+			r.gbps = port->gbps;
+			r.numa_node = dev->numa_node;
+			snprintf(r.rule, sizeof(r.rule), "%s", dev->numa_rule);
+			err = topo_machine_add_rail(m, &r);
+			if (err && err != -EEXIST)
+				return err;
+		}
+	}
+	return 0;
+}
+
+static void topo_usage(FILE *f)
+{
+	fprintf(
+	    f,
+	    "usage: railcp topo [--json] [--topology FILE.xml] [--numa LIST] [--rails LIST]\n"
+	    "                   [--qps-per-rail N] [--buffer-mib N] [--profile FILE]\n"
+	    "                   [--save-profile FILE] [--check-buffers]\n\n"
+	    "Shows this machine (NUMA nodes with their allowed CPUs, memory and hugepages,\n"
+	    "RDMA rails with state, speed and NUMA locality) and the plan railcp runs on it:\n"
+	    "one worker per NUMA node that has rails, pinned to the node's CPUs.\n\n"
+	    "  --json               one JSON object on stdout\n"
+	    "  --topology FILE.xml  plan for the machine of an hwloc XML export (lstopo FILE.xml)\n"
+	    "  --numa LIST          worker nodes, e.g. 0,1 (default: nodes with rails)\n"
+	    "  --rails LIST         rails DEV:PORT,... e.g. mlx5_0:1,mlx5_2:1 (default: all "
+	    "ACTIVE)\n"
+	    "  --qps-per-rail N     QPs (stripes) per rail (default %d)\n"
+	    "  --buffer-mib N       buffer pool per worker (default %d MiB per stripe)\n"
+	    "  --profile FILE       take the plan from a profile, checked against the machine\n"
+	    "  --save-profile FILE  write the plan as a profile\n"
+	    "  --check-buffers      allocate the pools, first-touch them from the pinned\n"
+	    "                       workers, and report page node, page size and CPU\n",
+	    TOPO_DEFAULT_QPS_PER_RAIL, TOPO_STRIPE_BUFFER_MIB);
+}
+
+static int parse_count(const char *opt, const char *v, unsigned max, unsigned *out)
+{
+	char *end;
+	unsigned long x;
+
+	errno = 0;
+	x = strtoul(v, &end, 10);
+	if (errno || end == v || *end || x == 0 || x > max)
+		return cli_usage_error("topo", "%s needs a number from 1 to %u, not '%s'", opt, max,
+				       v);
+	*out = (unsigned)x;
+	return 0;
+}
+
+static int parse_opt(struct topo_cmd *cmd, int c, const char *arg)
+{
+	switch (c) {
+	case 'j':
+		cmd->json = true;
+		return 0;
+	case 'c':
+		cmd->check = true;
+		return 0;
+	case 't':
+		cmd->xml = arg;
+		return 0;
+	case 'p':
+		cmd->profile = arg;
+		return 0;
+	case 's':
+		cmd->save = arg;
+		return 0;
+	case 'q':
+		return parse_count("--qps-per-rail", arg, TOPO_MAX_QPS_PER_RAIL,
+				   &cmd->opts.qps_per_rail);
+	case 'b':
+		return parse_count("--buffer-mib", arg, TOPO_MAX_BUFFER_MIB, &cmd->opts.buffer_mib);
+	case 'n':
+		if (topo_bitmap_parse(arg, &cmd->opts.nodes) != 0)
+			return cli_usage_error("topo",
+					       "--numa needs a node list like 0,1, not '%s'", arg);
+		cmd->opts.nodes_set = true;
+		return 0;
+	case 'r':
+		if (topo_opts_parse_rails(arg, &cmd->opts) != 0)
+			return cli_usage_error("topo", "%s", rcp_err_msg(-EINVAL));
+		return 0;
+	}
+	return -1;
+}
+
+static int parse_args(int argc, char **argv, struct topo_cmd *cmd)
+{
+	static const struct option opts[] = {
+	    {"json", no_argument, NULL, 'j'},
+	    {"topology", required_argument, NULL, 't'},
+	    {"numa", required_argument, NULL, 'n'},
+	    {"rails", required_argument, NULL, 'r'},
+	    {"qps-per-rail", required_argument, NULL, 'q'},
+	    {"buffer-mib", required_argument, NULL, 'b'},
+	    {"profile", required_argument, NULL, 'p'},
+	    {"save-profile", required_argument, NULL, 's'},
+	    {"check-buffers", no_argument, NULL, 'c'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
+	};
+	int c, r;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			topo_usage(stdout);
+			return -1;
+		}
+		r = parse_opt(cmd, c, optarg);
+		if (r == -1)
+			return cli_usage_error("topo", "unknown option or missing value '%s'",
+					       argv[optind - 1]);
+		if (r)
+			return r;
+	}
+	if (optind < argc)
+		return cli_usage_error("topo", "unexpected argument '%s'", argv[optind]);
+	if (cmd->profile && (cmd->opts.nodes_set || cmd->opts.n_rails))
+		return cli_usage_error("topo", "--profile places workers and rails itself; "
+					       "leave out --numa and --rails");
+	if (cmd->check && cmd->xml)
+		return cli_usage_error("topo", "--check-buffers allocates on this host; it cannot "
+					       "go with --topology");
+	return 0;
+}
+
+static int machine_load(const struct topo_cmd *cmd, struct topo_machine **m_out)
+{
+	struct eng_device_list *list = NULL;
+	struct topo_binding bind;
+	struct topo_machine *m;
+	int err;
+
+	if (cmd->xml)
+		return topo_machine_create(cmd->xml, NULL, m_out);
+	err = topo_binding_of_process(&bind);
+	err = err ? err : topo_machine_create(NULL, &bind, &m);
+	if (err)
+		return err;
+	err = eng_device_list_create("/sys", &list);
+	if (err == -ENODEV) {
+		err = 0; /* a host without RDMA still has a machine to show */
+		rcp_err_clear();
+	} else if (!err) {
+		err = topo_cli_add_engine_rails(m, list);
+		eng_device_list_destroy(list);
+	}
+	if (err) {
+		topo_machine_destroy(m);
+		return err;
+	}
+	*m_out = m;
+	return 0;
+}
+
+static int output_json(const struct topo_machine *m, const struct topo_plan *plan, int plan_err,
+		       const struct topo_cli_check *checks)
+{
+	json_t *root = json_object();
+	int err;
+
+	if (!root)
+		return -ENOMEM;
+	json_object_set_new(root, "machine", topo_cli_machine_json(m));
+	json_object_set_new(root, "plan", plan ? topo_cli_plan_json(plan) : json_null());
+	json_object_set_new(root, "error",
+			    plan_err ? json_string(rcp_err_msg(plan_err)) : json_null());
+	if (checks)
+		json_object_set_new(root, "buffers", topo_cli_checks_json(checks, plan->n_workers));
+	err = cli_json_print(stdout, root);
+	json_decref(root);
+	return err;
+}
+
+static void output_human(const struct topo_machine *m, const struct topo_plan *plan,
+			 const struct topo_cli_check *checks)
+{
+	topo_cli_machine_print(stdout, m);
+	if (plan)
+		topo_cli_plan_print(stdout, plan);
+	if (checks)
+		topo_cli_checks_print(stdout, checks, plan->n_workers);
+	fflush(stdout);
+}
+
+/* The first worker whose pages or thread are not where the plan put them. */
+static int checks_verdict(const struct topo_plan *plan, const struct topo_cli_check *c)
+{
+	size_t i;
+
+	for (i = 0; i < plan->n_workers; i++) {
+		if (c[i].probe.node_first != c[i].node || c[i].probe.node_last != c[i].node)
+			return rcp_err(-EIO,
+				       "the node %d worker's buffer pages are on node %d..%d, "
+				       "not on node %d",
+				       c[i].node, c[i].probe.node_first, c[i].probe.node_last,
+				       c[i].node);
+		if (!c[i].cpu_ok)
+			return rcp_err(-EIO, "the node %d worker ran on CPU %d, outside its CPUs",
+				       c[i].node, c[i].cpu);
+	}
+	return 0;
+}
+
+static int plan_make(const struct topo_cmd *cmd, const struct topo_machine *m,
+		     struct topo_plan **plan_out)
+{
+	int err;
+
+	if (cmd->profile)
+		err = topo_profile_load(cmd->profile, m, &cmd->opts, plan_out);
+	else
+		err = topo_plan_build(m, &cmd->opts, plan_out);
+	if (!err && cmd->save) {
+		err = topo_profile_save(*plan_out, m, cmd->save);
+		if (err) {
+			topo_plan_destroy(*plan_out);
+			*plan_out = NULL;
+		}
+	}
+	return err;
+}
+
+int cli_cmd_topo(int argc, char **argv)
+{
+	struct topo_cmd cmd;
+	struct topo_machine *m = NULL;
+	struct topo_plan *plan = NULL;
+	struct topo_cli_check *checks = NULL;
+	int r, err, out_err;
+
+	memset(&cmd, 0, sizeof(cmd));
+	r = parse_args(argc, argv, &cmd);
+	if (r)
+		return r < 0 ? CLI_EXIT_OK : r;
+	err = machine_load(&cmd, &m);
+	if (err)
+		return cli_fail(err);
+	err = plan_make(&cmd, m, &plan);
+	if (!err && cmd.check) {
+		checks = calloc(plan->n_workers ? plan->n_workers : 1, sizeof(*checks));
+		err = checks ? topo_cli_check_buffers(plan, checks) : -ENOMEM;
+		if (err) {
+			free(checks);
+			checks = NULL;
+		}
+	}
+	if (cmd.json)
+		out_err = output_json(m, plan, err, checks);
+	else
+		out_err = (output_human(m, plan, checks), 0);
+	if (!err && checks)
+		err = checks_verdict(plan, checks);
+	free(checks);
+	topo_plan_destroy(plan);
+	topo_machine_destroy(m);
+	err = err ? err : out_err;
+	return err ? cli_fail(err) : CLI_EXIT_OK;
+}

@@ -1,0 +1,258 @@
+/*
+ * machine.c - NUMA nodes, distances and (from XML) rails, through hwloc.
+ *
+ * hwloc is loaded with HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED so that nodes
+ * the process may not use are still listed, with the reason, instead of
+ * vanishing from `railcp topo`. What is allowed is then computed here:
+ * hwloc's allowed sets (cgroup cpuset, or the allowed_* sets saved in an XML
+ * export) intersected with the caller's binding. hwloc does not see a
+ * numactl --membind policy or a taskset affinity, which is why the live
+ * binding comes from sched_getaffinity and get_mempolicy.
+ *
+ * Rails from an XML export are hwloc's OpenFabrics OS devices. hwloc stores
+ * a port's state as the first digit of sysfs ports/N/state (4 = ACTIVE) in
+ * info "PortNState", and no speed or link layer. Assumptions, stated where
+ * made: a device without any PortNState has one port, 1, state unknown and
+ * taken as active; speed comes from an optional "PortNSpeed" info in Gb/s
+ * (railcp's extension, added by hand to an export), else unknown; the link
+ * layer comes from the netdev hwloc lists next to the device (a 6-byte
+ * address is Ethernet, a 20-byte one IPoIB).
+ *
+ * Threading: topo_machine_create is thread-safe (its hwloc topology is private).
+ */
+#include "topology/topology.h"
+#include "topology/topo_int.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <hwloc.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* hwloc bitmap -> ours, ignoring indexes beyond TOPO_MAX_CPUS. */
+static void bitmap_from_hwloc(struct topo_bitmap *out, hwloc_const_bitmap_t hb)
+{
+	int i;
+
+	topo_bitmap_zero(out);
+	hwloc_bitmap_foreach_begin(i, hb)
+	{
+		topo_bitmap_set(out, (unsigned)i);
+	}
+	hwloc_bitmap_foreach_end();
+}
+
+static void node_fill_pages(struct topo_node *n, hwloc_obj_t obj, bool live)
+{
+	unsigned i;
+
+	if (live) {
+		n->huge_2m = topo__huge_free(n->id, 2ull << 20);
+		n->huge_1g = topo__huge_free(n->id, 1ull << 30);
+		return;
+	}
+	for (i = 0; i < obj->attr->numanode.page_types_len; i++) {
+		if (obj->attr->numanode.page_types[i].size == (2ull << 20))
+			n->huge_2m = obj->attr->numanode.page_types[i].count;
+		else if (obj->attr->numanode.page_types[i].size == (1ull << 30))
+			n->huge_1g = obj->attr->numanode.page_types[i].count;
+	}
+}
+
+static void node_fill(struct topo_node *n, hwloc_obj_t obj, const struct topo_bitmap *cpus_ok,
+		      const struct topo_bitmap *nodes_ok, bool live)
+{
+	struct topo_bitmap all;
+
+	n->id = (int)obj->os_index;
+	bitmap_from_hwloc(&all, obj->complete_cpuset ? obj->complete_cpuset : obj->cpuset);
+	n->n_cpus_all = topo_bitmap_count(&all);
+	n->cpus = all;
+	topo_bitmap_and(&n->cpus, cpus_ok);
+	n->mem_bytes = obj->attr->numanode.local_memory;
+	node_fill_pages(n, obj, live);
+
+	n->usable = false;
+	n->excluded = true;
+	if (!topo_bitmap_isset(nodes_ok, (unsigned)n->id)) {
+		snprintf(n->why, sizeof(n->why),
+			 "its memory is outside the allowed nodes "
+			 "(numactl --membind, cgroup cpuset)");
+	} else if (n->n_cpus_all == 0) {
+		n->excluded = false;
+		snprintf(n->why, sizeof(n->why), "it has no CPUs");
+	} else if (topo_bitmap_count(&n->cpus) == 0) {
+		snprintf(n->why, sizeof(n->why),
+			 "its CPUs are outside the allowed CPUs "
+			 "(taskset, numactl --cpunodebind, cgroup cpuset)");
+	} else {
+		n->usable = true;
+		n->excluded = false;
+		n->why[0] = '\0';
+	}
+}
+
+static void machine_fill_distances(struct topo_machine *m, hwloc_topology_t topo)
+{
+	struct hwloc_distances_s *d = NULL;
+	unsigned nr = 1, i, j;
+	size_t a, b;
+
+	for (a = 0; a < m->n_nodes; a++)
+		for (b = 0; b < m->n_nodes; b++)
+			m->dist[a][b] = a == b ? 10 : 20;
+	if (hwloc_distances_get_by_type(topo, HWLOC_OBJ_NUMANODE, &nr, &d,
+					HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0) != 0 ||
+	    nr == 0)
+		return;
+	for (i = 0; i < d->nbobjs; i++) {
+		int x = topo_machine_node_index(m, (int)d->objs[i]->os_index);
+
+		for (j = 0; j < d->nbobjs && x >= 0; j++) {
+			int y = topo_machine_node_index(m, (int)d->objs[j]->os_index);
+
+			if (y >= 0)
+				m->dist[x][y] = (unsigned)d->values[i * d->nbobjs + j];
+		}
+	}
+	m->dist_known = true;
+	hwloc_distances_release(topo, d);
+}
+
+/* Allowed CPUs and nodes: hwloc's allowed sets, narrowed by the binding. */
+static void machine_allowed(hwloc_topology_t topo, const struct topo_binding *bind,
+			    struct topo_bitmap *cpus, struct topo_bitmap *nodes)
+{
+	bitmap_from_hwloc(cpus, hwloc_topology_get_allowed_cpuset(topo));
+	bitmap_from_hwloc(nodes, hwloc_topology_get_allowed_nodeset(topo));
+	if (bind && bind->cpus_set)
+		topo_bitmap_and(cpus, &bind->cpus);
+	if (bind && bind->nodes_set)
+		topo_bitmap_and(nodes, &bind->nodes);
+}
+
+static int machine_fill(struct topo_machine *m, hwloc_topology_t topo,
+			const struct topo_binding *bind, bool live)
+{
+	struct topo_bitmap cpus, nodes;
+	hwloc_obj_t obj = NULL;
+	const char *host;
+
+	machine_allowed(topo, bind, &cpus, &nodes);
+	host = hwloc_obj_get_info_by_name(hwloc_get_root_obj(topo), "HostName");
+	snprintf(m->host, sizeof(m->host), "%s", host ? host : "unknown");
+	while ((obj = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, obj)) != NULL) {
+		if (m->n_nodes == TOPO_MAX_NODES)
+			return rcp_err(-ENOSPC, "%s has more than %d NUMA nodes, railcp's limit",
+				       m->source, TOPO_MAX_NODES);
+		node_fill(&m->node[m->n_nodes++], obj, &cpus, &nodes, live);
+	}
+	if (m->n_nodes == 0)
+		return rcp_err(-ENODEV, "hwloc found no NUMA node in %s", m->source);
+	topo__sort_nodes(m);
+	machine_fill_distances(m, topo);
+	m->thp = live ? topo__thp_enabled() : true;
+	return live ? 0 : topo__xml_rails(m, topo);
+}
+
+static int topology_open(const char *xml_path, hwloc_topology_t *topo_out)
+{
+	hwloc_topology_t topo = NULL;
+	const char *what = xml_path ? xml_path : "this host";
+
+	if (hwloc_topology_init(&topo) != 0)
+		return rcp_err(-errno, "hwloc_topology_init: %s", strerror(errno));
+	hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+	hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+	if (xml_path && hwloc_topology_set_xml(topo, xml_path) != 0) {
+		int err = -errno;
+
+		hwloc_topology_destroy(topo);
+		return rcp_err(err, "cannot read hwloc XML file %s: %s", xml_path, strerror(-err));
+	}
+	if (hwloc_topology_load(topo) != 0) {
+		int err = -errno;
+
+		hwloc_topology_destroy(topo);
+		return rcp_err(err ? err : -EINVAL, "hwloc cannot load the topology of %s%s", what,
+			       xml_path ? " (is it an hwloc 2.x XML export?)" : "");
+	}
+	*topo_out = topo;
+	return 0;
+}
+
+int topo_machine_create(const char *xml_path, const struct topo_binding *binding,
+			struct topo_machine **machine_out)
+{
+	struct topo_machine *m;
+	hwloc_topology_t topo = NULL;
+	int err;
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	snprintf(m->source, sizeof(m->source), "%s", xml_path ? xml_path : "this host");
+	err = topology_open(xml_path, &topo);
+	if (err)
+		goto err_free;
+	err = machine_fill(m, topo, binding, xml_path == NULL);
+	hwloc_topology_destroy(topo);
+	if (err)
+		goto err_free;
+	*machine_out = m;
+	return 0;
+
+err_free:
+	free(m);
+	return err;
+}
+
+void topo_machine_destroy(struct topo_machine *m)
+{
+	free(m);
+}
+
+int topo_binding_of_process(struct topo_binding *out)
+{
+	struct topo_binding b;
+	cpu_set_t set;
+	unsigned i;
+	int err;
+
+	memset(&b, 0, sizeof(b));
+	CPU_ZERO(&set);
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return rcp_err(-errno, "sched_getaffinity: %s", strerror(errno));
+	for (i = 0; i < CPU_SETSIZE && i < TOPO_MAX_CPUS; i++)
+		if (CPU_ISSET(i, &set))
+			topo_bitmap_set(&b.cpus, i);
+	b.cpus_set = true;
+	err = topo__membind_nodes(&b.nodes, &b.nodes_set);
+	if (err)
+		return err;
+	*out = b;
+	return 0;
+}
+
+int topo_machine_node_index(const struct topo_machine *m, int id)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_nodes; i++)
+		if (m->node[i].id == id)
+			return (int)i;
+	return -1;
+}
+
+static int node_cmp(const void *a, const void *b)
+{
+	return ((const struct topo_node *)a)->id - ((const struct topo_node *)b)->id;
+}
+
+void topo__sort_nodes(struct topo_machine *m)
+{
+	/* hwloc lists nodes in logical order, which need not be OS-index order. */
+	qsort(m->node, m->n_nodes, sizeof(m->node[0]), node_cmp);
+}
