@@ -1,0 +1,320 @@
+/*
+ * loopback.c - the in-process transport used by the engine's unit tests.
+ *
+ * Each CQ is a mutex-protected list of completions with a ready time and a
+ * timerfd; the worker that owns it polls and sleeps on it exactly as on a
+ * verbs CQ. Arming sets the timer to the earliest ready time, so a worker
+ * sleeps until the simulated link delivers, not a scheduler tick more. A write copies header and data into the peer's memory at once
+ * (addresses are plain pointers) and queues the peer's immediate completion
+ * for when a link of the endpoint's speed would have delivered it. A write
+ * or send with no receive posted at the peer fails like an RNR error on real
+ * hardware, so credit bugs show up as failures, not as silent overwrites.
+ *
+ * Threading: a CQ may be fed from any thread (its lock); an endpoint is
+ * posted to only by its owning worker; receive counts are atomics because
+ * the peer's worker consumes them.
+ */
+#include "engine/loopback.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+struct loop_item {
+	struct eng_wc wc;
+	uint64_t ready_ns;
+};
+
+struct loop_cq {
+	struct eng_cq cq;
+	pthread_mutex_t lock;
+	struct loop_item *item;
+	size_t n, cap;
+	int efd;
+	bool armed;
+};
+
+struct loop_ep {
+	struct eng_ep ep;
+	struct loop_cq *cq;
+	struct loop_ep *peer;
+	uint32_t qp_num;
+	double gbps;
+	uint64_t busy_until_ns;
+	_Atomic unsigned recvs;
+	_Atomic uint64_t recv_wr_id;
+	unsigned fail_countdown; /* 0: no error armed */
+	_Atomic unsigned in_flight, max_in_flight;
+};
+
+static const struct eng_tr_ops loop_ops;
+
+/* Fire the CQ's timer at ready_ns (CLOCK_MONOTONIC); 1 ns means at once. */
+static int cq_wake_at(struct loop_cq *c, uint64_t ready_ns)
+{
+	struct itimerspec its = {.it_value = {(time_t)(ready_ns / 1000000000ull),
+					      (long)(ready_ns % 1000000000ull)}};
+
+	if (ready_ns == 0)
+		its.it_value.tv_nsec = 1;
+	return timerfd_settime(c->efd, TFD_TIMER_ABSTIME, &its, NULL) ? -errno : 0;
+}
+
+static int cq_push(struct loop_cq *c, const struct eng_wc *wc, uint64_t ready_ns)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&c->lock);
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		struct loop_item *it = realloc(c->item, cap * sizeof(*it));
+
+		if (!it) {
+			err = -ENOMEM;
+			goto out;
+		}
+		c->item = it;
+		c->cap = cap;
+	}
+	c->item[c->n++] = (struct loop_item){*wc, ready_ns};
+	if (c->armed) {
+		c->armed = false;
+		err = cq_wake_at(c, ready_ns);
+	}
+out:
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+static int loop_poll(struct eng_cq *cq, struct eng_wc *wc, int max)
+{
+	struct loop_cq *c = (struct loop_cq *)cq;
+	uint64_t now = eng__now_ns();
+	size_t i, keep = 0;
+	int n = 0;
+
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i < c->n; i++) {
+		if (n < max && c->item[i].ready_ns <= now)
+			wc[n++] = c->item[i].wc;
+		else
+			c->item[keep++] = c->item[i];
+	}
+	c->n = keep;
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+static int loop_arm(struct eng_cq *cq)
+{
+	struct loop_cq *c = (struct loop_cq *)cq;
+	uint64_t first = UINT64_MAX;
+	size_t i;
+	int err = 0;
+
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i < c->n; i++)
+		if (c->item[i].ready_ns < first)
+			first = c->item[i].ready_ns;
+	if (first != UINT64_MAX)
+		err = cq_wake_at(c, first);
+	else
+		c->armed = true;
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+static int loop_event_fd(struct eng_cq *cq)
+{
+	return ((struct loop_cq *)cq)->efd;
+}
+
+static void loop_ack_events(struct eng_cq *cq)
+{
+	uint64_t v;
+
+	if (read(((struct loop_cq *)cq)->efd, &v, sizeof(v)) < 0)
+		return; /* nothing pending: EAGAIN */
+}
+
+static void loop_describe(struct eng_ep *ep, char *buf, size_t len)
+{
+	struct loop_ep *e = (struct loop_ep *)ep;
+
+	snprintf(buf, len, "loopback qp 0x%x (peer qp 0x%x)", e->qp_num,
+		 e->peer ? e->peer->qp_num : 0);
+}
+
+/* An error completion on our own CQ, as a failed WR gives on hardware. */
+static int fail_wr(struct loop_ep *e, uint64_t wr_id, enum eng_wc_op op, const char *why)
+{
+	struct eng_wc wc = {.wr_id = wr_id, .status = 12, .status_str = why, .op = op,
+			    .qp_num = e->qp_num};
+
+	return cq_push(e->cq, &wc, 0);
+}
+
+static bool injected_error(struct loop_ep *e)
+{
+	return e->fail_countdown && --e->fail_countdown == 0;
+}
+
+/* Deliver one immediate to the peer after len bytes crossed the link. */
+static int deliver(struct loop_ep *e, uint32_t len, uint32_t imm, uint64_t *ready_out)
+{
+	uint64_t now = eng__now_ns(), start = e->busy_until_ns > now ? e->busy_until_ns : now;
+	struct loop_ep *p = e->peer;
+	struct eng_wc wc = {.op = ENG_WC_RECV_IMM, .imm = imm, .qp_num = p->qp_num};
+	unsigned r = atomic_load(&p->recvs);
+
+	do {
+		if (r == 0)
+			return -ENOBUFS;
+	} while (!atomic_compare_exchange_weak(&p->recvs, &r, r - 1));
+	e->busy_until_ns = start + (e->gbps > 0 ? (uint64_t)(len * 8.0 / e->gbps) : 0);
+	wc.wr_id = p->recv_wr_id;
+	*ready_out = e->busy_until_ns;
+	return cq_push(p->cq, &wc, e->busy_until_ns);
+}
+
+static int loop_write_imm(struct eng_ep *ep, const struct eng_write *w, unsigned n)
+{
+	struct loop_ep *e = (struct loop_ep *)ep;
+	unsigned i, f;
+	uint64_t ready;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		if (injected_error(e))
+			return fail_wr(e, w[i].wr_id, ENG_WC_WRITE, "injected error");
+		memcpy((void *)(uintptr_t)w[i].hdr_dst.addr, w[i].hdr, sizeof(*w[i].hdr));
+		memcpy((void *)(uintptr_t)w[i].data_dst.addr, w[i].data, w[i].len);
+		err = deliver(e, w[i].len, w[i].imm, &ready);
+		if (err == -ENOBUFS)
+			return fail_wr(e, w[i].wr_id, ENG_WC_WRITE, "RNR retry counter exceeded");
+		if (err)
+			return err;
+		f = atomic_fetch_add(&e->in_flight, 1) + 1;
+		if (f > atomic_load(&e->max_in_flight))
+			atomic_store(&e->max_in_flight, f);
+		if (w[i].signaled) {
+			struct eng_wc wc = {.wr_id = w[i].wr_id, .op = ENG_WC_WRITE, .qp_num = e->qp_num};
+
+			if ((err = cq_push(e->cq, &wc, ready)) != 0)
+				return err;
+		}
+	}
+	return 0;
+}
+
+static int loop_send_imm(struct eng_ep *ep, uint64_t wr_id, bool signaled, uint32_t imm)
+{
+	struct loop_ep *e = (struct loop_ep *)ep;
+	uint64_t ready;
+	int err;
+
+	if (injected_error(e))
+		return fail_wr(e, wr_id, ENG_WC_SEND, "injected error");
+	err = deliver(e, 0, imm, &ready);
+	if (err == -ENOBUFS)
+		return fail_wr(e, wr_id, ENG_WC_SEND, "RNR retry counter exceeded");
+	if (err)
+		return err;
+	atomic_fetch_sub(&e->peer->in_flight, 1);
+	if (signaled) {
+		struct eng_wc wc = {.wr_id = wr_id, .op = ENG_WC_SEND, .qp_num = e->qp_num};
+
+		return cq_push(e->cq, &wc, ready);
+	}
+	return 0;
+}
+
+static int loop_post_recv(struct eng_ep *ep, uint64_t wr_id, unsigned n)
+{
+	struct loop_ep *e = (struct loop_ep *)ep;
+
+	e->recv_wr_id = wr_id;
+	atomic_fetch_add(&e->recvs, n);
+	return 0;
+}
+
+static const struct eng_tr_ops loop_ops = {
+	.name = "loopback",
+	.write_imm = loop_write_imm,
+	.send_imm = loop_send_imm,
+	.post_recv = loop_post_recv,
+	.poll = loop_poll,
+	.arm = loop_arm,
+	.event_fd = loop_event_fd,
+	.ack_events = loop_ack_events,
+	.describe = loop_describe,
+};
+
+int eng__loop_cq_create(struct eng_cq **cq_out)
+{
+	struct loop_cq *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	c->efd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (c->efd < 0) {
+		int err = -errno;
+
+		free(c);
+		return err;
+	}
+	pthread_mutex_init(&c->lock, NULL);
+	c->cq.ops = &loop_ops;
+	c->cq.tr = c;
+	*cq_out = &c->cq;
+	return 0;
+}
+
+void eng__loop_cq_destroy(struct eng_cq *cq)
+{
+	struct loop_cq *c = (struct loop_cq *)cq;
+
+	if (!c)
+		return;
+	close(c->efd);
+	pthread_mutex_destroy(&c->lock);
+	free(c->item);
+	free(c);
+}
+
+int eng__loop_connect(struct eng_cq *cq_a, struct eng_cq *cq_b, double gbps,
+		      struct eng_ep **a_out, struct eng_ep **b_out)
+{
+	static _Atomic uint32_t next_qp = 0x100;
+	struct loop_ep *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+
+	if (!a || !b) {
+		free(a);
+		free(b);
+		return -ENOMEM;
+	}
+	*a = (struct loop_ep){.ep = {&loop_ops, a}, .cq = (struct loop_cq *)cq_a, .peer = b,
+			      .qp_num = atomic_fetch_add(&next_qp, 1), .gbps = gbps};
+	*b = (struct loop_ep){.ep = {&loop_ops, b}, .cq = (struct loop_cq *)cq_b, .peer = a,
+			      .qp_num = atomic_fetch_add(&next_qp, 1), .gbps = gbps};
+	*a_out = &a->ep;
+	*b_out = &b->ep;
+	return 0;
+}
+
+void eng__loop_ep_destroy(struct eng_ep *ep)
+{
+	free(ep);
+}
+
+void eng__loop_inject_error(struct eng_ep *ep, unsigned after)
+{
+	((struct loop_ep *)ep)->fail_countdown = after;
+}
+
+unsigned eng__loop_max_in_flight(struct eng_ep *ep)
+{
+	return atomic_load(&((struct loop_ep *)ep)->max_in_flight);
+}

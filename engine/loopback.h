@@ -1,0 +1,29 @@
+/*
+ * loopback.h - private to engine/ and its tests: an in-process transport
+ * with the semantics of RC queue pairs (a write lands in the target slot and
+ * the receiver gets the immediate; a receive must be posted first), a
+ * simulated link speed per endpoint, and injectable errors.
+ */
+#ifndef RAILCP_ENGINE_LOOPBACK_H
+#define RAILCP_ENGINE_LOOPBACK_H
+
+#include "engine/engine_int.h"
+
+int eng__loop_cq_create(struct eng_cq **cq_out);
+void eng__loop_cq_destroy(struct eng_cq *cq);
+
+/*
+ * Connect two endpoints, a on cq_a and b on cq_b. gbps (0: unlimited) spaces
+ * out the completions of each direction as a link of that speed would.
+ */
+int eng__loop_connect(struct eng_cq *cq_a, struct eng_cq *cq_b, double gbps,
+		      struct eng_ep **a_out, struct eng_ep **b_out);
+void eng__loop_ep_destroy(struct eng_ep *ep);
+
+/* The after-th post from now on ep (1 = the next) completes with an error. */
+void eng__loop_inject_error(struct eng_ep *ep, unsigned after);
+
+/* Most writes ever in flight (posted, not yet credited) on ep's direction. */
+unsigned eng__loop_max_in_flight(struct eng_ep *ep);
+
+#endif

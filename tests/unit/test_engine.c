@@ -1,0 +1,241 @@
+/*
+ * test_engine.c - the data path over the loopback transport: every byte
+ * arrives and is verified, credits bound what is in flight, chunks spread by
+ * rail speed, completions from many workers add up, and errors end both
+ * sides without a hang.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "common/common.h"
+#include "engine_harness.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+#define KiB 1024u
+#define MiB (1024u * 1024u)
+
+static uint64_t job_bytes(const struct eng_job *job)
+{
+	uint64_t b = 0;
+	unsigned r;
+
+	for (r = 0; r < job->n_rails; r++)
+		b += atomic_load(&job->rail[r].bytes);
+	return b;
+}
+
+static void test_bench_moves_every_byte_and_verifies(void **state)
+{
+	struct harness h = {0};
+	const uint64_t total = 3 * MiB + 12345; /* the last chunk is short and odd */
+
+	(void)state;
+	h_plan(&h.plan, 2, 1, 2);
+	assert_int_equal(h_create(&h, 4, 64 * KiB, total, (double[]){1, 1}), 0);
+	h_run(&h);
+	assert_int_equal(h.snd_err, 0);
+	assert_int_equal(h.rcv_err, 0);
+	assert_int_equal(atomic_load(&h.rcv->done_chunks), h.snd->src.n_chunks);
+	assert_int_equal(job_bytes(h.snd), total);
+	assert_int_equal(job_bytes(h.rcv), total);
+	assert_true(atomic_load(&h.snd->rail[0].bytes) > 0);
+	assert_true(atomic_load(&h.snd->rail[1].bytes) > 0);
+	h_destroy(&h);
+}
+
+static void test_sender_never_has_more_writes_in_flight_than_credits(void **state)
+{
+	struct harness h = {0};
+	unsigned i;
+
+	(void)state;
+	h_plan(&h.plan, 1, 1, 3);
+	assert_int_equal(h_create(&h, 2, 4 * KiB, 600 * 4 * KiB, (double[]){0.5}), 0);
+	h_run(&h);
+	assert_int_equal(h.snd_err, 0);
+	for (i = 0; i < h.snd->n_stripes; i++) {
+		assert_true(eng__loop_max_in_flight(h.snd_ep[i]) <= 2);
+		assert_true(eng__loop_max_in_flight(h.snd_ep[i]) >= 1);
+	}
+	h_destroy(&h);
+}
+
+/* A sink that holds every chunk until released, as a slow disk would. */
+static _Atomic bool gate_open;
+static _Atomic unsigned gate_seen;
+
+static int gated_consume(void *ctx, const struct eng_chunk_hdr *hdr, const void *data)
+{
+	atomic_fetch_add(&gate_seen, 1);
+	while (!atomic_load(&gate_open)) {
+		struct timespec ts = {0, 1000 * 1000};
+
+		nanosleep(&ts, NULL);
+	}
+	return eng__bench_check(ctx, hdr, data);
+}
+
+static void *run_job(void *arg)
+{
+	return (void *)(intptr_t)eng__job_run(arg, NULL, NULL);
+}
+
+static void test_credit_blocks_when_window_empty_and_resumes(void **state)
+{
+	struct harness h = {0};
+	pthread_t ts, tr;
+	void *rc;
+
+	(void)state;
+	atomic_store(&gate_open, false);
+	atomic_store(&gate_seen, 0);
+	h_plan(&h.plan, 1, 1, 1);
+	assert_int_equal(h_create(&h, 3, 4 * KiB, 40 * 4 * KiB, NULL), 0);
+	h.rcv->sink.consume = gated_consume;
+	pthread_create(&tr, NULL, run_job, h.rcv);
+	pthread_create(&ts, NULL, run_job, h.snd);
+	usleep(200 * 1000);
+	/* The receiver holds its first chunk: the sender has used its 3 credits and waits. */
+	assert_int_equal(atomic_load(&gate_seen), 1);
+	assert_int_equal(atomic_load(&h.snd->next_chunk), 3);
+	assert_int_equal(eng__loop_max_in_flight(h.snd_ep[0]), 3);
+	assert_int_equal(atomic_load(&h.snd->done_chunks), 0);
+	atomic_store(&gate_open, true);
+	pthread_join(ts, &rc);
+	assert_int_equal((intptr_t)rc, 0);
+	atomic_store(&h.rcv->stop, true);
+	pthread_join(tr, &rc);
+	assert_int_equal((intptr_t)rc, 0);
+	assert_int_equal(atomic_load(&h.rcv->done_chunks), 40);
+	h_destroy(&h);
+}
+
+static void test_striping_follows_rail_speed(void **state)
+{
+	struct harness h = {0};
+	double share;
+
+	(void)state;
+	h_plan(&h.plan, 2, 1, 1);
+	/* rail 1 is three times as fast as rail 0 */
+	assert_int_equal(h_create(&h, 2, 16 * KiB, 400 * 16 * KiB, (double[]){0.05, 0.15}), 0);
+	h_run(&h);
+	assert_int_equal(h.snd_err, 0);
+	share = (double)atomic_load(&h.snd->rail[1].bytes) / (double)job_bytes(h.snd);
+	print_message("fast rail share: %.3f (ideal 0.75)\n", share);
+	assert_true(share > 0.65 && share < 0.85);
+	h_destroy(&h);
+}
+
+/* Counts every chunk once, from whichever worker consumes it. */
+static _Atomic unsigned char seen_seq[4096];
+
+static int counting_consume(void *ctx, const struct eng_chunk_hdr *hdr, const void *data)
+{
+	if (hdr->seq >= 4096 || atomic_fetch_add(&seen_seq[hdr->seq], 1) != 0)
+		return rcp_err(-EPROTO, "chunk %llu arrived twice", (unsigned long long)hdr->seq);
+	return eng__bench_check(ctx, hdr, data);
+}
+
+static void test_completions_from_many_workers_merge_to_totals(void **state)
+{
+	struct harness h = {0};
+	uint64_t n, i, rail_chunks = 0;
+	unsigned r;
+
+	(void)state;
+	memset(seen_seq, 0, sizeof(seen_seq));
+	h_plan(&h.plan, 3, 2, 3); /* 3 workers x 2 rails x 3 QPs = 18 stripes */
+	assert_int_equal(h_create(&h, 3, 4 * KiB, 3000 * 4 * KiB - 100,
+				  (double[]){0, 0.5, 0, 1, 0.2, 0}), 0);
+	h.rcv->sink.consume = counting_consume;
+	h_run(&h);
+	assert_int_equal(h.snd_err, 0);
+	assert_int_equal(h.rcv_err, 0);
+	n = h.snd->src.n_chunks;
+	assert_int_equal(n, 3000);
+	for (i = 0; i < n; i++)
+		assert_int_equal(atomic_load(&seen_seq[i]), 1);
+	for (r = 0; r < h.rcv->n_rails; r++)
+		rail_chunks += atomic_load(&h.rcv->rail[r].chunks);
+	assert_int_equal(rail_chunks, n);
+	assert_int_equal(atomic_load(&h.snd->done_chunks), n);
+	assert_int_equal(job_bytes(h.rcv), 3000 * 4 * KiB - 100);
+	h_destroy(&h);
+}
+
+static void test_injected_completion_error_fails_both_sides_cleanly(void **state)
+{
+	struct harness h = {0};
+
+	(void)state;
+	h_plan(&h.plan, 2, 1, 2);
+	assert_int_equal(h_create(&h, 4, 4 * KiB, 1000 * 4 * KiB, NULL), 0);
+	eng__loop_inject_error(h.snd_ep[1], 7);
+	h_run(&h);
+	assert_int_equal(h.snd_err, -EIO);
+	assert_non_null(strstr(h.snd_msg, "work completion error 'injected error'"));
+	assert_non_null(strstr(h.snd_msg, "loopback qp 0x"));
+	assert_int_equal(h.rcv_err, 0); /* stopped by the session, not failed */
+	assert_true(atomic_load(&h.snd->done_chunks) < 1000);
+	h_destroy(&h);
+}
+
+static void test_receiver_refuses_chunk_of_another_session(void **state)
+{
+	struct harness h = {0};
+
+	(void)state;
+	h_plan(&h.plan, 1, 1, 1);
+	assert_int_equal(h_create(&h, 2, 4 * KiB, 10 * 4 * KiB, NULL), 0);
+	h.snd->token = 0xbad;
+	h_run(&h);
+	assert_int_equal(h.rcv_err, -EPROTO);
+	assert_non_null(strstr(h.rcv_msg, "a chunk of another session"));
+	assert_int_equal(atomic_load(&h.rcv->done_chunks), 0);
+	h_destroy(&h);
+}
+
+static int corrupt_fill(void *ctx, struct eng_chunk_hdr *hdr, void *buf)
+{
+	int err = eng__bench_fill(ctx, hdr, buf);
+
+	if (hdr->seq == 5)
+		((uint8_t *)buf)[100] ^= 1;
+	return err;
+}
+
+static void test_wrong_bytes_fail_the_check(void **state)
+{
+	struct harness h = {0};
+
+	(void)state;
+	h_plan(&h.plan, 1, 1, 1);
+	assert_int_equal(h_create(&h, 2, 4 * KiB, 10 * 4 * KiB, NULL), 0);
+	h.snd->src.fill = corrupt_fill;
+	h_run(&h);
+	assert_int_equal(h.rcv_err, -EBADMSG);
+	assert_non_null(strstr(h.rcv_msg, "chunk 5"));
+	h_destroy(&h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bench_moves_every_byte_and_verifies),
+		cmocka_unit_test(test_sender_never_has_more_writes_in_flight_than_credits),
+		cmocka_unit_test(test_credit_blocks_when_window_empty_and_resumes),
+		cmocka_unit_test(test_striping_follows_rail_speed),
+		cmocka_unit_test(test_completions_from_many_workers_merge_to_totals),
+		cmocka_unit_test(test_injected_completion_error_fails_both_sides_cleanly),
+		cmocka_unit_test(test_receiver_refuses_chunk_of_another_session),
+		cmocka_unit_test(test_wrong_bytes_fail_the_check),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
