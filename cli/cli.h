@@ -9,6 +9,7 @@
 #define RAILCP_CLI_H
 
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "engine/engine.h"
@@ -20,6 +21,8 @@ enum {
 };
 
 int cli_cmd_devices(int argc, char **argv);
+int cli_cmd_serve(int argc, char **argv);
+int cli_cmd_bench(int argc, char **argv);
 int cli_cmd_topo(int argc, char **argv);
 
 /* Print "railcp: <sentence for err>" to stderr; returns CLI_EXIT_FAIL. */
@@ -27,6 +30,12 @@ int cli_fail(int err);
 
 /* Print "railcp: <msg>" and a hint to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A byte count like 4096, 64K, 1M, 2G or 1GiB (binary units); CLI_EXIT_USAGE when not one. */
+int cli_parse_size(const char *cmd, const char *opt, const char *v, uint64_t *out);
+
+/* "1.5 GiB" */
+void cli_size_str(uint64_t bytes, char *buf, size_t len);
 
 /* Write a JSON value to f, indented, with a final newline; consumes nothing. */
 int cli_json_print(FILE *f, const json_t *v);

@@ -11,6 +11,7 @@
  * nodes and CPUs. An XML export is another machine: no binding applies.
  */
 #include "cli/cli.h"
+#include "cli/place.h"
 #include "cli/topo_cli.h"
 
 #include "common/common.h"
@@ -22,8 +23,8 @@
 
 struct topo_cmd {
 	bool json, check;
-	const char *xml, *profile, *save;
-	struct topo_opts opts;
+	const char *xml, *save;
+	struct cli_place place;
 };
 
 int topo_cli_add_engine_rails(struct topo_machine *m, const struct eng_device_list *list)
@@ -80,20 +81,6 @@ static void topo_usage(FILE *f)
 	    TOPO_DEFAULT_QPS_PER_RAIL, TOPO_STRIPE_BUFFER_MIB);
 }
 
-static int parse_count(const char *opt, const char *v, unsigned max, unsigned *out)
-{
-	char *end;
-	unsigned long x;
-
-	errno = 0;
-	x = strtoul(v, &end, 10);
-	if (errno || end == v || *end || x == 0 || x > max)
-		return cli_usage_error("topo", "%s needs a number from 1 to %u, not '%s'", opt, max,
-				       v);
-	*out = (unsigned)x;
-	return 0;
-}
-
 static int parse_opt(struct topo_cmd *cmd, int c, const char *arg)
 {
 	switch (c) {
@@ -106,29 +93,11 @@ static int parse_opt(struct topo_cmd *cmd, int c, const char *arg)
 	case 't':
 		cmd->xml = arg;
 		return 0;
-	case 'p':
-		cmd->profile = arg;
-		return 0;
 	case 's':
 		cmd->save = arg;
 		return 0;
-	case 'q':
-		return parse_count("--qps-per-rail", arg, TOPO_MAX_QPS_PER_RAIL,
-				   &cmd->opts.qps_per_rail);
-	case 'b':
-		return parse_count("--buffer-mib", arg, TOPO_MAX_BUFFER_MIB, &cmd->opts.buffer_mib);
-	case 'n':
-		if (topo_bitmap_parse(arg, &cmd->opts.nodes) != 0)
-			return cli_usage_error("topo",
-					       "--numa needs a node list like 0,1, not '%s'", arg);
-		cmd->opts.nodes_set = true;
-		return 0;
-	case 'r':
-		if (topo_opts_parse_rails(arg, &cmd->opts) != 0)
-			return cli_usage_error("topo", "%s", rcp_err_msg(-EINVAL));
-		return 0;
 	}
-	return -1;
+	return cli_place_opt("topo", &cmd->place, c, arg);
 }
 
 static int parse_args(int argc, char **argv, struct topo_cmd *cmd)
@@ -136,11 +105,7 @@ static int parse_args(int argc, char **argv, struct topo_cmd *cmd)
 	static const struct option opts[] = {
 	    {"json", no_argument, NULL, 'j'},
 	    {"topology", required_argument, NULL, 't'},
-	    {"numa", required_argument, NULL, 'n'},
-	    {"rails", required_argument, NULL, 'r'},
-	    {"qps-per-rail", required_argument, NULL, 'q'},
-	    {"buffer-mib", required_argument, NULL, 'b'},
-	    {"profile", required_argument, NULL, 'p'},
+	    CLI_PLACE_OPTIONS,
 	    {"save-profile", required_argument, NULL, 's'},
 	    {"check-buffers", no_argument, NULL, 'c'},
 	    {"help", no_argument, NULL, 'h'},
@@ -164,41 +129,11 @@ static int parse_args(int argc, char **argv, struct topo_cmd *cmd)
 	}
 	if (optind < argc)
 		return cli_usage_error("topo", "unexpected argument '%s'", argv[optind]);
-	if (cmd->profile && (cmd->opts.nodes_set || cmd->opts.n_rails))
-		return cli_usage_error("topo", "--profile places workers and rails itself; "
-					       "leave out --numa and --rails");
+	if (cli_place_check("topo", &cmd->place))
+		return CLI_EXIT_USAGE;
 	if (cmd->check && cmd->xml)
 		return cli_usage_error("topo", "--check-buffers allocates on this host; it cannot "
 					       "go with --topology");
-	return 0;
-}
-
-static int machine_load(const struct topo_cmd *cmd, struct topo_machine **m_out)
-{
-	struct eng_device_list *list = NULL;
-	struct topo_binding bind;
-	struct topo_machine *m;
-	int err;
-
-	if (cmd->xml)
-		return topo_machine_create(cmd->xml, NULL, m_out);
-	err = topo_binding_of_process(&bind);
-	err = err ? err : topo_machine_create(NULL, &bind, &m);
-	if (err)
-		return err;
-	err = eng_device_list_create("/sys", &list);
-	if (err == -ENODEV) {
-		err = 0; /* a host without RDMA still has a machine to show */
-		rcp_err_clear();
-	} else if (!err) {
-		err = topo_cli_add_engine_rails(m, list);
-		eng_device_list_destroy(list);
-	}
-	if (err) {
-		topo_machine_destroy(m);
-		return err;
-	}
-	*m_out = m;
 	return 0;
 }
 
@@ -256,10 +191,7 @@ static int plan_make(const struct topo_cmd *cmd, const struct topo_machine *m,
 {
 	int err;
 
-	if (cmd->profile)
-		err = topo_profile_load(cmd->profile, m, &cmd->opts, plan_out);
-	else
-		err = topo_plan_build(m, &cmd->opts, plan_out);
+	err = cli_place_plan(&cmd->place, m, plan_out);
 	if (!err && cmd->save) {
 		err = topo_profile_save(*plan_out, m, cmd->save);
 		if (err) {
@@ -282,7 +214,7 @@ int cli_cmd_topo(int argc, char **argv)
 	r = parse_args(argc, argv, &cmd);
 	if (r)
 		return r < 0 ? CLI_EXIT_OK : r;
-	err = machine_load(&cmd, &m);
+	err = cli_machine_load(cmd.xml, &m);
 	if (err)
 		return cli_fail(err);
 	err = plan_make(&cmd, m, &plan);

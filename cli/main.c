@@ -16,6 +16,8 @@ static const struct {
 	const char *summary;
 } commands[] = {
 	{"devices", cli_cmd_devices, "list RDMA devices, ports, GIDs and NUMA locality"},
+	{"serve", cli_cmd_serve, "receive sessions from railcp senders (RDMA server)"},
+	{"bench", cli_cmd_bench, "memory-to-memory transfer to a server, verified, with throughput"},
 	{"topo", cli_cmd_topo, "show NUMA nodes, rails and the worker placement plan"},
 };
 
@@ -23,7 +25,7 @@ static void usage(FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "usage: railcp [-v] COMMAND [OPTIONS]\n\ncommands:\n");
+	fprintf(f, "usage: railcp [-q|-v|-vv] COMMAND [OPTIONS]\n\ncommands:\n");
 	for (i = 0; i < RCP_ARRAY_SIZE(commands); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\n'railcp COMMAND --help' describes a command's options.\n");
@@ -43,6 +45,8 @@ int main(int argc, char **argv)
 			return CLI_EXIT_OK;
 		} else if (!strcmp(argv[i], "-v")) {
 			rcp_log_set_level(RCP_LOG_INFO);
+		} else if (!strcmp(argv[i], "-q")) {
+			rcp_log_set_level(RCP_LOG_SILENT);
 		} else if (!strcmp(argv[i], "-vv")) {
 			rcp_log_set_level(RCP_LOG_DEBUG);
 		} else {

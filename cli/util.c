@@ -7,6 +7,8 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
 
 int cli_fail(int err)
 {
@@ -31,4 +33,37 @@ int cli_json_print(FILE *f, const json_t *v)
 	if (json_dumpf(v, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0 || fputc('\n', f) == EOF)
 		return -EIO;
 	return fflush(f) == 0 ? 0 : -EIO;
+}
+
+int cli_parse_size(const char *cmd, const char *opt, const char *v, uint64_t *out)
+{
+	static const char units[] = "KMGT";
+	const char *u;
+	char *end;
+	unsigned long long x;
+	int shift = 0;
+
+	errno = 0;
+	x = strtoull(v, &end, 10);
+	if (errno == 0 && end != v && *end && (u = strchr(units, *end)) != NULL) {
+		shift = 10 * (int)(u - units + 1);
+		end += (end[1] == 'i' && end[2] == 'B') ? 3 : (end[1] == 'B' ? 2 : 1);
+	}
+	if (errno || end == v || *end || x == 0 || x > (~0ull >> shift))
+		return cli_usage_error(cmd, "%s needs a size like 4096, 64K, 1M or 2G, not '%s'", opt, v);
+	*out = (uint64_t)x << shift;
+	return 0;
+}
+
+void cli_size_str(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	double v = (double)bytes;
+	unsigned i = 0;
+
+	while (v >= 1024 && i + 1 < RCP_ARRAY_SIZE(units)) {
+		v /= 1024;
+		i++;
+	}
+	snprintf(buf, len, i ? "%.1f %s" : "%.0f %s", v, units[i]);
 }

@@ -17,9 +17,10 @@
 #define RCP_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 enum rcp_log_level {
-	RCP_LOG_QUIET = 0,
-	RCP_LOG_INFO = 1,
-	RCP_LOG_DEBUG = 2,
+	RCP_LOG_SILENT = -1, /* -q */
+	RCP_LOG_NOTICE = 0,  /* shown by default: a server's session reports */
+	RCP_LOG_INFO = 1,    /* -v */
+	RCP_LOG_DEBUG = 2,   /* -vv */
 };
 
 /* Record the sentence for error code err (negative errno) and return err. */

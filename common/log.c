@@ -7,7 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-static enum rcp_log_level log_level = RCP_LOG_QUIET;
+static enum rcp_log_level log_level = RCP_LOG_NOTICE;
 
 void rcp_log_set_level(enum rcp_log_level level)
 {

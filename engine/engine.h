@@ -1,8 +1,7 @@
 /*
- * engine.h - the RDMA engine's public interface.
- *
- * For now: discovery of RDMA devices and ports (railcp devices). The data
- * path (workers, stripes, credits) arrives with the engine issue.
+ * engine.h - the RDMA engine's public interface: device discovery, the
+ * server side of sessions (eng_serve) and the memory-to-memory benchmark
+ * client (eng_bench_run). Workers, stripes and credits are internal.
  *
  * Threading: not thread-safe unless a function says so.
  */
@@ -13,6 +12,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "topology/topology.h"
+
+/* TCP port of the control connection when none is given. */
+#define ENG_DEFAULT_PORT 7470
 
 enum eng_gid_type {
 	ENG_GID_IB,
@@ -67,5 +71,67 @@ int eng_device_list_create(const char *sysfs_root, struct eng_device_list **list
 void eng_device_list_destroy(struct eng_device_list *list);
 
 const char *eng_gid_type_str(enum eng_gid_type type);
+
+/* ---- transfers ---- */
+
+struct eng_rail_report {
+	char name[80];     /* "rxe0:1" */
+	int node;          /* NUMA node of the worker that drove it */
+	char peer[80];     /* the receiver rail(s) it was paired with */
+	uint64_t bytes;
+	uint64_t chunks;
+};
+
+struct eng_report {
+	uint64_t bytes;    /* payload bytes moved (and verified by the receiver) */
+	uint64_t bytes_total;
+	uint64_t chunks;
+	double seconds;    /* first post to last completion, as perftest's BW average */
+	uint32_t chunk;
+	unsigned n_slots;  /* slots (credits) per stripe */
+	unsigned n_stripes;
+	unsigned n_rails;
+	struct eng_rail_report rail[TOPO_MAX_RAILS];
+};
+
+struct eng_bench_opts {
+	const char *host;            /* the server */
+	uint16_t port;               /* 0: ENG_DEFAULT_PORT */
+	uint64_t bytes;
+	uint32_t chunk;              /* a multiple of 4096 */
+	const struct topo_plan *plan;
+	int timeout_ms;              /* for each control and connection step */
+	/* Called about every 20 ms from the calling thread with the figures so far. */
+	void (*progress)(const struct eng_report *so_far, void *ctx);
+	void *ctx;
+};
+
+/*
+ * Move opts->bytes of a verifiable pattern from this host's memory to the
+ * server's, over the plan's rails; the server checks every byte. On success
+ * fills *report_out. Errors are one sentence (rcp_err_msg).
+ */
+int eng_bench_run(const struct eng_bench_opts *opts, struct eng_report *report_out);
+
+/* CLOCK_MONOTONIC in nanoseconds. Thread-safe. */
+uint64_t eng_now_ns(void);
+
+struct eng_serve_opts {
+	const char *listen_addr;     /* NULL: every address */
+	uint16_t port;               /* 0: ENG_DEFAULT_PORT */
+	const struct topo_plan *plan;
+	int timeout_ms;
+	unsigned max_sessions;       /* at once; more are refused with a message */
+	int stop_fd;                 /* readable (e.g. a signal's self-pipe): stop */
+	void (*ready)(uint16_t port, void *ctx);
+	void *ctx;
+};
+
+/*
+ * Serve sessions, several at once, until stop_fd turns readable. A failed
+ * session is reported on stderr and never stops the server. Returns 0 after
+ * a stop, or an error if it cannot listen.
+ */
+int eng_serve(const struct eng_serve_opts *opts);
 
 #endif

@@ -163,13 +163,17 @@ struct eng_stripe {
 	_Atomic uint64_t chunks;
 };
 
+/* A CQ belongs to one device: a worker driving rails on several has one each. */
+#define ENG_MAX_CQS 8
+
 struct eng_worker {
 	struct eng_job *job;
 	unsigned index;
 	int node;
 	struct topo_bitmap cpus;
 	bool bind;                 /* pin the thread (off in unit tests) */
-	struct eng_cq *cq;
+	struct eng_cq *cq[ENG_MAX_CQS];
+	unsigned n_cqs;
 	struct eng_stripe **stripe;
 	unsigned n_stripes;
 	struct topo_pool *pool;    /* node-local slot memory (NULL: heap, in unit tests) */

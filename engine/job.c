@@ -37,6 +37,11 @@
 #define ENG_POLL_BATCH 32
 #define ENG_STALL_MS 60000
 
+uint64_t eng_now_ns(void)
+{
+	return eng__now_ns();
+}
+
 uint64_t eng__now_ns(void)
 {
 	struct timespec ts;
@@ -165,13 +170,15 @@ static void stripe_pump(struct eng_stripe *s)
 static void chunk_done(struct eng_stripe *s, uint32_t len)
 {
 	struct eng_job *job = s->job;
+	uint64_t now = eng__now_ns(), zero = 0;
 
 	atomic_fetch_add_explicit(&s->bytes, len, memory_order_relaxed);
 	atomic_fetch_add_explicit(&s->chunks, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&job->rail[s->rail].bytes, len, memory_order_relaxed);
 	atomic_fetch_add_explicit(&job->rail[s->rail].chunks, 1, memory_order_relaxed);
 	atomic_fetch_add(&job->done_chunks, 1);
-	atomic_store_explicit(&job->t_last_done_ns, eng__now_ns(), memory_order_relaxed);
+	atomic_compare_exchange_strong(&job->t_first_post_ns, &zero, now); /* receivers */
+	atomic_store_explicit(&job->t_last_done_ns, now, memory_order_relaxed);
 }
 
 /* Sender: a credit came back for slot imm. */
@@ -278,19 +285,43 @@ static bool worker_done(const struct eng_worker *w)
 	return true;
 }
 
-/* Sleep on the CQ's event fd, at most 100 ms; a completion may have raced the arm. */
+/* Poll every CQ of the worker once; returns the count or -errno. */
+static int worker_poll(struct eng_worker *w, struct eng_wc *wc)
+{
+	unsigned i;
+	int n = 0, k;
+
+	for (i = 0; i < w->n_cqs && n < ENG_POLL_BATCH; i++) {
+		k = w->cq[i]->ops->poll(w->cq[i], wc + n, ENG_POLL_BATCH - n);
+		if (k < 0)
+			return k;
+		n += k;
+	}
+	return n;
+}
+
+/*
+ * Sleep on the CQs' event fds, at most 100 ms. A completion may have arrived
+ * between the last poll and the arm, so poll once more after arming.
+ */
 static int worker_sleep(struct eng_worker *w, struct eng_wc *wc, int *n)
 {
-	struct pollfd pfd = {.fd = w->cq->ops->event_fd(w->cq), .events = POLLIN};
-	int err = w->cq->ops->arm(w->cq);
+	struct pollfd pfd[ENG_MAX_CQS];
+	unsigned i;
+	int err;
 
-	if (err)
-		return err;
-	*n = w->cq->ops->poll(w->cq, wc, ENG_POLL_BATCH);
+	for (i = 0; i < w->n_cqs; i++) {
+		if ((err = w->cq[i]->ops->arm(w->cq[i])) != 0)
+			return err;
+		pfd[i] = (struct pollfd){.fd = w->cq[i]->ops->event_fd(w->cq[i]), .events = POLLIN};
+	}
+	*n = worker_poll(w, wc);
 	if (*n != 0)
 		return *n < 0 ? *n : 0;
-	if (poll(&pfd, 1, 100) > 0)
-		w->cq->ops->ack_events(w->cq);
+	if (poll(pfd, w->n_cqs, 100) > 0)
+		for (i = 0; i < w->n_cqs; i++)
+			if (pfd[i].revents & POLLIN)
+				w->cq[i]->ops->ack_events(w->cq[i]);
 	return 0;
 }
 
@@ -303,6 +334,10 @@ static void *worker_main(void *arg)
 	unsigned i;
 	int n, k, err;
 
+	if (w->n_stripes == 0) {
+		atomic_store(&w->finished, true);
+		return NULL;
+	}
 	if (w->bind && (err = topo_thread_bind(&w->cpus, w->node)) != 0)
 		rcp_log(RCP_LOG_INFO, "worker %u: cannot bind to node %d: %s", w->index, w->node,
 			rcp_err_msg(err));
@@ -310,8 +345,8 @@ static void *worker_main(void *arg)
 		if (job->role == ENG_SENDER)
 			for (i = 0; i < w->n_stripes; i++)
 				stripe_pump(w->stripe[i]);
-		n = w->cq->ops->poll(w->cq, wc, ENG_POLL_BATCH);
-		if (n == 0 && eng__now_ns() - idle_since > job->busy_poll_us * 1000ull) {
+		n = worker_poll(w, wc);
+		if (n == 0 && w->n_cqs && eng__now_ns() - idle_since > job->busy_poll_us * 1000ull) {
 			err = worker_sleep(w, wc, &n);
 			if (err) {
 				eng__job_fail(job, err, "waiting for completions failed: %s",

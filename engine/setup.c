@@ -123,6 +123,8 @@ int eng__job_create(enum eng_role role, const struct topo_plan *plan, unsigned n
 	err = job_alloc(plan, &job);
 	if (!err)
 		err = job_layout(job, plan, n_slots, slot_size);
+	if (!err && pools) /* registration pins every byte: say so before allocating any */
+		err = topo_memlock_check((uint64_t)job->n_stripes * stripe_bytes(n_slots, slot_size));
 	for (i = 0; !err && i < job->n_workers; i++) {
 		struct eng_worker *w = &job->worker[i];
 

@@ -33,6 +33,10 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
 #ifndef MAP_HUGE_SHIFT
 #define MAP_HUGE_SHIFT 26
 #endif
@@ -110,7 +114,15 @@ static int pool_mbind(struct topo_pool *p)
 	return 0;
 }
 
-/* A hugetlb mapping of page-sized pages, when the node has enough free ones. */
+/*
+ * A hugetlb mapping of page-sized pages on the pool's node, faulted in at
+ * once. The mmap reservation is machine-wide, not per node, and the per-node
+ * free count drops only when pages are faulted: two pools made back to back
+ * (a server's and a client's in one host) would both see the same free pages,
+ * and the second one's late faults would kill the process with SIGBUS or make
+ * memory registration fail. MADV_POPULATE_WRITE faults every page now under
+ * the node binding and fails cleanly instead, so the pool falls back.
+ */
 static bool pool_map_huge(struct topo_pool *p, uint64_t bytes, uint64_t page, int log2)
 {
 	uint64_t len = round_up(bytes, page);
@@ -124,7 +136,12 @@ static bool pool_map_huge(struct topo_pool *p, uint64_t bytes, uint64_t page, in
 		return false;
 	p->base = a;
 	p->len = len;
-	return true;
+	if (pool_mbind(p) == 0 && madvise(a, len, MADV_POPULATE_WRITE) == 0)
+		return true;
+	rcp_err_clear();
+	munmap(a, len);
+	p->base = NULL;
+	return false;
 }
 
 static int pool_map(struct topo_pool *p, uint64_t bytes)
@@ -152,7 +169,7 @@ static int pool_map(struct topo_pool *p, uint64_t bytes)
 	p->base = a;
 	p->page = topo__thp_enabled() && madvise(a, p->len, MADV_HUGEPAGE) == 0 ? TOPO_PAGE_THP
 										: TOPO_PAGE_4K;
-	return 0;
+	return pool_mbind(p); /* before any page exists; the worker's first touch faults them */
 }
 
 int topo_pool_create(int node, uint64_t bytes, struct topo_pool **pool_out)
@@ -167,19 +184,14 @@ int topo_pool_create(int node, uint64_t bytes, struct topo_pool **pool_out)
 		return -ENOMEM;
 	p->node = node;
 	err = pool_map(p, bytes);
-	if (err)
-		goto err_free;
-	err = pool_mbind(p);
-	if (err)
-		goto err_unmap;
+	if (err) {
+		if (p->base)
+			munmap(p->base, p->len);
+		free(p);
+		return err;
+	}
 	*pool_out = p;
 	return 0;
-
-err_unmap:
-	munmap(p->base, p->len);
-err_free:
-	free(p);
-	return err;
 }
 
 void topo_pool_destroy(struct topo_pool *pool)

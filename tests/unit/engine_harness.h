@@ -70,9 +70,10 @@ static inline int h_create(struct harness *h, unsigned n_slots, uint32_t slot_si
 		return err;
 	for (i = 0; i < h->snd->n_workers; i++) {
 		h->snd->worker[i].bind = h->rcv->worker[i].bind = false;
-		if ((err = eng__loop_cq_create(&h->snd->worker[i].cq)) != 0 ||
-		    (err = eng__loop_cq_create(&h->rcv->worker[i].cq)) != 0)
+		if ((err = eng__loop_cq_create(&h->snd->worker[i].cq[0])) != 0 ||
+		    (err = eng__loop_cq_create(&h->rcv->worker[i].cq[0])) != 0)
 			return err;
+		h->snd->worker[i].n_cqs = h->rcv->worker[i].n_cqs = 1;
 	}
 	h->snd->token = h->rcv->token = 0x5eed;
 	h->snd->busy_poll_us = h->rcv->busy_poll_us = 1000;
@@ -84,7 +85,7 @@ static inline int h_create(struct harness *h, unsigned n_slots, uint32_t slot_si
 		struct eng_stripe *s = &h->snd->stripe[i], *r = &h->rcv->stripe[i];
 		unsigned w = h->plan.rail[s->rail].worker;
 
-		err = eng__loop_connect(h->snd->worker[w].cq, h->rcv->worker[w].cq,
+		err = eng__loop_connect(h->snd->worker[w].cq[0], h->rcv->worker[w].cq[0],
 					gbps ? gbps[s->rail] : 0, &h->snd_ep[i], &h->rcv_ep[i]);
 		if (err)
 			return err;
@@ -149,9 +150,9 @@ static inline void h_destroy(struct harness *h)
 		eng__loop_ep_destroy(h->rcv_ep[i]);
 	}
 	for (i = 0; h->snd && i < h->snd->n_workers; i++)
-		eng__loop_cq_destroy(h->snd->worker[i].cq);
+		eng__loop_cq_destroy(h->snd->worker[i].cq[0]);
 	for (i = 0; h->rcv && i < h->rcv->n_workers; i++)
-		eng__loop_cq_destroy(h->rcv->worker[i].cq);
+		eng__loop_cq_destroy(h->rcv->worker[i].cq[0]);
 	eng__job_destroy(h->snd);
 	eng__job_destroy(h->rcv);
 	memset(h, 0, sizeof(*h));

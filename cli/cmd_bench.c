@@ -1,0 +1,261 @@
+/*
+ * cmd_bench.c - railcp bench: memory to memory through the whole engine,
+ * checked by the receiver, with throughput per rail and per NUMA node as
+ * perftest defines its BW average (payload bytes over the time from the first
+ * post to the last completion).
+ */
+#include "cli/place.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct bench_cmd {
+	struct eng_bench_opts o;
+	struct cli_place place;
+	char host[256];
+	uint64_t chunk;
+	bool json;
+	bool progress;
+};
+
+static void bench_usage(FILE *f)
+{
+	fprintf(f, "usage: railcp bench HOST[:PORT] [--bytes N] [--chunk N] [placement options] [--json]\n\n"
+		   "Sends N bytes of a checkable pattern from memory to a railcp server's memory\n"
+		   "over every planned rail; the server verifies each byte. Prints throughput\n"
+		   "in total, per rail and per NUMA node.\n\n"
+		   "  --bytes N          bytes to move (default 1G; suffixes K, M, G, T)\n"
+		   "  --chunk N          bytes per RDMA write, a multiple of 4K (default 1M)\n"
+		   "  --timeout SEC      limit of each control and connection step (default 30)\n"
+		   "  --json             one JSON object on stdout\n"
+		   "  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo\n");
+}
+
+/* HOST, HOST:PORT or [V6HOST]:PORT */
+static int parse_target(struct bench_cmd *b, const char *arg)
+{
+	const char *colon = strrchr(arg, ':');
+	unsigned port;
+	size_t len = colon && !strchr(colon, ']') ? (size_t)(colon - arg) : strlen(arg);
+
+	if (len == 0 || len >= sizeof(b->host))
+		return cli_usage_error("bench", "'%s' is not a host", arg);
+	memcpy(b->host, arg, len);
+	b->host[len] = '\0';
+	if (len < strlen(arg)) {
+		if (cli_parse_count("bench", "the port", colon + 1, 65535, &port))
+			return CLI_EXIT_USAGE;
+		b->o.port = (uint16_t)port;
+	}
+	return 0;
+}
+
+static int bench_opt(struct bench_cmd *b, int c, const char *arg)
+{
+	unsigned v;
+
+	switch (c) {
+	case 'B':
+		return cli_parse_size("bench", "--bytes", arg, &b->o.bytes);
+	case 'C':
+		if (cli_parse_size("bench", "--chunk", arg, &b->chunk))
+			return CLI_EXIT_USAGE;
+		if (b->chunk % 4096 || b->chunk > (64u << 20))
+			return cli_usage_error("bench", "--chunk must be a multiple of 4K, at most 64M");
+		b->o.chunk = (uint32_t)b->chunk;
+		return 0;
+	case 'T':
+		if (cli_parse_count("bench", "--timeout", arg, 3600, &v))
+			return CLI_EXIT_USAGE;
+		b->o.timeout_ms = (int)v * 1000;
+		return 0;
+	case 'j':
+		b->json = true;
+		return 0;
+	}
+	return cli_place_opt("bench", &b->place, c, arg);
+}
+
+static int bench_args(int argc, char **argv, struct bench_cmd *b)
+{
+	static const struct option opts[] = {
+		{"bytes", required_argument, NULL, 'B'},
+		{"chunk", required_argument, NULL, 'C'},
+		{"timeout", required_argument, NULL, 'T'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		CLI_PLACE_OPTIONS,
+		{0},
+	};
+	int c, r;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			bench_usage(stdout);
+			return -1;
+		}
+		r = bench_opt(b, c, optarg);
+		if (r)
+			return r > 0 ? r : cli_usage_error("bench", "unknown option or missing value '%s'",
+							   argv[optind - 1]);
+	}
+	if (optind != argc - 1)
+		return cli_usage_error("bench", optind == argc ? "which server? give HOST[:PORT]"
+							      : "one server only, not '%s'",
+				       argv[argc - 1]);
+	if ((r = parse_target(b, argv[optind])) != 0)
+		return r;
+	return cli_place_check("bench", &b->place) ? CLI_EXIT_USAGE : 0;
+}
+
+static double gbps(uint64_t bytes, double s)
+{
+	return s > 0 ? (double)bytes * 8 / s / 1e9 : 0;
+}
+
+static double mibps(uint64_t bytes, double s)
+{
+	return s > 0 ? (double)bytes / s / (1 << 20) : 0;
+}
+
+static void on_progress(const struct eng_report *r, void *ctx)
+{
+	static uint64_t last_ns;
+	uint64_t now = eng_now_ns();
+	char done[32], total[32];
+
+	(void)ctx;
+	if (now - last_ns < 250 * 1000000ull)
+		return;
+	last_ns = now;
+	cli_size_str(r->bytes, done, sizeof(done));
+	cli_size_str(r->bytes_total, total, sizeof(total));
+	printf("\r\033[Kbench: %s of %s  %.2f Gb/s", done, total, gbps(r->bytes, r->seconds));
+	fflush(stdout);
+}
+
+/* Bytes per NUMA node, summed over the rails its workers drove. */
+static void node_totals(const struct eng_report *r, int *node, uint64_t *bytes, unsigned *n)
+{
+	unsigned i, k;
+
+	*n = 0;
+	for (i = 0; i < r->n_rails; i++) {
+		for (k = 0; k < *n && node[k] != r->rail[i].node; k++)
+			;
+		if (k == *n) {
+			node[k] = r->rail[i].node;
+			bytes[k] = 0;
+			(*n)++;
+		}
+		bytes[k] += r->rail[i].bytes;
+	}
+}
+
+static int print_json(const struct bench_cmd *b, const struct eng_report *r)
+{
+	json_t *o = json_object(), *rails = json_array(), *nodes = json_array();
+	int node[TOPO_MAX_RAILS];
+	uint64_t nb[TOPO_MAX_RAILS];
+	unsigned i, n;
+	int err;
+
+	json_object_set_new(o, "bytes", json_integer((json_int_t)r->bytes));
+	json_object_set_new(o, "seconds", json_real(r->seconds));
+	json_object_set_new(o, "gbps", json_real(gbps(r->bytes, r->seconds)));
+	json_object_set_new(o, "mib_per_s", json_real(mibps(r->bytes, r->seconds)));
+	json_object_set_new(o, "chunk", json_integer(r->chunk));
+	json_object_set_new(o, "qps_per_rail", json_integer(b->place.opts.qps_per_rail
+								 ? b->place.opts.qps_per_rail
+								 : r->n_stripes / (r->n_rails ? r->n_rails : 1)));
+	json_object_set_new(o, "stripes", json_integer(r->n_stripes));
+	json_object_set_new(o, "slots_per_stripe", json_integer(r->n_slots));
+	json_object_set_new(o, "verified", json_true());
+	for (i = 0; i < r->n_rails; i++) {
+		json_t *x = json_object();
+
+		json_object_set_new(x, "name", json_string(r->rail[i].name));
+		json_object_set_new(x, "node", json_integer(r->rail[i].node));
+		json_object_set_new(x, "peer", json_string(r->rail[i].peer));
+		json_object_set_new(x, "bytes", json_integer((json_int_t)r->rail[i].bytes));
+		json_object_set_new(x, "gbps", json_real(gbps(r->rail[i].bytes, r->seconds)));
+		json_object_set_new(x, "mib_per_s", json_real(mibps(r->rail[i].bytes, r->seconds)));
+		json_array_append_new(rails, x);
+	}
+	node_totals(r, node, nb, &n);
+	for (i = 0; i < n; i++) {
+		json_t *x = json_object();
+
+		json_object_set_new(x, "node", json_integer(node[i]));
+		json_object_set_new(x, "bytes", json_integer((json_int_t)nb[i]));
+		json_object_set_new(x, "gbps", json_real(gbps(nb[i], r->seconds)));
+		json_array_append_new(nodes, x);
+	}
+	json_object_set_new(o, "rails", rails);
+	json_object_set_new(o, "nodes", nodes);
+	err = cli_json_print(stdout, o);
+	json_decref(o);
+	return err;
+}
+
+static void print_human(const struct bench_cmd *b, const struct eng_report *r)
+{
+	int node[TOPO_MAX_RAILS];
+	uint64_t nb[TOPO_MAX_RAILS];
+	char sz[32];
+	unsigned i, n;
+
+	cli_size_str(r->bytes, sz, sizeof(sz));
+	printf("bench: %s to %s in %.3f s: %.3f Gb/s (%.1f MiB/s), verified by the receiver\n", sz,
+	       b->host, r->seconds, gbps(r->bytes, r->seconds), mibps(r->bytes, r->seconds));
+	for (i = 0; i < r->n_rails; i++) {
+		cli_size_str(r->rail[i].bytes, sz, sizeof(sz));
+		printf("  rail %-10s node %-2d -> %-10s %10s  %.3f Gb/s  %.1f MiB/s\n", r->rail[i].name,
+		       r->rail[i].node, r->rail[i].peer, sz, gbps(r->rail[i].bytes, r->seconds),
+		       mibps(r->rail[i].bytes, r->seconds));
+	}
+	node_totals(r, node, nb, &n);
+	for (i = 0; i < n; i++) {
+		cli_size_str(nb[i], sz, sizeof(sz));
+		printf("  node %-2d %10s  %.3f Gb/s\n", node[i], sz, gbps(nb[i], r->seconds));
+	}
+	cli_size_str(r->chunk, sz, sizeof(sz));
+	printf("  %u stripes, %u slots of %s each\n", r->n_stripes, r->n_slots, sz);
+}
+
+int cli_cmd_bench(int argc, char **argv)
+{
+	struct bench_cmd b = {.o = {.bytes = 1ull << 30, .chunk = 1u << 20, .timeout_ms = 30000}};
+	struct topo_plan *plan = NULL;
+	struct eng_report rep;
+	int r, err;
+
+	r = bench_args(argc, argv, &b);
+	if (r)
+		return r < 0 ? CLI_EXIT_OK : r;
+	signal(SIGPIPE, SIG_IGN);
+	err = cli_place_live(&b.place, &plan);
+	if (err)
+		return cli_fail(err);
+	b.o.host = b.host;
+	b.o.plan = plan;
+	b.progress = !b.json && isatty(STDOUT_FILENO);
+	if (b.progress)
+		b.o.progress = on_progress;
+	err = eng_bench_run(&b.o, &rep);
+	if (b.progress) {
+		printf("\r\033[K");
+		fflush(stdout);
+	}
+	if (!err)
+		err = b.json ? print_json(&b, &rep) : (print_human(&b, &rep), 0);
+	topo_plan_destroy(plan);
+	return err ? cli_fail(err) : CLI_EXIT_OK;
+}

@@ -1,0 +1,108 @@
+/*
+ * place.c - what every command that runs workers shares: the placement
+ * options (--numa, --rails, --qps-per-rail, --buffer-mib, --profile), the
+ * machine as this host's binding, hwloc and the engine's devices describe it,
+ * and the plan those give.
+ */
+#include "cli/place.h"
+
+#include "cli/topo_cli.h"
+#include "common/common.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+int cli_parse_count(const char *cmd, const char *opt, const char *v, unsigned max, unsigned *out)
+{
+	char *end;
+	unsigned long x;
+
+	errno = 0;
+	x = strtoul(v, &end, 10);
+	if (errno || end == v || *end || x == 0 || x > max)
+		return cli_usage_error(cmd, "%s needs a number from 1 to %u, not '%s'", opt, max, v);
+	*out = (unsigned)x;
+	return 0;
+}
+
+int cli_place_opt(const char *cmd, struct cli_place *p, int c, const char *arg)
+{
+	switch (c) {
+	case 'p':
+		p->profile = arg;
+		return 0;
+	case 'q':
+		return cli_parse_count(cmd, "--qps-per-rail", arg, TOPO_MAX_QPS_PER_RAIL,
+				       &p->opts.qps_per_rail);
+	case 'b':
+		return cli_parse_count(cmd, "--buffer-mib", arg, TOPO_MAX_BUFFER_MIB,
+				       &p->opts.buffer_mib);
+	case 'n':
+		if (topo_bitmap_parse(arg, &p->opts.nodes) != 0)
+			return cli_usage_error(cmd, "--numa needs a node list like 0,1, not '%s'", arg);
+		p->opts.nodes_set = true;
+		return 0;
+	case 'r':
+		if (topo_opts_parse_rails(arg, &p->opts) != 0)
+			return cli_usage_error(cmd, "%s", rcp_err_msg(-EINVAL));
+		return 0;
+	}
+	return -1;
+}
+
+int cli_place_check(const char *cmd, const struct cli_place *p)
+{
+	if (p->profile && (p->opts.nodes_set || p->opts.n_rails))
+		return cli_usage_error(cmd, "--profile places workers and rails itself; "
+					    "leave out --numa and --rails");
+	return 0;
+}
+
+int cli_machine_load(const char *xml, struct topo_machine **m_out)
+{
+	struct eng_device_list *list = NULL;
+	struct topo_binding bind;
+	struct topo_machine *m;
+	int err;
+
+	if (xml)
+		return topo_machine_create(xml, NULL, m_out);
+	err = topo_binding_of_process(&bind);
+	err = err ? err : topo_machine_create(NULL, &bind, &m);
+	if (err)
+		return err;
+	err = eng_device_list_create("/sys", &list);
+	if (err == -ENODEV) {
+		err = 0; /* a host without RDMA still has a machine to show */
+		rcp_err_clear();
+	} else if (!err) {
+		err = topo_cli_add_engine_rails(m, list);
+		eng_device_list_destroy(list);
+	}
+	if (err) {
+		topo_machine_destroy(m);
+		return err;
+	}
+	*m_out = m;
+	return 0;
+}
+
+int cli_place_plan(const struct cli_place *p, const struct topo_machine *m,
+		   struct topo_plan **plan_out)
+{
+	if (p->profile)
+		return topo_profile_load(p->profile, m, &p->opts, plan_out);
+	return topo_plan_build(m, &p->opts, plan_out);
+}
+
+int cli_place_live(const struct cli_place *p, struct topo_plan **plan_out)
+{
+	struct topo_machine *m;
+	int err = cli_machine_load(NULL, &m);
+
+	if (err)
+		return err;
+	err = cli_place_plan(p, m, plan_out);
+	topo_machine_destroy(m);
+	return err;
+}

@@ -1,0 +1,42 @@
+/*
+ * place.h - private to cli/: placement options and plans (see place.c).
+ */
+#ifndef RAILCP_CLI_PLACE_H
+#define RAILCP_CLI_PLACE_H
+
+#include <getopt.h>
+
+#include "cli/cli.h"
+#include "topology/topology.h"
+
+struct cli_place {
+	struct topo_opts opts;
+	const char *profile;
+};
+
+/* getopt_long entries of the placement options, for a command's table. */
+#define CLI_PLACE_OPTIONS                                                                          \
+	{"numa", required_argument, NULL, 'n'}, {"rails", required_argument, NULL, 'r'},           \
+	    {"qps-per-rail", required_argument, NULL, 'q'},                                        \
+	    {"buffer-mib", required_argument, NULL, 'b'}, {"profile", required_argument, NULL, 'p'}
+
+/* A count from 1 to max; CLI_EXIT_USAGE (after one line) when v is not one. */
+int cli_parse_count(const char *cmd, const char *opt, const char *v, unsigned max, unsigned *out);
+
+/* 0 when c was a placement option and arg good, CLI_EXIT_USAGE when bad, -1 when not ours. */
+int cli_place_opt(const char *cmd, struct cli_place *p, int c, const char *arg);
+
+/* Options that cannot go together; CLI_EXIT_USAGE after one line. */
+int cli_place_check(const char *cmd, const struct cli_place *p);
+
+/* This host (xml NULL: binding, hwloc, RDMA devices) or an hwloc XML export. */
+int cli_machine_load(const char *xml, struct topo_machine **m_out);
+
+/* The plan for m: from the profile when one was given, else by the policy. */
+int cli_place_plan(const struct cli_place *p, const struct topo_machine *m,
+		   struct topo_plan **plan_out);
+
+/* cli_machine_load(NULL) and cli_place_plan in one. */
+int cli_place_live(const struct cli_place *p, struct topo_plan **plan_out);
+
+#endif

@@ -1,0 +1,237 @@
+/*
+ * client.c - the sending side of a session: railcp bench.
+ *
+ * Session, in order: TCP connect; hello with the job and one entry per
+ * stripe (its rail's address and subnet); the server's welcome names the
+ * session token, the slot count and size, and for each stripe the receiver
+ * address, rdma_cm port and receiver stripe to connect to. Then every stripe
+ * connects (rdma_cm), the workers run, and "done" asks the server to confirm
+ * what it received and checked. While the job runs, the coordinator watches
+ * the control connection and rdma_cm: a server that goes away or a rail that
+ * disconnects fails the job at once instead of waiting for retries.
+ *
+ * Threading: eng_bench_run runs on the caller's thread plus one thread per
+ * worker; it returns after all of them have stopped.
+ */
+#include "engine/session.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+struct client {
+	const struct eng_bench_opts *o;
+	struct eng_device_list *devs;
+	struct eng_rail_addr addr[TOPO_MAX_RAILS]; /* per plan rail */
+	int fd;
+	struct eng_job *job;
+	struct eng_verbs *vb;
+	json_t *welcome;
+	char peer[TOPO_MAX_RAILS][80];
+};
+
+static int tcp_connect(const char *host, uint16_t port, int timeout_ms, int *fd_out)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
+	char service[8];
+	int fd = -1, r, err = 0;
+
+	snprintf(service, sizeof(service), "%u", port);
+	r = getaddrinfo(host, service, &hints, &res);
+	if (r)
+		return rcp_err(-EHOSTUNREACH, "cannot resolve %s: %s", host, gai_strerror(r));
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+		if (fd < 0)
+			continue;
+		if (eng__tcp_connect_timeout(fd, ai->ai_addr, ai->ai_addrlen, timeout_ms) == 0)
+			break;
+		err = errno;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		return rcp_err(-(err ? err : EHOSTUNREACH), "cannot reach a railcp server at %s port %u: %s",
+			       host, port, strerror(err ? err : EHOSTUNREACH));
+	eng__tcp_tune(fd);
+	*fd_out = fd;
+	return 0;
+}
+
+static json_t *hello_make(struct client *c)
+{
+	const struct topo_plan *plan = c->o->plan;
+	json_t *m = eng__proto_msg("hello", true), *stripes = json_array();
+	unsigned r, q;
+
+	json_object_set_new(m, "job", json_string("bench"));
+	json_object_set_new(m, "bytes", json_integer((json_int_t)c->o->bytes));
+	json_object_set_new(m, "chunk", json_integer(c->o->chunk));
+	for (r = 0; r < plan->n_rails; r++)
+		for (q = 0; q < plan->rail[r].qps; q++) {
+			json_t *s = json_object();
+
+			json_object_set_new(s, "addr", json_string(c->addr[r].text));
+			json_object_set_new(s, "prefix", json_integer(c->addr[r].prefix));
+			json_object_set_new(s, "rail", json_string(plan->rail[r].dev));
+			json_array_append_new(stripes, s);
+		}
+	json_object_set_new(m, "stripes", stripes);
+	return m;
+}
+
+static int handshake(struct client *c)
+{
+	const struct topo_plan *plan = c->o->plan;
+	json_t *hello;
+	unsigned r;
+	int err;
+
+	if ((err = eng_device_list_create("/sys", &c->devs)) != 0)
+		return err;
+	for (r = 0; r < plan->n_rails; r++)
+		if ((err = eng__rail_addr(c->devs, plan->rail[r].dev, plan->rail[r].port, &c->addr[r])) != 0)
+			return err;
+	if ((err = tcp_connect(c->o->host, c->o->port ? c->o->port : ENG_DEFAULT_PORT,
+			       c->o->timeout_ms, &c->fd)) != 0)
+		return err;
+	hello = hello_make(c);
+	err = hello ? eng__proto_send(c->fd, hello) : -ENOMEM;
+	json_decref(hello);
+	if (!err)
+		err = eng__proto_recv(c->fd, c->o->timeout_ms, "welcome", &c->welcome);
+	if (!err)
+		err = eng__proto_check_hello(c->welcome);
+	return err;
+}
+
+/* Connect stripe i as the welcome says. */
+static int stripe_connect(struct client *c, unsigned i, json_t *w)
+{
+	struct eng_stripe *s = &c->job->stripe[i];
+	const struct topo_plan_rail *pr = &c->o->plan->rail[s->rail];
+	const char *addr = json_string_value(json_object_get(w, "addr"));
+	const char *rail = json_string_value(json_object_get(w, "rail"));
+	uint64_t port, peer;
+	struct sockaddr_in dst = {.sin_family = AF_INET}, src = c->addr[s->rail].addr;
+	int err;
+
+	if ((err = eng__proto_get_u64(w, "port", &port)) != 0 ||
+	    (err = eng__proto_get_u64(w, "stripe", &peer)) != 0)
+		return err;
+	if (!addr || !rail || inet_pton(AF_INET, addr, &dst.sin_addr) != 1 || port == 0 || port > 65535)
+		return rcp_err(-EPROTO, "the server sent an unusable address for stripe %u", i);
+	dst.sin_port = htons((uint16_t)port);
+	if (!c->peer[s->rail][0] || !strstr(c->peer[s->rail], rail))
+		snprintf(c->peer[s->rail] + strlen(c->peer[s->rail]),
+			 sizeof(c->peer[s->rail]) - strlen(c->peer[s->rail]), "%s%s",
+			 c->peer[s->rail][0] ? "," : "", rail);
+	return eng__verbs_connect(c->vb, s, pr->dev, &src, &dst, (uint32_t)peer, c->o->timeout_ms);
+}
+
+static int job_setup(struct client *c)
+{
+	json_t *stripes = json_object_get(c->welcome, "stripes");
+	const char *token = json_string_value(json_object_get(c->welcome, "token"));
+	uint64_t n_slots;
+	unsigned i;
+	int err;
+
+	if ((err = eng__proto_get_u64(c->welcome, "slots", &n_slots)) != 0)
+		return err;
+	if (!token || n_slots == 0 || n_slots > 1024 || !json_is_array(stripes))
+		return rcp_err(-EPROTO, "the server's welcome is incomplete");
+	err = eng__job_create(ENG_SENDER, c->o->plan, (unsigned)n_slots, c->o->chunk, true, &c->job);
+	if (err)
+		return err;
+	if (json_array_size(stripes) != c->job->n_stripes)
+		return rcp_err(-EPROTO, "the server answered for %zu stripes, not %u",
+			       json_array_size(stripes), c->job->n_stripes);
+	c->job->token = strtoull(token, NULL, 16);
+	c->job->src = (struct eng_source){.total = c->o->bytes, .chunk = c->o->chunk,
+					  .n_chunks = (c->o->bytes + c->o->chunk - 1) / c->o->chunk,
+					  .fill = eng__bench_fill};
+	if ((err = eng__verbs_create(c->job, &c->vb)) != 0)
+		return err;
+	for (i = 0; i < c->job->n_stripes && !err; i++)
+		err = stripe_connect(c, i, json_array_get(stripes, i));
+	return err;
+}
+
+static void client_watch(const struct eng_job *job, void *ctx)
+{
+	struct client *c = ctx;
+	struct eng_report so_far;
+
+	eng__session_watch((struct eng_job *)job, c->fd, c->vb, "the server");
+	if (c->o->progress) {
+		eng__job_report(job, &so_far);
+		c->o->progress(&so_far, c->o->ctx);
+	}
+}
+
+/* Ask the server what it received, and hold it against what was sent. */
+static int finish(struct client *c)
+{
+	json_t *done = eng__proto_msg("done", false), *res = NULL;
+	uint64_t chunks = 0, bytes = 0;
+	struct eng_report rep;
+	int err;
+
+	json_object_set_new(done, "chunks", json_integer((json_int_t)c->job->src.n_chunks));
+	json_object_set_new(done, "bytes", json_integer((json_int_t)c->o->bytes));
+	eng__job_report(c->job, &rep);
+	json_object_set_new(done, "seconds", json_real(rep.seconds));
+	err = eng__proto_send(c->fd, done);
+	json_decref(done);
+	if (!err)
+		err = eng__proto_recv(c->fd, c->o->timeout_ms, "result", &res);
+	if (!err && !(err = eng__proto_get_u64(res, "chunks", &chunks)))
+		err = eng__proto_get_u64(res, "bytes", &bytes);
+	json_decref(res);
+	if (!err && (chunks != c->job->src.n_chunks || bytes != c->o->bytes))
+		err = rcp_err(-EIO, "the server checked %" PRIu64 " bytes in %" PRIu64
+				    " chunks, but %" PRIu64 " bytes were sent",
+			      bytes, chunks, c->o->bytes);
+	return err;
+}
+
+int eng_bench_run(const struct eng_bench_opts *o, struct eng_report *report_out)
+{
+	struct client c = {.o = o, .fd = -1};
+	unsigned r;
+	int err;
+
+	if (o->chunk == 0 || o->chunk % 4096 || o->bytes == 0)
+		return rcp_err(-EINVAL, "the chunk size must be a multiple of 4 KiB and bytes more than 0");
+	err = handshake(&c);
+	if (!err)
+		err = job_setup(&c);
+	if (!err)
+		err = eng__job_run(c.job, client_watch, &c);
+	if (!err)
+		err = finish(&c);
+	else if (c.fd >= 0)
+		eng__proto_send_error(c.fd, err);
+	if (!err) {
+		eng__job_report(c.job, report_out);
+		for (r = 0; r < report_out->n_rails; r++)
+			snprintf(report_out->rail[r].peer, sizeof(report_out->rail[r].peer), "%s", c.peer[r]);
+	}
+	eng__verbs_destroy(c.vb);
+	eng__job_destroy(c.job);
+	json_decref(c.welcome);
+	eng_device_list_destroy(c.devs);
+	if (c.fd >= 0)
+		close(c.fd);
+	return err;
+}

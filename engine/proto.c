@@ -1,0 +1,193 @@
+/*
+ * proto.c - framing and hello of the control connection (see proto.h).
+ *
+ * The length prefix is checked before anything is allocated, so a peer that
+ * is not railcp (an HTTP client, a port scanner) costs four bytes and gets a
+ * clear refusal rather than a multi-megabyte read.
+ */
+#include "engine/proto.h"
+
+#include "common/common.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "engine/engine_int.h"
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return rcp_err(-errno ? -errno : -EPIPE, "the control connection failed: %s",
+				       strerror(errno ? errno : EPIPE));
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int read_all(int fd, void *buf, size_t len, uint64_t deadline_ns)
+{
+	char *p = buf;
+
+	while (len > 0) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		uint64_t now = eng__now_ns();
+		ssize_t n;
+		int r;
+
+		if (now >= deadline_ns)
+			return rcp_err(-ETIMEDOUT, "the peer did not answer in time");
+		r = poll(&pfd, 1, (int)((deadline_ns - now) / 1000000) + 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0)
+			continue;
+		n = recv(fd, p, len, 0);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n == 0)
+			return rcp_err(-ECONNRESET, "the peer closed the control connection");
+		if (n < 0)
+			return rcp_err(-errno, "the control connection failed: %s", strerror(errno));
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int eng__proto_send(int fd, const json_t *msg)
+{
+	char *text = json_dumps(msg, JSON_COMPACT);
+	uint32_t len;
+	int err;
+
+	if (!text)
+		return -ENOMEM;
+	len = htonl((uint32_t)strlen(text));
+	err = write_all(fd, &len, sizeof(len));
+	if (!err)
+		err = write_all(fd, text, strlen(text));
+	free(text);
+	return err;
+}
+
+static int frame_read(int fd, int timeout_ms, json_t **msg_out)
+{
+	uint64_t deadline = eng__now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	json_error_t jerr;
+	uint32_t len;
+	char *buf;
+	json_t *msg;
+	int err;
+
+	if ((err = read_all(fd, &len, sizeof(len), deadline)) != 0)
+		return err;
+	len = ntohl(len);
+	if (len == 0 || len > ENG_PROTO_MAX_FRAME)
+		return rcp_err(-EPROTO, "the peer does not speak the railcp protocol "
+					"(it sent a frame of %u bytes)", len);
+	buf = malloc(len);
+	if (!buf)
+		return -ENOMEM;
+	err = read_all(fd, buf, len, deadline);
+	msg = err ? NULL : json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	free(buf);
+	if (err)
+		return err;
+	if (!json_is_object(msg)) {
+		json_decref(msg);
+		return rcp_err(-EPROTO, "the peer does not speak the railcp protocol (not a JSON object)");
+	}
+	*msg_out = msg;
+	return 0;
+}
+
+int eng__proto_recv(int fd, int timeout_ms, const char *want_type, json_t **msg_out)
+{
+	const char *type;
+	json_t *msg;
+	int err = frame_read(fd, timeout_ms, &msg);
+
+	if (err)
+		return err;
+	type = json_string_value(json_object_get(msg, "type"));
+	if (type && strcmp(type, "error") == 0) {
+		const char *text = json_string_value(json_object_get(msg, "message"));
+
+		err = rcp_err(-ECONNABORTED, "the peer says: %s", text ? text : "(no reason given)");
+	} else if (want_type && (!type || strcmp(type, want_type) != 0)) {
+		err = rcp_err(-EPROTO, "the peer sent '%s' where '%s' was due", type ? type : "?",
+			      want_type);
+	}
+	if (err) {
+		json_decref(msg);
+		return err;
+	}
+	*msg_out = msg;
+	return 0;
+}
+
+json_t *eng__proto_msg(const char *type, bool hello)
+{
+	json_t *m = json_object();
+
+	if (!m)
+		return NULL;
+	if (hello) {
+		json_object_set_new(m, "proto", json_string("railcp"));
+		json_object_set_new(m, "version", json_integer(ENG_PROTO_VERSION));
+	}
+	json_object_set_new(m, "type", json_string(type));
+	return m;
+}
+
+int eng__proto_check_hello(const json_t *msg)
+{
+	const char *proto = json_string_value(json_object_get(msg, "proto"));
+	json_t *v = json_object_get(msg, "version");
+
+	if (!proto || strcmp(proto, "railcp") != 0 || !json_is_integer(v))
+		return rcp_err(-EPROTO, "the peer does not speak the railcp protocol");
+	if (json_integer_value(v) != ENG_PROTO_VERSION)
+		return rcp_err(-EPROTO, "the peer speaks railcp protocol version %lld, this railcp "
+					"speaks version %d: use the same railcp release on both sides",
+			       (long long)json_integer_value(v), ENG_PROTO_VERSION);
+	return 0;
+}
+
+void eng__proto_send_error(int fd, int err)
+{
+	json_t *m = eng__proto_msg("error", false);
+	char text[512];
+
+	snprintf(text, sizeof(text), "%s", rcp_err_msg(err));
+	if (m) {
+		json_object_set_new(m, "message", json_string(text));
+		eng__proto_send(fd, m);
+		json_decref(m);
+	}
+	rcp_err(err, "%s", text); /* a failed send must not replace the sentence */
+}
+
+int eng__proto_get_u64(const json_t *msg, const char *key, uint64_t *v_out)
+{
+	json_t *v = json_object_get(msg, key);
+
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return rcp_err(-EPROTO, "the peer sent a message without a valid '%s'", key);
+	*v_out = (uint64_t)json_integer_value(v);
+	return 0;
+}

@@ -1,0 +1,44 @@
+/*
+ * proto.h - private to engine/: the control connection.
+ *
+ * Frames are a 4-byte big-endian length and a JSON object of at most
+ * ENG_PROTO_MAX_FRAME bytes. Each side's first frame is a hello carrying
+ * "proto": "railcp" and "version"; anything else ends the connection with a
+ * sentence saying what the peer is not. Every read has a timeout.
+ */
+#ifndef RAILCP_ENGINE_PROTO_H
+#define RAILCP_ENGINE_PROTO_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define ENG_PROTO_VERSION 1
+#define ENG_PROTO_MAX_FRAME (1u << 20)
+
+/* Send msg (not consumed). */
+int eng__proto_send(int fd, const json_t *msg);
+
+/*
+ * Receive one frame within timeout_ms. If want_type is not NULL the frame
+ * must have that "type"; a frame of type "error" becomes -ECONNABORTED with
+ * the peer's message as the sentence.
+ */
+int eng__proto_recv(int fd, int timeout_ms, const char *want_type, json_t **msg_out);
+
+/* A new message {"type": type}; with proto and version when hello is true. */
+json_t *eng__proto_msg(const char *type, bool hello);
+
+/* Check a hello frame's proto and version; -EPROTO with a sentence. */
+int eng__proto_check_hello(const json_t *msg);
+
+/*
+ * Send {"type": "error", "message": <err's sentence>}, ignoring failures (the
+ * peer may be gone); err's sentence stays recorded for the caller.
+ */
+void eng__proto_send_error(int fd, int err);
+
+/* Fetch an integer member (>= 0); -EPROTO with a sentence when missing or wrong. */
+int eng__proto_get_u64(const json_t *msg, const char *key, uint64_t *v_out);
+
+#endif

@@ -1,0 +1,389 @@
+/*
+ * server.c - the receiving side: railcp serve.
+ *
+ * The listening thread accepts control connections and runs each session
+ * on a thread of its own, so sessions proceed at once and one that fails or
+ * hangs (every step has a timeout) touches no other. A session checks the
+ * sender's hello before it allocates anything, pairs each sender stripe with
+ * a rail of this host (same subnet first, then least loaded), builds a job
+ * with that many stripes per rail on the rails' workers, listens with
+ * rdma_cm on the rails it uses, and answers with where each stripe must
+ * connect. Slots per stripe come from the plan's buffer budget per worker.
+ *
+ * Every session's end - success or failure, with its reason - is one line
+ * on stderr. On stop, running sessions are told to end and are waited for.
+ *
+ * Threading: the server's state is read-only after start-up except the
+ * session count (atomic); each session's job belongs to its thread.
+ */
+#include "engine/session.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#define SRV_MAX_STRIPES 256
+#define SRV_MAX_CHUNK (64u << 20)
+
+struct server {
+	const struct eng_serve_opts *o;
+	struct eng_device_list *devs;
+	struct eng_rail_addr addr[TOPO_MAX_RAILS];
+	const char *rail_dev[TOPO_MAX_RAILS];
+	int lfd;
+	_Atomic unsigned active;
+	_Atomic bool stopping;
+	_Atomic unsigned next_id;
+};
+
+struct session {
+	struct server *srv;
+	int fd;
+	unsigned id;
+	char peer[64];
+	json_t *hello;
+	uint64_t bytes;
+	uint32_t chunk;
+	struct topo_plan plan;            /* the server's plan, with this session's stripes */
+	unsigned peer_rail[SRV_MAX_STRIPES]; /* our rail for each sender stripe */
+	struct eng_job *job;
+	struct eng_verbs *vb;
+	json_t *done;
+};
+
+static int hello_check(struct session *s)
+{
+	json_t *stripes = json_object_get(s->hello, "stripes");
+	const char *job = json_string_value(json_object_get(s->hello, "job"));
+	uint64_t chunk;
+	int err;
+
+	if ((err = eng__proto_check_hello(s->hello)) != 0)
+		return err;
+	if (!job || strcmp(job, "bench") != 0)
+		return rcp_err(-EPROTO, "this server does not run '%s' jobs", job ? job : "?");
+	if ((err = eng__proto_get_u64(s->hello, "bytes", &s->bytes)) != 0 ||
+	    (err = eng__proto_get_u64(s->hello, "chunk", &chunk)) != 0)
+		return err;
+	if (s->bytes == 0 || s->bytes > (1ull << 50) || chunk < 4096 || chunk > SRV_MAX_CHUNK ||
+	    chunk % 4096)
+		return rcp_err(-EINVAL, "a job of %" PRIu64 " bytes in chunks of %" PRIu64
+				       " is out of bounds (chunks: 4 KiB to 64 MiB, multiples of 4 KiB)",
+			       s->bytes, chunk);
+	s->chunk = (uint32_t)chunk;
+	if (!json_is_array(stripes) || json_array_size(stripes) == 0 ||
+	    json_array_size(stripes) > SRV_MAX_STRIPES)
+		return rcp_err(-EINVAL, "a session needs 1 to %d stripes", SRV_MAX_STRIPES);
+	return 0;
+}
+
+/* Pair each sender stripe with one of our rails; set this session's QPs per rail. */
+static int stripes_pair(struct session *s)
+{
+	json_t *stripes = json_object_get(s->hello, "stripes");
+	unsigned load[TOPO_MAX_RAILS] = {0}, r;
+	size_t i;
+
+	for (i = 0; i < json_array_size(stripes); i++) {
+		json_t *st = json_array_get(stripes, i);
+		const char *a = json_string_value(json_object_get(st, "addr"));
+		uint64_t prefix;
+		struct eng_rail_addr from = {.addr = {.sin_family = AF_INET}};
+
+		if (!a || inet_pton(AF_INET, a, &from.addr.sin_addr) != 1 ||
+		    eng__proto_get_u64(st, "prefix", &prefix) || prefix > 32)
+			return rcp_err(-EINVAL, "stripe %zu has no valid IPv4 address and prefix", i);
+		from.prefix = (unsigned)prefix;
+		s->peer_rail[i] = eng__rail_pair(&from, s->srv->addr, (unsigned)s->plan.n_rails, load);
+	}
+	for (r = 0; r < s->plan.n_rails; r++)
+		s->plan.rail[r].qps = load[r];
+	return 0;
+}
+
+/* Slots per stripe: the smallest share of a worker's buffer budget, 2 to 64. */
+static unsigned slots_per_stripe(const struct session *s)
+{
+	unsigned w, r, n = 64;
+
+	for (w = 0; w < s->plan.n_workers; w++) {
+		uint64_t stripes = 0, k;
+
+		for (r = 0; r < s->plan.n_rails; r++)
+			if (s->plan.rail[r].worker == w)
+				stripes += s->plan.rail[r].qps;
+		if (!stripes)
+			continue;
+		k = s->plan.worker[w].buffer_bytes / (stripes * s->chunk);
+		if (k < n)
+			n = (unsigned)k;
+	}
+	return n < 2 ? 2 : n;
+}
+
+/* The welcome: token, slots, and for each sender stripe where to connect. */
+static int welcome_send(struct session *s, const uint16_t *port)
+{
+	json_t *m = eng__proto_msg("welcome", true), *arr = json_array();
+	unsigned seen[TOPO_MAX_RAILS] = {0}, base[TOPO_MAX_RAILS], r, k = 0;
+	char token[20];
+	size_t i;
+	int err;
+
+	for (r = 0; r < s->plan.n_rails; r++) {
+		base[r] = k;
+		k += s->plan.rail[r].qps;
+	}
+	snprintf(token, sizeof(token), "%016" PRIx64, s->job->token);
+	json_object_set_new(m, "token", json_string(token));
+	json_object_set_new(m, "slots", json_integer(s->job->stripe[0].n_slots));
+	json_object_set_new(m, "slot_size", json_integer(s->chunk));
+	for (i = 0; i < json_array_size(json_object_get(s->hello, "stripes")); i++) {
+		json_t *st = json_object();
+
+		r = s->peer_rail[i];
+		json_object_set_new(st, "addr", json_string(s->srv->addr[r].text));
+		json_object_set_new(st, "port", json_integer(port[r]));
+		json_object_set_new(st, "stripe", json_integer(base[r] + seen[r]++));
+		json_object_set_new(st, "rail", json_string(s->job->rail[r].name));
+		json_array_append_new(arr, st);
+	}
+	json_object_set_new(m, "stripes", arr);
+	err = eng__proto_send(s->fd, m);
+	json_decref(m);
+	return err;
+}
+
+static int session_setup(struct session *s)
+{
+	uint16_t port[TOPO_MAX_RAILS] = {0};
+	unsigned r;
+	int err;
+
+	s->plan = *s->srv->o->plan;
+	if ((err = stripes_pair(s)) != 0)
+		return err;
+	err = eng__job_create(ENG_RECEIVER, &s->plan, slots_per_stripe(s), s->chunk, true, &s->job);
+	if (err)
+		return err;
+	if (getrandom(&s->job->token, sizeof(s->job->token), 0) != sizeof(s->job->token))
+		return rcp_err(-EIO, "cannot draw a session token: %s", strerror(errno));
+	s->job->sink = (struct eng_sink){.consume = eng__bench_check};
+	if ((err = eng__verbs_create(s->job, &s->vb)) != 0)
+		return err;
+	for (r = 0; r < s->plan.n_rails && !err; r++) {
+		struct sockaddr_in a = s->srv->addr[r].addr;
+
+		if (s->plan.rail[r].qps)
+			err = eng__verbs_listen(s->vb, &a, &port[r]);
+	}
+	if (!err)
+		err = welcome_send(s, port);
+	if (!err)
+		err = eng__verbs_accept_all(s->vb, s->srv->rail_dev, s->srv->o->timeout_ms);
+	return err;
+}
+
+static void session_watch(const struct eng_job *cjob, void *ctx)
+{
+	struct session *s = ctx;
+	struct eng_job *job = (struct eng_job *)cjob;
+	int got, err;
+
+	if (atomic_load(&job->stop))
+		return;
+	if (atomic_load(&s->srv->stopping)) {
+		eng__job_fail(job, -ESHUTDOWN, "the server is shutting down");
+		return;
+	}
+	got = eng__session_poll_msg(s->fd, "done", &s->done);
+	if (got == 1)
+		atomic_store(&job->stop, true); /* the sender has every credit back */
+	else if (got < 0)
+		eng__job_fail(job, got, "the sender went away: %s", rcp_err_msg(got));
+	else if ((err = eng__verbs_check_events(s->vb)) != 0)
+		eng__job_fail(job, err, "%s", rcp_err_msg(err));
+}
+
+static int result_send(struct session *s)
+{
+	uint64_t chunks, bytes, got_chunks = atomic_load(&s->job->done_chunks);
+	struct eng_report rep;
+	double secs;
+	json_t *m;
+	int err;
+
+	if ((err = eng__proto_get_u64(s->done, "chunks", &chunks)) != 0 ||
+	    (err = eng__proto_get_u64(s->done, "bytes", &bytes)) != 0)
+		return err;
+	eng__job_report(s->job, &rep);
+	if (chunks != got_chunks || bytes != rep.bytes || bytes != s->bytes)
+		return rcp_err(-EIO, "the sender sent %" PRIu64 " chunks (%" PRIu64 " bytes), "
+				     "%" PRIu64 " chunks (%" PRIu64 " bytes) arrived",
+			       chunks, bytes, got_chunks, rep.bytes);
+	m = eng__proto_msg("result", false);
+	json_object_set_new(m, "chunks", json_integer((json_int_t)got_chunks));
+	json_object_set_new(m, "bytes", json_integer((json_int_t)rep.bytes));
+	err = eng__proto_send(s->fd, m);
+	json_decref(m);
+	/* The sender's clock: its first post to its last credit, the transfer's real span. */
+	secs = json_real_value(json_object_get(s->done, "seconds"));
+	if (!err)
+		rcp_log(RCP_LOG_NOTICE, "session %u from %s: %" PRIu64 " MiB over %u stripes received "
+			"and verified; %.2f s, %.3f Gb/s as the sender measured", s->id, s->peer,
+			rep.bytes >> 20, s->job->n_stripes, secs, secs > 0 ? rep.bytes * 8 / secs / 1e9 : 0);
+	return err;
+}
+
+static void *session_main(void *arg)
+{
+	struct session *s = arg;
+	int err;
+
+	err = eng__proto_recv(s->fd, s->srv->o->timeout_ms, "hello", &s->hello);
+	if (!err)
+		err = hello_check(s);
+	if (!err)
+		err = session_setup(s);
+	if (!err)
+		err = eng__job_run(s->job, session_watch, s);
+	if (!err)
+		err = result_send(s);
+	if (err) {
+		eng__proto_send_error(s->fd, err);
+		rcp_log(RCP_LOG_NOTICE, "session %u from %s failed: %s", s->id, s->peer, rcp_err_msg(err));
+	}
+	eng__verbs_destroy(s->vb);
+	eng__job_destroy(s->job);
+	json_decref(s->hello);
+	json_decref(s->done);
+	close(s->fd);
+	atomic_fetch_sub(&s->srv->active, 1);
+	free(s);
+	return NULL;
+}
+
+static void session_start(struct server *srv, int fd, const struct sockaddr_in *from)
+{
+	struct session *s;
+	pthread_attr_t attr;
+	pthread_t t;
+	char who[64];
+	int err = -ENOMEM;
+
+	inet_ntop(AF_INET, &from->sin_addr, who, sizeof(who));
+	if (atomic_load(&srv->active) >= srv->o->max_sessions) {
+		rcp_err(-EBUSY, "the server is busy with %u sessions; try again later", srv->o->max_sessions);
+		eng__proto_send_error(fd, -EBUSY);
+		close(fd);
+		return;
+	}
+	eng__tcp_tune(fd);
+	s = calloc(1, sizeof(*s));
+	if (s) {
+		*s = (struct session){.srv = srv, .fd = fd, .id = atomic_fetch_add(&srv->next_id, 1) + 1};
+		snprintf(s->peer, sizeof(s->peer), "%s", who);
+		atomic_fetch_add(&srv->active, 1);
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		err = -pthread_create(&t, &attr, session_main, s);
+		pthread_attr_destroy(&attr);
+	}
+	if (err) {
+		rcp_log(RCP_LOG_NOTICE, "session from %s refused: cannot start a thread: %s", who, strerror(-err));
+		if (s)
+			atomic_fetch_sub(&srv->active, 1);
+		free(s);
+		close(fd);
+	}
+}
+
+static int server_listen(struct server *srv)
+{
+	const struct eng_serve_opts *o = srv->o;
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(o->port ? o->port : ENG_DEFAULT_PORT)};
+	socklen_t len = sizeof(a);
+	int one = 1;
+
+	if (o->listen_addr && inet_pton(AF_INET, o->listen_addr, &a.sin_addr) != 1)
+		return rcp_err(-EINVAL, "cannot listen on '%s': not an IPv4 address", o->listen_addr);
+	srv->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (srv->lfd < 0)
+		return rcp_err(-errno, "socket: %s", strerror(errno));
+	setsockopt(srv->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(srv->lfd, (struct sockaddr *)&a, sizeof(a)) || listen(srv->lfd, 64))
+		return rcp_err(-errno, "cannot listen on %s port %u: %s",
+			       o->listen_addr ? o->listen_addr : "every address", ntohs(a.sin_port),
+			       strerror(errno));
+	getsockname(srv->lfd, (struct sockaddr *)&a, &len);
+	if (o->ready)
+		o->ready(ntohs(a.sin_port), o->ctx);
+	return 0;
+}
+
+static int server_rails(struct server *srv)
+{
+	const struct topo_plan *plan = srv->o->plan;
+	unsigned r;
+	int err;
+
+	if (plan->n_rails == 0)
+		return rcp_err(-ENODEV, "the plan has no rail to serve on");
+	if ((err = eng_device_list_create("/sys", &srv->devs)) != 0)
+		return err;
+	for (r = 0; r < plan->n_rails; r++) {
+		srv->rail_dev[r] = plan->rail[r].dev;
+		err = eng__rail_addr(srv->devs, plan->rail[r].dev, plan->rail[r].port, &srv->addr[r]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void server_loop(struct server *srv)
+{
+	struct pollfd pfd[2] = {{.fd = srv->lfd, .events = POLLIN}, {.fd = srv->o->stop_fd, .events = POLLIN}};
+
+	for (;;) {
+		struct sockaddr_in from;
+		socklen_t len = sizeof(from);
+		int fd;
+
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents)
+			break;
+		if (!(pfd[0].revents & POLLIN))
+			continue;
+		fd = accept4(srv->lfd, (struct sockaddr *)&from, &len, SOCK_CLOEXEC);
+		if (fd >= 0)
+			session_start(srv, fd, &from);
+	}
+}
+
+int eng_serve(const struct eng_serve_opts *o)
+{
+	struct server srv = {.o = o, .lfd = -1};
+	int err;
+
+	err = server_rails(&srv);
+	if (!err)
+		err = server_listen(&srv);
+	if (!err) {
+		server_loop(&srv);
+		atomic_store(&srv.stopping, true);
+		while (atomic_load(&srv.active) > 0)
+			usleep(10 * 1000);
+	}
+	if (srv.lfd >= 0)
+		close(srv.lfd);
+	eng_device_list_destroy(srv.devs);
+	return err;
+}

@@ -1,0 +1,98 @@
+/*
+ * session.c - pieces both ends of a session use: TCP set-up, watching the
+ * peer while a job runs, and the job's report.
+ */
+#include "engine/session.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+
+int eng__tcp_connect_timeout(int fd, const struct sockaddr *sa, socklen_t len, int timeout_ms)
+{
+	int flags = fcntl(fd, F_GETFL), soerr = 0, r;
+	socklen_t sl = sizeof(soerr);
+	struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+
+	fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+	r = connect(fd, sa, len);
+	if (r < 0 && errno == EINPROGRESS) {
+		r = poll(&pfd, 1, timeout_ms);
+		if (r == 0) {
+			errno = ETIMEDOUT;
+			r = -1;
+		} else if (r > 0) {
+			getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
+			errno = soerr;
+			r = soerr ? -1 : 0;
+		}
+	}
+	fcntl(fd, F_SETFL, flags);
+	return r;
+}
+
+void eng__tcp_tune(int fd)
+{
+	int one = 1, idle = 10, intvl = 2, cnt = 3;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+}
+
+int eng__session_poll_msg(int fd, const char *want, json_t **msg_out)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	int err;
+
+	if (poll(&pfd, 1, 0) <= 0)
+		return 0;
+	/* Something arrived, or the peer hung up: a whole frame follows quickly, if any. */
+	err = eng__proto_recv(fd, 5000, want, msg_out);
+	return err ? err : 1;
+}
+
+void eng__session_watch(struct eng_job *job, int fd, struct eng_verbs *vb, const char *who)
+{
+	json_t *msg = NULL;
+	int err;
+
+	if (atomic_load(&job->stop))
+		return;
+	err = eng__session_poll_msg(fd, "(nothing during the transfer)", &msg);
+	json_decref(msg);
+	if (err < 0)
+		eng__job_fail(job, err, "%s went away: %s", who, rcp_err_msg(err));
+	else if (vb && (err = eng__verbs_check_events(vb)) != 0)
+		eng__job_fail(job, err, "%s", rcp_err_msg(err));
+}
+
+void eng__job_report(const struct eng_job *job, struct eng_report *r)
+{
+	uint64_t t0 = atomic_load(&job->t_first_post_ns), t1 = atomic_load(&job->t_last_done_ns);
+	unsigned i;
+
+	memset(r, 0, sizeof(*r));
+	r->bytes_total = job->src.total;
+	r->chunks = atomic_load(&job->done_chunks);
+	r->seconds = t0 && t1 > t0 ? (double)(t1 - t0) / 1e9 : 0.0;
+	r->chunk = job->n_stripes ? job->stripe[0].slot_size : 0;
+	r->n_slots = job->n_stripes ? job->stripe[0].n_slots : 0;
+	r->n_stripes = job->n_stripes;
+	r->n_rails = job->n_rails;
+	for (i = 0; i < job->n_rails && i < TOPO_MAX_RAILS; i++) {
+		snprintf(r->rail[i].name, sizeof(r->rail[i].name), "%s", job->rail[i].name);
+		r->rail[i].node = job->rail[i].node;
+		r->rail[i].bytes = atomic_load(&job->rail[i].bytes);
+		r->rail[i].chunks = atomic_load(&job->rail[i].chunks);
+		r->bytes += r->rail[i].bytes;
+	}
+}
