@@ -18,11 +18,14 @@ static _Thread_local struct {
 
 int rcp_err(int err, const char *fmt, ...)
 {
+	char text[sizeof(last.text)];
 	va_list ap;
 
+	/* Format aside first: callers may pass rcp_err_msg() itself as an argument. */
 	va_start(ap, fmt);
-	vsnprintf(last.text, sizeof(last.text), fmt, ap);
+	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
+	memcpy(last.text, text, sizeof(text));
 	last.code = err;
 	return err;
 }

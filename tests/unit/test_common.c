@@ -36,6 +36,16 @@ static void test_clear_forgets_the_sentence(void **state)
 	assert_string_equal(rcp_err_msg(-EIO), strerror(EIO));
 }
 
+static void test_sentence_may_wrap_the_recorded_one(void **state)
+{
+	int err;
+
+	(void)state;
+	err = rcp_err(-ETIMEDOUT, "no answer within %d s", 10);
+	rcp_err(err, "waiting for the sender: %s", rcp_err_msg(err));
+	assert_string_equal(rcp_err_msg(err), "waiting for the sender: no answer within 10 s");
+}
+
 static void *other_thread(void *arg)
 {
 	(void)arg;
@@ -61,6 +71,7 @@ int main(void)
 		cmocka_unit_test(test_other_code_gets_strerror_not_stale_sentence),
 		cmocka_unit_test(test_clear_forgets_the_sentence),
 		cmocka_unit_test(test_sentences_are_per_thread),
+		cmocka_unit_test(test_sentence_may_wrap_the_recorded_one),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
