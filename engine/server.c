@@ -187,7 +187,14 @@ static int session_setup(struct session *s)
 	if (!err)
 		err = welcome_send(s, port);
 	if (!err)
-		err = eng__verbs_accept_all(s->vb, s->srv->rail_dev, s->srv->o->timeout_ms);
+		err = eng__verbs_accept_all(s->vb, s->srv->rail_dev, s->fd, s->srv->o->timeout_ms);
+	if (err == -EPIPE) { /* the sender gave up while connecting: say why */
+		json_t *msg = NULL;
+		int got = eng__session_poll_msg(s->fd, "(nothing while connecting)", &msg);
+
+		json_decref(msg);
+		err = got < 0 ? got : rcp_err(-EPROTO, "the sender broke off while connecting");
+	}
 	return err;
 }
 

@@ -392,10 +392,15 @@ static int stripe_make_qp(struct eng_verbs *vb, struct eng_stripe *s, struct rdm
 	return 0;
 }
 
-/* Wait for the next event on the channel, at most timeout_ms. */
-static int cm_next(struct eng_verbs *vb, int timeout_ms, struct rdma_cm_event **ev_out)
+/*
+ * Wait for the next event on the channel, at most timeout_ms. With ctl_fd >= 0,
+ * return -EPIPE (no sentence: the caller reads the control connection) as
+ * soon as the peer sends something or hangs up there.
+ */
+static int cm_next_or_ctl(struct eng_verbs *vb, int ctl_fd, int timeout_ms,
+			  struct rdma_cm_event **ev_out)
 {
-	struct pollfd pfd = {.fd = vb->ch->fd, .events = POLLIN};
+	struct pollfd pfd[2] = {{.fd = vb->ch->fd, .events = POLLIN}, {.fd = ctl_fd, .events = POLLIN}};
 	int r;
 
 	for (;;) {
@@ -403,12 +408,19 @@ static int cm_next(struct eng_verbs *vb, int timeout_ms, struct rdma_cm_event **
 			return 0;
 		if (errno != EAGAIN)
 			return rcp_err(-errno, "rdma_get_cm_event: %s", strerror(errno));
-		r = poll(&pfd, 1, timeout_ms);
+		r = poll(pfd, ctl_fd >= 0 ? 2 : 1, timeout_ms);
 		if (r == 0)
 			return rcp_err(-ETIMEDOUT, "no answer from rdma_cm within %d s", timeout_ms / 1000);
 		if (r < 0 && errno != EINTR)
 			return -errno;
+		if (r > 0 && ctl_fd >= 0 && pfd[1].revents)
+			return -EPIPE;
 	}
+}
+
+static int cm_next(struct eng_verbs *vb, int timeout_ms, struct rdma_cm_event **ev_out)
+{
+	return cm_next_or_ctl(vb, -1, timeout_ms, ev_out);
 }
 
 /* Wait for event want on id; any other outcome is an error naming the step. */
@@ -525,7 +537,8 @@ static int on_connect_request(struct eng_verbs *vb, struct rdma_cm_event *ev, co
 	return 0;
 }
 
-int eng__verbs_accept_all(struct eng_verbs *vb, const char *const *rail_dev, int timeout_ms)
+int eng__verbs_accept_all(struct eng_verbs *vb, const char *const *rail_dev, int ctl_fd,
+			  int timeout_ms)
 {
 	struct rdma_cm_event *ev;
 	int err = 0;
@@ -533,8 +546,9 @@ int eng__verbs_accept_all(struct eng_verbs *vb, const char *const *rail_dev, int
 	while (vb->established < vb->job->n_stripes) {
 		enum rdma_cm_event_type type;
 
-		if ((err = cm_next(vb, timeout_ms, &ev)) != 0)
-			return rcp_err(err, "waiting for the sender's RDMA connections: %s", rcp_err_msg(err));
+		if ((err = cm_next_or_ctl(vb, ctl_fd, timeout_ms, &ev)) != 0)
+			return err == -EPIPE ? err : rcp_err(err, "waiting for the sender's RDMA connections: %s",
+							     rcp_err_msg(err));
 		type = ev->event;
 		if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
 			err = on_connect_request(vb, ev, rail_dev);

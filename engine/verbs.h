@@ -23,8 +23,13 @@ int eng__verbs_connect(struct eng_verbs *vb, struct eng_stripe *s, const char *r
 /* Receiver: listen on addr (port 0: any); the port is written to *port_out. */
 int eng__verbs_listen(struct eng_verbs *vb, const struct sockaddr_in *addr, uint16_t *port_out);
 
-/* Receiver: accept one connection per stripe; rail_dev[r] is rail r's device. */
-int eng__verbs_accept_all(struct eng_verbs *vb, const char *const *rail_dev, int timeout_ms);
+/*
+ * Receiver: accept one connection per stripe; rail_dev[r] is rail r's device.
+ * Returns -EPIPE, without a sentence, when the sender writes to or closes the
+ * control connection ctl_fd meanwhile: the caller reads why.
+ */
+int eng__verbs_accept_all(struct eng_verbs *vb, const char *const *rail_dev, int ctl_fd,
+			  int timeout_ms);
 
 /* rdma_cm's event fd, readable when an event (e.g. a disconnect) is pending. */
 int eng__verbs_event_fd(const struct eng_verbs *vb);
