@@ -25,3 +25,62 @@ expect_one_line_error() {
 	[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "expected one line on stderr, got: $err"
 	case "$err" in "railcp: "*) ;; *) fail "error does not start with 'railcp: ': $err" ;; esac
 }
+
+# Start "railcp serve ARGS" in the background with stderr in $1; wait until
+# it is ready. Sets $server_pid. Stop it with stop_server.
+start_server() {
+	_log=$1
+	shift
+	"$RAILCP" serve "$@" 2>"$_log" &
+	server_pid=$!
+	_i=0
+	until grep -q "serving on port" "$_log"; do
+		_i=$((_i + 1))
+		kill -0 "$server_pid" 2>/dev/null || fail "railcp serve exited: $(cat "$_log")"
+		[ $_i -lt 200 ] || fail "railcp serve did not become ready in 20 s: $(cat "$_log")"
+		sleep 0.1
+	done
+}
+
+stop_server() {
+	kill "$server_pid" 2>/dev/null
+	wait "$server_pid"
+	_rc=$?
+	[ $_rc -eq 0 ] || fail "railcp serve exited with status $_rc on SIGTERM"
+}
+
+# Wait up to $2 seconds for the pattern $1 to appear in file $3.
+wait_for_line() {
+	_i=0
+	until grep -q "$1" "$3"; do
+		_i=$((_i + 1))
+		[ $_i -lt $(($2 * 10)) ] || return 1
+		sleep 0.1
+	done
+}
+
+# Check a bench --json document on stdin: bytes, verification, and (unless
+# $3 is "any", for runs smaller than the credit window, where the first
+# worker to start may take every chunk) bytes on every rail and NUMA node.
+check_bench_json() {
+	/usr/bin/python3 -c '
+import json, sys
+doc = json.load(sys.stdin)
+want, qps, spread = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] != "any"
+assert doc["bytes"] == want, "moved %d bytes, asked for %d" % (doc["bytes"], want)
+assert doc["verified"] is True
+assert doc["seconds"] > 0 and doc["gbps"] > 0
+assert doc["stripes"] == qps * len(doc["rails"]), doc
+rails = {r["name"]: r for r in doc["rails"]}
+assert set(rails) == {"rxe0:1", "rxe1:1"}, rails
+assert sum(r["bytes"] for r in rails.values()) == want
+nodes = {n["node"]: n["bytes"] for n in doc["nodes"]}
+assert set(nodes) == {0, 1}, nodes
+if spread:
+    for r in rails.values():
+        assert r["bytes"] > 0, "rail %s carried nothing" % r["name"]
+    assert all(b > 0 for b in nodes.values()), nodes
+print("bench: %d MiB verified, %.1f MiB/s, rails %s" % (want >> 20, doc["mib_per_s"],
+      ", ".join("%s %d MiB" % (n, r["bytes"] >> 20) for n, r in sorted(rails.items()))))
+' "$1" "$2" "${3:-spread}"
+}

@@ -1,0 +1,60 @@
+# Errors a user can act on: no server, a foreign peer on either side, an
+# older protocol version, a low memlock limit; the server survives them all.
+. tests/integration/lib.sh
+need_rdma
+log=$(mktemp)
+
+capture "$RAILCP" bench 127.0.0.1:7471 --bytes 1M
+expect_one_line_error "bench without a server"
+case "$err" in *"cannot reach a railcp server at 127.0.0.1 port 7471"*) ;; *) fail "$err" ;; esac
+
+start_server "$log" --port 7472
+
+# A client that is not railcp, and one that speaks another version.
+/usr/bin/python3 - <<'PY' || fail "foreign clients were not refused clearly"
+import json, socket, struct
+
+def frame(s):
+    s.settimeout(10)
+    f = s.makefile("rb")
+    n = struct.unpack(">I", f.read(4))[0]
+    return json.loads(f.read(n))
+
+s = socket.create_connection(("127.0.0.1", 7472))
+s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+msg = frame(s)
+assert msg["type"] == "error" and "does not speak the railcp protocol" in msg["message"], msg
+s = socket.create_connection(("127.0.0.1", 7472))
+hello = json.dumps({"proto": "railcp", "version": 99, "type": "hello"}).encode()
+s.sendall(struct.pack(">I", len(hello)) + hello)
+msg = frame(s)
+assert msg["type"] == "error" and "version 99" in msg["message"], msg
+print("foreign and old clients refused:", msg["message"])
+PY
+wait_for_line "session 2 from .* failed: the peer speaks railcp protocol version 99" 10 "$log" ||
+	fail "server log: $(cat "$log")"
+
+# A server that is not railcp.
+/usr/bin/python3 -c '
+import socket
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", 7473)); l.listen(1)
+c, _ = l.accept(); c.recv(4096); c.sendall(b"HTTP/1.0 400 Bad Request\r\n\r\n"); c.close()
+' &
+fake=$!
+sleep 1
+capture "$RAILCP" bench 127.0.0.1:7473 --bytes 1M
+wait $fake
+expect_one_line_error "bench to a foreign server"
+case "$err" in *"does not speak the railcp protocol"*) ;; *) fail "$err" ;; esac
+
+# Too little locked memory: one sentence naming ulimit -l, before any registration.
+capture sh -c "ulimit -l 64; exec \"$RAILCP\" bench 127.0.0.1:7472 --bytes 1M"
+expect_one_line_error "bench with ulimit -l 64"
+case "$err" in *"ulimit -l"*) ;; *) fail "$err" ;; esac
+
+# Still serving.
+capture "$RAILCP" bench 127.0.0.1:7472 --bytes 4M --json
+[ "$rc" -eq 0 ] || fail "the server stopped serving after bad peers: $err"
+stop_server
+rm -f "$log"
