@@ -6,7 +6,7 @@ command -v scons >/dev/null || skip "scons is not installed"
 pcdir=$(mktemp -d)
 trap 'rm -rf "$pcdir"' EXIT
 for pair in hwloc:libhwloc-dev libibverbs:libibverbs-dev librdmacm:librdmacm-dev \
-	jansson:libjansson-dev cmocka:libcmocka-dev; do
+	jansson:libjansson-dev cmocka:libcmocka-dev libisal:libisal-dev libcrypto:libssl-dev; do
 	pc=${pair%%:*} deb=${pair#*:}
 	rm -f "$pcdir"/*.pc
 	for d in $(pkg-config --variable pc_path pkg-config | tr : ' '); do
