@@ -37,6 +37,19 @@ int cli_parse_size(const char *cmd, const char *opt, const char *v, uint64_t *ou
 /* "1.5 GiB" */
 void cli_size_str(uint64_t bytes, char *buf, size_t len);
 
+struct option;
+
+/*
+ * Run getopt_long over argv (argv[0] is the subcommand) with opts, in which
+ * --help maps to 'h'. handle(ctx, c, arg) returns 0, CLI_EXIT_USAGE (after
+ * printing why) or -1 for an option it does not know. Returns 0 with the
+ * index of the first argument that is not an option in *first_arg_out, -1
+ * after printing usage for --help, or CLI_EXIT_USAGE after one line.
+ */
+int cli_options(const char *cmd, int argc, char **argv, const struct option *opts,
+		int (*handle)(void *ctx, int c, const char *arg), void *ctx, void (*usage)(FILE *f),
+		int *first_arg_out);
+
 /* Write a JSON value to f, indented, with a final newline; consumes nothing. */
 int cli_json_print(FILE *f, const json_t *v);
 

@@ -55,8 +55,9 @@ static int parse_target(struct bench_cmd *b, const char *arg)
 	return 0;
 }
 
-static int bench_opt(struct bench_cmd *b, int c, const char *arg)
+static int bench_opt(void *ctx, int c, const char *arg)
 {
+	struct bench_cmd *b = ctx;
 	unsigned v;
 
 	switch (c) {
@@ -92,25 +93,16 @@ static int bench_args(int argc, char **argv, struct bench_cmd *b)
 		CLI_PLACE_OPTIONS,
 		{0},
 	};
-	int c, r;
+	int first, r;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			bench_usage(stdout);
-			return -1;
-		}
-		r = bench_opt(b, c, optarg);
-		if (r)
-			return r > 0 ? r : cli_usage_error("bench", "unknown option or missing value '%s'",
-							   argv[optind - 1]);
-	}
-	if (optind != argc - 1)
-		return cli_usage_error("bench", optind == argc ? "which server? give HOST[:PORT]"
-							      : "one server only, not '%s'",
+	r = cli_options("bench", argc, argv, opts, bench_opt, b, bench_usage, &first);
+	if (r)
+		return r;
+	if (first != argc - 1)
+		return cli_usage_error("bench", first == argc ? "which server? give HOST[:PORT]"
+							     : "one server only, not '%s'",
 				       argv[argc - 1]);
-	if ((r = parse_target(b, argv[optind])) != 0)
+	if ((r = parse_target(b, argv[first])) != 0)
 		return r;
 	return cli_place_check("bench", &b->place) ? CLI_EXIT_USAGE : 0;
 }

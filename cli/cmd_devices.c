@@ -115,6 +115,15 @@ static void devices_usage(FILE *f)
 		   "  --json   one JSON object on stdout\n");
 }
 
+static int devices_opt(void *ctx, int c, const char *arg)
+{
+	(void)arg;
+	if (c != 'j')
+		return -1;
+	*(bool *)ctx = true;
+	return 0;
+}
+
 int cli_cmd_devices(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -124,22 +133,13 @@ int cli_cmd_devices(int argc, char **argv)
 	};
 	struct eng_device_list *list;
 	bool as_json = false;
-	int c, err;
+	int first, err;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'j') {
-			as_json = true;
-		} else if (c == 'h') {
-			devices_usage(stdout);
-			return CLI_EXIT_OK;
-		} else {
-			return cli_usage_error("devices", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error("devices", "unexpected argument '%s'", argv[optind]);
+	err = cli_options("devices", argc, argv, opts, devices_opt, &as_json, devices_usage, &first);
+	if (err)
+		return err < 0 ? CLI_EXIT_OK : err;
+	if (first < argc)
+		return cli_usage_error("devices", "unexpected argument '%s'", argv[first]);
 
 	err = eng_device_list_create("/sys", &list);
 	if (err)

@@ -52,7 +52,37 @@ static void on_ready(uint16_t port, void *ctx)
 	fputc('\n', stderr);
 }
 
-static int serve_args(int argc, char **argv, struct cli_place *place, struct eng_serve_opts *o)
+struct serve_cmd {
+	struct cli_place place;
+	struct eng_serve_opts o;
+};
+
+static int serve_opt(void *ctx, int c, const char *arg)
+{
+	struct serve_cmd *sc = ctx;
+	unsigned v;
+
+	switch (c) {
+	case 'P':
+		if (cli_parse_count("serve", "--port", arg, 65535, &v))
+			return CLI_EXIT_USAGE;
+		sc->o.port = (uint16_t)v;
+		return 0;
+	case 'M':
+		return cli_parse_count("serve", "--max-sessions", arg, 1024, &sc->o.max_sessions);
+	case 'T':
+		if (cli_parse_count("serve", "--timeout", arg, 3600, &v))
+			return CLI_EXIT_USAGE;
+		sc->o.timeout_ms = (int)v * 1000;
+		return 0;
+	case 'L':
+		sc->o.listen_addr = arg;
+		return 0;
+	}
+	return cli_place_opt("serve", &sc->place, c, arg);
+}
+
+static int serve_args(int argc, char **argv, struct serve_cmd *sc)
 {
 	static const struct option opts[] = {
 		{"port", required_argument, NULL, 'P'},
@@ -63,51 +93,28 @@ static int serve_args(int argc, char **argv, struct cli_place *place, struct eng
 		CLI_PLACE_OPTIONS,
 		{0},
 	};
-	unsigned v;
-	int c, r;
+	int first, r;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			serve_usage(stdout);
-			return -1;
-		} else if (c == 'P' || c == 'M' || c == 'T') {
-			r = cli_parse_count("serve", c == 'P' ? "--port" : c == 'M' ? "--max-sessions" : "--timeout",
-					    optarg, c == 'P' ? 65535 : c == 'M' ? 1024 : 3600, &v);
-			if (r)
-				return r;
-			if (c == 'P')
-				o->port = (uint16_t)v;
-			else if (c == 'M')
-				o->max_sessions = v;
-			else
-				o->timeout_ms = (int)v * 1000;
-		} else if (c == 'L') {
-			o->listen_addr = optarg;
-		} else if ((r = cli_place_opt("serve", place, c, optarg)) != 0) {
-			return r > 0 ? r : cli_usage_error("serve", "unknown option or missing value '%s'",
-							   argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error("serve", "unexpected argument '%s'", argv[optind]);
-	return cli_place_check("serve", place) ? CLI_EXIT_USAGE : 0;
+	r = cli_options("serve", argc, argv, opts, serve_opt, sc, serve_usage, &first);
+	if (r)
+		return r;
+	if (first < argc)
+		return cli_usage_error("serve", "unexpected argument '%s'", argv[first]);
+	return cli_place_check("serve", &sc->place) ? CLI_EXIT_USAGE : 0;
 }
 
 int cli_cmd_serve(int argc, char **argv)
 {
-	struct eng_serve_opts o = {.max_sessions = 16, .timeout_ms = 30000};
+	struct serve_cmd sc = {.o = {.max_sessions = 16, .timeout_ms = 30000}};
+	struct eng_serve_opts *o = &sc.o;
 	struct sigaction sa = {.sa_handler = on_stop_signal};
-	struct cli_place place;
 	struct topo_plan *plan = NULL;
 	int r, err;
 
-	memset(&place, 0, sizeof(place));
-	r = serve_args(argc, argv, &place, &o);
+	r = serve_args(argc, argv, &sc);
 	if (r)
 		return r < 0 ? CLI_EXIT_OK : r;
-	err = cli_place_live(&place, &plan);
+	err = cli_place_live(&sc.place, &plan);
 	if (err)
 		return cli_fail(err);
 	if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
@@ -117,11 +124,11 @@ int cli_cmd_serve(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	o.plan = plan;
-	o.stop_fd = stop_pipe[0];
-	o.ready = on_ready;
-	o.ctx = plan;
-	err = eng_serve(&o);
+	o->plan = plan;
+	o->stop_fd = stop_pipe[0];
+	o->ready = on_ready;
+	o->ctx = plan;
+	err = eng_serve(o);
 	topo_plan_destroy(plan);
 	close(stop_pipe[0]);
 	close(stop_pipe[1]);

@@ -81,8 +81,10 @@ static void topo_usage(FILE *f)
 	    TOPO_DEFAULT_QPS_PER_RAIL, TOPO_STRIPE_BUFFER_MIB);
 }
 
-static int parse_opt(struct topo_cmd *cmd, int c, const char *arg)
+static int parse_opt(void *ctx, int c, const char *arg)
 {
+	struct topo_cmd *cmd = ctx;
+
 	switch (c) {
 	case 'j':
 		cmd->json = true;
@@ -111,24 +113,13 @@ static int parse_args(int argc, char **argv, struct topo_cmd *cmd)
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	int c, r;
+	int first, r;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			topo_usage(stdout);
-			return -1;
-		}
-		r = parse_opt(cmd, c, optarg);
-		if (r == -1)
-			return cli_usage_error("topo", "unknown option or missing value '%s'",
-					       argv[optind - 1]);
-		if (r)
-			return r;
-	}
-	if (optind < argc)
-		return cli_usage_error("topo", "unexpected argument '%s'", argv[optind]);
+	r = cli_options("topo", argc, argv, opts, parse_opt, cmd, topo_usage, &first);
+	if (r)
+		return r;
+	if (first < argc)
+		return cli_usage_error("topo", "unexpected argument '%s'", argv[first]);
 	if (cli_place_check("topo", &cmd->place))
 		return CLI_EXIT_USAGE;
 	if (cmd->check && cmd->xml)

@@ -6,6 +6,7 @@
 #include "common/common.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,4 +67,28 @@ void cli_size_str(uint64_t bytes, char *buf, size_t len)
 		i++;
 	}
 	snprintf(buf, len, i ? "%.1f %s" : "%.0f %s", v, units[i]);
+}
+
+int cli_options(const char *cmd, int argc, char **argv, const struct option *opts,
+		int (*handle)(void *ctx, int c, const char *arg), void *ctx, void (*usage)(FILE *f),
+		int *first_arg_out)
+{
+	int c, r;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			return -1;
+		}
+		r = c == '?' || c == ':' ? -1 : handle(ctx, c, optarg);
+		if (r == -1)
+			return cli_usage_error(cmd, "unknown option or missing value '%s'",
+					       argv[optind - 1]);
+		if (r)
+			return r;
+	}
+	*first_arg_out = optind;
+	return 0;
 }
