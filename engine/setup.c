@@ -128,6 +128,8 @@ int eng__job_create(enum eng_role role, const struct topo_plan *plan, unsigned n
 	for (i = 0; !err && i < job->n_workers; i++) {
 		struct eng_worker *w = &job->worker[i];
 
+		if (w->n_stripes == 0)
+			continue; /* a worker whose rails this session does not use */
 		err = worker_mem(w, w->n_stripes * stripe_bytes(n_slots, slot_size), pools);
 		if (!err)
 			worker_carve(w);

@@ -14,6 +14,14 @@ done
 capture "$RAILCP" bench 127.0.0.1 --bytes 5000000 --chunk 64K --json
 [ "$rc" -eq 0 ] || fail "bench of 5000000 bytes exited $rc: $err"
 printf '%s\n' "$out" | check_bench_json 5000000 4 || fail "bad bench result: $out"
-[ "$(grep -c 'received and verified' "$log")" -eq 3 ] || fail "server log: $(cat "$log")"
+# One rail of the two the server offers: the server's other worker idles.
+capture "$RAILCP" bench 127.0.0.1 --bytes 16M --rails rxe0:1 --json
+[ "$rc" -eq 0 ] || fail "bench over rxe0 only exited $rc: $err"
+printf '%s\n' "$out" | /usr/bin/python3 -c '
+import json, sys
+doc = json.load(sys.stdin)
+assert doc["bytes"] == 16 << 20 and [r["name"] for r in doc["rails"]] == ["rxe0:1"], doc
+assert doc["rails"][0]["peer"] == "rxe0:1", doc' || fail "bad bench result over one rail: $out"
+[ "$(grep -c 'received and verified' "$log")" -eq 4 ] || fail "server log: $(cat "$log")"
 stop_server
 rm -f "$log"

@@ -224,6 +224,24 @@ static void test_wrong_bytes_fail_the_check(void **state)
 	h_destroy(&h);
 }
 
+/* A server's worker whose rails a session leaves unused gets no pool and no stripes. */
+static void test_worker_without_stripes_gets_no_memory(void **state)
+{
+	struct topo_plan plan;
+	struct eng_job *job = NULL;
+
+	(void)state;
+	h_plan(&plan, 2, 1, 2);
+	plan.worker[1].node = 0; /* this host may have one NUMA node */
+	plan.rail[1].qps = 0;
+	assert_int_equal(eng__job_create(ENG_RECEIVER, &plan, 2, 4096, true, &job), 0);
+	assert_int_equal(job->n_stripes, 2);
+	assert_int_equal(job->worker[1].n_stripes, 0);
+	assert_null(job->worker[1].mem);
+	assert_non_null(job->worker[0].mem);
+	eng__job_destroy(job);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -235,6 +253,7 @@ int main(void)
 		cmocka_unit_test(test_injected_completion_error_fails_both_sides_cleanly),
 		cmocka_unit_test(test_receiver_refuses_chunk_of_another_session),
 		cmocka_unit_test(test_wrong_bytes_fail_the_check),
+		cmocka_unit_test(test_worker_without_stripes_gets_no_memory),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
