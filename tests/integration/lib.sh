@@ -84,3 +84,13 @@ print("bench: %d MiB verified, %.1f MiB/s, rails %s" % (want >> 20, doc["mib_per
       ", ".join("%s %d MiB" % (n, r["bytes"] >> 20) for n, r in sorted(rails.items()))))
 ' "$1" "$2" "${3:-spread}"
 }
+
+# Wait up to $2 seconds for file $1 to exist.
+wait_for_file() {
+	_i=0
+	until [ -e "$1" ]; do
+		_i=$((_i + 1))
+		[ $_i -lt $(($2 * 10)) ] || return 1
+		sleep 0.1
+	done
+}

@@ -34,17 +34,21 @@ PY
 wait_for_line "session 2 from .* failed: the peer speaks railcp protocol version 99" 10 "$log" ||
 	fail "server log: $(cat "$log")"
 
-# A server that is not railcp.
+# A server that is not railcp (it says when it listens, and gives up after 60 s).
+ready=$(mktemp -u)
 /usr/bin/python3 -c '
-import socket
+import socket, sys
 l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-l.bind(("127.0.0.1", 7473)); l.listen(1)
-c, _ = l.accept(); c.recv(4096); c.sendall(b"HTTP/1.0 400 Bad Request\r\n\r\n"); c.close()
-' &
+l.bind(("127.0.0.1", 7473)); l.listen(1); l.settimeout(60)
+open(sys.argv[1], "w").close()
+c, _ = l.accept(); c.settimeout(60); c.recv(4096)
+c.sendall(b"HTTP/1.0 400 Bad Request\r\n\r\n"); c.close()
+' "$ready" &
 fake=$!
-sleep 1
+wait_for_file "$ready" 30 || fail "the fake server did not start"
 capture "$RAILCP" bench 127.0.0.1:7473 --bytes 1M
 wait $fake
+rm -f "$ready"
 expect_one_line_error "bench to a foreign server"
 case "$err" in *"does not speak the railcp protocol"*) ;; *) fail "$err" ;; esac
 
