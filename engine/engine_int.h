@@ -255,14 +255,23 @@ int eng__stripe_init_receiver(struct eng_stripe *s);
 
 void eng__stripe_fini(struct eng_stripe *s);
 
-/* The bench pattern: payload word i of a chunk at offset off, for a token. */
-static inline uint64_t eng__pattern_word(uint64_t token, uint64_t off, uint64_t i)
+/*
+ * The bench pattern of a chunk at offset off: word i is base + i * K, with
+ * base a hash of the session token and the offset. Every word of every
+ * offset differs, so misplaced, stale or corrupted data fails the check,
+ * while filling and checking cost one add per word: under Soft-RoCE the
+ * pattern shares the CPUs with the emulated wire, so it must be cheap.
+ */
+#define ENG_PATTERN_STEP 0x9e3779b97f4a7c15ull
+
+static inline uint64_t eng__pattern_base(uint64_t token, uint64_t off)
 {
-	uint64_t x = token ^ (off + i * 8);
+	uint64_t x = token ^ off;
 
 	x ^= x >> 31;
-	x *= 0x9e3779b97f4a7c15ull;
-	return x ^ (x >> 29);
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	return x;
 }
 
 int eng__bench_fill(void *ctx, struct eng_chunk_hdr *hdr, void *buf);

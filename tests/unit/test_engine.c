@@ -224,6 +224,24 @@ static void test_wrong_bytes_fail_the_check(void **state)
 	h_destroy(&h);
 }
 
+static void test_pattern_catches_misplaced_chunks_and_bad_tails(void **state)
+{
+	struct eng_chunk_hdr h = {.token = 7, .offset = 1 << 20, .len = 4096 + 5};
+	uint8_t buf[4096 + 8];
+
+	(void)state;
+	assert_int_equal(eng__bench_fill(NULL, &h, buf), 0);
+	assert_int_equal(eng__bench_check(NULL, &h, buf), 0);
+	h.offset += 4096; /* the same bytes where another chunk belongs */
+	assert_int_equal(eng__bench_check(NULL, &h, buf), -EBADMSG);
+	h.offset -= 4096;
+	h.token = 8; /* another session's pattern */
+	assert_int_equal(eng__bench_check(NULL, &h, buf), -EBADMSG);
+	h.token = 7;
+	buf[4096 + 4] ^= 0x40; /* the last of the 5 tail bytes */
+	assert_int_equal(eng__bench_check(NULL, &h, buf), -EBADMSG);
+}
+
 /* A server's worker whose rails a session leaves unused gets no pool and no stripes. */
 static void test_worker_without_stripes_gets_no_memory(void **state)
 {
@@ -254,6 +272,7 @@ int main(void)
 		cmocka_unit_test(test_receiver_refuses_chunk_of_another_session),
 		cmocka_unit_test(test_wrong_bytes_fail_the_check),
 		cmocka_unit_test(test_worker_without_stripes_gets_no_memory),
+		cmocka_unit_test(test_pattern_catches_misplaced_chunks_and_bad_tails),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
