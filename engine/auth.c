@@ -1,0 +1,231 @@
+/*
+ * auth.c - the shared key and HMAC-SHA256 challenge-response (see auth.h
+ * for the exchange and where the key comes from).
+ *
+ * The key file is checked on the open descriptor (fstat after open with
+ * O_NOFOLLOW), so the file checked is the file read. Key bytes live only in
+ * the caller's struct and in local buffers that are cleansed before return.
+ *
+ * Threading: thread-safe, no shared state.
+ */
+#include "engine/auth.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define LABEL_CLIENT "railcp-auth-1 client"
+#define LABEL_SERVER "railcp-auth-1 server"
+
+void eng__auth_key_wipe(struct eng_auth_key *key)
+{
+	OPENSSL_cleanse(key->bytes, sizeof(key->bytes));
+	key->len = 0;
+}
+
+static int key_file_check(int fd, const char *path)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return rcp_err(-errno, "cannot stat the key file %s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return rcp_err(-EACCES, "the key file %s is not a regular file", path);
+	if (st.st_uid != geteuid())
+		return rcp_err(-EACCES, "the key file %s belongs to another user; it must be yours "
+				"(chown it, then chmod 600 %s)", path, path);
+	if (st.st_mode & 077)
+		return rcp_err(-EACCES, "the key file %s is open to group or others (mode %04o); "
+				"run chmod 600 %s", path, (unsigned)(st.st_mode & 07777), path);
+	return 0;
+}
+
+/* Drop trailing newlines; refuse what is left if it is empty. */
+static int key_finish(struct eng_auth_key *key, const char *origin)
+{
+	while (key->len && (key->bytes[key->len - 1] == '\n' || key->bytes[key->len - 1] == '\r'))
+		key->len--;
+	if (key->len == 0)
+		return rcp_err(-EINVAL, "the key in %s is empty; put at least 32 random bytes in it, "
+				"e.g. head -c 32 /dev/urandom | base64", origin);
+	if (key->len < 16)
+		rcp_log(RCP_LOG_NOTICE, "the key in %s is only %zu bytes; 32 random bytes or more "
+			"are safer", origin, key->len);
+	snprintf(key->origin, sizeof(key->origin), "%s", origin);
+	return 0;
+}
+
+static int key_read(int fd, const char *path, struct eng_auth_key *key)
+{
+	ssize_t n;
+
+	key->len = 0;
+	for (;;) {
+		n = read(fd, key->bytes + key->len, sizeof(key->bytes) - key->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return rcp_err(-errno, "cannot read the key file %s: %s", path,
+				       strerror(errno));
+		if (n == 0)
+			return 0;
+		key->len += (size_t)n;
+		if (key->len == sizeof(key->bytes))
+			return rcp_err(-EINVAL, "the key file %s is longer than %d bytes", path,
+				       ENG_AUTH_KEY_MAX - 1);
+	}
+}
+
+int eng__auth_key_load(const char *path, struct eng_auth_key *key_out)
+{
+	struct eng_auth_key *key;
+	int fd, err;
+
+	key = malloc(sizeof(*key)); /* aside: *key_out is written only on success */
+	if (!key)
+		return rcp_err(-ENOMEM, "out of memory reading the key file %s", path);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		err = rcp_err(-errno, "cannot open the key file %s: %s", path, strerror(errno));
+		goto out_free;
+	}
+	err = key_file_check(fd, path);
+	err = err ? err : key_read(fd, path, key);
+	err = err ? err : key_finish(key, path);
+	close(fd);
+	if (!err)
+		memcpy(key_out, key, sizeof(*key));
+out_free:
+	OPENSSL_cleanse(key, sizeof(*key));
+	free(key);
+	return err;
+}
+
+static int key_from_env(const char *value, struct eng_auth_key *key_out)
+{
+	size_t len = strlen(value);
+	struct eng_auth_key *key;
+	int err;
+
+	if (len >= ENG_AUTH_KEY_MAX)
+		return rcp_err(-EINVAL, "%s is longer than %d bytes", ENG_AUTH_ENV,
+			       ENG_AUTH_KEY_MAX - 1);
+	key = malloc(sizeof(*key));
+	if (!key)
+		return rcp_err(-ENOMEM, "out of memory reading %s", ENG_AUTH_ENV);
+	memcpy(key->bytes, value, len);
+	key->len = len;
+	err = key_finish(key, ENG_AUTH_ENV);
+	if (!err)
+		memcpy(key_out, key, sizeof(*key));
+	OPENSSL_cleanse(key, sizeof(*key));
+	free(key);
+	return err;
+}
+
+int eng__auth_key_find(const char *key_file, struct eng_auth_key *key_out)
+{
+	const char *env = getenv(ENG_AUTH_ENV), *xdg = getenv("XDG_CONFIG_HOME");
+	const char *home = getenv("HOME");
+	char path[4096];
+
+	if (key_file)
+		return eng__auth_key_load(key_file, key_out);
+	if (env)
+		return key_from_env(env, key_out);
+	if (xdg && xdg[0])
+		snprintf(path, sizeof(path), "%s/railcp/key", xdg);
+	else if (home && home[0])
+		snprintf(path, sizeof(path), "%s/.config/railcp/key", home);
+	else
+		return rcp_err(-ENOENT, "no key: neither --key-file, %s nor HOME is set",
+			       ENG_AUTH_ENV);
+	if (access(path, F_OK) < 0 && errno == ENOENT)
+		return rcp_err(-ENOENT, "no key: no --key-file, no %s and no %s", ENG_AUTH_ENV,
+			       path);
+	return eng__auth_key_load(path, key_out);
+}
+
+int eng__auth_challenge(uint8_t challenge_out[ENG_AUTH_CHALLENGE_LEN])
+{
+	uint8_t c[ENG_AUTH_CHALLENGE_LEN];
+
+	if (RAND_bytes(c, sizeof(c)) != 1)
+		return rcp_err(-EIO, "the random generator failed to make a challenge");
+	memcpy(challenge_out, c, sizeof(c));
+	return 0;
+}
+
+int eng__auth_response(const struct eng_auth_key *key,
+		       const uint8_t challenge[ENG_AUTH_CHALLENGE_LEN], const void *context,
+		       size_t context_len, uint8_t response_out[ENG_AUTH_RESPONSE_LEN])
+{
+	uint8_t msg[ENG_AUTH_CHALLENGE_LEN + 256], md[EVP_MAX_MD_SIZE];
+	unsigned int md_len = 0;
+
+	if (key->len == 0)
+		return rcp_err(-EINVAL, "no key to answer a challenge with");
+	if (context_len > sizeof(msg) - ENG_AUTH_CHALLENGE_LEN)
+		return rcp_err(-EINVAL, "an authentication context of %zu bytes is too long",
+			       context_len);
+	memcpy(msg, challenge, ENG_AUTH_CHALLENGE_LEN);
+	memcpy(msg + ENG_AUTH_CHALLENGE_LEN, context, context_len);
+	if (!HMAC(EVP_sha256(), key->bytes, (int)key->len, msg, ENG_AUTH_CHALLENGE_LEN + context_len,
+		  md, &md_len) || md_len != ENG_AUTH_RESPONSE_LEN)
+		return rcp_err(-EIO, "HMAC-SHA256 failed in libcrypto");
+	memcpy(response_out, md, ENG_AUTH_RESPONSE_LEN);
+	OPENSSL_cleanse(md, sizeof(md));
+	return 0;
+}
+
+/* context = the prover's role label || the prover's own challenge */
+static int role_response(const struct eng_auth_key *key, enum eng_auth_role prover,
+			 const uint8_t answered[ENG_AUTH_CHALLENGE_LEN],
+			 const uint8_t provers_own[ENG_AUTH_CHALLENGE_LEN],
+			 uint8_t response_out[ENG_AUTH_RESPONSE_LEN])
+{
+	const char *label = prover == ENG_AUTH_SERVER ? LABEL_SERVER : LABEL_CLIENT;
+	uint8_t ctx[64 + ENG_AUTH_CHALLENGE_LEN];
+	size_t n = strlen(label);
+
+	memcpy(ctx, label, n);
+	memcpy(ctx + n, provers_own, ENG_AUTH_CHALLENGE_LEN);
+	return eng__auth_response(key, answered, ctx, n + ENG_AUTH_CHALLENGE_LEN, response_out);
+}
+
+int eng__auth_prove(const struct eng_auth_key *key, enum eng_auth_role me,
+		    const uint8_t mine[ENG_AUTH_CHALLENGE_LEN],
+		    const uint8_t theirs[ENG_AUTH_CHALLENGE_LEN],
+		    uint8_t response_out[ENG_AUTH_RESPONSE_LEN])
+{
+	return role_response(key, me, theirs, mine, response_out);
+}
+
+int eng__auth_check(const struct eng_auth_key *key, enum eng_auth_role peer,
+		    const uint8_t mine[ENG_AUTH_CHALLENGE_LEN],
+		    const uint8_t theirs[ENG_AUTH_CHALLENGE_LEN],
+		    const uint8_t response[ENG_AUTH_RESPONSE_LEN])
+{
+	uint8_t want[ENG_AUTH_RESPONSE_LEN];
+	int err, same;
+
+	err = role_response(key, peer, mine, theirs, want);
+	if (err)
+		return err;
+	same = CRYPTO_memcmp(want, response, sizeof(want)) == 0;
+	OPENSSL_cleanse(want, sizeof(want));
+	if (!same)
+		return rcp_err(-EACCES, "the peer does not know the shared key (its answer to our "
+				"challenge is wrong)");
+	return 0;
+}

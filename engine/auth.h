@@ -1,0 +1,96 @@
+/*
+ * auth.h - private to engine/: the primitives of session authentication,
+ * HMAC-SHA256 challenge-response over a shared key. No sockets here.
+ *
+ * The key: eng__auth_key_find looks, in this order, at the --key-file the
+ * user named, the environment variable RAILCP_KEY (its bytes are the key),
+ * and the default file $XDG_CONFIG_HOME/railcp/key, which is
+ * ~/.config/railcp/key when XDG_CONFIG_HOME is unset. A key file must be a
+ * regular file of the user running railcp with no permission for group or
+ * others (chmod 600), as ssh demands of private keys. Its bytes are the key,
+ * trailing newlines removed (so `head -c 32 /dev/urandom | base64 > key`
+ * and RAILCP_KEY=$(cat key) give the same key); an empty key is refused.
+ *
+ * The exchange (mutual: each side sends a fresh challenge and checks the
+ * other's answer; suggested for the control connection):
+ *   client -> server  Cc                    (32 random bytes)
+ *   server -> client  Cs, prove(SERVER)     = HMAC(K, Cc || "railcp-auth-1 server" || Cs)
+ *   client            check(SERVER); on failure it stops before sending anything else
+ *   client -> server  prove(CLIENT)         = HMAC(K, Cs || "railcp-auth-1 client" || Cc)
+ *   server            check(CLIENT); on failure it refuses the session before any
+ *                     file or rail is touched
+ * The response covers (challenge || context): the context names the role of
+ * the prover, so an answer can never be reflected back as the other role's,
+ * and holds the prover's own challenge, binding the answer to both fresh
+ * challenges of this session. Comparison is constant time (CRYPTO_memcmp).
+ *
+ * Threading: every function is thread-safe (no shared state; OpenSSL 3's
+ * RAND_bytes and HMAC are thread-safe).
+ */
+#ifndef RAILCP_ENGINE_AUTH_H
+#define RAILCP_ENGINE_AUTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ENG_AUTH_CHALLENGE_LEN 32
+#define ENG_AUTH_RESPONSE_LEN 32 /* SHA-256 */
+#define ENG_AUTH_KEY_MAX 4096
+#define ENG_AUTH_ENV "RAILCP_KEY"
+
+struct eng_auth_key {
+	size_t len;
+	unsigned char bytes[ENG_AUTH_KEY_MAX];
+	char origin[256]; /* where it came from, for messages: a path or "RAILCP_KEY" */
+};
+
+enum eng_auth_role {
+	ENG_AUTH_CLIENT,
+	ENG_AUTH_SERVER,
+};
+
+/*
+ * Load the key file path into *key_out. Refusals (-EACCES: mode or owner,
+ * -EINVAL: empty or too long, -ENOENT) carry one sentence telling the user
+ * what to do.
+ */
+int eng__auth_key_load(const char *path, struct eng_auth_key *key_out);
+
+/*
+ * Find the key: key_file if not NULL, else RAILCP_KEY, else the default
+ * file. -ENOENT (with a sentence naming where it looked) when none is
+ * configured, so a server can fall back to loopback only.
+ */
+int eng__auth_key_find(const char *key_file, struct eng_auth_key *key_out);
+
+/* Overwrite the key's bytes (OPENSSL_cleanse). */
+void eng__auth_key_wipe(struct eng_auth_key *key);
+
+/* ENG_AUTH_CHALLENGE_LEN fresh random bytes from OpenSSL's CSPRNG. */
+int eng__auth_challenge(uint8_t challenge_out[ENG_AUTH_CHALLENGE_LEN]);
+
+/* HMAC-SHA256(key, challenge || context): the raw primitive. */
+int eng__auth_response(const struct eng_auth_key *key,
+		       const uint8_t challenge[ENG_AUTH_CHALLENGE_LEN], const void *context,
+		       size_t context_len, uint8_t response_out[ENG_AUTH_RESPONSE_LEN]);
+
+/*
+ * The answer of role `me` to the peer's challenge `theirs`, where `mine` is
+ * the challenge this side sent (see the exchange above).
+ */
+int eng__auth_prove(const struct eng_auth_key *key, enum eng_auth_role me,
+		    const uint8_t mine[ENG_AUTH_CHALLENGE_LEN],
+		    const uint8_t theirs[ENG_AUTH_CHALLENGE_LEN],
+		    uint8_t response_out[ENG_AUTH_RESPONSE_LEN]);
+
+/*
+ * Check the peer's answer: the peer has role `peer`, `mine` is the challenge
+ * this side sent, `theirs` the one the peer sent. 0, or -EACCES with a
+ * sentence saying the peer does not know the key.
+ */
+int eng__auth_check(const struct eng_auth_key *key, enum eng_auth_role peer,
+		    const uint8_t mine[ENG_AUTH_CHALLENGE_LEN],
+		    const uint8_t theirs[ENG_AUTH_CHALLENGE_LEN],
+		    const uint8_t response[ENG_AUTH_RESPONSE_LEN]);
+
+#endif

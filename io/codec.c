@@ -1,0 +1,379 @@
+/*
+ * codec.c - the manifest on the wire, and the checks that make a manifest
+ * from a stranger safe to act on.
+ *
+ * Format, version 1, all integers little-endian:
+ *   header  "RCPM"  u16 version  u16 flags (0)  u64 entry count
+ *   entry   u8 type  u8 reserved (0)  u16 path length  u32 mode
+ *           i64 mtime (ns)  u64 size  path bytes
+ *           symlink: u16 target length (= size), target bytes
+ *           file:    u32 extent count, then per extent u64 offset, u64 length
+ * No count is trusted before it is compared with the bytes that remain, so
+ * a hostile count cannot make the decoder allocate more than a small
+ * multiple of the input. Every rule a receiver relies on is checked here,
+ * once: names (io__path_problem), types and modes, extents sorted, disjoint,
+ * non-empty and inside the size, each parent a directory listed earlier,
+ * no duplicate path, totals that fit in 64 bits.
+ *
+ * Threading: thread-safe (no shared state).
+ */
+#include "io/io_int.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAGIC "RCPM"
+#define VERSION 1
+#define HDR_LEN 16
+#define ENTRY_MIN 24 /* the fixed fields of an entry */
+#define EXT_LEN 16
+
+/* ---- encoding ---- */
+
+static uint8_t *put(uint8_t *p, uint64_t v, unsigned bytes)
+{
+	unsigned i;
+
+	for (i = 0; i < bytes; i++)
+		*p++ = (uint8_t)(v >> (8 * i));
+	return p;
+}
+
+static size_t entry_len(const struct io_entry *e)
+{
+	size_t n = 24 + strlen(e->path);
+
+	if (e->type == IO_SYMLINK)
+		n += 2 + strlen(e->link);
+	if (e->type == IO_FILE)
+		n += 4 + (size_t)e->n_ext * EXT_LEN;
+	return n;
+}
+
+static uint8_t *entry_put(uint8_t *p, const struct io_entry *e)
+{
+	size_t plen = strlen(e->path), llen;
+	uint32_t i;
+
+	p = put(p, e->type, 1);
+	p = put(p, 0, 1);
+	p = put(p, plen, 2);
+	p = put(p, e->mode, 4);
+	p = put(p, (uint64_t)e->mtime_ns, 8);
+	p = put(p, e->size, 8);
+	memcpy(p, e->path, plen);
+	p += plen;
+	if (e->type == IO_SYMLINK) {
+		llen = strlen(e->link);
+		p = put(p, llen, 2);
+		memcpy(p, e->link, llen);
+		p += llen;
+	}
+	if (e->type == IO_FILE) {
+		p = put(p, e->n_ext, 4);
+		for (i = 0; i < e->n_ext; i++) {
+			p = put(p, e->ext[i].off, 8);
+			p = put(p, e->ext[i].len, 8);
+		}
+	}
+	return p;
+}
+
+int io_manifest_encode(const struct io_manifest *m, void **buf_out, size_t *len_out)
+{
+	size_t len = HDR_LEN, i;
+	uint8_t *buf, *p;
+
+	for (i = 0; i < m->n; i++)
+		len += entry_len(&m->entry[i]);
+	buf = malloc(len);
+	if (!buf)
+		return rcp_err(-ENOMEM, "out of memory encoding a manifest of %zu bytes", len);
+	memcpy(buf, MAGIC, 4);
+	p = put(buf + 4, VERSION, 2);
+	p = put(p, 0, 2);
+	p = put(p, m->n, 8);
+	for (i = 0; i < m->n; i++)
+		p = entry_put(p, &m->entry[i]);
+	*buf_out = buf;
+	*len_out = len;
+	return 0;
+}
+
+/* ---- decoding ---- */
+
+struct rd {
+	const uint8_t *p;
+	size_t left;
+	size_t index; /* the entry being read, for sentences */
+};
+
+static int bad(const struct rd *r, const char *why)
+{
+	return rcp_err(-EBADMSG, "the manifest is malformed at entry %zu: %s", r->index, why);
+}
+
+static int get(struct rd *r, unsigned bytes, uint64_t *v_out)
+{
+	uint64_t v = 0;
+	unsigned i;
+
+	if (r->left < bytes)
+		return bad(r, "it is truncated");
+	for (i = 0; i < bytes; i++)
+		v |= (uint64_t)r->p[i] << (8 * i);
+	r->p += bytes;
+	r->left -= bytes;
+	*v_out = v;
+	return 0;
+}
+
+/* len bytes as a new NUL-terminated string (the caller checked len against what is left). */
+static int get_str(struct rd *r, size_t len, char **s_out)
+{
+	char *s;
+
+	if (r->left < len)
+		return bad(r, "it is truncated");
+	s = malloc(len + 1);
+	if (!s)
+		return rcp_err(-ENOMEM, "out of memory decoding a manifest");
+	memcpy(s, r->p, len);
+	s[len] = '\0';
+	r->p += len;
+	r->left -= len;
+	*s_out = s;
+	return 0;
+}
+
+static int bad_name(const struct rd *r, const char *p, size_t len, const char *why)
+{
+	char esc[IO_ESC_MAX];
+
+	return rcp_err(-EBADMSG, "the manifest is malformed at entry %zu: the name \"%s\" %s",
+		       r->index, io__path_escape(p, len, esc), why);
+}
+
+static int get_path(struct rd *r, size_t len, char **path_out)
+{
+	const char *why;
+
+	if (r->left < len)
+		return bad(r, "it is truncated");
+	why = io__path_problem((const char *)r->p, len);
+	if (why)
+		return bad_name(r, (const char *)r->p, len, why);
+	return get_str(r, len, path_out);
+}
+
+static int get_link(struct rd *r, struct io_entry *e)
+{
+	uint64_t len = 0;
+	int err;
+
+	err = get(r, 2, &len);
+	if (err)
+		return err;
+	if (len == 0 || len >= IO_PATH_MAX || len != e->size)
+		return bad(r, "the symlink target length is wrong");
+	if (r->left < len)
+		return bad(r, "it is truncated");
+	if (memchr(r->p, '\0', len))
+		return bad(r, "the symlink target contains a NUL byte");
+	return get_str(r, len, &e->link);
+}
+
+static int get_extents(struct rd *r, struct io_entry *e)
+{
+	uint64_t n = 0, i, off = 0, len = 0, end = 0;
+	int err;
+
+	err = get(r, 4, &n);
+	if (err)
+		return err;
+	if (n > r->left / EXT_LEN)
+		return bad(r, "the extent count exceeds the bytes that follow");
+	e->ext = malloc((size_t)(n ? n : 1) * sizeof(*e->ext));
+	if (!e->ext)
+		return rcp_err(-ENOMEM, "out of memory decoding a manifest");
+	for (i = 0; i < n; i++) {
+		get(r, 8, &off); /* cannot fail: n was checked against the bytes left */
+		get(r, 8, &len);
+		if (len == 0 || off < end || off > e->size || len > e->size - off)
+			return bad(r, "an extent is empty, unsorted, overlapping or outside the file");
+		e->ext[i] = (struct io_extent){.off = off, .len = len};
+		e->n_ext++;
+		e->data_bytes += len;
+		end = off + len;
+	}
+	return 0;
+}
+
+static int get_fixed(struct rd *r, struct io_entry *e, uint64_t *path_len_out)
+{
+	uint64_t type = 0, rsv = 0, plen = 0, mode = 0, mtime = 0;
+	int err;
+
+	err = get(r, 1, &type);
+	err = err ? err : get(r, 1, &rsv);
+	err = err ? err : get(r, 2, &plen);
+	err = err ? err : get(r, 4, &mode);
+	err = err ? err : get(r, 8, &mtime);
+	err = err ? err : get(r, 8, &e->size);
+	if (err)
+		return err;
+	if (type != IO_FILE && type != IO_DIR && type != IO_SYMLINK)
+		return bad(r, "the type is unknown");
+	if (rsv != 0 || (mode & ~07777u))
+		return bad(r, "reserved bits are set");
+	if (e->size > INT64_MAX || (type == IO_DIR && e->size != 0))
+		return bad(r, "the size is impossible");
+	e->type = (enum io_type)type;
+	e->mode = (uint32_t)mode;
+	e->mtime_ns = (int64_t)mtime;
+	*path_len_out = plen;
+	return 0;
+}
+
+static int get_entry(struct rd *r, struct io_manifest *m)
+{
+	struct io_entry *e;
+	uint64_t plen = 0;
+	int err;
+
+	err = io__manifest_add(m, &e);
+	if (err)
+		return err;
+	err = get_fixed(r, e, &plen);
+	err = err ? err : get_path(r, (size_t)plen, &e->path);
+	if (!err && e->type == IO_SYMLINK)
+		err = get_link(r, e);
+	if (!err && e->type == IO_FILE)
+		err = get_extents(r, e);
+	if (err)
+		return err;
+	if (e->type == IO_FILE) {
+		if (m->data_bytes + e->data_bytes < m->data_bytes)
+			return bad(r, "the total data exceeds 2^64 bytes");
+		m->data_bytes += e->data_bytes;
+		m->n_files++;
+	}
+	return 0;
+}
+
+static int get_header(struct rd *r, uint64_t *n_out)
+{
+	uint64_t version = 0, flags = 0;
+
+	if (r->left < HDR_LEN || memcmp(r->p, MAGIC, 4))
+		return rcp_err(-EBADMSG, "the peer sent something that is not a railcp manifest");
+	r->p += 4;
+	r->left -= 4;
+	get(r, 2, &version);
+	get(r, 2, &flags);
+	get(r, 8, n_out);
+	if (version != VERSION)
+		return rcp_err(-EPROTONOSUPPORT, "the peer sent a manifest of version %u; this railcp "
+				"reads version %d", (unsigned)version, VERSION);
+	if (flags)
+		return rcp_err(-EBADMSG, "the manifest has unknown flags 0x%x", (unsigned)flags);
+	if (*n_out > r->left / ENTRY_MIN)
+		return rcp_err(-EBADMSG, "the manifest claims %llu entries in %zu bytes",
+			       (unsigned long long)*n_out, r->left);
+	return 0;
+}
+
+int io_manifest_decode(const void *buf, size_t len, struct io_manifest **m_out)
+{
+	struct rd r = {.p = buf, .left = len};
+	struct io_manifest *m;
+	uint64_t n = 0;
+	int err;
+
+	err = get_header(&r, &n);
+	if (err)
+		return err;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return rcp_err(-ENOMEM, "out of memory decoding a manifest");
+	for (r.index = 0; r.index < n && !err; r.index++)
+		err = get_entry(&r, m);
+	if (!err && r.left)
+		err = rcp_err(-EBADMSG, "the manifest has %zu bytes after its last entry", r.left);
+	err = err ? err : io__manifest_check(m);
+	if (err) {
+		io_manifest_destroy(m);
+		return err;
+	}
+	*m_out = m;
+	return 0;
+}
+
+/* ---- structure: parents first, no duplicates ---- */
+
+static uint64_t hash(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	while (n--)
+		h = (h ^ (uint8_t)*s++) * 0x100000001b3ull;
+	return h;
+}
+
+/* The slot of path in the table: where it is, or the empty one where it would go. */
+static size_t slot_of(const struct io_manifest *m, const size_t *tab, size_t mask, const char *p,
+		      size_t n)
+{
+	size_t s = (size_t)hash(p, n) & mask;
+	const char *q;
+
+	while (tab[s]) {
+		q = m->entry[tab[s] - 1].path;
+		if (strlen(q) == n && !memcmp(q, p, n))
+			return s;
+		s = (s + 1) & mask;
+	}
+	return s;
+}
+
+static int structure_problem(const struct io_manifest *m, size_t i, const char *why)
+{
+	char esc[IO_ESC_MAX];
+	const char *p = m->entry[i].path;
+
+	return rcp_err(-EBADMSG, "manifest entry %zu \"%s\": %s", i,
+		       io__path_escape(p, strlen(p), esc), why);
+}
+
+int io__manifest_check(const struct io_manifest *m)
+{
+	size_t size = 16, mask, i, s;
+	const char *p, *slash;
+	size_t *tab;
+	int err = 0;
+
+	while (size < 2 * m->n)
+		size *= 2;
+	mask = size - 1;
+	tab = calloc(size, sizeof(*tab));
+	if (!tab)
+		return rcp_err(-ENOMEM, "out of memory checking a manifest of %zu entries", m->n);
+	for (i = 0; i < m->n && !err; i++) {
+		p = m->entry[i].path;
+		slash = strrchr(p, '/');
+		if (slash) {
+			s = slot_of(m, tab, mask, p, (size_t)(slash - p));
+			if (!tab[s] || m->entry[tab[s] - 1].type != IO_DIR)
+				err = structure_problem(m, i, "its directory is not listed before it");
+		}
+		s = slot_of(m, tab, mask, p, strlen(p));
+		if (!err && tab[s])
+			err = structure_problem(m, i, "the same path appears twice");
+		tab[s] = i + 1;
+	}
+	free(tab);
+	return err;
+}

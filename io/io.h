@@ -1,0 +1,264 @@
+/*
+ * io.h - files and datasets: the manifest of what travels, the chunk plan,
+ * the sender's reader and the receiver's confined, atomic writer.
+ *
+ * The flow of one copy:
+ *   sender:   io_manifest_walk -> io_manifest_encode -> (control connection)
+ *             io_plan_create; per chunk io_rfile_open/io_chunk_read
+ *   receiver: io_manifest_decode -> io_root_open; in manifest order
+ *             io_root_mkdir / io_root_symlink / io_wfile_open; per chunk
+ *             io_chunk_write; per complete file io_wfile_finalize; at the
+ *             end io_root_dirs_finish (directory metadata, deepest first).
+ * Both sides call io_plan_create on the same manifest with the same chunk
+ * size and get the same chunks, so a chunk is named by (file, offset, len).
+ *
+ * Naming (the rule of `cp -r SRC... DIR` with DIR an existing directory):
+ * every SRC lands beneath the destination root under its own last name,
+ * trailing slashes ignored: `a/b/file` -> `file`, `a/dir` -> `dir`,
+ * `dir/sub/x` -> `dir/sub/x`. A SRC whose last name is "." or ".." or that
+ * is "/" has no name of its own: its contents land directly at the root (as
+ * `cp -r . DIR` does). For `cp SRC NEW` with NEW not existing, pass the
+ * root as NEW's parent and as_name = NEW's last name: the single SRC is then
+ * called as_name (a directory's contents land under as_name).
+ *
+ * Every path is bytes (no encoding assumed, no NUL), relative, with no empty,
+ * "." or ".." component, at most IO_PATH_MAX - 1 bytes and IO_NAME_MAX per
+ * component. Symlinks are recorded as links and never followed, also at the
+ * top level (cp -r does the same). Other file types (fifos, sockets,
+ * devices) are skipped with a notice. Hard links arrive as separate files.
+ *
+ * Errors: every function returns 0 or a negative errno and records one
+ * sentence with rcp_err where the error is first seen.
+ *
+ * Threading: manifests and plans are immutable once built and may be read
+ * from any thread. io_chunk_read and io_chunk_write are thread-safe on one
+ * handle (pread/pwrite at offsets, atomic accounting); everything else on a
+ * handle is single-threaded.
+ */
+#ifndef RAILCP_IO_H
+#define RAILCP_IO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define IO_PATH_MAX 4096 /* PATH_MAX: a path, with its NUL */
+#define IO_NAME_MAX 255  /* NAME_MAX: one component */
+#define IO_CHUNK_MAX (1u << 30)   /* largest chunk io_plan_create accepts */
+#define IO_DIRECT_ALIGN 4096u     /* O_DIRECT offsets, lengths and buffers */
+
+/* ---- the manifest ---- */
+
+enum io_type {
+	IO_FILE = 1,
+	IO_DIR = 2,
+	IO_SYMLINK = 3,
+};
+
+struct io_extent {
+	uint64_t off;
+	uint64_t len;
+};
+
+struct io_entry {
+	char *path;            /* relative to the destination root, NUL-terminated */
+	char *src;             /* sender only: where to read it, relative to the walk's root
+				* if it had one (NULL after decode) */
+	char *link;            /* symlink target, else NULL */
+	enum io_type type;
+	uint32_t mode;         /* permission bits, & 07777 */
+	int64_t mtime_ns;      /* since the epoch */
+	uint64_t size;         /* file: bytes; symlink: target length; dir: 0 */
+	struct io_extent *ext; /* file: data extents, sorted, disjoint, inside size */
+	uint32_t n_ext;
+	uint64_t data_bytes;   /* file: sum of the extents' lengths */
+};
+
+struct io_manifest {
+	struct io_entry *entry; /* directories before their contents */
+	size_t n;
+	size_t cap;
+	uint64_t data_bytes;    /* over all files */
+	uint64_t n_files;       /* regular files */
+};
+
+enum {
+	IO_WALK_RECURSIVE = 1u << 0, /* descend into directory SRCs (cp -r); else they are an error */
+};
+
+struct io_root;
+
+/*
+ * Walk n_src source paths (files, directories, symlinks) into a new
+ * manifest. root NULL: the paths are this user's own, resolved as usual.
+ * root set (a server answering a pull, the paths a peer's): each path must
+ * be relative and valid ("." or "" for the root itself) and is resolved
+ * beneath root like everything the receiver creates; entries' src are then
+ * relative to root, for io_rfile_open with the same root. as_name (NULL
+ * normally) renames a single SRC, see "Naming". Two SRCs with the same last
+ * name are an error (-EEXIST).
+ */
+int io_manifest_walk(const struct io_root *root, const char *const *src, size_t n_src,
+		     unsigned flags, const char *as_name, struct io_manifest **m_out);
+
+/* Accepts NULL. */
+void io_manifest_destroy(struct io_manifest *m);
+
+/*
+ * The receiver's half of `cp SRC NEW` when NEW does not exist: give the one
+ * top-level entry of m (and so everything beneath it) the name `name`.
+ * -EINVAL if m has several top-level entries or name is not one valid
+ * component; m is unchanged on failure. Not thread-safe on m.
+ */
+int io_manifest_rename_top(struct io_manifest *m, const char *name);
+
+/*
+ * The manifest as bytes for the control connection (little-endian, length-
+ * prefixed fields, versioned; sources are not included). *buf_out is
+ * malloc'd, the caller frees it.
+ */
+int io_manifest_encode(const struct io_manifest *m, void **buf_out, size_t *len_out);
+
+/*
+ * Parse bytes from a peer, who may be hostile: anything malformed is
+ * -EBADMSG (or -EPROTONOSUPPORT for another version) with one sentence
+ * naming the entry and, for bad names, the name printably escaped. Accepted
+ * manifests have valid names, each parent a directory entry listed before
+ * it, no duplicate path, and extents sorted, disjoint and inside the size.
+ */
+int io_manifest_decode(const void *buf, size_t len, struct io_manifest **m_out);
+
+/* ---- the chunk plan ---- */
+
+struct io_chunk {
+	uint64_t file;   /* index into the manifest's entries */
+	uint64_t offset;
+	uint32_t len;    /* 1 .. chunk size; never crosses an extent */
+};
+
+struct io_plan {
+	struct io_chunk *chunk;
+	uint64_t n;
+	uint32_t chunk_size;
+};
+
+/* Cut every file's data extents into chunks of at most chunk bytes (1 .. IO_CHUNK_MAX). */
+int io_plan_create(const struct io_manifest *m, uint32_t chunk, struct io_plan **plan_out);
+
+/* Accepts NULL. */
+void io_plan_destroy(struct io_plan *plan);
+
+/* ---- integrity ---- */
+
+/* CRC-32C (Castagnoli, as iSCSI and ext4 use it) of len bytes, with ISA-L. Thread-safe. */
+uint32_t io_crc32c(const void *buf, size_t len);
+
+/* ---- the sender's files ---- */
+
+enum {
+	IO_DIRECT = 1u << 0, /* O_DIRECT where offset, length and buffer are aligned */
+};
+
+struct io_rfile;
+
+/*
+ * Open entry e (a regular file, read at e->src: beneath root when root is
+ * not NULL, see io_manifest_walk) for io_chunk_read; e must outlive the
+ * handle.
+ */
+int io_rfile_open(const struct io_root *root, const struct io_entry *e, unsigned flags,
+		  struct io_rfile **f_out);
+
+/*
+ * Read len bytes at off into buf and compute their crc32c. With IO_DIRECT,
+ * buf must be IO_DIRECT_ALIGN-aligned and have room for len rounded up to
+ * IO_DIRECT_ALIGN. A file that got shorter since the walk is -EIO with a
+ * sentence. Thread-safe.
+ */
+int io_chunk_read(struct io_rfile *f, uint64_t off, uint32_t len, void *buf, uint32_t *crc_out);
+
+/* Accepts NULL. */
+void io_rfile_close(struct io_rfile *f);
+
+/* ---- a root nothing escapes (the receiver's, or a server's for pulls) ---- */
+
+enum {
+	IO_ROOT_KEEP_META = 1u << 0, /* cp -p: apply mode (without setuid/setgid) and mtime */
+	IO_ROOT_FSYNC = 1u << 1,     /* fsync each file (and its directory) when finalized */
+	IO_ROOT_DIRECT = 1u << 2,    /* O_DIRECT for aligned chunks */
+};
+
+/*
+ * Open dir (an existing directory) as the root of everything the receiver
+ * creates. Every later path is resolved beneath it with openat2
+ * (RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS), so "..", absolute paths and
+ * symlinks leading out are refused, races included. Reads the umask (not
+ * thread-safe against other umask callers).
+ */
+int io_root_open(const char *dir, unsigned flags, struct io_root **root_out);
+
+/*
+ * Open rel (a peer's destination, e.g. DST of `railcp SRC HOST:DST`) beneath
+ * parent as a root of its own with the same flags; "" and "." are parent
+ * itself. Symlinks are followed only while they stay beneath parent.
+ */
+int io_root_open_beneath(const struct io_root *parent, const char *rel,
+			 struct io_root **root_out);
+
+/* Accepts NULL. */
+void io_root_close(struct io_root *root);
+
+/*
+ * Create directory e->path (owner rwx added while it is filled; an existing
+ * directory is reused). Its metadata waits for io_root_dirs_finish.
+ */
+int io_root_mkdir(struct io_root *root, const struct io_entry *e);
+
+/* Create symlink e->path -> e->link, atomically replacing a non-directory there. */
+int io_root_symlink(struct io_root *root, const struct io_entry *e);
+
+/* With IO_ROOT_KEEP_META: each directory's mode and mtime, deepest first. */
+int io_root_dirs_finish(struct io_root *root, const struct io_manifest *m);
+
+struct io_wfile;
+
+/*
+ * Start receiving regular file e: a temporary file beside its final name,
+ * its data extents preallocated. chunk is the plan's chunk size: chunks must
+ * arrive exactly as io_plan_create cuts them. The handle lives until
+ * io_wfile_finalize or io_wfile_abort; root and e must outlive it. Each
+ * open handle holds two or three descriptors.
+ */
+int io_wfile_open(struct io_root *root, const struct io_entry *e, uint32_t chunk,
+		  struct io_wfile **f_out);
+
+/*
+ * Write one chunk: it must be one of the file's planned chunks, and its
+ * crc32c must equal crc (checked before anything is written: -EBADMSG, the
+ * caller may ask for it again). A repeated chunk is written again but
+ * counted once. *complete_out is true for exactly one call: the one that
+ * brought the last missing chunk. Thread-safe.
+ */
+int io_chunk_write(struct io_wfile *f, uint64_t off, const void *data, uint32_t len, uint32_t crc,
+		   bool *complete_out);
+
+/* Every planned chunk is in (true at once for a file without data). Thread-safe. */
+bool io_wfile_complete(const struct io_wfile *f);
+
+/* Data bytes received so far, for progress. Thread-safe. */
+uint64_t io_wfile_received(const struct io_wfile *f);
+
+/*
+ * Put the file in place: refuses (-EIO) a file with a missing or failed
+ * chunk; sets the size (holes stay holes), fsyncs with IO_ROOT_FSYNC,
+ * applies the mode (with IO_ROOT_KEEP_META: e's mode without setuid/setgid,
+ * and e's mtime; else e's mode & 0777 & ~umask, as cp does), renames over
+ * the final name. Ends the handle
+ * either way: on failure the temporary file is removed.
+ */
+int io_wfile_finalize(struct io_wfile *f);
+
+/* Remove the temporary file and end the handle. Accepts NULL. */
+void io_wfile_abort(struct io_wfile *f);
+
+#endif

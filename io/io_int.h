@@ -1,0 +1,81 @@
+/*
+ * io_int.h - private to io/: name rules, printable escaping, chunk
+ * arithmetic and confined path resolution shared by the io/ files.
+ *
+ * Threading: everything here is pure or works only on its arguments.
+ */
+#ifndef RAILCP_IO_INT_H
+#define RAILCP_IO_INT_H
+
+#include "io/io.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+struct io_root {
+	int fd;        /* O_PATH directory */
+	unsigned flags;
+	mode_t umask;  /* applied to modes when metadata is not kept */
+};
+
+/* A fresh temporary name, ".railcp-tmp-" and 16 hex digits: clearly ours, never a peer's. */
+#define IO_TMP_NAME_LEN 32
+void io__tmp_name(char out[IO_TMP_NAME_LEN]);
+
+/* mtime in ns as the timespec pair futimens wants (atime left alone). */
+void io__mtime_times(int64_t mtime_ns, struct timespec ts_out[2]);
+
+/* Room for a name escaped by io__path_escape (longer names are cut with "..."). */
+#define IO_ESC_MAX 160
+
+/*
+ * Copy len bytes of p into out (IO_ESC_MAX bytes) with every byte outside
+ * printable ASCII, and the backslash, as \xNN; returns out.
+ */
+const char *io__path_escape(const char *p, size_t len, char out[IO_ESC_MAX]);
+
+/*
+ * Check a relative path from a peer: NULL if it is acceptable, else a short
+ * reason ("is absolute", "has a \"..\" component", ...).
+ */
+const char *io__path_problem(const char *p, size_t len);
+
+/* Chunks of at most chunk bytes that cover len bytes. */
+static inline uint64_t io__chunks_of(uint64_t len, uint32_t chunk)
+{
+	return len / chunk + (len % chunk != 0);
+}
+
+/*
+ * Open the directory holding path's last component beneath root_fd
+ * (openat2, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS) as O_PATH, and point
+ * *last_out at that component inside path. Refusals name the path.
+ * The path is not checked lexically here: openat2 alone must refuse escapes.
+ */
+int io__parent_open(int root_fd, const char *path, int *fd_out, const char **last_out);
+
+/* Open directory path itself beneath root_fd, not following a final symlink (O_RDONLY). */
+int io__dir_open(int root_fd, const char *path, int *fd_out);
+
+/* Open the file path beneath root_fd with flags (O_NOFOLLOW added): a source of a pull. */
+int io__file_open(int root_fd, const char *path, int flags, int *fd_out);
+
+/* Open directory path beneath root_fd as O_PATH, following symlinks that stay beneath. */
+int io__sub_open(int root_fd, const char *path, int *fd_out);
+
+/* Free the members of one entry (not the entry itself). */
+void io__entry_fini(struct io_entry *e);
+
+/* Append a zeroed entry to m; *e_out points at it (valid until the next append). */
+int io__manifest_add(struct io_manifest *m, struct io_entry **e_out);
+
+/*
+ * The structure rules of a manifest: every parent is a directory entry
+ * listed earlier, no path twice. -EBADMSG with a sentence naming the entry,
+ * or -ENOMEM.
+ */
+int io__manifest_check(const struct io_manifest *m);
+
+#endif

@@ -1,0 +1,107 @@
+/*
+ * plan.c - cutting a manifest into chunks, and the chunks' checksum.
+ *
+ * A chunk never crosses a data extent (so it never carries a hole) and is
+ * at most the chunk size; an extent of len bytes gives ceil(len / chunk)
+ * chunks, all full but the last. Files and extents are taken in manifest
+ * order. The receiver relies on this exact cut (io_wfile_open recomputes
+ * it per file to recognise chunks), so changing it changes the protocol.
+ *
+ * The checksum is CRC-32C from ISA-L. crc32_iscsi is the bare polynomial
+ * division without the standard's pre- and post-inversion: seeding it with
+ * ~0 and inverting its result gives the standard CRC-32C ("123456789" ->
+ * 0xe3069283). Its length is an int, so longer buffers go in pieces.
+ *
+ * Threading: thread-safe (no shared state); a plan is read-only once made.
+ */
+#include "io/io_int.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <isa-l/crc.h>
+#include <stdlib.h>
+
+uint32_t io_crc32c(const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	unsigned int crc = ~0u;
+	size_t n;
+
+	while (len) {
+		n = len < (1u << 30) ? len : (1u << 30);
+		crc = crc32_iscsi((unsigned char *)p, (int)n, crc);
+		p += n;
+		len -= n;
+	}
+	return ~crc;
+}
+
+static uint64_t plan_count(const struct io_manifest *m, uint32_t chunk)
+{
+	uint64_t n = 0;
+	size_t i;
+	uint32_t x;
+
+	for (i = 0; i < m->n; i++)
+		for (x = 0; x < m->entry[i].n_ext; x++)
+			n += io__chunks_of(m->entry[i].ext[x].len, chunk);
+	return n;
+}
+
+static void plan_fill(const struct io_manifest *m, struct io_plan *plan)
+{
+	const struct io_extent *ext;
+	uint64_t k = 0, off, left;
+	size_t i;
+	uint32_t x;
+
+	for (i = 0; i < m->n; i++) {
+		for (x = 0; x < m->entry[i].n_ext; x++) {
+			ext = &m->entry[i].ext[x];
+			for (off = ext->off, left = ext->len; left; k++) {
+				plan->chunk[k].file = i;
+				plan->chunk[k].offset = off;
+				plan->chunk[k].len = left < plan->chunk_size ? (uint32_t)left
+									     : plan->chunk_size;
+				off += plan->chunk[k].len;
+				left -= plan->chunk[k].len;
+			}
+		}
+	}
+}
+
+int io_plan_create(const struct io_manifest *m, uint32_t chunk, struct io_plan **plan_out)
+{
+	struct io_plan *plan;
+	uint64_t n;
+
+	if (chunk == 0 || chunk > IO_CHUNK_MAX)
+		return rcp_err(-EINVAL, "a chunk of %u bytes is not between 1 byte and 1 GiB", chunk);
+	n = plan_count(m, chunk);
+	if (n > SIZE_MAX / sizeof(struct io_chunk))
+		return rcp_err(-ENOMEM, "%llu chunks do not fit in memory",
+			       (unsigned long long)n);
+	plan = calloc(1, sizeof(*plan));
+	if (!plan)
+		return rcp_err(-ENOMEM, "out of memory for a chunk plan");
+	plan->chunk = malloc((size_t)(n ? n : 1) * sizeof(*plan->chunk));
+	if (!plan->chunk) {
+		free(plan);
+		return rcp_err(-ENOMEM, "out of memory for a plan of %llu chunks",
+			       (unsigned long long)n);
+	}
+	plan->n = n;
+	plan->chunk_size = chunk;
+	plan_fill(m, plan);
+	*plan_out = plan;
+	return 0;
+}
+
+void io_plan_destroy(struct io_plan *plan)
+{
+	if (!plan)
+		return;
+	free(plan->chunk);
+	free(plan);
+}

@@ -1,0 +1,151 @@
+/*
+ * rfile.c - the sender's side of a file: chunks read with pread at their
+ * offsets, each with its CRC-32C.
+ *
+ * With IO_DIRECT a second descriptor is opened with O_DIRECT and used for
+ * every chunk whose offset and buffer are aligned; it reads the length
+ * rounded up to IO_DIRECT_ALIGN (the tail of a file is rarely aligned, and a
+ * direct read past the end simply returns less). Unaligned chunks and file
+ * systems without O_DIRECT use the buffered descriptor, so O_DIRECT is a
+ * speed option, never a reason to fail. The handle refers to its manifest
+ * entry, which must outlive it. With a root (a server answering a pull),
+ * e->src is opened with openat2 beneath it, like everything a receiver
+ * creates, so a peer's names cannot make us read outside the root.
+ *
+ * Threading: io_chunk_read is thread-safe (pread only); open and close are not.
+ */
+#include "io/io_int.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct io_rfile {
+	const struct io_entry *e;
+	int fd;
+	int dfd; /* O_DIRECT, or -1 */
+};
+
+/* Open e->src with flags, beneath root when there is one; -errno with a sentence. */
+static int src_open(const struct io_root *root, const struct io_entry *e, int flags, int *fd_out)
+{
+	int fd;
+
+	flags |= O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY;
+	if (root)
+		return io__file_open(root->fd, e->src, flags, fd_out);
+	fd = open(e->src, flags);
+	if (fd < 0)
+		return rcp_err(-errno, "cannot open %s: %s", e->src, strerror(errno));
+	*fd_out = fd;
+	return 0;
+}
+
+/* An O_DIRECT descriptor of the same file, or -1 (O_DIRECT is an option, not a need). */
+static int direct_open(const struct io_root *root, const struct io_entry *e, int fd)
+{
+	struct stat a, b;
+	int dfd = -1, err;
+
+	err = src_open(root, e, O_DIRECT, &dfd);
+	if (err) {
+		rcp_log(RCP_LOG_INFO, "no O_DIRECT, reading through the page cache: %s",
+			rcp_err_msg(err));
+		return -1;
+	}
+	if (fstat(fd, &a) < 0 || fstat(dfd, &b) < 0 || a.st_ino != b.st_ino ||
+	    a.st_dev != b.st_dev) {
+		close(dfd);
+		return -1;
+	}
+	return dfd;
+}
+
+int io_rfile_open(const struct io_root *root, const struct io_entry *e, unsigned flags,
+		  struct io_rfile **f_out)
+{
+	struct io_rfile *f;
+	struct stat st;
+	int err;
+
+	if (e->type != IO_FILE || !e->src)
+		return rcp_err(-EINVAL, "%s is not a regular file of this host", e->path);
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return rcp_err(-ENOMEM, "out of memory opening %s", e->src);
+	f->e = e;
+	f->dfd = -1;
+	err = src_open(root, e, 0, &f->fd);
+	if (err)
+		goto err_free;
+	if (fstat(f->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		err = rcp_err(-EIO, "%s is no longer a regular file", e->src);
+		goto err_close;
+	}
+	if (flags & IO_DIRECT)
+		f->dfd = direct_open(root, e, f->fd);
+	*f_out = f;
+	return 0;
+err_close:
+	close(f->fd);
+err_free:
+	free(f);
+	return err;
+}
+
+void io_rfile_close(struct io_rfile *f)
+{
+	if (!f)
+		return;
+	if (f->dfd >= 0)
+		close(f->dfd);
+	close(f->fd);
+	free(f);
+}
+
+/* Read until want bytes are in or the file ends; the count read, or -errno. */
+static int64_t pread_full(int fd, void *buf, size_t want, uint64_t off)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < want) {
+		n = pread(fd, (char *)buf + got, want - got, (off_t)(off + got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (int64_t)got;
+}
+
+int io_chunk_read(struct io_rfile *f, uint64_t off, uint32_t len, void *buf, uint32_t *crc_out)
+{
+	bool direct = f->dfd >= 0 && off % IO_DIRECT_ALIGN == 0 &&
+		      (uintptr_t)buf % IO_DIRECT_ALIGN == 0;
+	size_t want = direct ? (len + IO_DIRECT_ALIGN - 1) / IO_DIRECT_ALIGN * IO_DIRECT_ALIGN : len;
+	int64_t got;
+
+	if (off > f->e->size || len > f->e->size - off)
+		return rcp_err(-EINVAL, "a chunk at %llu+%u is outside %s (%llu bytes)",
+			       (unsigned long long)off, len, f->e->src,
+			       (unsigned long long)f->e->size);
+	got = pread_full(direct ? f->dfd : f->fd, buf, want, off);
+	if (got < 0)
+		return rcp_err((int)got, "cannot read %s at offset %llu: %s", f->e->src,
+			       (unsigned long long)off, strerror((int)-got));
+	if (got < (int64_t)len)
+		return rcp_err(-EIO, "%s got shorter while it was being sent (%llu bytes at offset "
+				"%llu are missing)", f->e->src, (unsigned long long)(len - got),
+			       (unsigned long long)(off + (uint64_t)got));
+	*crc_out = io_crc32c(buf, len);
+	return 0;
+}

@@ -1,0 +1,252 @@
+/*
+ * root.c - the receiver's root, and the directories and symlinks made in it.
+ *
+ * Every object is created by an *at() call on the directory fd that
+ * io__parent_open got from openat2 beneath the root, after the name passed
+ * the lexical check: nothing is created before the path is known to stay
+ * inside. New directories get owner rwx while they are filled (a read-only
+ * directory could not receive its contents); their own mode and mtime are
+ * applied by io_root_dirs_finish, deepest first, because creating a child
+ * changes a directory's mtime. Symlinks are made under a temporary name and
+ * renamed over the final one, so an existing entry is replaced atomically
+ * and a failure leaves nothing half-made.
+ *
+ * Threading: an io_root may be used from several threads for different
+ * paths (it holds only an fd and constants); each call is independent.
+ */
+#include "io/io_int.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void io__tmp_name(char out[IO_TMP_NAME_LEN])
+{
+	static _Atomic uint64_t counter;
+	uint64_t r;
+
+	/* Unpredictable where possible; O_EXCL makes a collision an error, not a race. */
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = ((uint64_t)getpid() << 32) ^ ++counter ^ (uint64_t)time(NULL);
+	snprintf(out, IO_TMP_NAME_LEN, ".railcp-tmp-%016llx", (unsigned long long)r);
+}
+
+void io__mtime_times(int64_t mtime_ns, struct timespec ts_out[2])
+{
+	int64_t sec = mtime_ns / 1000000000, nsec = mtime_ns % 1000000000;
+
+	if (nsec < 0) {
+		nsec += 1000000000;
+		sec--;
+	}
+	ts_out[0] = (struct timespec){.tv_nsec = UTIME_OMIT};
+	ts_out[1] = (struct timespec){.tv_sec = sec, .tv_nsec = nsec};
+}
+
+int io_root_open(const char *dir, unsigned flags, struct io_root **root_out)
+{
+	struct io_root *root;
+	int err;
+
+	root = calloc(1, sizeof(*root));
+	if (!root)
+		return rcp_err(-ENOMEM, "out of memory opening the root %s", dir);
+	root->fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root->fd < 0) {
+		err = rcp_err(-errno, "cannot open the root directory %s: %s", dir, strerror(errno));
+		free(root);
+		return err;
+	}
+	root->flags = flags;
+	root->umask = umask(022);
+	umask(root->umask);
+	*root_out = root;
+	return 0;
+}
+
+int io_root_open_beneath(const struct io_root *parent, const char *rel,
+			 struct io_root **root_out)
+{
+	bool itself = !rel[0] || !strcmp(rel, ".");
+	const char *why = itself ? NULL : io__path_problem(rel, strlen(rel));
+	char esc[IO_ESC_MAX];
+	struct io_root *root;
+	int err;
+
+	if (why)
+		return rcp_err(-EINVAL, "refused the destination \"%s\": the name %s",
+			       io__path_escape(rel, strlen(rel), esc), why);
+	root = calloc(1, sizeof(*root));
+	if (!root)
+		return rcp_err(-ENOMEM, "out of memory opening a destination");
+	err = io__sub_open(parent->fd, itself ? "." : rel, &root->fd);
+	if (err) {
+		free(root);
+		return err;
+	}
+	root->flags = parent->flags;
+	root->umask = parent->umask;
+	*root_out = root;
+	return 0;
+}
+
+void io_root_close(struct io_root *root)
+{
+	if (!root)
+		return;
+	close(root->fd);
+	free(root);
+}
+
+/* The lexical rules (a peer's names may reach here without a manifest). */
+static int name_check(const struct io_entry *e, enum io_type want)
+{
+	char esc[IO_ESC_MAX];
+	const char *why;
+
+	if (e->type != want)
+		return rcp_err(-EINVAL, "\"%s\" has the wrong type for this call",
+			       io__path_escape(e->path, strlen(e->path), esc));
+	why = io__path_problem(e->path, strlen(e->path));
+	if (why)
+		return rcp_err(-EINVAL, "refused \"%s\": the name %s",
+			       io__path_escape(e->path, strlen(e->path), esc), why);
+	return 0;
+}
+
+int io_root_mkdir(struct io_root *root, const struct io_entry *e)
+{
+	char esc[IO_ESC_MAX];
+	const char *last;
+	struct stat st;
+	int pfd, err;
+
+	err = name_check(e, IO_DIR);
+	if (err)
+		return err;
+	err = io__parent_open(root->fd, e->path, &pfd, &last);
+	if (err)
+		return err;
+	if (mkdirat(pfd, last, (e->mode & 0777) | 0700) < 0) {
+		err = -errno;
+		if (err == -EEXIST && fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISDIR(st.st_mode))
+			err = 0; /* copying into an existing directory, as cp -r does */
+		else if (err == -EEXIST)
+			err = rcp_err(err, "cannot create the directory \"%s\": something else is "
+				      "in the way", io__path_escape(e->path, strlen(e->path), esc));
+		else
+			err = rcp_err(err, "cannot create the directory \"%s\": %s",
+				      io__path_escape(e->path, strlen(e->path), esc), strerror(-err));
+	}
+	close(pfd);
+	return err;
+}
+
+int io_root_symlink(struct io_root *root, const struct io_entry *e)
+{
+	char tmp[IO_TMP_NAME_LEN], esc[IO_ESC_MAX];
+	struct timespec ts[2];
+	const char *last;
+	int pfd, err = 0;
+
+	err = name_check(e, IO_SYMLINK);
+	if (err)
+		return err;
+	err = io__parent_open(root->fd, e->path, &pfd, &last);
+	if (err)
+		return err;
+	io__tmp_name(tmp);
+	if (symlinkat(e->link, pfd, tmp) < 0) {
+		err = rcp_err(-errno, "cannot create the symlink \"%s\": %s",
+			      io__path_escape(e->path, strlen(e->path), esc), strerror(errno));
+		goto out_close;
+	}
+	io__mtime_times(e->mtime_ns, ts);
+	if ((root->flags & IO_ROOT_KEEP_META) &&
+	    utimensat(pfd, tmp, ts, AT_SYMLINK_NOFOLLOW) < 0) {
+		err = rcp_err(-errno, "cannot set the time of the symlink \"%s\": %s",
+			      io__path_escape(e->path, strlen(e->path), esc), strerror(errno));
+		goto err_unlink;
+	}
+	if (renameat(pfd, tmp, pfd, last) < 0) {
+		err = rcp_err(-errno, "cannot put the symlink \"%s\" in place: %s",
+			      io__path_escape(e->path, strlen(e->path), esc), strerror(errno));
+		goto err_unlink;
+	}
+	goto out_close;
+err_unlink:
+	unlinkat(pfd, tmp, 0);
+out_close:
+	close(pfd);
+	return err;
+}
+
+static int dir_meta_apply(struct io_root *root, const struct io_entry *e)
+{
+	char esc[IO_ESC_MAX];
+	struct timespec ts[2];
+	int fd, err = 0;
+
+	err = io__dir_open(root->fd, e->path, &fd);
+	if (err)
+		return err;
+	io__mtime_times(e->mtime_ns, ts);
+	/* setuid/setgid never survive: the peer does not choose what runs as us */
+	if (fchmod(fd, e->mode & 01777) < 0 || futimens(fd, ts) < 0)
+		err = rcp_err(-errno, "cannot set the mode or time of the directory \"%s\": %s",
+			      io__path_escape(e->path, strlen(e->path), esc), strerror(errno));
+	close(fd);
+	return err;
+}
+
+struct depth_idx {
+	size_t depth;
+	size_t idx;
+};
+
+static int deeper_first(const void *a, const void *b)
+{
+	const struct depth_idx *x = a, *y = b;
+
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? 1 : -1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static size_t depth_of(const char *p)
+{
+	size_t d = 0;
+
+	for (; *p; p++)
+		d += *p == '/';
+	return d;
+}
+
+int io_root_dirs_finish(struct io_root *root, const struct io_manifest *m)
+{
+	struct depth_idx *order;
+	size_t i, n = 0;
+	int err = 0;
+
+	if (!(root->flags & IO_ROOT_KEEP_META))
+		return 0;
+	order = malloc((m->n ? m->n : 1) * sizeof(*order));
+	if (!order)
+		return rcp_err(-ENOMEM, "out of memory ordering %zu directories", m->n);
+	for (i = 0; i < m->n; i++)
+		if (m->entry[i].type == IO_DIR)
+			order[n++] = (struct depth_idx){depth_of(m->entry[i].path), i};
+	qsort(order, n, sizeof(*order), deeper_first);
+	for (i = 0; i < n && !err; i++)
+		err = dir_meta_apply(root, &m->entry[order[i].idx]);
+	free(order);
+	return err;
+}

@@ -1,0 +1,344 @@
+/*
+ * wfile.c - the receiver's side of a file: chunks checked, written at their
+ * offsets, counted, and the file put in place atomically.
+ *
+ * Temporary file: a named one, ".railcp-tmp-<16 hex>", created with O_EXCL
+ * in the target directory (held open as an fd from openat2, so the final
+ * rename lands in the directory that passed the check even if the path is
+ * changed meanwhile), renamed over the final name by renameat. Chosen over
+ * O_TMPFILE + linkat because linkat cannot replace an existing file (an
+ * update would need a second name and a second rename anyway), because
+ * linkat of an O_TMPFILE needs /proc or CAP_DAC_READ_SEARCH, and because
+ * O_TMPFILE is missing on some file systems (NFS, FUSE, 9p). The price, a
+ * temporary left behind by a receiver that is killed (not by a failure:
+ * those remove it), is bounded by the name: it is clearly marked as ours
+ * and never a final name.
+ *
+ * Holes: only the data extents are preallocated (FALLOC_FL_KEEP_SIZE) and
+ * written; the size is set with ftruncate at finalize, so a hole is never
+ * written as zeros.
+ *
+ * Chunks: the file knows the plan's cut (io_plan_create), so a chunk must be
+ * exactly one planned chunk: a chunk of a stranger's choosing (outside the
+ * file, straddling a hole, misaligned) is refused. Arrival is a bitmap with
+ * one bit per planned chunk, set with atomic_fetch_or after the data is
+ * written, and an atomic count of chunks whose bit this call set: repeated
+ * chunks count once, and exactly one writer sees the count reach the total.
+ *
+ * Threading: io_chunk_write, io_wfile_complete and io_wfile_received are
+ * thread-safe on one handle; open, finalize and abort are not, and finalize
+ * must follow every write. The manifest entry must outlive the handle.
+ */
+#include "io/io_int.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct io_wfile {
+	const struct io_entry *e;
+	struct io_root *root;
+	int pfd;                  /* the target directory, O_PATH */
+	int fd;
+	int dfd;                  /* O_DIRECT, or -1 */
+	const char *last;         /* final name, inside e->path */
+	char tmp[IO_TMP_NAME_LEN];
+	uint32_t chunk;
+	uint64_t *first;          /* extent x holds chunks first[x] .. first[x + 1] - 1 */
+	uint64_t n_chunks;
+	_Atomic uint64_t *bits;   /* chunk k arrived: bit k % 64 of word k / 64 */
+	_Atomic uint64_t done;    /* chunks arrived */
+	_Atomic uint64_t received;
+	_Atomic bool failed;      /* a write failed: never finalize */
+};
+
+static const char *name_of(const struct io_wfile *f, char esc[IO_ESC_MAX])
+{
+	return io__path_escape(f->e->path, strlen(f->e->path), esc);
+}
+
+static int chunk_map_init(struct io_wfile *f)
+{
+	uint32_t x;
+
+	f->first = malloc(((size_t)f->e->n_ext + 1) * sizeof(*f->first));
+	if (!f->first)
+		return rcp_err(-ENOMEM, "out of memory for the chunk map of %s", f->e->path);
+	f->first[0] = 0;
+	for (x = 0; x < f->e->n_ext; x++)
+		f->first[x + 1] = f->first[x] + io__chunks_of(f->e->ext[x].len, f->chunk);
+	f->n_chunks = f->first[f->e->n_ext];
+	f->bits = calloc((size_t)(f->n_chunks / 64 + 1), sizeof(*f->bits));
+	if (!f->bits)
+		return rcp_err(-ENOMEM, "out of memory for the chunk map of %s", f->e->path);
+	return 0;
+}
+
+/* Preallocate the data extents only (the holes stay holes); no support is no error. */
+static int preallocate(struct io_wfile *f)
+{
+	char esc[IO_ESC_MAX];
+	uint32_t x;
+
+	for (x = 0; x < f->e->n_ext; x++) {
+		if (fallocate(f->fd, FALLOC_FL_KEEP_SIZE, (off_t)f->e->ext[x].off,
+			      (off_t)f->e->ext[x].len) == 0)
+			continue;
+		if (errno == EOPNOTSUPP || errno == ENOSYS)
+			return 0;
+		return rcp_err(-errno, "cannot reserve %llu bytes for \"%s\": %s",
+			       (unsigned long long)f->e->data_bytes, name_of(f, esc), strerror(errno));
+	}
+	return 0;
+}
+
+/* A second descriptor with O_DIRECT, checked to be the same file; none is no error. */
+static void direct_open(struct io_wfile *f)
+{
+	struct stat a, b;
+
+	f->dfd = openat(f->pfd, f->tmp, O_WRONLY | O_DIRECT | O_NOFOLLOW | O_CLOEXEC);
+	if (f->dfd < 0)
+		return;
+	if (fstat(f->fd, &a) < 0 || fstat(f->dfd, &b) < 0 || a.st_ino != b.st_ino ||
+	    a.st_dev != b.st_dev) {
+		close(f->dfd);
+		f->dfd = -1;
+	}
+}
+
+static void wfile_free(struct io_wfile *f)
+{
+	if (f->dfd >= 0)
+		close(f->dfd);
+	if (f->fd >= 0)
+		close(f->fd);
+	if (f->pfd >= 0)
+		close(f->pfd);
+	free(f->first);
+	free((void *)f->bits);
+	free(f);
+}
+
+static int wfile_create(struct io_wfile *f)
+{
+	char esc[IO_ESC_MAX];
+	int err;
+
+	err = io__parent_open(f->root->fd, f->e->path, &f->pfd, &f->last);
+	if (err)
+		return err;
+	io__tmp_name(f->tmp);
+	f->fd = openat(f->pfd, f->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (f->fd < 0)
+		return rcp_err(-errno, "cannot create a temporary file for \"%s\": %s",
+			       name_of(f, esc), strerror(errno));
+	err = preallocate(f);
+	if (err)
+		return err;
+	if (f->root->flags & IO_ROOT_DIRECT)
+		direct_open(f);
+	return 0;
+}
+
+int io_wfile_open(struct io_root *root, const struct io_entry *e, uint32_t chunk,
+		  struct io_wfile **f_out)
+{
+	char esc[IO_ESC_MAX];
+	struct io_wfile *f;
+	const char *why = io__path_problem(e->path, strlen(e->path));
+	int err;
+
+	if (why || e->type != IO_FILE)
+		return rcp_err(-EINVAL, "refused \"%s\": %s",
+			       io__path_escape(e->path, strlen(e->path), esc),
+			       why ? why : "it is not a regular file");
+	if (chunk == 0 || chunk > IO_CHUNK_MAX)
+		return rcp_err(-EINVAL, "a chunk of %u bytes is not between 1 byte and 1 GiB", chunk);
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return rcp_err(-ENOMEM, "out of memory receiving \"%s\"",
+			       io__path_escape(e->path, strlen(e->path), esc));
+	*f = (struct io_wfile){.e = e, .root = root, .pfd = -1, .fd = -1, .dfd = -1, .chunk = chunk};
+	err = chunk_map_init(f);
+	err = err ? err : wfile_create(f);
+	if (err) {
+		if (f->fd >= 0)
+			unlinkat(f->pfd, f->tmp, 0);
+		wfile_free(f);
+		return err;
+	}
+	*f_out = f;
+	return 0;
+}
+
+/* The planned chunk at off of len bytes, or -1. */
+static int64_t chunk_index(const struct io_wfile *f, uint64_t off, uint32_t len)
+{
+	const struct io_extent *ext = f->e->ext;
+	uint32_t lo = 0, hi = f->e->n_ext, mid;
+	uint64_t in, left;
+
+	while (lo < hi) { /* the last extent that starts at or before off */
+		mid = lo + (hi - lo) / 2;
+		if (ext[mid].off <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return -1;
+	in = off - ext[lo - 1].off;
+	if (in >= ext[lo - 1].len || in % f->chunk)
+		return -1;
+	left = ext[lo - 1].len - in;
+	if (len != (left < f->chunk ? left : f->chunk))
+		return -1;
+	return (int64_t)(f->first[lo - 1] + in / f->chunk);
+}
+
+static int pwrite_full(struct io_wfile *f, uint64_t off, const void *data, uint32_t len)
+{
+	bool direct = f->dfd >= 0 && off % IO_DIRECT_ALIGN == 0 && len % IO_DIRECT_ALIGN == 0 &&
+		      (uintptr_t)data % IO_DIRECT_ALIGN == 0;
+	char esc[IO_ESC_MAX];
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = pwrite(direct ? f->dfd : f->fd, (const char *)data + done, len - done,
+			   (off_t)(off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			atomic_store(&f->failed, true);
+			return rcp_err(n < 0 ? -errno : -EIO, "cannot write \"%s\" at offset %llu: %s",
+				       name_of(f, esc), (unsigned long long)(off + done),
+				       n < 0 ? strerror(errno) : "no progress");
+		}
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+int io_chunk_write(struct io_wfile *f, uint64_t off, const void *data, uint32_t len, uint32_t crc,
+		   bool *complete_out)
+{
+	int64_t k = chunk_index(f, off, len);
+	char esc[IO_ESC_MAX];
+	uint64_t bit, prev;
+	uint32_t got;
+	int err;
+
+	if (k < 0)
+		return rcp_err(-EBADMSG, "a chunk at offset %llu of %u bytes is not one of the "
+				"planned chunks of \"%s\"", (unsigned long long)off, len,
+			       name_of(f, esc));
+	if (atomic_load(&f->failed))
+		return rcp_err(-EIO, "\"%s\" already failed", name_of(f, esc));
+	got = io_crc32c(data, len);
+	if (got != crc)
+		return rcp_err(-EBADMSG, "the chunk at offset %llu of \"%s\" arrived damaged "
+				"(crc32c 0x%08x, expected 0x%08x)", (unsigned long long)off,
+			       name_of(f, esc), got, crc);
+	err = pwrite_full(f, off, data, len);
+	if (err)
+		return err;
+	bit = 1ull << (k % 64);
+	prev = atomic_fetch_or(&f->bits[k / 64], bit);
+	if (prev & bit) {
+		*complete_out = false; /* a repeat: counted the first time */
+		return 0;
+	}
+	atomic_fetch_add(&f->received, len);
+	*complete_out = atomic_fetch_add(&f->done, 1) + 1 == f->n_chunks;
+	return 0;
+}
+
+bool io_wfile_complete(const struct io_wfile *f)
+{
+	return atomic_load(&f->done) == f->n_chunks;
+}
+
+uint64_t io_wfile_received(const struct io_wfile *f)
+{
+	return atomic_load(&f->received);
+}
+
+void io_wfile_abort(struct io_wfile *f)
+{
+	if (!f)
+		return;
+	unlinkat(f->pfd, f->tmp, 0);
+	wfile_free(f);
+}
+
+/* fsync the target directory, so the rename itself survives a crash. */
+static int dir_sync(struct io_wfile *f)
+{
+	char esc[IO_ESC_MAX];
+	int fd = openat(f->pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
+
+	if (fd < 0 || fsync(fd) < 0)
+		err = rcp_err(-errno, "cannot sync the directory of \"%s\": %s", name_of(f, esc),
+			      strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+static int wfile_settle(struct io_wfile *f)
+{
+	bool keep = f->root->flags & IO_ROOT_KEEP_META;
+	mode_t mode = keep ? (f->e->mode & 01777) : (f->e->mode & 0777 & ~f->root->umask);
+	struct timespec ts[2];
+
+	io__mtime_times(f->e->mtime_ns, ts);
+	if (ftruncate(f->fd, (off_t)f->e->size) < 0)
+		return -errno;
+	if ((f->root->flags & IO_ROOT_FSYNC) && fsync(f->fd) < 0)
+		return -errno;
+	/* setuid/setgid never survive: the peer does not choose what runs as us */
+	if (fchmod(f->fd, mode) < 0)
+		return -errno;
+	if (keep && futimens(f->fd, ts) < 0)
+		return -errno;
+	return 0;
+}
+
+int io_wfile_finalize(struct io_wfile *f)
+{
+	char esc[IO_ESC_MAX];
+	int err;
+
+	if (atomic_load(&f->failed) || !io_wfile_complete(f)) {
+		err = rcp_err(-EIO, "\"%s\" is not finished: %llu of %llu chunks arrived%s",
+			      name_of(f, esc), (unsigned long long)atomic_load(&f->done),
+			      (unsigned long long)f->n_chunks,
+			      atomic_load(&f->failed) ? " and a write failed" : "");
+		goto err_abort;
+	}
+	err = wfile_settle(f);
+	if (err) {
+		err = rcp_err(err, "cannot finish \"%s\": %s", name_of(f, esc), strerror(-err));
+		goto err_abort;
+	}
+	if (renameat(f->pfd, f->tmp, f->pfd, f->last) < 0) {
+		err = rcp_err(-errno, "cannot put \"%s\" in place: %s", name_of(f, esc),
+			      strerror(errno));
+		goto err_abort;
+	}
+	err = (f->root->flags & IO_ROOT_FSYNC) ? dir_sync(f) : 0;
+	wfile_free(f);
+	return err;
+err_abort:
+	io_wfile_abort(f);
+	return err;
+}

@@ -1,0 +1,559 @@
+/*
+ * test_io_manifest.c - the walk of a tree with every kind of entry, the
+ * naming rule, and the manifest's encoding: a faithful round trip, and
+ * every kind of hostile input refused with a sentence.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "common/common.h"
+#include "io/io.h"
+#include "test_io_tree.h"
+
+struct fixture {
+	char base[4096];
+};
+
+static int setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+
+	t_mkdtemp(fx->base);
+	t_tree(fx->base);
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+
+	t_rm_rf(fx->base);
+	free(fx);
+	return 0;
+}
+
+static struct io_manifest *walk1(const char *base, const char *rel, unsigned flags,
+				 const char *as_name)
+{
+	struct io_manifest *m = NULL;
+	char p[4096];
+	const char *src[] = {p};
+
+	t_path(p, base, rel);
+	assert_int_equal(io_manifest_walk(NULL, src, 1, flags, as_name, &m), 0);
+	assert_non_null(m);
+	return m;
+}
+
+static void test_walk_lists_every_kind_of_entry_parents_first(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_manifest *m = walk1(fx->base, "top", IO_WALK_RECURSIVE, NULL);
+	const struct io_entry *e = m->entry;
+
+	assert_int_equal(m->n, 7); /* the fifo is skipped */
+	assert_string_equal(e[0].path, "top");
+	assert_int_equal(e[0].type, IO_DIR);
+	assert_int_equal(e[0].mode, 0750);
+	assert_int_equal(e[0].mtime_ns, T_TOP * 1000000000 + 5);
+	assert_string_equal(e[1].path, "top/empty");
+	assert_int_equal(e[1].type, IO_FILE);
+	assert_int_equal(e[1].size, 0);
+	assert_int_equal(e[1].n_ext, 0);
+	assert_string_equal(e[2].path, "top/link");
+	assert_int_equal(e[2].type, IO_SYMLINK);
+	assert_string_equal(e[2].link, "sub/deep.txt");
+	assert_int_equal(e[2].size, 12);
+	assert_string_equal(e[3].path, "top/sparse");
+	assert_int_equal(e[3].size, SPARSE_SIZE);
+	assert_int_equal(e[3].n_ext, 2);
+	assert_int_equal(e[3].ext[0].off, 0);
+	assert_int_equal(e[3].ext[0].len, 4096);
+	assert_int_equal(e[3].ext[1].off, SPARSE_FAR);
+	assert_int_equal(e[3].ext[1].len, 8192);
+	assert_int_equal(e[3].data_bytes, 12288);
+	assert_string_equal(e[4].path, "top/sub");
+	assert_int_equal(e[4].type, IO_DIR);
+	assert_string_equal(e[5].path, "top/sub/deep.txt");
+	assert_int_equal(e[5].mode, 0644);
+	assert_int_equal(e[5].mtime_ns, T_DEEP * 1000000000 + 123456789);
+	assert_int_equal(e[5].ext[0].len, 5);
+	assert_string_equal(e[6].path, "top/" ODD_NAME);
+	assert_int_equal(e[6].size, 5);
+	assert_int_equal(m->n_files, 4);
+	assert_int_equal(m->data_bytes, 12288 + 5 + 5);
+	assert_non_null(strstr(e[5].src, "/top/sub/deep.txt"));
+	io_manifest_destroy(m);
+}
+
+static void test_walk_names_a_file_source_by_its_last_name(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_manifest *m = walk1(fx->base, "top/sub/deep.txt", 0, NULL);
+
+	assert_int_equal(m->n, 1);
+	assert_string_equal(m->entry[0].path, "deep.txt");
+	io_manifest_destroy(m);
+	m = walk1(fx->base, "top/sub/", IO_WALK_RECURSIVE, NULL); /* trailing slash ignored */
+	assert_int_equal(m->n, 2);
+	assert_string_equal(m->entry[0].path, "sub");
+	assert_string_equal(m->entry[1].path, "sub/deep.txt");
+	io_manifest_destroy(m);
+}
+
+static void test_walk_of_dot_puts_contents_at_the_root(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_manifest *m = walk1(fx->base, "top/sub/.", IO_WALK_RECURSIVE, NULL);
+
+	assert_int_equal(m->n, 1);
+	assert_string_equal(m->entry[0].path, "deep.txt");
+	io_manifest_destroy(m);
+}
+
+static void test_walk_as_name_renames_the_single_source(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_manifest *m = walk1(fx->base, "top/sub", IO_WALK_RECURSIVE, "new");
+
+	assert_int_equal(m->n, 2);
+	assert_string_equal(m->entry[0].path, "new");
+	assert_string_equal(m->entry[1].path, "new/deep.txt");
+	io_manifest_destroy(m);
+}
+
+static void test_walk_refuses_a_directory_without_recursive(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_manifest *m = NULL;
+	char p[4096];
+	const char *src[] = {p};
+
+	t_path(p, fx->base, "top");
+	assert_int_equal(io_manifest_walk(NULL, src, 1, 0, NULL, &m), -EISDIR);
+	assert_null(m);
+	assert_non_null(strstr(rcp_err_msg(-EISDIR), "-r"));
+}
+
+static void test_walk_refuses_two_sources_with_one_name(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_manifest *m = NULL;
+	char a[4096], b[4096];
+	const char *src[] = {a, b};
+
+	t_path(a, fx->base, "top/sub/deep.txt");
+	t_path(b, fx->base, "top/sub/./deep.txt");
+	assert_int_equal(io_manifest_walk(NULL, src, 2, 0, NULL, &m), -EEXIST);
+	assert_null(m);
+	assert_non_null(strstr(rcp_err_msg(-EEXIST), "deep.txt"));
+}
+
+static void test_walk_records_a_top_level_symlink_as_a_link(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_manifest *m = walk1(fx->base, "top/link", IO_WALK_RECURSIVE, NULL);
+
+	assert_int_equal(m->n, 1);
+	assert_int_equal(m->entry[0].type, IO_SYMLINK);
+	assert_string_equal(m->entry[0].link, "sub/deep.txt");
+	io_manifest_destroy(m);
+}
+
+static void test_walk_beneath_a_root_stays_inside_it(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_manifest *m = NULL, *bad = NULL;
+	struct io_root *root = NULL;
+	struct io_rfile *f = NULL;
+	char p[4096], q[4096], buf[8];
+	const char *src[1];
+	uint32_t crc = 0;
+
+	t_path(p, fx->base, "top");
+	assert_int_equal(io_root_open(p, 0, &root), 0);
+	t_path(p, fx->base, "top/out");
+	assert_int_equal(symlink(fx->base, p), 0); /* leads out of the root "top" */
+	src[0] = "../top";
+	assert_int_equal(io_manifest_walk(root, src, 1, IO_WALK_RECURSIVE, NULL, &bad), -EINVAL);
+	src[0] = fx->base;
+	assert_int_equal(io_manifest_walk(root, src, 1, IO_WALK_RECURSIVE, NULL, &bad), -EINVAL);
+	src[0] = "out/top/empty";
+	assert_int_equal(io_manifest_walk(root, src, 1, 0, NULL, &bad), -EXDEV);
+	assert_null(bad);
+	src[0] = ".";
+	assert_int_equal(io_manifest_walk(root, src, 1, IO_WALK_RECURSIVE, NULL, &m), 0);
+	assert_string_equal(m->entry[0].path, "empty"); /* the root's contents, at the root */
+	io_manifest_destroy(m);
+	src[0] = "sub";
+	assert_int_equal(io_manifest_walk(root, src, 1, IO_WALK_RECURSIVE, NULL, &m), 0);
+	assert_int_equal(m->n, 2);
+	assert_string_equal(m->entry[1].path, "sub/deep.txt");
+	assert_string_equal(m->entry[1].src, "sub/deep.txt");
+	assert_int_equal(io_rfile_open(root, &m->entry[1], 0, &f), 0);
+	assert_int_equal(io_chunk_read(f, 0, 5, buf, &crc), 0);
+	assert_memory_equal(buf, "deep\n", 5);
+	io_rfile_close(f);
+	/* the directory swapped for a symlink out between the walk and the read */
+	t_path(p, fx->base, "top/sub");
+	t_path(q, fx->base, "top/sub.real");
+	assert_int_equal(rename(p, q), 0);
+	assert_int_equal(symlink(fx->base, p), 0);
+	f = NULL;
+	assert_int_equal(io_rfile_open(root, &m->entry[1], 0, &f), -EXDEV);
+	assert_null(f);
+	io_manifest_destroy(m);
+	io_root_close(root);
+}
+
+static void test_encode_decode_round_trip_keeps_every_field(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_manifest *m = walk1(fx->base, "top", IO_WALK_RECURSIVE, NULL), *d = NULL;
+	const struct io_entry *a, *b;
+	size_t len, i;
+	void *buf;
+
+	assert_int_equal(io_manifest_encode(m, &buf, &len), 0);
+	assert_int_equal(io_manifest_decode(buf, len, &d), 0);
+	assert_int_equal(d->n, m->n);
+	assert_int_equal(d->data_bytes, m->data_bytes);
+	assert_int_equal(d->n_files, m->n_files);
+	for (i = 0; i < m->n; i++) {
+		a = &m->entry[i];
+		b = &d->entry[i];
+		assert_string_equal(a->path, b->path);
+		assert_null(b->src);
+		assert_int_equal(a->type, b->type);
+		assert_int_equal(a->mode, b->mode);
+		assert_int_equal(a->mtime_ns, b->mtime_ns);
+		assert_int_equal(a->size, b->size);
+		assert_int_equal(a->n_ext, b->n_ext);
+		if (a->n_ext)
+			assert_memory_equal(a->ext, b->ext, a->n_ext * sizeof(*a->ext));
+		if (a->link)
+			assert_string_equal(a->link, b->link);
+		else
+			assert_null(b->link);
+	}
+	free(buf);
+	io_manifest_destroy(m);
+	io_manifest_destroy(d);
+}
+
+static void test_decode_refuses_every_truncation(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_manifest *m = walk1(fx->base, "top", IO_WALK_RECURSIVE, NULL), *d;
+	size_t len, cut;
+	void *buf;
+
+	assert_int_equal(io_manifest_encode(m, &buf, &len), 0);
+	for (cut = 0; cut < len; cut++) {
+		d = NULL;
+		assert_int_equal(io_manifest_decode(buf, cut, &d), -EBADMSG);
+		assert_null(d);
+	}
+	free(buf);
+	io_manifest_destroy(m);
+}
+
+static void test_rename_top_renames_the_single_source_and_its_contents(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_manifest *m = walk1(fx->base, "top", IO_WALK_RECURSIVE, NULL), *two = NULL;
+	char a[4096], b[4096];
+	const char *src[] = {a, b};
+
+	assert_int_equal(io_manifest_rename_top(m, "new"), 0);
+	assert_string_equal(m->entry[0].path, "new");
+	assert_string_equal(m->entry[5].path, "new/sub/deep.txt");
+	assert_int_equal(io_manifest_rename_top(m, "a/b"), -EINVAL);
+	assert_int_equal(io_manifest_rename_top(m, ".."), -EINVAL);
+	assert_string_equal(m->entry[5].path, "new/sub/deep.txt");
+	t_path(a, fx->base, "top/sub/deep.txt");
+	t_path(b, fx->base, "top/empty");
+	assert_int_equal(io_manifest_walk(NULL, src, 2, 0, NULL, &two), 0);
+	assert_int_equal(io_manifest_rename_top(two, "new"), -EINVAL);
+	assert_non_null(strstr(rcp_err_msg(-EINVAL), "several sources"));
+	assert_string_equal(two->entry[0].path, "deep.txt");
+	io_manifest_destroy(two);
+	io_manifest_destroy(m);
+}
+
+/* ---- hand-built hostile manifests ---- */
+
+struct mb {
+	uint8_t b[16384];
+	size_t n;
+};
+
+static void mb_u(struct mb *m, uint64_t v, unsigned bytes)
+{
+	unsigned i;
+
+	for (i = 0; i < bytes; i++)
+		m->b[m->n++] = (uint8_t)(v >> (8 * i));
+}
+
+static void mb_hdr(struct mb *m, unsigned version, uint64_t count)
+{
+	m->n = 0;
+	memcpy(m->b, "RCPM", 4);
+	m->n = 4;
+	mb_u(m, version, 2);
+	mb_u(m, 0, 2);
+	mb_u(m, count, 8);
+}
+
+static void mb_entry(struct mb *m, unsigned type, const char *path, size_t plen, uint32_t mode,
+		     uint64_t size)
+{
+	mb_u(m, type, 1);
+	mb_u(m, 0, 1);
+	mb_u(m, plen, 2);
+	mb_u(m, mode, 4);
+	mb_u(m, 1000, 8);
+	mb_u(m, size, 8);
+	memcpy(m->b + m->n, path, plen);
+	m->n += plen;
+}
+
+static void mb_dir(struct mb *m, const char *path)
+{
+	mb_entry(m, IO_DIR, path, strlen(path), 0755, 0);
+}
+
+/* A file with n extents given as (offset, length) pairs. */
+static void mb_file(struct mb *m, const char *path, uint64_t size, unsigned n,
+		    const uint64_t *pairs)
+{
+	unsigned i;
+
+	mb_entry(m, IO_FILE, path, strlen(path), 0644, size);
+	mb_u(m, n, 4);
+	for (i = 0; i < 2 * n; i++)
+		mb_u(m, pairs[i], 8);
+}
+
+static void expect_bad(const struct mb *m, int err, const char *words)
+{
+	struct io_manifest *d = NULL;
+	int got = io_manifest_decode(m->b, m->n, &d);
+
+	if (got != err || !strstr(rcp_err_msg(got), words))
+		fail_msg("got %d \"%s\", wanted %d with \"%s\"", got, rcp_err_msg(got), err, words);
+	assert_null(d);
+}
+
+static void expect_good(const struct mb *m, size_t n)
+{
+	struct io_manifest *d = NULL;
+
+	assert_int_equal(io_manifest_decode(m->b, m->n, &d), 0);
+	assert_int_equal(d->n, n);
+	io_manifest_destroy(d);
+}
+
+static void test_decode_refuses_hostile_names(void **state)
+{
+	static const struct {
+		const char *name;
+		size_t len;
+		const char *words;
+	} bad[] = {
+		{"", 0, "is empty"},
+		{"/etc/x", 6, "\"/etc/x\" is absolute"},
+		{"../x", 4, "\"../x\" has a \"..\" component"},
+		{"a/../../x", 9, "has a \"..\" component"},
+		{"a/./b", 5, "has a \".\" component"},
+		{".", 1, "has a \".\" component"},
+		{"a//b", 4, "has an empty component"},
+		{"a/", 2, "has an empty component"},
+		{"a\0b", 3, "\"a\\x00b\" contains a NUL byte"},
+		{"\x1b[31m/x", 7, "\"\\x1b[31m/x\": its directory is not listed"},
+	};
+	char longname[4200];
+	struct mb m;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < RCP_ARRAY_SIZE(bad); i++) {
+		mb_hdr(&m, 1, 1);
+		mb_entry(&m, IO_DIR, bad[i].name, bad[i].len, 0755, 0);
+		expect_bad(&m, -EBADMSG, bad[i].words);
+	}
+	memset(longname, 'n', sizeof(longname));
+	mb_hdr(&m, 1, 1);
+	mb_entry(&m, IO_DIR, longname, 4096, 0755, 0);
+	expect_bad(&m, -EBADMSG, "longer than 4095 bytes");
+	mb_hdr(&m, 1, 1);
+	mb_entry(&m, IO_DIR, longname, 256, 0755, 0);
+	expect_bad(&m, -EBADMSG, "component longer than 255 bytes");
+	mb_hdr(&m, 1, 1); /* the limits themselves are fine, and so are odd bytes */
+	mb_entry(&m, IO_DIR, longname, 255, 0755, 0);
+	expect_good(&m, 1);
+	mb_hdr(&m, 1, 1);
+	mb_dir(&m, ODD_NAME);
+	expect_good(&m, 1);
+}
+
+static void test_decode_refuses_absurd_counts(void **state)
+{
+	uint64_t ext[2] = {0, 1};
+	struct mb m;
+
+	(void)state;
+	mb_hdr(&m, 1, 1ull << 40);
+	mb_dir(&m, "a");
+	expect_bad(&m, -EBADMSG, "claims 1099511627776 entries");
+	mb_hdr(&m, 1, 1);
+	mb_entry(&m, IO_FILE, "f", 1, 0644, 100);
+	mb_u(&m, 0xffffffffu, 4);
+	expect_bad(&m, -EBADMSG, "extent count exceeds");
+	mb_hdr(&m, 1, 2); /* says two entries, holds one */
+	mb_file(&m, "f", 1, 1, ext);
+	expect_bad(&m, -EBADMSG, "claims 2 entries");
+	mb_hdr(&m, 1, 1);
+	mb_entry(&m, IO_FILE, "f", 1, 0644, 1ull << 63);
+	mb_u(&m, 0, 4);
+	expect_bad(&m, -EBADMSG, "size is impossible");
+}
+
+static void test_decode_refuses_bad_extents(void **state)
+{
+	static const struct {
+		uint64_t size;
+		unsigned n;
+		uint64_t pairs[4];
+	} bad[] = {
+		{100, 1, {90, 20}},               /* past the size */
+		{100, 1, {101, 0}},               /* empty, and outside */
+		{100, 1, {10, 0}},                /* empty */
+		{100, 2, {50, 10, 10, 10}},       /* unsorted */
+		{100, 2, {10, 20, 25, 10}},       /* overlapping */
+		{UINT64_MAX >> 1, 1, {16, UINT64_MAX - 8}}, /* off + len overflows */
+	};
+	uint64_t good[4] = {0, 10, 10, 90};
+	struct mb m;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < RCP_ARRAY_SIZE(bad); i++) {
+		mb_hdr(&m, 1, 1);
+		mb_file(&m, "f", bad[i].size, bad[i].n, bad[i].pairs);
+		expect_bad(&m, -EBADMSG, "an extent is empty, unsorted, overlapping or outside");
+	}
+	mb_hdr(&m, 1, 1); /* adjacent extents that fill the file are fine */
+	mb_file(&m, "f", 100, 2, good);
+	expect_good(&m, 1);
+}
+
+static void test_decode_refuses_bad_structure(void **state)
+{
+	struct mb m;
+
+	(void)state;
+	mb_hdr(&m, 1, 1);
+	mb_file(&m, "a/f", 0, 0, NULL);
+	expect_bad(&m, -EBADMSG, "\"a/f\": its directory is not listed before it");
+	mb_hdr(&m, 1, 2);
+	mb_file(&m, "a/f", 0, 0, NULL);
+	mb_dir(&m, "a");
+	expect_bad(&m, -EBADMSG, "its directory is not listed before it");
+	mb_hdr(&m, 1, 2); /* a symlink is no directory to write through */
+	mb_entry(&m, IO_SYMLINK, "a", 1, 0777, 4);
+	mb_u(&m, 4, 2);
+	memcpy(m.b + m.n, "/etc", 4);
+	m.n += 4;
+	mb_file(&m, "a/passwd", 0, 0, NULL);
+	expect_bad(&m, -EBADMSG, "its directory is not listed before it");
+	mb_hdr(&m, 1, 2);
+	mb_dir(&m, "a");
+	mb_file(&m, "a", 0, 0, NULL);
+	expect_bad(&m, -EBADMSG, "the same path appears twice");
+	mb_hdr(&m, 1, 3);
+	mb_dir(&m, "a");
+	mb_dir(&m, "a/b");
+	mb_file(&m, "a/b/c", 0, 0, NULL);
+	expect_good(&m, 3);
+}
+
+static void test_decode_refuses_bad_fields(void **state)
+{
+	struct mb m;
+
+	(void)state;
+	mb_hdr(&m, 2, 0);
+	expect_bad(&m, -EPROTONOSUPPORT, "version 2");
+	mb_hdr(&m, 1, 0);
+	m.b[0] = 'X';
+	expect_bad(&m, -EBADMSG, "not a railcp manifest");
+	mb_hdr(&m, 1, 1);
+	mb_entry(&m, 9, "a", 1, 0644, 0);
+	expect_bad(&m, -EBADMSG, "type is unknown");
+	mb_hdr(&m, 1, 1);
+	mb_entry(&m, IO_DIR, "a", 1, 0100755, 0);
+	expect_bad(&m, -EBADMSG, "reserved bits");
+	mb_hdr(&m, 1, 1);
+	mb_entry(&m, IO_DIR, "a", 1, 0755, 7);
+	expect_bad(&m, -EBADMSG, "size is impossible");
+	mb_hdr(&m, 1, 1);
+	mb_entry(&m, IO_SYMLINK, "l", 1, 0777, 3);
+	mb_u(&m, 3, 2);
+	memcpy(m.b + m.n, "a\0b", 3);
+	m.n += 3;
+	expect_bad(&m, -EBADMSG, "target contains a NUL");
+	mb_hdr(&m, 1, 1);
+	mb_entry(&m, IO_SYMLINK, "l", 1, 0777, 5);
+	mb_u(&m, 3, 2);
+	memcpy(m.b + m.n, "abc", 3);
+	m.n += 3;
+	expect_bad(&m, -EBADMSG, "target length is wrong");
+	mb_hdr(&m, 1, 1);
+	mb_dir(&m, "a");
+	mb_u(&m, 0, 1);
+	expect_bad(&m, -EBADMSG, "1 bytes after its last entry");
+	mb_hdr(&m, 1, 0);
+	expect_good(&m, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_walk_lists_every_kind_of_entry_parents_first,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_walk_names_a_file_source_by_its_last_name,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_walk_of_dot_puts_contents_at_the_root, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_walk_as_name_renames_the_single_source, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_walk_refuses_a_directory_without_recursive,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_walk_refuses_two_sources_with_one_name, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_walk_records_a_top_level_symlink_as_a_link,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_walk_beneath_a_root_stays_inside_it, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_encode_decode_round_trip_keeps_every_field,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_decode_refuses_every_truncation, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_rename_top_renames_the_single_source_and_its_contents, setup, teardown),
+		cmocka_unit_test(test_decode_refuses_hostile_names),
+		cmocka_unit_test(test_decode_refuses_absurd_counts),
+		cmocka_unit_test(test_decode_refuses_bad_extents),
+		cmocka_unit_test(test_decode_refuses_bad_structure),
+		cmocka_unit_test(test_decode_refuses_bad_fields),
+	};
+
+	rcp_log_set_level(RCP_LOG_SILENT); /* no notice about the fixture's fifo */
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,243 @@
+/*
+ * test_io_plan.c - the chunk plan at its boundaries, CRC-32C against the
+ * standard test vector (and its speed on this host, printed), and the
+ * sender's chunk reads.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "common/common.h"
+#include "io/io.h"
+#include "test_io_tree.h"
+
+#include <time.h>
+
+#define CH 4096u
+
+/* A manifest of one file of size bytes with the given extents (test memory, not freed). */
+struct one {
+	struct io_manifest m;
+	struct io_entry e[3];
+	struct io_extent x[4];
+};
+
+static void one_file(struct one *o, uint64_t size, unsigned n, const uint64_t *pairs)
+{
+	unsigned i;
+
+	memset(o, 0, sizeof(*o));
+	o->m.entry = o->e;
+	o->m.n = 1;
+	o->e[0] = (struct io_entry){.path = "f", .type = IO_FILE, .size = size, .ext = o->x,
+				    .n_ext = n};
+	for (i = 0; i < n; i++)
+		o->x[i] = (struct io_extent){pairs[2 * i], pairs[2 * i + 1]};
+}
+
+static struct io_plan *plan_of(const struct io_manifest *m, uint32_t chunk)
+{
+	struct io_plan *p = NULL;
+
+	assert_int_equal(io_plan_create(m, chunk, &p), 0);
+	assert_int_equal(p->chunk_size, chunk);
+	return p;
+}
+
+static void assert_chunk(const struct io_plan *p, uint64_t k, uint64_t file, uint64_t off,
+			 uint32_t len)
+{
+	assert_true(k < p->n);
+	assert_int_equal(p->chunk[k].file, file);
+	assert_int_equal(p->chunk[k].offset, off);
+	assert_int_equal(p->chunk[k].len, len);
+}
+
+static void test_plan_of_an_empty_file_has_no_chunk(void **state)
+{
+	struct one o;
+	struct io_plan *p;
+
+	(void)state;
+	one_file(&o, 0, 0, NULL);
+	p = plan_of(&o.m, CH);
+	assert_int_equal(p->n, 0);
+	io_plan_destroy(p);
+}
+
+static void test_plan_at_the_chunk_boundaries(void **state)
+{
+	static const struct {
+		uint64_t len;
+		uint64_t n;
+		uint32_t last;
+	} c[] = {
+		{1, 1, 1}, {CH - 1, 1, CH - 1}, {CH, 1, CH}, {CH + 1, 2, 1}, {3 * CH, 3, CH},
+	};
+	uint64_t pairs[2];
+	struct io_plan *p;
+	struct one o;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < RCP_ARRAY_SIZE(c); i++) {
+		pairs[0] = 0;
+		pairs[1] = c[i].len;
+		one_file(&o, c[i].len, 1, pairs);
+		p = plan_of(&o.m, CH);
+		assert_int_equal(p->n, c[i].n);
+		assert_chunk(p, 0, 0, 0, c[i].n == 1 ? c[i].last : CH);
+		assert_chunk(p, p->n - 1, 0, (c[i].n - 1) * CH, c[i].last);
+		io_plan_destroy(p);
+	}
+}
+
+static void test_plan_offsets_beyond_4_gib(void **state)
+{
+	uint64_t big = 5 * GIB + 3, pairs[2] = {0, big};
+	struct io_plan *p;
+	struct one o;
+
+	(void)state;
+	one_file(&o, big, 1, pairs);
+	p = plan_of(&o.m, 1u << 30);
+	assert_int_equal(p->n, 6);
+	assert_chunk(p, 4, 0, 4 * GIB, 1u << 30);
+	assert_chunk(p, 5, 0, 5 * GIB, 3);
+	io_plan_destroy(p);
+}
+
+static void test_plan_of_a_sparse_file_never_crosses_an_extent(void **state)
+{
+	/* data [0, CH + 10) and [5 GiB + CH, 5 GiB + 3 CH): the holes never travel */
+	uint64_t pairs[4] = {0, CH + 10, 5 * GIB + CH, 2 * CH};
+	struct io_plan *p;
+	struct one o;
+
+	(void)state;
+	one_file(&o, 6 * GIB, 2, pairs);
+	p = plan_of(&o.m, CH);
+	assert_int_equal(p->n, 4);
+	assert_chunk(p, 0, 0, 0, CH);
+	assert_chunk(p, 1, 0, CH, 10);
+	assert_chunk(p, 2, 0, 5 * GIB + CH, CH);
+	assert_chunk(p, 3, 0, 5 * GIB + 2 * CH, CH);
+	io_plan_destroy(p);
+}
+
+static void test_plan_numbers_files_and_skips_what_has_no_data(void **state)
+{
+	uint64_t pairs[2] = {0, 10};
+	struct io_plan *p;
+	struct one o;
+
+	(void)state;
+	one_file(&o, 10, 1, pairs);
+	o.m.n = 3;
+	o.e[1] = (struct io_entry){.path = "d", .type = IO_DIR};
+	o.e[2] = o.e[0];
+	o.e[2].path = "g";
+	p = plan_of(&o.m, CH);
+	assert_int_equal(p->n, 2);
+	assert_chunk(p, 0, 0, 0, 10);
+	assert_chunk(p, 1, 2, 0, 10);
+	io_plan_destroy(p);
+}
+
+static void test_plan_refuses_impossible_chunk_sizes(void **state)
+{
+	struct io_plan *p = NULL;
+	struct one o;
+
+	(void)state;
+	one_file(&o, 0, 0, NULL);
+	assert_int_equal(io_plan_create(&o.m, 0, &p), -EINVAL);
+	assert_int_equal(io_plan_create(&o.m, IO_CHUNK_MAX + 1, &p), -EINVAL);
+	assert_null(p);
+}
+
+static void test_crc32c_matches_the_standard_check_value(void **state)
+{
+	(void)state;
+	assert_int_equal(io_crc32c("123456789", 9), 0xe3069283);
+	assert_int_equal(io_crc32c("", 0), 0);
+	/* RFC 3720 B.4: 32 bytes of zeros */
+	assert_int_equal(io_crc32c((const char[32]){0}, 32), 0x8a9136aa);
+}
+
+static void test_crc32c_speed_is_reported(void **state)
+{
+	size_t len = 1 << 20, i;
+	struct timespec a, b;
+	unsigned rounds = 0;
+	uint32_t sum = 0;
+	double s;
+	uint8_t *buf = malloc(len);
+
+	(void)state;
+	assert_non_null(buf);
+	for (i = 0; i < len; i++)
+		buf[i] = (uint8_t)(i * 2654435761u >> 24);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do {
+		sum ^= io_crc32c(buf, len);
+		rounds++;
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		s = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+	} while (s < 0.5);
+	print_message("crc32c (ISA-L crc32_iscsi), 1 MiB buffers: %.2f GB/s (%u rounds, %08x)\n",
+		      (double)rounds * (double)len / s / 1e9, rounds, sum);
+	assert_true(rounds > 0);
+	free(buf);
+}
+
+static void test_chunk_read_returns_data_and_its_crc(void **state)
+{
+	struct io_manifest *m = NULL;
+	struct io_rfile *f = NULL;
+	char base[4096], p[4096];
+	const char *src[] = {p};
+	uint32_t crc = 0;
+	void *buf = NULL;
+
+	(void)state;
+	t_mkdtemp(base);
+	t_sparse(base, "s");
+	t_path(p, base, "s");
+	assert_int_equal(io_manifest_walk(NULL, src, 1, 0, NULL, &m), 0);
+	assert_int_equal(posix_memalign(&buf, IO_DIRECT_ALIGN, 8192), 0);
+	assert_int_equal(io_rfile_open(NULL, &m->entry[0], IO_DIRECT, &f), 0);
+	assert_int_equal(io_chunk_read(f, SPARSE_FAR + 4096, 4096, buf, &crc), 0);
+	assert_int_equal(((char *)buf)[4095], 'z');
+	assert_int_equal(crc, io_crc32c(buf, 4096));
+	assert_int_equal(io_chunk_read(f, 100, 3, (char *)buf + 1, &crc), 0); /* unaligned */
+	assert_memory_equal((char *)buf + 1, "aaa", 3);
+	assert_int_equal(crc, io_crc32c("aaa", 3));
+	assert_int_equal(io_chunk_read(f, SPARSE_SIZE - 1, 2, buf, &crc), -EINVAL);
+	assert_int_equal(truncate(p, 4096), 0); /* the file shrinks during the copy */
+	assert_int_equal(io_chunk_read(f, SPARSE_FAR, 4096, buf, &crc), -EIO);
+	assert_non_null(strstr(rcp_err_msg(-EIO), "got shorter"));
+	io_rfile_close(f);
+	io_manifest_destroy(m);
+	free(buf);
+	t_rm_rf(base);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_plan_of_an_empty_file_has_no_chunk),
+		cmocka_unit_test(test_plan_at_the_chunk_boundaries),
+		cmocka_unit_test(test_plan_offsets_beyond_4_gib),
+		cmocka_unit_test(test_plan_of_a_sparse_file_never_crosses_an_extent),
+		cmocka_unit_test(test_plan_numbers_files_and_skips_what_has_no_data),
+		cmocka_unit_test(test_plan_refuses_impossible_chunk_sizes),
+		cmocka_unit_test(test_crc32c_matches_the_standard_check_value),
+		cmocka_unit_test(test_crc32c_speed_is_reported),
+		cmocka_unit_test(test_chunk_read_returns_data_and_its_crc),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
