@@ -32,6 +32,9 @@ static void bench_usage(FILE *f)
 		   "  --bytes N          bytes to move (default 1G; suffixes K, M, G, T)\n"
 		   "  --chunk N          bytes per RDMA write, a multiple of 4K (default 1M)\n"
 		   "  --timeout SEC      limit of each control and connection step (default 30)\n"
+		   "  --key-file FILE    the key shared with the server (default: $RAILCP_KEY, then\n"
+		   "                     ~/.config/railcp/key; none: only a keyless server on\n"
+		   "                     loopback will talk)\n"
 		   "  --json             one JSON object on stdout\n"
 		   "  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo\n");
 }
@@ -78,6 +81,9 @@ static int bench_opt(void *ctx, int c, const char *arg)
 	case 'j':
 		b->json = true;
 		return 0;
+	case 'K':
+		b->o.key_file = arg;
+		return 0;
 	}
 	return cli_place_opt("bench", &b->place, c, arg);
 }
@@ -89,6 +95,7 @@ static int bench_args(int argc, char **argv, struct bench_cmd *b)
 		{"chunk", required_argument, NULL, 'C'},
 		{"timeout", required_argument, NULL, 'T'},
 		{"json", no_argument, NULL, 'j'},
+		{"key-file", required_argument, NULL, 'K'},
 		{"help", no_argument, NULL, 'h'},
 		CLI_PLACE_OPTIONS,
 		{0},

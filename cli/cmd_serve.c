@@ -32,7 +32,10 @@ static void serve_usage(FILE *f)
 		   "SIGTERM. The control connection is TCP (default port %d); data moves over\n"
 		   "RDMA on this host's rails, one worker per NUMA node (see railcp topo).\n\n"
 		   "  --port P           TCP port of the control connection (default %d)\n"
-		   "  --listen ADDR      IPv4 address to listen on (default: every address)\n"
+		   "  --listen ADDR      IPv4 address to listen on (default: every address with a\n"
+		   "                     key, 127.0.0.1 without one)\n"
+		   "  --key-file FILE    the shared key senders must prove (default: $RAILCP_KEY,\n"
+		   "                     then ~/.config/railcp/key; the file must be chmod 600)\n"
 		   "  --max-sessions N   sessions at once; more are refused (default 16)\n"
 		   "  --timeout SEC      limit of each control and connection step (default 30)\n"
 		   "  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo;\n"
@@ -40,12 +43,12 @@ static void serve_usage(FILE *f)
 		ENG_DEFAULT_PORT, ENG_DEFAULT_PORT);
 }
 
-static void on_ready(uint16_t port, void *ctx)
+static void on_ready(const char *addr, uint16_t port, const char *auth, void *ctx)
 {
 	const struct topo_plan *plan = ctx;
 	unsigned r;
 
-	fprintf(stderr, "railcp: serving on port %u, rails:", port);
+	fprintf(stderr, "railcp: serving on %s port %u (%s), rails:", addr, port, auth);
 	for (r = 0; r < plan->n_rails; r++)
 		fprintf(stderr, " %s:%u (node %d)", plan->rail[r].dev, plan->rail[r].port,
 			plan->worker[plan->rail[r].worker].node);
@@ -78,6 +81,9 @@ static int serve_opt(void *ctx, int c, const char *arg)
 	case 'L':
 		sc->o.listen_addr = arg;
 		return 0;
+	case 'K':
+		sc->o.key_file = arg;
+		return 0;
 	}
 	return cli_place_opt("serve", &sc->place, c, arg);
 }
@@ -87,6 +93,7 @@ static int serve_args(int argc, char **argv, struct serve_cmd *sc)
 	static const struct option opts[] = {
 		{"port", required_argument, NULL, 'P'},
 		{"listen", required_argument, NULL, 'L'},
+		{"key-file", required_argument, NULL, 'K'},
 		{"max-sessions", required_argument, NULL, 'M'},
 		{"timeout", required_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},

@@ -13,6 +13,7 @@
  * Threading: eng_bench_run runs on the caller's thread plus one thread per
  * worker; it returns after all of them have stopped.
  */
+#include "engine/auth.h"
 #include "engine/session.h"
 
 #include "common/common.h"
@@ -29,6 +30,9 @@
 
 struct client {
 	const struct eng_bench_opts *o;
+	struct eng_auth_key key;
+	bool keyed;
+	uint8_t challenge[ENG_AUTH_CHALLENGE_LEN]; /* ours, sent in the hello */
 	struct eng_device_list *devs;
 	struct eng_rail_addr addr[TOPO_MAX_RAILS]; /* per plan rail */
 	int fd;
@@ -86,7 +90,59 @@ static json_t *hello_make(struct client *c)
 			json_array_append_new(stripes, s);
 		}
 	json_object_set_new(m, "stripes", stripes);
+	if (c->keyed && eng__proto_set_hex(m, "challenge", c->challenge, sizeof(c->challenge))) {
+		json_decref(m);
+		return NULL;
+	}
 	return m;
+}
+
+/* The key, if one is configured; without one only a keyless server will talk. */
+static int client_key(struct client *c)
+{
+	int err = eng__auth_key_find(c->o->key_file, &c->key);
+
+	if (err == -ENOENT && !c->o->key_file) {
+		rcp_err_clear();
+		return 0;
+	}
+	if (!err) {
+		c->keyed = true;
+		err = eng__auth_challenge(c->challenge);
+	}
+	return err;
+}
+
+/* Check the server's proof of the key, then prove ours; nothing else is sent before. */
+static int client_auth(struct client *c)
+{
+	uint8_t theirs[ENG_AUTH_CHALLENGE_LEN], proof[ENG_AUTH_RESPONSE_LEN];
+	json_t *m = NULL;
+	int err;
+
+	if (!c->keyed)
+		return 0;
+	err = eng__proto_recv(c->fd, c->o->timeout_ms, NULL, &m);
+	if (!err && strcmp(json_string_value(json_object_get(m, "type")) ?: "", "challenge") != 0)
+		err = rcp_err(-EACCES, "the server did not prove it holds the key (it has none?): "
+				       "refusing to send to it");
+	if (!err)
+		err = eng__proto_get_hex(m, "challenge", theirs, sizeof(theirs));
+	if (!err)
+		err = eng__proto_get_hex(m, "proof", proof, sizeof(proof));
+	json_decref(m);
+	if (!err)
+		err = eng__auth_check(&c->key, ENG_AUTH_SERVER, c->challenge, theirs, proof);
+	if (!err)
+		err = eng__auth_prove(&c->key, ENG_AUTH_CLIENT, c->challenge, theirs, proof);
+	if (err)
+		return err;
+	m = eng__proto_msg("proof", false);
+	err = m ? eng__proto_set_hex(m, "proof", proof, sizeof(proof)) : -ENOMEM;
+	if (!err)
+		err = eng__proto_send(c->fd, m);
+	json_decref(m);
+	return err;
 }
 
 static int handshake(struct client *c)
@@ -96,7 +152,7 @@ static int handshake(struct client *c)
 	unsigned r;
 	int err;
 
-	if ((err = eng_device_list_create("/sys", &c->devs)) != 0)
+	if ((err = client_key(c)) != 0 || (err = eng_device_list_create("/sys", &c->devs)) != 0)
 		return err;
 	for (r = 0; r < plan->n_rails; r++)
 		if ((err = eng__rail_addr(c->devs, plan->rail[r].dev, plan->rail[r].port, &c->addr[r])) != 0)
@@ -107,6 +163,8 @@ static int handshake(struct client *c)
 	hello = hello_make(c);
 	err = hello ? eng__proto_send(c->fd, hello) : -ENOMEM;
 	json_decref(hello);
+	if (!err)
+		err = client_auth(c);
 	if (!err)
 		err = eng__proto_recv(c->fd, c->o->timeout_ms, "welcome", &c->welcome);
 	if (!err)
@@ -230,6 +288,7 @@ int eng_bench_run(const struct eng_bench_opts *o, struct eng_report *report_out)
 	eng__verbs_destroy(c.vb);
 	eng__job_destroy(c.job);
 	json_decref(c.welcome);
+	eng__auth_key_wipe(&c.key);
 	eng_device_list_destroy(c.devs);
 	if (c.fd >= 0)
 		close(c.fd);

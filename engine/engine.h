@@ -101,6 +101,7 @@ struct eng_bench_opts {
 	uint32_t chunk;              /* a multiple of 4096 */
 	const struct topo_plan *plan;
 	int timeout_ms;              /* for each control and connection step */
+	const char *key_file;        /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
 	/* Called about every 20 ms from the calling thread with the figures so far. */
 	void (*progress)(const struct eng_report *so_far, void *ctx);
 	void *ctx;
@@ -117,20 +118,25 @@ int eng_bench_run(const struct eng_bench_opts *opts, struct eng_report *report_o
 uint64_t eng_now_ns(void);
 
 struct eng_serve_opts {
-	const char *listen_addr;     /* NULL: every address */
+	const char *listen_addr;     /* NULL: every address with a key, else 127.0.0.1 */
+	const char *key_file;        /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
 	uint16_t port;               /* 0: ENG_DEFAULT_PORT */
 	const struct topo_plan *plan;
 	int timeout_ms;
 	unsigned max_sessions;       /* at once; more are refused with a message */
 	int stop_fd;                 /* readable (e.g. a signal's self-pipe): stop */
-	void (*ready)(uint16_t port, void *ctx);
+	/* Listening: the address, the port, and how sessions are authenticated. */
+	void (*ready)(const char *addr, uint16_t port, const char *auth, void *ctx);
 	void *ctx;
 };
 
 /*
- * Serve sessions, several at once, until stop_fd turns readable. A failed
- * session is reported on stderr and never stops the server. Returns 0 after
- * a stop, or an error if it cannot listen.
+ * Serve sessions, several at once, until stop_fd turns readable. Every
+ * session must prove knowledge of the shared key (HMAC-SHA256 challenge and
+ * response both ways) before anything is allocated for it; without a key the
+ * server listens on loopback only. A failed session is reported on stderr
+ * and never stops the server. Returns 0 after a stop, or an error if it
+ * cannot listen.
  */
 int eng_serve(const struct eng_serve_opts *opts);
 

@@ -191,3 +191,47 @@ int eng__proto_get_u64(const json_t *msg, const char *key, uint64_t *v_out)
 	*v_out = (uint64_t)json_integer_value(v);
 	return 0;
 }
+
+int eng__proto_set_hex(json_t *msg, const char *key, const void *bytes, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+	const uint8_t *b = bytes;
+	char text[2 * 256 + 1];
+	size_t i;
+
+	if (len > 256)
+		return -EINVAL;
+	for (i = 0; i < len; i++) {
+		text[2 * i] = digits[b[i] >> 4];
+		text[2 * i + 1] = digits[b[i] & 15];
+	}
+	text[2 * len] = '\0';
+	return json_object_set_new(msg, key, json_string(text)) ? -ENOMEM : 0;
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+int eng__proto_get_hex(const json_t *msg, const char *key, void *bytes_out, size_t len)
+{
+	const char *t = json_string_value(json_object_get(msg, key));
+	uint8_t *b = bytes_out;
+	size_t i;
+
+	if (!t || strlen(t) != 2 * len)
+		return rcp_err(-EPROTO, "the peer sent no valid '%s'", key);
+	for (i = 0; i < len; i++) {
+		int hi = hex_digit(t[2 * i]), lo = hex_digit(t[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return rcp_err(-EPROTO, "the peer sent no valid '%s'", key);
+		b[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}

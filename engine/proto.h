@@ -41,4 +41,10 @@ void eng__proto_send_error(int fd, int err);
 /* Fetch an integer member (>= 0); -EPROTO with a sentence when missing or wrong. */
 int eng__proto_get_u64(const json_t *msg, const char *key, uint64_t *v_out);
 
+/* Set key to the hex text of len bytes; -ENOMEM. */
+int eng__proto_set_hex(json_t *msg, const char *key, const void *bytes, size_t len);
+
+/* Read key as exactly len bytes of hex; -EPROTO with a sentence otherwise. */
+int eng__proto_get_hex(const json_t *msg, const char *key, void *bytes_out, size_t len);
+
 #endif

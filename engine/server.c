@@ -16,6 +16,7 @@
  * Threading: the server's state is read-only after start-up except the
  * session count (atomic); each session's job belongs to its thread.
  */
+#include "engine/auth.h"
 #include "engine/session.h"
 
 #include "common/common.h"
@@ -34,6 +35,8 @@
 
 struct server {
 	const struct eng_serve_opts *o;
+	struct eng_auth_key key;
+	bool keyed;
 	struct eng_device_list *devs;
 	struct eng_rail_addr addr[TOPO_MAX_RAILS];
 	const char *rail_dev[TOPO_MAX_RAILS];
@@ -58,6 +61,44 @@ struct session {
 	json_t *done;
 };
 
+/*
+ * The sender's hello carries its challenge; prove we hold the key, then check
+ * its proof. Runs before anything is allocated for the session.
+ */
+static int session_auth(struct session *s)
+{
+	uint8_t mine[ENG_AUTH_CHALLENGE_LEN], theirs[ENG_AUTH_CHALLENGE_LEN], proof[ENG_AUTH_RESPONSE_LEN];
+	bool offered = json_object_get(s->hello, "challenge") != NULL;
+	json_t *m, *reply = NULL;
+	int err;
+
+	if (!s->srv->keyed)
+		return offered ? rcp_err(-EACCES, "this server has no key and cannot prove one: "
+						  "configure the same key on both sides") : 0;
+	if (!offered)
+		return rcp_err(-EACCES, "this server requires a key: give the sender the same key "
+					"(--key-file, RAILCP_KEY or ~/.config/railcp/key)");
+	if ((err = eng__proto_get_hex(s->hello, "challenge", theirs, sizeof(theirs))) != 0 ||
+	    (err = eng__auth_challenge(mine)) != 0 ||
+	    (err = eng__auth_prove(&s->srv->key, ENG_AUTH_SERVER, mine, theirs, proof)) != 0)
+		return err;
+	m = eng__proto_msg("challenge", false);
+	err = m ? eng__proto_set_hex(m, "challenge", mine, sizeof(mine)) : -ENOMEM;
+	if (!err)
+		err = eng__proto_set_hex(m, "proof", proof, sizeof(proof));
+	if (!err)
+		err = eng__proto_send(s->fd, m);
+	json_decref(m);
+	if (!err)
+		err = eng__proto_recv(s->fd, s->srv->o->timeout_ms, "proof", &reply);
+	if (!err)
+		err = eng__proto_get_hex(reply, "proof", proof, sizeof(proof));
+	if (!err)
+		err = eng__auth_check(&s->srv->key, ENG_AUTH_CLIENT, mine, theirs, proof);
+	json_decref(reply);
+	return err;
+}
+
 static int hello_check(struct session *s)
 {
 	json_t *stripes = json_object_get(s->hello, "stripes");
@@ -65,8 +106,6 @@ static int hello_check(struct session *s)
 	uint64_t chunk;
 	int err;
 
-	if ((err = eng__proto_check_hello(s->hello)) != 0)
-		return err;
 	if (!job || strcmp(job, "bench") != 0)
 		return rcp_err(-EPROTO, "this server does not run '%s' jobs", job ? job : "?");
 	if ((err = eng__proto_get_u64(s->hello, "bytes", &s->bytes)) != 0 ||
@@ -256,6 +295,10 @@ static void *session_main(void *arg)
 
 	err = eng__proto_recv(s->fd, s->srv->o->timeout_ms, "hello", &s->hello);
 	if (!err)
+		err = eng__proto_check_hello(s->hello);
+	if (!err)
+		err = session_auth(s);
+	if (!err)
 		err = hello_check(s);
 	if (!err)
 		err = session_setup(s);
@@ -312,26 +355,56 @@ static void session_start(struct server *srv, int fd, const struct sockaddr_in *
 	}
 }
 
+/* With a key: any address; without: loopback only, and say why. */
+static int server_key(struct server *srv, struct in_addr *addr)
+{
+	const struct eng_serve_opts *o = srv->o;
+	int err = eng__auth_key_find(o->key_file, &srv->key);
+
+	if (o->listen_addr && inet_pton(AF_INET, o->listen_addr, addr) != 1)
+		return rcp_err(-EINVAL, "cannot listen on '%s': not an IPv4 address", o->listen_addr);
+	if (err == 0) {
+		srv->keyed = true;
+		return 0;
+	}
+	if (err != -ENOENT || o->key_file)
+		return err;
+	rcp_err_clear();
+	if (!o->listen_addr)
+		addr->s_addr = htonl(INADDR_LOOPBACK);
+	else if ((ntohl(addr->s_addr) >> 24) != 127)
+		return rcp_err(-EACCES, "no key is configured, so railcp serve listens only on "
+					"loopback: create ~/.config/railcp/key (chmod 600) or give "
+					"--key-file or RAILCP_KEY to listen on %s", o->listen_addr);
+	return 0;
+}
+
 static int server_listen(struct server *srv)
 {
 	const struct eng_serve_opts *o = srv->o;
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(o->port ? o->port : ENG_DEFAULT_PORT)};
 	socklen_t len = sizeof(a);
-	int one = 1;
+	char where[INET_ADDRSTRLEN], how[300];
+	int one = 1, err;
 
-	if (o->listen_addr && inet_pton(AF_INET, o->listen_addr, &a.sin_addr) != 1)
-		return rcp_err(-EINVAL, "cannot listen on '%s': not an IPv4 address", o->listen_addr);
+	if ((err = server_key(srv, &a.sin_addr)) != 0)
+		return err;
 	srv->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (srv->lfd < 0)
 		return rcp_err(-errno, "socket: %s", strerror(errno));
 	setsockopt(srv->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(srv->lfd, (struct sockaddr *)&a, sizeof(a)) || listen(srv->lfd, 64))
 		return rcp_err(-errno, "cannot listen on %s port %u: %s",
-			       o->listen_addr ? o->listen_addr : "every address", ntohs(a.sin_port),
+			       inet_ntop(AF_INET, &a.sin_addr, where, sizeof(where)), ntohs(a.sin_port),
 			       strerror(errno));
 	getsockname(srv->lfd, (struct sockaddr *)&a, &len);
+	inet_ntop(AF_INET, &a.sin_addr, where, sizeof(where));
+	if (srv->keyed)
+		snprintf(how, sizeof(how), "senders must prove the key from %s", srv->key.origin);
+	else
+		snprintf(how, sizeof(how), "no key configured: loopback only");
 	if (o->ready)
-		o->ready(ntohs(a.sin_port), o->ctx);
+		o->ready(where, ntohs(a.sin_port), how, o->ctx);
 	return 0;
 }
 
@@ -391,6 +464,7 @@ int eng_serve(const struct eng_serve_opts *o)
 	}
 	if (srv.lfd >= 0)
 		close(srv.lfd);
+	eng__auth_key_wipe(&srv.key);
 	eng_device_list_destroy(srv.devs);
 	return err;
 }

@@ -34,7 +34,7 @@ start_server() {
 	"$RAILCP" serve "$@" 2>"$_log" &
 	server_pid=$!
 	_i=0
-	until grep -q "serving on port" "$_log"; do
+	until grep -q "serving on " "$_log"; do
 		_i=$((_i + 1))
 		kill -0 "$server_pid" 2>/dev/null || fail "railcp serve exited: $(cat "$_log")"
 		[ $_i -lt 200 ] || fail "railcp serve did not become ready in 20 s: $(cat "$_log")"
