@@ -218,6 +218,7 @@ static int job_setup(struct client *c)
 	c->job->src = (struct eng_source){.total = c->o->bytes, .chunk = c->o->chunk,
 					  .n_chunks = (c->o->bytes + c->o->chunk - 1) / c->o->chunk,
 					  .fill = eng__bench_fill};
+	c->job->src.ctx = &c->job->src;
 	if ((err = eng__verbs_create(c->job, &c->vb)) != 0)
 		return err;
 	for (i = 0; i < c->job->n_stripes && !err; i++)

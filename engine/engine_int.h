@@ -114,9 +114,10 @@ struct eng_ep {
 /* ---- what a job moves ---- */
 
 /*
- * The sender's chunks: chunk seq covers [seq * chunk, min(total, ...)).
- * fill writes the payload of one chunk into buf and completes its header
- * (file, offset are set; fill may set crc). Called from worker threads.
+ * The sender's chunks, numbered 0 .. n_chunks-1. fill gets a header with seq
+ * set, names the chunk (file, offset, len <= chunk), writes its payload into
+ * buf and may set crc. For a byte stream (bench), eng__stream_place names
+ * chunk seq as [seq * chunk, min(total, ...)). Called from worker threads.
  */
 struct eng_source {
 	uint64_t total;
@@ -274,6 +275,7 @@ static inline uint64_t eng__pattern_base(uint64_t token, uint64_t off)
 	return x;
 }
 
+void eng__stream_place(const struct eng_source *src, struct eng_chunk_hdr *hdr);
 int eng__bench_fill(void *ctx, struct eng_chunk_hdr *hdr, void *buf);
 int eng__bench_check(void *ctx, const struct eng_chunk_hdr *hdr, const void *data);
 

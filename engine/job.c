@@ -132,9 +132,6 @@ static void stripe_pump(struct eng_stripe *s)
 		h->slot = slot;
 		h->token = job->token;
 		h->seq = seq;
-		h->offset = seq * job->src.chunk;
-		h->len = (uint32_t)(job->src.total - h->offset < job->src.chunk ?
-					    job->src.total - h->offset : job->src.chunk);
 		err = job->src.fill(job->src.ctx, h, s->data + (size_t)slot * s->slot_size);
 		if (err) {
 			eng__job_fail(job, err, "%s", rcp_err_msg(err));
@@ -404,12 +401,22 @@ int eng__job_run(struct eng_job *job, void (*progress)(const struct eng_job *job
 	return 0;
 }
 
+void eng__stream_place(const struct eng_source *src, struct eng_chunk_hdr *hdr)
+{
+	hdr->offset = hdr->seq * src->chunk;
+	hdr->len = (uint32_t)(src->total - hdr->offset < src->chunk ? src->total - hdr->offset
+								    : src->chunk);
+}
+
+/* ctx: the job's eng_source, to place the chunk in the stream. */
 int eng__bench_fill(void *ctx, struct eng_chunk_hdr *hdr, void *buf)
 {
-	uint64_t v = eng__pattern_base(hdr->token, hdr->offset), *w = buf;
-	uint32_t i, n = hdr->len / 8;
+	uint64_t v, *w = buf;
+	uint32_t i, n;
 
-	(void)ctx;
+	eng__stream_place(ctx, hdr);
+	v = eng__pattern_base(hdr->token, hdr->offset);
+	n = hdr->len / 8;
 	for (i = 0; i < n; i++, v += ENG_PATTERN_STEP)
 		w[i] = v;
 	memcpy(w + n, &v, hdr->len % 8); /* a short last chunk: the next word's first bytes */

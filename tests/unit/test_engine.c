@@ -229,11 +229,15 @@ static void test_wrong_bytes_fail_the_check(void **state)
 
 static void test_pattern_catches_misplaced_chunks_and_bad_tails(void **state)
 {
-	struct eng_chunk_hdr h = {.token = 7, .offset = 1 << 20, .len = 4096 + 5};
+	/* The second chunk of a stream whose last chunk is 4096 + 5 bytes. */
+	struct eng_source src = {.total = (1 << 20) + 4096 + 5, .chunk = 1 << 20};
+	struct eng_chunk_hdr h = {.token = 7, .seq = 1};
 	uint8_t buf[4096 + 8];
 
 	(void)state;
-	assert_int_equal(eng__bench_fill(NULL, &h, buf), 0);
+	assert_int_equal(eng__bench_fill(&src, &h, buf), 0);
+	assert_int_equal(h.offset, 1 << 20);
+	assert_int_equal(h.len, 4096 + 5);
 	assert_int_equal(eng__bench_check(NULL, &h, buf), 0);
 	h.offset += 4096; /* the same bytes where another chunk belongs */
 	assert_int_equal(eng__bench_check(NULL, &h, buf), -EBADMSG);
