@@ -255,7 +255,7 @@ static void session_watch(const struct eng_job *cjob, void *ctx)
 	else if (got < 0)
 		eng__job_fail(job, got, "the sender went away: %s", rcp_err_msg(got));
 	else if ((err = eng__verbs_check_events(s->vb)) != 0)
-		eng__job_fail(job, err, "%s", rcp_err_msg(err));
+		eng__job_fail(job, err, "the sender went away: %s", rcp_err_msg(err));
 }
 
 static int result_send(struct session *s)
@@ -302,8 +302,11 @@ static void *session_main(void *arg)
 		err = hello_check(s);
 	if (!err)
 		err = session_setup(s);
-	if (!err)
+	if (!err) {
+		rcp_log(RCP_LOG_NOTICE, "session %u from %s: receiving %" PRIu64 " MiB over %u stripes",
+			s->id, s->peer, s->bytes >> 20, s->job->n_stripes);
 		err = eng__job_run(s->job, session_watch, s);
+	}
 	if (!err)
 		err = result_send(s);
 	if (err) {

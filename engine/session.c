@@ -72,7 +72,7 @@ void eng__session_watch(struct eng_job *job, int fd, struct eng_verbs *vb, const
 	if (err < 0)
 		eng__job_fail(job, err, "%s went away: %s", who, rcp_err_msg(err));
 	else if (vb && (err = eng__verbs_check_events(vb)) != 0)
-		eng__job_fail(job, err, "%s", rcp_err_msg(err));
+		eng__job_fail(job, err, "%s went away: %s", who, rcp_err_msg(err));
 }
 
 void eng__job_report(const struct eng_job *job, struct eng_report *r)
