@@ -147,8 +147,13 @@ static int stripes_pair(struct session *s)
 	return 0;
 }
 
-/* Slots per stripe: the smallest share of a worker's buffer budget, 2 to 64. */
-static unsigned slots_per_stripe(const struct session *s)
+/*
+ * Slots per stripe: the smallest share of a worker's buffer budget, at most
+ * 64. A session that cannot have 2 slots per stripe within every worker's
+ * budget is refused: the sender chooses stripes and chunk size, and must not
+ * make this server allocate beyond what its operator allowed.
+ */
+static int slots_per_stripe(const struct session *s, unsigned *n_out)
 {
 	unsigned w, r, n = 64;
 
@@ -161,10 +166,18 @@ static unsigned slots_per_stripe(const struct session *s)
 		if (!stripes)
 			continue;
 		k = s->plan.worker[w].buffer_bytes / (stripes * s->chunk);
+		if (k < 2)
+			return rcp_err(-ENOMEM, "%" PRIu64 " stripes of %u KiB chunks need %" PRIu64
+						" MiB of slots on the node %d worker, which may use %" PRIu64
+						" MiB: use a smaller --chunk or fewer QPs, or give the server "
+						"a larger --buffer-mib",
+				       stripes, s->chunk >> 10, (2 * stripes * s->chunk) >> 20,
+				       s->plan.worker[w].node, s->plan.worker[w].buffer_bytes >> 20);
 		if (k < n)
 			n = (unsigned)k;
 	}
-	return n < 2 ? 2 : n;
+	*n_out = n;
+	return 0;
 }
 
 /* The welcome: token, slots, and for each sender stripe where to connect. */
@@ -203,13 +216,13 @@ static int welcome_send(struct session *s, const uint16_t *port)
 static int session_setup(struct session *s)
 {
 	uint16_t port[TOPO_MAX_RAILS] = {0};
-	unsigned r;
+	unsigned r, n_slots = 0;
 	int err;
 
 	s->plan = *s->srv->o->plan;
-	if ((err = stripes_pair(s)) != 0)
+	if ((err = stripes_pair(s)) != 0 || (err = slots_per_stripe(s, &n_slots)) != 0)
 		return err;
-	err = eng__job_create(ENG_RECEIVER, &s->plan, slots_per_stripe(s), s->chunk, true, &s->job);
+	err = eng__job_create(ENG_RECEIVER, &s->plan, n_slots, s->chunk, true, &s->job);
 	if (err)
 		return err;
 	if (getrandom(&s->job->token, sizeof(s->job->token), 0) != sizeof(s->job->token))

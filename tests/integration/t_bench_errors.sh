@@ -57,6 +57,12 @@ capture sh -c "ulimit -l 64; exec \"$RAILCP\" bench 127.0.0.1:7472 --bytes 1M"
 expect_one_line_error "bench with ulimit -l 64"
 case "$err" in *"ulimit -l"*) ;; *) fail "$err" ;; esac
 
+# A sender may not make the server allocate beyond its budget (32 MiB per
+# worker by default): 16 QPs per rail of 64 MiB chunks is refused, in words.
+capture "$RAILCP" bench 127.0.0.1:7472 --bytes 64M --chunk 64M --qps-per-rail 16
+expect_one_line_error "bench beyond the server's buffer budget"
+case "$err" in *"use a smaller --chunk or fewer QPs"*) ;; *) fail "$err" ;; esac
+
 # Still serving.
 capture "$RAILCP" bench 127.0.0.1:7472 --bytes 4M --json
 [ "$rc" -eq 0 ] || fail "the server stopped serving after bad peers: $err"
