@@ -191,14 +191,17 @@ static int loop_write_imm(struct eng_ep *ep, const struct eng_write *w, unsigned
 			return fail_wr(e, w[i].wr_id, ENG_WC_WRITE, "injected error");
 		memcpy((void *)(uintptr_t)w[i].hdr_dst.addr, w[i].hdr, sizeof(*w[i].hdr));
 		memcpy((void *)(uintptr_t)w[i].data_dst.addr, w[i].data, w[i].len);
+		/* In flight from the post on: count it before the peer can credit it back. */
+		f = atomic_fetch_add(&e->in_flight, 1) + 1;
+		if (f > atomic_load(&e->max_in_flight))
+			atomic_store(&e->max_in_flight, f);
 		err = deliver(e, w[i].len, w[i].imm, &ready);
+		if (err)
+			atomic_fetch_sub(&e->in_flight, 1);
 		if (err == -ENOBUFS)
 			return fail_wr(e, w[i].wr_id, ENG_WC_WRITE, "RNR retry counter exceeded");
 		if (err)
 			return err;
-		f = atomic_fetch_add(&e->in_flight, 1) + 1;
-		if (f > atomic_load(&e->max_in_flight))
-			atomic_store(&e->max_in_flight, f);
 		if (w[i].signaled) {
 			struct eng_wc wc = {.wr_id = w[i].wr_id, .op = ENG_WC_WRITE, .qp_num = e->qp_num};
 
@@ -217,12 +220,15 @@ static int loop_send_imm(struct eng_ep *ep, uint64_t wr_id, bool signaled, uint3
 
 	if (injected_error(e))
 		return fail_wr(e, wr_id, ENG_WC_SEND, "injected error");
+	/* The credit frees a write: uncount it before the sender can act on the credit. */
+	atomic_fetch_sub(&e->peer->in_flight, 1);
 	err = deliver(e, 0, imm, &ready);
+	if (err)
+		atomic_fetch_add(&e->peer->in_flight, 1);
 	if (err == -ENOBUFS)
 		return fail_wr(e, wr_id, ENG_WC_SEND, "RNR retry counter exceeded");
 	if (err)
 		return err;
-	atomic_fetch_sub(&e->peer->in_flight, 1);
 	if (signaled) {
 		struct eng_wc wc = {.wr_id = wr_id, .op = ENG_WC_SEND, .qp_num = e->qp_num};
 
