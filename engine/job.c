@@ -175,7 +175,10 @@ static void chunk_done(struct eng_stripe *s, uint32_t len)
 	atomic_fetch_add_explicit(&job->rail[s->rail].chunks, 1, memory_order_relaxed);
 	atomic_fetch_add(&job->done_chunks, 1);
 	atomic_compare_exchange_strong(&job->t_first_post_ns, &zero, now); /* receivers */
-	atomic_store_explicit(&job->t_last_done_ns, now, memory_order_relaxed);
+	/* Keep the latest: a worker pre-empted after reading the clock must not move it back. */
+	for (uint64_t last = atomic_load(&job->t_last_done_ns); last < now;)
+		if (atomic_compare_exchange_weak(&job->t_last_done_ns, &last, now))
+			break;
 }
 
 /* Sender: a credit came back for slot imm. */
@@ -214,11 +217,16 @@ static const char *hdr_invalid(const struct eng_stripe *s, const struct eng_chun
 	return NULL;
 }
 
-/* Receiver: slot imm holds a chunk. */
+/*
+ * Receiver: slot imm holds a chunk. The header is copied out of the slot
+ * first: the sender can write into the slot memory at any time, so checking
+ * it in place and reading it again later would let a hostile sender change
+ * the length between the check and the use.
+ */
 static void on_chunk(struct eng_stripe *s, uint32_t slot)
 {
 	struct eng_job *job = s->job;
-	const struct eng_chunk_hdr *h;
+	struct eng_chunk_hdr h;
 	const char *bad;
 	int err;
 
@@ -226,8 +234,9 @@ static void on_chunk(struct eng_stripe *s, uint32_t slot)
 		stripe_fail(s, -EPROTO, "the sender wrote to a slot that does not exist");
 		return;
 	}
-	h = &s->hdr[slot];
-	bad = hdr_invalid(s, h, slot);
+	memcpy(&h, (const void *)&s->hdr[slot], sizeof(h));
+	atomic_signal_fence(memory_order_seq_cst); /* the copy is what gets checked and used */
+	bad = hdr_invalid(s, &h, slot);
 	if (bad) {
 		char what[128];
 
@@ -235,12 +244,12 @@ static void on_chunk(struct eng_stripe *s, uint32_t slot)
 		stripe_fail(s, -EPROTO, what);
 		return;
 	}
-	err = job->sink.consume(job->sink.ctx, h, s->data + (size_t)slot * s->slot_size);
+	err = job->sink.consume(job->sink.ctx, &h, s->data + (size_t)slot * s->slot_size);
 	if (err) {
 		eng__job_fail(job, err, "%s", rcp_err_msg(err));
 		return;
 	}
-	chunk_done(s, h->len);
+	chunk_done(s, h.len);
 	err = s->ep->ops->post_recv(s->ep, wr_id_of(s, ENG_WR_RECV), 1);
 	if (!err)
 		err = s->ep->ops->send_imm(s->ep, wr_id_of(s, ENG_WR_SEND), signal_now(s), slot);
@@ -357,8 +366,7 @@ static void *worker_main(void *arg)
 		}
 		if (n > 0)
 			idle_since = eng__now_ns();
-		else if (eng__now_ns() - idle_since > ENG_STALL_MS * 1000000ull &&
-			 (job->role == ENG_SENDER || atomic_load(&job->done_chunks) > 0))
+		else if (eng__now_ns() - idle_since > ENG_STALL_MS * 1000000ull)
 			eng__job_fail(job, -ETIMEDOUT, "no completion for %d s: the peer or the fabric stalled",
 				      ENG_STALL_MS / 1000);
 		for (k = 0; k < n; k++)
@@ -423,13 +431,16 @@ int eng__bench_fill(void *ctx, struct eng_chunk_hdr *hdr, void *buf)
 	return 0;
 }
 
+/* ctx: the receiving job's chunk size (uint32_t *), to pin each chunk's place. */
 int eng__bench_check(void *ctx, const struct eng_chunk_hdr *hdr, const void *data)
 {
 	uint64_t v = eng__pattern_base(hdr->token, hdr->offset), bad = 0;
 	const uint64_t *w = data;
 	uint32_t i, n = hdr->len / 8;
 
-	(void)ctx;
+	if (ctx && hdr->offset != hdr->seq * *(const uint32_t *)ctx)
+		return rcp_err(-EBADMSG, "chunk %llu arrived for offset %llu, not its own",
+			       (unsigned long long)hdr->seq, (unsigned long long)hdr->offset);
 	for (i = 0; i < n; i++, v += ENG_PATTERN_STEP)
 		bad |= w[i] ^ v; /* no branch in the loop: it vectorises */
 	if (!bad && memcmp(w + n, &v, hdr->len % 8) == 0)

@@ -84,7 +84,7 @@ int eng__proto_send(int fd, const json_t *msg)
 	return err;
 }
 
-static int frame_read(int fd, int timeout_ms, json_t **msg_out)
+static int frame_read(int fd, int timeout_ms, uint32_t max, json_t **msg_out)
 {
 	uint64_t deadline = eng__now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	json_error_t jerr;
@@ -96,7 +96,7 @@ static int frame_read(int fd, int timeout_ms, json_t **msg_out)
 	if ((err = read_all(fd, &len, sizeof(len), deadline)) != 0)
 		return err;
 	len = ntohl(len);
-	if (len == 0 || len > ENG_PROTO_MAX_FRAME)
+	if (len == 0 || len > max)
 		return rcp_err(-EPROTO, "the peer does not speak the railcp protocol "
 					"(it sent a frame of %u bytes)", len);
 	buf = malloc(len);
@@ -117,17 +117,35 @@ static int frame_read(int fd, int timeout_ms, json_t **msg_out)
 
 int eng__proto_recv(int fd, int timeout_ms, const char *want_type, json_t **msg_out)
 {
+	return eng__proto_recv_max(fd, timeout_ms, want_type, ENG_PROTO_MAX_FRAME, msg_out);
+}
+
+/* The peer's text for our log: printable ASCII only, so it cannot forge lines. */
+static void text_clean(const char *in, char *out, size_t len)
+{
+	size_t i;
+
+	for (i = 0; in[i] && i + 1 < len; i++)
+		out[i] = in[i] >= 0x20 && in[i] < 0x7f ? in[i] : '?';
+	out[i] = '\0';
+}
+
+int eng__proto_recv_max(int fd, int timeout_ms, const char *want_type, uint32_t max,
+			json_t **msg_out)
+{
 	const char *type;
-	json_t *msg;
-	int err = frame_read(fd, timeout_ms, &msg);
+	json_t *msg = NULL;
+	int err = frame_read(fd, timeout_ms, max, &msg);
 
 	if (err)
 		return err;
 	type = json_string_value(json_object_get(msg, "type"));
 	if (type && strcmp(type, "error") == 0) {
 		const char *text = json_string_value(json_object_get(msg, "message"));
+		char clean[400];
 
-		err = rcp_err(-ECONNABORTED, "the peer says: %s", text ? text : "(no reason given)");
+		text_clean(text ? text : "(no reason given)", clean, sizeof(clean));
+		err = rcp_err(-ECONNABORTED, "the peer says: %s", clean);
 	} else if (want_type && (!type || strcmp(type, want_type) != 0)) {
 		err = rcp_err(-EPROTO, "the peer sent '%s' where '%s' was due", type ? type : "?",
 			      want_type);

@@ -15,6 +15,8 @@
 
 #define ENG_PROTO_VERSION 1
 #define ENG_PROTO_MAX_FRAME (1u << 20)
+/* A hello arrives before authentication: keep what a stranger can make us parse small. */
+#define ENG_PROTO_MAX_HELLO (64u << 10)
 
 /* Send msg (not consumed). */
 int eng__proto_send(int fd, const json_t *msg);
@@ -25,6 +27,10 @@ int eng__proto_send(int fd, const json_t *msg);
  * the peer's message as the sentence.
  */
 int eng__proto_recv(int fd, int timeout_ms, const char *want_type, json_t **msg_out);
+
+/* eng__proto_recv with a smaller frame limit than ENG_PROTO_MAX_FRAME. */
+int eng__proto_recv_max(int fd, int timeout_ms, const char *want_type, uint32_t max,
+			json_t **msg_out);
 
 /* A new message {"type": type}; with proto and version when hello is true. */
 json_t *eng__proto_msg(const char *type, bool hello);

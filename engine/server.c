@@ -227,7 +227,7 @@ static int session_setup(struct session *s)
 		return err;
 	if (getrandom(&s->job->token, sizeof(s->job->token), 0) != sizeof(s->job->token))
 		return rcp_err(-EIO, "cannot draw a session token: %s", strerror(errno));
-	s->job->sink = (struct eng_sink){.consume = eng__bench_check};
+	s->job->sink = (struct eng_sink){.consume = eng__bench_check, .ctx = &s->chunk};
 	if ((err = eng__verbs_create(s->job, &s->vb)) != 0)
 		return err;
 	for (r = 0; r < s->plan.n_rails && !err; r++) {
@@ -306,7 +306,7 @@ static void *session_main(void *arg)
 	struct session *s = arg;
 	int err;
 
-	err = eng__proto_recv(s->fd, s->srv->o->timeout_ms, "hello", &s->hello);
+	err = eng__proto_recv_max(s->fd, s->srv->o->timeout_ms, "hello", ENG_PROTO_MAX_HELLO, &s->hello);
 	if (!err)
 		err = eng__proto_check_hello(s->hello);
 	if (!err)

@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/time.h>
 
 int eng__tcp_connect_timeout(int fd, const struct sockaddr *sa, socklen_t len, int timeout_ms)
 {
@@ -40,12 +41,16 @@ int eng__tcp_connect_timeout(int fd, const struct sockaddr *sa, socklen_t len, i
 void eng__tcp_tune(int fd)
 {
 	int one = 1, idle = 10, intvl = 2, cnt = 3;
+	unsigned user_timeout_ms = 30000; /* unacknowledged data: keepalive does not cover it */
+	struct timeval snd = {.tv_sec = 30};
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
 	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
 	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
 	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof(user_timeout_ms));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &snd, sizeof(snd)); /* a peer that never reads */
 }
 
 int eng__session_poll_msg(int fd, const char *want, json_t **msg_out)

@@ -16,8 +16,9 @@
 int eng__tcp_connect_timeout(int fd, const struct sockaddr *sa, socklen_t len, int timeout_ms);
 
 /*
- * No Nagle delay, and keepalive probes that notice a dead peer machine in
- * about 16 s (idle 10 s, then 3 probes 2 s apart).
+ * No Nagle delay; keepalive probes that notice a dead peer machine in about
+ * 16 s (idle 10 s, then 3 probes 2 s apart); and sends that give up after
+ * 30 s on a peer that stops reading or acknowledging.
  */
 void eng__tcp_tune(int fd);
 

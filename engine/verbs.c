@@ -256,7 +256,10 @@ static int worker_vcq(struct eng_worker *w, struct ibv_context *ctx, struct vcq 
 		err = rcp_err(-ENOMEM, "ibv_alloc_pd(%s) failed", dev);
 		goto err_free;
 	}
-	c->mr = ibv_reg_mr(c->pd, w->mem, w->mem_len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	/* Only a receiver's slots are written from the network. */
+	c->mr = ibv_reg_mr(c->pd, w->mem, w->mem_len,
+			   IBV_ACCESS_LOCAL_WRITE |
+				   (w->job->role == ENG_RECEIVER ? IBV_ACCESS_REMOTE_WRITE : 0));
 	if (!c->mr) {
 		err = rcp_err(-errno, "cannot register %zu MiB of buffer memory on %s: %s "
 				      "(is the memlock limit too low? see ulimit -l)",
@@ -537,24 +540,45 @@ static int on_connect_request(struct eng_verbs *vb, struct rdma_cm_event *ev, co
 	return 0;
 }
 
+/* Refuse a connection request that is not ours to take, and free its id. */
+static void cm_refuse(struct rdma_cm_event *ev)
+{
+	struct rdma_cm_id *id = ev->id;
+
+	rdma_reject(id, NULL, 0);
+	rdma_ack_cm_event(ev);
+	rdma_destroy_id(id); /* after the ack: destroying waits for the id's events */
+}
+
 int eng__verbs_accept_all(struct eng_verbs *vb, const char *const *rail_dev, int ctl_fd,
 			  int timeout_ms)
 {
+	uint64_t deadline = eng__now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	struct rdma_cm_event *ev;
+	unsigned i;
 	int err = 0;
 
 	while (vb->established < vb->job->n_stripes) {
 		enum rdma_cm_event_type type;
+		uint64_t now = eng__now_ns();
 
-		if ((err = cm_next_or_ctl(vb, ctl_fd, timeout_ms, &ev)) != 0)
+		/* One deadline for the whole set-up, however many events arrive. */
+		err = now >= deadline ? rcp_err(-ETIMEDOUT, "no answer from rdma_cm within %d s",
+						  timeout_ms / 1000)
+				      : cm_next_or_ctl(vb, ctl_fd, (int)((deadline - now) / 1000000) + 1, &ev);
+		if (err)
 			return err == -EPIPE ? err : rcp_err(err, "waiting for the sender's RDMA connections: %s",
 							     rcp_err_msg(err));
 		type = ev->event;
 		if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
 			err = on_connect_request(vb, ev, rail_dev);
+			if (err && !ev->id->context) {
+				/* Not from this session, or a stripe already taken: refuse it, go on. */
+				rcp_log(RCP_LOG_INFO, "refused an RDMA connection request: %s", rcp_err_msg(err));
+				cm_refuse(ev);
+				continue;
+			}
 			if (err) {
-				if (!ev->id->context)
-					rdma_reject(ev->id, NULL, 0);
 				rdma_ack_cm_event(ev);
 				return err;
 			}
@@ -568,6 +592,10 @@ int eng__verbs_accept_all(struct eng_verbs *vb, const char *const *rail_dev, int
 		}
 		rdma_ack_cm_event(ev);
 	}
+	/* Every stripe is connected: nobody else may connect to this session. */
+	for (i = 0; i < vb->n_listen; i++)
+		rdma_destroy_id(vb->listen[i]);
+	vb->n_listen = 0;
 	return 0;
 }
 
@@ -580,6 +608,10 @@ int eng__verbs_check_events(struct eng_verbs *vb)
 		enum rdma_cm_event_type type = ev->event;
 		struct eng_stripe *s = ev->id->context;
 
+		if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			cm_refuse(ev); /* a late or foreign request during the transfer */
+			continue;
+		}
 		if (type == RDMA_CM_EVENT_DISCONNECTED || type == RDMA_CM_EVENT_DEVICE_REMOVAL ||
 		    type == RDMA_CM_EVENT_TIMEWAIT_EXIT)
 			err = rcp_err(-ECONNRESET, "%s: rdma_cm says %s",

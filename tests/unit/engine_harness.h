@@ -81,7 +81,7 @@ static inline int h_create(struct harness *h, unsigned n_slots, uint32_t slot_si
 					  .n_chunks = (total + slot_size - 1) / slot_size,
 					  .fill = eng__bench_fill};
 	h->snd->src.ctx = &h->snd->src;
-	h->rcv->sink = (struct eng_sink){.consume = eng__bench_check};
+	h->rcv->sink = (struct eng_sink){.consume = eng__bench_check, .ctx = &h->snd->src.chunk};
 	for (i = 0; i < h->snd->n_stripes; i++) {
 		struct eng_stripe *s = &h->snd->stripe[i], *r = &h->rcv->stripe[i];
 		unsigned w = h->plan.rail[s->rail].worker;
