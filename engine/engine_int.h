@@ -142,8 +142,11 @@ enum eng_role { ENG_SENDER, ENG_RECEIVER };
 
 struct eng_job;
 
+struct eng_worker;
+
 struct eng_stripe {
 	struct eng_job *job;
+	struct eng_worker *worker; /* the one thread that owns it */
 	struct eng_ep *ep;
 	unsigned index;            /* within the job */
 	unsigned rail;             /* index into job->rail[] */

@@ -103,7 +103,7 @@ static int job_layout(struct eng_job *job, const struct topo_plan *plan, unsigne
 		for (q = 0; q < pr->qps; q++, k++) {
 			struct eng_stripe *s = &job->stripe[k];
 
-			*s = (struct eng_stripe){.job = job, .index = k, .rail = r,
+			*s = (struct eng_stripe){.job = job, .worker = w, .index = k, .rail = r,
 						 .n_slots = n_slots, .slot_size = slot_size};
 			w->stripe[w->n_stripes++] = s;
 		}

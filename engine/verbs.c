@@ -341,17 +341,6 @@ int eng__verbs_event_fd(const struct eng_verbs *vb)
 	return vb->ch->fd;
 }
 
-static struct eng_worker *stripe_worker(struct eng_job *job, const struct eng_stripe *s)
-{
-	unsigned i, k;
-
-	for (i = 0; i < job->n_workers; i++)
-		for (k = 0; k < job->worker[i].n_stripes; k++)
-			if (job->worker[i].stripe[k] == s)
-				return &job->worker[i];
-	return NULL;
-}
-
 static void addr_str(const struct sockaddr *sa, char *buf, size_t len)
 {
 	const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
@@ -365,7 +354,7 @@ static int stripe_make_qp(struct eng_verbs *vb, struct eng_stripe *s, struct rdm
 			  const char *rail_dev)
 {
 	struct vep *e = &vb->ep[s->index];
-	struct eng_worker *w = stripe_worker(vb->job, s);
+	struct eng_worker *w = s->worker;
 	const char *dev = ibv_get_device_name(id->verbs->device);
 	struct ibv_qp_init_attr qa;
 	struct vcq *c = NULL;
