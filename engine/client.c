@@ -231,7 +231,7 @@ static void client_watch(const struct eng_job *job, void *ctx)
 	struct client *c = ctx;
 	struct eng_report so_far;
 
-	eng__session_watch((struct eng_job *)job, c->fd, c->vb, "the server");
+	eng__session_watch((struct eng_job *)job, c->fd, c->vb, "the server", NULL, NULL);
 	if (c->o->progress) {
 		eng__job_report(job, &so_far);
 		c->o->progress(&so_far, c->o->ctx);

@@ -254,21 +254,13 @@ static void session_watch(const struct eng_job *cjob, void *ctx)
 {
 	struct session *s = ctx;
 	struct eng_job *job = (struct eng_job *)cjob;
-	int got, err;
 
-	if (atomic_load(&job->stop))
-		return;
-	if (atomic_load(&s->srv->stopping)) {
+	if (atomic_load(&s->srv->stopping) && !atomic_load(&job->stop)) {
 		eng__job_fail(job, -ESHUTDOWN, "the server is shutting down");
 		return;
 	}
-	got = eng__session_poll_msg(s->fd, "done", &s->done);
-	if (got == 1)
+	if (eng__session_watch(job, s->fd, s->vb, "the sender", "done", &s->done))
 		atomic_store(&job->stop, true); /* the sender has every credit back */
-	else if (got < 0)
-		eng__job_fail(job, got, "the sender went away: %s", rcp_err_msg(got));
-	else if ((err = eng__verbs_check_events(s->vb)) != 0)
-		eng__job_fail(job, err, "the sender went away: %s", rcp_err_msg(err));
 }
 
 static int result_send(struct session *s)

@@ -65,19 +65,29 @@ int eng__session_poll_msg(int fd, const char *want, json_t **msg_out)
 	return err ? err : 1;
 }
 
-void eng__session_watch(struct eng_job *job, int fd, struct eng_verbs *vb, const char *who)
+int eng__session_watch(struct eng_job *job, int fd, struct eng_verbs *vb, const char *who,
+		       const char *want, json_t **msg_out)
 {
 	json_t *msg = NULL;
-	int err;
+	int got;
 
 	if (atomic_load(&job->stop))
-		return;
-	err = eng__session_poll_msg(fd, "(nothing during the transfer)", &msg);
-	json_decref(msg);
-	if (err < 0)
-		eng__job_fail(job, err, "%s went away: %s", who, rcp_err_msg(err));
-	else if (vb && (err = eng__verbs_check_events(vb)) != 0)
-		eng__job_fail(job, err, "%s went away: %s", who, rcp_err_msg(err));
+		return 0;
+	got = eng__session_poll_msg(fd, want ? want : "(nothing during the transfer)", &msg);
+	if (got == 1 && want) {
+		*msg_out = msg;
+		return 1;
+	}
+	if (got == 1) {
+		json_decref(msg);
+		eng__job_fail(job, -EPROTO, "%s sent a message in the middle of the transfer", who);
+		return 0;
+	}
+	if (got == 0 && vb)
+		got = eng__verbs_check_events(vb);
+	if (got < 0)
+		eng__job_fail(job, got, "%s went away: %s", who, rcp_err_msg(got));
+	return 0;
 }
 
 void eng__job_report(const struct eng_job *job, struct eng_report *r)

@@ -32,9 +32,12 @@ int eng__session_poll_msg(int fd, const char *want, json_t **msg_out);
 /*
  * For a coordinator's progress callback: fail the job when the peer closed
  * the control connection or sent something unexpected, or when rdma_cm
- * reports a stripe disconnected. who names the peer in the sentence.
+ * reports a stripe disconnected; who names the peer in the sentence. Returns
+ * 1 with *msg_out when a frame of type want arrived, else 0. With want NULL
+ * no frame is expected, and any frame fails the job (msg_out is unused).
  */
-void eng__session_watch(struct eng_job *job, int fd, struct eng_verbs *vb, const char *who);
+int eng__session_watch(struct eng_job *job, int fd, struct eng_verbs *vb, const char *who,
+		       const char *want, json_t **msg_out);
 
 /* The figures of a job so far, or at its end. */
 void eng__job_report(const struct eng_job *job, struct eng_report *r);
