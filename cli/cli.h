@@ -24,6 +24,8 @@ int cli_cmd_devices(int argc, char **argv);
 int cli_cmd_serve(int argc, char **argv);
 int cli_cmd_bench(int argc, char **argv);
 int cli_cmd_topo(int argc, char **argv);
+/* railcp [options] SRC... HOST:DST and railcp [options] HOST:SRC... DST; argv[0] is "railcp". */
+int cli_cmd_copy(int argc, char **argv);
 
 /* Print "railcp: <sentence for err>" to stderr; returns CLI_EXIT_FAIL. */
 int cli_fail(int err);
@@ -49,6 +51,14 @@ struct option;
 int cli_options(const char *cmd, int argc, char **argv, const struct option *opts,
 		int (*handle)(void *ctx, int c, const char *arg), void *ctx, void (*usage)(FILE *f),
 		int *first_arg_out);
+
+/* Raise the soft limit of open files to the hard one: a copy holds a few per file in flight. */
+void cli_raise_nofile(void);
+
+/* cli_options with short options too (getopt syntax; include "h"). */
+int cli_options_short(const char *cmd, const char *shortopts, int argc, char **argv,
+		      const struct option *opts, int (*handle)(void *ctx, int c, const char *arg),
+		      void *ctx, void (*usage)(FILE *f), int *first_arg_out);
 
 /* Write a JSON value to f, indented, with a final newline; consumes nothing. */
 int cli_json_print(FILE *f, const json_t *v);

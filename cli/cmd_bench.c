@@ -5,6 +5,7 @@
  * post to the last completion).
  */
 #include "cli/place.h"
+#include "cli/report.h"
 
 #include "common/common.h"
 
@@ -21,6 +22,7 @@ struct bench_cmd {
 	uint64_t chunk;
 	bool json;
 	bool progress;
+	struct cli_progress line;
 };
 
 static void bench_usage(FILE *f)
@@ -114,91 +116,20 @@ static int bench_args(int argc, char **argv, struct bench_cmd *b)
 	return cli_place_check("bench", &b->place) ? CLI_EXIT_USAGE : 0;
 }
 
-static double gbps(uint64_t bytes, double s)
-{
-	return s > 0 ? (double)bytes * 8 / s / 1e9 : 0;
-}
-
-static double mibps(uint64_t bytes, double s)
-{
-	return s > 0 ? (double)bytes / s / (1 << 20) : 0;
-}
-
 static void on_progress(const struct eng_report *r, void *ctx)
 {
-	static uint64_t last_ns;
-	uint64_t now = eng_now_ns();
-	char done[32], total[32];
-
-	(void)ctx;
-	if (now - last_ns < 250 * 1000000ull)
-		return;
-	last_ns = now;
-	cli_size_str(r->bytes, done, sizeof(done));
-	cli_size_str(r->bytes_total, total, sizeof(total));
-	printf("\r\033[Kbench: %s of %s  %.2f Gb/s", done, total, gbps(r->bytes, r->seconds));
-	fflush(stdout);
-}
-
-/* Bytes per NUMA node, summed over the rails its workers drove. */
-static void node_totals(const struct eng_report *r, int *node, uint64_t *bytes, unsigned *n)
-{
-	unsigned i, k;
-
-	*n = 0;
-	for (i = 0; i < r->n_rails; i++) {
-		for (k = 0; k < *n && node[k] != r->rail[i].node; k++)
-			;
-		if (k == *n) {
-			node[k] = r->rail[i].node;
-			bytes[k] = 0;
-			(*n)++;
-		}
-		bytes[k] += r->rail[i].bytes;
-	}
+	cli_progress_update(ctx, r);
 }
 
 static int print_json(const struct bench_cmd *b, const struct eng_report *r)
 {
-	json_t *o = json_object(), *rails = json_array(), *nodes = json_array();
-	int node[TOPO_MAX_RAILS];
-	uint64_t nb[TOPO_MAX_RAILS];
-	unsigned i, n;
+	json_t *o = json_object();
 	int err;
 
-	json_object_set_new(o, "bytes", json_integer((json_int_t)r->bytes));
-	json_object_set_new(o, "seconds", json_real(r->seconds));
-	json_object_set_new(o, "gbps", json_real(gbps(r->bytes, r->seconds)));
-	json_object_set_new(o, "mib_per_s", json_real(mibps(r->bytes, r->seconds)));
-	json_object_set_new(o, "chunk", json_integer(r->chunk));
+	cli_report_json(o, r, r->seconds);
 	json_object_set_new(o, "qps_per_rail", json_integer(b->place.opts.qps_per_rail
 								 ? b->place.opts.qps_per_rail
 								 : r->n_stripes / (r->n_rails ? r->n_rails : 1)));
-	json_object_set_new(o, "stripes", json_integer(r->n_stripes));
-	json_object_set_new(o, "slots_per_stripe", json_integer(r->n_slots));
-	json_object_set_new(o, "verified", json_true());
-	for (i = 0; i < r->n_rails; i++) {
-		json_t *x = json_object();
-
-		json_object_set_new(x, "name", json_string(r->rail[i].name));
-		json_object_set_new(x, "node", json_integer(r->rail[i].node));
-		json_object_set_new(x, "peer", json_string(r->rail[i].peer));
-		json_object_set_new(x, "bytes", json_integer((json_int_t)r->rail[i].bytes));
-		json_object_set_new(x, "gbps", json_real(gbps(r->rail[i].bytes, r->seconds)));
-		json_object_set_new(x, "mib_per_s", json_real(mibps(r->rail[i].bytes, r->seconds)));
-		json_array_append_new(rails, x);
-	}
-	node_totals(r, node, nb, &n);
-	for (i = 0; i < n; i++) {
-		json_t *x = json_object();
-
-		json_object_set_new(x, "node", json_integer(node[i]));
-		json_object_set_new(x, "bytes", json_integer((json_int_t)nb[i]));
-		json_object_set_new(x, "gbps", json_real(gbps(nb[i], r->seconds)));
-		json_array_append_new(nodes, x);
-	}
-	json_object_set_new(o, "rails", rails);
-	json_object_set_new(o, "nodes", nodes);
 	err = cli_json_print(stdout, o);
 	json_decref(o);
 	return err;
@@ -206,27 +137,12 @@ static int print_json(const struct bench_cmd *b, const struct eng_report *r)
 
 static void print_human(const struct bench_cmd *b, const struct eng_report *r)
 {
-	int node[TOPO_MAX_RAILS];
-	uint64_t nb[TOPO_MAX_RAILS];
 	char sz[32];
-	unsigned i, n;
 
 	cli_size_str(r->bytes, sz, sizeof(sz));
 	printf("bench: %s to %s in %.3f s: %.3f Gb/s (%.1f MiB/s), verified by the receiver\n", sz,
-	       b->host, r->seconds, gbps(r->bytes, r->seconds), mibps(r->bytes, r->seconds));
-	for (i = 0; i < r->n_rails; i++) {
-		cli_size_str(r->rail[i].bytes, sz, sizeof(sz));
-		printf("  rail %-10s node %-2d -> %-10s %10s  %.3f Gb/s  %.1f MiB/s\n", r->rail[i].name,
-		       r->rail[i].node, r->rail[i].peer, sz, gbps(r->rail[i].bytes, r->seconds),
-		       mibps(r->rail[i].bytes, r->seconds));
-	}
-	node_totals(r, node, nb, &n);
-	for (i = 0; i < n; i++) {
-		cli_size_str(nb[i], sz, sizeof(sz));
-		printf("  node %-2d %10s  %.3f Gb/s\n", node[i], sz, gbps(nb[i], r->seconds));
-	}
-	cli_size_str(r->chunk, sz, sizeof(sz));
-	printf("  %u stripes, %u slots of %s each\n", r->n_stripes, r->n_slots, sz);
+	       b->host, r->seconds, cli_gbps(r->bytes, r->seconds), cli_mibps(r->bytes, r->seconds));
+	cli_report_print(stdout, r, r->seconds);
 }
 
 int cli_cmd_bench(int argc, char **argv)
@@ -246,13 +162,13 @@ int cli_cmd_bench(int argc, char **argv)
 	b.o.host = b.host;
 	b.o.plan = plan;
 	b.progress = !b.json && isatty(STDOUT_FILENO);
-	if (b.progress)
-		b.o.progress = on_progress;
-	err = eng_bench_run(&b.o, &rep);
+	b.line.label = "bench";
 	if (b.progress) {
-		printf("\r\033[K");
-		fflush(stdout);
+		b.o.progress = on_progress;
+		b.o.ctx = &b.line;
 	}
+	err = eng_bench_run(&b.o, &rep);
+	cli_progress_clear(&b.line);
 	if (!err)
 		err = b.json ? print_json(&b, &rep) : (print_human(&b, &rep), 0);
 	topo_plan_destroy(plan);

@@ -27,10 +27,14 @@ static void on_stop_signal(int sig)
 
 static void serve_usage(FILE *f)
 {
-	fprintf(f, "usage: railcp serve [--port P] [--listen ADDR] [placement options]\n\n"
-		   "Receives sessions from railcp senders, several at once, until SIGINT or\n"
-		   "SIGTERM. The control connection is TCP (default port %d); data moves over\n"
+	fprintf(f, "usage: railcp serve [--root DIR] [--port P] [--listen ADDR] [placement options]\n\n"
+		   "Serves railcp clients, several at once, until SIGINT or SIGTERM: copies to\n"
+		   "and from DIR (railcp SRC... HOST:DST, railcp HOST:SRC... DST) and railcp\n"
+		   "bench. The control connection is TCP (default port %d); data moves over\n"
 		   "RDMA on this host's rails, one worker per NUMA node (see railcp topo).\n\n"
+		   "  --root DIR         serve copies beneath DIR only; names that lead out of it\n"
+		   "                     (absolute, \"..\", symlinks) are refused (default: no\n"
+		   "                     copies, bench only)\n"
 		   "  --port P           TCP port of the control connection (default %d)\n"
 		   "  --listen ADDR      IPv4 address to listen on (default: every address with a\n"
 		   "                     key, 127.0.0.1 without one)\n"
@@ -45,10 +49,12 @@ static void serve_usage(FILE *f)
 
 static void on_ready(const char *addr, uint16_t port, const char *auth, void *ctx)
 {
-	const struct topo_plan *plan = ctx;
+	const struct eng_serve_opts *o = ctx;
+	const struct topo_plan *plan = o->plan;
 	unsigned r;
 
-	fprintf(stderr, "railcp: serving on %s port %u (%s), rails:", addr, port, auth);
+	fprintf(stderr, "railcp: serving on %s port %u (%s), %s%s, rails:", addr, port, auth,
+		o->root ? "files beneath " : "bench only: no --root", o->root ? o->root : "");
 	for (r = 0; r < plan->n_rails; r++)
 		fprintf(stderr, " %s:%u (node %d)", plan->rail[r].dev, plan->rail[r].port,
 			plan->worker[plan->rail[r].worker].node);
@@ -84,6 +90,9 @@ static int serve_opt(void *ctx, int c, const char *arg)
 	case 'K':
 		sc->o.key_file = arg;
 		return 0;
+	case 'R':
+		sc->o.root = arg;
+		return 0;
 	}
 	return cli_place_opt("serve", &sc->place, c, arg);
 }
@@ -91,6 +100,7 @@ static int serve_opt(void *ctx, int c, const char *arg)
 static int serve_args(int argc, char **argv, struct serve_cmd *sc)
 {
 	static const struct option opts[] = {
+		{"root", required_argument, NULL, 'R'},
 		{"port", required_argument, NULL, 'P'},
 		{"listen", required_argument, NULL, 'L'},
 		{"key-file", required_argument, NULL, 'K'},
@@ -134,7 +144,8 @@ int cli_cmd_serve(int argc, char **argv)
 	o->plan = plan;
 	o->stop_fd = stop_pipe[0];
 	o->ready = on_ready;
-	o->ctx = plan;
+	o->ctx = o;
+	cli_raise_nofile();
 	err = eng_serve(o);
 	topo_plan_destroy(plan);
 	close(stop_pipe[0]);

@@ -5,6 +5,7 @@
 
 #include "common/common.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,10 +26,40 @@ static void usage(FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "usage: railcp [-q|-v|-vv] COMMAND [OPTIONS]\n\ncommands:\n");
+	fprintf(f, "usage: railcp [options] SRC... HOST:DST     copy to a railcp server\n"
+		   "       railcp [options] HOST:SRC... DST     copy from a railcp server\n"
+		   "       railcp [-q|-v|-vv] COMMAND [OPTIONS]\n\ncommands:\n");
 	for (i = 0; i < RCP_ARRAY_SIZE(commands); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\n'railcp COMMAND --help' describes a command's options.\n");
+	fprintf(f, "\n'railcp COMMAND --help' describes a command's options; 'railcp --help-copy'\n"
+		   "those of copies.\n");
+}
+
+/* Is the first word that is not an option a command's name? */
+static bool command_given(int argc, char **argv)
+{
+	size_t c;
+	int i;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++)
+		;
+	for (c = 0; i < argc && c < RCP_ARRAY_SIZE(commands); c++)
+		if (!strcmp(argv[i], commands[c].name))
+			return true;
+	return false;
+}
+
+/* No command, and a word with a colon (HOST:PATH): a copy. */
+static bool copy_given(int argc, char **argv)
+{
+	int i;
+
+	if (command_given(argc, argv))
+		return false;
+	for (i = 1; i < argc; i++)
+		if (argv[i][0] != '-' && strchr(argv[i], ':'))
+			return true;
+	return false;
 }
 
 int main(int argc, char **argv)
@@ -36,6 +67,13 @@ int main(int argc, char **argv)
 	int i = 1;
 	size_t c;
 
+	if (argc > 1 && !strcmp(argv[1], "--help-copy")) {
+		char *help[] = {argv[0], "--help", NULL};
+
+		return cli_cmd_copy(2, help);
+	}
+	if (copy_given(argc, argv))
+		return cli_cmd_copy(argc, argv);
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);

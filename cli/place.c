@@ -28,21 +28,21 @@ int cli_parse_count(const char *cmd, const char *opt, const char *v, unsigned ma
 int cli_place_opt(const char *cmd, struct cli_place *p, int c, const char *arg)
 {
 	switch (c) {
-	case 'p':
+	case CLI_OPT_PROFILE:
 		p->profile = arg;
 		return 0;
-	case 'q':
+	case CLI_OPT_QPS:
 		return cli_parse_count(cmd, "--qps-per-rail", arg, TOPO_MAX_QPS_PER_RAIL,
 				       &p->opts.qps_per_rail);
-	case 'b':
+	case CLI_OPT_BUFFER:
 		return cli_parse_count(cmd, "--buffer-mib", arg, TOPO_MAX_BUFFER_MIB,
 				       &p->opts.buffer_mib);
-	case 'n':
+	case CLI_OPT_NUMA:
 		if (topo_bitmap_parse(arg, &p->opts.nodes) != 0)
 			return cli_usage_error(cmd, "--numa needs a node list like 0,1, not '%s'", arg);
 		p->opts.nodes_set = true;
 		return 0;
-	case 'r':
+	case CLI_OPT_RAILS:
 		if (topo_opts_parse_rails(arg, &p->opts) != 0)
 			return cli_usage_error(cmd, "%s", rcp_err_msg(-EINVAL));
 		return 0;

@@ -14,11 +14,22 @@ struct cli_place {
 	const char *profile;
 };
 
+/* Codes of the placement options: beyond any character, so commands keep every short option. */
+enum {
+	CLI_OPT_NUMA = 0x100,
+	CLI_OPT_RAILS,
+	CLI_OPT_QPS,
+	CLI_OPT_BUFFER,
+	CLI_OPT_PROFILE,
+};
+
 /* getopt_long entries of the placement options, for a command's table. */
 #define CLI_PLACE_OPTIONS                                                                          \
-	{"numa", required_argument, NULL, 'n'}, {"rails", required_argument, NULL, 'r'},           \
-	    {"qps-per-rail", required_argument, NULL, 'q'},                                        \
-	    {"buffer-mib", required_argument, NULL, 'b'}, {"profile", required_argument, NULL, 'p'}
+	{"numa", required_argument, NULL, CLI_OPT_NUMA},                                           \
+	    {"rails", required_argument, NULL, CLI_OPT_RAILS},                                     \
+	    {"qps-per-rail", required_argument, NULL, CLI_OPT_QPS},                                \
+	    {"buffer-mib", required_argument, NULL, CLI_OPT_BUFFER},                               \
+	    {"profile", required_argument, NULL, CLI_OPT_PROFILE}
 
 /* A count from 1 to max; CLI_EXIT_USAGE (after one line) when v is not one. */
 int cli_parse_count(const char *cmd, const char *opt, const char *v, unsigned max, unsigned *out);

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 int cli_fail(int err)
 {
@@ -73,11 +74,18 @@ int cli_options(const char *cmd, int argc, char **argv, const struct option *opt
 		int (*handle)(void *ctx, int c, const char *arg), void *ctx, void (*usage)(FILE *f),
 		int *first_arg_out)
 {
+	return cli_options_short(cmd, "h", argc, argv, opts, handle, ctx, usage, first_arg_out);
+}
+
+int cli_options_short(const char *cmd, const char *shortopts, int argc, char **argv,
+		      const struct option *opts, int (*handle)(void *ctx, int c, const char *arg),
+		      void *ctx, void (*usage)(FILE *f), int *first_arg_out)
+{
 	int c, r;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
 			return -1;
@@ -91,4 +99,14 @@ int cli_options(const char *cmd, int argc, char **argv, const struct option *opt
 	}
 	*first_arg_out = optind;
 	return 0;
+}
+
+void cli_raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }

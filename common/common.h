@@ -35,6 +35,9 @@ void rcp_err_clear(void);
 /* Not thread-safe: call once before threads start. */
 void rcp_log_set_level(enum rcp_log_level level);
 
+/* The level set last (RCP_LOG_NOTICE by default). */
+enum rcp_log_level rcp_log_level(void);
+
 /* Thread-safe: one line to stderr when level is enabled. */
 void rcp_log(enum rcp_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -14,6 +14,11 @@ void rcp_log_set_level(enum rcp_log_level level)
 	log_level = level;
 }
 
+enum rcp_log_level rcp_log_level(void)
+{
+	return log_level;
+}
+
 void rcp_log(enum rcp_log_level level, const char *fmt, ...)
 {
 	char line[1024];

@@ -1,19 +1,24 @@
 /*
- * client.c - the sending side of a session: railcp bench.
+ * client.c - the client side of a session: railcp bench, push and pull.
  *
  * Session, in order: TCP connect; hello with the job and one entry per
- * stripe (its rail's address and subnet); the server's welcome names the
- * session token, the slot count and size, and for each stripe the receiver
- * address, rdma_cm port and receiver stripe to connect to. Then every stripe
- * connects (rdma_cm), the workers run, and "done" asks the server to confirm
- * what it received and checked. While the job runs, the coordinator watches
- * the control connection and rdma_cm: a server that goes away or a rail that
- * disconnects fails the job at once instead of waiting for retries.
+ * stripe (its rail's address and subnet); mutual authentication; for a
+ * push the file list goes to the server, for a pull it comes back and the
+ * destination is prepared here; the server's welcome names the session
+ * token, the slot count and size, and for each stripe the server's address,
+ * rdma_cm port and stripe to connect to. Then every stripe connects
+ * (rdma_cm), the workers run, and the sender's "done" asks the receiver to
+ * confirm what it received and checked; the receiver's "result" answers.
+ * The client sends for bench and push and receives for pull. While the job
+ * runs, the coordinator watches the control connection and rdma_cm: a
+ * server that goes away or a rail that disconnects fails the job at once
+ * instead of waiting for retries.
  *
- * Threading: eng_bench_run runs on the caller's thread plus one thread per
- * worker; it returns after all of them have stopped.
+ * Threading: eng_bench_run and eng_copy_run run on the caller's thread plus
+ * one thread per worker; they return after all of them have stopped.
  */
 #include "engine/auth.h"
+#include "engine/files.h"
 #include "engine/session.h"
 
 #include "common/common.h"
@@ -28,8 +33,26 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/* What bench and copies share; the job's own options are in bench or copy. */
+struct client_opts {
+	const char *host;
+	uint16_t port;
+	uint32_t chunk;
+	const struct topo_plan *plan;
+	int timeout_ms;
+	const char *key_file;
+	void (*progress)(const struct eng_report *so_far, void *ctx);
+	void *ctx;
+};
+
 struct client {
-	const struct eng_bench_opts *o;
+	struct client_opts o_;
+	const struct client_opts *o;
+	const struct eng_bench_opts *bench;  /* NULL for copies */
+	const struct eng_copy_opts *copy;    /* NULL for bench */
+	enum eng_role role;
+	struct eng_files *files;
+	uint64_t t0_ns;
 	struct eng_auth_key key;
 	bool keyed;
 	uint8_t challenge[ENG_AUTH_CHALLENGE_LEN]; /* ours, sent in the hello */
@@ -39,6 +62,7 @@ struct client {
 	struct eng_job *job;
 	struct eng_verbs *vb;
 	json_t *welcome;
+	json_t *done;                /* receiver: the sender's "done" */
 	char peer[TOPO_MAX_RAILS][80];
 };
 
@@ -71,14 +95,48 @@ static int tcp_connect(const char *host, uint16_t port, int timeout_ms, int *fd_
 	return 0;
 }
 
+/* The job's own part of the hello. */
+static int hello_job(struct client *c, json_t *m)
+{
+	const struct eng_copy_opts *cp = c->copy;
+	json_t *flags, *srcs;
+	size_t i;
+
+	if (c->bench) {
+		json_object_set_new(m, "job", json_string("bench"));
+		json_object_set_new(m, "bytes", json_integer((json_int_t)c->bench->bytes));
+		return 0;
+	}
+	flags = json_object();
+	json_object_set_new(flags, "preserve", json_boolean(cp->preserve));
+	json_object_set_new(flags, "fsync", json_boolean(cp->fsync));
+	json_object_set_new(flags, "direct", json_boolean(cp->direct));
+	json_object_set_new(flags, "recursive", json_boolean(cp->recursive));
+	json_object_set_new(m, "flags", flags);
+	if (cp->dir == ENG_PUSH) {
+		const struct io_manifest *man = eng__files_manifest(c->files);
+
+		json_object_set_new(m, "job", json_string("push"));
+		json_object_set_new(m, "bytes", json_integer((json_int_t)man->data_bytes));
+		json_object_set_new(m, "files", json_integer((json_int_t)man->n_files));
+		json_object_set_new(m, "chunks", json_integer((json_int_t)eng__files_chunks(c->files)));
+		return eng__proto_set_hex(m, "dst", cp->dst, strlen(cp->dst));
+	}
+	json_object_set_new(m, "job", json_string("pull"));
+	srcs = json_array();
+	json_object_set_new(m, "src", srcs);
+	for (i = 0; i < cp->n_src; i++)
+		if (json_array_append_new(srcs, eng__proto_hex(cp->src[i], strlen(cp->src[i]))))
+			return -ENOMEM;
+	return 0;
+}
+
 static json_t *hello_make(struct client *c)
 {
 	const struct topo_plan *plan = c->o->plan;
 	json_t *m = eng__proto_msg("hello", true), *stripes = json_array();
 	unsigned r, q;
 
-	json_object_set_new(m, "job", json_string("bench"));
-	json_object_set_new(m, "bytes", json_integer((json_int_t)c->o->bytes));
 	json_object_set_new(m, "chunk", json_integer(c->o->chunk));
 	for (r = 0; r < plan->n_rails; r++)
 		for (q = 0; q < plan->rail[r].qps; q++) {
@@ -90,7 +148,8 @@ static json_t *hello_make(struct client *c)
 			json_array_append_new(stripes, s);
 		}
 	json_object_set_new(m, "stripes", stripes);
-	if (c->keyed && eng__proto_set_hex(m, "challenge", c->challenge, sizeof(c->challenge))) {
+	if (hello_job(c, m) ||
+	    (c->keyed && eng__proto_set_hex(m, "challenge", c->challenge, sizeof(c->challenge)))) {
 		json_decref(m);
 		return NULL;
 	}
@@ -145,6 +204,43 @@ static int client_auth(struct client *c)
 	return err;
 }
 
+/* Push: the file list of the sources, walked before anything is sent. */
+static int push_prepare(struct client *c)
+{
+	const struct eng_copy_opts *cp = c->copy;
+	struct io_manifest *m;
+	int err;
+
+	err = io_manifest_walk(NULL, cp->src, cp->n_src, cp->recursive ? IO_WALK_RECURSIVE : 0, NULL, &m);
+	if (!err)
+		err = eng__files_create(ENG_SENDER, m, c->o->chunk, NULL, cp->direct ? IO_DIRECT : 0,
+					&c->files);
+	return err;
+}
+
+/* Pull: the server's file list, and the local destination made ready for it. */
+static int pull_prepare(struct client *c)
+{
+	const struct eng_copy_opts *cp = c->copy;
+	unsigned flags = (cp->preserve ? IO_ROOT_KEEP_META : 0) | (cp->fsync ? IO_ROOT_FSYNC : 0) |
+			 (cp->direct ? IO_ROOT_DIRECT : 0);
+	struct io_manifest *m = NULL;
+	struct io_root *root = NULL;
+	int err;
+
+	err = eng__manifest_recv(c->fd, c->o->timeout_ms, &m);
+	if (!err)
+		err = eng__files_dest(NULL, cp->dst, flags, m, &root);
+	if (err) {
+		io_manifest_destroy(m);
+		return err;
+	}
+	err = eng__files_create(ENG_RECEIVER, m, c->o->chunk, root, 0, &c->files);
+	if (!err)
+		err = eng__files_prepare(c->files);
+	return err;
+}
+
 static int handshake(struct client *c)
 {
 	const struct topo_plan *plan = c->o->plan;
@@ -165,6 +261,9 @@ static int handshake(struct client *c)
 	json_decref(hello);
 	if (!err)
 		err = client_auth(c);
+	if (!err && c->copy)
+		err = c->copy->dir == ENG_PUSH ? eng__manifest_send(c->fd, eng__files_manifest(c->files))
+					       : pull_prepare(c);
 	if (!err)
 		err = eng__proto_recv(c->fd, c->o->timeout_ms, "welcome", &c->welcome);
 	if (!err)
@@ -200,25 +299,33 @@ static int job_setup(struct client *c)
 {
 	json_t *stripes = json_object_get(c->welcome, "stripes");
 	const char *token = json_string_value(json_object_get(c->welcome, "token"));
-	uint64_t n_slots;
+	uint64_t n_slots, chunks;
 	unsigned i;
 	int err;
 
-	if ((err = eng__proto_get_u64(c->welcome, "slots", &n_slots)) != 0)
+	if ((err = eng__proto_get_u64(c->welcome, "slots", &n_slots)) != 0 ||
+	    (err = eng__proto_get_u64(c->welcome, "chunks", &chunks)) != 0)
 		return err;
 	if (!token || n_slots == 0 || n_slots > 1024 || !json_is_array(stripes))
 		return rcp_err(-EPROTO, "the server's welcome is incomplete");
-	err = eng__job_create(ENG_SENDER, c->o->plan, (unsigned)n_slots, c->o->chunk, true, &c->job);
+	if (c->files && chunks != eng__files_chunks(c->files))
+		return rcp_err(-EPROTO, "the server planned %" PRIu64 " chunks, this side %" PRIu64,
+			       chunks, eng__files_chunks(c->files));
+	err = eng__job_create(c->role, c->o->plan, (unsigned)n_slots, c->o->chunk, true, &c->job);
 	if (err)
 		return err;
 	if (json_array_size(stripes) != c->job->n_stripes)
 		return rcp_err(-EPROTO, "the server answered for %zu stripes, not %u",
 			       json_array_size(stripes), c->job->n_stripes);
 	c->job->token = strtoull(token, NULL, 16);
-	c->job->src = (struct eng_source){.total = c->o->bytes, .chunk = c->o->chunk,
-					  .n_chunks = (c->o->bytes + c->o->chunk - 1) / c->o->chunk,
-					  .fill = eng__bench_fill};
-	c->job->src.ctx = &c->job->src;
+	if (c->files) {
+		eng__files_attach(c->files, c->job);
+	} else {
+		c->job->src = (struct eng_source){.total = c->bench->bytes, .chunk = c->o->chunk,
+						  .n_chunks = (c->bench->bytes + c->o->chunk - 1) / c->o->chunk,
+						  .fill = eng__bench_fill};
+		c->job->src.ctx = &c->job->src;
+	}
 	if ((err = eng__verbs_create(c->job, &c->vb)) != 0)
 		return err;
 	for (i = 0; i < c->job->n_stripes && !err; i++)
@@ -226,72 +333,114 @@ static int job_setup(struct client *c)
 	return err;
 }
 
+/* The figures so far, with the files and the whole run's time for copies. */
+static void client_report(const struct client *c, struct eng_report *r)
+{
+	if (c->job)
+		eng__job_report(c->job, r);
+	else
+		memset(r, 0, sizeof(*r));
+	if (c->files) {
+		r->files = eng__files_done(c->files);
+		r->files_total = eng__files_manifest(c->files)->n_files;
+		r->bytes_total = eng__files_manifest(c->files)->data_bytes;
+		r->wall_seconds = (double)(eng__now_ns() - c->t0_ns) / 1e9;
+	}
+}
+
 static void client_watch(const struct eng_job *job, void *ctx)
 {
 	struct client *c = ctx;
 	struct eng_report so_far;
 
-	eng__session_watch((struct eng_job *)job, c->fd, c->vb, "the server", NULL, NULL);
+	if (eng__session_watch((struct eng_job *)job, c->fd, c->vb, "the server",
+			       c->role == ENG_RECEIVER ? "done" : NULL, &c->done))
+		atomic_store(&((struct eng_job *)job)->stop, true); /* the sender has every credit back */
 	if (c->o->progress) {
-		eng__job_report(job, &so_far);
+		client_report(c, &so_far);
 		c->o->progress(&so_far, c->o->ctx);
 	}
 }
 
-/* Ask the server what it received, and hold it against what was sent. */
+static int client_finish(void *ctx)
+{
+	return eng__files_finish(ctx);
+}
+
+/* The sender asks what arrived; the receiver answers after its files are in place. */
 static int finish(struct client *c)
 {
-	json_t *done = eng__proto_msg("done", false), *res = NULL;
-	uint64_t chunks = 0, bytes = 0;
+	uint64_t chunks = c->job ? atomic_load(&c->job->done_chunks) : 0;
 	struct eng_report rep;
+	int err = 0;
+
+	client_report(c, &rep);
+	if (c->role == ENG_SENDER)
+		return eng__session_sender_end(c->fd, c->o->timeout_ms, chunks, rep.bytes, rep.seconds, NULL);
+	if (!c->done)
+		err = eng__proto_recv(c->fd, c->o->timeout_ms, "done", &c->done);
+	if (!err)
+		err = eng__session_receiver_end(c->fd, c->done, chunks, rep.bytes, rep.files_total,
+						client_finish, c->files);
+	return err;
+}
+
+/* One session from connection to report; the job's options are in c->bench or c->copy. */
+static int client_run(struct client *c, struct eng_report *report_out)
+{
+	unsigned r;
 	int err;
 
-	json_object_set_new(done, "chunks", json_integer((json_int_t)c->job->src.n_chunks));
-	json_object_set_new(done, "bytes", json_integer((json_int_t)c->o->bytes));
-	eng__job_report(c->job, &rep);
-	json_object_set_new(done, "seconds", json_real(rep.seconds));
-	err = eng__proto_send(c->fd, done);
-	json_decref(done);
+	c->o = &c->o_;
+	c->fd = -1;
+	c->t0_ns = eng__now_ns();
+	err = c->copy && c->copy->dir == ENG_PUSH ? push_prepare(c) : 0;
 	if (!err)
-		err = eng__proto_recv(c->fd, c->o->timeout_ms, "result", &res);
-	if (!err && !(err = eng__proto_get_u64(res, "chunks", &chunks)))
-		err = eng__proto_get_u64(res, "bytes", &bytes);
-	json_decref(res);
-	if (!err && (chunks != c->job->src.n_chunks || bytes != c->o->bytes))
-		err = rcp_err(-EIO, "the server checked %" PRIu64 " bytes in %" PRIu64
-				    " chunks, but %" PRIu64 " bytes were sent",
-			      bytes, chunks, c->o->bytes);
+		err = handshake(c);
+	if (!err)
+		err = job_setup(c);
+	if (!err)
+		err = eng__job_run(c->job, client_watch, c);
+	if (!err)
+		err = finish(c);
+	else if (c->fd >= 0)
+		eng__proto_send_error(c->fd, err);
+	if (!err) {
+		client_report(c, report_out);
+		for (r = 0; r < report_out->n_rails; r++)
+			snprintf(report_out->rail[r].peer, sizeof(report_out->rail[r].peer), "%s", c->peer[r]);
+	}
+	eng__verbs_destroy(c->vb);
+	eng__job_destroy(c->job);
+	eng__files_destroy(c->files);
+	json_decref(c->welcome);
+	json_decref(c->done);
+	eng__auth_key_wipe(&c->key);
+	eng_device_list_destroy(c->devs);
+	if (c->fd >= 0)
+		close(c->fd);
 	return err;
 }
 
 int eng_bench_run(const struct eng_bench_opts *o, struct eng_report *report_out)
 {
-	struct client c = {.o = o, .fd = -1};
-	unsigned r;
-	int err;
+	struct client c = {.o_ = {o->host, o->port, o->chunk, o->plan, o->timeout_ms, o->key_file,
+				  o->progress, o->ctx},
+			   .bench = o, .role = ENG_SENDER};
 
 	if (o->chunk == 0 || o->chunk % 4096 || o->bytes == 0)
 		return rcp_err(-EINVAL, "the chunk size must be a multiple of 4 KiB and bytes more than 0");
-	err = handshake(&c);
-	if (!err)
-		err = job_setup(&c);
-	if (!err)
-		err = eng__job_run(c.job, client_watch, &c);
-	if (!err)
-		err = finish(&c);
-	else if (c.fd >= 0)
-		eng__proto_send_error(c.fd, err);
-	if (!err) {
-		eng__job_report(c.job, report_out);
-		for (r = 0; r < report_out->n_rails; r++)
-			snprintf(report_out->rail[r].peer, sizeof(report_out->rail[r].peer), "%s", c.peer[r]);
-	}
-	eng__verbs_destroy(c.vb);
-	eng__job_destroy(c.job);
-	json_decref(c.welcome);
-	eng__auth_key_wipe(&c.key);
-	eng_device_list_destroy(c.devs);
-	if (c.fd >= 0)
-		close(c.fd);
-	return err;
+	return client_run(&c, report_out);
+}
+
+int eng_copy_run(const struct eng_copy_opts *o, struct eng_report *report_out)
+{
+	struct client c = {.o_ = {o->host, o->port, o->chunk, o->plan, o->timeout_ms, o->key_file,
+				  o->progress, o->ctx},
+			   .copy = o, .role = o->dir == ENG_PUSH ? ENG_SENDER : ENG_RECEIVER};
+
+	if (o->chunk == 0 || o->chunk % 4096 || o->n_src == 0 || !o->dst)
+		return rcp_err(-EINVAL, "a copy needs sources, a destination and a chunk size that is a "
+					"multiple of 4 KiB");
+	return client_run(&c, report_out);
 }

@@ -86,7 +86,10 @@ struct eng_report {
 	uint64_t bytes;    /* payload bytes moved (and verified by the receiver) */
 	uint64_t bytes_total;
 	uint64_t chunks;
+	uint64_t files;    /* copies: files read to the end (push) or in place (pull) */
+	uint64_t files_total;
 	double seconds;    /* first post to last completion, as perftest's BW average */
+	double wall_seconds; /* copies: the whole run, from the walk to the last file in place */
 	uint32_t chunk;
 	unsigned n_slots;  /* slots (credits) per stripe */
 	unsigned n_stripes;
@@ -114,6 +117,41 @@ struct eng_bench_opts {
  */
 int eng_bench_run(const struct eng_bench_opts *opts, struct eng_report *report_out);
 
+enum eng_copy_dir {
+	ENG_PUSH, /* local SRC... to the server's DST */
+	ENG_PULL, /* the server's SRC... to local DST */
+};
+
+struct eng_copy_opts {
+	const char *host;
+	uint16_t port;               /* 0: ENG_DEFAULT_PORT */
+	enum eng_copy_dir dir;
+	const char *const *src;      /* push: local paths; pull: paths beneath the server's root */
+	size_t n_src;
+	const char *dst;             /* push: beneath the server's root ("" the root); pull: local */
+	bool recursive;              /* directories too (cp -r) */
+	bool preserve;               /* mode and mtime (cp -p); else mode & ~umask, mtime now */
+	bool fsync;                  /* each file reaches the disk before its rename */
+	bool direct;                 /* O_DIRECT on both sides where aligned */
+	uint32_t chunk;              /* a multiple of 4096 */
+	const struct topo_plan *plan;
+	int timeout_ms;
+	const char *key_file;        /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
+	/* Called about every 20 ms from the calling thread with the figures so far. */
+	void (*progress)(const struct eng_report *so_far, void *ctx);
+	void *ctx;
+};
+
+/*
+ * Copy files and trees between this host and a server, as cp -r would name
+ * them: DST an existing directory receives each SRC under its own name;
+ * otherwise the single SRC is created as DST. Every file is written under a
+ * temporary name and renamed into place once all its chunks arrived with
+ * the right crc32c; a failed copy leaves no partial file under a final name.
+ * On success fills *report_out. Errors are one sentence (rcp_err_msg).
+ */
+int eng_copy_run(const struct eng_copy_opts *opts, struct eng_report *report_out);
+
 /* CLOCK_MONOTONIC in nanoseconds. Thread-safe. */
 uint64_t eng_now_ns(void);
 
@@ -121,6 +159,7 @@ struct eng_serve_opts {
 	const char *listen_addr;     /* NULL: every address with a key, else 127.0.0.1 */
 	const char *key_file;        /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
 	uint16_t port;               /* 0: ENG_DEFAULT_PORT */
+	const char *root;            /* the directory copies read and write beneath; NULL: bench only */
 	const struct topo_plan *plan;
 	int timeout_ms;
 	unsigned max_sessions;       /* at once; more are refused with a message */

@@ -210,21 +210,30 @@ int eng__proto_get_u64(const json_t *msg, const char *key, uint64_t *v_out)
 	return 0;
 }
 
-int eng__proto_set_hex(json_t *msg, const char *key, const void *bytes, size_t len)
+json_t *eng__proto_hex(const void *bytes, size_t len)
 {
 	static const char digits[] = "0123456789abcdef";
 	const uint8_t *b = bytes;
-	char text[2 * 256 + 1];
+	char *text = malloc(2 * len + 1);
+	json_t *v;
 	size_t i;
 
-	if (len > 256)
-		return -EINVAL;
+	if (!text)
+		return NULL;
 	for (i = 0; i < len; i++) {
 		text[2 * i] = digits[b[i] >> 4];
 		text[2 * i + 1] = digits[b[i] & 15];
 	}
-	text[2 * len] = '\0';
-	return json_object_set_new(msg, key, json_string(text)) ? -ENOMEM : 0;
+	v = json_stringn_nocheck(text, 2 * len);
+	free(text);
+	return v;
+}
+
+int eng__proto_set_hex(json_t *msg, const char *key, const void *bytes, size_t len)
+{
+	json_t *v = eng__proto_hex(bytes, len);
+
+	return v && json_object_set_new(msg, key, v) == 0 ? 0 : -ENOMEM;
 }
 
 static int hex_digit(char c)
@@ -236,20 +245,48 @@ static int hex_digit(char c)
 	return -1;
 }
 
-int eng__proto_get_hex(const json_t *msg, const char *key, void *bytes_out, size_t len)
+static int hex_decode(const char *t, size_t n, uint8_t *b)
 {
-	const char *t = json_string_value(json_object_get(msg, key));
-	uint8_t *b = bytes_out;
 	size_t i;
 
-	if (!t || strlen(t) != 2 * len)
-		return rcp_err(-EPROTO, "the peer sent no valid '%s'", key);
-	for (i = 0; i < len; i++) {
+	for (i = 0; i < n; i++) {
 		int hi = hex_digit(t[2 * i]), lo = hex_digit(t[2 * i + 1]);
 
 		if (hi < 0 || lo < 0)
-			return rcp_err(-EPROTO, "the peer sent no valid '%s'", key);
+			return -1;
 		b[i] = (uint8_t)(hi << 4 | lo);
 	}
+	return 0;
+}
+
+int eng__proto_get_hex(const json_t *msg, const char *key, void *bytes_out, size_t len)
+{
+	const char *t = json_string_value(json_object_get(msg, key));
+
+	if (!t || json_string_length(json_object_get(msg, key)) != 2 * len || hex_decode(t, len, bytes_out))
+		return rcp_err(-EPROTO, "the peer sent no valid '%s'", key);
+	return 0;
+}
+
+int eng__proto_hex_value(const json_t *v, const char *what, size_t max, char **bytes_out,
+			 size_t *len_out)
+{
+	const char *t = json_string_value(v);
+	size_t n = t ? json_string_length(v) : 0;
+	char *b;
+
+	if (!t || n % 2 || n / 2 > max)
+		return rcp_err(-EPROTO, "the peer sent %s that is not hex of at most %zu bytes", what, max);
+	b = malloc(n / 2 + 1);
+	if (!b)
+		return rcp_err(-ENOMEM, "out of memory reading %s", what);
+	if (hex_decode(t, n / 2, (uint8_t *)b)) {
+		free(b);
+		return rcp_err(-EPROTO, "the peer sent %s that is not hex", what);
+	}
+	b[n / 2] = '\0';
+	*bytes_out = b;
+	if (len_out)
+		*len_out = n / 2;
 	return 0;
 }

@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define ENG_PROTO_VERSION 1
@@ -47,10 +48,20 @@ void eng__proto_send_error(int fd, int err);
 /* Fetch an integer member (>= 0); -EPROTO with a sentence when missing or wrong. */
 int eng__proto_get_u64(const json_t *msg, const char *key, uint64_t *v_out);
 
+/* The hex text of len bytes as a JSON string; NULL when out of memory. */
+json_t *eng__proto_hex(const void *bytes, size_t len);
+
 /* Set key to the hex text of len bytes; -ENOMEM. */
 int eng__proto_set_hex(json_t *msg, const char *key, const void *bytes, size_t len);
 
 /* Read key as exactly len bytes of hex; -EPROTO with a sentence otherwise. */
 int eng__proto_get_hex(const json_t *msg, const char *key, void *bytes_out, size_t len);
+
+/*
+ * Decode v, hex of at most max bytes, into a new buffer with a NUL after the
+ * bytes (*len_out may be NULL); what names v in the sentence of an error.
+ */
+int eng__proto_hex_value(const json_t *v, const char *what, size_t max, char **bytes_out,
+			 size_t *len_out);
 
 #endif

@@ -1,10 +1,15 @@
 /*
- * server.c - the receiving side: railcp serve.
+ * server.c - the server side: railcp serve. It receives bench and push
+ * jobs and sends pull jobs; copies read and write only beneath --root.
  *
  * The listening thread accepts control connections and runs each session
  * on a thread of its own, so sessions proceed at once and one that fails or
  * hangs (every step has a timeout) touches no other. A session checks the
- * sender's hello before it allocates anything, pairs each sender stripe with
+ * client's hello and proof of the key before it allocates anything or
+ * touches a file; a push then takes the file list, opens the destination
+ * beneath the root (refusing names that lead out) and creates directories,
+ * symlinks and empty files; a pull walks its sources beneath the root and
+ * sends the file list. Then it pairs each client stripe with
  * a rail of this host (same subnet first, then least loaded), builds a job
  * with that many stripes per rail on the rails' workers, listens with
  * rdma_cm on the rails it uses, and answers with where each stripe must
@@ -17,6 +22,7 @@
  * session count (atomic); each session's job belongs to its thread.
  */
 #include "engine/auth.h"
+#include "engine/files.h"
 #include "engine/session.h"
 
 #include "common/common.h"
@@ -40,6 +46,7 @@ struct server {
 	struct eng_device_list *devs;
 	struct eng_rail_addr addr[TOPO_MAX_RAILS];
 	const char *rail_dev[TOPO_MAX_RAILS];
+	struct io_root *root;             /* --root, NULL when the server runs bench only */
 	int lfd;
 	_Atomic unsigned active;
 	_Atomic bool stopping;
@@ -52,8 +59,13 @@ struct session {
 	unsigned id;
 	char peer[64];
 	json_t *hello;
+	const char *kind;                 /* "bench", "push" or "pull" */
+	enum eng_role role;               /* this side's */
 	uint64_t bytes;
 	uint32_t chunk;
+	unsigned root_flags;              /* IO_ROOT_* from the client's flags */
+	struct eng_files *files;          /* push and pull */
+	char where[IO_ESC_MAX];           /* push: the destination; pull: the first source */
 	struct topo_plan plan;            /* the server's plan, with this session's stripes */
 	unsigned peer_rail[SRV_MAX_STRIPES]; /* our rail for each sender stripe */
 	struct eng_job *job;
@@ -99,6 +111,11 @@ static int session_auth(struct session *s)
 	return err;
 }
 
+static bool flag(const json_t *hello, const char *name)
+{
+	return json_is_true(json_object_get(json_object_get(hello, "flags"), name));
+}
+
 static int hello_check(struct session *s)
 {
 	json_t *stripes = json_object_get(s->hello, "stripes");
@@ -106,21 +123,101 @@ static int hello_check(struct session *s)
 	uint64_t chunk;
 	int err;
 
-	if (!job || strcmp(job, "bench") != 0)
+	if (!job || (strcmp(job, "bench") && strcmp(job, "push") && strcmp(job, "pull")))
 		return rcp_err(-EPROTO, "this server does not run '%s' jobs", job ? job : "?");
-	if ((err = eng__proto_get_u64(s->hello, "bytes", &s->bytes)) != 0 ||
-	    (err = eng__proto_get_u64(s->hello, "chunk", &chunk)) != 0)
+	s->kind = job;
+	s->role = strcmp(job, "pull") ? ENG_RECEIVER : ENG_SENDER;
+	if (strcmp(job, "bench") && !s->srv->root)
+		return rcp_err(-EPERM, "this server was started without --root: it serves no files, "
+				       "only railcp bench");
+	if ((err = eng__proto_get_u64(s->hello, "chunk", &chunk)) != 0)
 		return err;
-	if (s->bytes == 0 || s->bytes > (1ull << 50) || chunk < 4096 || chunk > SRV_MAX_CHUNK ||
-	    chunk % 4096)
-		return rcp_err(-EINVAL, "a job of %" PRIu64 " bytes in chunks of %" PRIu64
-				       " is out of bounds (chunks: 4 KiB to 64 MiB, multiples of 4 KiB)",
-			       s->bytes, chunk);
+	if (!strcmp(job, "bench") && (err = eng__proto_get_u64(s->hello, "bytes", &s->bytes)) != 0)
+		return err;
+	if (!strcmp(job, "bench") && (s->bytes == 0 || s->bytes > (1ull << 50)))
+		return rcp_err(-EINVAL, "a bench of %" PRIu64 " bytes is out of bounds", s->bytes);
+	if (chunk < 4096 || chunk > SRV_MAX_CHUNK || chunk % 4096)
+		return rcp_err(-EINVAL, "a chunk of %" PRIu64 " bytes is out of bounds "
+				       "(4 KiB to 64 MiB, multiples of 4 KiB)", chunk);
 	s->chunk = (uint32_t)chunk;
+	s->root_flags = (flag(s->hello, "preserve") ? IO_ROOT_KEEP_META : 0) |
+			(flag(s->hello, "fsync") ? IO_ROOT_FSYNC : 0) |
+			(flag(s->hello, "direct") ? IO_ROOT_DIRECT : 0);
 	if (!json_is_array(stripes) || json_array_size(stripes) == 0 ||
 	    json_array_size(stripes) > SRV_MAX_STRIPES)
 		return rcp_err(-EINVAL, "a session needs 1 to %d stripes", SRV_MAX_STRIPES);
 	return 0;
+}
+
+/* Push: the file list, the destination beneath the root, and what needs no data. */
+static int push_prepare(struct session *s)
+{
+	struct io_manifest *m = NULL;
+	struct io_root *root = NULL;
+	char *dst = NULL;
+	uint64_t chunks;
+	int err;
+
+	if ((err = eng__proto_get_u64(s->hello, "chunks", &chunks)) != 0 ||
+	    (err = eng__proto_hex_value(json_object_get(s->hello, "dst"), "a destination",
+					IO_PATH_MAX - 1, &dst, NULL)) != 0)
+		return err;
+	io_path_printable(dst, s->where);
+	err = eng__manifest_recv(s->fd, s->srv->o->timeout_ms, &m);
+	if (!err)
+		err = eng__files_dest(s->srv->root, dst, s->root_flags, m, &root);
+	free(dst);
+	if (err) {
+		io_manifest_destroy(m);
+		return err;
+	}
+	s->bytes = m->data_bytes;
+	err = eng__files_create(ENG_RECEIVER, m, s->chunk, root, 0, &s->files);
+	if (!err && eng__files_chunks(s->files) != chunks)
+		err = rcp_err(-EPROTO, "the sender planned %" PRIu64 " chunks, this server %" PRIu64,
+			      chunks, eng__files_chunks(s->files));
+	if (!err)
+		err = eng__files_prepare(s->files);
+	return err;
+}
+
+/* Pull: walk the sources beneath the root and send their file list. */
+static int pull_prepare(struct session *s)
+{
+	json_t *arr = json_object_get(s->hello, "src");
+	struct io_manifest *m = NULL;
+	struct io_root *root = NULL;
+	char **src;
+	size_t i, n = json_array_size(arr);
+	int err = 0;
+
+	if (!json_is_array(arr) || n == 0 || n > 4096)
+		return rcp_err(-EINVAL, "a pull needs 1 to 4096 sources");
+	src = calloc(n, sizeof(*src));
+	if (!src)
+		return rcp_err(-ENOMEM, "out of memory for %zu sources", n);
+	for (i = 0; i < n && !err; i++)
+		err = eng__proto_hex_value(json_array_get(arr, i), "a source", IO_PATH_MAX - 1, &src[i], NULL);
+	if (!err) {
+		io_path_printable(src[0], s->where);
+		err = io_manifest_walk(s->srv->root, (const char *const *)src, n,
+				       flag(s->hello, "recursive") ? IO_WALK_RECURSIVE : 0, NULL, &m);
+	}
+	for (i = 0; i < n; i++)
+		free(src[i]);
+	free(src);
+	if (!err)
+		err = io_root_open_beneath(s->srv->root, ".", &root);
+	if (err) {
+		io_manifest_destroy(m);
+		return err;
+	}
+	s->bytes = m->data_bytes;
+	err = eng__files_create(ENG_SENDER, m, s->chunk, root,
+				(s->root_flags & IO_ROOT_DIRECT) ? IO_DIRECT : 0, &s->files);
+	if (!err)
+		err = eng__manifest_send(s->fd, eng__files_manifest(s->files));
+	return err;
 }
 
 /* Pair each sender stripe with one of our rails; set this session's QPs per rail. */
@@ -195,6 +292,7 @@ static int welcome_send(struct session *s, const uint16_t *port)
 	}
 	snprintf(token, sizeof(token), "%016" PRIx64, s->job->token);
 	json_object_set_new(m, "token", json_string(token));
+	json_object_set_new(m, "chunks", json_integer((json_int_t)s->job->src.n_chunks));
 	json_object_set_new(m, "slots", json_integer(s->job->stripe[0].n_slots));
 	json_object_set_new(m, "slot_size", json_integer(s->chunk));
 	for (i = 0; i < json_array_size(json_object_get(s->hello, "stripes")); i++) {
@@ -222,12 +320,18 @@ static int session_setup(struct session *s)
 	s->plan = *s->srv->o->plan;
 	if ((err = stripes_pair(s)) != 0 || (err = slots_per_stripe(s, &n_slots)) != 0)
 		return err;
-	err = eng__job_create(ENG_RECEIVER, &s->plan, n_slots, s->chunk, true, &s->job);
+	err = eng__job_create(s->role, &s->plan, n_slots, s->chunk, true, &s->job);
 	if (err)
 		return err;
 	if (getrandom(&s->job->token, sizeof(s->job->token), 0) != sizeof(s->job->token))
 		return rcp_err(-EIO, "cannot draw a session token: %s", strerror(errno));
-	s->job->sink = (struct eng_sink){.consume = eng__bench_check, .ctx = &s->chunk};
+	if (s->files) {
+		eng__files_attach(s->files, s->job);
+	} else {
+		s->job->src = (struct eng_source){.total = s->bytes, .chunk = s->chunk,
+						  .n_chunks = (s->bytes + s->chunk - 1) / s->chunk};
+		s->job->sink = (struct eng_sink){.consume = eng__bench_check, .ctx = &s->chunk};
+	}
 	if ((err = eng__verbs_create(s->job, &s->vb)) != 0)
 		return err;
 	for (r = 0; r < s->plan.n_rails && !err; r++) {
@@ -259,43 +363,62 @@ static void session_watch(const struct eng_job *cjob, void *ctx)
 		eng__job_fail(job, -ESHUTDOWN, "the server is shutting down");
 		return;
 	}
-	if (eng__session_watch(job, s->fd, s->vb, "the sender", "done", &s->done))
+	if (eng__session_watch(job, s->fd, s->vb, "the client", s->role == ENG_RECEIVER ? "done" : NULL,
+			       &s->done))
 		atomic_store(&job->stop, true); /* the sender has every credit back */
 }
 
-static int result_send(struct session *s)
+/* "bench", "push of 12 files into "dst"", "pull of 3 files from "src"" for the log. */
+static const char *session_what(const struct session *s, char *buf, size_t len)
 {
-	uint64_t chunks, bytes, got_chunks = atomic_load(&s->job->done_chunks);
+	if (!s->files)
+		return "bench";
+	snprintf(buf, len, "%s of %" PRIu64 " files %s \"%s\"", s->kind,
+		 eng__files_manifest(s->files)->n_files, s->role == ENG_SENDER ? "from" : "into",
+		 s->where[0] ? s->where : ".");
+	return buf;
+}
+
+static int session_finish(void *ctx)
+{
+	return eng__files_finish(ctx);
+}
+
+/* The exchange that ends a job, then the session's line in the log. */
+static int session_end(struct session *s)
+{
+	uint64_t chunks = atomic_load(&s->job->done_chunks);
 	struct eng_report rep;
 	double secs;
-	json_t *m;
-	int err;
+	char what[IO_ESC_MAX + 64];
+	int err = 0;
 
-	if ((err = eng__proto_get_u64(s->done, "chunks", &chunks)) != 0 ||
-	    (err = eng__proto_get_u64(s->done, "bytes", &bytes)) != 0)
-		return err;
 	eng__job_report(s->job, &rep);
-	if (chunks != got_chunks || bytes != rep.bytes || bytes != s->bytes)
-		return rcp_err(-EIO, "the sender sent %" PRIu64 " chunks (%" PRIu64 " bytes), "
-				     "%" PRIu64 " chunks (%" PRIu64 " bytes) arrived",
-			       chunks, bytes, got_chunks, rep.bytes);
-	m = eng__proto_msg("result", false);
-	json_object_set_new(m, "chunks", json_integer((json_int_t)got_chunks));
-	json_object_set_new(m, "bytes", json_integer((json_int_t)rep.bytes));
-	err = eng__proto_send(s->fd, m);
-	json_decref(m);
-	/* The sender's clock: its first post to its last credit, the transfer's real span. */
-	secs = json_real_value(json_object_get(s->done, "seconds"));
-	if (!err)
-		rcp_log(RCP_LOG_NOTICE, "session %u from %s: %" PRIu64 " MiB over %u stripes received "
-			"and verified; %.2f s, %.3f Gb/s as the sender measured", s->id, s->peer,
-			rep.bytes >> 20, s->job->n_stripes, secs, secs > 0 ? rep.bytes * 8 / secs / 1e9 : 0);
-	return err;
+	if (s->role == ENG_SENDER) {
+		err = eng__session_sender_end(s->fd, s->srv->o->timeout_ms, chunks, rep.bytes, rep.seconds, NULL);
+		secs = rep.seconds;
+	} else {
+		if (!s->done)
+			err = eng__proto_recv(s->fd, s->srv->o->timeout_ms, "done", &s->done);
+		err = err ? err : eng__session_receiver_end(s->fd, s->done, chunks, rep.bytes,
+							     s->files ? eng__files_manifest(s->files)->n_files : 0,
+							     s->files ? session_finish : NULL, s->files);
+		/* The sender's clock: its first post to its last credit, the transfer's real span. */
+		secs = json_real_value(json_object_get(s->done, "seconds"));
+	}
+	if (err)
+		return err;
+	rcp_log(RCP_LOG_NOTICE, "session %u from %s: %s done, %" PRIu64 " MiB over %u stripes "
+		"verified; %.2f s, %.3f Gb/s as the sender measured", s->id, s->peer,
+		session_what(s, what, sizeof(what)),
+		rep.bytes >> 20, s->job->n_stripes, secs, secs > 0 ? rep.bytes * 8 / secs / 1e9 : 0);
+	return 0;
 }
 
 static void *session_main(void *arg)
 {
 	struct session *s = arg;
+	char what[IO_ESC_MAX + 64];
 	int err;
 
 	err = eng__proto_recv_max(s->fd, s->srv->o->timeout_ms, "hello", ENG_PROTO_MAX_HELLO, &s->hello);
@@ -305,21 +428,26 @@ static void *session_main(void *arg)
 		err = session_auth(s);
 	if (!err)
 		err = hello_check(s);
+	if (!err && !strcmp(s->kind, "push"))
+		err = push_prepare(s);
+	if (!err && !strcmp(s->kind, "pull"))
+		err = pull_prepare(s);
 	if (!err)
 		err = session_setup(s);
 	if (!err) {
-		rcp_log(RCP_LOG_NOTICE, "session %u from %s: receiving %" PRIu64 " MiB over %u stripes",
-			s->id, s->peer, s->bytes >> 20, s->job->n_stripes);
+		rcp_log(RCP_LOG_NOTICE, "session %u from %s: %s, %" PRIu64 " MiB over %u stripes",
+			s->id, s->peer, session_what(s, what, sizeof(what)), s->bytes >> 20, s->job->n_stripes);
 		err = eng__job_run(s->job, session_watch, s);
 	}
 	if (!err)
-		err = result_send(s);
+		err = session_end(s);
 	if (err) {
 		eng__proto_send_error(s->fd, err);
 		rcp_log(RCP_LOG_NOTICE, "session %u from %s failed: %s", s->id, s->peer, rcp_err_msg(err));
 	}
 	eng__verbs_destroy(s->vb);
 	eng__job_destroy(s->job);
+	eng__files_destroy(s->files); /* after the workers: removes unfinished temporaries */
 	json_decref(s->hello);
 	json_decref(s->done);
 	close(s->fd);
@@ -462,6 +590,8 @@ int eng_serve(const struct eng_serve_opts *o)
 	int err;
 
 	err = server_rails(&srv);
+	if (!err && o->root)
+		err = io_root_open(o->root, 0, &srv.root);
 	if (!err)
 		err = server_listen(&srv);
 	if (!err) {
@@ -474,5 +604,6 @@ int eng_serve(const struct eng_serve_opts *o)
 		close(srv.lfd);
 	eng__auth_key_wipe(&srv.key);
 	eng_device_list_destroy(srv.devs);
+	io_root_close(srv.root);
 	return err;
 }

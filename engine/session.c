@@ -7,6 +7,7 @@
 #include "common/common.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -88,6 +89,58 @@ int eng__session_watch(struct eng_job *job, int fd, struct eng_verbs *vb, const 
 	if (got < 0)
 		eng__job_fail(job, got, "%s went away: %s", who, rcp_err_msg(got));
 	return 0;
+}
+
+int eng__session_sender_end(int fd, int timeout_ms, uint64_t chunks, uint64_t bytes, double seconds,
+			    json_t **result_out)
+{
+	json_t *done = eng__proto_msg("done", false), *res = NULL;
+	uint64_t got_chunks = 0, got_bytes = 0;
+	int err;
+
+	json_object_set_new(done, "chunks", json_integer((json_int_t)chunks));
+	json_object_set_new(done, "bytes", json_integer((json_int_t)bytes));
+	json_object_set_new(done, "seconds", json_real(seconds));
+	err = eng__proto_send(fd, done);
+	json_decref(done);
+	if (!err)
+		err = eng__proto_recv(fd, timeout_ms, "result", &res);
+	if (!err && !(err = eng__proto_get_u64(res, "chunks", &got_chunks)))
+		err = eng__proto_get_u64(res, "bytes", &got_bytes);
+	if (!err && (got_chunks != chunks || got_bytes != bytes))
+		err = rcp_err(-EIO, "the receiver checked %" PRIu64 " bytes in %" PRIu64
+				    " chunks, but %" PRIu64 " bytes were sent",
+			      got_bytes, got_chunks, bytes);
+	if (!err && result_out)
+		*result_out = res;
+	else
+		json_decref(res);
+	return err;
+}
+
+int eng__session_receiver_end(int fd, const json_t *done, uint64_t chunks, uint64_t bytes,
+			      uint64_t files, int (*finish)(void *ctx), void *ctx)
+{
+	uint64_t sent_chunks, sent_bytes;
+	json_t *m;
+	int err;
+
+	if ((err = eng__proto_get_u64(done, "chunks", &sent_chunks)) != 0 ||
+	    (err = eng__proto_get_u64(done, "bytes", &sent_bytes)) != 0)
+		return err;
+	if (sent_chunks != chunks || sent_bytes != bytes)
+		return rcp_err(-EIO, "the sender sent %" PRIu64 " chunks (%" PRIu64 " bytes), "
+				     "%" PRIu64 " chunks (%" PRIu64 " bytes) arrived",
+			       sent_chunks, sent_bytes, chunks, bytes);
+	if (finish && (err = finish(ctx)) != 0)
+		return err;
+	m = eng__proto_msg("result", false);
+	json_object_set_new(m, "chunks", json_integer((json_int_t)chunks));
+	json_object_set_new(m, "bytes", json_integer((json_int_t)bytes));
+	json_object_set_new(m, "files", json_integer((json_int_t)files));
+	err = eng__proto_send(fd, m);
+	json_decref(m);
+	return err;
 }
 
 void eng__job_report(const struct eng_job *job, struct eng_report *r)

@@ -39,6 +39,21 @@ int eng__session_poll_msg(int fd, const char *want, json_t **msg_out);
 int eng__session_watch(struct eng_job *job, int fd, struct eng_verbs *vb, const char *who,
 		       const char *want, json_t **msg_out);
 
+/*
+ * The sender's end of a job: send "done" with what was sent and seconds (the
+ * sender's clock), receive the receiver's "result" and hold it against
+ * that. *result_out (may be NULL) gets the result frame.
+ */
+int eng__session_sender_end(int fd, int timeout_ms, uint64_t chunks, uint64_t bytes, double seconds,
+			    json_t **result_out);
+
+/*
+ * The receiver's end: hold the sender's "done" against what arrived, run
+ * finish (may be NULL), then send "result" with chunks, bytes and files.
+ */
+int eng__session_receiver_end(int fd, const json_t *done, uint64_t chunks, uint64_t bytes,
+			      uint64_t files, int (*finish)(void *ctx), void *ctx);
+
 /* The figures of a job so far, or at its end. */
 void eng__job_report(const struct eng_job *job, struct eng_report *r);
 

@@ -9,10 +9,13 @@
  * the source address; the RoCE v2 GID follows from it. The device the id
  * resolved to is checked against the rail the plan chose.
  *
- * Connection data travels in rdma_cm private data: the sender's request
- * names the session token and the receiver's stripe; the receiver's accept
- * names its slots (address, rkey, count, size). The receiver posts one
- * receive per slot before it accepts, so no write can find its queue empty.
+ * The client of a session connects each stripe and the server accepts;
+ * either may be the receiver (push and bench: the server; pull: the
+ * client). Connection data travels in rdma_cm private data: the request
+ * names the session token and the server's stripe; the receiver's slots
+ * (address, rkey, count, size) travel in the request when the client
+ * receives, else in the accept. Both ends post their receives before they
+ * connect or accept, so no write or credit can find a queue empty.
  *
  * Threading: set-up and teardown run on the session's thread before workers
  * start and after they stopped; the data-path operations run on the worker
@@ -63,14 +66,8 @@ struct eng_verbs {
 	unsigned established;
 };
 
-/* What the sender asks for and the receiver answers, little-endian on the wire. */
-struct conn_req {
-	uint64_t token;
-	uint32_t stripe;
-	uint32_t magic;
-};
-
-struct conn_acc {
+/* The receiver's slots, little-endian on the wire. */
+struct conn_slots {
 	uint64_t data_addr;
 	uint64_t hdr_addr;
 	uint32_t data_rkey;
@@ -78,6 +75,16 @@ struct conn_acc {
 	uint32_t n_slots;
 	uint32_t slot_size;
 };
+
+/* The client's request (slots zero unless the client receives); the accept is a conn_slots. */
+struct conn_req {
+	uint64_t token;
+	uint32_t stripe;
+	uint32_t magic;
+	struct conn_slots slots;
+};
+/* rdma_cm carries 56 bytes of private data in a request over the TCP port space. */
+_Static_assert(sizeof(struct conn_req) <= 56, "the request fits rdma_cm's private data");
 
 #define CONN_MAGIC 0x72636d31u /* "rcm1" */
 
@@ -417,7 +424,7 @@ static int cm_next(struct eng_verbs *vb, int timeout_ms, struct rdma_cm_event **
 
 /* Wait for event want on id; any other outcome is an error naming the step. */
 static int cm_expect(struct eng_verbs *vb, struct rdma_cm_id *id, enum rdma_cm_event_type want,
-		     const char *step, int timeout_ms, struct conn_acc *acc_out)
+		     const char *step, int timeout_ms, struct conn_slots *acc_out)
 {
 	struct rdma_cm_event *ev;
 	int err = cm_next(vb, timeout_ms, &ev), status;
@@ -436,14 +443,41 @@ static int cm_expect(struct eng_verbs *vb, struct rdma_cm_id *id, enum rdma_cm_e
 	return 0;
 }
 
+/* This stripe's slots, for the peer that writes into them. */
+static struct conn_slots slots_of(const struct eng_stripe *s)
+{
+	const struct vcq *c = ((const struct vep *)s->ep->tr)->vcq;
+
+	return (struct conn_slots){htole64((uintptr_t)s->data), htole64((uintptr_t)s->hdr),
+				   htole32(c->mr->rkey), htole32(c->mr->rkey), htole32(s->n_slots),
+				   htole32(s->slot_size)};
+}
+
+/* The sender takes the receiver's slots, which must be what the session agreed. */
+static int slots_take(struct eng_stripe *s, const struct conn_slots *in, const char *step)
+{
+	if (le32toh(in->n_slots) != s->n_slots || le32toh(in->slot_size) != s->slot_size)
+		return rcp_err(-EPROTO, "%s: the receiver offered %u slots of %u bytes, expected %u of %u",
+			       step, le32toh(in->n_slots), le32toh(in->slot_size), s->n_slots, s->slot_size);
+	s->peer_data = (struct eng_remote){le64toh(in->data_addr), le32toh(in->data_rkey)};
+	s->peer_hdr = (struct eng_remote){le64toh(in->hdr_addr), le32toh(in->hdr_rkey)};
+	return 0;
+}
+
+/* Post the stripe's receives for its role: chunk announcements or credits. */
+static int stripe_init(struct eng_stripe *s)
+{
+	return s->job->role == ENG_SENDER ? eng__stripe_init_sender(s) : eng__stripe_init_receiver(s);
+}
+
 int eng__verbs_connect(struct eng_verbs *vb, struct eng_stripe *s, const char *rail_dev,
 		       const struct sockaddr_in *src, const struct sockaddr_in *dst,
 		       uint32_t peer_stripe, int timeout_ms)
 {
-	struct conn_req req = {htole64(vb->job->token), htole32(peer_stripe), htole32(CONN_MAGIC)};
+	struct conn_req req = {htole64(vb->job->token), htole32(peer_stripe), htole32(CONN_MAGIC), {0}};
 	struct rdma_conn_param cp = {.private_data = &req, .private_data_len = sizeof(req),
 				     .retry_count = 7, .rnr_retry_count = 7};
-	struct conn_acc acc = {0};
+	struct conn_slots acc = {0};
 	struct rdma_cm_id *id;
 	char step[160], a[64], b[64];
 	int err;
@@ -464,19 +498,16 @@ int eng__verbs_connect(struct eng_verbs *vb, struct eng_stripe *s, const char *r
 		return err;
 	if ((err = stripe_make_qp(vb, s, id, rail_dev)) != 0)
 		return err;
-	if ((err = eng__stripe_init_sender(s)) != 0)
+	if ((err = stripe_init(s)) != 0)
 		return rcp_err(err, "%s: posting receives failed", step);
+	if (vb->job->role == ENG_RECEIVER)
+		req.slots = slots_of(s);
 	if (rdma_connect(id, &cp))
 		return rcp_err(-errno, "%s: %s", step, strerror(errno));
 	if ((err = cm_expect(vb, id, RDMA_CM_EVENT_ESTABLISHED, step, timeout_ms, &acc)) != 0)
 		return err;
 	vb->ep[s->index].connected = true;
-	if (le32toh(acc.n_slots) != s->n_slots || le32toh(acc.slot_size) != s->slot_size)
-		return rcp_err(-EPROTO, "%s: the receiver offered %u slots of %u bytes, expected %u of %u",
-			       step, le32toh(acc.n_slots), le32toh(acc.slot_size), s->n_slots, s->slot_size);
-	s->peer_data = (struct eng_remote){le64toh(acc.data_addr), le32toh(acc.data_rkey)};
-	s->peer_hdr = (struct eng_remote){le64toh(acc.hdr_addr), le32toh(acc.hdr_rkey)};
-	return 0;
+	return vb->job->role == ENG_SENDER ? slots_take(s, &acc, step) : 0;
 }
 
 int eng__verbs_listen(struct eng_verbs *vb, const struct sockaddr_in *addr, uint16_t *port_out)
@@ -496,12 +527,12 @@ int eng__verbs_listen(struct eng_verbs *vb, const struct sockaddr_in *addr, uint
 	return 0;
 }
 
-/* A sender asks for a stripe: check it, make its QP, post receives, accept. */
+/* The client asks for a stripe: check it, make its QP, post receives, accept. */
 static int on_connect_request(struct eng_verbs *vb, struct rdma_cm_event *ev, const char *const *rail_dev)
 {
 	const struct conn_req *req = ev->param.conn.private_data;
 	struct eng_stripe *s;
-	struct conn_acc acc;
+	struct conn_slots acc = {0};
 	struct rdma_conn_param cp = {.private_data = &acc, .private_data_len = sizeof(acc),
 				     .retry_count = 7, .rnr_retry_count = 7};
 	uint32_t k;
@@ -518,12 +549,12 @@ static int on_connect_request(struct eng_verbs *vb, struct rdma_cm_event *ev, co
 	ev->id->context = s;
 	if ((err = stripe_make_qp(vb, s, ev->id, rail_dev[s->rail])) != 0)
 		return err;
-	if ((err = eng__stripe_init_receiver(s)) != 0)
+	if (vb->job->role == ENG_SENDER && (err = slots_take(s, &req->slots, "accepting a stripe")) != 0)
 		return err;
-	acc = (struct conn_acc){htole64((uintptr_t)s->data), htole64((uintptr_t)s->hdr),
-				htole32(((struct vep *)s->ep->tr)->vcq->mr->rkey),
-				htole32(((struct vep *)s->ep->tr)->vcq->mr->rkey),
-				htole32(s->n_slots), htole32(s->slot_size)};
+	if ((err = stripe_init(s)) != 0)
+		return err;
+	if (vb->job->role == ENG_RECEIVER)
+		acc = slots_of(s);
 	if (rdma_accept(ev->id, &cp))
 		return rcp_err(-errno, "rdma_accept: %s", strerror(errno));
 	return 0;
@@ -556,7 +587,7 @@ int eng__verbs_accept_all(struct eng_verbs *vb, const char *const *rail_dev, int
 						  timeout_ms / 1000)
 				      : cm_next_or_ctl(vb, ctl_fd, (int)((deadline - now) / 1000000) + 1, &ev);
 		if (err)
-			return err == -EPIPE ? err : rcp_err(err, "waiting for the sender's RDMA connections: %s",
+			return err == -EPIPE ? err : rcp_err(err, "waiting for the client's RDMA connections: %s",
 							     rcp_err_msg(err));
 		type = ev->event;
 		if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {

@@ -15,17 +15,17 @@ struct eng_verbs;
 int eng__verbs_create(struct eng_job *job, struct eng_verbs **vb_out);
 void eng__verbs_destroy(struct eng_verbs *vb);
 
-/* Sender: connect stripe s from src (on rail_dev) to dst, as the receiver's stripe peer_stripe. */
+/* Client: connect stripe s from src (on rail_dev) to dst, as the server's stripe peer_stripe. */
 int eng__verbs_connect(struct eng_verbs *vb, struct eng_stripe *s, const char *rail_dev,
 		       const struct sockaddr_in *src, const struct sockaddr_in *dst,
 		       uint32_t peer_stripe, int timeout_ms);
 
-/* Receiver: listen on addr (port 0: any); the port is written to *port_out. */
+/* Server: listen on addr (port 0: any); the port is written to *port_out. */
 int eng__verbs_listen(struct eng_verbs *vb, const struct sockaddr_in *addr, uint16_t *port_out);
 
 /*
- * Receiver: accept one connection per stripe; rail_dev[r] is rail r's device.
- * Returns -EPIPE, without a sentence, when the sender writes to or closes the
+ * Server: accept one connection per stripe; rail_dev[r] is rail r's device.
+ * Returns -EPIPE, without a sentence, when the client writes to or closes the
  * control connection ctl_fd meanwhile: the caller reads why.
  */
 int eng__verbs_accept_all(struct eng_verbs *vb, const char *const *rail_dev, int ctl_fd,

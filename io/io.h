@@ -148,6 +148,15 @@ int io_plan_create(const struct io_manifest *m, uint32_t chunk, struct io_plan *
 /* Accepts NULL. */
 void io_plan_destroy(struct io_plan *plan);
 
+/* Room for a name escaped by io_path_printable (longer names are cut with "..."). */
+#define IO_ESC_MAX 160
+
+/*
+ * path with every byte outside printable ASCII, and the backslash, as \xNN,
+ * in out; returns out. For messages about names that came from anywhere.
+ */
+const char *io_path_printable(const char *path, char out[IO_ESC_MAX]);
+
 /* ---- integrity ---- */
 
 /* CRC-32C (Castagnoli, as iSCSI and ext4 use it) of len bytes, with ISA-L. Thread-safe. */
@@ -204,6 +213,9 @@ int io_root_open(const char *dir, unsigned flags, struct io_root **root_out);
  */
 int io_root_open_beneath(const struct io_root *parent, const char *rel,
 			 struct io_root **root_out);
+
+/* Replace the IO_ROOT_* flags of root (e.g. one session's options on a server's root). */
+void io_root_set_flags(struct io_root *root, unsigned flags);
 
 /* Accepts NULL. */
 void io_root_close(struct io_root *root);

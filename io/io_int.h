@@ -27,9 +27,6 @@ void io__tmp_name(char out[IO_TMP_NAME_LEN]);
 /* mtime in ns as the timespec pair futimens wants (atime left alone). */
 void io__mtime_times(int64_t mtime_ns, struct timespec ts_out[2]);
 
-/* Room for a name escaped by io__path_escape (longer names are cut with "..."). */
-#define IO_ESC_MAX 160
-
 /*
  * Copy len bytes of p into out (IO_ESC_MAX bytes) with every byte outside
  * printable ASCII, and the backslash, as \xNN; returns out.

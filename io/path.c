@@ -24,6 +24,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+const char *io_path_printable(const char *path, char out[IO_ESC_MAX])
+{
+	return io__path_escape(path, strlen(path), out);
+}
+
 const char *io__path_escape(const char *p, size_t len, char out[IO_ESC_MAX])
 {
 	static const char hex[] = "0123456789abcdef";

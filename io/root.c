@@ -97,6 +97,11 @@ int io_root_open_beneath(const struct io_root *parent, const char *rel,
 	return 0;
 }
 
+void io_root_set_flags(struct io_root *root, unsigned flags)
+{
+	root->flags = flags;
+}
+
 void io_root_close(struct io_root *root)
 {
 	if (!root)

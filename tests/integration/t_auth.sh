@@ -65,7 +65,7 @@ m = recv(s)
 assert m["type"] == "error" and "key" in m["message"], m
 print("forged proof refused:", m["message"])
 PY
-[ "$(grep -c 'received and verified' "$log")" -eq 2 ] || fail "server log: $(cat "$log")"
+[ "$(grep -c ': bench done, ' "$log")" -eq 2 ] || fail "server log: $(cat "$log")"
 [ "$(grep -c 'failed' "$log")" -eq 3 ] || fail "expected three refused sessions: $(cat "$log")"
 stop_server
 rm -rf "$dir"

@@ -22,6 +22,6 @@ import json, sys
 doc = json.load(sys.stdin)
 assert doc["bytes"] == 16 << 20 and [r["name"] for r in doc["rails"]] == ["rxe0:1"], doc
 assert doc["rails"][0]["peer"] == "rxe0:1", doc' || fail "bad bench result over one rail: $out"
-[ "$(grep -c 'received and verified' "$log")" -eq 4 ] || fail "server log: $(cat "$log")"
+[ "$(grep -c ': bench done, ' "$log")" -eq 4 ] || fail "server log: $(cat "$log")"
 stop_server
 rm -f "$log"

@@ -1,0 +1,260 @@
+/*
+ * cmd_copy.c - railcp [options] SRC... HOST:DST (push) and
+ * railcp [options] HOST:SRC... DST (pull), named as scp and cp -r name
+ * things. An argument is remote when it has a ':' with no '/' before it
+ * (write ./a:b for a local name with a colon); [V6ADDR]:PATH is remote too.
+ */
+#include "cli/place.h"
+#include "cli/report.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct copy_cmd {
+	struct eng_copy_opts o;
+	struct cli_place place;
+	char host[256];
+	const char **src;
+	uint64_t chunk;
+	bool json;
+	struct cli_progress line;
+};
+
+static void copy_usage(FILE *f)
+{
+	fprintf(f, "usage: railcp [options] SRC... HOST:DST     copy to a railcp server\n"
+		   "       railcp [options] HOST:SRC... DST     copy from a railcp server\n\n"
+		   "Copies files and trees over every planned RDMA rail; HOST runs\n"
+		   "'railcp serve --root DIR' and remote paths are beneath DIR. As cp -r: a DST\n"
+		   "that is an existing directory receives each SRC under its own name, else\n"
+		   "the one SRC is created as DST. Each file is written under a temporary name,\n"
+		   "checked chunk by chunk (crc32c) and renamed into place when complete.\n\n"
+		   "  -r, --recursive    copy directories and their contents\n"
+		   "  -p, --preserve     keep mode and modification time (default: mode less\n"
+		   "                     the receiver's umask, time of the copy)\n"
+		   "  -q, --quiet        no progress line and no summary, only errors\n"
+		   "  -v, --verbose      say more on stderr (-vv: debug)\n"
+		   "  --json             the summary as one JSON object on stdout\n"
+		   "  --fsync            each file reaches the disk before its rename\n"
+		   "  --direct           O_DIRECT reads and writes where aligned\n"
+		   "  --chunk N          bytes per RDMA write, a multiple of 4K (default 1M)\n"
+		   "  --port P           the server's TCP port (default %d)\n"
+		   "  --timeout SEC      limit of each control and connection step (default 30)\n"
+		   "  --key-file FILE    the key shared with the server (default: $RAILCP_KEY,\n"
+		   "                     then ~/.config/railcp/key)\n"
+		   "  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo\n",
+		ENG_DEFAULT_PORT);
+}
+
+enum { OPT_JSON = 0x200, OPT_FSYNC, OPT_DIRECT, OPT_CHUNK, OPT_PORT, OPT_TIMEOUT, OPT_KEY };
+
+static int copy_opt(void *ctx, int c, const char *arg)
+{
+	struct copy_cmd *cc = ctx;
+	unsigned v;
+
+	switch (c) {
+	case 'r':
+		cc->o.recursive = true;
+		return 0;
+	case 'p':
+		cc->o.preserve = true;
+		return 0;
+	case 'q':
+		rcp_log_set_level(RCP_LOG_SILENT);
+		return 0;
+	case 'v':
+		rcp_log_set_level(rcp_log_level() >= RCP_LOG_INFO ? RCP_LOG_DEBUG : RCP_LOG_INFO);
+		return 0;
+	case OPT_JSON:
+		cc->json = true;
+		return 0;
+	case OPT_FSYNC:
+		cc->o.fsync = true;
+		return 0;
+	case OPT_DIRECT:
+		cc->o.direct = true;
+		return 0;
+	case OPT_CHUNK:
+		if (cli_parse_size("railcp", "--chunk", arg, &cc->chunk))
+			return CLI_EXIT_USAGE;
+		if (cc->chunk == 0 || cc->chunk % 4096 || cc->chunk > (64u << 20))
+			return cli_usage_error(NULL, "--chunk must be a multiple of 4K, at most 64M");
+		cc->o.chunk = (uint32_t)cc->chunk;
+		return 0;
+	case OPT_PORT:
+		if (cli_parse_count("railcp", "--port", arg, 65535, &v))
+			return CLI_EXIT_USAGE;
+		cc->o.port = (uint16_t)v;
+		return 0;
+	case OPT_TIMEOUT:
+		if (cli_parse_count("railcp", "--timeout", arg, 3600, &v))
+			return CLI_EXIT_USAGE;
+		cc->o.timeout_ms = (int)v * 1000;
+		return 0;
+	case OPT_KEY:
+		cc->o.key_file = arg;
+		return 0;
+	}
+	return cli_place_opt("railcp", &cc->place, c, arg);
+}
+
+/* The path part of a remote argument, with its host in host; NULL for a local one. */
+static const char *remote_split(const char *arg, char *host, size_t len)
+{
+	const char *colon, *slash = strchr(arg, '/');
+	size_t n;
+
+	if (arg[0] == '[') {
+		const char *end = strchr(arg, ']');
+
+		if (!end || end[1] != ':')
+			return NULL;
+		n = (size_t)(end - arg - 1);
+		arg++;
+		colon = end + 1;
+	} else {
+		colon = strchr(arg, ':');
+		if (!colon || (slash && slash < colon))
+			return NULL;
+		n = (size_t)(colon - arg);
+	}
+	if (n == 0 || n >= len)
+		return NULL;
+	memcpy(host, arg, n);
+	host[n] = '\0';
+	return colon + 1;
+}
+
+static int copy_args(int argc, char **argv, struct copy_cmd *cc)
+{
+	static const struct option opts[] = {
+		{"recursive", no_argument, NULL, 'r'},
+		{"preserve", no_argument, NULL, 'p'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"json", no_argument, NULL, OPT_JSON},
+		{"fsync", no_argument, NULL, OPT_FSYNC},
+		{"direct", no_argument, NULL, OPT_DIRECT},
+		{"chunk", required_argument, NULL, OPT_CHUNK},
+		{"port", required_argument, NULL, OPT_PORT},
+		{"timeout", required_argument, NULL, OPT_TIMEOUT},
+		{"key-file", required_argument, NULL, OPT_KEY},
+		{"help", no_argument, NULL, 'h'},
+		CLI_PLACE_OPTIONS,
+		{0},
+	};
+	char host[sizeof(cc->host)];
+	const char *dst_path;
+	int first, r, i, n;
+
+	r = cli_options_short(NULL, "hrpqv", argc, argv, opts, copy_opt, cc, copy_usage, &first);
+	if (r)
+		return r;
+	n = argc - first - 1;
+	if (n < 1)
+		return cli_usage_error(NULL, "give sources and a destination: SRC... HOST:DST or "
+					     "HOST:SRC... DST");
+	cc->src = calloc((size_t)n, sizeof(*cc->src));
+	if (!cc->src)
+		return cli_fail(-ENOMEM);
+	dst_path = remote_split(argv[argc - 1], cc->host, sizeof(cc->host));
+	cc->o.dir = dst_path ? ENG_PUSH : ENG_PULL;
+	cc->o.dst = dst_path ? dst_path : argv[argc - 1];
+	for (i = 0; i < n; i++) {
+		const char *arg = argv[first + i], *path = remote_split(arg, host, sizeof(host));
+
+		if (cc->o.dir == ENG_PUSH && path)
+			return cli_usage_error(NULL, "'%s' and the destination are both remote: one side "
+						     "of a copy is this host", arg);
+		if (cc->o.dir == ENG_PULL && !path)
+			return cli_usage_error(NULL, "neither '%s' nor the destination '%s' is remote "
+						     "(HOST:PATH)", arg, argv[argc - 1]);
+		if (cc->o.dir == ENG_PULL && i > 0 && strcmp(host, cc->host) != 0)
+			return cli_usage_error(NULL, "the sources are on two hosts, %s and %s", cc->host,
+					       host);
+		if (cc->o.dir == ENG_PULL) {
+			memcpy(cc->host, host, sizeof(host));
+			cc->src[i] = path[0] ? path : ".";
+		} else {
+			cc->src[i] = arg;
+		}
+	}
+	cc->o.src = cc->src;
+	cc->o.n_src = (size_t)n;
+	cc->o.host = cc->host;
+	return cli_place_check("railcp", &cc->place) ? CLI_EXIT_USAGE : 0;
+}
+
+static void on_progress(const struct eng_report *r, void *ctx)
+{
+	cli_progress_update(ctx, r);
+}
+
+static int print_summary(const struct copy_cmd *cc, const struct eng_report *r)
+{
+	const char *verb = cc->o.dir == ENG_PUSH ? "pushed" : "pulled";
+	char sz[32];
+	json_t *o;
+	int err;
+
+	if (cc->json) {
+		o = json_object();
+		cli_report_json(o, r, r->wall_seconds);
+		json_object_set_new(o, "direction", json_string(cc->o.dir == ENG_PUSH ? "push" : "pull"));
+		json_object_set_new(o, "host", json_string(cc->host));
+		json_object_set_new(o, "files", json_integer((json_int_t)r->files_total));
+		json_object_set_new(o, "transfer_seconds", json_real(r->seconds));
+		json_object_set_new(o, "transfer_gbps", json_real(cli_gbps(r->bytes, r->seconds)));
+		err = cli_json_print(stdout, o);
+		json_decref(o);
+		return err;
+	}
+	if (rcp_log_level() == RCP_LOG_SILENT)
+		return 0;
+	cli_size_str(r->bytes, sz, sizeof(sz));
+	printf("railcp: %s %llu files, %s %s %s in %.3f s: %.3f Gb/s (data phase %.3f s, %.3f Gb/s), "
+	       "every chunk checked\n",
+	       verb, (unsigned long long)r->files_total, sz, cc->o.dir == ENG_PUSH ? "to" : "from",
+	       cc->host, r->wall_seconds, cli_gbps(r->bytes, r->wall_seconds), r->seconds,
+	       cli_gbps(r->bytes, r->seconds));
+	cli_report_print(stdout, r, r->wall_seconds);
+	return 0;
+}
+
+int cli_cmd_copy(int argc, char **argv)
+{
+	struct copy_cmd cc = {.o = {.chunk = 1u << 20, .timeout_ms = 30000}};
+	struct topo_plan *plan = NULL;
+	struct eng_report rep;
+	int r, err;
+
+	r = copy_args(argc, argv, &cc);
+	if (r) {
+		free(cc.src);
+		return r < 0 ? CLI_EXIT_OK : r;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	cli_raise_nofile();
+	err = cli_place_live(&cc.place, &plan);
+	if (!err) {
+		cc.o.plan = plan;
+		cc.line.label = cc.o.dir == ENG_PUSH ? "push" : "pull";
+		if (!cc.json && rcp_log_level() != RCP_LOG_SILENT && isatty(STDOUT_FILENO)) {
+			cc.o.progress = on_progress;
+			cc.o.ctx = &cc.line;
+		}
+		err = eng_copy_run(&cc.o, &rep);
+		cli_progress_clear(&cc.line);
+	}
+	if (!err)
+		err = print_summary(&cc, &rep);
+	topo_plan_destroy(plan);
+	free(cc.src);
+	return err ? cli_fail(err) : CLI_EXIT_OK;
+}

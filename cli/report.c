@@ -1,0 +1,153 @@
+/*
+ * report.c - figures of a transfer for people and for programs: the
+ * progress line on a terminal, and the summary per rail and per NUMA node
+ * that bench and copies print when they end.
+ */
+#include "cli/report.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+double cli_gbps(uint64_t bytes, double s)
+{
+	return s > 0 ? (double)bytes * 8 / s / 1e9 : 0;
+}
+
+double cli_mibps(uint64_t bytes, double s)
+{
+	return s > 0 ? (double)bytes / s / (1 << 20) : 0;
+}
+
+/* Bytes per NUMA node, summed over the rails its workers drove. */
+static unsigned node_totals(const struct eng_report *r, int *node, uint64_t *bytes)
+{
+	unsigned i, k, n = 0;
+
+	for (i = 0; i < r->n_rails; i++) {
+		for (k = 0; k < n && node[k] != r->rail[i].node; k++)
+			;
+		if (k == n) {
+			node[k] = r->rail[i].node;
+			bytes[k] = 0;
+			n++;
+		}
+		bytes[k] += r->rail[i].bytes;
+	}
+	return n;
+}
+
+void cli_report_json(json_t *o, const struct eng_report *r, double seconds)
+{
+	json_t *rails = json_array(), *nodes = json_array();
+	int node[TOPO_MAX_RAILS];
+	uint64_t nb[TOPO_MAX_RAILS];
+	unsigned i, n;
+
+	json_object_set_new(o, "bytes", json_integer((json_int_t)r->bytes));
+	json_object_set_new(o, "seconds", json_real(seconds));
+	json_object_set_new(o, "gbps", json_real(cli_gbps(r->bytes, seconds)));
+	json_object_set_new(o, "mib_per_s", json_real(cli_mibps(r->bytes, seconds)));
+	json_object_set_new(o, "chunk", json_integer(r->chunk));
+	json_object_set_new(o, "stripes", json_integer(r->n_stripes));
+	json_object_set_new(o, "slots_per_stripe", json_integer(r->n_slots));
+	json_object_set_new(o, "verified", json_true());
+	for (i = 0; i < r->n_rails; i++) {
+		json_t *x = json_object();
+
+		json_object_set_new(x, "name", json_string(r->rail[i].name));
+		json_object_set_new(x, "node", json_integer(r->rail[i].node));
+		json_object_set_new(x, "peer", json_string(r->rail[i].peer));
+		json_object_set_new(x, "bytes", json_integer((json_int_t)r->rail[i].bytes));
+		json_object_set_new(x, "gbps", json_real(cli_gbps(r->rail[i].bytes, seconds)));
+		json_object_set_new(x, "mib_per_s", json_real(cli_mibps(r->rail[i].bytes, seconds)));
+		json_array_append_new(rails, x);
+	}
+	n = node_totals(r, node, nb);
+	for (i = 0; i < n; i++) {
+		json_t *x = json_object();
+
+		json_object_set_new(x, "node", json_integer(node[i]));
+		json_object_set_new(x, "bytes", json_integer((json_int_t)nb[i]));
+		json_object_set_new(x, "gbps", json_real(cli_gbps(nb[i], seconds)));
+		json_array_append_new(nodes, x);
+	}
+	json_object_set_new(o, "rails", rails);
+	json_object_set_new(o, "nodes", nodes);
+}
+
+void cli_report_print(FILE *f, const struct eng_report *r, double seconds)
+{
+	int node[TOPO_MAX_RAILS];
+	uint64_t nb[TOPO_MAX_RAILS];
+	char sz[32];
+	unsigned i, n;
+
+	for (i = 0; i < r->n_rails; i++) {
+		cli_size_str(r->rail[i].bytes, sz, sizeof(sz));
+		fprintf(f, "  rail %-10s node %-2d -> %-10s %10s  %.3f Gb/s  %.1f MiB/s\n", r->rail[i].name,
+			r->rail[i].node, r->rail[i].peer, sz, cli_gbps(r->rail[i].bytes, seconds),
+			cli_mibps(r->rail[i].bytes, seconds));
+	}
+	n = node_totals(r, node, nb);
+	for (i = 0; i < n; i++) {
+		cli_size_str(nb[i], sz, sizeof(sz));
+		fprintf(f, "  node %-2d %10s  %.3f Gb/s\n", node[i], sz, cli_gbps(nb[i], seconds));
+	}
+	cli_size_str(r->chunk, sz, sizeof(sz));
+	fprintf(f, "  %u stripes, %u slots of %s each\n", r->n_stripes, r->n_slots, sz);
+}
+
+void cli_progress_update(struct cli_progress *p, const struct eng_report *r)
+{
+	uint64_t now = eng_now_ns();
+	double dt, left;
+	char done[32], total[32], line[512];
+	size_t o = 0;
+	unsigned i;
+
+	if (p->last_ns && now - p->last_ns < 250 * 1000000ull)
+		return;
+	dt = p->last_ns ? (double)(now - p->last_ns) / 1e9 : 0;
+	/* Rates over the last interval, smoothed: what the link does now, not since the start. */
+	if (dt > 0) {
+		double inst = (double)(r->bytes - p->last_bytes) / dt;
+
+		p->rate = p->rate > 0 ? 0.5 * p->rate + 0.5 * inst : inst;
+		for (i = 0; i < r->n_rails && i < TOPO_MAX_RAILS; i++) {
+			inst = (double)(r->rail[i].bytes - p->rail_last[i]) / dt;
+			p->rail_rate[i] = p->rail_rate[i] > 0 ? 0.5 * p->rail_rate[i] + 0.5 * inst : inst;
+		}
+	}
+	p->last_ns = now;
+	p->last_bytes = r->bytes;
+	for (i = 0; i < r->n_rails && i < TOPO_MAX_RAILS; i++)
+		p->rail_last[i] = r->rail[i].bytes;
+	cli_size_str(r->bytes, done, sizeof(done));
+	cli_size_str(r->bytes_total, total, sizeof(total));
+	o += (size_t)snprintf(line + o, sizeof(line) - o, "%s: %s of %s", p->label, done, total);
+	if (r->files_total)
+		o += (size_t)snprintf(line + o, sizeof(line) - o, "  %" PRIu64 "/%" PRIu64 " files",
+				      r->files, r->files_total);
+	o += (size_t)snprintf(line + o, sizeof(line) - o, "  %.2f Gb/s", p->rate * 8 / 1e9);
+	left = p->rate > 0 && r->bytes_total > r->bytes ? (double)(r->bytes_total - r->bytes) / p->rate : 0;
+	if (left > 0 && left < 360000)
+		o += (size_t)snprintf(line + o, sizeof(line) - o, "  ETA %d:%02d", (int)left / 60,
+				      (int)left % 60);
+	for (i = 0; i < r->n_rails && i < TOPO_MAX_RAILS && o < sizeof(line); i++)
+		o += (size_t)snprintf(line + o, sizeof(line) - o, "%s%s %.2f", i ? "  " : "  [",
+				      r->rail[i].name, p->rail_rate[i] * 8 / 1e9);
+	if (r->n_rails && o < sizeof(line))
+		snprintf(line + o, sizeof(line) - o, " Gb/s]");
+	fprintf(stdout, "\r\033[K%s", line);
+	fflush(stdout);
+}
+
+void cli_progress_clear(const struct cli_progress *p)
+{
+	if (p->last_ns) {
+		fputs("\r\033[K", stdout);
+		fflush(stdout);
+	}
+}

@@ -1,0 +1,373 @@
+/*
+ * files.c - the file side of push and pull jobs: the sender's source, the
+ * receiver's sink, and the manifest on the control connection.
+ *
+ * Sender: chunk seq is plan chunk seq. A file is opened by the first worker
+ * that needs one of its chunks and closed by whichever worker reads its
+ * last; a count of chunks left per file decides which, so no chunk of a
+ * file can be read after its close. Chunks are claimed in plan order, so
+ * only the files whose chunks are in flight are open.
+ *
+ * Receiver: a file is opened (as a temporary beside its final name) on its
+ * first chunk. Writers of a file are counted under its lock; the writer that
+ * leaves the file complete with nobody else inside puts it in place, so a
+ * repeated chunk from a broken or hostile sender can never touch a handle
+ * that was finalized. A file whose chunks are all in is never written again.
+ * On failure every unfinished file's temporary is removed; files already in
+ * place stay, complete and verified.
+ *
+ * Threading: see files.h. Per-file state is guarded by one of
+ * FILES_LOCKS mutexes, chosen by the file's index.
+ */
+#include "engine/files.h"
+#include "engine/proto.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FILES_LOCKS 64
+
+struct file_state {
+	struct io_rfile *r;   /* sender: open while chunks are in flight */
+	struct io_wfile *w;   /* receiver: open from the first chunk to the last */
+	uint64_t left;        /* sender: chunks not yet read */
+	unsigned writers;     /* receiver: workers inside io_chunk_write */
+	bool complete;        /* receiver: every chunk is in */
+	bool done;            /* read to the end, or put in place */
+};
+
+struct eng_files {
+	enum eng_role role;
+	struct io_manifest *m;
+	struct io_plan *plan;
+	struct io_root *root;
+	unsigned io_flags;
+	struct file_state *st; /* one per manifest entry */
+	pthread_mutex_t lock[FILES_LOCKS];
+	_Atomic uint64_t files_done;
+};
+
+int eng__files_create(enum eng_role role, struct io_manifest *m, uint32_t chunk,
+		      struct io_root *root, unsigned io_flags, struct eng_files **f_out)
+{
+	struct eng_files *f = calloc(1, sizeof(*f));
+	uint64_t i;
+	int err;
+
+	if (!f) {
+		io_manifest_destroy(m);
+		io_root_close(root);
+		return rcp_err(-ENOMEM, "out of memory for a file job");
+	}
+	*f = (struct eng_files){.role = role, .m = m, .root = root, .io_flags = io_flags};
+	for (i = 0; i < FILES_LOCKS; i++)
+		pthread_mutex_init(&f->lock[i], NULL);
+	f->st = calloc(m->n ? m->n : 1, sizeof(*f->st));
+	if (!f->st) {
+		eng__files_destroy(f);
+		return rcp_err(-ENOMEM, "out of memory for a job of %zu entries", m->n);
+	}
+	if ((err = io_plan_create(m, chunk, &f->plan)) != 0) {
+		eng__files_destroy(f);
+		return err;
+	}
+	for (i = 0; i < f->plan->n; i++)
+		f->st[f->plan->chunk[i].file].left++;
+	*f_out = f;
+	return 0;
+}
+
+void eng__files_destroy(struct eng_files *f)
+{
+	size_t i;
+
+	if (!f)
+		return;
+	for (i = 0; f->st && i < f->m->n; i++) {
+		io_rfile_close(f->st[i].r);
+		io_wfile_abort(f->st[i].w);
+	}
+	for (i = 0; i < FILES_LOCKS; i++)
+		pthread_mutex_destroy(&f->lock[i]);
+	free(f->st);
+	io_plan_destroy(f->plan);
+	io_manifest_destroy(f->m);
+	io_root_close(f->root);
+	free(f);
+}
+
+const struct io_manifest *eng__files_manifest(const struct eng_files *f)
+{
+	return f->m;
+}
+
+uint64_t eng__files_chunks(const struct eng_files *f)
+{
+	return f->plan->n;
+}
+
+uint64_t eng__files_done(const struct eng_files *f)
+{
+	return atomic_load(&f->files_done);
+}
+
+static pthread_mutex_t *lock_of(struct eng_files *f, uint64_t file)
+{
+	return &f->lock[file % FILES_LOCKS];
+}
+
+static const char *path_of(const struct eng_files *f, uint64_t file, char out[IO_ESC_MAX])
+{
+	return io_path_printable(f->m->entry[file].path, out);
+}
+
+/* Sender: the plan's chunk seq, read from its file. */
+static int files_fill(void *ctx, struct eng_chunk_hdr *hdr, void *buf)
+{
+	struct eng_files *f = ctx;
+	const struct io_chunk *c = &f->plan->chunk[hdr->seq];
+	struct file_state *st = &f->st[c->file];
+	pthread_mutex_t *lock = lock_of(f, c->file);
+	struct io_rfile *r;
+	bool last;
+	int err = 0;
+
+	hdr->file = c->file;
+	hdr->offset = c->offset;
+	hdr->len = c->len;
+	pthread_mutex_lock(lock);
+	if (!st->r)
+		err = io_rfile_open(f->root, &f->m->entry[c->file], f->io_flags, &st->r);
+	r = st->r;
+	pthread_mutex_unlock(lock);
+	if (err)
+		return err;
+	err = io_chunk_read(r, c->offset, c->len, buf, &hdr->crc);
+	if (err)
+		return err;
+	pthread_mutex_lock(lock);
+	last = --st->left == 0;
+	if (last) {
+		st->r = NULL;
+		st->done = true;
+	}
+	pthread_mutex_unlock(lock);
+	if (last) {
+		io_rfile_close(r);
+		atomic_fetch_add(&f->files_done, 1);
+	}
+	return 0;
+}
+
+/* Receiver: one verified chunk into its file; the file's last chunk puts it in place. */
+static int files_consume(void *ctx, const struct eng_chunk_hdr *hdr, const void *data)
+{
+	struct eng_files *f = ctx;
+	char esc[IO_ESC_MAX];
+	struct file_state *st;
+	struct io_wfile *w, *fin = NULL;
+	pthread_mutex_t *lock;
+	bool complete = false;
+	int err = 0, err2;
+
+	if (hdr->file >= f->m->n || f->m->entry[hdr->file].type != IO_FILE)
+		return rcp_err(-EPROTO, "the sender sent a chunk for entry %" PRIu64
+					", which is not a file of this job", hdr->file);
+	st = &f->st[hdr->file];
+	lock = lock_of(f, hdr->file);
+	pthread_mutex_lock(lock);
+	if (st->complete)
+		err = rcp_err(-EPROTO, "the sender sent a chunk of \"%s\" after its last one",
+			      path_of(f, hdr->file, esc));
+	else if (!st->w)
+		err = io_wfile_open(f->root, &f->m->entry[hdr->file], f->plan->chunk_size, &st->w);
+	w = st->w;
+	if (!err)
+		st->writers++;
+	pthread_mutex_unlock(lock);
+	if (err)
+		return err;
+	err = io_chunk_write(w, hdr->offset, data, hdr->len, hdr->crc, &complete);
+	pthread_mutex_lock(lock);
+	st->writers--;
+	st->complete |= complete;
+	if (st->complete && st->writers == 0 && !st->done) {
+		fin = st->w;
+		st->w = NULL;
+		st->done = true;
+	}
+	pthread_mutex_unlock(lock);
+	if (fin) {
+		err2 = io_wfile_finalize(fin);
+		if (!err2)
+			atomic_fetch_add(&f->files_done, 1);
+		err = err ? err : err2;
+	}
+	return err;
+}
+
+void eng__files_attach(struct eng_files *f, struct eng_job *job)
+{
+	uint64_t total = f->m->data_bytes;
+
+	job->src = (struct eng_source){.total = total, .chunk = f->plan->chunk_size,
+				       .n_chunks = f->plan->n, .fill = files_fill, .ctx = f};
+	if (f->role == ENG_RECEIVER)
+		job->sink = (struct eng_sink){.consume = files_consume, .ctx = f};
+}
+
+int eng__files_prepare(struct eng_files *f)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < f->m->n && !err; i++) {
+		const struct io_entry *e = &f->m->entry[i];
+		struct io_wfile *w;
+
+		if (e->type == IO_DIR)
+			err = io_root_mkdir(f->root, e);
+		else if (e->type == IO_SYMLINK)
+			err = io_root_symlink(f->root, e);
+		else if (f->st[i].left == 0 && e->data_bytes == 0) {
+			/* No chunk will come: empty, or all hole. */
+			err = io_wfile_open(f->root, e, f->plan->chunk_size, &w);
+			if (!err)
+				err = io_wfile_finalize(w);
+			if (!err) {
+				f->st[i].done = true;
+				atomic_fetch_add(&f->files_done, 1);
+			}
+		}
+	}
+	return err;
+}
+
+int eng__files_finish(struct eng_files *f)
+{
+	uint64_t done = atomic_load(&f->files_done);
+
+	if (done != f->m->n_files)
+		return rcp_err(-EIO, "only %" PRIu64 " of %" PRIu64 " files arrived complete",
+			       done, f->m->n_files);
+	return io_root_dirs_finish(f->root, f->m);
+}
+
+static int dest_open(const struct io_root *parent, const char *dir, unsigned flags,
+		     struct io_root **root_out)
+{
+	int err = parent ? io_root_open_beneath(parent, dir, root_out) : io_root_open(dir, flags, root_out);
+
+	if (!err)
+		io_root_set_flags(*root_out, flags);
+	return err;
+}
+
+int eng__files_dest(const struct io_root *parent, const char *dst, unsigned root_flags,
+		    struct io_manifest *m, struct io_root **root_out)
+{
+	char esc[IO_ESC_MAX], *d = strdup(dst), *name, *slash;
+	size_t len, i, tops = 0;
+	int err;
+
+	if (!d)
+		return rcp_err(-ENOMEM, "out of memory opening the destination");
+	for (len = strlen(d); len > 1 && d[len - 1] == '/'; len--)
+		d[len - 1] = '\0'; /* "dir/" is "dir"; "/" stays */
+	err = dest_open(parent, d[0] ? d : ".", root_flags, root_out);
+	if (err != -ENOENT && err != -ENOTDIR)
+		goto out;
+	slash = strrchr(d, '/');
+	name = slash ? slash + 1 : d;
+	for (i = 0; i < m->n; i++)
+		tops += strchr(m->entry[i].path, '/') == NULL;
+	if (!name[0] || !strcmp(name, ".") || !strcmp(name, ".."))
+		goto out;
+	if (tops != 1) {
+		err = rcp_err(-ENOENT, "the destination \"%s\" is not an existing directory, "
+				       "which it must be to receive several sources",
+			      io_path_printable(dst, esc));
+		goto out;
+	}
+	rcp_err_clear();
+	if ((err = io_manifest_rename_top(m, name)) != 0)
+		goto out;
+	if (slash)
+		*slash = '\0';
+	err = dest_open(parent, !slash ? "." : d[0] ? d : "/", root_flags, root_out);
+out:
+	free(d);
+	return err;
+}
+
+int eng__manifest_send(int fd, const struct io_manifest *m)
+{
+	void *buf = NULL;
+	size_t len = 0, off = 0;
+	int err = io_manifest_encode(m, &buf, &len);
+
+	while (!err) {
+		size_t n = len - off < ENG_MANIFEST_PART ? len - off : ENG_MANIFEST_PART;
+		json_t *msg = eng__proto_msg("manifest", false), *part = eng__proto_hex((char *)buf + off, n);
+
+		if (!msg || !part || json_object_set_new(msg, "part", part)) {
+			json_decref(msg);
+			err = rcp_err(-ENOMEM, "out of memory sending the file list");
+			break;
+		}
+		if (off == 0)
+			json_object_set_new(msg, "total", json_integer((json_int_t)len));
+		err = eng__proto_send(fd, msg);
+		json_decref(msg);
+		off += n;
+		if (off == len)
+			break;
+	}
+	free(buf);
+	return err;
+}
+
+int eng__manifest_recv(int fd, int timeout_ms, struct io_manifest **m_out)
+{
+	uint64_t total = 0, off = 0;
+	char *buf = NULL;
+	int err = 0;
+
+	do {
+		json_t *msg = NULL;
+		char *part = NULL;
+		size_t n = 0;
+
+		err = eng__proto_recv(fd, timeout_ms, "manifest", &msg);
+		if (!err && off == 0) {
+			err = eng__proto_get_u64(msg, "total", &total);
+			if (!err && total > ENG_MANIFEST_MAX)
+				err = rcp_err(-EFBIG, "the peer announced a file list of %" PRIu64
+						      " MiB, more than the %llu MiB allowed",
+					      total >> 20, ENG_MANIFEST_MAX >> 20);
+			if (!err && !(buf = malloc(total ? total : 1)))
+				err = rcp_err(-ENOMEM, "out of memory for a file list of %" PRIu64 " MiB",
+					      total >> 20);
+		}
+		if (!err)
+			err = eng__proto_hex_value(json_object_get(msg, "part"), "a file list part",
+						   ENG_MANIFEST_PART, &part, &n);
+		if (!err && (n > total - off || (n == 0 && off < total)))
+			err = rcp_err(-EPROTO, "the peer's file list does not add up to the %" PRIu64
+					       " bytes it announced", total);
+		if (!err) {
+			memcpy(buf + off, part, n);
+			off += n;
+		}
+		free(part);
+		json_decref(msg);
+	} while (!err && off < total);
+	if (!err)
+		err = io_manifest_decode(buf, total, m_out);
+	free(buf);
+	return err;
+}
