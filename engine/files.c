@@ -77,6 +77,10 @@ int eng__files_create(enum eng_role role, struct io_manifest *m, uint32_t chunk,
 	}
 	for (i = 0; i < f->plan->n; i++)
 		f->st[f->plan->chunk[i].file].left++;
+	/* A sender has nothing to read of a file without data: it is done from the start. */
+	for (i = 0; role == ENG_SENDER && i < m->n; i++)
+		if (m->entry[i].type == IO_FILE && f->st[i].left == 0)
+			f->files_done++;
 	*f_out = f;
 	return 0;
 }

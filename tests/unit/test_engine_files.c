@@ -1,0 +1,342 @@
+/*
+ * test_engine_files.c - the file side of push and pull over the loopback
+ * transport: a tree with every kind of entry arrives identical; a corrupted
+ * or misdirected chunk fails the job and leaves no file under a final name
+ * and no temporary; destinations are named as cp -r names them; the file
+ * list survives the control connection in parts and a hostile one is refused.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "common/common.h"
+#include "engine/files.h"
+#include "engine/proto.h"
+#include "engine_harness.h"
+#include "test_io_tree.h"
+
+#include <sys/socket.h>
+
+#define KiB 1024u
+
+struct pair {
+	char src[4096], dst[4096];
+	struct eng_files *snd, *rcv;
+	struct harness h;
+};
+
+/* Walk src/top, send its list "over the wire" (encode, decode), open dst as the receiver's root. */
+static void pair_make(struct pair *p, uint32_t chunk)
+{
+	const char *top[1];
+	char path[4096];
+	struct io_manifest *m, *m2;
+	struct io_root *root;
+	void *buf;
+	size_t len;
+
+	t_mkdtemp(p->src);
+	t_mkdtemp(p->dst);
+	t_tree(p->src);
+	t_path(path, p->src, "top");
+	top[0] = path;
+	assert_int_equal(io_manifest_walk(NULL, top, 1, IO_WALK_RECURSIVE, NULL, &m), 0);
+	assert_int_equal(io_manifest_encode(m, &buf, &len), 0);
+	assert_int_equal(io_manifest_decode(buf, len, &m2), 0);
+	free(buf);
+	assert_int_equal(io_root_open(p->dst, IO_ROOT_KEEP_META, &root), 0);
+	assert_int_equal(eng__files_create(ENG_SENDER, m, chunk, NULL, 0, &p->snd), 0);
+	assert_int_equal(eng__files_create(ENG_RECEIVER, m2, chunk, root, 0, &p->rcv), 0);
+	assert_int_equal(eng__files_chunks(p->snd), eng__files_chunks(p->rcv));
+	h_plan(&p->h.plan, 2, 1, 2);
+	assert_int_equal(h_create(&p->h, 4, chunk, 1, NULL), 0);
+	eng__files_attach(p->snd, p->h.snd);
+	eng__files_attach(p->rcv, p->h.rcv);
+	assert_int_equal(eng__files_prepare(p->rcv), 0);
+}
+
+static void pair_destroy(struct pair *p)
+{
+	h_destroy(&p->h);
+	eng__files_destroy(p->snd);
+	eng__files_destroy(p->rcv);
+	t_rm_rf(p->src);
+	t_rm_rf(p->dst);
+}
+
+static void assert_same_file(const char *a_base, const char *b_base, const char *rel)
+{
+	char a[4096], b[4096], ba[65536], bb[65536];
+	struct stat sa, sb;
+	int fa, fb;
+	off_t off;
+
+	t_path(a, a_base, rel);
+	t_path(b, b_base, rel);
+	assert_int_equal(lstat(a, &sa), 0);
+	assert_int_equal(lstat(b, &sb), 0);
+	assert_int_equal(sa.st_size, sb.st_size);
+	assert_int_equal(sa.st_mode, sb.st_mode);
+	assert_int_equal(sa.st_mtim.tv_sec, sb.st_mtim.tv_sec);
+	fa = open(a, O_RDONLY);
+	fb = open(b, O_RDONLY);
+	assert_true(fa >= 0 && fb >= 0);
+	/* Data regions only: the sparse file is 6 GiB of mostly hole. */
+	for (off = lseek(fa, 0, SEEK_DATA); off >= 0 && off < sa.st_size; off = lseek(fa, off, SEEK_DATA)) {
+		off_t end = lseek(fa, off, SEEK_HOLE);
+
+		assert_int_equal(lseek(fb, off, SEEK_DATA), off);
+		assert_int_equal(lseek(fb, off, SEEK_HOLE), end);
+		for (; off < end; off += (off_t)sizeof(ba)) {
+			ssize_t n = pread(fa, ba, sizeof(ba), off);
+
+			assert_true(n > 0);
+			assert_int_equal(pread(fb, bb, (size_t)n, off), n);
+			assert_memory_equal(ba, bb, (size_t)n);
+			if (off + n >= end)
+				break;
+		}
+		off = end;
+	}
+	close(fa);
+	close(fb);
+}
+
+static void test_tree_arrives_identical(void **state)
+{
+	struct pair p = {0};
+	char link[64], path[4096];
+	struct stat st;
+	ssize_t n;
+
+	(void)state;
+	pair_make(&p, 64 * KiB);
+	h_run(&p.h);
+	assert_int_equal(p.h.snd_err, 0);
+	assert_int_equal(p.h.rcv_err, 0);
+	assert_int_equal(eng__files_finish(p.rcv), 0);
+	assert_int_equal(eng__files_done(p.rcv), eng__files_manifest(p.rcv)->n_files);
+	assert_int_equal(eng__files_done(p.snd), eng__files_manifest(p.snd)->n_files);
+	assert_same_file(p.src, p.dst, "top/sub/deep.txt");
+	assert_same_file(p.src, p.dst, "top/empty");
+	assert_same_file(p.src, p.dst, "top/sparse");
+	assert_same_file(p.src, p.dst, "top/" ODD_NAME);
+	t_path(path, p.dst, "top/link");
+	n = readlink(path, link, sizeof(link) - 1);
+	assert_true(n > 0);
+	link[n] = '\0';
+	assert_string_equal(link, "sub/deep.txt");
+	t_path(path, p.dst, "top");
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0750);
+	assert_int_equal(st.st_mtim.tv_sec, T_TOP);
+	assert_int_equal(t_count_tmp(p.dst), 0);
+	pair_destroy(&p);
+}
+
+/* A sink that corrupts one byte of one chunk, as a broken wire or memory would. */
+static struct eng_sink real_sink;
+static _Atomic int corrupt_left;
+
+static int corrupting_consume(void *ctx, const struct eng_chunk_hdr *hdr, const void *data)
+{
+	if (hdr->len > 1 && atomic_fetch_sub(&corrupt_left, 1) == 1)
+		((uint8_t *)data)[hdr->len / 2] ^= 0x40;
+	return real_sink.consume(ctx, hdr, data);
+}
+
+static void test_corrupt_chunk_fails_and_leaves_no_partial_file(void **state)
+{
+	struct pair p = {0};
+
+	(void)state;
+	pair_make(&p, 4 * KiB);
+	real_sink = p.h.rcv->sink;
+	p.h.rcv->sink.consume = corrupting_consume;
+	atomic_store(&corrupt_left, 1);
+	h_run(&p.h);
+	assert_int_equal(p.h.rcv_err, -EBADMSG);
+	assert_non_null(strstr(p.h.rcv_msg, "crc32c"));
+	/* The file whose chunk went bad is not in place; after the job, no temporary remains. */
+	eng__files_destroy(p.rcv);
+	p.rcv = NULL;
+	assert_int_equal(t_count_tmp(p.dst), 0);
+	pair_destroy(&p);
+}
+
+static void test_misdirected_chunks_are_refused(void **state)
+{
+	struct pair p = {0};
+	struct eng_chunk_hdr h = {.magic = ENG_HDR_MAGIC, .len = 5, .crc = io_crc32c("deep\n", 5)};
+	const struct io_manifest *m;
+	uint64_t i, dir = UINT64_MAX, file = UINT64_MAX;
+
+	(void)state;
+	pair_make(&p, 64 * KiB);
+	m = eng__files_manifest(p.rcv);
+	for (i = 0; i < m->n; i++) {
+		if (m->entry[i].type == IO_DIR && dir == UINT64_MAX)
+			dir = i;
+		if (!strcmp(m->entry[i].path, "top/sub/deep.txt"))
+			file = i;
+	}
+	assert_true(dir != UINT64_MAX && file != UINT64_MAX);
+	h.file = m->n; /* past the list */
+	assert_int_equal(p.h.rcv->sink.consume(p.h.rcv->sink.ctx, &h, "deep\n"), -EPROTO);
+	h.file = dir;  /* not a file */
+	assert_int_equal(p.h.rcv->sink.consume(p.h.rcv->sink.ctx, &h, "deep\n"), -EPROTO);
+	h.file = file;
+	h.offset = 4096; /* not a planned chunk */
+	assert_int_not_equal(p.h.rcv->sink.consume(p.h.rcv->sink.ctx, &h, "deep\n"), 0);
+	h.offset = 0;
+	assert_int_equal(p.h.rcv->sink.consume(p.h.rcv->sink.ctx, &h, "deep\n"), 0);
+	assert_true(t_exists(p.dst, "top/sub/deep.txt"));
+	/* Complete, in place: a repeat must not write it again. */
+	assert_int_equal(p.h.rcv->sink.consume(p.h.rcv->sink.ctx, &h, "deep\n"), -EPROTO);
+	assert_int_equal(t_count_tmp(p.dst), 0);
+	pair_destroy(&p);
+}
+
+/* cp -r naming: into an existing directory, or the one source under a new name. */
+static void test_destination_naming(void **state)
+{
+	char base[4096], src[4096], d[4096], top[4096], empty[4096];
+	const char *one[1] = {top}, *two[2] = {top, empty};
+	struct io_manifest *m;
+	struct io_root *parent, *root;
+
+	(void)state;
+	t_mkdtemp(base);
+	t_mkdtemp(src);
+	t_tree(src);
+	t_path(d, base, "d");
+	t_path(top, src, "top");
+	t_path(empty, src, "top/empty");
+	assert_int_equal(mkdir(d, 0755), 0);
+	assert_int_equal(io_root_open(base, 0, &parent), 0);
+	assert_int_equal(io_manifest_walk(NULL, one, 1, IO_WALK_RECURSIVE, NULL, &m), 0);
+	/* An existing directory keeps the name. */
+	assert_int_equal(eng__files_dest(parent, "d/", 0, m, &root), 0);
+	assert_string_equal(m->entry[0].path, "top");
+	io_root_close(root);
+	/* A new name renames the one top-level entry. */
+	assert_int_equal(eng__files_dest(parent, "d/new", 0, m, &root), 0);
+	assert_string_equal(m->entry[0].path, "new");
+	io_root_close(root);
+	/* Leading out of the parent is refused, whatever exists. */
+	assert_int_not_equal(eng__files_dest(parent, "../x", 0, m, &root), 0);
+	assert_int_not_equal(eng__files_dest(parent, "/etc", 0, m, &root), 0);
+	assert_int_not_equal(eng__files_dest(parent, "d/../../x", 0, m, &root), 0);
+	/* A missing parent is an error, not created. */
+	assert_int_equal(eng__files_dest(parent, "no/such", 0, m, &root), -ENOENT);
+	assert_false(t_exists(base, "no"));
+	io_manifest_destroy(m);
+	/* Several sources need an existing directory. */
+	assert_int_equal(io_manifest_walk(NULL, two, 2, IO_WALK_RECURSIVE, NULL, &m), 0);
+	assert_int_equal(eng__files_dest(parent, "missing", 0, m, &root), -ENOENT);
+	assert_non_null(strstr(rcp_err_msg(-ENOENT), "several sources"));
+	io_manifest_destroy(m);
+	io_root_close(parent);
+	t_rm_rf(base);
+	t_rm_rf(src);
+}
+
+/* A list of many entries crosses a socket in several parts and decodes to the same list. */
+static void test_manifest_travels_in_parts(void **state)
+{
+	char base[4096], name[64];
+	const char *top[1];
+	struct io_manifest *m, *got;
+	int sv[2], i;
+
+	(void)state;
+	t_mkdtemp(base);
+	for (i = 0; i < 3000; i++) {
+		snprintf(name, sizeof(name), "a-rather-long-file-name-to-fill-parts-%06d", i);
+		t_write(base, name, "x", 1, 0644);
+	}
+	top[0] = base;
+	assert_int_equal(io_manifest_walk(NULL, top, 1, IO_WALK_RECURSIVE, NULL, &m), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	if (fork() == 0) {
+		close(sv[0]);
+		_exit(eng__manifest_send(sv[1], m) == 0 ? 0 : 1);
+	}
+	close(sv[1]);
+	assert_int_equal(eng__manifest_recv(sv[0], 5000, &got), 0);
+	assert_int_equal(got->n, m->n);
+	assert_int_equal(got->n_files, 3000);
+	assert_string_equal(got->entry[got->n - 1].path, m->entry[m->n - 1].path);
+	close(sv[0]);
+	io_manifest_destroy(got);
+	io_manifest_destroy(m);
+	t_rm_rf(base);
+}
+
+static void send_frame(int fd, json_t *msg)
+{
+	assert_int_equal(eng__proto_send(fd, msg), 0);
+	json_decref(msg);
+}
+
+static void test_hostile_manifest_frames_are_refused(void **state)
+{
+	struct io_manifest *m = NULL;
+	json_t *msg;
+	int sv[2];
+
+	(void)state;
+	/* An announced size beyond the limit: refused before any allocation. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	msg = eng__proto_msg("manifest", false);
+	json_object_set_new(msg, "total", json_integer((json_int_t)(ENG_MANIFEST_MAX + 1)));
+	json_object_set_new(msg, "part", json_string("00"));
+	send_frame(sv[1], msg);
+	assert_int_equal(eng__manifest_recv(sv[0], 2000, &m), -EFBIG);
+	close(sv[0]);
+	close(sv[1]);
+	/* Parts that overrun what was announced. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	msg = eng__proto_msg("manifest", false);
+	json_object_set_new(msg, "total", json_integer(2));
+	json_object_set_new(msg, "part", json_string("000000"));
+	send_frame(sv[1], msg);
+	assert_int_equal(eng__manifest_recv(sv[0], 2000, &m), -EPROTO);
+	close(sv[0]);
+	close(sv[1]);
+	/* Not hex. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	msg = eng__proto_msg("manifest", false);
+	json_object_set_new(msg, "total", json_integer(2));
+	json_object_set_new(msg, "part", json_string("zz00"));
+	send_frame(sv[1], msg);
+	assert_int_equal(eng__manifest_recv(sv[0], 2000, &m), -EPROTO);
+	close(sv[0]);
+	close(sv[1]);
+	/* Well-framed garbage: the decoder refuses it. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	msg = eng__proto_msg("manifest", false);
+	json_object_set_new(msg, "total", json_integer(4));
+	json_object_set_new(msg, "part", json_string("deadbeef"));
+	send_frame(sv[1], msg);
+	assert_int_not_equal(eng__manifest_recv(sv[0], 2000, &m), 0);
+	assert_null(m);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tree_arrives_identical),
+		cmocka_unit_test(test_corrupt_chunk_fails_and_leaves_no_partial_file),
+		cmocka_unit_test(test_misdirected_chunks_are_refused),
+		cmocka_unit_test(test_destination_naming),
+		cmocka_unit_test(test_manifest_travels_in_parts),
+		cmocka_unit_test(test_hostile_manifest_frames_are_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
