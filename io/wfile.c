@@ -35,9 +35,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/vfs.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -81,12 +83,20 @@ static int chunk_map_init(struct io_wfile *f)
 	return 0;
 }
 
-/* Preallocate the data extents only (the holes stay holes); no support is no error. */
+/*
+ * Preallocate the data extents only (the holes stay holes); no support is no
+ * error. Not on a memory-backed filesystem (tmpfs, ramfs): there it buys no
+ * contiguity and only zeroes every page once more before the data arrives,
+ * in the worker that received the file's first chunk.
+ */
 static int preallocate(struct io_wfile *f)
 {
 	char esc[IO_ESC_MAX];
+	struct statfs sf;
 	uint32_t x;
 
+	if (fstatfs(f->fd, &sf) == 0 && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC))
+		return 0;
 	for (x = 0; x < f->e->n_ext; x++) {
 		if (fallocate(f->fd, FALLOC_FL_KEEP_SIZE, (off_t)f->e->ext[x].off,
 			      (off_t)f->e->ext[x].len) == 0)

@@ -94,3 +94,17 @@ wait_for_file() {
 		sleep 0.1
 	done
 }
+
+# Fail if a railcp temporary file (.railcp-tmp-*) is left beneath any of the
+# directories given.
+expect_no_temps() {
+	_t=$(find "$@" -name '.railcp-tmp-*' 2>&1)
+	[ -z "$_t" ] || fail "temporary files left behind (or find failed): $_t"
+}
+
+# Print the sha256 of every regular file beneath directory $1, named
+# relative to it, sorted by name: two trees with the same files give the
+# same list.
+tree_sums() {
+	(cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum)
+}
