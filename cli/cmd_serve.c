@@ -40,7 +40,8 @@ static void serve_usage(FILE *f)
 		   "                     key, 127.0.0.1 without one)\n"
 		   "  --key-file FILE    the shared key senders must prove (default: $RAILCP_KEY,\n"
 		   "                     then ~/.config/railcp/key; the file must be chmod 600)\n"
-		   "  --max-sessions N   sessions at once; more are refused (default 16)\n"
+		   "  --max-sessions N   authenticated sessions at once; more are refused (default\n"
+		   "                     16); at most 64 connections may wait to authenticate\n"
 		   "  --timeout SEC      limit of each control and connection step (default 30)\n"
 		   "  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo;\n"
 		   "                     --buffer-mib is each worker's slot memory per session\n",

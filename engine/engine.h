@@ -162,7 +162,7 @@ struct eng_serve_opts {
 	const char *root;            /* the directory copies read and write beneath; NULL: bench only */
 	const struct topo_plan *plan;
 	int timeout_ms;
-	unsigned max_sessions;       /* at once; more are refused with a message */
+	unsigned max_sessions;       /* authenticated sessions at once; more are refused with a message */
 	int stop_fd;                 /* readable (e.g. a signal's self-pipe): stop */
 	/* Listening: the address, the port, and how sessions are authenticated. */
 	void (*ready)(const char *addr, uint16_t port, const char *auth, void *ctx);

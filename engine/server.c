@@ -37,6 +37,8 @@
 #include <unistd.h>
 
 #define SRV_MAX_STRIPES 256
+/* Connections still to prove the key: each costs a thread for at most --timeout. */
+#define SRV_MAX_PENDING 64
 #define SRV_MAX_CHUNK (64u << 20)
 
 struct server {
@@ -48,7 +50,9 @@ struct server {
 	const char *rail_dev[TOPO_MAX_RAILS];
 	struct io_root *root;             /* --root, NULL when the server runs bench only */
 	int lfd;
-	_Atomic unsigned active;
+	_Atomic unsigned active;          /* session threads, authenticated or not */
+	_Atomic unsigned pending;         /* of those, not yet authenticated */
+	_Atomic unsigned sessions;        /* authenticated: what --max-sessions limits */
 	_Atomic bool stopping;
 	_Atomic unsigned next_id;
 };
@@ -419,6 +423,7 @@ static void *session_main(void *arg)
 {
 	struct session *s = arg;
 	char what[IO_ESC_MAX + 64];
+	bool counted = false;
 	int err;
 
 	err = eng__proto_recv_max(s->fd, s->srv->o->timeout_ms, "hello", ENG_PROTO_MAX_HELLO, &s->hello);
@@ -426,6 +431,14 @@ static void *session_main(void *arg)
 		err = eng__proto_check_hello(s->hello);
 	if (!err)
 		err = session_auth(s);
+	atomic_fetch_sub(&s->srv->pending, 1);
+	/* Only a proven client counts against --max-sessions: strangers cannot hold the slots. */
+	if (!err) {
+		counted = true;
+		if (atomic_fetch_add(&s->srv->sessions, 1) >= s->srv->o->max_sessions)
+			err = rcp_err(-EBUSY, "the server is busy with %u sessions; try again later",
+				      s->srv->o->max_sessions);
+	}
 	if (!err)
 		err = hello_check(s);
 	if (!err && !strcmp(s->kind, "push"))
@@ -451,6 +464,8 @@ static void *session_main(void *arg)
 	json_decref(s->hello);
 	json_decref(s->done);
 	close(s->fd);
+	if (counted)
+		atomic_fetch_sub(&s->srv->sessions, 1);
 	atomic_fetch_sub(&s->srv->active, 1);
 	free(s);
 	return NULL;
@@ -465,8 +480,9 @@ static void session_start(struct server *srv, int fd, const struct sockaddr_in *
 	int err = -ENOMEM;
 
 	inet_ntop(AF_INET, &from->sin_addr, who, sizeof(who));
-	if (atomic_load(&srv->active) >= srv->o->max_sessions) {
-		rcp_err(-EBUSY, "the server is busy with %u sessions; try again later", srv->o->max_sessions);
+	if (atomic_load(&srv->pending) >= SRV_MAX_PENDING) {
+		rcp_err(-EBUSY, "the server has %u connections waiting to authenticate; try again later",
+			SRV_MAX_PENDING);
 		eng__proto_send_error(fd, -EBUSY);
 		close(fd);
 		return;
@@ -477,6 +493,7 @@ static void session_start(struct server *srv, int fd, const struct sockaddr_in *
 		*s = (struct session){.srv = srv, .fd = fd, .id = atomic_fetch_add(&srv->next_id, 1) + 1};
 		snprintf(s->peer, sizeof(s->peer), "%s", who);
 		atomic_fetch_add(&srv->active, 1);
+		atomic_fetch_add(&srv->pending, 1);
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		err = -pthread_create(&t, &attr, session_main, s);
@@ -484,8 +501,10 @@ static void session_start(struct server *srv, int fd, const struct sockaddr_in *
 	}
 	if (err) {
 		rcp_log(RCP_LOG_NOTICE, "session from %s refused: cannot start a thread: %s", who, strerror(-err));
-		if (s)
+		if (s) {
 			atomic_fetch_sub(&srv->active, 1);
+			atomic_fetch_sub(&srv->pending, 1);
+		}
 		free(s);
 		close(fd);
 	}
