@@ -23,28 +23,23 @@ printf 'not ASCII\n' >"src/$(printf 'caf\303\251')/$(printf 'na\377me')"
 echo "read only" >src/ro/x
 ln -s d2/d3/deep.txt src/d1/link
 ln -s ../nowhere/missing src/d1/d2/dangling
-/usr/bin/python3 -c '
-import os
-with open("src/random.bin", "wb") as f:
-    f.write(os.urandom(3 * 1048576 + 12345))
-with open("src/onechunk", "wb") as f:
-    f.write(os.urandom(65536))'
 # 5 GiB apparent, three small data regions, a hole at the end. The writes
 # start off page boundaries on purpose: extents are whole pages.
 truncate -s 5G src/sparse
 dd if=/dev/urandom of=src/sparse bs=100000 count=1 conv=notrunc status=none
 dd if=/dev/urandom of=src/sparse bs=4096 count=25 seek=655360 conv=notrunc status=none
 dd if=/dev/urandom of=src/sparse bs=50000 count=1 seek=4831838209 oflag=seek_bytes conv=notrunc status=none
-chmod 0640 src/random.bin
-chmod 0600 src/onechunk
-chmod 0741 src/d1/d2/d3/deep.txt
-chmod 0444 src/ro/x
-chmod 0750 src/d1/d2
-chmod 0555 src/ro
-chmod 0700 src/emptydir
-# Old, distinct times with nanoseconds on every entry (links too), deepest first.
+# Random files (one ends mid-chunk, one is exactly a 64K chunk), modes, and
+# old, distinct times with nanoseconds on every entry (links too), deepest first.
 /usr/bin/python3 -c '
 import os
+with open("src/random.bin", "wb") as f:
+    f.write(os.urandom(3 * 1048576 + 12345))
+with open("src/onechunk", "wb") as f:
+    f.write(os.urandom(65536))
+for p, m in (("random.bin", 0o640), ("onechunk", 0o600), ("d1/d2/d3/deep.txt", 0o741),
+             ("ro/x", 0o444), ("d1/d2", 0o750), ("ro", 0o555), ("emptydir", 0o700)):
+    os.chmod("src/" + p, m)
 t = 981173106123456789
 for i, (top, dirs, files) in enumerate(os.walk(b"src", topdown=False)):
     for j, n in enumerate(files + dirs):
@@ -142,6 +137,8 @@ assert doc["verified"] is True
 assert doc["seconds"] > 0 and doc["transfer_seconds"] > 0 and doc["gbps"] > 0, doc
 assert doc["rails"] and doc["nodes"], doc
 assert sum(r["bytes"] for r in doc["rails"]) == doc["bytes"], doc
+print("%s: %d files, %d bytes in %.2f s (data phase %.2f s)" % (sys.argv[1], doc["files"],
+      doc["bytes"], doc["seconds"], doc["transfer_seconds"]))
 ' "$@" || fail "bad --json summary of the $1: $out"
 }
 
@@ -158,7 +155,7 @@ capture "$RAILCP" -r -p --json --chunk 64K src 127.0.0.1:tree
 [ -z "$err" ] || fail "push wrote to stderr: $err"
 echo "push: $(($(date +%s) - start)) s"
 check_json push "$files" "$bytes"
-compare src root/tree
+compare src root/tree >/dev/null
 grep -q ': push of 8 files into "tree" done' serve.log || fail "server log: $(cat serve.log)"
 
 # Pull into an existing directory: the tree lands under its own name.
@@ -168,7 +165,7 @@ capture "$RAILCP" -r -p --json --chunk 64K 127.0.0.1:tree pulled
 [ -z "$err" ] || fail "pull wrote to stderr: $err"
 echo "pull: $(($(date +%s) - start)) s"
 check_json pull "$files" "$bytes"
-compare src pulled/tree
+compare src pulled/tree >/dev/null
 
 # Without -p: mode less the receiver's umask, mtime of the copy.
 mkdir loose

@@ -11,22 +11,27 @@ start_server "$log" --port 7483 --key-file "$dir/key" --max-sessions 1
 
 # Three strangers connect and say nothing for longer than the test needs.
 /usr/bin/python3 -c '
-import socket, time
+import socket, sys, time
 idle = [socket.create_connection(("127.0.0.1", 7483)) for _ in range(3)]
-time.sleep(60)' &
+print("connected", flush=True)
+time.sleep(60)' >"$dir/idle.out" &
 idle=$!
-sleep 1
-capture "$RAILCP" bench 127.0.0.1:7483 --bytes 4M --key-file "$dir/key"
-[ "$rc" -eq 0 ] || fail "a proven session was refused while strangers were connected: $err"
-
-# One long session holds the only slot; the next proven one is refused as busy.
-"$RAILCP" bench 127.0.0.1:7483 --bytes 1G --key-file "$dir/key" >/dev/null 2>"$dir/long.err" &
+wait_for_line connected 30 "$dir/idle.out" || fail "the strangers did not connect"
+# With them connected, one proven session starts and holds the only slot ...
+"$RAILCP" bench 127.0.0.1:7483 --bytes 1G --key-file "$dir/key" >"$dir/long.out" 2>"$dir/long.err" &
 long=$!
-wait_for_line ": bench, 1024 MiB" 30 "$log" || fail "the long session did not start: $(cat "$log")"
+wait_for_line ": bench, 1024 MiB" 30 "$log" ||
+	fail "a proven session did not start while strangers were connected: $(cat "$dir/long.err" "$log")"
+# ... paused, so the emulated CPUs are free and it holds the slot (the
+# server's stall limit is 60 s) ...
+kill -STOP "$long"
+# ... and the next proven one is refused as busy.
 capture "$RAILCP" bench 127.0.0.1:7483 --bytes 4M --key-file "$dir/key"
+[ "$rc" -ne 0 ] || fail "a second session beyond --max-sessions 1 ran; server log: $(cat "$log")"
 expect_one_line_error "a second session beyond --max-sessions 1"
 case "$err" in *"busy with 1 sessions"*) ;; *) fail "$err" ;; esac
-kill -0 "$long" 2>/dev/null || fail "the running session ended: $(cat "$dir/long.err")"
+kill -0 "$long" 2>/dev/null || fail "the running session ended: $(cat "$dir/long.out" "$dir/long.err" "$log")"
+kill -CONT "$long"
 kill "$long" "$idle" 2>/dev/null
 wait "$long" "$idle" 2>/dev/null
 stop_server
