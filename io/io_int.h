@@ -9,6 +9,7 @@
 
 #include "io/io.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -18,7 +19,11 @@ struct io_root {
 	int fd;        /* O_PATH directory */
 	unsigned flags;
 	mode_t umask;  /* applied to modes when metadata is not kept */
+	bool memfs;    /* tmpfs or ramfs: nothing to gain from preallocation */
 };
+
+/* Whether the directory fd lives on a memory filesystem (tmpfs, ramfs). */
+bool io__is_memfs(int fd);
 
 /* A fresh temporary name, ".railcp-tmp-" and 16 hex digits: clearly ours, never a peer's. */
 #define IO_TMP_NAME_LEN 32

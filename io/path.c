@@ -18,11 +18,20 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+
+bool io__is_memfs(int fd)
+{
+	struct statfs sf;
+
+	return fstatfs(fd, &sf) == 0 && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC);
+}
 
 const char *io_path_printable(const char *path, char out[IO_ESC_MAX])
 {

@@ -67,6 +67,7 @@ int io_root_open(const char *dir, unsigned flags, struct io_root **root_out)
 	root->flags = flags;
 	root->umask = umask(022);
 	umask(root->umask);
+	root->memfs = io__is_memfs(root->fd);
 	*root_out = root;
 	return 0;
 }
@@ -93,6 +94,7 @@ int io_root_open_beneath(const struct io_root *parent, const char *rel,
 	}
 	root->flags = parent->flags;
 	root->umask = parent->umask;
+	root->memfs = io__is_memfs(root->fd);
 	*root_out = root;
 	return 0;
 }

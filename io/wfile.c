@@ -35,11 +35,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/vfs.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -92,10 +90,9 @@ static int chunk_map_init(struct io_wfile *f)
 static int preallocate(struct io_wfile *f)
 {
 	char esc[IO_ESC_MAX];
-	struct statfs sf;
 	uint32_t x;
 
-	if (fstatfs(f->fd, &sf) == 0 && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC))
+	if (f->root->memfs)
 		return 0;
 	for (x = 0; x < f->e->n_ext; x++) {
 		if (fallocate(f->fd, FALLOC_FL_KEEP_SIZE, (off_t)f->e->ext[x].off,
@@ -304,6 +301,11 @@ static int dir_sync(struct io_wfile *f)
 	return err;
 }
 
+static uint64_t data_end(const struct io_entry *e)
+{
+	return e->n_ext ? e->ext[e->n_ext - 1].off + e->ext[e->n_ext - 1].len : 0;
+}
+
 static int wfile_settle(struct io_wfile *f)
 {
 	bool keep = f->root->flags & IO_ROOT_KEEP_META;
@@ -311,7 +313,8 @@ static int wfile_settle(struct io_wfile *f)
 	struct timespec ts[2];
 
 	io__mtime_times(f->e->mtime_ns, ts);
-	if (ftruncate(f->fd, (off_t)f->e->size) < 0)
+	/* The writes set the size unless the file ends in a hole. */
+	if (data_end(f->e) != f->e->size && ftruncate(f->fd, (off_t)f->e->size) < 0)
 		return -errno;
 	if ((f->root->flags & IO_ROOT_FSYNC) && fsync(f->fd) < 0)
 		return -errno;
