@@ -179,6 +179,10 @@ static int copy_args(int argc, char **argv, struct copy_cmd *cc)
 			return cli_usage_error(NULL, "the sources are on two hosts, %s and %s", cc->host,
 					       host);
 		if (cc->o.dir == ENG_PULL) {
+			char *end = (char *)path + strlen(path);
+
+			while (end > path + 1 && end[-1] == '/') /* "dir/" is "dir", as for local sources */
+				*--end = '\0';
 			memcpy(cc->host, host, sizeof(host));
 			cc->src[i] = path[0] ? path : ".";
 		} else {
@@ -189,6 +193,15 @@ static int copy_args(int argc, char **argv, struct copy_cmd *cc)
 	cc->o.n_src = (size_t)n;
 	cc->o.host = cc->host;
 	return cli_place_check("railcp", &cc->place) ? CLI_EXIT_USAGE : 0;
+}
+
+static _Atomic bool interrupted;
+
+/* The first SIGINT or SIGTERM stops the copy cleanly; a second one kills as usual. */
+static void on_interrupt(int sig)
+{
+	(void)sig;
+	atomic_store(&interrupted, true);
 }
 
 static void on_progress(const struct eng_report *r, void *ctx)
@@ -230,6 +243,7 @@ static int print_summary(const struct copy_cmd *cc, const struct eng_report *r)
 int cli_cmd_copy(int argc, char **argv)
 {
 	struct copy_cmd cc = {.o = {.chunk = 1u << 20, .timeout_ms = 30000}};
+	struct sigaction sa = {.sa_handler = on_interrupt, .sa_flags = SA_RESETHAND};
 	struct topo_plan *plan = NULL;
 	struct eng_report rep;
 	int r, err;
@@ -240,6 +254,9 @@ int cli_cmd_copy(int argc, char **argv)
 		return r < 0 ? CLI_EXIT_OK : r;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	cc.o.cancel = &interrupted;
 	cli_raise_nofile();
 	err = cli_place_live(&cc.place, &plan);
 	if (!err) {

@@ -218,6 +218,61 @@ static int push_prepare(struct client *c)
 	return err;
 }
 
+/* The last name of a source path ("a/b/" -> "b"); "" when it has none of its own ("." or ".."). */
+static size_t last_name(const char *src, const char **name_out)
+{
+	size_t len = strlen(src), start;
+
+	while (len > 0 && src[len - 1] == '/')
+		len--;
+	for (start = len; start > 0 && src[start - 1] != '/'; start--)
+		;
+	*name_out = src + start;
+	len -= start;
+	if ((len == 1 && src[start] == '.') || (len == 2 && !strncmp(src + start, "..", 2)))
+		return 0;
+	return len;
+}
+
+/*
+ * A pull takes from the server only what was asked for: each top-level
+ * entry must carry the last name of a requested source, and directories
+ * come only with -r. A source with no name of its own ("HOST:" or
+ * "HOST:dir/.") asks for its contents, whatever their names.
+ */
+static int pull_names_check(const struct eng_copy_opts *cp, const struct io_manifest *m)
+{
+	char esc[IO_ESC_MAX];
+	bool any = false;
+	size_t i, k, n;
+
+	for (k = 0; k < cp->n_src; k++) {
+		const char *name;
+
+		any |= last_name(cp->src[k], &name) == 0;
+	}
+	for (i = 0; i < m->n; i++) {
+		const struct io_entry *e = &m->entry[i];
+		bool asked = any;
+
+		if (e->type == IO_DIR && !cp->recursive)
+			return rcp_err(-EPROTO, "the server sent the directory \"%s\", but -r was not given",
+				       io_path_printable(e->path, esc));
+		if (strchr(e->path, '/'))
+			continue;
+		for (k = 0; k < cp->n_src && !asked; k++) {
+			const char *name;
+
+			n = last_name(cp->src[k], &name);
+			asked = n == strlen(e->path) && !memcmp(name, e->path, n);
+		}
+		if (!asked)
+			return rcp_err(-EPROTO, "the server sent \"%s\", which was not asked for: refusing "
+						"the whole copy", io_path_printable(e->path, esc));
+	}
+	return 0;
+}
+
 /* Pull: the server's file list, and the local destination made ready for it. */
 static int pull_prepare(struct client *c)
 {
@@ -229,6 +284,8 @@ static int pull_prepare(struct client *c)
 	int err;
 
 	err = eng__manifest_recv(c->fd, c->o->timeout_ms, &m);
+	if (!err)
+		err = pull_names_check(cp, m);
 	if (!err)
 		err = eng__files_dest(NULL, cp->dst, flags, m, &root);
 	if (err) {
@@ -261,9 +318,17 @@ static int handshake(struct client *c)
 	json_decref(hello);
 	if (!err)
 		err = client_auth(c);
-	if (!err && c->copy)
-		err = c->copy->dir == ENG_PUSH ? eng__manifest_send(c->fd, eng__files_manifest(c->files))
-					       : pull_prepare(c);
+	if (!err && c->copy && c->copy->dir == ENG_PUSH) {
+		/* The server accepts the job before the list goes: a refusal then reads as one. */
+		json_t *ready = NULL;
+
+		err = eng__proto_recv(c->fd, c->o->timeout_ms, "ready", &ready);
+		json_decref(ready);
+		if (!err)
+			err = eng__manifest_send(c->fd, eng__files_manifest(c->files));
+	} else if (!err && c->copy) {
+		err = pull_prepare(c);
+	}
 	if (!err)
 		err = eng__proto_recv(c->fd, c->o->timeout_ms, "welcome", &c->welcome);
 	if (!err)
@@ -353,6 +418,8 @@ static void client_watch(const struct eng_job *job, void *ctx)
 	struct client *c = ctx;
 	struct eng_report so_far;
 
+	if (c->copy && c->copy->cancel && atomic_load(c->copy->cancel) && !atomic_load(&job->stop))
+		eng__job_fail((struct eng_job *)job, -EINTR, "interrupted");
 	if (eng__session_watch((struct eng_job *)job, c->fd, c->vb, "the server",
 			       c->role == ENG_RECEIVER ? "done" : NULL, &c->done))
 		atomic_store(&((struct eng_job *)job)->stop, true); /* the sender has every credit back */
@@ -403,7 +470,7 @@ static int client_run(struct client *c, struct eng_report *report_out)
 		err = eng__job_run(c->job, client_watch, c);
 	if (!err)
 		err = finish(c);
-	else if (c->fd >= 0)
+	if (err && c->fd >= 0)
 		eng__proto_send_error(c->fd, err);
 	if (!err) {
 		client_report(c, report_out);

@@ -9,6 +9,7 @@
 #define RAILCP_ENGINE_H
 
 #include <net/if.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -137,6 +138,8 @@ struct eng_copy_opts {
 	const struct topo_plan *plan;
 	int timeout_ms;
 	const char *key_file;        /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
+	/* Set (e.g. from a signal handler) to stop the copy: it fails, its temporaries removed. */
+	const _Atomic bool *cancel;
 	/* Called about every 20 ms from the calling thread with the figures so far. */
 	void (*progress)(const struct eng_report *so_far, void *ctx);
 	void *ctx;

@@ -49,6 +49,8 @@ struct eng_files {
 	struct file_state *st; /* one per manifest entry */
 	pthread_mutex_t lock[FILES_LOCKS];
 	_Atomic uint64_t files_done;
+	_Atomic unsigned open_files;  /* receiver: files being written */
+	unsigned max_open;            /* receiver: what an honest sender can have in flight */
 };
 
 int eng__files_create(enum eng_role role, struct io_manifest *m, uint32_t chunk,
@@ -184,11 +186,18 @@ static int files_consume(void *ctx, const struct eng_chunk_hdr *hdr, const void 
 	st = &f->st[hdr->file];
 	lock = lock_of(f, hdr->file);
 	pthread_mutex_lock(lock);
-	if (st->complete)
+	if (st->complete || st->done)
 		err = rcp_err(-EPROTO, "the sender sent a chunk of \"%s\" after its last one",
 			      path_of(f, hdr->file, esc));
-	else if (!st->w)
-		err = io_wfile_open(f->root, &f->m->entry[hdr->file], f->plan->chunk_size, &st->w);
+	else if (!st->w && atomic_fetch_add(&f->open_files, 1) >= f->max_open) {
+		/* Chunks go out in plan order: more open files than chunks in flight is not honest. */
+		atomic_fetch_sub(&f->open_files, 1);
+		err = rcp_err(-EPROTO, "the sender started more than %u files at once, more than its "
+				       "chunks in flight allow", f->max_open);
+	} else if (!st->w && (err = io_wfile_open(f->root, &f->m->entry[hdr->file],
+						  f->plan->chunk_size, &st->w)) != 0) {
+		atomic_fetch_sub(&f->open_files, 1);
+	}
 	w = st->w;
 	if (!err)
 		st->writers++;
@@ -206,6 +215,7 @@ static int files_consume(void *ctx, const struct eng_chunk_hdr *hdr, const void 
 	}
 	pthread_mutex_unlock(lock);
 	if (fin) {
+		atomic_fetch_sub(&f->open_files, 1);
 		err2 = io_wfile_finalize(fin);
 		if (!err2)
 			atomic_fetch_add(&f->files_done, 1);
@@ -222,6 +232,8 @@ void eng__files_attach(struct eng_files *f, struct eng_job *job)
 				       .n_chunks = f->plan->n, .fill = files_fill, .ctx = f};
 	if (f->role == ENG_RECEIVER)
 		job->sink = (struct eng_sink){.consume = files_consume, .ctx = f};
+	/* Each slot holds one chunk, and a chunk starts at most one file. */
+	f->max_open = job->n_stripes * (job->n_stripes ? job->stripe[0].n_slots : 0) + job->n_workers + 1;
 }
 
 int eng__files_prepare(struct eng_files *f)
@@ -319,7 +331,9 @@ int eng__manifest_send(int fd, const struct io_manifest *m)
 		json_t *msg = eng__proto_msg("manifest", false), *part = eng__proto_hex((char *)buf + off, n);
 
 		if (!msg || !part || json_object_set_new(msg, "part", part)) {
-			json_decref(msg);
+			json_decref(msg); /* json_object_set_new took part even on failure */
+			if (!msg)
+				json_decref(part);
 			err = rcp_err(-ENOMEM, "out of memory sending the file list");
 			break;
 		}

@@ -153,6 +153,20 @@ static int hello_check(struct session *s)
 	return 0;
 }
 
+/* A name from the peer, as hex: no NUL may hide what follows it. */
+static int name_value(const json_t *v, const char *what, char **name_out)
+{
+	size_t n;
+	int err = eng__proto_hex_value(v, what, IO_PATH_MAX - 1, name_out, &n);
+
+	if (!err && strlen(*name_out) != n) {
+		free(*name_out);
+		*name_out = NULL;
+		err = rcp_err(-EPROTO, "the peer sent %s with a NUL byte in it", what);
+	}
+	return err;
+}
+
 /* Push: the file list, the destination beneath the root, and what needs no data. */
 static int push_prepare(struct session *s)
 {
@@ -163,8 +177,7 @@ static int push_prepare(struct session *s)
 	int err;
 
 	if ((err = eng__proto_get_u64(s->hello, "chunks", &chunks)) != 0 ||
-	    (err = eng__proto_hex_value(json_object_get(s->hello, "dst"), "a destination",
-					IO_PATH_MAX - 1, &dst, NULL)) != 0)
+	    (err = name_value(json_object_get(s->hello, "dst"), "a destination", &dst)) != 0)
 		return err;
 	io_path_printable(dst, s->where);
 	err = eng__manifest_recv(s->fd, s->srv->o->timeout_ms, &m);
@@ -201,7 +214,7 @@ static int pull_prepare(struct session *s)
 	if (!src)
 		return rcp_err(-ENOMEM, "out of memory for %zu sources", n);
 	for (i = 0; i < n && !err; i++)
-		err = eng__proto_hex_value(json_array_get(arr, i), "a source", IO_PATH_MAX - 1, &src[i], NULL);
+		err = name_value(json_array_get(arr, i), "a source", &src[i]);
 	if (!err) {
 		io_path_printable(src[0], s->where);
 		err = io_manifest_walk(s->srv->root, (const char *const *)src, n,
@@ -441,8 +454,14 @@ static void *session_main(void *arg)
 	}
 	if (!err)
 		err = hello_check(s);
-	if (!err && !strcmp(s->kind, "push"))
-		err = push_prepare(s);
+	if (!err && !strcmp(s->kind, "push")) {
+		json_t *ready = eng__proto_msg("ready", false);
+
+		err = ready ? eng__proto_send(s->fd, ready) : -ENOMEM;
+		json_decref(ready);
+		if (!err)
+			err = push_prepare(s);
+	}
 	if (!err && !strcmp(s->kind, "pull"))
 		err = pull_prepare(s);
 	if (!err)

@@ -142,7 +142,17 @@ struct io_plan {
 	uint32_t chunk_size;
 };
 
-/* Cut every file's data extents into chunks of at most chunk bytes (1 .. IO_CHUNK_MAX). */
+/*
+ * The most chunks a plan may have (24 bytes each): sizes come from a peer,
+ * and a few bytes of manifest must not make us allocate gigabytes. At 1 MiB
+ * chunks it is a copy of 4 TiB.
+ */
+#define IO_PLAN_MAX_CHUNKS (1ull << 22)
+
+/*
+ * Cut every file's data extents into chunks of at most chunk bytes (1 ..
+ * IO_CHUNK_MAX); -EFBIG beyond IO_PLAN_MAX_CHUNKS.
+ */
 int io_plan_create(const struct io_manifest *m, uint32_t chunk, struct io_plan **plan_out);
 
 /* Accepts NULL. */

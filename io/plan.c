@@ -79,9 +79,10 @@ int io_plan_create(const struct io_manifest *m, uint32_t chunk, struct io_plan *
 	if (chunk == 0 || chunk > IO_CHUNK_MAX)
 		return rcp_err(-EINVAL, "a chunk of %u bytes is not between 1 byte and 1 GiB", chunk);
 	n = plan_count(m, chunk);
-	if (n > SIZE_MAX / sizeof(struct io_chunk))
-		return rcp_err(-ENOMEM, "%llu chunks do not fit in memory",
-			       (unsigned long long)n);
+	if (n > IO_PLAN_MAX_CHUNKS)
+		return rcp_err(-EFBIG, "a copy of %llu chunks of %u KiB is more than the %llu chunks "
+				       "allowed: use a larger --chunk or copy in parts",
+			       (unsigned long long)n, chunk >> 10, (unsigned long long)IO_PLAN_MAX_CHUNKS);
 	plan = calloc(1, sizeof(*plan));
 	if (!plan)
 		return rcp_err(-ENOMEM, "out of memory for a chunk plan");
