@@ -95,6 +95,30 @@ static int tcp_connect(const char *host, uint16_t port, int timeout_ms, int *fd_
 	return 0;
 }
 
+/* The last name of a source path ("a/b/" -> "b"); "" when it has none of its own ("." or ".."). */
+static size_t last_name(const char *src, const char **name_out)
+{
+	size_t len = strlen(src), start;
+
+	while (len > 0 && src[len - 1] == '/')
+		len--;
+	for (start = len; start > 0 && src[start - 1] != '/'; start--)
+		;
+	*name_out = src + start;
+	len -= start;
+	if ((len == 1 && src[start] == '.') || (len == 2 && !strncmp(src + start, "..", 2)))
+		return 0;
+	return len;
+}
+
+/* One source with no name of its own: its contents are the copy (cp -r DIR/. NEW). */
+static bool contents_only(const struct eng_copy_opts *cp)
+{
+	const char *name;
+
+	return cp->n_src == 1 && last_name(cp->src[0], &name) == 0;
+}
+
 /* The job's own part of the hello. */
 static int hello_job(struct client *c, json_t *m)
 {
@@ -112,6 +136,7 @@ static int hello_job(struct client *c, json_t *m)
 	json_object_set_new(flags, "fsync", json_boolean(cp->fsync));
 	json_object_set_new(flags, "direct", json_boolean(cp->direct));
 	json_object_set_new(flags, "recursive", json_boolean(cp->recursive));
+	json_object_set_new(flags, "contents", json_boolean(contents_only(cp)));
 	json_object_set_new(m, "flags", flags);
 	if (cp->dir == ENG_PUSH) {
 		const struct io_manifest *man = eng__files_manifest(c->files);
@@ -218,22 +243,6 @@ static int push_prepare(struct client *c)
 	return err;
 }
 
-/* The last name of a source path ("a/b/" -> "b"); "" when it has none of its own ("." or ".."). */
-static size_t last_name(const char *src, const char **name_out)
-{
-	size_t len = strlen(src), start;
-
-	while (len > 0 && src[len - 1] == '/')
-		len--;
-	for (start = len; start > 0 && src[start - 1] != '/'; start--)
-		;
-	*name_out = src + start;
-	len -= start;
-	if ((len == 1 && src[start] == '.') || (len == 2 && !strncmp(src + start, "..", 2)))
-		return 0;
-	return len;
-}
-
 /*
  * A pull takes from the server only what was asked for: each top-level
  * entry must carry the last name of a requested source, and directories
@@ -287,7 +296,7 @@ static int pull_prepare(struct client *c)
 	if (!err)
 		err = pull_names_check(cp, m);
 	if (!err)
-		err = eng__files_dest(NULL, cp->dst, flags, m, &root);
+		err = eng__files_dest(NULL, cp->dst, contents_only(cp), flags, m, &root);
 	if (err) {
 		io_manifest_destroy(m);
 		return err;

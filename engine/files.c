@@ -283,8 +283,25 @@ static int dest_open(const struct io_root *parent, const char *dir, unsigned fla
 	return err;
 }
 
-int eng__files_dest(const struct io_root *parent, const char *dst, unsigned root_flags,
-		    struct io_manifest *m, struct io_root **root_out)
+/* cp -r DIR/. NEW: NEW is made, and DIR's contents land in it. */
+static int dest_make(const struct io_root *parent, const char *dir, const char *name,
+		     unsigned flags, struct io_root **root_out)
+{
+	struct io_entry e = {.path = (char *)name, .type = IO_DIR, .mode = 0777};
+	struct io_root *up;
+	int err = dest_open(parent, dir, flags, &up);
+
+	if (err)
+		return err;
+	err = io_root_mkdir(up, &e);
+	if (!err)
+		err = io_root_open_beneath(up, name, root_out);
+	io_root_close(up);
+	return err;
+}
+
+int eng__files_dest(const struct io_root *parent, const char *dst, bool contents,
+		    unsigned root_flags, struct io_manifest *m, struct io_root **root_out)
 {
 	char esc[IO_ESC_MAX], *d = strdup(dst), *name, *slash;
 	size_t len, i, tops = 0;
@@ -303,6 +320,13 @@ int eng__files_dest(const struct io_root *parent, const char *dst, unsigned root
 		tops += strchr(m->entry[i].path, '/') == NULL;
 	if (!name[0] || !strcmp(name, ".") || !strcmp(name, ".."))
 		goto out;
+	if (contents && err == -ENOENT) {
+		rcp_err_clear();
+		if (slash)
+			*slash = '\0';
+		err = dest_make(parent, !slash ? "." : d[0] ? d : "/", name, root_flags, root_out);
+		goto out;
+	}
 	if (tops != 1) {
 		err = rcp_err(-ENOENT, "the destination \"%s\" is not an existing directory, "
 				       "which it must be to receive several sources",

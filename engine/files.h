@@ -58,12 +58,14 @@ uint64_t eng__files_done(const struct eng_files *f);
  * Where a copy lands, as cp -r names it: dst, when it is an existing
  * directory, receives each top-level entry of m under its own name;
  * otherwise m's one top-level entry is renamed to dst's last name and lands
- * in dst's parent (with several, that is an error). parent NULL: dst is a
- * local path; else dst is resolved beneath parent. The new root gets
+ * in dst's parent (with several, that is an error). contents: m is the
+ * contents of one source with no name of its own (cp -r DIR/. NEW), so a
+ * missing dst is made as a directory and receives them. parent NULL: dst is
+ * a local path; else dst is resolved beneath parent. The new root gets
  * root_flags (IO_ROOT_*).
  */
-int eng__files_dest(const struct io_root *parent, const char *dst, unsigned root_flags,
-		    struct io_manifest *m, struct io_root **root_out);
+int eng__files_dest(const struct io_root *parent, const char *dst, bool contents,
+		    unsigned root_flags, struct io_manifest *m, struct io_root **root_out);
 
 /* Send m's encoding on fd as "manifest" frames. */
 int eng__manifest_send(int fd, const struct io_manifest *m);

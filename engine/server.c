@@ -182,7 +182,7 @@ static int push_prepare(struct session *s)
 	io_path_printable(dst, s->where);
 	err = eng__manifest_recv(s->fd, s->srv->o->timeout_ms, &m);
 	if (!err)
-		err = eng__files_dest(s->srv->root, dst, s->root_flags, m, &root);
+		err = eng__files_dest(s->srv->root, dst, flag(s->hello, "contents"), s->root_flags, m, &root);
 	free(dst);
 	if (err) {
 		io_manifest_destroy(m);

@@ -5,8 +5,9 @@
 # stay holes). Names with spaces and non-ASCII bytes, empty files and
 # directories, a file of exactly one chunk and one that ends mid-chunk
 # travel too. Without -p a file gets the receiver's umask and the time of
-# the copy. --json reports the files and the data bytes; no temporary file
-# is left anywhere.
+# the copy. DIR/. (and HOST:.) copied to a new name gives that name the
+# directory's contents, as cp -r does. --json reports the files and the
+# data bytes; no temporary file is left anywhere.
 . tests/integration/lib.sh
 need_rdma
 umask 022
@@ -187,6 +188,15 @@ capture sh -c "umask 077 && exec \"\$0\" -r -q 127.0.0.1:loose back077" "$RAILCP
 [ "$(stat -c %a back077/open back077/shut back077)" = "$(printf '700\n600\n700')" ] ||
 	fail "modes without -p here (umask 077): $(stat -c '%n %a' back077/* back077)"
 [ "$(stat -c %Y back077/open)" -ge "$before" ] || fail "pulled file kept its mtime without -p"
+
+# DIR/. names the directory itself, as for cp -r: a new DST receives its
+# contents, however many entries it has; the root of a pull (HOST:.) too.
+capture "$RAILCP" -r -q loose/. 127.0.0.1:dotcopy
+[ "$rc" -eq 0 ] || fail "push of loose/. to a new name exited $rc: $err"
+compare loose root/dotcopy nometa >/dev/null
+capture "$RAILCP" -r -q 127.0.0.1:. everything
+[ "$rc" -eq 0 ] || fail "pull of 127.0.0.1:. to a new name exited $rc: $err"
+compare root everything nometa >/dev/null
 
 expect_no_temps "$dir"
 stop_server
