@@ -260,7 +260,8 @@ static int dir_names(DIR *dir, const char *src, char ***names_out, size_t *n_out
 		names_free(name, n);
 		return rcp_err(-errno, "cannot read the directory %s: %s", src, strerror(errno));
 	}
-	qsort(name, n, sizeof(*name), name_cmp);
+	if (n > 1) /* an empty directory has no array: qsort must not see NULL */
+		qsort(name, n, sizeof(*name), name_cmp);
 	*names_out = name;
 	*n_out = n;
 	return 0;

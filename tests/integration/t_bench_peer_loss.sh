@@ -8,12 +8,12 @@ start_server "$log"
 # Kill the sender mid-transfer (once its stripes are connected and data flows).
 "$RAILCP" bench 127.0.0.1 --bytes 4G --chunk 1M >/dev/null 2>"$blog" &
 bench_pid=$!
-wait_for_line "session 1 from .*: receiving" 60 "$log" || fail "session 1 did not start: $(cat "$log" "$blog")"
+wait_for_line "session 1 from .*: bench, " 60 "$log" || fail "session 1 did not start: $(cat "$log" "$blog")"
 sleep 2
 kill -0 $bench_pid 2>/dev/null || fail "bench ended before it could be killed: $(cat "$blog")"
 kill -9 $bench_pid
 wait $bench_pid 2>/dev/null
-wait_for_line "session 1 from .* failed: the sender went away" 10 "$log" ||
+wait_for_line "session 1 from .* failed: the client went away" 10 "$log" ||
 	fail "the server did not report the lost sender within 10 s: $(cat "$log")"
 echo "server: $(grep 'session 1' "$log")"
 
@@ -25,7 +25,7 @@ printf '%s\n' "$out" | check_bench_json $((8 << 20)) 4 any || fail "bad bench re
 # Kill the server mid-transfer: the sender fails with one line, soon.
 "$RAILCP" bench 127.0.0.1 --bytes 4G --chunk 1M >/dev/null 2>"$blog" &
 bench_pid=$!
-wait_for_line "session 3 from .*: receiving" 60 "$log" || fail "session 3 did not start: $(cat "$log" "$blog")"
+wait_for_line "session 3 from .*: bench, " 60 "$log" || fail "session 3 did not start: $(cat "$log" "$blog")"
 sleep 2
 kill -9 "$server_pid"
 wait "$server_pid" 2>/dev/null
