@@ -139,11 +139,7 @@ static int hello_job(struct client *c, json_t *m)
 	json_object_set_new(flags, "contents", json_boolean(contents_only(cp)));
 	json_object_set_new(m, "flags", flags);
 	if (cp->dir == ENG_PUSH) {
-		const struct io_manifest *man = eng__files_manifest(c->files);
-
 		json_object_set_new(m, "job", json_string("push"));
-		json_object_set_new(m, "bytes", json_integer((json_int_t)man->data_bytes));
-		json_object_set_new(m, "files", json_integer((json_int_t)man->n_files));
 		json_object_set_new(m, "chunks", json_integer((json_int_t)eng__files_chunks(c->files)));
 		return eng__proto_set_hex(m, "dst", cp->dst, strlen(cp->dst));
 	}
@@ -286,22 +282,16 @@ static int pull_names_check(const struct eng_copy_opts *cp, const struct io_mani
 static int pull_prepare(struct client *c)
 {
 	const struct eng_copy_opts *cp = c->copy;
-	unsigned flags = (cp->preserve ? IO_ROOT_KEEP_META : 0) | (cp->fsync ? IO_ROOT_FSYNC : 0) |
-			 (cp->direct ? IO_ROOT_DIRECT : 0);
 	struct io_manifest *m = NULL;
-	struct io_root *root = NULL;
 	int err;
 
 	err = eng__manifest_recv(c->fd, c->o->timeout_ms, &m);
-	if (!err)
-		err = pull_names_check(cp, m);
-	if (!err)
-		err = eng__files_dest(NULL, cp->dst, contents_only(cp), flags, m, &root);
-	if (err) {
+	if (!err && (err = pull_names_check(cp, m)) != 0)
 		io_manifest_destroy(m);
-		return err;
-	}
-	err = eng__files_create(ENG_RECEIVER, m, c->o->chunk, root, 0, &c->files);
+	if (!err)
+		err = eng__files_receiver(NULL, cp->dst, contents_only(cp),
+					  eng__files_root_flags(cp->preserve, cp->fsync, cp->direct), m,
+					  c->o->chunk, &c->files);
 	if (!err)
 		err = eng__files_prepare(c->files);
 	return err;
@@ -392,14 +382,10 @@ static int job_setup(struct client *c)
 		return rcp_err(-EPROTO, "the server answered for %zu stripes, not %u",
 			       json_array_size(stripes), c->job->n_stripes);
 	c->job->token = strtoull(token, NULL, 16);
-	if (c->files) {
+	if (c->files)
 		eng__files_attach(c->files, c->job);
-	} else {
-		c->job->src = (struct eng_source){.total = c->bench->bytes, .chunk = c->o->chunk,
-						  .n_chunks = (c->bench->bytes + c->o->chunk - 1) / c->o->chunk,
-						  .fill = eng__bench_fill};
-		c->job->src.ctx = &c->job->src;
-	}
+	else
+		eng__bench_attach(c->job, c->bench->bytes, c->o->chunk);
 	if ((err = eng__verbs_create(c->job, &c->vb)) != 0)
 		return err;
 	for (i = 0; i < c->job->n_stripes && !err; i++)
@@ -410,14 +396,10 @@ static int job_setup(struct client *c)
 /* The figures so far, with the files and the whole run's time for copies. */
 static void client_report(const struct client *c, struct eng_report *r)
 {
-	if (c->job)
-		eng__job_report(c->job, r);
-	else
-		memset(r, 0, sizeof(*r));
+	eng__job_report(c->job, r);
 	if (c->files) {
 		r->files = eng__files_done(c->files);
 		r->files_total = eng__files_manifest(c->files)->n_files;
-		r->bytes_total = eng__files_manifest(c->files)->data_bytes;
 		r->wall_seconds = (double)(eng__now_ns() - c->t0_ns) / 1e9;
 	}
 }
@@ -438,27 +420,12 @@ static void client_watch(const struct eng_job *job, void *ctx)
 	}
 }
 
-static int client_finish(void *ctx)
-{
-	return eng__files_finish(ctx);
-}
-
 /* The sender asks what arrived; the receiver answers after its files are in place. */
 static int finish(struct client *c)
 {
-	uint64_t chunks = c->job ? atomic_load(&c->job->done_chunks) : 0;
-	struct eng_report rep;
-	int err = 0;
-
-	client_report(c, &rep);
 	if (c->role == ENG_SENDER)
-		return eng__session_sender_end(c->fd, c->o->timeout_ms, chunks, rep.bytes, rep.seconds, NULL);
-	if (!c->done)
-		err = eng__proto_recv(c->fd, c->o->timeout_ms, "done", &c->done);
-	if (!err)
-		err = eng__session_receiver_end(c->fd, c->done, chunks, rep.bytes, rep.files_total,
-						client_finish, c->files);
-	return err;
+		return eng__session_sender_end(c->fd, c->o->timeout_ms, c->job);
+	return eng__session_receiver_end(c->fd, c->o->timeout_ms, c->job, &c->done, c->files);
 }
 
 /* One session from connection to report; the job's options are in c->bench or c->copy. */

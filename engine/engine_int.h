@@ -279,6 +279,8 @@ static inline uint64_t eng__pattern_base(uint64_t token, uint64_t off)
 }
 
 void eng__stream_place(const struct eng_source *src, struct eng_chunk_hdr *hdr);
+/* A bench job of bytes in chunks of chunk: the pattern's source and checking sink. */
+void eng__bench_attach(struct eng_job *job, uint64_t bytes, uint32_t chunk);
 int eng__bench_fill(void *ctx, struct eng_chunk_hdr *hdr, void *buf);
 int eng__bench_check(void *ctx, const struct eng_chunk_hdr *hdr, const void *data);
 

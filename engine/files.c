@@ -37,7 +37,7 @@ struct file_state {
 	uint64_t left;        /* sender: chunks not yet read */
 	unsigned writers;     /* receiver: workers inside io_chunk_write */
 	bool complete;        /* receiver: every chunk is in */
-	bool done;            /* read to the end, or put in place */
+	bool done;            /* receiver: put in place */
 };
 
 struct eng_files {
@@ -157,10 +157,8 @@ static int files_fill(void *ctx, struct eng_chunk_hdr *hdr, void *buf)
 		return err;
 	pthread_mutex_lock(lock);
 	last = --st->left == 0;
-	if (last) {
+	if (last)
 		st->r = NULL;
-		st->done = true;
-	}
 	pthread_mutex_unlock(lock);
 	if (last) {
 		io_rfile_close(r);
@@ -249,7 +247,7 @@ int eng__files_prepare(struct eng_files *f)
 			err = io_root_mkdir(f->root, e);
 		else if (e->type == IO_SYMLINK)
 			err = io_root_symlink(f->root, e);
-		else if (f->st[i].left == 0 && e->data_bytes == 0) {
+		else if (f->st[i].left == 0) {
 			/* No chunk will come: empty, or all hole. */
 			err = io_wfile_open(f->root, e, f->plan->chunk_size, &w);
 			if (!err)
@@ -342,6 +340,26 @@ int eng__files_dest(const struct io_root *parent, const char *dst, bool contents
 out:
 	free(d);
 	return err;
+}
+
+int eng__files_receiver(const struct io_root *parent, const char *dst, bool contents,
+			unsigned root_flags, struct io_manifest *m, uint32_t chunk,
+			struct eng_files **f_out)
+{
+	struct io_root *root;
+	int err = eng__files_dest(parent, dst, contents, root_flags, m, &root);
+
+	if (err) {
+		io_manifest_destroy(m);
+		return err;
+	}
+	return eng__files_create(ENG_RECEIVER, m, chunk, root, 0, f_out);
+}
+
+unsigned eng__files_root_flags(bool preserve, bool fsync, bool direct)
+{
+	return (preserve ? IO_ROOT_KEEP_META : 0) | (fsync ? IO_ROOT_FSYNC : 0) |
+	       (direct ? IO_ROOT_DIRECT : 0);
 }
 
 int eng__manifest_send(int fd, const struct io_manifest *m)

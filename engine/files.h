@@ -67,6 +67,18 @@ uint64_t eng__files_done(const struct eng_files *f);
 int eng__files_dest(const struct io_root *parent, const char *dst, bool contents,
 		    unsigned root_flags, struct io_manifest *m, struct io_root **root_out);
 
+/*
+ * A receiving side for manifest m (taken over, also on failure): its root as
+ * eng__files_dest names it, then eng__files_create. Nothing is created but
+ * DST itself for contents; eng__files_prepare comes next.
+ */
+int eng__files_receiver(const struct io_root *parent, const char *dst, bool contents,
+			unsigned root_flags, struct io_manifest *m, uint32_t chunk,
+			struct eng_files **f_out);
+
+/* The IO_ROOT_* flags of a copy's options (cp -p, --fsync, --direct). */
+unsigned eng__files_root_flags(bool preserve, bool fsync, bool direct);
+
 /* Send m's encoding on fd as "manifest" frames. */
 int eng__manifest_send(int fd, const struct io_manifest *m);
 

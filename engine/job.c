@@ -416,6 +416,14 @@ void eng__stream_place(const struct eng_source *src, struct eng_chunk_hdr *hdr)
 								    : src->chunk);
 }
 
+void eng__bench_attach(struct eng_job *job, uint64_t bytes, uint32_t chunk)
+{
+	job->src = (struct eng_source){.total = bytes, .chunk = chunk,
+				       .n_chunks = (bytes + chunk - 1) / chunk,
+				       .fill = eng__bench_fill, .ctx = &job->src};
+	job->sink = (struct eng_sink){.consume = eng__bench_check, .ctx = &job->src.chunk};
+}
+
 /* ctx: the job's eng_source, to place the chunk in the stream. */
 int eng__bench_fill(void *ctx, struct eng_chunk_hdr *hdr, void *buf)
 {

@@ -144,9 +144,8 @@ static int hello_check(struct session *s)
 		return rcp_err(-EINVAL, "a chunk of %" PRIu64 " bytes is out of bounds "
 				       "(4 KiB to 64 MiB, multiples of 4 KiB)", chunk);
 	s->chunk = (uint32_t)chunk;
-	s->root_flags = (flag(s->hello, "preserve") ? IO_ROOT_KEEP_META : 0) |
-			(flag(s->hello, "fsync") ? IO_ROOT_FSYNC : 0) |
-			(flag(s->hello, "direct") ? IO_ROOT_DIRECT : 0);
+	s->root_flags = eng__files_root_flags(flag(s->hello, "preserve"), flag(s->hello, "fsync"),
+					      flag(s->hello, "direct"));
 	if (!json_is_array(stripes) || json_array_size(stripes) == 0 ||
 	    json_array_size(stripes) > SRV_MAX_STRIPES)
 		return rcp_err(-EINVAL, "a session needs 1 to %d stripes", SRV_MAX_STRIPES);
@@ -171,7 +170,6 @@ static int name_value(const json_t *v, const char *what, char **name_out)
 static int push_prepare(struct session *s)
 {
 	struct io_manifest *m = NULL;
-	struct io_root *root = NULL;
 	char *dst = NULL;
 	uint64_t chunks;
 	int err;
@@ -181,15 +179,12 @@ static int push_prepare(struct session *s)
 		return err;
 	io_path_printable(dst, s->where);
 	err = eng__manifest_recv(s->fd, s->srv->o->timeout_ms, &m);
-	if (!err)
-		err = eng__files_dest(s->srv->root, dst, flag(s->hello, "contents"), s->root_flags, m, &root);
-	free(dst);
-	if (err) {
-		io_manifest_destroy(m);
-		return err;
+	if (!err) {
+		s->bytes = m->data_bytes;
+		err = eng__files_receiver(s->srv->root, dst, flag(s->hello, "contents"), s->root_flags, m,
+					  s->chunk, &s->files);
 	}
-	s->bytes = m->data_bytes;
-	err = eng__files_create(ENG_RECEIVER, m, s->chunk, root, 0, &s->files);
+	free(dst);
 	if (!err && eng__files_chunks(s->files) != chunks)
 		err = rcp_err(-EPROTO, "the sender planned %" PRIu64 " chunks, this server %" PRIu64,
 			      chunks, eng__files_chunks(s->files));
@@ -342,13 +337,10 @@ static int session_setup(struct session *s)
 		return err;
 	if (getrandom(&s->job->token, sizeof(s->job->token), 0) != sizeof(s->job->token))
 		return rcp_err(-EIO, "cannot draw a session token: %s", strerror(errno));
-	if (s->files) {
+	if (s->files)
 		eng__files_attach(s->files, s->job);
-	} else {
-		s->job->src = (struct eng_source){.total = s->bytes, .chunk = s->chunk,
-						  .n_chunks = (s->bytes + s->chunk - 1) / s->chunk};
-		s->job->sink = (struct eng_sink){.consume = eng__bench_check, .ctx = &s->chunk};
-	}
+	else
+		eng__bench_attach(s->job, s->bytes, s->chunk);
 	if ((err = eng__verbs_create(s->job, &s->vb)) != 0)
 		return err;
 	for (r = 0; r < s->plan.n_rails && !err; r++) {
@@ -396,30 +388,20 @@ static const char *session_what(const struct session *s, char *buf, size_t len)
 	return buf;
 }
 
-static int session_finish(void *ctx)
-{
-	return eng__files_finish(ctx);
-}
-
 /* The exchange that ends a job, then the session's line in the log. */
 static int session_end(struct session *s)
 {
-	uint64_t chunks = atomic_load(&s->job->done_chunks);
 	struct eng_report rep;
 	double secs;
 	char what[IO_ESC_MAX + 64];
-	int err = 0;
+	int err;
 
 	eng__job_report(s->job, &rep);
 	if (s->role == ENG_SENDER) {
-		err = eng__session_sender_end(s->fd, s->srv->o->timeout_ms, chunks, rep.bytes, rep.seconds, NULL);
+		err = eng__session_sender_end(s->fd, s->srv->o->timeout_ms, s->job);
 		secs = rep.seconds;
 	} else {
-		if (!s->done)
-			err = eng__proto_recv(s->fd, s->srv->o->timeout_ms, "done", &s->done);
-		err = err ? err : eng__session_receiver_end(s->fd, s->done, chunks, rep.bytes,
-							     s->files ? eng__files_manifest(s->files)->n_files : 0,
-							     s->files ? session_finish : NULL, s->files);
+		err = eng__session_receiver_end(s->fd, s->srv->o->timeout_ms, s->job, &s->done, s->files);
 		/* The sender's clock: its first post to its last credit, the transfer's real span. */
 		secs = json_real_value(json_object_get(s->done, "seconds"));
 	}

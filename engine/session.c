@@ -3,6 +3,7 @@
  * peer while a job runs, and the job's report.
  */
 #include "engine/session.h"
+#include "engine/files.h"
 
 #include "common/common.h"
 
@@ -91,53 +92,55 @@ int eng__session_watch(struct eng_job *job, int fd, struct eng_verbs *vb, const 
 	return 0;
 }
 
-int eng__session_sender_end(int fd, int timeout_ms, uint64_t chunks, uint64_t bytes, double seconds,
-			    json_t **result_out)
+int eng__session_sender_end(int fd, int timeout_ms, const struct eng_job *job)
 {
 	json_t *done = eng__proto_msg("done", false), *res = NULL;
-	uint64_t got_chunks = 0, got_bytes = 0;
+	uint64_t chunks = atomic_load(&job->done_chunks), got_chunks = 0, got_bytes = 0;
+	struct eng_report rep;
 	int err;
 
+	eng__job_report(job, &rep);
 	json_object_set_new(done, "chunks", json_integer((json_int_t)chunks));
-	json_object_set_new(done, "bytes", json_integer((json_int_t)bytes));
-	json_object_set_new(done, "seconds", json_real(seconds));
+	json_object_set_new(done, "bytes", json_integer((json_int_t)rep.bytes));
+	json_object_set_new(done, "seconds", json_real(rep.seconds));
 	err = eng__proto_send(fd, done);
 	json_decref(done);
 	if (!err)
 		err = eng__proto_recv(fd, timeout_ms, "result", &res);
 	if (!err && !(err = eng__proto_get_u64(res, "chunks", &got_chunks)))
 		err = eng__proto_get_u64(res, "bytes", &got_bytes);
-	if (!err && (got_chunks != chunks || got_bytes != bytes))
+	if (!err && (got_chunks != chunks || got_bytes != rep.bytes))
 		err = rcp_err(-EIO, "the receiver checked %" PRIu64 " bytes in %" PRIu64
 				    " chunks, but %" PRIu64 " bytes were sent",
-			      got_bytes, got_chunks, bytes);
-	if (!err && result_out)
-		*result_out = res;
-	else
-		json_decref(res);
+			      got_bytes, got_chunks, rep.bytes);
+	json_decref(res);
 	return err;
 }
 
-int eng__session_receiver_end(int fd, const json_t *done, uint64_t chunks, uint64_t bytes,
-			      uint64_t files, int (*finish)(void *ctx), void *ctx)
+int eng__session_receiver_end(int fd, int timeout_ms, const struct eng_job *job, json_t **done,
+			      struct eng_files *files)
 {
-	uint64_t sent_chunks, sent_bytes;
+	uint64_t chunks = atomic_load(&job->done_chunks), sent_chunks, sent_bytes;
+	struct eng_report rep;
 	json_t *m;
-	int err;
+	int err = 0;
 
-	if ((err = eng__proto_get_u64(done, "chunks", &sent_chunks)) != 0 ||
-	    (err = eng__proto_get_u64(done, "bytes", &sent_bytes)) != 0)
+	eng__job_report(job, &rep);
+	if (!*done)
+		err = eng__proto_recv(fd, timeout_ms, "done", done);
+	if (err || (err = eng__proto_get_u64(*done, "chunks", &sent_chunks)) != 0 ||
+	    (err = eng__proto_get_u64(*done, "bytes", &sent_bytes)) != 0)
 		return err;
-	if (sent_chunks != chunks || sent_bytes != bytes)
-		return rcp_err(-EIO, "the sender sent %" PRIu64 " chunks (%" PRIu64 " bytes), "
-				     "%" PRIu64 " chunks (%" PRIu64 " bytes) arrived",
-			       sent_chunks, sent_bytes, chunks, bytes);
-	if (finish && (err = finish(ctx)) != 0)
+	if (sent_chunks != chunks || sent_bytes != rep.bytes || sent_bytes != job->src.total)
+		return rcp_err(-EIO, "the sender sent %" PRIu64 " chunks (%" PRIu64 " bytes of the %" PRIu64
+				     " announced), %" PRIu64 " chunks (%" PRIu64 " bytes) arrived",
+			       sent_chunks, sent_bytes, job->src.total, chunks, rep.bytes);
+	if (files && (err = eng__files_finish(files)) != 0)
 		return err;
 	m = eng__proto_msg("result", false);
 	json_object_set_new(m, "chunks", json_integer((json_int_t)chunks));
-	json_object_set_new(m, "bytes", json_integer((json_int_t)bytes));
-	json_object_set_new(m, "files", json_integer((json_int_t)files));
+	json_object_set_new(m, "bytes", json_integer((json_int_t)rep.bytes));
+	json_object_set_new(m, "files", json_integer((json_int_t)(files ? eng__files_manifest(files)->n_files : 0)));
 	err = eng__proto_send(fd, m);
 	json_decref(m);
 	return err;

@@ -40,19 +40,22 @@ int eng__session_watch(struct eng_job *job, int fd, struct eng_verbs *vb, const 
 		       const char *want, json_t **msg_out);
 
 /*
- * The sender's end of a job: send "done" with what was sent and seconds (the
- * sender's clock), receive the receiver's "result" and hold it against
- * that. *result_out (may be NULL) gets the result frame.
+ * The sender's end of a job: send "done" with the chunks and bytes the
+ * receiver consumed and seconds (the sender's clock), receive the
+ * receiver's "result" and hold it against that.
  */
-int eng__session_sender_end(int fd, int timeout_ms, uint64_t chunks, uint64_t bytes, double seconds,
-			    json_t **result_out);
+int eng__session_sender_end(int fd, int timeout_ms, const struct eng_job *job);
+
+struct eng_files;
 
 /*
- * The receiver's end: hold the sender's "done" against what arrived, run
- * finish (may be NULL), then send "result" with chunks, bytes and files.
+ * The receiver's end: take the sender's "done" (*done, received here when
+ * the watch did not already), hold it against what arrived and what the job
+ * announced (job->src.total), put files in place (files may be NULL), then
+ * send "result" with chunks, bytes and files.
  */
-int eng__session_receiver_end(int fd, const json_t *done, uint64_t chunks, uint64_t bytes,
-			      uint64_t files, int (*finish)(void *ctx), void *ctx);
+int eng__session_receiver_end(int fd, int timeout_ms, const struct eng_job *job, json_t **done,
+			      struct eng_files *files);
 
 /* The figures of a job so far, or at its end. */
 void eng__job_report(const struct eng_job *job, struct eng_report *r);

@@ -77,11 +77,8 @@ static inline int h_create(struct harness *h, unsigned n_slots, uint32_t slot_si
 	}
 	h->snd->token = h->rcv->token = 0x5eed;
 	h->snd->busy_poll_us = h->rcv->busy_poll_us = 1000;
-	h->snd->src = (struct eng_source){.total = total, .chunk = slot_size,
-					  .n_chunks = (total + slot_size - 1) / slot_size,
-					  .fill = eng__bench_fill};
-	h->snd->src.ctx = &h->snd->src;
-	h->rcv->sink = (struct eng_sink){.consume = eng__bench_check, .ctx = &h->snd->src.chunk};
+	eng__bench_attach(h->snd, total, slot_size);
+	eng__bench_attach(h->rcv, total, slot_size);
 	for (i = 0; i < h->snd->n_stripes; i++) {
 		struct eng_stripe *s = &h->snd->stripe[i], *r = &h->rcv->stripe[i];
 		unsigned w = h->plan.rail[s->rail].worker;
