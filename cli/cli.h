@@ -36,6 +36,15 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* A byte count like 4096, 64K, 1M, 2G or 1GiB (binary units); CLI_EXIT_USAGE when not one. */
 int cli_parse_size(const char *cmd, const char *opt, const char *v, uint64_t *out);
 
+/* --chunk: a multiple of 4K from 4K to 64M; CLI_EXIT_USAGE (after one line) when not one. */
+int cli_parse_chunk(const char *cmd, const char *v, uint32_t *out);
+
+/* --port: 1 to 65535; CLI_EXIT_USAGE (after one line) when not one. */
+int cli_parse_port(const char *cmd, const char *v, uint16_t *out);
+
+/* --timeout SEC (1 to 3600) as milliseconds; CLI_EXIT_USAGE (after one line) when not one. */
+int cli_parse_timeout(const char *cmd, const char *v, int *ms_out);
+
 /* "1.5 GiB" */
 void cli_size_str(uint64_t bytes, char *buf, size_t len);
 

@@ -19,7 +19,6 @@ struct bench_cmd {
 	struct eng_bench_opts o;
 	struct cli_place place;
 	char host[256];
-	uint64_t chunk;
 	bool json;
 	bool progress;
 	struct cli_progress line;
@@ -63,23 +62,14 @@ static int parse_target(struct bench_cmd *b, const char *arg)
 static int bench_opt(void *ctx, int c, const char *arg)
 {
 	struct bench_cmd *b = ctx;
-	unsigned v;
 
 	switch (c) {
 	case 'B':
 		return cli_parse_size("bench", "--bytes", arg, &b->o.bytes);
 	case 'C':
-		if (cli_parse_size("bench", "--chunk", arg, &b->chunk))
-			return CLI_EXIT_USAGE;
-		if (b->chunk % 4096 || b->chunk > (64u << 20))
-			return cli_usage_error("bench", "--chunk must be a multiple of 4K, at most 64M");
-		b->o.chunk = (uint32_t)b->chunk;
-		return 0;
+		return cli_parse_chunk("bench", arg, &b->o.chunk);
 	case 'T':
-		if (cli_parse_count("bench", "--timeout", arg, 3600, &v))
-			return CLI_EXIT_USAGE;
-		b->o.timeout_ms = (int)v * 1000;
-		return 0;
+		return cli_parse_timeout("bench", arg, &b->o.timeout_ms);
 	case 'j':
 		b->json = true;
 		return 0;

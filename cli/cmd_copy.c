@@ -20,7 +20,6 @@ struct copy_cmd {
 	struct cli_place place;
 	char host[256];
 	const char **src;
-	uint64_t chunk;
 	bool json;
 	struct cli_progress line;
 };
@@ -56,7 +55,6 @@ enum { OPT_JSON = 0x200, OPT_FSYNC, OPT_DIRECT, OPT_CHUNK, OPT_PORT, OPT_TIMEOUT
 static int copy_opt(void *ctx, int c, const char *arg)
 {
 	struct copy_cmd *cc = ctx;
-	unsigned v;
 
 	switch (c) {
 	case 'r':
@@ -81,27 +79,16 @@ static int copy_opt(void *ctx, int c, const char *arg)
 		cc->o.direct = true;
 		return 0;
 	case OPT_CHUNK:
-		if (cli_parse_size("railcp", "--chunk", arg, &cc->chunk))
-			return CLI_EXIT_USAGE;
-		if (cc->chunk == 0 || cc->chunk % 4096 || cc->chunk > (64u << 20))
-			return cli_usage_error(NULL, "--chunk must be a multiple of 4K, at most 64M");
-		cc->o.chunk = (uint32_t)cc->chunk;
-		return 0;
+		return cli_parse_chunk(NULL, arg, &cc->o.chunk);
 	case OPT_PORT:
-		if (cli_parse_count("railcp", "--port", arg, 65535, &v))
-			return CLI_EXIT_USAGE;
-		cc->o.port = (uint16_t)v;
-		return 0;
+		return cli_parse_port(NULL, arg, &cc->o.port);
 	case OPT_TIMEOUT:
-		if (cli_parse_count("railcp", "--timeout", arg, 3600, &v))
-			return CLI_EXIT_USAGE;
-		cc->o.timeout_ms = (int)v * 1000;
-		return 0;
+		return cli_parse_timeout(NULL, arg, &cc->o.timeout_ms);
 	case OPT_KEY:
 		cc->o.key_file = arg;
 		return 0;
 	}
-	return cli_place_opt("railcp", &cc->place, c, arg);
+	return cli_place_opt(NULL, &cc->place, c, arg);
 }
 
 /* The path part of a remote argument, with its host in host; NULL for a local one. */
@@ -192,7 +179,7 @@ static int copy_args(int argc, char **argv, struct copy_cmd *cc)
 	cc->o.src = cc->src;
 	cc->o.n_src = (size_t)n;
 	cc->o.host = cc->host;
-	return cli_place_check("railcp", &cc->place) ? CLI_EXIT_USAGE : 0;
+	return cli_place_check(NULL, &cc->place) ? CLI_EXIT_USAGE : 0;
 }
 
 static _Atomic bool interrupted;

@@ -70,21 +70,14 @@ struct serve_cmd {
 static int serve_opt(void *ctx, int c, const char *arg)
 {
 	struct serve_cmd *sc = ctx;
-	unsigned v;
 
 	switch (c) {
 	case 'P':
-		if (cli_parse_count("serve", "--port", arg, 65535, &v))
-			return CLI_EXIT_USAGE;
-		sc->o.port = (uint16_t)v;
-		return 0;
+		return cli_parse_port("serve", arg, &sc->o.port);
 	case 'M':
 		return cli_parse_count("serve", "--max-sessions", arg, 1024, &sc->o.max_sessions);
 	case 'T':
-		if (cli_parse_count("serve", "--timeout", arg, 3600, &v))
-			return CLI_EXIT_USAGE;
-		sc->o.timeout_ms = (int)v * 1000;
-		return 0;
+		return cli_parse_timeout("serve", arg, &sc->o.timeout_ms);
 	case 'L':
 		sc->o.listen_addr = arg;
 		return 0;

@@ -2,6 +2,7 @@
  * util.c - error printing and JSON output shared by the subcommands.
  */
 #include "cli/cli.h"
+#include "cli/place.h"
 
 #include "common/common.h"
 
@@ -109,4 +110,36 @@ void cli_raise_nofile(void)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+}
+
+int cli_parse_chunk(const char *cmd, const char *v, uint32_t *out)
+{
+	uint64_t chunk;
+
+	if (cli_parse_size(cmd, "--chunk", v, &chunk))
+		return CLI_EXIT_USAGE;
+	if (chunk == 0 || chunk % 4096 || chunk > (64u << 20))
+		return cli_usage_error(cmd, "--chunk must be a multiple of 4K, at most 64M");
+	*out = (uint32_t)chunk;
+	return 0;
+}
+
+int cli_parse_port(const char *cmd, const char *v, uint16_t *out)
+{
+	unsigned port;
+
+	if (cli_parse_count(cmd, "--port", v, 65535, &port))
+		return CLI_EXIT_USAGE;
+	*out = (uint16_t)port;
+	return 0;
+}
+
+int cli_parse_timeout(const char *cmd, const char *v, int *ms_out)
+{
+	unsigned sec;
+
+	if (cli_parse_count(cmd, "--timeout", v, 3600, &sec))
+		return CLI_EXIT_USAGE;
+	*ms_out = (int)sec * 1000;
+	return 0;
 }

@@ -283,56 +283,36 @@ static void test_manifest_travels_in_parts(void **state)
 	t_rm_rf(base);
 }
 
-static void send_frame(int fd, json_t *msg)
+/* One "manifest" frame with this total and part, then what the receiver makes of it. */
+static int manifest_frame_result(json_int_t total, const char *part)
 {
-	assert_int_equal(eng__proto_send(fd, msg), 0);
+	struct io_manifest *m = NULL;
+	json_t *msg = eng__proto_msg("manifest", false);
+	int sv[2], err;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	json_object_set_new(msg, "total", json_integer(total));
+	json_object_set_new(msg, "part", json_string(part));
+	assert_int_equal(eng__proto_send(sv[1], msg), 0);
 	json_decref(msg);
+	err = eng__manifest_recv(sv[0], 2000, &m);
+	assert_null(m);
+	close(sv[0]);
+	close(sv[1]);
+	return err;
 }
 
 static void test_hostile_manifest_frames_are_refused(void **state)
 {
-	struct io_manifest *m = NULL;
-	json_t *msg;
-	int sv[2];
-
 	(void)state;
 	/* An announced size beyond the limit: refused before any allocation. */
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	msg = eng__proto_msg("manifest", false);
-	json_object_set_new(msg, "total", json_integer((json_int_t)(ENG_MANIFEST_MAX + 1)));
-	json_object_set_new(msg, "part", json_string("00"));
-	send_frame(sv[1], msg);
-	assert_int_equal(eng__manifest_recv(sv[0], 2000, &m), -EFBIG);
-	close(sv[0]);
-	close(sv[1]);
+	assert_int_equal(manifest_frame_result((json_int_t)(ENG_MANIFEST_MAX + 1), "00"), -EFBIG);
 	/* Parts that overrun what was announced. */
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	msg = eng__proto_msg("manifest", false);
-	json_object_set_new(msg, "total", json_integer(2));
-	json_object_set_new(msg, "part", json_string("000000"));
-	send_frame(sv[1], msg);
-	assert_int_equal(eng__manifest_recv(sv[0], 2000, &m), -EPROTO);
-	close(sv[0]);
-	close(sv[1]);
+	assert_int_equal(manifest_frame_result(2, "000000"), -EPROTO);
 	/* Not hex. */
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	msg = eng__proto_msg("manifest", false);
-	json_object_set_new(msg, "total", json_integer(2));
-	json_object_set_new(msg, "part", json_string("zz00"));
-	send_frame(sv[1], msg);
-	assert_int_equal(eng__manifest_recv(sv[0], 2000, &m), -EPROTO);
-	close(sv[0]);
-	close(sv[1]);
+	assert_int_equal(manifest_frame_result(2, "zz00"), -EPROTO);
 	/* Well-framed garbage: the decoder refuses it. */
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	msg = eng__proto_msg("manifest", false);
-	json_object_set_new(msg, "total", json_integer(4));
-	json_object_set_new(msg, "part", json_string("deadbeef"));
-	send_frame(sv[1], msg);
-	assert_int_not_equal(eng__manifest_recv(sv[0], 2000, &m), 0);
-	assert_null(m);
-	close(sv[0]);
-	close(sv[1]);
+	assert_int_not_equal(manifest_frame_result(4, "deadbeef"), 0);
 }
 
 int main(void)
