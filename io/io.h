@@ -42,10 +42,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IO_PATH_MAX 4096 /* PATH_MAX: a path, with its NUL */
-#define IO_NAME_MAX 255  /* NAME_MAX: one component */
-#define IO_CHUNK_MAX (1u << 30)   /* largest chunk io_plan_create accepts */
-#define IO_DIRECT_ALIGN 4096u     /* O_DIRECT offsets, lengths and buffers */
+#define IO_PATH_MAX 4096	/* PATH_MAX: a path, with its NUL */
+#define IO_NAME_MAX 255		/* NAME_MAX: one component */
+#define IO_CHUNK_MAX (1u << 30) /* largest chunk io_plan_create accepts */
+#define IO_DIRECT_ALIGN 4096u	/* O_DIRECT offsets, lengths and buffers */
 
 /* ---- the manifest ---- */
 
@@ -61,29 +61,30 @@ struct io_extent {
 };
 
 struct io_entry {
-	char *path;            /* relative to the destination root, NUL-terminated */
-	char *src;             /* sender only: where to read it, relative to the walk's root
-				* if it had one (NULL after decode) */
-	char *link;            /* symlink target, else NULL */
+	char *path; /* relative to the destination root, NUL-terminated */
+	char *src;  /* sender only: where to read it, relative to the walk's root
+		     * if it had one (NULL after decode) */
+	char *link; /* symlink target, else NULL */
 	enum io_type type;
-	uint32_t mode;         /* permission bits, & 07777 */
+	uint32_t mode;	       /* permission bits, & 07777 */
 	int64_t mtime_ns;      /* since the epoch */
-	uint64_t size;         /* file: bytes; symlink: target length; dir: 0 */
+	uint64_t size;	       /* file: bytes; symlink: target length; dir: 0 */
 	struct io_extent *ext; /* file: data extents, sorted, disjoint, inside size */
 	uint32_t n_ext;
-	uint64_t data_bytes;   /* file: sum of the extents' lengths */
+	uint64_t data_bytes; /* file: sum of the extents' lengths */
 };
 
 struct io_manifest {
 	struct io_entry *entry; /* directories before their contents */
 	size_t n;
 	size_t cap;
-	uint64_t data_bytes;    /* over all files */
-	uint64_t n_files;       /* regular files */
+	uint64_t data_bytes; /* over all files */
+	uint64_t n_files;    /* regular files */
 };
 
 enum {
-	IO_WALK_RECURSIVE = 1u << 0, /* descend into directory SRCs (cp -r); else they are an error */
+	/* descend into directory SRCs (cp -r); else they are an error */
+	IO_WALK_RECURSIVE = 1u << 0,
 };
 
 struct io_root;
@@ -128,12 +129,95 @@ int io_manifest_encode(const struct io_manifest *m, void **buf_out, size_t *len_
  */
 int io_manifest_decode(const void *buf, size_t len, struct io_manifest **m_out);
 
+/*
+ * ---- names as cp -r gives them ----
+ *
+ * Pure decisions on strings and counts: no file system access, no
+ * allocation; the caller tries the file system and passes the outcome in
+ * (see io_dest_decide). All thread-safe; an error records its sentence in
+ * the calling thread.
+ */
+
+/*
+ * The last name of source path src, trailing slashes ignored: returns its
+ * length and points *name_out at it inside src (not NUL-terminated there:
+ * "a/b/" gives "b/" with length 1). 0 when src has no name of its own: "",
+ * "/", ".", "..", "dir/.", "dir/.." (with or without trailing slashes).
+ * *name_out is set in every case.
+ */
+size_t io_src_name(const char *src, const char **name_out);
+
+/*
+ * Exactly one source, and it has no name of its own (io_src_name 0): the
+ * copy is that source's contents, not the source (cp -r DIR/. NEW).
+ */
+bool io_src_contents_only(const char *const *src, size_t n_src);
+
+/*
+ * A pull takes from the server only what was asked for by the n_src
+ * requested sources: every top-level entry of m (a peer's, decoded) must be
+ * the last name of one of them, exactly, and a directory entry anywhere is
+ * refused without recursive (-r). When any source has no name of its own
+ * ("HOST:" or "HOST:dir/."), it asks for its contents, whatever their names:
+ * then only the -r rule applies. -EPROTO with a sentence naming the entry
+ * (escaped by io_path_printable).
+ */
+int io_pull_names_check(const char *const *src, size_t n_src, bool recursive,
+			const struct io_manifest *m);
+
+/* The number of top-level entries of m (paths without a slash). */
+size_t io_manifest_top_count(const struct io_manifest *m);
+
+/*
+ * The path to try to open as the destination directory: dst without its
+ * trailing slashes ("dir/" is "dir", "/" stays "/"), and "" is ".".
+ * -ENAMETOOLONG if that is IO_PATH_MAX bytes or more.
+ */
+int io_dest_path(const char *dst, char path_out[IO_PATH_MAX]);
+
+enum io_dest_kind {
+	IO_DEST_INTO = 1,   /* dst is a directory: each top-level entry lands in it, named as is */
+	IO_DEST_MKDIR = 2,  /* make directory `name` inside `dir` and land the contents in it */
+	IO_DEST_RENAME = 3, /* rename the one top-level entry to `name` and land it in `dir` */
+};
+
+struct io_dest {
+	enum io_dest_kind kind;
+	char dir[IO_PATH_MAX];	/* the directory to open as the root (INTO: io_dest_path's) */
+	char name[IO_PATH_MAX]; /* MKDIR, RENAME: one name, never "", "." or ".."; INTO: "" */
+};
+
+/*
+ * Where a copy lands at dst, as cp -r names it. open_err is the outcome of
+ * opening io_dest_path(dst) as a directory (0 or a negative errno);
+ * contents is io_src_contents_only of the copy's sources; n_top is
+ * io_manifest_top_count of its manifest. The cases, in order:
+ *  - open_err 0: dst is a directory: IO_DEST_INTO, dir = io_dest_path(dst).
+ *  - open_err neither -ENOENT nor -ENOTDIR: returned as is.
+ *  - dst's last name (trailing slashes stripped) is "", "." or ".." (dst
+ *    "", "/", "x/.", "x/.."): open_err returned as is, nothing to name.
+ *  - contents and -ENOENT (cp -r DIR/. NEW): IO_DEST_MKDIR of NEW's last
+ *    name inside its parent, whatever n_top (an empty DIR gives an empty NEW).
+ *  - n_top 1 (-ENOENT, or -ENOTDIR even with contents: dst is replaced):
+ *    IO_DEST_RENAME of the one entry to dst's last name, in its parent.
+ *  - otherwise: -ENOENT, "the destination "dst" is not an existing
+ *    directory, which it must be to receive several sources".
+ * The parent is the part of dst before its last slash: "a/b/new/" -> "a/b",
+ * "/new" -> "/", "new" -> "."; "a//new" -> "a/" (only the last slash is
+ * cut). In the two first error cases the opener's sentence stands; on
+ * success after a failed open, the calling thread's sentence is cleared (the
+ * failure was the expected answer). -ENAMETOOLONG as io_dest_path.
+ * *dest_out is written only on success.
+ */
+int io_dest_decide(const char *dst, bool contents, int open_err, size_t n_top,
+		   struct io_dest *dest_out);
+
 /* ---- the chunk plan ---- */
 
 struct io_chunk {
-	uint64_t file;   /* index into the manifest's entries */
+	uint64_t file; /* index into the manifest's entries */
 	uint64_t offset;
-	uint32_t len;    /* 1 .. chunk size; never crosses an extent */
+	uint32_t len; /* 1 .. chunk size; never crosses an extent */
 };
 
 struct io_plan {
@@ -221,8 +305,7 @@ int io_root_open(const char *dir, unsigned flags, struct io_root **root_out);
  * parent as a root of its own with the same flags; "" and "." are parent
  * itself. Symlinks are followed only while they stay beneath parent.
  */
-int io_root_open_beneath(const struct io_root *parent, const char *rel,
-			 struct io_root **root_out);
+int io_root_open_beneath(const struct io_root *parent, const char *rel, struct io_root **root_out);
 
 /* Replace the IO_ROOT_* flags of root (e.g. one session's options on a server's root). */
 void io_root_set_flags(struct io_root *root, unsigned flags);
