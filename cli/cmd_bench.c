@@ -137,7 +137,7 @@ static void print_human(const struct bench_cmd *b, const struct eng_report *r)
 
 int cli_cmd_bench(int argc, char **argv)
 {
-	struct bench_cmd b = {.o = {.bytes = 1ull << 30, .chunk = 1u << 20, .timeout_ms = 30000}};
+	struct bench_cmd b = {.o = {.bytes = 1ull << 30, .chunk = ENG_CHUNK_DEFAULT, .timeout_ms = ENG_TIMEOUT_MS_DEFAULT}};
 	struct topo_plan *plan = NULL;
 	struct eng_report rep;
 	int r, err;

@@ -229,7 +229,7 @@ static int print_summary(const struct copy_cmd *cc, const struct eng_report *r)
 
 int cli_cmd_copy(int argc, char **argv)
 {
-	struct copy_cmd cc = {.o = {.chunk = 1u << 20, .timeout_ms = 30000}};
+	struct copy_cmd cc = {.o = {.chunk = ENG_CHUNK_DEFAULT, .timeout_ms = ENG_TIMEOUT_MS_DEFAULT}};
 	struct sigaction sa = {.sa_handler = on_interrupt, .sa_flags = SA_RESETHAND};
 	struct topo_plan *plan = NULL;
 	struct eng_report rep;

@@ -116,7 +116,7 @@ static int serve_args(int argc, char **argv, struct serve_cmd *sc)
 
 int cli_cmd_serve(int argc, char **argv)
 {
-	struct serve_cmd sc = {.o = {.max_sessions = 16, .timeout_ms = 30000}};
+	struct serve_cmd sc = {.o = {.max_sessions = 16, .timeout_ms = ENG_TIMEOUT_MS_DEFAULT}};
 	struct eng_serve_opts *o = &sc.o;
 	struct sigaction sa = {.sa_handler = on_stop_signal};
 	struct topo_plan *plan = NULL;

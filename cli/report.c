@@ -5,6 +5,8 @@
  */
 #include "cli/report.h"
 
+#include "common/common.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -101,7 +103,7 @@ void cli_report_print(FILE *f, const struct eng_report *r, double seconds)
 
 void cli_progress_update(struct cli_progress *p, const struct eng_report *r)
 {
-	uint64_t now = eng_now_ns();
+	uint64_t now = rcp_now_ns();
 	double dt, left;
 	char done[32], total[32], line[512];
 	size_t o = 0;

@@ -118,7 +118,7 @@ int cli_parse_chunk(const char *cmd, const char *v, uint32_t *out)
 
 	if (cli_parse_size(cmd, "--chunk", v, &chunk))
 		return CLI_EXIT_USAGE;
-	if (chunk == 0 || chunk % 4096 || chunk > (64u << 20))
+	if (chunk == 0 || chunk % ENG_CHUNK_MIN || chunk > ENG_CHUNK_MAX)
 		return cli_usage_error(cmd, "--chunk must be a multiple of 4K, at most 64M");
 	*out = (uint32_t)chunk;
 	return 0;

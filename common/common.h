@@ -1,5 +1,6 @@
 /*
- * common.h - the error convention and logging shared by every railcp module.
+ * common.h - the error convention, logging and the clock shared by every
+ * railcp module.
  *
  * Functions return 0 or a negative errno. Where an error is first seen, the
  * code records one sentence that explains it (rcp_err), and every caller
@@ -13,6 +14,7 @@
 #define RAILCP_COMMON_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define RCP_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -40,5 +42,8 @@ enum rcp_log_level rcp_log_level(void);
 
 /* Thread-safe: one line to stderr when level is enabled. */
 void rcp_log(enum rcp_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* CLOCK_MONOTONIC in nanoseconds. Thread-safe. */
+uint64_t rcp_now_ns(void);
 
 #endif

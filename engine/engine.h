@@ -1,7 +1,11 @@
 /*
- * engine.h - the RDMA engine's public interface: device discovery, the
- * server side of sessions (eng_serve) and the memory-to-memory benchmark
- * client (eng_bench_run). Workers, stripes and credits are internal.
+ * engine.h - the RDMA engine's public interface: device discovery
+ * (eng_device_list_create), the client side of sessions (eng_bench_run,
+ * eng_copy_run) and the server side (eng_serve). Inside, three layers:
+ * engine/transport/ (verbs and loopback: moving bytes, connecting), then
+ * engine/datapath/ (workers, stripes, credits, the coordinator, the bench
+ * and file sources and sinks), then engine/session/ (the control protocol,
+ * authentication, the client and server ends, rail pairing).
  *
  * Threading: not thread-safe unless a function says so.
  */
@@ -18,6 +22,12 @@
 
 /* TCP port of the control connection when none is given. */
 #define ENG_DEFAULT_PORT 7470
+/* Chunk sizes both ends accept: multiples of ENG_CHUNK_MIN up to ENG_CHUNK_MAX. */
+#define ENG_CHUNK_MIN 4096u
+#define ENG_CHUNK_MAX (64u << 20)
+#define ENG_CHUNK_DEFAULT (1u << 20)
+/* Each control and connection step's limit when the user gives none. */
+#define ENG_TIMEOUT_MS_DEFAULT 30000
 
 enum eng_gid_type {
 	ENG_GID_IB,
@@ -102,7 +112,7 @@ struct eng_bench_opts {
 	const char *host;            /* the server */
 	uint16_t port;               /* 0: ENG_DEFAULT_PORT */
 	uint64_t bytes;
-	uint32_t chunk;              /* a multiple of 4096 */
+	uint32_t chunk;              /* a multiple of ENG_CHUNK_MIN, at most ENG_CHUNK_MAX */
 	const struct topo_plan *plan;
 	int timeout_ms;              /* for each control and connection step */
 	const char *key_file;        /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
@@ -134,7 +144,7 @@ struct eng_copy_opts {
 	bool preserve;               /* mode and mtime (cp -p); else mode & ~umask, mtime now */
 	bool fsync;                  /* each file reaches the disk before its rename */
 	bool direct;                 /* O_DIRECT on both sides where aligned */
-	uint32_t chunk;              /* a multiple of 4096 */
+	uint32_t chunk;              /* a multiple of ENG_CHUNK_MIN, at most ENG_CHUNK_MAX */
 	const struct topo_plan *plan;
 	int timeout_ms;
 	const char *key_file;        /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
@@ -154,9 +164,6 @@ struct eng_copy_opts {
  * On success fills *report_out. Errors are one sentence (rcp_err_msg).
  */
 int eng_copy_run(const struct eng_copy_opts *opts, struct eng_report *report_out);
-
-/* CLOCK_MONOTONIC in nanoseconds. Thread-safe. */
-uint64_t eng_now_ns(void);
 
 struct eng_serve_opts {
 	const char *listen_addr;     /* NULL: every address with a key, else 127.0.0.1 */

@@ -10,7 +10,8 @@
 #ifndef RAILCP_TEST_ENGINE_HARNESS_H
 #define RAILCP_TEST_ENGINE_HARNESS_H
 
-#include "engine/loopback.h"
+#include "engine/transport/loopback.h"
+#include "engine/datapath/datapath.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -70,10 +71,10 @@ static inline int h_create(struct harness *h, unsigned n_slots, uint32_t slot_si
 		return err;
 	for (i = 0; i < h->snd->n_workers; i++) {
 		h->snd->worker[i].bind = h->rcv->worker[i].bind = false;
-		if ((err = eng__loop_cq_create(&h->snd->worker[i].cq[0])) != 0 ||
-		    (err = eng__loop_cq_create(&h->rcv->worker[i].cq[0])) != 0)
+		if ((err = eng__loop_cq_create(&h->snd->worker[i].tr.cq[0])) != 0 ||
+		    (err = eng__loop_cq_create(&h->rcv->worker[i].tr.cq[0])) != 0)
 			return err;
-		h->snd->worker[i].n_cqs = h->rcv->worker[i].n_cqs = 1;
+		h->snd->worker[i].tr.n_cqs = h->rcv->worker[i].tr.n_cqs = 1;
 	}
 	h->snd->token = h->rcv->token = 0x5eed;
 	h->snd->busy_poll_us = h->rcv->busy_poll_us = 1000;
@@ -83,14 +84,14 @@ static inline int h_create(struct harness *h, unsigned n_slots, uint32_t slot_si
 		struct eng_stripe *s = &h->snd->stripe[i], *r = &h->rcv->stripe[i];
 		unsigned w = h->plan.rail[s->rail].worker;
 
-		err = eng__loop_connect(h->snd->worker[w].cq[0], h->rcv->worker[w].cq[0],
+		err = eng__loop_connect(h->snd->worker[w].tr.cq[0], h->rcv->worker[w].tr.cq[0],
 					gbps ? gbps[s->rail] : 0, &h->snd_ep[i], &h->rcv_ep[i]);
 		if (err)
 			return err;
-		s->ep = h->snd_ep[i];
-		r->ep = h->rcv_ep[i];
-		s->peer_data = (struct eng_remote){(uintptr_t)r->data, 0};
-		s->peer_hdr = (struct eng_remote){(uintptr_t)r->hdr, 0};
+		s->link.ep = h->snd_ep[i];
+		r->link.ep = h->rcv_ep[i];
+		s->link.peer_data = (struct eng_remote){(uintptr_t)r->link.data, 0};
+		s->link.peer_hdr = (struct eng_remote){(uintptr_t)r->link.hdr, 0};
 		if ((err = eng__stripe_init_receiver(r)) != 0 || (err = eng__stripe_init_sender(s)) != 0)
 			return err;
 	}
@@ -127,10 +128,10 @@ static inline void h_run(struct harness *h)
 		struct timespec ts_ = {0, 1000 * 1000};
 
 		if (atomic_load(&r.done))
-			atomic_store(&h->snd->stop, true); /* the receiver failed: the session ends */
+			eng__job_stop(h->snd); /* the receiver failed: the session ends */
 		nanosleep(&ts_, NULL);
 	}
-	atomic_store(&h->rcv->stop, true);
+	eng__job_stop(h->rcv);
 	pthread_join(ts, NULL);
 	pthread_join(tr, NULL);
 	h->snd_err = s.err;
@@ -148,9 +149,9 @@ static inline void h_destroy(struct harness *h)
 		eng__loop_ep_destroy(h->rcv_ep[i]);
 	}
 	for (i = 0; h->snd && i < h->snd->n_workers; i++)
-		eng__loop_cq_destroy(h->snd->worker[i].cq[0]);
+		eng__loop_cq_destroy(h->snd->worker[i].tr.cq[0]);
 	for (i = 0; h->rcv && i < h->rcv->n_workers; i++)
-		eng__loop_cq_destroy(h->rcv->worker[i].cq[0]);
+		eng__loop_cq_destroy(h->rcv->worker[i].tr.cq[0]);
 	eng__job_destroy(h->snd);
 	eng__job_destroy(h->rcv);
 	memset(h, 0, sizeof(*h));

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "common/common.h"
-#include "engine/auth.h"
+#include "engine/session/auth.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "engine/device_int.h"
+#include "engine/transport/device_int.h"
 #include "engine/engine.h"
 
 #include <infiniband/verbs.h>

@@ -12,8 +12,8 @@
 #include <cmocka.h>
 
 #include "common/common.h"
-#include "engine/files.h"
-#include "engine/proto.h"
+#include "engine/session/session_int.h"
+
 #include "engine_harness.h"
 #include "test_io_tree.h"
 
@@ -218,30 +218,30 @@ static void test_destination_naming(void **state)
 	assert_int_equal(io_root_open(base, 0, &parent), 0);
 	assert_int_equal(io_manifest_walk(NULL, one, 1, IO_WALK_RECURSIVE, NULL, &m), 0);
 	/* An existing directory keeps the name. */
-	assert_int_equal(eng__files_dest(parent, "d/", false, 0, m, &root), 0);
+	assert_int_equal(eng__dest_open(parent, "d/", false, 0, m, &root), 0);
 	assert_string_equal(m->entry[0].path, "top");
 	io_root_close(root);
 	/* A new name renames the one top-level entry. */
-	assert_int_equal(eng__files_dest(parent, "d/new", false, 0, m, &root), 0);
+	assert_int_equal(eng__dest_open(parent, "d/new", false, 0, m, &root), 0);
 	assert_string_equal(m->entry[0].path, "new");
 	io_root_close(root);
 	/* Leading out of the parent is refused, whatever exists. */
-	assert_int_not_equal(eng__files_dest(parent, "../x", false, 0, m, &root), 0);
-	assert_int_not_equal(eng__files_dest(parent, "/etc", false, 0, m, &root), 0);
-	assert_int_not_equal(eng__files_dest(parent, "d/../../x", false, 0, m, &root), 0);
+	assert_int_not_equal(eng__dest_open(parent, "../x", false, 0, m, &root), 0);
+	assert_int_not_equal(eng__dest_open(parent, "/etc", false, 0, m, &root), 0);
+	assert_int_not_equal(eng__dest_open(parent, "d/../../x", false, 0, m, &root), 0);
 	/* A missing parent is an error, not created. */
-	assert_int_equal(eng__files_dest(parent, "no/such", false, 0, m, &root), -ENOENT);
+	assert_int_equal(eng__dest_open(parent, "no/such", false, 0, m, &root), -ENOENT);
 	assert_false(t_exists(base, "no"));
 	io_manifest_destroy(m);
 	/* Several sources need an existing directory. */
 	assert_int_equal(io_manifest_walk(NULL, two, 2, IO_WALK_RECURSIVE, NULL, &m), 0);
-	assert_int_equal(eng__files_dest(parent, "missing", false, 0, m, &root), -ENOENT);
+	assert_int_equal(eng__dest_open(parent, "missing", false, 0, m, &root), -ENOENT);
 	assert_non_null(strstr(rcp_err_msg(-ENOENT), "several sources"));
 	io_manifest_destroy(m);
 	/* cp -r top/. NEW: NEW is made and the contents land in it. */
 	t_path(top, src, "top/.");
 	assert_int_equal(io_manifest_walk(NULL, one, 1, IO_WALK_RECURSIVE, NULL, &m), 0);
-	assert_int_equal(eng__files_dest(parent, "d/fresh", true, 0, m, &root), 0);
+	assert_int_equal(eng__dest_open(parent, "d/fresh", true, 0, m, &root), 0);
 	assert_true(t_exists(base, "d/fresh"));
 	assert_false(t_exists(base, "d/fresh/top"));
 	io_root_close(root);

@@ -1,20 +1,34 @@
 /*
- * loopback.c - the in-process transport used by the engine's unit tests.
+ * loopback.c - the loopback transport's data path: in-process endpoints
+ * and CQs (connection management over them is in loopback_cm.c).
  *
  * Each CQ is a mutex-protected list of completions with a ready time and a
  * timerfd; the worker that owns it polls and sleeps on it exactly as on a
  * verbs CQ. Arming sets the timer to the earliest ready time, so a worker
- * sleeps until the simulated link delivers, not a scheduler tick more. A write copies header and data into the peer's memory at once
- * (addresses are plain pointers) and queues the peer's immediate completion
- * for when a link of the endpoint's speed would have delivered it. A write
- * or send with no receive posted at the peer fails like an RNR error on real
- * hardware, so credit bugs show up as failures, not as silent overwrites.
+ * sleeps until the simulated link delivers, not a scheduler tick more. A
+ * write copies header and data into the peer's memory at once (addresses
+ * are plain pointers) and queues the peer's immediate completion for when a
+ * link of the endpoint's speed would have delivered it. A write or send with
+ * no receive posted at the peer fails like an RNR error on real hardware, so
+ * credit bugs show up as failures, not as silent overwrites.
+ *
+ * The two endpoints of a connection share a pair: its lock covers every
+ * post that touches the peer (its memory, its CQ), and once either end is
+ * destroyed the pair is broken and the survivor's posts complete with an
+ * error, so one side's teardown never leaves the other writing into freed
+ * memory - what a QP whose peer vanished does on real hardware.
  *
  * Threading: a CQ may be fed from any thread (its lock); an endpoint is
  * posted to only by its owning worker; receive counts are atomics because
  * the peer's worker consumes them.
  */
-#include "engine/loopback.h"
+#include "engine/transport/loopback.h"
+
+#include "common/common.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -36,11 +50,19 @@ struct loop_cq {
 	bool armed;
 };
 
+/* What the two endpoints of a connection share. */
+struct loop_pair {
+	pthread_mutex_t lock;
+	unsigned refs;
+	bool broken; /* an end was destroyed: nothing crosses any more */
+};
+
 struct loop_ep {
 	struct eng_ep ep;
 	struct loop_cq *cq;
-	struct loop_ep *peer;
-	uint32_t qp_num;
+	struct loop_ep *peer; /* valid while the pair is not broken */
+	struct loop_pair *pair;
+	uint32_t qp_num, peer_qp_num;
 	double gbps;
 	uint64_t busy_until_ns;
 	_Atomic unsigned recvs;
@@ -91,7 +113,7 @@ out:
 static int loop_poll(struct eng_cq *cq, struct eng_wc *wc, int max)
 {
 	struct loop_cq *c = (struct loop_cq *)cq;
-	uint64_t now = eng__now_ns();
+	uint64_t now = rcp_now_ns();
 	size_t i, keep = 0;
 	int n = 0;
 
@@ -143,8 +165,7 @@ static void loop_describe(struct eng_ep *ep, char *buf, size_t len)
 {
 	struct loop_ep *e = (struct loop_ep *)ep;
 
-	snprintf(buf, len, "loopback qp 0x%x (peer qp 0x%x)", e->qp_num,
-		 e->peer ? e->peer->qp_num : 0);
+	snprintf(buf, len, "loopback qp 0x%x (peer qp 0x%x)", e->qp_num, e->peer_qp_num);
 }
 
 /* An error completion on our own CQ, as a failed WR gives on hardware. */
@@ -164,7 +185,7 @@ static bool injected_error(struct loop_ep *e)
 /* Deliver one immediate to the peer after len bytes crossed the link. */
 static int deliver(struct loop_ep *e, uint32_t len, uint32_t imm, uint64_t *ready_out)
 {
-	uint64_t now = eng__now_ns(), start = e->busy_until_ns > now ? e->busy_until_ns : now;
+	uint64_t now = rcp_now_ns(), start = e->busy_until_ns > now ? e->busy_until_ns : now;
 	struct loop_ep *p = e->peer;
 	struct eng_wc wc = {.op = ENG_WC_RECV_IMM, .imm = imm, .qp_num = p->qp_num};
 	unsigned r = atomic_load(&p->recvs);
@@ -179,45 +200,60 @@ static int deliver(struct loop_ep *e, uint32_t len, uint32_t imm, uint64_t *read
 	return cq_push(p->cq, &wc, e->busy_until_ns);
 }
 
+/*
+ * One write, under the pair's lock. Returns 0, 1 when it completed with an
+ * error (nothing after it in the chain is executed, as on a QP that went to
+ * the error state), or -errno.
+ */
+static int write_one(struct loop_ep *e, const struct eng_write *w)
+{
+	struct eng_wc wc = {.wr_id = w->wr_id, .op = ENG_WC_WRITE, .qp_num = e->qp_num};
+	uint64_t ready;
+	unsigned f;
+	int err;
+
+	if (e->pair->broken)
+		return fail_wr(e, w->wr_id, ENG_WC_WRITE, "transport retry counter exceeded") ?: 1;
+	if (injected_error(e))
+		return fail_wr(e, w->wr_id, ENG_WC_WRITE, "injected error") ?: 1;
+	memcpy((void *)(uintptr_t)w->hdr_dst.addr, w->hdr, sizeof(*w->hdr));
+	memcpy((void *)(uintptr_t)w->data_dst.addr, w->data, w->len);
+	/* In flight from the post on: count it before the peer can credit it back. */
+	f = atomic_fetch_add(&e->in_flight, 1) + 1;
+	if (f > atomic_load(&e->max_in_flight))
+		atomic_store(&e->max_in_flight, f);
+	err = deliver(e, w->len, w->imm, &ready);
+	if (err)
+		atomic_fetch_sub(&e->in_flight, 1);
+	if (err == -ENOBUFS)
+		return fail_wr(e, w->wr_id, ENG_WC_WRITE, "RNR retry counter exceeded") ?: 1;
+	if (err)
+		return err;
+	return w->signaled ? cq_push(e->cq, &wc, ready) : 0;
+}
+
 static int loop_write_imm(struct eng_ep *ep, const struct eng_write *w, unsigned n)
 {
 	struct loop_ep *e = (struct loop_ep *)ep;
-	unsigned i, f;
-	uint64_t ready;
-	int err;
+	unsigned i;
+	int err = 0;
 
-	for (i = 0; i < n; i++) {
-		if (injected_error(e))
-			return fail_wr(e, w[i].wr_id, ENG_WC_WRITE, "injected error");
-		memcpy((void *)(uintptr_t)w[i].hdr_dst.addr, w[i].hdr, sizeof(*w[i].hdr));
-		memcpy((void *)(uintptr_t)w[i].data_dst.addr, w[i].data, w[i].len);
-		/* In flight from the post on: count it before the peer can credit it back. */
-		f = atomic_fetch_add(&e->in_flight, 1) + 1;
-		if (f > atomic_load(&e->max_in_flight))
-			atomic_store(&e->max_in_flight, f);
-		err = deliver(e, w[i].len, w[i].imm, &ready);
-		if (err)
-			atomic_fetch_sub(&e->in_flight, 1);
-		if (err == -ENOBUFS)
-			return fail_wr(e, w[i].wr_id, ENG_WC_WRITE, "RNR retry counter exceeded");
-		if (err)
-			return err;
-		if (w[i].signaled) {
-			struct eng_wc wc = {.wr_id = w[i].wr_id, .op = ENG_WC_WRITE, .qp_num = e->qp_num};
-
-			if ((err = cq_push(e->cq, &wc, ready)) != 0)
-				return err;
-		}
-	}
-	return 0;
+	pthread_mutex_lock(&e->pair->lock);
+	for (i = 0; i < n && !err; i++)
+		err = write_one(e, &w[i]);
+	pthread_mutex_unlock(&e->pair->lock);
+	return err < 0 ? err : 0;
 }
 
-static int loop_send_imm(struct eng_ep *ep, uint64_t wr_id, bool signaled, uint32_t imm)
+/* A credit, under the pair's lock. */
+static int send_one(struct loop_ep *e, uint64_t wr_id, bool signaled, uint32_t imm)
 {
-	struct loop_ep *e = (struct loop_ep *)ep;
+	struct eng_wc wc = {.wr_id = wr_id, .op = ENG_WC_SEND, .qp_num = e->qp_num};
 	uint64_t ready;
 	int err;
 
+	if (e->pair->broken)
+		return fail_wr(e, wr_id, ENG_WC_SEND, "transport retry counter exceeded");
 	if (injected_error(e))
 		return fail_wr(e, wr_id, ENG_WC_SEND, "injected error");
 	/* The credit frees a write: uncount it before the sender can act on the credit. */
@@ -229,12 +265,18 @@ static int loop_send_imm(struct eng_ep *ep, uint64_t wr_id, bool signaled, uint3
 		return fail_wr(e, wr_id, ENG_WC_SEND, "RNR retry counter exceeded");
 	if (err)
 		return err;
-	if (signaled) {
-		struct eng_wc wc = {.wr_id = wr_id, .op = ENG_WC_SEND, .qp_num = e->qp_num};
+	return signaled ? cq_push(e->cq, &wc, ready) : 0;
+}
 
-		return cq_push(e->cq, &wc, ready);
-	}
-	return 0;
+static int loop_send_imm(struct eng_ep *ep, uint64_t wr_id, bool signaled, uint32_t imm)
+{
+	struct loop_ep *e = (struct loop_ep *)ep;
+	int err;
+
+	pthread_mutex_lock(&e->pair->lock);
+	err = send_one(e, wr_id, signaled, imm);
+	pthread_mutex_unlock(&e->pair->lock);
+	return err;
 }
 
 static int loop_post_recv(struct eng_ep *ep, uint64_t wr_id, unsigned n)
@@ -295,16 +337,21 @@ int eng__loop_connect(struct eng_cq *cq_a, struct eng_cq *cq_b, double gbps,
 {
 	static _Atomic uint32_t next_qp = 0x100;
 	struct loop_ep *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct loop_pair *p = calloc(1, sizeof(*p));
+	uint32_t qa = atomic_fetch_add(&next_qp, 1), qb = atomic_fetch_add(&next_qp, 1);
 
-	if (!a || !b) {
+	if (!a || !b || !p) {
 		free(a);
 		free(b);
+		free(p);
 		return -ENOMEM;
 	}
+	pthread_mutex_init(&p->lock, NULL);
+	p->refs = 2;
 	*a = (struct loop_ep){.ep = {&loop_ops, a}, .cq = (struct loop_cq *)cq_a, .peer = b,
-			      .qp_num = atomic_fetch_add(&next_qp, 1), .gbps = gbps};
+			      .pair = p, .qp_num = qa, .peer_qp_num = qb, .gbps = gbps};
 	*b = (struct loop_ep){.ep = {&loop_ops, b}, .cq = (struct loop_cq *)cq_b, .peer = a,
-			      .qp_num = atomic_fetch_add(&next_qp, 1), .gbps = gbps};
+			      .pair = p, .qp_num = qb, .peer_qp_num = qa, .gbps = gbps};
 	*a_out = &a->ep;
 	*b_out = &b->ep;
 	return 0;
@@ -312,7 +359,22 @@ int eng__loop_connect(struct eng_cq *cq_a, struct eng_cq *cq_b, double gbps,
 
 void eng__loop_ep_destroy(struct eng_ep *ep)
 {
-	free(ep);
+	struct loop_ep *e = (struct loop_ep *)ep;
+	struct loop_pair *p;
+	bool last;
+
+	if (!e)
+		return;
+	p = e->pair;
+	pthread_mutex_lock(&p->lock);
+	p->broken = true;
+	last = --p->refs == 0;
+	pthread_mutex_unlock(&p->lock);
+	if (last) {
+		pthread_mutex_destroy(&p->lock);
+		free(p);
+	}
+	free(e);
 }
 
 void eng__loop_inject_error(struct eng_ep *ep, unsigned after)

@@ -1,6 +1,7 @@
 /*
- * auth.h - private to engine/: the primitives of session authentication,
- * HMAC-SHA256 challenge-response over a shared key. No sockets here.
+ * auth.h - private to engine/session/: the primitives of session
+ * authentication, HMAC-SHA256 challenge-response over a shared key (the
+ * exchange on the control connection is eng__session_auth, session_int.h).
  *
  * The key: eng__auth_key_find looks, in this order, at the --key-file the
  * user named, the environment variable RAILCP_KEY (its bytes are the key),
@@ -29,6 +30,10 @@
  */
 #ifndef RAILCP_ENGINE_AUTH_H
 #define RAILCP_ENGINE_AUTH_H
+
+#if !defined(ENG_LAYER_SESSION) && !defined(RAILCP_TESTS)
+#error "engine/session/auth.h is private to engine/session/"
+#endif
 
 #include <stddef.h>
 #include <stdint.h>

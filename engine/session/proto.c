@@ -1,24 +1,28 @@
 /*
- * proto.c - framing and hello of the control connection (see proto.h).
+ * proto.c - the control connection: framing, hello, hex names and the
+ * manifest in parts (see proto.h for the messages of a session).
  *
  * The length prefix is checked before anything is allocated, so a peer that
  * is not railcp (an HTTP client, a port scanner) costs four bytes and gets a
- * clear refusal rather than a multi-megabyte read.
+ * clear refusal rather than a multi-megabyte read. A manifest's announced
+ * total is bounded before its buffer is allocated, and its parts must add
+ * up to exactly that total.
+ *
+ * Threading: one thread per connection; no shared state.
  */
-#include "engine/proto.h"
+#include "engine/session/proto.h"
 
 #include "common/common.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include "engine/engine_int.h"
 
 static int write_all(int fd, const void *buf, size_t len)
 {
@@ -44,7 +48,7 @@ static int read_all(int fd, void *buf, size_t len, uint64_t deadline_ns)
 
 	while (len > 0) {
 		struct pollfd pfd = {.fd = fd, .events = POLLIN};
-		uint64_t now = eng__now_ns();
+		uint64_t now = rcp_now_ns();
 		ssize_t n;
 		int r;
 
@@ -86,7 +90,7 @@ int eng__proto_send(int fd, const json_t *msg)
 
 static int frame_read(int fd, int timeout_ms, uint32_t max, json_t **msg_out)
 {
-	uint64_t deadline = eng__now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	uint64_t deadline = rcp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	json_error_t jerr;
 	uint32_t len;
 	char *buf;
@@ -139,9 +143,9 @@ int eng__proto_recv_max(int fd, int timeout_ms, const char *want_type, uint32_t 
 
 	if (err)
 		return err;
-	type = json_string_value(json_object_get(msg, "type"));
-	if (type && strcmp(type, "error") == 0) {
-		const char *text = json_string_value(json_object_get(msg, "message"));
+	type = json_string_value(json_object_get(msg, ENG_KEY_TYPE));
+	if (type && strcmp(type, ENG_MSG_ERROR) == 0) {
+		const char *text = json_string_value(json_object_get(msg, ENG_KEY_MESSAGE));
 		char clean[400];
 
 		text_clean(text ? text : "(no reason given)", clean, sizeof(clean));
@@ -165,19 +169,40 @@ json_t *eng__proto_msg(const char *type, bool hello)
 	if (!m)
 		return NULL;
 	if (hello) {
-		json_object_set_new(m, "proto", json_string("railcp"));
-		json_object_set_new(m, "version", json_integer(ENG_PROTO_VERSION));
+		json_object_set_new(m, ENG_KEY_PROTO, json_string(ENG_PROTO_NAME));
+		json_object_set_new(m, ENG_KEY_VERSION, json_integer(ENG_PROTO_VERSION));
 	}
-	json_object_set_new(m, "type", json_string(type));
+	json_object_set_new(m, ENG_KEY_TYPE, json_string(type));
 	return m;
+}
+
+int eng__proto_send_type(int fd, const char *type)
+{
+	json_t *m = eng__proto_msg(type, false);
+	int err = m ? eng__proto_send(fd, m) : -ENOMEM;
+
+	json_decref(m);
+	return err;
+}
+
+int eng__proto_poll(int fd, const char *want, json_t **msg_out)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	int err;
+
+	if (poll(&pfd, 1, 0) <= 0)
+		return 0;
+	/* Something arrived, or the peer hung up: a whole frame follows quickly, if any. */
+	err = eng__proto_recv(fd, 5000, want, msg_out);
+	return err ? err : 1;
 }
 
 int eng__proto_check_hello(const json_t *msg)
 {
-	const char *proto = json_string_value(json_object_get(msg, "proto"));
-	json_t *v = json_object_get(msg, "version");
+	const char *proto = json_string_value(json_object_get(msg, ENG_KEY_PROTO));
+	json_t *v = json_object_get(msg, ENG_KEY_VERSION);
 
-	if (!proto || strcmp(proto, "railcp") != 0 || !json_is_integer(v))
+	if (!proto || strcmp(proto, ENG_PROTO_NAME) != 0 || !json_is_integer(v))
 		return rcp_err(-EPROTO, "the peer does not speak the railcp protocol");
 	if (json_integer_value(v) != ENG_PROTO_VERSION)
 		return rcp_err(-EPROTO, "the peer speaks railcp protocol version %lld, this railcp "
@@ -188,12 +213,12 @@ int eng__proto_check_hello(const json_t *msg)
 
 void eng__proto_send_error(int fd, int err)
 {
-	json_t *m = eng__proto_msg("error", false);
+	json_t *m = eng__proto_msg(ENG_MSG_ERROR, false);
 	char text[512];
 
 	snprintf(text, sizeof(text), "%s", rcp_err_msg(err));
 	if (m) {
-		json_object_set_new(m, "message", json_string(text));
+		json_object_set_new(m, ENG_KEY_MESSAGE, json_string(text));
 		eng__proto_send(fd, m);
 		json_decref(m);
 	}
@@ -289,4 +314,87 @@ int eng__proto_hex_value(const json_t *v, const char *what, size_t max, char **b
 	if (len_out)
 		*len_out = n / 2;
 	return 0;
+}
+
+int eng__proto_name(const json_t *v, const char *what, char **name_out)
+{
+	size_t n;
+	int err = eng__proto_hex_value(v, what, IO_PATH_MAX - 1, name_out, &n);
+
+	if (!err && strlen(*name_out) != n) {
+		free(*name_out);
+		*name_out = NULL;
+		err = rcp_err(-EPROTO, "the peer sent %s with a NUL byte in it", what);
+	}
+	return err;
+}
+
+int eng__manifest_send(int fd, const struct io_manifest *m)
+{
+	void *buf = NULL;
+	size_t len = 0, off = 0;
+	int err = io_manifest_encode(m, &buf, &len);
+
+	while (!err) {
+		size_t n = len - off < ENG_MANIFEST_PART ? len - off : ENG_MANIFEST_PART;
+		json_t *msg = eng__proto_msg(ENG_MSG_MANIFEST, false), *part = eng__proto_hex((char *)buf + off, n);
+
+		if (!msg || !part || json_object_set_new(msg, ENG_KEY_PART, part)) {
+			json_decref(msg); /* json_object_set_new took part even on failure */
+			if (!msg)
+				json_decref(part);
+			err = rcp_err(-ENOMEM, "out of memory sending the file list");
+			break;
+		}
+		if (off == 0)
+			json_object_set_new(msg, ENG_KEY_TOTAL, json_integer((json_int_t)len));
+		err = eng__proto_send(fd, msg);
+		json_decref(msg);
+		off += n;
+		if (off == len)
+			break;
+	}
+	free(buf);
+	return err;
+}
+
+int eng__manifest_recv(int fd, int timeout_ms, struct io_manifest **m_out)
+{
+	uint64_t total = 0, off = 0;
+	char *buf = NULL;
+	int err = 0;
+
+	do {
+		json_t *msg = NULL;
+		char *part = NULL;
+		size_t n = 0;
+
+		err = eng__proto_recv(fd, timeout_ms, ENG_MSG_MANIFEST, &msg);
+		if (!err && off == 0) {
+			err = eng__proto_get_u64(msg, ENG_KEY_TOTAL, &total);
+			if (!err && total > ENG_MANIFEST_MAX)
+				err = rcp_err(-EFBIG, "the peer announced a file list of %" PRIu64
+						      " MiB, more than the %llu MiB allowed",
+					      total >> 20, ENG_MANIFEST_MAX >> 20);
+			if (!err && !(buf = malloc(total ? total : 1)))
+				err = rcp_err(-ENOMEM, "out of memory for a file list of %" PRIu64 " MiB",
+					      total >> 20);
+		}
+		if (!err)
+			err = eng__proto_hex_value(json_object_get(msg, ENG_KEY_PART), "a file list part",
+						   ENG_MANIFEST_PART, &part, &n);
+		if (!err && (n > total - off || (n == 0 && off < total)))
+			err = rcp_err(-EPROTO, "the peer's file list does not add up to the %" PRIu64
+					       " bytes it announced", total);
+		if (!err) {
+			memcpy(buf + off, part, n);
+			off += n;
+		}
+		free(part);
+		json_decref(msg);
+	} while (!err && off < total);
+	if (!err)
+		err = io_manifest_decode(buf, total, m_out);
+	free(buf);
+	return err;
 }

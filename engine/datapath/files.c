@@ -1,6 +1,9 @@
 /*
- * files.c - the file side of push and pull jobs: the sender's source, the
- * receiver's sink, and the manifest on the control connection.
+ * files.c - the file side of push and pull jobs: the sender's chunk source
+ * and the receiver's chunk sink. Both sides build the same plan from the
+ * same manifest and chunk size, so a chunk travels as (file, offset,
+ * length); where the manifest comes from and where the files land is the
+ * session's business.
  *
  * Sender: chunk seq is plan chunk seq. A file is opened by the first worker
  * that needs one of its chunks and closed by whichever worker reads its
@@ -16,11 +19,12 @@
  * On failure every unfinished file's temporary is removed; files already in
  * place stay, complete and verified.
  *
- * Threading: see files.h. Per-file state is guarded by one of
- * FILES_LOCKS mutexes, chosen by the file's index.
+ * Threading: fill and consume run on worker threads, concurrently; the rest
+ * on the session's thread before the workers start or after they end.
+ * Per-file state is guarded by one of FILES_LOCKS mutexes, chosen by the
+ * file's index.
  */
-#include "engine/files.h"
-#include "engine/proto.h"
+#include "engine/datapath/datapath_int.h"
 
 #include "common/common.h"
 
@@ -231,7 +235,7 @@ void eng__files_attach(struct eng_files *f, struct eng_job *job)
 	if (f->role == ENG_RECEIVER)
 		job->sink = (struct eng_sink){.consume = files_consume, .ctx = f};
 	/* Each slot holds one chunk, and a chunk starts at most one file. */
-	f->max_open = job->n_stripes * (job->n_stripes ? job->stripe[0].n_slots : 0) + job->n_workers + 1;
+	f->max_open = job->n_stripes * (job->n_stripes ? job->stripe[0].link.n_slots : 0) + job->n_workers + 1;
 }
 
 int eng__files_prepare(struct eng_files *f)
@@ -269,165 +273,4 @@ int eng__files_finish(struct eng_files *f)
 		return rcp_err(-EIO, "only %" PRIu64 " of %" PRIu64 " files arrived complete",
 			       done, f->m->n_files);
 	return io_root_dirs_finish(f->root, f->m);
-}
-
-static int dest_open(const struct io_root *parent, const char *dir, unsigned flags,
-		     struct io_root **root_out)
-{
-	int err = parent ? io_root_open_beneath(parent, dir, root_out) : io_root_open(dir, flags, root_out);
-
-	if (!err)
-		io_root_set_flags(*root_out, flags);
-	return err;
-}
-
-/* cp -r DIR/. NEW: NEW is made, and DIR's contents land in it. */
-static int dest_make(const struct io_root *parent, const char *dir, const char *name,
-		     unsigned flags, struct io_root **root_out)
-{
-	struct io_entry e = {.path = (char *)name, .type = IO_DIR, .mode = 0777};
-	struct io_root *up;
-	int err = dest_open(parent, dir, flags, &up);
-
-	if (err)
-		return err;
-	err = io_root_mkdir(up, &e);
-	if (!err)
-		err = io_root_open_beneath(up, name, root_out);
-	io_root_close(up);
-	return err;
-}
-
-int eng__files_dest(const struct io_root *parent, const char *dst, bool contents,
-		    unsigned root_flags, struct io_manifest *m, struct io_root **root_out)
-{
-	char esc[IO_ESC_MAX], *d = strdup(dst), *name, *slash;
-	size_t len, i, tops = 0;
-	int err;
-
-	if (!d)
-		return rcp_err(-ENOMEM, "out of memory opening the destination");
-	for (len = strlen(d); len > 1 && d[len - 1] == '/'; len--)
-		d[len - 1] = '\0'; /* "dir/" is "dir"; "/" stays */
-	err = dest_open(parent, d[0] ? d : ".", root_flags, root_out);
-	if (err != -ENOENT && err != -ENOTDIR)
-		goto out;
-	slash = strrchr(d, '/');
-	name = slash ? slash + 1 : d;
-	for (i = 0; i < m->n; i++)
-		tops += strchr(m->entry[i].path, '/') == NULL;
-	if (!name[0] || !strcmp(name, ".") || !strcmp(name, ".."))
-		goto out;
-	if (contents && err == -ENOENT) {
-		rcp_err_clear();
-		if (slash)
-			*slash = '\0';
-		err = dest_make(parent, !slash ? "." : d[0] ? d : "/", name, root_flags, root_out);
-		goto out;
-	}
-	if (tops != 1) {
-		err = rcp_err(-ENOENT, "the destination \"%s\" is not an existing directory, "
-				       "which it must be to receive several sources",
-			      io_path_printable(dst, esc));
-		goto out;
-	}
-	rcp_err_clear();
-	if ((err = io_manifest_rename_top(m, name)) != 0)
-		goto out;
-	if (slash)
-		*slash = '\0';
-	err = dest_open(parent, !slash ? "." : d[0] ? d : "/", root_flags, root_out);
-out:
-	free(d);
-	return err;
-}
-
-int eng__files_receiver(const struct io_root *parent, const char *dst, bool contents,
-			unsigned root_flags, struct io_manifest *m, uint32_t chunk,
-			struct eng_files **f_out)
-{
-	struct io_root *root;
-	int err = eng__files_dest(parent, dst, contents, root_flags, m, &root);
-
-	if (err) {
-		io_manifest_destroy(m);
-		return err;
-	}
-	return eng__files_create(ENG_RECEIVER, m, chunk, root, 0, f_out);
-}
-
-unsigned eng__files_root_flags(bool preserve, bool fsync, bool direct)
-{
-	return (preserve ? IO_ROOT_KEEP_META : 0) | (fsync ? IO_ROOT_FSYNC : 0) |
-	       (direct ? IO_ROOT_DIRECT : 0);
-}
-
-int eng__manifest_send(int fd, const struct io_manifest *m)
-{
-	void *buf = NULL;
-	size_t len = 0, off = 0;
-	int err = io_manifest_encode(m, &buf, &len);
-
-	while (!err) {
-		size_t n = len - off < ENG_MANIFEST_PART ? len - off : ENG_MANIFEST_PART;
-		json_t *msg = eng__proto_msg("manifest", false), *part = eng__proto_hex((char *)buf + off, n);
-
-		if (!msg || !part || json_object_set_new(msg, "part", part)) {
-			json_decref(msg); /* json_object_set_new took part even on failure */
-			if (!msg)
-				json_decref(part);
-			err = rcp_err(-ENOMEM, "out of memory sending the file list");
-			break;
-		}
-		if (off == 0)
-			json_object_set_new(msg, "total", json_integer((json_int_t)len));
-		err = eng__proto_send(fd, msg);
-		json_decref(msg);
-		off += n;
-		if (off == len)
-			break;
-	}
-	free(buf);
-	return err;
-}
-
-int eng__manifest_recv(int fd, int timeout_ms, struct io_manifest **m_out)
-{
-	uint64_t total = 0, off = 0;
-	char *buf = NULL;
-	int err = 0;
-
-	do {
-		json_t *msg = NULL;
-		char *part = NULL;
-		size_t n = 0;
-
-		err = eng__proto_recv(fd, timeout_ms, "manifest", &msg);
-		if (!err && off == 0) {
-			err = eng__proto_get_u64(msg, "total", &total);
-			if (!err && total > ENG_MANIFEST_MAX)
-				err = rcp_err(-EFBIG, "the peer announced a file list of %" PRIu64
-						      " MiB, more than the %llu MiB allowed",
-					      total >> 20, ENG_MANIFEST_MAX >> 20);
-			if (!err && !(buf = malloc(total ? total : 1)))
-				err = rcp_err(-ENOMEM, "out of memory for a file list of %" PRIu64 " MiB",
-					      total >> 20);
-		}
-		if (!err)
-			err = eng__proto_hex_value(json_object_get(msg, "part"), "a file list part",
-						   ENG_MANIFEST_PART, &part, &n);
-		if (!err && (n > total - off || (n == 0 && off < total)))
-			err = rcp_err(-EPROTO, "the peer's file list does not add up to the %" PRIu64
-					       " bytes it announced", total);
-		if (!err) {
-			memcpy(buf + off, part, n);
-			off += n;
-		}
-		free(part);
-		json_decref(msg);
-	} while (!err && off < total);
-	if (!err)
-		err = io_manifest_decode(buf, total, m_out);
-	free(buf);
-	return err;
 }

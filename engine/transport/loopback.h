@@ -1,13 +1,19 @@
 /*
- * loopback.h - private to engine/ and its tests: an in-process transport
- * with the semantics of RC queue pairs (a write lands in the target slot and
- * the receiver gets the immediate; a receive must be posted first), a
- * simulated link speed per endpoint, and injectable errors.
+ * loopback.h - private to engine/transport/ and the engine's tests: the
+ * loopback transport's endpoints and CQs, made directly. An in-process
+ * transport with the semantics of RC queue pairs (a write lands in the
+ * target slot and the receiver gets the immediate; a receive must be posted
+ * first), a simulated link speed per endpoint, and injectable errors.
+ * Sessions reach it through eng__transport_loopback() (transport.h).
  */
 #ifndef RAILCP_ENGINE_LOOPBACK_H
 #define RAILCP_ENGINE_LOOPBACK_H
 
-#include "engine/engine_int.h"
+#if !defined(ENG_LAYER_TRANSPORT) && !defined(RAILCP_TESTS)
+#error "engine/transport/loopback.h is private to engine/transport/ and the tests"
+#endif
+
+#include "engine/transport/transport.h"
 
 int eng__loop_cq_create(struct eng_cq **cq_out);
 void eng__loop_cq_destroy(struct eng_cq *cq);
@@ -18,6 +24,11 @@ void eng__loop_cq_destroy(struct eng_cq *cq);
  */
 int eng__loop_connect(struct eng_cq *cq_a, struct eng_cq *cq_b, double gbps,
 		      struct eng_ep **a_out, struct eng_ep **b_out);
+
+/*
+ * Accepts NULL. The peer endpoint stays valid: its posts from now on
+ * complete with an error, as when the far end of a QP went away.
+ */
 void eng__loop_ep_destroy(struct eng_ep *ep);
 
 /* The after-th post from now on ep (1 = the next) completes with an error. */

@@ -11,7 +11,7 @@
  * not need to take the listing from several threads).
  */
 #include "engine/engine.h"
-#include "engine/device_int.h"
+#include "engine/transport/device_int.h"
 
 #include "common/common.h"
 #include "topology/topology.h"

@@ -1,19 +1,25 @@
 /*
- * setup.c - a job's workers, rails, stripes and slot memory, laid out from a
- * topology plan. Transport-neutral: verbs sessions and the loopback unit
- * tests build jobs the same way.
+ * job.c - a job's workers, rails, stripes and slot memory, laid out from a
+ * topology plan. Transport-neutral: verbs sessions, loopback sessions and
+ * the data path's unit tests build jobs the same way.
  *
  * Each worker's slots live in one allocation (a node-local hugepage pool in
  * real runs), so a transport registers one region per worker and device:
  * payload slots first, page aligned, then the 64-byte headers.
+ *
+ * Threading: the session's thread, while no worker runs.
  */
-#include "engine/engine_int.h"
+#include "engine/datapath/datapath_int.h"
 
 #include "common/common.h"
 
 #include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 static size_t stripe_bytes(unsigned n_slots, uint32_t slot_size)
 {
@@ -29,32 +35,32 @@ static int worker_mem(struct eng_worker *w, size_t len, bool pools)
 		err = topo_pool_create(w->node, len, &w->pool);
 		if (err)
 			return err;
-		w->mem = w->pool->base;
-		w->mem_len = w->pool->len;
+		w->tr.mem = w->pool->base;
+		w->tr.mem_len = w->pool->len;
 		return 0;
 	}
 	err = posix_memalign(&p, 4096, len ? len : 4096);
 	if (err)
 		return rcp_err(-err, "cannot allocate %zu bytes of slot memory", len);
 	memset(p, 0, len);
-	w->mem = p;
-	w->mem_len = len;
+	w->tr.mem = p;
+	w->tr.mem_len = len;
 	return 0;
 }
 
 /* Give each of the worker's stripes its payload slots, then its headers. */
 static void worker_carve(struct eng_worker *w)
 {
-	uint8_t *p = w->mem;
+	uint8_t *p = w->tr.mem;
 	unsigned i;
 
 	for (i = 0; i < w->n_stripes; i++) {
-		w->stripe[i]->data = p;
-		p += (size_t)w->stripe[i]->n_slots * w->stripe[i]->slot_size;
+		w->stripe[i]->link.data = p;
+		p += (size_t)w->stripe[i]->link.n_slots * w->stripe[i]->link.slot_size;
 	}
 	for (i = 0; i < w->n_stripes; i++) {
-		w->stripe[i]->hdr = (struct eng_chunk_hdr *)p;
-		p += (size_t)w->stripe[i]->n_slots * sizeof(struct eng_chunk_hdr);
+		w->stripe[i]->link.hdr = (struct eng_chunk_hdr *)p;
+		p += (size_t)w->stripe[i]->link.n_slots * sizeof(struct eng_chunk_hdr);
 	}
 }
 
@@ -73,11 +79,37 @@ static int job_alloc(const struct topo_plan *plan, struct eng_job **job_out)
 	job->worker = calloc(job->n_workers ? job->n_workers : 1, sizeof(*job->worker));
 	job->rail = calloc(job->n_rails ? job->n_rails : 1, sizeof(*job->rail));
 	job->stripe = calloc(n ? n : 1, sizeof(*job->stripe));
+	job->link = calloc(n ? n : 1, sizeof(*job->link));
+	job->tr_worker = calloc(job->n_workers ? job->n_workers : 1, sizeof(*job->tr_worker));
 	pthread_mutex_init(&job->err_lock, NULL);
+	job->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	job->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	*job_out = job;
-	if (!job->worker || !job->rail || !job->stripe)
+	if (job->wake_fd < 0 || job->stop_fd < 0)
+		return rcp_err(-errno, "eventfd: %s", strerror(errno));
+	if (!job->worker || !job->rail || !job->stripe || !job->link || !job->tr_worker)
 		return -ENOMEM;
 	return 0;
+}
+
+/* Send queue: header and data per chunk, plus the writes between two signaled ones. */
+static unsigned send_depth(const struct eng_job *job, unsigned n_slots)
+{
+	return 2 * (n_slots + job->signal_every) + 8;
+}
+
+static void stripe_layout(struct eng_job *job, struct eng_stripe *s, unsigned k, unsigned r,
+			  const struct topo_plan_rail *pr, unsigned n_slots, uint32_t slot_size)
+{
+	struct eng_worker *w = &job->worker[pr->worker];
+
+	*s = (struct eng_stripe){.job = job, .worker = w, .rail = r};
+	s->link = (struct eng_link){.index = k, .worker = &w->tr, .rail_dev = pr->dev,
+				    .n_slots = n_slots, .slot_size = slot_size,
+				    .send_depth = send_depth(job, n_slots)};
+	w->stripe[w->n_stripes++] = s;
+	w->tr.cq_depth += s->link.send_depth + n_slots + 8;
+	job->link[k] = &s->link;
 }
 
 static int job_layout(struct eng_job *job, const struct topo_plan *plan, unsigned n_slots,
@@ -88,25 +120,20 @@ static int job_layout(struct eng_job *job, const struct topo_plan *plan, unsigne
 	for (i = 0; i < job->n_workers; i++) {
 		struct eng_worker *w = &job->worker[i];
 
-		*w = (struct eng_worker){.job = job, .index = i, .node = plan->worker[i].node,
+		*w = (struct eng_worker){.tr = {.index = i}, .job = job, .node = plan->worker[i].node,
 					 .cpus = plan->worker[i].cpus, .bind = true};
+		job->tr_worker[i] = &w->tr;
 		w->stripe = calloc(job->n_stripes ? job->n_stripes : 1, sizeof(*w->stripe));
 		if (!w->stripe)
 			return -ENOMEM;
 	}
 	for (r = 0; r < job->n_rails; r++) {
 		const struct topo_plan_rail *pr = &plan->rail[r];
-		struct eng_worker *w = &job->worker[pr->worker];
 
 		snprintf(job->rail[r].name, sizeof(job->rail[r].name), "%s:%u", pr->dev, pr->port);
-		job->rail[r].node = w->node;
-		for (q = 0; q < pr->qps; q++, k++) {
-			struct eng_stripe *s = &job->stripe[k];
-
-			*s = (struct eng_stripe){.job = job, .worker = w, .index = k, .rail = r,
-						 .n_slots = n_slots, .slot_size = slot_size};
-			w->stripe[w->n_stripes++] = s;
-		}
+		job->rail[r].node = job->worker[pr->worker].node;
+		for (q = 0; q < pr->qps; q++, k++)
+			stripe_layout(job, &job->stripe[k], k, r, pr, n_slots, slot_size);
 	}
 	return 0;
 }
@@ -121,8 +148,10 @@ int eng__job_create(enum eng_role role, const struct topo_plan *plan, unsigned n
 	if (n_slots == 0 || slot_size == 0 || slot_size % 4096)
 		return rcp_err(-EINVAL, "slots must be a positive multiple of 4096 bytes");
 	err = job_alloc(plan, &job);
-	if (!err)
+	if (!err) {
+		job->signal_every = n_slots < ENG_SIGNAL_EVERY ? n_slots : ENG_SIGNAL_EVERY;
 		err = job_layout(job, plan, n_slots, slot_size);
+	}
 	if (!err && pools) /* registration pins every byte: say so before allocating any */
 		err = topo_memlock_check((uint64_t)job->n_stripes * stripe_bytes(n_slots, slot_size));
 	for (i = 0; !err && i < job->n_workers; i++) {
@@ -139,8 +168,7 @@ int eng__job_create(enum eng_role role, const struct topo_plan *plan, unsigned n
 		return err;
 	}
 	job->role = role;
-	job->busy_poll_us = 50;
-	job->signal_every = n_slots < 16 ? n_slots : 16;
+	job->busy_poll_us = ENG_BUSY_POLL_US;
 	*job_out = job;
 	return 0;
 }
@@ -152,19 +180,43 @@ void eng__job_destroy(struct eng_job *job)
 	if (!job)
 		return;
 	for (i = 0; job->stripe && i < job->n_stripes; i++)
-		eng__stripe_fini(&job->stripe[i]);
+		free(job->stripe[i].free_slot);
 	for (i = 0; job->worker && i < job->n_workers; i++) {
 		struct eng_worker *w = &job->worker[i];
 
 		if (w->pool)
 			topo_pool_destroy(w->pool);
 		else
-			free(w->mem);
+			free(w->tr.mem);
 		free(w->stripe);
 	}
+	if (job->wake_fd >= 0)
+		close(job->wake_fd);
+	if (job->stop_fd >= 0)
+		close(job->stop_fd);
 	pthread_mutex_destroy(&job->err_lock);
 	free(job->worker);
 	free(job->rail);
 	free(job->stripe);
+	free(job->link);
+	free(job->tr_worker);
 	free(job);
+}
+
+_Static_assert(offsetof(struct eng_stripe, link) == 0, "a link is its stripe's first member");
+
+static int link_ready(void *ctx, struct eng_link *l)
+{
+	struct eng_stripe *s = (struct eng_stripe *)l; /* the link is the stripe's first member */
+
+	(void)ctx;
+	return s->job->role == ENG_SENDER ? eng__stripe_init_sender(s) : eng__stripe_init_receiver(s);
+}
+
+void eng__job_conn_cfg(struct eng_job *job, struct eng_conn_cfg *cfg)
+{
+	*cfg = (struct eng_conn_cfg){.receiver = job->role == ENG_RECEIVER, .token = job->token,
+				     .link = job->link, .n_links = job->n_stripes,
+				     .worker = job->tr_worker, .n_workers = job->n_workers,
+				     .link_ready = link_ready, .ctx = job};
 }

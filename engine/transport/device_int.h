@@ -1,9 +1,14 @@
 /*
- * device_int.h - conversions from verbs port attributes, private to engine/
- * and exposed here so unit tests can pin them without a device.
+ * device_int.h - conversions from verbs port attributes, private to
+ * engine/transport/ and exposed here so unit tests can pin them without a
+ * device.
  */
 #ifndef RAILCP_ENGINE_DEVICE_INT_H
 #define RAILCP_ENGINE_DEVICE_INT_H
+
+#if !defined(ENG_LAYER_TRANSPORT) && !defined(RAILCP_TESTS)
+#error "engine/transport/device_int.h is private to engine/transport/ and the tests"
+#endif
 
 #include <stdint.h>
 

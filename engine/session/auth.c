@@ -1,6 +1,7 @@
 /*
- * auth.c - the shared key and HMAC-SHA256 challenge-response (see auth.h
- * for the exchange and where the key comes from).
+ * auth.c - the shared key, HMAC-SHA256 challenge-response (see auth.h for
+ * the exchange and where the key comes from), and both halves of the
+ * exchange on a session's control connection.
  *
  * The key file is checked on the open descriptor (fstat after open with
  * O_NOFOLLOW), so the file checked is the file read. Key bytes live only in
@@ -8,7 +9,7 @@
  *
  * Threading: thread-safe, no shared state.
  */
-#include "engine/auth.h"
+#include "engine/session/session_int.h"
 
 #include "common/common.h"
 
@@ -228,4 +229,80 @@ int eng__auth_check(const struct eng_auth_key *key, enum eng_auth_role peer,
 		return rcp_err(-EACCES, "the peer does not know the shared key (its answer to our "
 				"challenge is wrong)");
 	return 0;
+}
+
+/* The client's half: check the server's proof of the key, then prove ours. */
+static int auth_client(struct eng_session *s)
+{
+	uint8_t theirs[ENG_AUTH_CHALLENGE_LEN], proof[ENG_AUTH_RESPONSE_LEN];
+	json_t *m = NULL;
+	int err;
+
+	err = eng__proto_recv(s->fd, s->timeout_ms, NULL, &m);
+	if (!err && strcmp(json_string_value(json_object_get(m, ENG_KEY_TYPE)) ?: "",
+			   ENG_MSG_CHALLENGE) != 0)
+		err = rcp_err(-EACCES, "the server did not prove it holds the key (it has none?): "
+				       "refusing to send to it");
+	if (!err)
+		err = eng__proto_get_hex(m, ENG_KEY_CHALLENGE, theirs, sizeof(theirs));
+	if (!err)
+		err = eng__proto_get_hex(m, ENG_KEY_PROOF, proof, sizeof(proof));
+	json_decref(m);
+	if (!err)
+		err = eng__auth_check(s->key, ENG_AUTH_SERVER, s->challenge, theirs, proof);
+	if (!err)
+		err = eng__auth_prove(s->key, ENG_AUTH_CLIENT, s->challenge, theirs, proof);
+	if (err)
+		return err;
+	m = eng__proto_msg(ENG_MSG_PROOF, false);
+	err = m ? eng__proto_set_hex(m, ENG_KEY_PROOF, proof, sizeof(proof)) : -ENOMEM;
+	if (!err)
+		err = eng__proto_send(s->fd, m);
+	json_decref(m);
+	return err;
+}
+
+/* The server's half: prove we hold the key to the hello's challenge, then check the proof. */
+static int auth_server(struct eng_session *s, const json_t *hello)
+{
+	uint8_t mine[ENG_AUTH_CHALLENGE_LEN], theirs[ENG_AUTH_CHALLENGE_LEN];
+	uint8_t proof[ENG_AUTH_RESPONSE_LEN];
+	json_t *m, *reply = NULL;
+	int err;
+
+	if ((err = eng__proto_get_hex(hello, ENG_KEY_CHALLENGE, theirs, sizeof(theirs))) != 0 ||
+	    (err = eng__auth_challenge(mine)) != 0 ||
+	    (err = eng__auth_prove(s->key, ENG_AUTH_SERVER, mine, theirs, proof)) != 0)
+		return err;
+	m = eng__proto_msg(ENG_MSG_CHALLENGE, false);
+	err = m ? eng__proto_set_hex(m, ENG_KEY_CHALLENGE, mine, sizeof(mine)) : -ENOMEM;
+	if (!err)
+		err = eng__proto_set_hex(m, ENG_KEY_PROOF, proof, sizeof(proof));
+	if (!err)
+		err = eng__proto_send(s->fd, m);
+	json_decref(m);
+	if (!err)
+		err = eng__proto_recv(s->fd, s->timeout_ms, ENG_MSG_PROOF, &reply);
+	if (!err)
+		err = eng__proto_get_hex(reply, ENG_KEY_PROOF, proof, sizeof(proof));
+	if (!err)
+		err = eng__auth_check(s->key, ENG_AUTH_CLIENT, mine, theirs, proof);
+	json_decref(reply);
+	return err;
+}
+
+int eng__session_auth(struct eng_session *s, const json_t *hello)
+{
+	bool offered = json_object_get(hello, ENG_KEY_CHALLENGE) != NULL;
+
+	if (s->side == ENG_CLIENT)
+		return s->key ? auth_client(s) : 0;
+	if (!s->key)
+		return offered ? rcp_err(-EACCES, "this server has no key and cannot prove one: "
+						  "configure the same key on both sides")
+			       : 0;
+	if (!offered)
+		return rcp_err(-EACCES, "this server requires a key: give the sender the same key "
+					"(--key-file, RAILCP_KEY or ~/.config/railcp/key)");
+	return auth_server(s, hello);
 }

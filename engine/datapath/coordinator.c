@@ -1,0 +1,168 @@
+/*
+ * coordinator.c - the one place that knows a job's state.
+ *
+ * How work and completions flow: workers take work themselves - a sender
+ * stripe claims the next chunk from the job's cursor whenever a credit
+ * frees one of its slots - and count what completes in counters that only
+ * they write (per stripe: bytes and chunks; per worker: chunks done, first
+ * and last completion times). The coordinator, on the session's thread,
+ * reads and merges those counters; nobody else adds them up. It wakes every
+ * ENG_PROGRESS_MS for the progress callback (which also watches the peer),
+ * and at once when a worker writes the job's wake eventfd: a worker that ran
+ * out of work, one that failed, one that ended. It ends the job when every
+ * chunk of a sender's job is credited back, when the job is stopped (the
+ * receiver, once the session hears the sender is done) or failed, or when
+ * every worker has ended; then it stops and joins the workers. Failover and
+ * resume decisions belong here too: they need exactly this merged view.
+ *
+ * Threading: eng__job_run on the session's thread; eng__job_fail,
+ * eng__job_stop, eng__job_wake and the readers of the merged figures are
+ * thread-safe (the first error is kept under a lock, the rest are atomics).
+ */
+#include "engine/datapath/datapath_int.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static void fd_signal(int fd)
+{
+	uint64_t one = 1;
+
+	if (write(fd, &one, sizeof(one)) < 0)
+		return; /* the counter is saturated: it is readable anyway */
+}
+
+void eng__job_wake(struct eng_job *job)
+{
+	fd_signal(job->wake_fd);
+}
+
+void eng__job_stop(struct eng_job *job)
+{
+	if (!atomic_exchange(&job->stop, true))
+		fd_signal(job->stop_fd);
+	eng__job_wake(job);
+}
+
+void eng__job_fail(struct eng_job *job, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&job->err_lock);
+	if (atomic_load(&job->err) == 0) {
+		va_start(ap, fmt);
+		vsnprintf(job->err_text, sizeof(job->err_text), fmt, ap);
+		va_end(ap);
+		atomic_store(&job->err, err ? err : -EIO);
+	}
+	pthread_mutex_unlock(&job->err_lock);
+	eng__job_stop(job);
+}
+
+uint64_t eng__job_done_chunks(const struct eng_job *job)
+{
+	uint64_t n = 0;
+	unsigned i;
+
+	for (i = 0; i < job->n_workers; i++)
+		n += atomic_load_explicit(&job->worker[i].done_chunks, memory_order_acquire);
+	return n;
+}
+
+/* The job has nothing left to wait for. */
+static bool job_over(const struct eng_job *job)
+{
+	unsigned i, finished = 0;
+
+	if (atomic_load(&job->stop))
+		return true;
+	if (job->role == ENG_SENDER && eng__job_done_chunks(job) >= job->src.n_chunks)
+		return true; /* every chunk is credited back: the receiver holds it */
+	for (i = 0; i < job->n_workers; i++)
+		finished += atomic_load(&job->worker[i].finished);
+	return finished == job->n_workers;
+}
+
+static int workers_start(struct eng_job *job)
+{
+	unsigned i;
+	int err;
+
+	for (i = 0; i < job->n_workers; i++) {
+		err = pthread_create(&job->worker[i].thread, NULL, eng__worker_main, &job->worker[i]);
+		if (err) {
+			eng__job_fail(job, -err, "cannot start worker thread %u: %s", i, strerror(err));
+			return -err;
+		}
+		job->worker[i].started = true;
+	}
+	return 0;
+}
+
+int eng__job_run(struct eng_job *job, void (*progress)(struct eng_job *job, void *ctx), void *ctx)
+{
+	struct pollfd pfd = {.fd = job->wake_fd, .events = POLLIN};
+	uint64_t drain;
+	unsigned i;
+	int err;
+
+	workers_start(job);
+	while (!job_over(job)) {
+		if (poll(&pfd, 1, ENG_PROGRESS_MS) > 0 && read(job->wake_fd, &drain, sizeof(drain)) < 0)
+			drain = 0; /* woken by another reader: nothing to drain */
+		if (progress)
+			progress(job, ctx);
+	}
+	eng__job_stop(job);
+	for (i = 0; i < job->n_workers; i++)
+		if (job->worker[i].started)
+			pthread_join(job->worker[i].thread, NULL);
+	err = atomic_load(&job->err);
+	if (err)
+		return rcp_err(err, "%s", job->err_text);
+	return 0;
+}
+
+void eng__job_report(const struct eng_job *job, struct eng_report *r)
+{
+	uint64_t t0 = 0, t1 = 0;
+	unsigned i;
+
+	memset(r, 0, sizeof(*r));
+	for (i = 0; i < job->n_workers; i++) {
+		uint64_t a = atomic_load(&job->worker[i].t_first_ns);
+		uint64_t b = atomic_load(&job->worker[i].t_last_ns);
+
+		if (a && (!t0 || a < t0))
+			t0 = a;
+		if (b > t1)
+			t1 = b;
+	}
+	r->bytes_total = job->src.total;
+	r->chunks = eng__job_done_chunks(job);
+	r->seconds = t0 && t1 > t0 ? (double)(t1 - t0) / 1e9 : 0.0;
+	r->chunk = job->n_stripes ? job->stripe[0].link.slot_size : 0;
+	r->n_slots = job->n_stripes ? job->stripe[0].link.n_slots : 0;
+	r->n_stripes = job->n_stripes;
+	r->n_rails = job->n_rails;
+	for (i = 0; i < job->n_rails && i < TOPO_MAX_RAILS; i++) {
+		snprintf(r->rail[i].name, sizeof(r->rail[i].name), "%s", job->rail[i].name);
+		r->rail[i].node = job->rail[i].node;
+	}
+	for (i = 0; i < job->n_stripes; i++) {
+		const struct eng_stripe *s = &job->stripe[i];
+
+		if (s->rail >= TOPO_MAX_RAILS)
+			continue;
+		r->rail[s->rail].bytes += atomic_load_explicit(&s->bytes, memory_order_relaxed);
+		r->rail[s->rail].chunks += atomic_load_explicit(&s->chunks, memory_order_relaxed);
+	}
+	for (i = 0; i < job->n_rails && i < TOPO_MAX_RAILS; i++)
+		r->bytes += r->rail[i].bytes;
+}

@@ -1,0 +1,219 @@
+/*
+ * datapath.h - engine/datapath/, the layer that moves a job's chunks: the
+ * one header the session layer includes.
+ *
+ * A job moves chunks over stripes. A stripe is one link of the transport
+ * (one QP of one rail) with a fixed set of receiver slots; the sender may
+ * write only into a slot it holds a credit for, and the receiver returns the
+ * credit (a zero-byte send with the slot number as immediate) once the
+ * slot's data has been consumed (stripe.c). Each worker thread owns a
+ * completion queue per device and the stripes of its rails, and nothing
+ * else touches them while it runs (worker.c). The coordinator runs on the
+ * session's thread: it starts the workers, merges their completions into
+ * the job's state, decides when the job ends, and joins them
+ * (coordinator.c). Where the chunks come from and go to is the job's source
+ * and sink: the bench pattern (bench.c) or files (files.c).
+ *
+ * Threading: set-up and teardown on the session's thread; see each function.
+ */
+#ifndef RAILCP_ENGINE_DATAPATH_H
+#define RAILCP_ENGINE_DATAPATH_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+#include "engine/transport/transport.h"
+#include "io/io.h"
+#include "topology/topology.h"
+
+/* ---- what a job moves ---- */
+
+/*
+ * The sender's chunks, numbered 0 .. n_chunks-1. fill gets a header with seq
+ * set, names the chunk (file, offset, len <= chunk), writes its payload into
+ * buf and may set crc. Called from worker threads, concurrently.
+ */
+struct eng_source {
+	uint64_t total;
+	uint32_t chunk;
+	uint64_t n_chunks;
+	int (*fill)(void *ctx, struct eng_chunk_hdr *hdr, void *buf);
+	void *ctx;
+};
+
+/*
+ * The receiver's consumer of one validated chunk: check it, write it out.
+ * Returns 0, or -errno with a sentence (the job fails). Called from workers,
+ * concurrently.
+ */
+struct eng_sink {
+	int (*consume)(void *ctx, const struct eng_chunk_hdr *hdr, const void *data);
+	void *ctx;
+};
+
+/* ---- stripes, workers, jobs ---- */
+
+enum eng_role { ENG_SENDER, ENG_RECEIVER };
+
+struct eng_job;
+struct eng_worker;
+
+struct eng_stripe {
+	struct eng_link link;      /* the transport's view: slots, endpoint, the peer's slots */
+	struct eng_job *job;
+	struct eng_worker *worker; /* the one thread that owns it */
+	unsigned rail;             /* index into job->rail[] */
+	/* sender: slots it holds credits for */
+	unsigned *free_slot;
+	unsigned n_free;
+	unsigned unsignaled;       /* writes or sends since the last signaled one */
+	unsigned outstanding;      /* sender: slots written and not yet credited back */
+	/* written by the owning worker only, read by the coordinator */
+	_Atomic uint64_t bytes;
+	_Atomic uint64_t chunks;
+};
+
+struct eng_worker {
+	struct eng_tr_worker tr;   /* the transport's view: slot memory and CQs */
+	struct eng_job *job;
+	int node;
+	struct topo_bitmap cpus;
+	bool bind;                 /* pin the thread (off in unit tests) */
+	struct eng_stripe **stripe;
+	unsigned n_stripes;
+	struct topo_pool *pool;    /* node-local slot memory (NULL: heap, in unit tests) */
+	pthread_t thread;
+	bool started;
+	/* written by this worker only, read by the coordinator */
+	_Atomic uint64_t done_chunks;  /* credited (sender) or consumed (receiver) */
+	_Atomic uint64_t t_first_ns;   /* first post (sender) or first chunk in (receiver) */
+	_Atomic uint64_t t_last_ns;    /* last chunk completed */
+	_Atomic bool finished;
+};
+
+struct eng_rail_stat {
+	char name[80];             /* "rxe0:1" */
+	int node;
+};
+
+struct eng_job {
+	enum eng_role role;
+	uint64_t token;
+	struct eng_source src;     /* sender; the receiver keeps total and n_chunks */
+	struct eng_sink sink;      /* receiver */
+	_Atomic uint64_t next_chunk; /* sender: next chunk to claim */
+	_Atomic bool stop;
+	_Atomic int err;           /* first error, 0 if none */
+	char err_text[512];
+	pthread_mutex_t err_lock;
+	int wake_fd;               /* eventfd: a worker has news for the coordinator */
+	int stop_fd;               /* eventfd: readable once the job stops */
+	unsigned busy_poll_us;     /* spin this long before sleeping on the CQ */
+	unsigned signal_every;     /* signal one in this many writes and sends */
+	struct eng_worker *worker;
+	unsigned n_workers;
+	struct eng_stripe *stripe;
+	unsigned n_stripes;
+	struct eng_rail_stat *rail;
+	unsigned n_rails;
+	/* the transport's view of the job, for eng_transport.conn_create */
+	struct eng_link **link;
+	struct eng_tr_worker **tr_worker;
+};
+
+/*
+ * Workers, rails, stripes and slot memory for plan: plan->rail[r] gets
+ * plan->rail[r].qps stripes of n_slots slots of slot_size bytes, in its
+ * worker's memory (a node-local pool when pools is true, else the heap).
+ * The transport then gives each worker CQs and each stripe an endpoint.
+ */
+int eng__job_create(enum eng_role role, const struct topo_plan *plan, unsigned n_slots,
+		    uint32_t slot_size, bool pools, struct eng_job **job_out);
+
+/* Frees what eng__job_create made; the transport's connections go first. Accepts NULL. */
+void eng__job_destroy(struct eng_job *job);
+
+/*
+ * The connection set-up the transport needs for this job: the links, the
+ * workers, and posting each link's receives as it is made (every slot a
+ * credit at the sender). Filled into *cfg, which must outlive the connections.
+ */
+void eng__job_conn_cfg(struct eng_job *job, struct eng_conn_cfg *cfg);
+
+/* Sender set-up of a stripe after its endpoint exists: every slot is a credit. */
+int eng__stripe_init_sender(struct eng_stripe *s);
+
+/* Receiver set-up of a stripe after its endpoint exists: one receive per slot. */
+int eng__stripe_init_receiver(struct eng_stripe *s);
+
+/* ---- the coordinator ---- */
+
+/*
+ * Start one thread per worker, merge their completions until the job is
+ * complete (sender: every chunk credited back), stopped or failed, then
+ * stop and join them. Returns 0 or the job's first error (its sentence
+ * recorded with rcp_err). progress (may be NULL) is called about every
+ * ENG_PROGRESS_MS from the calling thread; it may stop or fail the job.
+ */
+#define ENG_PROGRESS_MS 20
+int eng__job_run(struct eng_job *job, void (*progress)(struct eng_job *job, void *ctx),
+		 void *ctx);
+
+/* Record the job's first error (later ones are dropped) and stop it. Thread-safe. */
+void eng__job_fail(struct eng_job *job, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Stop the job without an error (the receiver, once the sender says it is done). Thread-safe. */
+void eng__job_stop(struct eng_job *job);
+
+/* Chunks completed so far, over all workers. Thread-safe. */
+uint64_t eng__job_done_chunks(const struct eng_job *job);
+
+/* The figures of a job so far, or at its end. Thread-safe. */
+void eng__job_report(const struct eng_job *job, struct eng_report *r);
+
+/* ---- the bench pattern (bench.c) ---- */
+
+/* A bench job of bytes in chunks of chunk: the pattern's source and checking sink. */
+void eng__bench_attach(struct eng_job *job, uint64_t bytes, uint32_t chunk);
+/* ctx: the job's eng_source, to place the chunk in the stream. */
+int eng__bench_fill(void *ctx, struct eng_chunk_hdr *hdr, void *buf);
+/* ctx: the receiving job's chunk size (uint32_t *), to pin each chunk's place; may be NULL. */
+int eng__bench_check(void *ctx, const struct eng_chunk_hdr *hdr, const void *data);
+
+/* ---- the file side of push and pull (files.c) ---- */
+
+struct eng_files;
+
+/*
+ * A side of a file job over manifest m (taken over: freed with the files)
+ * cut into chunks of chunk bytes. Sender: root is where the entries' src
+ * paths are read beneath (NULL: as given); io_flags may hold IO_DIRECT.
+ * Receiver: root is where the entries land (taken over as well).
+ */
+int eng__files_create(enum eng_role role, struct io_manifest *m, uint32_t chunk,
+		      struct io_root *root, unsigned io_flags, struct eng_files **f_out);
+
+/* Closes what is open; a receiver removes the temporary files of unfinished files. Accepts NULL. */
+void eng__files_destroy(struct eng_files *f);
+
+const struct io_manifest *eng__files_manifest(const struct eng_files *f);
+uint64_t eng__files_chunks(const struct eng_files *f);
+
+/* Wire the job's source (sender) or sink (receiver) to f. */
+void eng__files_attach(struct eng_files *f, struct eng_job *job);
+
+/* Receiver, before any chunk: directories, symlinks and files without data, in manifest order. */
+int eng__files_prepare(struct eng_files *f);
+
+/* Receiver, after the last chunk: every file in place, then directory metadata. */
+int eng__files_finish(struct eng_files *f);
+
+/* Files done so far: read to the end (sender) or put in place (receiver). Thread-safe. */
+uint64_t eng__files_done(const struct eng_files *f);
+
+#endif

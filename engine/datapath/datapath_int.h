@@ -1,0 +1,41 @@
+/*
+ * datapath_int.h - private to engine/datapath/: what the stripes, the
+ * worker loop and the coordinator share.
+ */
+#ifndef RAILCP_ENGINE_DATAPATH_INT_H
+#define RAILCP_ENGINE_DATAPATH_INT_H
+
+#if !defined(ENG_LAYER_DATAPATH) && !defined(RAILCP_TESTS)
+#error "engine/datapath/datapath_int.h is private to engine/datapath/"
+#endif
+
+#include "engine/datapath/datapath.h"
+
+/* A worker that saw no completion for this long fails the job: the peer or fabric stalled. */
+#define ENG_STALL_MS 60000
+/* A worker sleeping on its CQs wakes at least this often. */
+#define ENG_SLEEP_MS 100
+/* Spin on the CQs this long after the last completion before sleeping (real runs). */
+#define ENG_BUSY_POLL_US 50
+/* Signal at most one in this many writes and sends. */
+#define ENG_SIGNAL_EVERY 16
+
+/* wr_id: the stripe pointer with the operation in its low bits. */
+enum { ENG_WR_WRITE = 1, ENG_WR_SEND = 2, ENG_WR_RECV = 3, ENG_WR_MASK = 7 };
+
+/* Sender: claim chunks for the stripe's free slots and post them under one doorbell. */
+void eng__stripe_pump(struct eng_stripe *s);
+
+/* Handle one completion of the worker's CQs. */
+void eng__stripe_complete(const struct eng_wc *wc);
+
+/* Sender: nothing left to claim and every slot of w's stripes credited back. */
+bool eng__worker_idle(const struct eng_worker *w);
+
+/* The thread of one worker: drive its stripes until the job stops. */
+void *eng__worker_main(void *arg);
+
+/* Tell the coordinator to look at the job now (a worker went idle or failed). Thread-safe. */
+void eng__job_wake(struct eng_job *job);
+
+#endif

@@ -1,0 +1,141 @@
+/*
+ * worker.c - the worker loop: one thread per NUMA node, pinned to it,
+ * driving the stripes of that node's rails.
+ *
+ * The loop: a sender pumps chunks into every stripe with credits; then the
+ * worker polls its CQs and hands each completion to its stripe. After
+ * busy_poll_us without a completion it sleeps on the CQs' event fds and the
+ * job's stop fd, at most ENG_SLEEP_MS, so every wait ends on a completion, a
+ * stop, or the stall limit. A sender worker that has nothing left to claim
+ * and every credit back tells the coordinator once (eng__job_wake); the
+ * coordinator, not the worker, decides that the job is complete.
+ *
+ * Threading: a worker's CQs, stripes and counters belong to its thread.
+ */
+#include "engine/datapath/datapath_int.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+
+bool eng__worker_idle(const struct eng_worker *w)
+{
+	const struct eng_job *job = w->job;
+	unsigned i;
+
+	if (job->role == ENG_RECEIVER)
+		return false; /* runs until the session stops it */
+	if (atomic_load(&job->next_chunk) < job->src.n_chunks)
+		return false;
+	for (i = 0; i < w->n_stripes; i++)
+		if (w->stripe[i]->outstanding)
+			return false;
+	return true;
+}
+
+/* Poll every CQ of the worker once; returns the count or -errno. */
+static int worker_poll(struct eng_worker *w, struct eng_wc *wc)
+{
+	unsigned i;
+	int n = 0, k;
+
+	for (i = 0; i < w->tr.n_cqs && n < ENG_POLL_BATCH; i++) {
+		struct eng_cq *cq = w->tr.cq[i];
+
+		k = cq->ops->poll(cq, wc + n, ENG_POLL_BATCH - n);
+		if (k < 0)
+			return k;
+		n += k;
+	}
+	return n;
+}
+
+/*
+ * Sleep on the CQs' event fds and the job's stop fd, at most ENG_SLEEP_MS. A
+ * completion may have arrived between the last poll and the arm, so poll
+ * once more after arming.
+ */
+static int worker_sleep(struct eng_worker *w, struct eng_wc *wc, int *n)
+{
+	struct pollfd pfd[ENG_MAX_CQS + 1];
+	unsigned i, k = w->tr.n_cqs;
+	int err;
+
+	for (i = 0; i < k; i++) {
+		struct eng_cq *cq = w->tr.cq[i];
+
+		if ((err = cq->ops->arm(cq)) != 0)
+			return err;
+		pfd[i] = (struct pollfd){.fd = cq->ops->event_fd(cq), .events = POLLIN};
+	}
+	pfd[k] = (struct pollfd){.fd = w->job->stop_fd, .events = POLLIN};
+	*n = worker_poll(w, wc);
+	if (*n != 0)
+		return *n < 0 ? *n : 0;
+	if (poll(pfd, k + 1, ENG_SLEEP_MS) > 0)
+		for (i = 0; i < k; i++)
+			if (pfd[i].revents & POLLIN)
+				w->tr.cq[i]->ops->ack_events(w->tr.cq[i]);
+	return 0;
+}
+
+/* One round: pump, poll (or sleep), handle. False when the worker must stop. */
+static bool worker_round(struct eng_worker *w, uint64_t *idle_since, bool *told_idle)
+{
+	struct eng_job *job = w->job;
+	struct eng_wc wc[ENG_POLL_BATCH];
+	unsigned i;
+	int n, k, err;
+
+	if (job->role == ENG_SENDER)
+		for (i = 0; i < w->n_stripes; i++)
+			eng__stripe_pump(w->stripe[i]);
+	n = worker_poll(w, wc);
+	if (n == 0 && rcp_now_ns() - *idle_since > job->busy_poll_us * 1000ull &&
+	    (err = worker_sleep(w, wc, &n)) != 0) {
+		eng__job_fail(job, err, "waiting for completions failed: %s", strerror(-err));
+		return false;
+	}
+	if (n < 0) {
+		eng__job_fail(job, n, "polling the completion queue failed: %s", strerror(-n));
+		return false;
+	}
+	if (n > 0)
+		*idle_since = rcp_now_ns();
+	else if (!*told_idle && rcp_now_ns() - *idle_since > ENG_STALL_MS * 1000000ull)
+		eng__job_fail(job, -ETIMEDOUT, "no completion for %d s: the peer or the fabric stalled",
+			      ENG_STALL_MS / 1000);
+	for (k = 0; k < n; k++)
+		eng__stripe_complete(&wc[k]);
+	if (!*told_idle && eng__worker_idle(w)) {
+		*told_idle = true; /* nothing more to do here: the coordinator decides */
+		eng__job_wake(job);
+	}
+	return true;
+}
+
+void *eng__worker_main(void *arg)
+{
+	struct eng_worker *w = arg;
+	struct eng_job *job = w->job;
+	uint64_t idle_since = rcp_now_ns();
+	bool told_idle = false;
+	int err;
+
+	if (w->n_stripes == 0) {
+		atomic_store(&w->finished, true);
+		eng__job_wake(job);
+		return NULL;
+	}
+	if (w->bind && (err = topo_thread_bind(&w->cpus, w->node)) != 0)
+		rcp_log(RCP_LOG_INFO, "worker %u: cannot bind to node %d: %s", w->tr.index, w->node,
+			rcp_err_msg(err));
+	while (!atomic_load_explicit(&job->stop, memory_order_relaxed) &&
+	       worker_round(w, &idle_since, &told_idle))
+		;
+	atomic_store(&w->finished, true);
+	eng__job_wake(job);
+	return NULL;
+}

@@ -1,0 +1,345 @@
+/*
+ * client.c - the client's end of a session: railcp bench, push and pull.
+ *
+ * In order: TCP connect; hello with the job and one entry per stripe (its
+ * rail's address and subnet); mutual authentication; for a push the file
+ * list goes to the server once it says "ready", for a pull it comes back,
+ * is checked against what was asked for (io_pull_names_check) and the
+ * destination is prepared here; the server's welcome names the session
+ * token, the slot count and size, and for each stripe the server's
+ * address, port and stripe to connect to. Then every stripe connects, the
+ * job runs, and the end-of-job exchange confirms what arrived (session.c).
+ * The client sends for bench and push and receives for pull.
+ *
+ * Threading: eng_bench_run and eng_copy_run run on the caller's thread plus
+ * one thread per worker; they return after all of them have stopped.
+ */
+#include "engine/session/session_int.h"
+
+#include "common/common.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+struct client {
+	struct eng_session s;
+	const struct eng_client_opts *o;
+	uint64_t t0_ns;
+	struct eng_auth_key key;
+	json_t *welcome;
+	char peer[TOPO_MAX_RAILS][80]; /* per rail: the server rails it was paired with */
+};
+
+static int tcp_connect(const char *host, uint16_t port, int timeout_ms, int *fd_out)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
+	char service[8];
+	int fd = -1, r, err = 0;
+
+	snprintf(service, sizeof(service), "%u", port);
+	r = getaddrinfo(host, service, &hints, &res);
+	if (r)
+		return rcp_err(-EHOSTUNREACH, "cannot resolve %s: %s", host, gai_strerror(r));
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+		if (fd < 0)
+			continue;
+		if (eng__tcp_connect_timeout(fd, ai->ai_addr, ai->ai_addrlen, timeout_ms) == 0)
+			break;
+		err = errno;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		return rcp_err(-(err ? err : EHOSTUNREACH),
+			       "cannot reach a railcp server at %s port %u: %s", host, port,
+			       strerror(err ? err : EHOSTUNREACH));
+	eng__tcp_tune(fd);
+	*fd_out = fd;
+	return 0;
+}
+
+/* The copy's flags, as the server reads them. */
+static json_t *copy_flags(const struct eng_copy_opts *cp)
+{
+	json_t *flags = json_object();
+
+	json_object_set_new(flags, ENG_FLAG_PRESERVE, json_boolean(cp->preserve));
+	json_object_set_new(flags, ENG_FLAG_FSYNC, json_boolean(cp->fsync));
+	json_object_set_new(flags, ENG_FLAG_DIRECT, json_boolean(cp->direct));
+	json_object_set_new(flags, ENG_FLAG_RECURSIVE, json_boolean(cp->recursive));
+	json_object_set_new(flags, ENG_FLAG_CONTENTS,
+			    json_boolean(io_src_contents_only(cp->src, cp->n_src)));
+	return flags;
+}
+
+/* The job's own part of the hello. */
+static int hello_job(struct client *c, json_t *m)
+{
+	const struct eng_copy_opts *cp = c->o->copy;
+	json_t *srcs;
+	size_t i;
+
+	if (!cp) {
+		json_object_set_new(m, ENG_KEY_JOB, json_string(ENG_JOB_BENCH));
+		json_object_set_new(m, ENG_KEY_BYTES, json_integer((json_int_t)c->s.bench_bytes));
+		return 0;
+	}
+	json_object_set_new(m, ENG_KEY_FLAGS, copy_flags(cp));
+	if (cp->dir == ENG_PUSH) {
+		json_object_set_new(m, ENG_KEY_JOB, json_string(ENG_JOB_PUSH));
+		json_object_set_new(m, ENG_KEY_CHUNKS, json_integer((json_int_t)eng__files_chunks(c->s.files)));
+		return eng__proto_set_hex(m, ENG_KEY_DST, cp->dst, strlen(cp->dst));
+	}
+	json_object_set_new(m, ENG_KEY_JOB, json_string(ENG_JOB_PULL));
+	srcs = json_array();
+	json_object_set_new(m, ENG_KEY_SRC, srcs);
+	for (i = 0; i < cp->n_src; i++)
+		if (json_array_append_new(srcs, eng__proto_hex(cp->src[i], strlen(cp->src[i]))))
+			return -ENOMEM;
+	return 0;
+}
+
+static json_t *hello_make(struct client *c)
+{
+	const struct topo_plan *plan = c->o->plan;
+	json_t *m = eng__proto_msg(ENG_MSG_HELLO, true), *stripes = json_array();
+	unsigned r, q;
+
+	json_object_set_new(m, ENG_KEY_CHUNK, json_integer(c->s.chunk));
+	for (r = 0; r < plan->n_rails; r++)
+		for (q = 0; q < plan->rail[r].qps; q++) {
+			json_t *st = json_object();
+
+			json_object_set_new(st, ENG_KEY_ADDR, json_string(c->s.addr[r].text));
+			json_object_set_new(st, ENG_KEY_PREFIX, json_integer(c->s.addr[r].prefix));
+			json_object_set_new(st, ENG_KEY_RAIL, json_string(plan->rail[r].dev));
+			json_array_append_new(stripes, st);
+		}
+	json_object_set_new(m, ENG_KEY_STRIPES, stripes);
+	if (hello_job(c, m) ||
+	    (c->s.key && eng__proto_set_hex(m, ENG_KEY_CHALLENGE, c->s.challenge, sizeof(c->s.challenge)))) {
+		json_decref(m);
+		return NULL;
+	}
+	return m;
+}
+
+/* The key, if one is configured; without one only a keyless server will talk. */
+static int client_key(struct client *c)
+{
+	int err = eng__auth_key_find(c->o->key_file, &c->key);
+
+	if (err == -ENOENT && !c->o->key_file) {
+		rcp_err_clear();
+		return 0;
+	}
+	if (!err) {
+		c->s.key = &c->key;
+		err = eng__auth_challenge(c->s.challenge);
+	}
+	return err;
+}
+
+/* Push: the file list of the sources, walked before anything is sent. */
+static int push_prepare(struct client *c)
+{
+	const struct eng_copy_opts *cp = c->o->copy;
+	struct io_manifest *m;
+	int err;
+
+	err = io_manifest_walk(NULL, cp->src, cp->n_src, cp->recursive ? IO_WALK_RECURSIVE : 0, NULL, &m);
+	if (!err)
+		err = eng__files_create(ENG_SENDER, m, c->s.chunk, NULL, cp->direct ? IO_DIRECT : 0,
+					&c->s.files);
+	return err;
+}
+
+/* Pull: the server's file list, checked, and the local destination made ready for it. */
+static int pull_prepare(struct client *c)
+{
+	const struct eng_copy_opts *cp = c->o->copy;
+	struct io_manifest *m = NULL;
+	int err;
+
+	err = eng__manifest_recv(c->s.fd, c->s.timeout_ms, &m);
+	if (!err && (err = io_pull_names_check(cp->src, cp->n_src, cp->recursive, m)) != 0)
+		io_manifest_destroy(m);
+	if (!err)
+		err = eng__dest_files(NULL, cp->dst, io_src_contents_only(cp->src, cp->n_src),
+				      eng__dest_flags(cp->preserve, cp->fsync, cp->direct), m,
+				      c->s.chunk, &c->s.files);
+	return err;
+}
+
+/* Hello, authentication, the file list either way, the welcome. */
+static int handshake(struct client *c)
+{
+	const struct eng_copy_opts *cp = c->o->copy;
+	json_t *hello;
+	int err;
+
+	if ((err = client_key(c)) != 0 || (err = eng__session_rails(&c->s, c->o->plan)) != 0 ||
+	    (err = tcp_connect(c->o->host, c->o->port ? c->o->port : ENG_DEFAULT_PORT,
+			       c->s.timeout_ms, &c->s.fd)) != 0)
+		return err;
+	hello = hello_make(c);
+	err = hello ? eng__proto_send(c->s.fd, hello) : -ENOMEM;
+	json_decref(hello);
+	if (!err)
+		err = eng__session_auth(&c->s, NULL);
+	if (!err && cp && cp->dir == ENG_PUSH) {
+		/* The server accepts the job before the list goes: a refusal then reads as one. */
+		json_t *ready = NULL;
+
+		err = eng__proto_recv(c->s.fd, c->s.timeout_ms, ENG_MSG_READY, &ready);
+		json_decref(ready);
+		if (!err)
+			err = eng__manifest_send(c->s.fd, eng__files_manifest(c->s.files));
+	} else if (!err && cp) {
+		err = pull_prepare(c);
+	}
+	if (!err)
+		err = eng__proto_recv(c->s.fd, c->s.timeout_ms, ENG_MSG_WELCOME, &c->welcome);
+	if (!err)
+		err = eng__proto_check_hello(c->welcome);
+	return err;
+}
+
+/* Connect stripe i as the welcome's entry w says. */
+static int stripe_connect(struct client *c, unsigned i, const json_t *w)
+{
+	struct eng_stripe *st = &c->s.job->stripe[i];
+	const char *addr = json_string_value(json_object_get(w, ENG_KEY_ADDR));
+	const char *rail = json_string_value(json_object_get(w, ENG_KEY_RAIL));
+	struct sockaddr_in dst = {.sin_family = AF_INET}, src = c->s.addr[st->rail].addr;
+	char *peer = c->peer[st->rail];
+	uint64_t port, peer_stripe;
+	int err;
+
+	if ((err = eng__proto_get_u64(w, ENG_KEY_PORT, &port)) != 0 ||
+	    (err = eng__proto_get_u64(w, ENG_KEY_STRIPE, &peer_stripe)) != 0)
+		return err;
+	if (!addr || !rail || inet_pton(AF_INET, addr, &dst.sin_addr) != 1 || port == 0 ||
+	    port > 65535)
+		return rcp_err(-EPROTO, "the server sent an unusable address for stripe %u", i);
+	dst.sin_port = htons((uint16_t)port);
+	if (!peer[0] || !strstr(peer, rail))
+		snprintf(peer + strlen(peer), sizeof(c->peer[0]) - strlen(peer), "%s%s",
+			 peer[0] ? "," : "", rail);
+	return c->s.tr->connect(c->s.conn, &st->link, &src, &dst, (uint32_t)peer_stripe,
+				c->s.timeout_ms);
+}
+
+/* The job as the welcome describes it, every stripe connected. */
+static int job_setup(struct client *c)
+{
+	const json_t *stripes = json_object_get(c->welcome, ENG_KEY_STRIPES);
+	const char *token = json_string_value(json_object_get(c->welcome, ENG_KEY_TOKEN));
+	uint64_t n_slots, chunks, want = c->s.files ? eng__files_chunks(c->s.files) : 0;
+	unsigned i, n;
+	int err;
+
+	if ((err = eng__proto_get_u64(c->welcome, ENG_KEY_SLOTS, &n_slots)) != 0 ||
+	    (err = eng__proto_get_u64(c->welcome, ENG_KEY_CHUNKS, &chunks)) != 0)
+		return err;
+	if (!token || n_slots == 0 || n_slots > ENG_MAX_SLOTS_OFFERED || !json_is_array(stripes))
+		return rcp_err(-EPROTO, "the server's welcome is incomplete");
+	if (c->s.files && chunks != want)
+		return rcp_err(-EPROTO, "the server planned %" PRIu64 " chunks, this side %" PRIu64,
+			       chunks, want);
+	for (i = 0, n = 0; i < c->o->plan->n_rails; i++)
+		n += c->o->plan->rail[i].qps;
+	if (json_array_size(stripes) != n)
+		return rcp_err(-EPROTO, "the server answered for %zu stripes, not %u",
+			       json_array_size(stripes), n);
+	err = eng__session_job(&c->s, c->o->plan, (unsigned)n_slots, strtoull(token, NULL, 16));
+	for (i = 0; i < n && !err; i++)
+		err = stripe_connect(c, i, json_array_get(stripes, i));
+	return err;
+}
+
+static void client_progress(struct eng_session *s, void *ctx)
+{
+	struct client *c = ctx;
+	struct eng_report so_far;
+
+	eng__session_report(s, &so_far);
+	if (s->files)
+		so_far.wall_seconds = (double)(rcp_now_ns() - c->t0_ns) / 1e9;
+	c->o->progress(&so_far, c->o->ctx);
+}
+
+int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_out)
+{
+	struct client c = {.o = o, .t0_ns = rcp_now_ns()};
+	const struct eng_copy_opts *cp = o->copy;
+	unsigned r;
+	int err;
+
+	eng__session_init(&c.s, ENG_CLIENT, o->tr, -1, o->timeout_ms);
+	c.s.role = cp && cp->dir == ENG_PULL ? ENG_RECEIVER : ENG_SENDER;
+	c.s.chunk = o->chunk;
+	c.s.bench_bytes = o->bench_bytes;
+	c.s.cancel = cp ? cp->cancel : NULL;
+	c.s.cancel_err = -EINTR;
+	c.s.cancel_why = "interrupted";
+	if (o->progress) {
+		c.s.progress = client_progress;
+		c.s.ctx = &c;
+	}
+	err = cp && cp->dir == ENG_PUSH ? push_prepare(&c) : 0;
+	if (!err)
+		err = handshake(&c);
+	if (!err)
+		err = job_setup(&c);
+	if (!err)
+		err = eng__session_run(&c.s);
+	if (!err)
+		err = eng__session_end(&c.s);
+	if (err && c.s.fd >= 0)
+		eng__proto_send_error(c.s.fd, err);
+	if (!err) {
+		eng__session_report(&c.s, report_out);
+		if (c.s.files)
+			report_out->wall_seconds = (double)(rcp_now_ns() - c.t0_ns) / 1e9;
+		for (r = 0; r < report_out->n_rails; r++)
+			snprintf(report_out->rail[r].peer, sizeof(report_out->rail[r].peer), "%s",
+				 c.peer[r]);
+	}
+	eng__session_fini(&c.s);
+	json_decref(c.welcome);
+	eng__auth_key_wipe(&c.key);
+	return err;
+}
+
+int eng_bench_run(const struct eng_bench_opts *o, struct eng_report *report_out)
+{
+	struct eng_client_opts co = {o->host, o->port, o->chunk, o->plan, o->timeout_ms, o->key_file,
+				     o->progress, o->ctx, eng__transport_verbs(), o->bytes, NULL};
+
+	if (o->chunk == 0 || o->chunk % ENG_CHUNK_MIN || o->chunk > ENG_CHUNK_MAX || o->bytes == 0)
+		return rcp_err(-EINVAL, "the chunk size must be a multiple of 4 KiB up to 64 MiB and "
+					"bytes more than 0");
+	return eng__client_run(&co, report_out);
+}
+
+int eng_copy_run(const struct eng_copy_opts *o, struct eng_report *report_out)
+{
+	struct eng_client_opts co = {o->host, o->port, o->chunk, o->plan, o->timeout_ms, o->key_file,
+				     o->progress, o->ctx, eng__transport_verbs(), 0, o};
+
+	if (o->chunk == 0 || o->chunk % ENG_CHUNK_MIN || o->chunk > ENG_CHUNK_MAX || o->n_src == 0 ||
+	    !o->dst)
+		return rcp_err(-EINVAL, "a copy needs sources, a destination and a chunk size that is a "
+					"multiple of 4 KiB up to 64 MiB");
+	return eng__client_run(&co, report_out);
+}

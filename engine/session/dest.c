@@ -1,0 +1,93 @@
+/*
+ * dest.c - where a copy lands: the receiving side's root, as cp -r names
+ * it, and its file side made ready before any chunk arrives.
+ *
+ * The naming is decided by io_dest_decide (a pure function of the
+ * destination, the contents flag, whether the destination is a directory
+ * and how many top-level entries arrive); this file carries the decision
+ * out beneath the parent root, so nothing is created outside it.
+ *
+ * Threading: the session's thread.
+ */
+#include "engine/session/session_int.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+unsigned eng__dest_flags(bool preserve, bool fsync, bool direct)
+{
+	return (preserve ? IO_ROOT_KEEP_META : 0) | (fsync ? IO_ROOT_FSYNC : 0) |
+	       (direct ? IO_ROOT_DIRECT : 0);
+}
+
+static int dest_open(const struct io_root *parent, const char *dir, unsigned flags,
+		     struct io_root **root_out)
+{
+	int err = parent ? io_root_open_beneath(parent, dir, root_out) : io_root_open(dir, flags, root_out);
+
+	if (!err)
+		io_root_set_flags(*root_out, flags);
+	return err;
+}
+
+/* cp -r DIR/. NEW: NEW is made, and DIR's contents land in it. */
+static int dest_make(const struct io_root *parent, const char *dir, const char *name,
+		     unsigned flags, struct io_root **root_out)
+{
+	struct io_entry e = {.path = (char *)name, .type = IO_DIR, .mode = 0777};
+	struct io_root *up;
+	int err = dest_open(parent, dir, flags, &up);
+
+	if (err)
+		return err;
+	err = io_root_mkdir(up, &e);
+	if (!err)
+		err = io_root_open_beneath(up, name, root_out);
+	io_root_close(up);
+	return err;
+}
+
+int eng__dest_open(const struct io_root *parent, const char *dst, bool contents,
+		   unsigned root_flags, struct io_manifest *m, struct io_root **root_out)
+{
+	struct io_dest *d = malloc(sizeof(*d));
+	char *path = malloc(IO_PATH_MAX);
+	int err = d && path ? io_dest_path(dst, path) : rcp_err(-ENOMEM, "out of memory opening "
+									   "the destination");
+
+	if (!err)
+		err = io_dest_decide(dst, contents, dest_open(parent, path, root_flags, root_out),
+				     io_manifest_top_count(m), d);
+	if (!err && d->kind == IO_DEST_MKDIR)
+		err = dest_make(parent, d->dir, d->name, root_flags, root_out);
+	if (!err && d->kind == IO_DEST_RENAME && (err = io_manifest_rename_top(m, d->name)) == 0)
+		err = dest_open(parent, d->dir, root_flags, root_out);
+	free(path);
+	free(d);
+	return err;
+}
+
+int eng__dest_files(const struct io_root *parent, const char *dst, bool contents,
+			unsigned root_flags, struct io_manifest *m, uint32_t chunk,
+			struct eng_files **f_out)
+{
+	struct io_root *root;
+	struct eng_files *f;
+	int err = eng__dest_open(parent, dst, contents, root_flags, m, &root);
+
+	if (err) {
+		io_manifest_destroy(m);
+		return err;
+	}
+	if ((err = eng__files_create(ENG_RECEIVER, m, chunk, root, 0, &f)) != 0)
+		return err;
+	if ((err = eng__files_prepare(f)) != 0) {
+		eng__files_destroy(f);
+		return err;
+	}
+	*f_out = f;
+	return 0;
+}

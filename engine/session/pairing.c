@@ -1,0 +1,99 @@
+/*
+ * pairing.c - which of the server's rails carries each of the client's
+ * stripes, and how many slots each stripe gets.
+ *
+ * Rails are paired by subnet: separate rails of a multi-rail fabric sit on
+ * separate subnets, and a stripe can only reach a receiver rail on its own.
+ * Where no subnet matches (routed fabrics) the least loaded rail is used.
+ * Slots come from the server's buffer budget per worker (--buffer-mib): the
+ * client chooses stripes and chunk size, and must not make the server
+ * allocate beyond what its operator allowed.
+ *
+ * Threading: thread-safe (no shared state).
+ */
+#include "engine/session/session_int.h"
+
+#include "common/common.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+static bool same_subnet(struct in_addr a, struct in_addr b, unsigned prefix)
+{
+	uint32_t mask = prefix == 0 ? 0 : htonl(~0u << (32 - (prefix > 32 ? 32 : prefix)));
+
+	return (a.s_addr & mask) == (b.s_addr & mask);
+}
+
+unsigned eng__rail_pair(const struct eng_rail_addr *from, const struct eng_rail_addr *to,
+			unsigned n_to, unsigned *load)
+{
+	unsigned i, best = 0;
+	bool best_match = false;
+
+	for (i = 0; i < n_to; i++) {
+		bool match = same_subnet(from->addr.sin_addr, to[i].addr.sin_addr, from->prefix);
+
+		if ((match && !best_match) || (match == best_match && load[i] < load[best])) {
+			best = i;
+			best_match = match;
+		}
+	}
+	load[best]++;
+	return best;
+}
+
+int eng__stripes_pair(const json_t *stripes, const struct eng_rail_addr *ours,
+		      struct topo_plan *plan, unsigned peer_rail[ENG_MAX_STRIPES])
+{
+	unsigned load[TOPO_MAX_RAILS] = {0}, r;
+	size_t i;
+
+	if (!json_is_array(stripes) || json_array_size(stripes) == 0 ||
+	    json_array_size(stripes) > ENG_MAX_STRIPES)
+		return rcp_err(-EINVAL, "a session needs 1 to %d stripes", ENG_MAX_STRIPES);
+	for (i = 0; i < json_array_size(stripes); i++) {
+		json_t *st = json_array_get(stripes, i);
+		const char *a = json_string_value(json_object_get(st, ENG_KEY_ADDR));
+		struct eng_rail_addr from = {.addr = {.sin_family = AF_INET}};
+		uint64_t prefix;
+
+		if (!a || inet_pton(AF_INET, a, &from.addr.sin_addr) != 1 ||
+		    eng__proto_get_u64(st, ENG_KEY_PREFIX, &prefix) || prefix > 32)
+			return rcp_err(-EINVAL, "stripe %zu has no valid IPv4 address and prefix", i);
+		from.prefix = (unsigned)prefix;
+		peer_rail[i] = eng__rail_pair(&from, ours, (unsigned)plan->n_rails, load);
+	}
+	for (r = 0; r < plan->n_rails; r++)
+		plan->rail[r].qps = load[r];
+	return 0;
+}
+
+int eng__slots_per_stripe(const struct topo_plan *plan, uint32_t chunk, unsigned *n_out)
+{
+	unsigned w, r, n = ENG_MAX_SLOTS;
+
+	for (w = 0; w < plan->n_workers; w++) {
+		uint64_t stripes = 0, k;
+
+		for (r = 0; r < plan->n_rails; r++)
+			if (plan->rail[r].worker == w)
+				stripes += plan->rail[r].qps;
+		if (!stripes)
+			continue;
+		k = plan->worker[w].buffer_bytes / (stripes * chunk);
+		if (k < 2)
+			return rcp_err(-ENOMEM, "%" PRIu64 " stripes of %u KiB chunks need %" PRIu64
+						" MiB of slots on the node %d worker, which may use %" PRIu64
+						" MiB: use a smaller --chunk or fewer QPs, or give the server "
+						"a larger --buffer-mib",
+				       stripes, chunk >> 10, (2 * stripes * chunk) >> 20,
+				       plan->worker[w].node, plan->worker[w].buffer_bytes >> 20);
+		if (k < n)
+			n = (unsigned)k;
+	}
+	*n_out = n;
+	return 0;
+}

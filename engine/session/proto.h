@@ -1,0 +1,170 @@
+/*
+ * proto.h - private to engine/session/: the control connection.
+ *
+ * Frames are a 4-byte big-endian length and a JSON object of at most
+ * ENG_PROTO_MAX_FRAME bytes. Each side's first frame is a hello carrying
+ * "proto": "railcp" and "version"; anything else ends the connection with a
+ * sentence saying what the peer is not. Every read has a timeout.
+ *
+ * A session, in order (C: the client, S: the server; the sender of the
+ * job's data may be either):
+ *   C -> S  hello     job, chunk, stripes (address, prefix, rail each), flags,
+ *                     the job's own keys, challenge (when keyed)
+ *   S -> C  challenge challenge, proof            (auth.c, when keyed)
+ *   C -> S  proof     proof
+ *   S -> C  ready                                  (push: the job is accepted)
+ *   either  manifest  total (first part), part     (push: C -> S; pull: S -> C)
+ *   S -> C  welcome   token, chunks, slots, slot_size, stripes (addr, port,
+ *                     stripe, rail each)
+ *   ...     RDMA connections, then the data ...
+ *   sender  done      chunks, bytes, seconds
+ *   rcvr    result    chunks, bytes, files
+ *   either  error     message: ends the session with that sentence
+ * Names travel as hex, so no byte of a file name can break the JSON.
+ *
+ * Threading: functions use only their arguments; one thread per connection.
+ */
+#ifndef RAILCP_ENGINE_PROTO_H
+#define RAILCP_ENGINE_PROTO_H
+
+#if !defined(ENG_LAYER_SESSION) && !defined(RAILCP_TESTS)
+#error "engine/session/proto.h is private to engine/session/"
+#endif
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "io/io.h"
+
+#define ENG_PROTO_NAME "railcp"
+#define ENG_PROTO_VERSION 1
+#define ENG_PROTO_MAX_FRAME (1u << 20)
+/* A hello arrives before authentication: keep what a stranger can make us parse small. */
+#define ENG_PROTO_MAX_HELLO (64u << 10)
+/* The manifest travels in parts of at most this many bytes... */
+#define ENG_MANIFEST_PART (256u << 10)
+/* ...adding up to at most this many: about four million entries. */
+#define ENG_MANIFEST_MAX (1ull << 30)
+
+/* Message types. */
+#define ENG_MSG_HELLO "hello"
+#define ENG_MSG_CHALLENGE "challenge"
+#define ENG_MSG_PROOF "proof"
+#define ENG_MSG_READY "ready"
+#define ENG_MSG_MANIFEST "manifest"
+#define ENG_MSG_WELCOME "welcome"
+#define ENG_MSG_DONE "done"
+#define ENG_MSG_RESULT "result"
+#define ENG_MSG_ERROR "error"
+
+/* Keys. */
+#define ENG_KEY_TYPE "type"
+#define ENG_KEY_PROTO "proto"
+#define ENG_KEY_VERSION "version"
+#define ENG_KEY_MESSAGE "message"
+#define ENG_KEY_JOB "job"               /* ENG_JOB_* */
+#define ENG_KEY_CHUNK "chunk"
+#define ENG_KEY_STRIPES "stripes"
+#define ENG_KEY_ADDR "addr"
+#define ENG_KEY_PREFIX "prefix"
+#define ENG_KEY_RAIL "rail"
+#define ENG_KEY_PORT "port"
+#define ENG_KEY_STRIPE "stripe"
+#define ENG_KEY_FLAGS "flags"           /* ENG_FLAG_* */
+#define ENG_KEY_BYTES "bytes"
+#define ENG_KEY_CHUNKS "chunks"
+#define ENG_KEY_FILES "files"
+#define ENG_KEY_SECONDS "seconds"
+#define ENG_KEY_DST "dst"
+#define ENG_KEY_SRC "src"
+#define ENG_KEY_CHALLENGE "challenge"
+#define ENG_KEY_PROOF "proof"
+#define ENG_KEY_TOTAL "total"
+#define ENG_KEY_PART "part"
+#define ENG_KEY_TOKEN "token"
+#define ENG_KEY_SLOTS "slots"
+#define ENG_KEY_SLOT_SIZE "slot_size"
+
+/* Jobs. */
+#define ENG_JOB_BENCH "bench"
+#define ENG_JOB_PUSH "push"
+#define ENG_JOB_PULL "pull"
+
+/* Copy flags. */
+#define ENG_FLAG_PRESERVE "preserve"
+#define ENG_FLAG_FSYNC "fsync"
+#define ENG_FLAG_DIRECT "direct"
+#define ENG_FLAG_RECURSIVE "recursive"
+#define ENG_FLAG_CONTENTS "contents"
+
+/* Send msg (not consumed). */
+int eng__proto_send(int fd, const json_t *msg);
+
+/*
+ * Receive one frame within timeout_ms. If want_type is not NULL the frame
+ * must have that "type"; a frame of type "error" becomes -ECONNABORTED with
+ * the peer's message as the sentence.
+ */
+int eng__proto_recv(int fd, int timeout_ms, const char *want_type, json_t **msg_out);
+
+/* eng__proto_recv with a smaller frame limit than ENG_PROTO_MAX_FRAME. */
+int eng__proto_recv_max(int fd, int timeout_ms, const char *want_type, uint32_t max,
+			json_t **msg_out);
+
+/*
+ * Without blocking: 0 when nothing arrived on fd, 1 with *msg_out when a
+ * frame of type want arrived, or -errno with a sentence when the peer closed
+ * the connection, reported an error or sent something else.
+ */
+int eng__proto_poll(int fd, const char *want, json_t **msg_out);
+
+/* A new message {"type": type}; with proto and version when hello is true. */
+json_t *eng__proto_msg(const char *type, bool hello);
+
+/* Send a message with no keys but its type. */
+int eng__proto_send_type(int fd, const char *type);
+
+/* Check a hello frame's proto and version; -EPROTO with a sentence. */
+int eng__proto_check_hello(const json_t *msg);
+
+/*
+ * Send {"type": "error", "message": <err's sentence>}, ignoring failures (the
+ * peer may be gone); err's sentence stays recorded for the caller.
+ */
+void eng__proto_send_error(int fd, int err);
+
+/* Fetch an integer member (>= 0); -EPROTO with a sentence when missing or wrong. */
+int eng__proto_get_u64(const json_t *msg, const char *key, uint64_t *v_out);
+
+/* The hex text of len bytes as a JSON string; NULL when out of memory. */
+json_t *eng__proto_hex(const void *bytes, size_t len);
+
+/* Set key to the hex text of len bytes; -ENOMEM. */
+int eng__proto_set_hex(json_t *msg, const char *key, const void *bytes, size_t len);
+
+/* Read key as exactly len bytes of hex; -EPROTO with a sentence otherwise. */
+int eng__proto_get_hex(const json_t *msg, const char *key, void *bytes_out, size_t len);
+
+/*
+ * Decode v, hex of at most max bytes, into a new buffer with a NUL after the
+ * bytes (*len_out may be NULL); what names v in the sentence of an error.
+ */
+int eng__proto_hex_value(const json_t *v, const char *what, size_t max, char **bytes_out,
+			 size_t *len_out);
+
+/* A name from the peer, as hex of at most IO_PATH_MAX - 1 bytes with no NUL in it. */
+int eng__proto_name(const json_t *v, const char *what, char **name_out);
+
+/* Send m's encoding on fd as "manifest" frames. */
+int eng__manifest_send(int fd, const struct io_manifest *m);
+
+/*
+ * Receive a manifest from a peer, who may be hostile: the first frame
+ * announces the total (at most ENG_MANIFEST_MAX), the parts must add up to
+ * it, and io_manifest_decode checks every entry.
+ */
+int eng__manifest_recv(int fd, int timeout_ms, struct io_manifest **m_out);
+
+#endif

@@ -1,0 +1,349 @@
+/*
+ * server.c - the server's end of one session: railcp serve receives bench
+ * and push jobs and sends pull jobs; copies read and write only beneath
+ * --root.
+ *
+ * A session checks the client's hello and proof of the key before it
+ * allocates anything or touches a file; a push then takes the file list,
+ * opens the destination beneath the root (refusing names that lead out) and
+ * creates directories, symlinks and empty files; a pull walks its sources
+ * beneath the root and sends the file list. Then it pairs each client stripe
+ * with a rail of this host (pairing.c), builds a job with that many stripes
+ * per rail on the rails' workers, listens on the rails it uses, and answers
+ * with where each stripe must connect. Every session's end - success or
+ * failure, with its reason - is one line on stderr.
+ *
+ * Threading: each session runs on a detached thread of its own (and its
+ * job's workers); the server's state is read-only to it but for the counts.
+ */
+#include "engine/session/session_int.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+struct srv_session {
+	struct eng_session s;
+	struct eng_server *srv;
+	unsigned id;
+	char peer[64];
+	json_t *hello;
+	const char *kind;                 /* ENG_JOB_* */
+	uint64_t bytes;                   /* announced, for the log */
+	unsigned root_flags;              /* IO_ROOT_* from the client's flags */
+	char where[IO_ESC_MAX];           /* push: the destination; pull: the first source */
+	struct topo_plan plan;            /* the server's plan, with this session's stripes */
+	unsigned peer_rail[ENG_MAX_STRIPES]; /* our rail for each client stripe */
+};
+
+static bool flag(const json_t *hello, const char *name)
+{
+	return json_is_true(json_object_get(json_object_get(hello, ENG_KEY_FLAGS), name));
+}
+
+static int hello_check(struct srv_session *ss)
+{
+	const char *job = json_string_value(json_object_get(ss->hello, ENG_KEY_JOB));
+	json_t *stripes = json_object_get(ss->hello, ENG_KEY_STRIPES);
+	bool bench = job && !strcmp(job, ENG_JOB_BENCH);
+	uint64_t chunk;
+	int err;
+
+	if (!job || (!bench && strcmp(job, ENG_JOB_PUSH) && strcmp(job, ENG_JOB_PULL)))
+		return rcp_err(-EPROTO, "this server does not run '%s' jobs", job ? job : "?");
+	ss->kind = job;
+	ss->s.role = strcmp(job, ENG_JOB_PULL) ? ENG_RECEIVER : ENG_SENDER;
+	if (!bench && !ss->srv->root)
+		return rcp_err(-EPERM, "this server was started without --root: it serves no files, "
+				       "only railcp bench");
+	if ((err = eng__proto_get_u64(ss->hello, ENG_KEY_CHUNK, &chunk)) != 0)
+		return err;
+	if (bench && (err = eng__proto_get_u64(ss->hello, ENG_KEY_BYTES, &ss->bytes)) != 0)
+		return err;
+	if (bench && (ss->bytes == 0 || ss->bytes > ENG_MAX_BENCH_BYTES))
+		return rcp_err(-EINVAL, "a bench of %" PRIu64 " bytes is out of bounds", ss->bytes);
+	if (chunk < ENG_CHUNK_MIN || chunk > ENG_CHUNK_MAX || chunk % ENG_CHUNK_MIN)
+		return rcp_err(-EINVAL, "a chunk of %" PRIu64 " bytes is out of bounds "
+					"(4 KiB to 64 MiB, multiples of 4 KiB)",
+			       chunk);
+	ss->s.chunk = (uint32_t)chunk;
+	ss->s.bench_bytes = bench ? ss->bytes : 0;
+	ss->root_flags = eng__dest_flags(flag(ss->hello, ENG_FLAG_PRESERVE),
+					 flag(ss->hello, ENG_FLAG_FSYNC), flag(ss->hello, ENG_FLAG_DIRECT));
+	if (!json_is_array(stripes) || json_array_size(stripes) == 0 ||
+	    json_array_size(stripes) > ENG_MAX_STRIPES)
+		return rcp_err(-EINVAL, "a session needs 1 to %d stripes", ENG_MAX_STRIPES);
+	return 0;
+}
+
+/* Push: the file list, the destination beneath the root, and what needs no data. */
+static int push_prepare(struct srv_session *ss)
+{
+	struct io_manifest *m = NULL;
+	char *dst = NULL;
+	uint64_t chunks;
+	int err;
+
+	if ((err = eng__proto_send_type(ss->s.fd, ENG_MSG_READY)) != 0 ||
+	    (err = eng__proto_get_u64(ss->hello, ENG_KEY_CHUNKS, &chunks)) != 0 ||
+	    (err = eng__proto_name(json_object_get(ss->hello, ENG_KEY_DST), "a destination", &dst)) != 0)
+		return err;
+	io_path_printable(dst, ss->where);
+	err = eng__manifest_recv(ss->s.fd, ss->s.timeout_ms, &m);
+	if (!err) {
+		ss->bytes = m->data_bytes;
+		err = eng__dest_files(ss->srv->root, dst, flag(ss->hello, ENG_FLAG_CONTENTS),
+				      ss->root_flags, m, ss->s.chunk, &ss->s.files);
+	}
+	free(dst);
+	if (!err && eng__files_chunks(ss->s.files) != chunks)
+		err = rcp_err(-EPROTO, "the sender planned %" PRIu64 " chunks, this server %" PRIu64,
+			      chunks, eng__files_chunks(ss->s.files));
+	return err;
+}
+
+/* The hello's sources, names beneath the root. */
+static int pull_sources(struct srv_session *ss, char ***src_out, size_t *n_out)
+{
+	json_t *arr = json_object_get(ss->hello, ENG_KEY_SRC);
+	size_t i, n = json_array_size(arr);
+	char **src;
+	int err = 0;
+
+	if (!json_is_array(arr) || n == 0 || n > ENG_MAX_PULL_SOURCES)
+		return rcp_err(-EINVAL, "a pull needs 1 to %d sources", ENG_MAX_PULL_SOURCES);
+	src = calloc(n, sizeof(*src));
+	if (!src)
+		return rcp_err(-ENOMEM, "out of memory for %zu sources", n);
+	for (i = 0; i < n && !err; i++)
+		err = eng__proto_name(json_array_get(arr, i), "a source", &src[i]);
+	*src_out = src;
+	*n_out = n;
+	return err;
+}
+
+/* Pull: walk the sources beneath the root and send their file list. */
+static int pull_prepare(struct srv_session *ss)
+{
+	struct io_manifest *m = NULL;
+	struct io_root *root = NULL;
+	char **src = NULL;
+	size_t i, n = 0;
+	int err = pull_sources(ss, &src, &n);
+
+	if (!err) {
+		io_path_printable(src[0], ss->where);
+		err = io_manifest_walk(ss->srv->root, (const char *const *)src, n,
+				       flag(ss->hello, ENG_FLAG_RECURSIVE) ? IO_WALK_RECURSIVE : 0, NULL, &m);
+	}
+	for (i = 0; i < n; i++)
+		free(src[i]);
+	free(src);
+	if (!err)
+		err = io_root_open_beneath(ss->srv->root, ".", &root);
+	if (err) {
+		io_manifest_destroy(m);
+		return err;
+	}
+	ss->bytes = m->data_bytes;
+	err = eng__files_create(ENG_SENDER, m, ss->s.chunk, root,
+				(ss->root_flags & IO_ROOT_DIRECT) ? IO_DIRECT : 0, &ss->s.files);
+	if (!err)
+		err = eng__manifest_send(ss->s.fd, eng__files_manifest(ss->s.files));
+	return err;
+}
+
+/* The welcome: token, slots, and for each client stripe where to connect. */
+static int welcome_send(struct srv_session *ss, const uint16_t *port)
+{
+	const struct eng_job *job = ss->s.job;
+	json_t *m = eng__proto_msg(ENG_MSG_WELCOME, true), *arr = json_array();
+	unsigned seen[TOPO_MAX_RAILS] = {0}, base[TOPO_MAX_RAILS], r, k = 0;
+	char token[20];
+	size_t i;
+	int err;
+
+	for (r = 0; r < ss->plan.n_rails; r++) {
+		base[r] = k;
+		k += ss->plan.rail[r].qps;
+	}
+	snprintf(token, sizeof(token), "%016" PRIx64, job->token);
+	json_object_set_new(m, ENG_KEY_TOKEN, json_string(token));
+	json_object_set_new(m, ENG_KEY_CHUNKS, json_integer((json_int_t)job->src.n_chunks));
+	json_object_set_new(m, ENG_KEY_SLOTS, json_integer(job->stripe[0].link.n_slots));
+	json_object_set_new(m, ENG_KEY_SLOT_SIZE, json_integer(ss->s.chunk));
+	for (i = 0; i < json_array_size(json_object_get(ss->hello, ENG_KEY_STRIPES)); i++) {
+		json_t *st = json_object();
+
+		r = ss->peer_rail[i];
+		json_object_set_new(st, ENG_KEY_ADDR, json_string(ss->srv->addr[r].text));
+		json_object_set_new(st, ENG_KEY_PORT, json_integer(port[r]));
+		json_object_set_new(st, ENG_KEY_STRIPE, json_integer(base[r] + seen[r]++));
+		json_object_set_new(st, ENG_KEY_RAIL, json_string(job->rail[r].name));
+		json_array_append_new(arr, st);
+	}
+	json_object_set_new(m, ENG_KEY_STRIPES, arr);
+	err = eng__proto_send(ss->s.fd, m);
+	json_decref(m);
+	return err;
+}
+
+/* Pairing, slots, the job, listening, the welcome, and every stripe connected. */
+static int session_setup(struct srv_session *ss)
+{
+	const struct eng_transport *tr = ss->s.tr;
+	uint16_t port[TOPO_MAX_RAILS] = {0};
+	unsigned r, n_slots = 0;
+	uint64_t token;
+	int err;
+
+	ss->plan = *ss->srv->o->plan;
+	if ((err = eng__stripes_pair(json_object_get(ss->hello, ENG_KEY_STRIPES), ss->srv->addr,
+				     &ss->plan, ss->peer_rail)) != 0 ||
+	    (err = eng__slots_per_stripe(&ss->plan, ss->s.chunk, &n_slots)) != 0)
+		return err;
+	if (getrandom(&token, sizeof(token), 0) != sizeof(token))
+		return rcp_err(-EIO, "cannot draw a session token: %s", strerror(errno));
+	if ((err = eng__session_job(&ss->s, &ss->plan, n_slots, token)) != 0)
+		return err;
+	for (r = 0; r < ss->plan.n_rails && !err; r++) {
+		struct sockaddr_in a = ss->srv->addr[r].addr;
+
+		if (ss->plan.rail[r].qps)
+			err = tr->listen(ss->s.conn, &a, &port[r]);
+	}
+	if (!err)
+		err = welcome_send(ss, port);
+	if (!err)
+		err = tr->accept_all(ss->s.conn, ss->s.fd, ss->s.timeout_ms);
+	if (err == -EPIPE) { /* the client gave up while connecting: say why */
+		json_t *msg = NULL;
+		int got = eng__proto_poll(ss->s.fd, "(nothing while connecting)", &msg);
+
+		json_decref(msg);
+		err = got < 0 ? got : rcp_err(-EPROTO, "the sender broke off while connecting");
+	}
+	return err;
+}
+
+/* "bench", "push of 12 files into "dst"", "pull of 3 files from "src"" for the log. */
+static const char *session_what(const struct srv_session *ss, char *buf, size_t len)
+{
+	if (!ss->s.files)
+		return ENG_JOB_BENCH;
+	snprintf(buf, len, "%s of %" PRIu64 " files %s \"%s\"", ss->kind,
+		 eng__files_manifest(ss->s.files)->n_files, ss->s.role == ENG_SENDER ? "from" : "into",
+		 ss->where[0] ? ss->where : ".");
+	return buf;
+}
+
+/* The exchange that ends a job, then the session's line in the log. */
+static int session_end(struct srv_session *ss)
+{
+	struct eng_report rep;
+	char what[IO_ESC_MAX + 64];
+	double secs;
+	int err = eng__session_end(&ss->s);
+
+	if (err)
+		return err;
+	eng__job_report(ss->s.job, &rep);
+	/* The sender's clock: its first post to its last credit, the transfer's real span. */
+	secs = ss->s.role == ENG_SENDER ? rep.seconds
+					: json_real_value(json_object_get(ss->s.done, ENG_KEY_SECONDS));
+	rcp_log(RCP_LOG_NOTICE, "session %u from %s: %s done, %" PRIu64 " MiB over %u stripes "
+		"verified; %.2f s, %.3f Gb/s as the sender measured", ss->id, ss->peer,
+		session_what(ss, what, sizeof(what)), rep.bytes >> 20, ss->s.job->n_stripes, secs,
+		secs > 0 ? rep.bytes * 8 / secs / 1e9 : 0);
+	return 0;
+}
+
+/* Hello and proof; then the session counts against --max-sessions. */
+static int session_admit(struct srv_session *ss, bool *counted)
+{
+	struct eng_server *srv = ss->srv;
+	int err = eng__proto_recv_max(ss->s.fd, ss->s.timeout_ms, ENG_MSG_HELLO, ENG_PROTO_MAX_HELLO,
+				      &ss->hello);
+
+	if (!err)
+		err = eng__proto_check_hello(ss->hello);
+	if (!err)
+		err = eng__session_auth(&ss->s, ss->hello);
+	atomic_fetch_sub(&srv->pending, 1);
+	if (err)
+		return err;
+	/* Only a proven client counts: strangers cannot hold the slots. */
+	*counted = true;
+	if (atomic_fetch_add(&srv->sessions, 1) >= srv->o->max_sessions)
+		return rcp_err(-EBUSY, "the server is busy with %u sessions; try again later",
+			       srv->o->max_sessions);
+	return hello_check(ss);
+}
+
+static void *session_main(void *arg)
+{
+	struct srv_session *ss = arg;
+	struct eng_server *srv = ss->srv;
+	char what[IO_ESC_MAX + 64];
+	bool counted = false;
+	int err = session_admit(ss, &counted);
+
+	if (!err && !strcmp(ss->kind, ENG_JOB_PUSH))
+		err = push_prepare(ss);
+	if (!err && !strcmp(ss->kind, ENG_JOB_PULL))
+		err = pull_prepare(ss);
+	if (!err)
+		err = session_setup(ss);
+	if (!err) {
+		rcp_log(RCP_LOG_NOTICE, "session %u from %s: %s, %" PRIu64 " MiB over %u stripes",
+			ss->id, ss->peer, session_what(ss, what, sizeof(what)), ss->bytes >> 20,
+			ss->s.job->n_stripes);
+		err = eng__session_run(&ss->s);
+	}
+	if (!err)
+		err = session_end(ss);
+	if (err) {
+		eng__proto_send_error(ss->s.fd, err);
+		rcp_log(RCP_LOG_NOTICE, "session %u from %s failed: %s", ss->id, ss->peer,
+			rcp_err_msg(err));
+	}
+	eng__session_fini(&ss->s);
+	json_decref(ss->hello);
+	if (counted)
+		atomic_fetch_sub(&srv->sessions, 1);
+	atomic_fetch_sub(&srv->active, 1);
+	free(ss);
+	return NULL;
+}
+
+int eng__server_session_start(struct eng_server *srv, int fd, const char *who)
+{
+	struct srv_session *ss = calloc(1, sizeof(*ss));
+	pthread_attr_t attr;
+	pthread_t t;
+	int err;
+
+	if (!ss)
+		return -ENOMEM;
+	ss->srv = srv;
+	ss->id = atomic_fetch_add(&srv->next_id, 1) + 1;
+	snprintf(ss->peer, sizeof(ss->peer), "%s", who);
+	eng__session_init(&ss->s, ENG_SERVER, srv->tr, fd, srv->o->timeout_ms);
+	ss->s.key = srv->keyed ? &srv->key : NULL;
+	ss->s.cancel = &srv->stopping;
+	ss->s.cancel_err = -ESHUTDOWN;
+	ss->s.cancel_why = "the server is shutting down";
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	err = -pthread_create(&t, &attr, session_main, ss);
+	pthread_attr_destroy(&attr);
+	if (err)
+		free(ss); /* the caller still owns fd */
+	return err;
+}

@@ -1,0 +1,211 @@
+/*
+ * session.c - the session object both ends use (see session_int.h): its
+ * job, the watch over the peer while the job runs, the end-of-job exchange,
+ * teardown, and the TCP set-up of the control connection.
+ *
+ * While the job runs, the coordinator calls the watch every
+ * ENG_PROGRESS_MS: a peer that closes the control connection, reports an
+ * error or sends something unexpected, a link that rdma_cm reports
+ * disconnected, or the cancel flag fails the job at once instead of waiting
+ * for retries. A receiver expects one message, the sender's "done": it
+ * means every chunk was credited back, so the receiver's job stops.
+ *
+ * Threading: see session_int.h.
+ */
+#include "engine/session/session_int.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+void eng__session_init(struct eng_session *s, enum eng_side side, const struct eng_transport *tr,
+		       int fd, int timeout_ms)
+{
+	*s = (struct eng_session){.side = side, .tr = tr, .fd = fd, .timeout_ms = timeout_ms,
+				  .peer_name = side == ENG_CLIENT ? "the server" : "the client"};
+}
+
+int eng__session_rails(struct eng_session *s, const struct topo_plan *plan)
+{
+	if (plan->n_rails == 0)
+		return rcp_err(-ENODEV, "the plan has no rail to use");
+	return s->tr->rail_addrs(plan, s->addr);
+}
+
+int eng__session_job(struct eng_session *s, const struct topo_plan *plan, unsigned n_slots,
+		     uint64_t token)
+{
+	int err = eng__job_create(s->role, plan, n_slots, s->chunk, s->tr->pinned, &s->job);
+
+	if (err)
+		return err;
+	s->job->token = token;
+	if (s->files)
+		eng__files_attach(s->files, s->job);
+	else
+		eng__bench_attach(s->job, s->bench_bytes, s->chunk);
+	eng__job_conn_cfg(s->job, &s->conn_cfg);
+	return s->tr->conn_create(&s->conn_cfg, &s->conn);
+}
+
+static void session_watch(struct eng_job *job, void *ctx)
+{
+	struct eng_session *s = ctx;
+	const char *want = s->role == ENG_RECEIVER ? ENG_MSG_DONE : NULL;
+	json_t *msg = NULL;
+	int got = 0;
+
+	if (s->cancel && atomic_load(s->cancel) && !atomic_load(&job->stop))
+		eng__job_fail(job, s->cancel_err, "%s", s->cancel_why);
+	if (!atomic_load(&job->stop))
+		got = eng__proto_poll(s->fd, want ? want : "(nothing during the transfer)", &msg);
+	if (got == 1 && want) {
+		s->done = msg;
+		eng__job_stop(job); /* the sender has every credit back */
+	} else if (got == 1) {
+		json_decref(msg);
+		eng__job_fail(job, -EPROTO, "%s sent a message in the middle of the transfer",
+			      s->peer_name);
+	} else if (got == 0 && !atomic_load(&job->stop)) {
+		got = s->tr->check_events(s->conn);
+	}
+	if (got < 0)
+		eng__job_fail(job, got, "%s went away: %s", s->peer_name, rcp_err_msg(got));
+	if (s->progress)
+		s->progress(s, s->ctx);
+}
+
+int eng__session_run(struct eng_session *s)
+{
+	return eng__job_run(s->job, session_watch, s);
+}
+
+static int sender_end(struct eng_session *s)
+{
+	json_t *done = eng__proto_msg(ENG_MSG_DONE, false), *res = NULL;
+	uint64_t got_chunks = 0, got_bytes = 0;
+	struct eng_report rep;
+	int err;
+
+	eng__job_report(s->job, &rep);
+	json_object_set_new(done, ENG_KEY_CHUNKS, json_integer((json_int_t)rep.chunks));
+	json_object_set_new(done, ENG_KEY_BYTES, json_integer((json_int_t)rep.bytes));
+	json_object_set_new(done, ENG_KEY_SECONDS, json_real(rep.seconds));
+	err = eng__proto_send(s->fd, done);
+	json_decref(done);
+	if (!err)
+		err = eng__proto_recv(s->fd, s->timeout_ms, ENG_MSG_RESULT, &res);
+	if (!err && !(err = eng__proto_get_u64(res, ENG_KEY_CHUNKS, &got_chunks)))
+		err = eng__proto_get_u64(res, ENG_KEY_BYTES, &got_bytes);
+	if (!err && (got_chunks != rep.chunks || got_bytes != rep.bytes))
+		err = rcp_err(-EIO, "the receiver checked %" PRIu64 " bytes in %" PRIu64
+				    " chunks, but %" PRIu64 " bytes were sent",
+			      got_bytes, got_chunks, rep.bytes);
+	json_decref(res);
+	return err;
+}
+
+static int receiver_end(struct eng_session *s)
+{
+	uint64_t sent_chunks, sent_bytes, total = s->job->src.total;
+	struct eng_report rep;
+	json_t *m;
+	int err = 0;
+
+	eng__job_report(s->job, &rep);
+	if (!s->done)
+		err = eng__proto_recv(s->fd, s->timeout_ms, ENG_MSG_DONE, &s->done);
+	if (err || (err = eng__proto_get_u64(s->done, ENG_KEY_CHUNKS, &sent_chunks)) != 0 ||
+	    (err = eng__proto_get_u64(s->done, ENG_KEY_BYTES, &sent_bytes)) != 0)
+		return err;
+	if (sent_chunks != rep.chunks || sent_bytes != rep.bytes || sent_bytes != total)
+		return rcp_err(-EIO, "the sender sent %" PRIu64 " chunks (%" PRIu64 " bytes of the %" PRIu64
+				     " announced), %" PRIu64 " chunks (%" PRIu64 " bytes) arrived",
+			       sent_chunks, sent_bytes, total, rep.chunks, rep.bytes);
+	if (s->files && (err = eng__files_finish(s->files)) != 0)
+		return err;
+	m = eng__proto_msg(ENG_MSG_RESULT, false);
+	json_object_set_new(m, ENG_KEY_CHUNKS, json_integer((json_int_t)rep.chunks));
+	json_object_set_new(m, ENG_KEY_BYTES, json_integer((json_int_t)rep.bytes));
+	json_object_set_new(m, ENG_KEY_FILES,
+			    json_integer((json_int_t)(s->files ? eng__files_manifest(s->files)->n_files : 0)));
+	err = eng__proto_send(s->fd, m);
+	json_decref(m);
+	return err;
+}
+
+int eng__session_end(struct eng_session *s)
+{
+	return s->role == ENG_SENDER ? sender_end(s) : receiver_end(s);
+}
+
+void eng__session_report(const struct eng_session *s, struct eng_report *r)
+{
+	eng__job_report(s->job, r);
+	if (s->files) {
+		r->files = eng__files_done(s->files);
+		r->files_total = eng__files_manifest(s->files)->n_files;
+	}
+}
+
+void eng__session_fini(struct eng_session *s)
+{
+	if (s->tr)
+		s->tr->conn_destroy(s->conn);
+	eng__job_destroy(s->job);
+	eng__files_destroy(s->files); /* after the workers: removes unfinished temporaries */
+	json_decref(s->done);
+	if (s->fd >= 0)
+		close(s->fd);
+	s->conn = NULL;
+	s->job = NULL;
+	s->files = NULL;
+	s->done = NULL;
+	s->fd = -1;
+}
+
+int eng__tcp_connect_timeout(int fd, const struct sockaddr *sa, socklen_t len, int timeout_ms)
+{
+	int flags = fcntl(fd, F_GETFL), soerr = 0, r;
+	socklen_t sl = sizeof(soerr);
+	struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+
+	fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+	r = connect(fd, sa, len);
+	if (r < 0 && errno == EINPROGRESS) {
+		r = poll(&pfd, 1, timeout_ms);
+		if (r == 0) {
+			errno = ETIMEDOUT;
+			r = -1;
+		} else if (r > 0) {
+			getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
+			errno = soerr;
+			r = soerr ? -1 : 0;
+		}
+	}
+	fcntl(fd, F_SETFL, flags);
+	return r;
+}
+
+void eng__tcp_tune(int fd)
+{
+	int one = 1, idle = 10, intvl = 2, cnt = 3;
+	unsigned user_timeout_ms = 30000; /* unacknowledged data: keepalive does not cover it */
+	struct timeval snd = {.tv_sec = 30};
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof(user_timeout_ms));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &snd, sizeof(snd)); /* a peer that never reads */
+}

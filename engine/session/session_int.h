@@ -1,0 +1,230 @@
+/*
+ * session_int.h - private to engine/session/: one session object for both
+ * ends of a session, and what the client and server ends share.
+ *
+ * A session is a control connection (TCP, JSON frames: proto.h) and one job
+ * over RDMA. Its steps are the same at both ends, parameterised by side
+ * (client or server) and role (sender or receiver of the data):
+ *   eng__session_init     the object, on a connected control socket
+ *   eng__session_auth     mutual proof of the shared key (auth.c): the
+ *                         client's half or the server's
+ *   (the ends' own steps: hello, file list, welcome - client.c, server.c)
+ *   eng__session_job      the job (datapath), its source or sink (files or
+ *                         bench) and its connections (transport)
+ *   eng__session_run      the coordinator runs the job while the session
+ *                         watches the peer: its control connection, the
+ *                         transport's events, a cancel flag
+ *   eng__session_end      the sender's "done" and the receiver's "result"
+ *   eng__session_fini     teardown in reverse order
+ *
+ * Threading: a session belongs to one thread (the caller's on the client, a
+ * thread per session on the server) plus its job's workers.
+ */
+#ifndef RAILCP_ENGINE_SESSION_INT_H
+#define RAILCP_ENGINE_SESSION_INT_H
+
+#if !defined(ENG_LAYER_SESSION) && !defined(RAILCP_TESTS)
+#error "engine/session/session_int.h is private to engine/session/"
+#endif
+
+#include <jansson.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/socket.h>
+
+#include "engine/datapath/datapath.h"
+#include "engine/session/auth.h"
+#include "engine/session/proto.h"
+
+/* Stripes a session may ask for. */
+#define ENG_MAX_STRIPES 256
+/* Slots per stripe: at most this many, at least 2 within the server's budget. */
+#define ENG_MAX_SLOTS 64
+/* Sources a pull may name. */
+#define ENG_MAX_PULL_SOURCES 4096
+/* Slots per stripe a client accepts from a server. */
+#define ENG_MAX_SLOTS_OFFERED 1024
+/* The largest bench a server accepts. */
+#define ENG_MAX_BENCH_BYTES (1ull << 50)
+
+enum eng_side { ENG_CLIENT, ENG_SERVER };
+
+struct eng_session {
+	enum eng_side side;
+	enum eng_role role;                /* this side's, in the job */
+	const struct eng_transport *tr;
+	const char *peer_name;             /* "the server" or "the client", for sentences */
+	int fd;                            /* the control connection, -1 when none */
+	int timeout_ms;                    /* each control and connection step */
+	/* authentication */
+	const struct eng_auth_key *key;    /* NULL: no key configured */
+	uint8_t challenge[ENG_AUTH_CHALLENGE_LEN]; /* the client's, sent in its hello */
+	/* the job */
+	uint32_t chunk;
+	uint64_t bench_bytes;              /* bench; 0 for copies */
+	struct eng_files *files;           /* copies; NULL for bench */
+	struct eng_rail_addr addr[TOPO_MAX_RAILS]; /* this side's rails */
+	struct eng_job *job;
+	struct eng_conn_cfg conn_cfg;
+	struct eng_conn *conn;
+	json_t *done;                      /* the receiver's: the sender's "done" */
+	/* while the job runs */
+	const _Atomic bool *cancel;        /* when set, the job fails with cancel_err */
+	int cancel_err;
+	const char *cancel_why;
+	void (*progress)(struct eng_session *s, void *ctx);
+	void *ctx;
+};
+
+/* A session of this side on the connected control socket fd (taken over; -1: none yet). */
+void eng__session_init(struct eng_session *s, enum eng_side side, const struct eng_transport *tr,
+		       int fd, int timeout_ms);
+
+/*
+ * This side's half of the mutual authentication (auth.c). The client sends
+ * s->challenge in its hello (when s->key is set) and calls this after it;
+ * the server calls it with the client's hello. Nothing but the proof is
+ * exchanged before it succeeds.
+ */
+int eng__session_auth(struct eng_session *s, const json_t *hello);
+
+/* This side's rail addresses for plan, into s->addr. */
+int eng__session_rails(struct eng_session *s, const struct topo_plan *plan);
+
+/*
+ * The job for plan (its QPs per rail are this session's stripes), n_slots
+ * per stripe of s->chunk bytes, under token; its source and sink (s->files,
+ * else the bench pattern of s->bench_bytes) and its connections.
+ */
+int eng__session_job(struct eng_session *s, const struct topo_plan *plan, unsigned n_slots,
+		     uint64_t token);
+
+/* Run the job to its end while watching the peer. */
+int eng__session_run(struct eng_session *s);
+
+/*
+ * The end-of-job exchange. The sender sends "done" with the chunks and bytes
+ * the receiver consumed and its seconds, then holds the receiver's "result"
+ * against that. The receiver takes the "done" (from the watch, or here),
+ * holds it against what arrived and what the job announced, puts its files
+ * in place, then answers with "result".
+ */
+int eng__session_end(struct eng_session *s);
+
+/* The figures so far, with the files of a copy. Thread-safe. */
+void eng__session_report(const struct eng_session *s, struct eng_report *r);
+
+/* Frees everything in reverse order (a receiver's unfinished temporaries are removed). */
+void eng__session_fini(struct eng_session *s);
+
+/* ---- the two ends, over a transport of the caller's choice (tests: loopback) ---- */
+
+/* What bench and copies share; a copy's own options are in copy. */
+struct eng_client_opts {
+	const char *host;
+	uint16_t port;
+	uint32_t chunk;
+	const struct topo_plan *plan;
+	int timeout_ms;
+	const char *key_file;
+	void (*progress)(const struct eng_report *so_far, void *ctx);
+	void *ctx;
+	const struct eng_transport *tr;
+	uint64_t bench_bytes;              /* bench */
+	const struct eng_copy_opts *copy;  /* copies; NULL for bench */
+};
+
+/* eng_bench_run and eng_copy_run over o->tr. */
+int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_out);
+
+/* eng_serve over tr; port_any: listen on a port of the kernel's choice (o->ready names it). */
+int eng__serve(const struct eng_serve_opts *o, const struct eng_transport *tr, bool port_any);
+
+/* ---- the server: listener.c accepts, server.c runs each session ---- */
+
+struct eng_server {
+	const struct eng_serve_opts *o;
+	const struct eng_transport *tr;
+	struct eng_auth_key key;
+	bool keyed;
+	struct eng_rail_addr addr[TOPO_MAX_RAILS]; /* the plan's rails */
+	struct io_root *root;             /* --root, NULL when the server runs bench only */
+	int lfd;
+	_Atomic unsigned active;          /* session threads, authenticated or not */
+	_Atomic unsigned pending;         /* of those, not yet authenticated */
+	_Atomic unsigned sessions;        /* authenticated: what --max-sessions limits */
+	_Atomic bool stopping;
+	_Atomic unsigned next_id;
+};
+
+/*
+ * The thread of one session on the control socket fd from the IPv4 address
+ * who (counted in srv->active and srv->pending by the caller, who gives up
+ * both counts and fd to it): hello, authentication, the job, one log line.
+ */
+int eng__server_session_start(struct eng_server *srv, int fd, const char *who);
+
+/* ---- TCP ---- */
+
+/* connect(2) with a timeout; -1 and errno on failure, like connect. */
+int eng__tcp_connect_timeout(int fd, const struct sockaddr *sa, socklen_t len, int timeout_ms);
+
+/*
+ * No Nagle delay; keepalive probes that notice a dead peer machine in about
+ * 16 s (idle 10 s, then 3 probes 2 s apart); and sends that give up after
+ * 30 s on a peer that stops reading or acknowledging.
+ */
+void eng__tcp_tune(int fd);
+
+/* ---- pairing.c: which rails carry a session ---- */
+
+/*
+ * The receiver rail (index into to[]) a stripe leaving from should use: the
+ * least loaded rail on from's subnet, else the least loaded rail. load[]
+ * counts stripes per receiver rail and is updated.
+ */
+unsigned eng__rail_pair(const struct eng_rail_addr *from, const struct eng_rail_addr *to,
+			unsigned n_to, unsigned *load);
+
+/*
+ * Pair each of the client's stripes (the hello's "stripes") with one of
+ * plan's rails at ours[]: peer_rail[i] for stripe i; plan's QPs per rail
+ * become the stripes each rail takes.
+ */
+int eng__stripes_pair(const json_t *stripes, const struct eng_rail_addr *ours,
+		      struct topo_plan *plan, unsigned peer_rail[ENG_MAX_STRIPES]);
+
+/*
+ * Slots per stripe: the smallest share of a worker's buffer budget, at most
+ * ENG_MAX_SLOTS. -ENOMEM with a sentence when a worker cannot give each of
+ * its stripes 2 slots of chunk bytes.
+ */
+int eng__slots_per_stripe(const struct topo_plan *plan, uint32_t chunk, unsigned *n_out);
+
+/* ---- dest.c: where a copy lands ---- */
+
+/* The IO_ROOT_* flags of a copy's options (cp -p, --fsync, --direct). */
+unsigned eng__dest_flags(bool preserve, bool fsync, bool direct);
+
+/*
+ * Where a copy lands, as cp -r names it (io_dest_decide): dst, when it is an
+ * existing directory, receives each top-level entry of m under its own
+ * name; otherwise m's one top-level entry is renamed to dst's last name and
+ * lands in dst's parent. contents: m is the contents of one source with no
+ * name of its own, so a missing dst is made and receives them. parent NULL:
+ * dst is a local path; else dst is resolved beneath parent. The new root
+ * gets root_flags (IO_ROOT_*).
+ */
+int eng__dest_open(const struct io_root *parent, const char *dst, bool contents,
+		   unsigned root_flags, struct io_manifest *m, struct io_root **root_out);
+
+/*
+ * A receiving side for manifest m (taken over, also on failure): its root as
+ * eng__dest_open names it, then eng__files_create and eng__files_prepare.
+ */
+int eng__dest_files(const struct io_root *parent, const char *dst, bool contents,
+		    unsigned root_flags, struct io_manifest *m, uint32_t chunk,
+		    struct eng_files **f_out);
+
+#endif

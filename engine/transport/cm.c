@@ -1,0 +1,441 @@
+/*
+ * cm.c - the verbs transport's connections: one RC queue pair per link,
+ * connected with rdma_cm.
+ *
+ * The client's id is resolved from the local rail's address to the server
+ * rail's address, so the QP lands on the device and port that own the
+ * source address; the RoCE v2 GID follows from it. The device the id
+ * resolved to is checked against the rail the plan chose.
+ *
+ * The client of a session connects each link and the server accepts;
+ * either may be the receiver (push and bench: the server; pull: the
+ * client). Connection data travels in rdma_cm private data: the request
+ * names the session token and the server's link; the receiver's slots
+ * (address, rkey, count, size) travel in the request when the client
+ * receives, else in the accept. Both ends post their receives (the
+ * cfg's link_ready) before they connect or accept, so no write or credit
+ * can find a queue empty.
+ *
+ * Threading: everything here runs on the session's thread, before the
+ * workers start and after they stopped.
+ */
+#include "engine/transport/verbs_int.h"
+
+#include "common/common.h"
+
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Enough for a chunk header inline. */
+#define CM_HDR_INLINE sizeof(struct eng_chunk_hdr)
+/* rdma_cm's retry counts: the most the protocol allows (7: RNR retries forever). */
+#define CM_RETRIES 7
+/* Connection requests a listener queues. */
+#define CM_BACKLOG 64
+
+struct eng_conn {
+	const struct eng_conn_cfg *cfg;
+	struct rdma_event_channel *ch;
+	struct vep *ep; /* one per link */
+	struct rdma_cm_id *listen[TOPO_MAX_RAILS];
+	unsigned n_listen;
+	unsigned established;
+};
+
+/* The receiver's slots, little-endian on the wire. */
+struct conn_slots {
+	uint64_t data_addr;
+	uint64_t hdr_addr;
+	uint32_t data_rkey;
+	uint32_t hdr_rkey;
+	uint32_t n_slots;
+	uint32_t slot_size;
+};
+
+/* The client's request (slots zero unless the client receives); the accept is a conn_slots. */
+struct conn_req {
+	uint64_t token;
+	uint32_t link;
+	uint32_t magic;
+	struct conn_slots slots;
+};
+/* rdma_cm carries 56 bytes of private data in a request over the TCP port space. */
+_Static_assert(sizeof(struct conn_req) <= 56, "the request fits rdma_cm's private data");
+
+#define CONN_MAGIC 0x72636d31u /* "rcm1" */
+
+static int cm_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **conn_out)
+{
+	struct eng_conn *c = calloc(1, sizeof(*c));
+	int err;
+
+	if (!c)
+		return -ENOMEM;
+	c->cfg = cfg;
+	c->ep = calloc(cfg->n_links ? cfg->n_links : 1, sizeof(*c->ep));
+	c->ch = rdma_create_event_channel();
+	if (!c->ep || !c->ch) {
+		err = c->ch ? -ENOMEM
+			    : rcp_err(-errno, "cannot open rdma_cm (%s): is rdma_ucm loaded?",
+				      strerror(errno));
+		free(c->ep);
+		if (c->ch)
+			rdma_destroy_event_channel(c->ch);
+		free(c);
+		return err;
+	}
+	fcntl(c->ch->fd, F_SETFL, fcntl(c->ch->fd, F_GETFL) | O_NONBLOCK);
+	*conn_out = c;
+	return 0;
+}
+
+static void cm_conn_destroy(struct eng_conn *c)
+{
+	unsigned i, k;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->cfg->n_links; i++) {
+		struct vep *e = &c->ep[i];
+
+		if (!e->id)
+			continue;
+		if (e->connected)
+			rdma_disconnect(e->id);
+		if (e->id->qp)
+			rdma_destroy_qp(e->id);
+		rdma_destroy_id(e->id);
+	}
+	for (i = 0; i < c->n_listen; i++)
+		rdma_destroy_id(c->listen[i]);
+	for (i = 0; i < c->cfg->n_workers; i++) {
+		struct eng_tr_worker *w = c->cfg->worker[i];
+
+		for (k = 0; k < w->n_cqs; k++)
+			eng__verbs_cq_destroy(w->cq[k]->tr);
+		w->n_cqs = 0;
+	}
+	rdma_destroy_event_channel(c->ch);
+	free(c->ep);
+	free(c);
+}
+
+static void addr_str(const struct sockaddr *sa, char *buf, size_t len)
+{
+	const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+	if (!sa || sa->sa_family != AF_INET || !inet_ntop(AF_INET, &in->sin_addr, buf, (socklen_t)len))
+		snprintf(buf, len, "?");
+}
+
+/* The link's QP on the device id resolved to, which must be the rail's. */
+static int link_make_qp(struct eng_conn *c, struct eng_link *l, struct rdma_cm_id *id)
+{
+	struct vep *e = &c->ep[l->index];
+	const char *dev = ibv_get_device_name(id->verbs->device);
+	struct ibv_qp_init_attr qa;
+	struct vcq *q = NULL;
+	char peer[64];
+	int err;
+
+	if (strcmp(dev, l->rail_dev) != 0)
+		return rcp_err(-EXDEV, "the rail address of %s resolved to device %s: "
+				       "check the addresses of the rails",
+			       l->rail_dev, dev);
+	if ((err = eng__verbs_worker_cq(l->worker, c->cfg->receiver, id->verbs, &q)) != 0)
+		return err;
+	qa = (struct ibv_qp_init_attr){.send_cq = q->ibcq,
+				       .recv_cq = q->ibcq,
+				       .qp_type = IBV_QPT_RC,
+				       .cap = {.max_send_wr = l->send_depth,
+					       .max_recv_wr = l->n_slots + 8,
+					       .max_send_sge = 1,
+					       .max_recv_sge = 1,
+					       .max_inline_data = CM_HDR_INLINE}};
+	e->inline_hdr = rdma_create_qp(id, q->pd, &qa) == 0;
+	if (!e->inline_hdr) {
+		qa.cap.max_inline_data = 0; /* the device cannot inline a header: send it from memory */
+		if (rdma_create_qp(id, q->pd, &qa))
+			return rcp_err(-errno, "cannot create a queue pair on %s: %s", dev,
+				       strerror(errno));
+	}
+	*e = (struct vep){.ep = {&eng__verbs_ops, e}, .id = id, .vcq = q, .inline_hdr = e->inline_hdr};
+	addr_str(rdma_get_peer_addr(id), peer, sizeof(peer));
+	snprintf(e->desc, sizeof(e->desc), "%s port %u qp 0x%x (peer %s)", dev, id->port_num,
+		 id->qp->qp_num, peer);
+	l->ep = &e->ep;
+	l->lkey = q->mr->lkey;
+	return c->cfg->link_ready(c->cfg->ctx, l);
+}
+
+/*
+ * Wait for the next event on the channel, at most timeout_ms. With ctl_fd >= 0,
+ * return -EPIPE (no sentence: the caller reads the control connection) as
+ * soon as the peer sends something or hangs up there.
+ */
+static int cm_next(struct eng_conn *c, int ctl_fd, int timeout_ms, struct rdma_cm_event **ev_out)
+{
+	struct pollfd pfd[2] = {{.fd = c->ch->fd, .events = POLLIN}, {.fd = ctl_fd, .events = POLLIN}};
+	int r;
+
+	for (;;) {
+		if (rdma_get_cm_event(c->ch, ev_out) == 0)
+			return 0;
+		if (errno != EAGAIN)
+			return rcp_err(-errno, "rdma_get_cm_event: %s", strerror(errno));
+		r = poll(pfd, ctl_fd >= 0 ? 2 : 1, timeout_ms);
+		if (r == 0)
+			return rcp_err(-ETIMEDOUT, "no answer from rdma_cm within %d s", timeout_ms / 1000);
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (r > 0 && ctl_fd >= 0 && pfd[1].revents)
+			return -EPIPE;
+	}
+}
+
+/* Wait for event want on id; any other outcome is an error naming the step. */
+static int cm_expect(struct eng_conn *c, struct rdma_cm_id *id, enum rdma_cm_event_type want,
+		     const char *step, int timeout_ms, struct conn_slots *acc_out)
+{
+	struct rdma_cm_event *ev;
+	int err = cm_next(c, -1, timeout_ms, &ev), status;
+	enum rdma_cm_event_type got;
+
+	if (err)
+		return rcp_err(err, "%s: %s", step, rcp_err_msg(err));
+	got = ev->event;
+	status = ev->status;
+	if (got == want && ev->id == id && acc_out &&
+	    ev->param.conn.private_data_len >= sizeof(*acc_out))
+		memcpy(acc_out, ev->param.conn.private_data, sizeof(*acc_out));
+	rdma_ack_cm_event(ev);
+	if (got != want)
+		return rcp_err(got == RDMA_CM_EVENT_REJECTED ? -ECONNREFUSED : -EHOSTUNREACH,
+			       "%s: rdma_cm says %s (status %d)", step, rdma_event_str(got), status);
+	return 0;
+}
+
+/* This link's slots, for the peer that writes into them. */
+static struct conn_slots slots_of(const struct eng_link *l)
+{
+	const struct vcq *q = ((const struct vep *)l->ep->tr)->vcq;
+
+	return (struct conn_slots){htole64((uintptr_t)l->data), htole64((uintptr_t)l->hdr),
+				   htole32(q->mr->rkey), htole32(q->mr->rkey),
+				   htole32(l->n_slots), htole32(l->slot_size)};
+}
+
+/* The sender takes the receiver's slots, which must be what the session agreed. */
+static int slots_take(struct eng_link *l, const struct conn_slots *in, const char *step)
+{
+	if (le32toh(in->n_slots) != l->n_slots || le32toh(in->slot_size) != l->slot_size)
+		return rcp_err(-EPROTO, "%s: the receiver offered %u slots of %u bytes, expected %u of %u",
+			       step, le32toh(in->n_slots), le32toh(in->slot_size), l->n_slots,
+			       l->slot_size);
+	l->peer_data = (struct eng_remote){le64toh(in->data_addr), le32toh(in->data_rkey)};
+	l->peer_hdr = (struct eng_remote){le64toh(in->hdr_addr), le32toh(in->hdr_rkey)};
+	return 0;
+}
+
+static int cm_resolve(struct eng_conn *c, struct rdma_cm_id *id, const struct sockaddr_in *src,
+		      const struct sockaddr_in *dst, const char *step, int timeout_ms)
+{
+	int err;
+
+	if (rdma_resolve_addr(id, (struct sockaddr *)src, (struct sockaddr *)dst, timeout_ms))
+		return rcp_err(-errno, "%s: %s", step, strerror(errno));
+	if ((err = cm_expect(c, id, RDMA_CM_EVENT_ADDR_RESOLVED, step, timeout_ms, NULL)) != 0)
+		return err;
+	if (rdma_resolve_route(id, timeout_ms))
+		return rcp_err(-errno, "%s: %s", step, strerror(errno));
+	return cm_expect(c, id, RDMA_CM_EVENT_ROUTE_RESOLVED, step, timeout_ms, NULL);
+}
+
+static int cm_connect(struct eng_conn *c, struct eng_link *l, const struct sockaddr_in *src,
+		      const struct sockaddr_in *dst, uint32_t peer_link, int timeout_ms)
+{
+	struct conn_req req = {htole64(c->cfg->token), htole32(peer_link), htole32(CONN_MAGIC), {0}};
+	struct rdma_conn_param cp = {.private_data = &req, .private_data_len = sizeof(req),
+				     .retry_count = CM_RETRIES, .rnr_retry_count = CM_RETRIES};
+	struct conn_slots acc = {0};
+	struct rdma_cm_id *id;
+	char step[160], a[64], b[64];
+	int err;
+
+	addr_str((const struct sockaddr *)src, a, sizeof(a));
+	addr_str((const struct sockaddr *)dst, b, sizeof(b));
+	snprintf(step, sizeof(step), "connecting %s (%s) to %s port %u", l->rail_dev, a, b,
+		 ntohs(dst->sin_port));
+	if (rdma_create_id(c->ch, &id, l, RDMA_PS_TCP))
+		return rcp_err(-errno, "rdma_create_id: %s", strerror(errno));
+	c->ep[l->index].id = id;
+	if ((err = cm_resolve(c, id, src, dst, step, timeout_ms)) != 0)
+		return err;
+	if ((err = link_make_qp(c, l, id)) != 0)
+		return rcp_err(err, "%s: %s", step, rcp_err_msg(err));
+	if (c->cfg->receiver)
+		req.slots = slots_of(l);
+	if (rdma_connect(id, &cp))
+		return rcp_err(-errno, "%s: %s", step, strerror(errno));
+	if ((err = cm_expect(c, id, RDMA_CM_EVENT_ESTABLISHED, step, timeout_ms, &acc)) != 0)
+		return err;
+	c->ep[l->index].connected = true;
+	return c->cfg->receiver ? 0 : slots_take(l, &acc, step);
+}
+
+static int cm_listen(struct eng_conn *c, const struct sockaddr_in *addr, uint16_t *port_out)
+{
+	struct rdma_cm_id *id;
+	char a[64];
+
+	if (c->n_listen == TOPO_MAX_RAILS)
+		return -ENOSPC;
+	if (rdma_create_id(c->ch, &id, NULL, RDMA_PS_TCP))
+		return rcp_err(-errno, "rdma_create_id: %s", strerror(errno));
+	c->listen[c->n_listen++] = id;
+	addr_str((const struct sockaddr *)addr, a, sizeof(a));
+	if (rdma_bind_addr(id, (struct sockaddr *)addr) || rdma_listen(id, CM_BACKLOG))
+		return rcp_err(-errno, "cannot listen for RDMA connections on %s: %s", a,
+			       strerror(errno));
+	*port_out = ntohs(rdma_get_src_port(id));
+	return 0;
+}
+
+/* The client asks for a link: check it, make its QP, post receives, accept. */
+static int on_connect_request(struct eng_conn *c, struct rdma_cm_event *ev)
+{
+	const struct conn_req *req = ev->param.conn.private_data;
+	struct conn_slots acc = {0};
+	struct rdma_conn_param cp = {.private_data = &acc, .private_data_len = sizeof(acc),
+				     .retry_count = CM_RETRIES, .rnr_retry_count = CM_RETRIES};
+	struct eng_link *l;
+	uint32_t k;
+	int err;
+
+	if (ev->param.conn.private_data_len < sizeof(*req) || le32toh(req->magic) != CONN_MAGIC ||
+	    le64toh(req->token) != c->cfg->token)
+		return rcp_err(-EPERM, "an RDMA connection request that is not from this session");
+	k = le32toh(req->link);
+	if (k >= c->cfg->n_links || c->ep[k].id)
+		return rcp_err(-EPROTO, "an RDMA connection request for stripe %u, which is not open", k);
+	l = c->cfg->link[k];
+	c->ep[k].id = ev->id;
+	ev->id->context = l;
+	if ((err = link_make_qp(c, l, ev->id)) != 0)
+		return err;
+	if (!c->cfg->receiver && (err = slots_take(l, &req->slots, "accepting a stripe")) != 0)
+		return err;
+	if (c->cfg->receiver)
+		acc = slots_of(l);
+	if (rdma_accept(ev->id, &cp))
+		return rcp_err(-errno, "rdma_accept: %s", strerror(errno));
+	return 0;
+}
+
+/* Refuse a connection request that is not ours to take, and free its id. */
+static void cm_refuse(struct rdma_cm_event *ev)
+{
+	struct rdma_cm_id *id = ev->id;
+
+	rdma_reject(id, NULL, 0);
+	rdma_ack_cm_event(ev);
+	rdma_destroy_id(id); /* after the ack: destroying waits for the id's events */
+}
+
+/* One event while accepting: 0 to go on, else the error that ends set-up. */
+static int accept_event(struct eng_conn *c, struct rdma_cm_event *ev)
+{
+	enum rdma_cm_event_type type = ev->event;
+	int err = 0;
+
+	if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		err = on_connect_request(c, ev);
+		if (err && !ev->id->context) {
+			/* Not from this session, or a link already taken: refuse it, go on. */
+			rcp_log(RCP_LOG_INFO, "refused an RDMA connection request: %s", rcp_err_msg(err));
+			cm_refuse(ev);
+			return 0;
+		}
+	} else if (type == RDMA_CM_EVENT_ESTABLISHED) {
+		c->ep[((struct eng_link *)ev->id->context)->index].connected = true;
+		c->established++;
+	} else {
+		err = rcp_err(-ECONNABORTED, "while connecting stripes, rdma_cm says %s",
+			      rdma_event_str(type));
+	}
+	rdma_ack_cm_event(ev);
+	return err;
+}
+
+static int cm_accept_all(struct eng_conn *c, int ctl_fd, int timeout_ms)
+{
+	uint64_t deadline = rcp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	struct rdma_cm_event *ev;
+	unsigned i;
+	int err;
+
+	while (c->established < c->cfg->n_links) {
+		uint64_t now = rcp_now_ns();
+
+		/* One deadline for the whole set-up, however many events arrive. */
+		err = now >= deadline ? rcp_err(-ETIMEDOUT, "no answer from rdma_cm within %d s",
+						  timeout_ms / 1000)
+				      : cm_next(c, ctl_fd, (int)((deadline - now) / 1000000) + 1, &ev);
+		if (err)
+			return err == -EPIPE ? err
+					     : rcp_err(err, "waiting for the client's RDMA connections: %s",
+						       rcp_err_msg(err));
+		if ((err = accept_event(c, ev)) != 0)
+			return err;
+	}
+	/* Every link is connected: nobody else may connect to this session. */
+	for (i = 0; i < c->n_listen; i++)
+		rdma_destroy_id(c->listen[i]);
+	c->n_listen = 0;
+	return 0;
+}
+
+static int cm_check_events(struct eng_conn *c)
+{
+	struct rdma_cm_event *ev;
+	int err = 0;
+
+	while (!err && rdma_get_cm_event(c->ch, &ev) == 0) {
+		enum rdma_cm_event_type type = ev->event;
+		struct eng_link *l = ev->id->context;
+
+		if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			cm_refuse(ev); /* a late or foreign request during the transfer */
+			continue;
+		}
+		if (type == RDMA_CM_EVENT_DISCONNECTED || type == RDMA_CM_EVENT_DEVICE_REMOVAL ||
+		    type == RDMA_CM_EVENT_TIMEWAIT_EXIT)
+			err = rcp_err(-ECONNRESET, "%s: rdma_cm says %s",
+				      l ? c->ep[l->index].desc : "a rail", rdma_event_str(type));
+		rdma_ack_cm_event(ev);
+	}
+	return err;
+}
+
+static const struct eng_transport verbs_transport = {
+	.name = "verbs",
+	.pinned = true,
+	.rail_addrs = eng__verbs_rail_addrs,
+	.conn_create = cm_conn_create,
+	.conn_destroy = cm_conn_destroy,
+	.connect = cm_connect,
+	.listen = cm_listen,
+	.accept_all = cm_accept_all,
+	.check_events = cm_check_events,
+};
+
+const struct eng_transport *eng__transport_verbs(void)
+{
+	return &verbs_transport;
+}

@@ -1,0 +1,227 @@
+/*
+ * transport.h - engine/transport/, the layer that moves bytes: the one
+ * header the data path and the session layers include.
+ *
+ * A transport is two complete const tables:
+ * - struct eng_tr_ops, the data path: post chained writes-with-immediate,
+ *   zero-byte sends, receives; poll, arm and wait on a completion queue.
+ *   Workers call it on their own CQs and endpoints only.
+ * - struct eng_transport, the set-up: the IPv4 address of a rail, and
+ *   connection management (a job's connections, connect, listen, accept,
+ *   events such as a peer's disconnect). Sessions call it on their thread.
+ * Two transports fill both: verbs (RC QPs connected with rdma_cm, real
+ *   devices) and loopback (in-process, with simulated link speeds and
+ *   injectable errors; the engine's unit tests run the data path and whole
+ *   sessions over it).
+ *
+ * The transport knows nothing of jobs or files. It sees a worker as slot
+ * memory to register and CQs to own (struct eng_tr_worker) and a stripe as
+ * a link: one endpoint between the slots of both ends (struct eng_link).
+ * The data path embeds both in its own structs.
+ *
+ * A stripe's slots: n_slots payload slots of slot_size bytes (page aligned,
+ * so O_DIRECT can fill them) and n_slots 64-byte chunk headers. The sender
+ * writes a chunk's header, then its payload with an immediate naming the
+ * slot; the receiver checks the header before it uses the payload.
+ *
+ * Threading: see each table.
+ */
+#ifndef RAILCP_ENGINE_TRANSPORT_H
+#define RAILCP_ENGINE_TRANSPORT_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "topology/topology.h"
+
+/* ---- the chunk header, written by the sender next to each chunk ---- */
+
+#define ENG_HDR_MAGIC 0x72636831u /* "rch1" */
+
+struct eng_chunk_hdr {
+	uint32_t magic;
+	uint32_t slot;   /* must equal the immediate that announced it */
+	uint64_t token;  /* the session's token */
+	uint64_t seq;    /* chunk number within the job */
+	uint64_t file;   /* file number within the job (0 for bench) */
+	uint64_t offset; /* byte offset within the file or stream */
+	uint32_t len;    /* payload bytes, at most the slot size */
+	uint32_t crc;    /* crc32c of the payload, or 0 when the job has none */
+	uint8_t pad[16];
+};
+_Static_assert(sizeof(struct eng_chunk_hdr) == 64, "chunk header is one cache line");
+
+/* Writes posted under one doorbell: a transport takes at most this many per call. */
+#define ENG_WRITE_BATCH 16
+/* Completions taken from a CQ per poll. */
+#define ENG_POLL_BATCH 32
+/* CQs of one worker: one per device its rails are on. */
+#define ENG_MAX_CQS 8
+
+/* ---- the data path's operations ---- */
+
+enum eng_wc_op {
+	ENG_WC_WRITE,    /* a signaled write of ours completed */
+	ENG_WC_SEND,     /* a signaled credit send of ours completed */
+	ENG_WC_RECV_IMM, /* the peer's write-with-imm or send-with-imm arrived */
+};
+
+struct eng_wc {
+	uint64_t wr_id;
+	int status; /* 0, or the transport's error code */
+	const char *status_str;
+	enum eng_wc_op op;
+	uint32_t imm;
+	uint32_t qp_num;
+};
+
+struct eng_remote {
+	uint64_t addr;
+	uint32_t rkey;
+};
+
+/* One chunk to write: its header (small, may go inline), then its data with an immediate. */
+struct eng_write {
+	uint64_t wr_id;
+	bool signaled;
+	const struct eng_chunk_hdr *hdr;
+	uint32_t hdr_lkey;
+	struct eng_remote hdr_dst;
+	const void *data;
+	uint32_t data_lkey;
+	uint32_t len;
+	struct eng_remote data_dst;
+	uint32_t imm;
+};
+
+struct eng_cq;
+struct eng_ep;
+
+/* Called only by the worker that owns the CQ or endpoint. */
+struct eng_tr_ops {
+	const char *name;
+	/* Post n <= ENG_WRITE_BATCH writes as one chain (one doorbell). */
+	int (*write_imm)(struct eng_ep *ep, const struct eng_write *w, unsigned n);
+	/* A zero-byte send carrying imm. */
+	int (*send_imm)(struct eng_ep *ep, uint64_t wr_id, bool signaled, uint32_t imm);
+	/* n zero-byte receives, each completing one incoming imm. */
+	int (*post_recv)(struct eng_ep *ep, uint64_t wr_id, unsigned n);
+	/* Up to max completions; returns the count or -errno. */
+	int (*poll)(struct eng_cq *cq, struct eng_wc *wc, int max);
+	/* Ask for an event on the next completion. */
+	int (*arm)(struct eng_cq *cq);
+	/* A file descriptor that turns readable when an event is pending. */
+	int (*event_fd)(struct eng_cq *cq);
+	/* Consume pending events (after event_fd turned readable). */
+	void (*ack_events)(struct eng_cq *cq);
+	/* Text naming the endpoint in errors: device, port, QP number, peer. */
+	void (*describe)(struct eng_ep *ep, char *buf, size_t len);
+};
+
+struct eng_cq {
+	const struct eng_tr_ops *ops;
+	void *tr;
+};
+
+struct eng_ep {
+	const struct eng_tr_ops *ops;
+	void *tr;
+};
+
+/* ---- what the transport sees of workers and stripes ---- */
+
+/* A worker: its slot memory (registered once per device) and the CQs it owns. */
+struct eng_tr_worker {
+	unsigned index;
+	uint8_t *mem;
+	size_t mem_len;
+	unsigned cq_depth;          /* completions its links may have outstanding */
+	struct eng_cq *cq[ENG_MAX_CQS];
+	unsigned n_cqs;             /* the transport's: made on first use per device */
+};
+
+/* A stripe: one endpoint joining its slots to the peer's. */
+struct eng_link {
+	unsigned index;             /* within the job: the peer names it so */
+	struct eng_tr_worker *worker;
+	const char *rail_dev;       /* the device the plan chose; the endpoint must land there */
+	uint8_t *data;              /* n_slots x slot_size payload slots */
+	struct eng_chunk_hdr *hdr;  /* n_slots headers */
+	unsigned n_slots;
+	uint32_t slot_size;
+	unsigned send_depth;        /* work requests the data path may have posted at once */
+	/* Set by the transport when the link is made: */
+	struct eng_ep *ep;
+	uint32_t lkey;
+	struct eng_remote peer_data, peer_hdr; /* a sender's: the receiver's slots */
+};
+
+/* ---- set-up: addresses and connections ---- */
+
+struct eng_rail_addr {
+	struct sockaddr_in addr; /* port 0 */
+	unsigned prefix;         /* bits of the subnet */
+	char text[INET_ADDRSTRLEN];
+};
+
+/* What a job asks of the transport when its connections are made. */
+struct eng_conn_cfg {
+	bool receiver;              /* this side's slots are written by the peer */
+	uint64_t token;             /* the session's: connection requests must carry it */
+	struct eng_link *const *link;
+	unsigned n_links;
+	struct eng_tr_worker *const *worker;
+	unsigned n_workers;
+	/*
+	 * Once a link's endpoint exists and before anything can arrive on it:
+	 * post its receives. Called on the thread that makes the connection.
+	 */
+	int (*link_ready)(void *ctx, struct eng_link *l);
+	void *ctx;
+};
+
+/* A job's connections: every id, endpoint, CQ and registration the transport made. */
+struct eng_conn;
+
+/*
+ * Called on the session's thread, before the job's workers start and after
+ * they stopped; a transport's own state is thread-safe where sessions of one
+ * process share it (the loopback fabric).
+ */
+struct eng_transport {
+	const char *name;
+	/* Slot memory must be node-local pools the device can register (else the heap will do). */
+	bool pinned;
+	/* The address of each rail of plan (out[r] for plan->rail[r]). */
+	int (*rail_addrs)(const struct topo_plan *plan, struct eng_rail_addr *out);
+	/* Connections for cfg's links (cfg and what it points to must outlive them). */
+	int (*conn_create)(const struct eng_conn_cfg *cfg, struct eng_conn **conn_out);
+	/* Disconnects and frees everything, the CQs of cfg's workers too. Accepts NULL. */
+	void (*conn_destroy)(struct eng_conn *conn);
+	/* Client: connect l from src to dst, where the server's link peer_link waits. */
+	int (*connect)(struct eng_conn *conn, struct eng_link *l, const struct sockaddr_in *src,
+		       const struct sockaddr_in *dst, uint32_t peer_link, int timeout_ms);
+	/* Server: listen on addr (port 0: any); the port is written to *port_out. */
+	int (*listen)(struct eng_conn *conn, const struct sockaddr_in *addr, uint16_t *port_out);
+	/*
+	 * Server: accept one connection per link, then stop listening. Returns
+	 * -EPIPE, without a sentence, when ctl_fd (the control connection) turns
+	 * readable meanwhile: the caller reads why.
+	 */
+	int (*accept_all)(struct eng_conn *conn, int ctl_fd, int timeout_ms);
+	/* Consume pending events; -ECONNRESET with a sentence when a link lost its peer. */
+	int (*check_events)(struct eng_conn *conn);
+};
+
+/* RC queue pairs on real devices, connected with rdma_cm. */
+const struct eng_transport *eng__transport_verbs(void);
+
+/*
+ * In-process: rails named "loop<N>" have the address 198.18.<N>.1/24; a
+ * connection joins two jobs of this process. For unit tests.
+ */
+const struct eng_transport *eng__transport_loopback(void);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * verbs_int.h - private to engine/transport/: what the verbs data path
+ * (verbs.c) and its rdma_cm connection management (cm.c) share.
+ */
+#ifndef RAILCP_ENGINE_VERBS_INT_H
+#define RAILCP_ENGINE_VERBS_INT_H
+
+#if !defined(ENG_LAYER_TRANSPORT) && !defined(RAILCP_TESTS)
+#error "engine/transport/verbs_int.h is private to engine/transport/"
+#endif
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "engine/transport/transport.h"
+
+/* A worker's CQ on one device, with the device's PD and the worker's one registration. */
+struct vcq {
+	struct eng_cq cq;
+	struct ibv_context *ctx;
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *ibcq;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+};
+
+/* A link's endpoint: its rdma_cm id and QP. */
+struct vep {
+	struct eng_ep ep;
+	struct rdma_cm_id *id;
+	struct vcq *vcq;
+	bool inline_hdr;
+	bool connected;
+	char desc[200];
+};
+
+extern const struct eng_tr_ops eng__verbs_ops;
+
+/*
+ * w's CQ, PD and registration of its memory on ctx's device, made on first
+ * use (remote write access only for a receiver's slots).
+ */
+int eng__verbs_worker_cq(struct eng_tr_worker *w, bool receiver, struct ibv_context *ctx,
+			 struct vcq **vcq_out);
+
+/* Frees a CQ made by eng__verbs_worker_cq, its registration and PD. Accepts NULL. */
+void eng__verbs_cq_destroy(struct vcq *c);
+
+/* The IPv4 address of each of plan's rails, from their RoCE v2 GIDs. */
+int eng__verbs_rail_addrs(const struct topo_plan *plan, struct eng_rail_addr *out);
+
+#endif
