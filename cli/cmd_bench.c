@@ -26,18 +26,20 @@ struct bench_cmd {
 
 static void bench_usage(FILE *f)
 {
-	fprintf(f, "usage: railcp bench HOST[:PORT] [--bytes N] [--chunk N] [placement options] [--json]\n\n"
-		   "Sends N bytes of a checkable pattern from memory to a railcp server's memory\n"
-		   "over every planned rail; the server verifies each byte. Prints throughput\n"
-		   "in total, per rail and per NUMA node.\n\n"
-		   "  --bytes N          bytes to move (default 1G; suffixes K, M, G, T)\n"
-		   "  --chunk N          bytes per RDMA write, a multiple of 4K (default 1M)\n"
-		   "  --timeout SEC      limit of each control and connection step (default 30)\n"
-		   "  --key-file FILE    the key shared with the server (default: $RAILCP_KEY, then\n"
-		   "                     ~/.config/railcp/key; none: only a keyless server on\n"
-		   "                     loopback will talk)\n"
-		   "  --json             one JSON object on stdout\n"
-		   "  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo\n");
+	fprintf(f,
+		"usage: railcp bench HOST[:PORT] [--bytes N] [--chunk N] [placement options] "
+		"[--json]\n\n"
+		"Sends N bytes of a checkable pattern from memory to a railcp server's memory\n"
+		"over every planned rail; the server verifies each byte. Prints throughput\n"
+		"in total, per rail and per NUMA node.\n\n"
+		"  --bytes N          bytes to move (default 1G; suffixes K, M, G, T)\n"
+		"  --chunk N          bytes per RDMA write, a multiple of 4K (default 1M)\n"
+		"  --timeout SEC      limit of each control and connection step (default 30)\n"
+		"  --key-file FILE    the key shared with the server (default: $RAILCP_KEY, then\n"
+		"                     ~/.config/railcp/key; none: only a keyless server on\n"
+		"                     loopback will talk)\n"
+		"  --json             one JSON object on stdout\n"
+		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo\n");
 }
 
 /* HOST, HOST:PORT or [V6HOST]:PORT */
@@ -98,8 +100,9 @@ static int bench_args(int argc, char **argv, struct bench_cmd *b)
 	if (r)
 		return r;
 	if (first != argc - 1)
-		return cli_usage_error("bench", first == argc ? "which server? give HOST[:PORT]"
-							     : "one server only, not '%s'",
+		return cli_usage_error("bench",
+				       first == argc ? "which server? give HOST[:PORT]"
+						     : "one server only, not '%s'",
 				       argv[argc - 1]);
 	if ((r = parse_target(b, argv[first])) != 0)
 		return r;
@@ -117,9 +120,10 @@ static int print_json(const struct bench_cmd *b, const struct eng_report *r)
 	int err;
 
 	cli_report_json(o, r, r->seconds);
-	json_object_set_new(o, "qps_per_rail", json_integer(b->place.opts.qps_per_rail
-								 ? b->place.opts.qps_per_rail
-								 : r->n_stripes / (r->n_rails ? r->n_rails : 1)));
+	json_object_set_new(o, "qps_per_rail",
+			    json_integer(b->place.opts.qps_per_rail
+						 ? b->place.opts.qps_per_rail
+						 : r->n_stripes / (r->n_rails ? r->n_rails : 1)));
 	err = cli_json_print(stdout, o);
 	json_decref(o);
 	return err;
@@ -131,13 +135,16 @@ static void print_human(const struct bench_cmd *b, const struct eng_report *r)
 
 	cli_size_str(r->bytes, sz, sizeof(sz));
 	printf("bench: %s to %s in %.3f s: %.3f Gb/s (%.1f MiB/s), verified by the receiver\n", sz,
-	       b->host, r->seconds, cli_gbps(r->bytes, r->seconds), cli_mibps(r->bytes, r->seconds));
+	       b->host, r->seconds, cli_gbps(r->bytes, r->seconds),
+	       cli_mibps(r->bytes, r->seconds));
 	cli_report_print(stdout, r, r->seconds);
 }
 
 int cli_cmd_bench(int argc, char **argv)
 {
-	struct bench_cmd b = {.o = {.bytes = 1ull << 30, .chunk = ENG_CHUNK_DEFAULT, .timeout_ms = ENG_TIMEOUT_MS_DEFAULT}};
+	struct bench_cmd b = {.o = {.bytes = 1ull << 30,
+				    .chunk = ENG_CHUNK_DEFAULT,
+				    .timeout_ms = ENG_TIMEOUT_MS_DEFAULT}};
 	struct topo_plan *plan = NULL;
 	struct eng_report rep;
 	int r, err;

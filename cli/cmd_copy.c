@@ -26,27 +26,28 @@ struct copy_cmd {
 
 static void copy_usage(FILE *f)
 {
-	fprintf(f, "usage: railcp [options] SRC... HOST:DST     copy to a railcp server\n"
-		   "       railcp [options] HOST:SRC... DST     copy from a railcp server\n\n"
-		   "Copies files and trees over every planned RDMA rail; HOST runs\n"
-		   "'railcp serve --root DIR' and remote paths are beneath DIR. As cp -r: a DST\n"
-		   "that is an existing directory receives each SRC under its own name, else\n"
-		   "the one SRC is created as DST. Each file is written under a temporary name,\n"
-		   "checked chunk by chunk (crc32c) and renamed into place when complete.\n\n"
-		   "  -r, --recursive    copy directories and their contents\n"
-		   "  -p, --preserve     keep mode and modification time (default: mode less\n"
-		   "                     the receiver's umask, time of the copy)\n"
-		   "  -q, --quiet        no progress line and no summary, only errors\n"
-		   "  -v, --verbose      say more on stderr (-vv: debug)\n"
-		   "  --json             the summary as one JSON object on stdout\n"
-		   "  --fsync            each file reaches the disk before its rename\n"
-		   "  --direct           O_DIRECT reads and writes where aligned\n"
-		   "  --chunk N          bytes per RDMA write, a multiple of 4K (default 1M)\n"
-		   "  --port P           the server's TCP port (default %d)\n"
-		   "  --timeout SEC      limit of each control and connection step (default 30)\n"
-		   "  --key-file FILE    the key shared with the server (default: $RAILCP_KEY,\n"
-		   "                     then ~/.config/railcp/key)\n"
-		   "  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo\n",
+	fprintf(f,
+		"usage: railcp [options] SRC... HOST:DST     copy to a railcp server\n"
+		"       railcp [options] HOST:SRC... DST     copy from a railcp server\n\n"
+		"Copies files and trees over every planned RDMA rail; HOST runs\n"
+		"'railcp serve --root DIR' and remote paths are beneath DIR. As cp -r: a DST\n"
+		"that is an existing directory receives each SRC under its own name, else\n"
+		"the one SRC is created as DST. Each file is written under a temporary name,\n"
+		"checked chunk by chunk (crc32c) and renamed into place when complete.\n\n"
+		"  -r, --recursive    copy directories and their contents\n"
+		"  -p, --preserve     keep mode and modification time (default: mode less\n"
+		"                     the receiver's umask, time of the copy)\n"
+		"  -q, --quiet        no progress line and no summary, only errors\n"
+		"  -v, --verbose      say more on stderr (-vv: debug)\n"
+		"  --json             the summary as one JSON object on stdout\n"
+		"  --fsync            each file reaches the disk before its rename\n"
+		"  --direct           O_DIRECT reads and writes where aligned\n"
+		"  --chunk N          bytes per RDMA write, a multiple of 4K (default 1M)\n"
+		"  --port P           the server's TCP port (default %d)\n"
+		"  --timeout SEC      limit of each control and connection step (default 30)\n"
+		"  --key-file FILE    the key shared with the server (default: $RAILCP_KEY,\n"
+		"                     then ~/.config/railcp/key)\n"
+		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo\n",
 		ENG_DEFAULT_PORT);
 }
 
@@ -157,18 +158,23 @@ static int copy_args(int argc, char **argv, struct copy_cmd *cc)
 		const char *arg = argv[first + i], *path = remote_split(arg, host, sizeof(host));
 
 		if (cc->o.dir == ENG_PUSH && path)
-			return cli_usage_error(NULL, "'%s' and the destination are both remote: one side "
-						     "of a copy is this host", arg);
+			return cli_usage_error(NULL,
+					       "'%s' and the destination are both remote: one side "
+					       "of a copy is this host",
+					       arg);
 		if (cc->o.dir == ENG_PULL && !path)
-			return cli_usage_error(NULL, "neither '%s' nor the destination '%s' is remote "
-						     "(HOST:PATH)", arg, argv[argc - 1]);
+			return cli_usage_error(NULL,
+					       "neither '%s' nor the destination '%s' is remote "
+					       "(HOST:PATH)",
+					       arg, argv[argc - 1]);
 		if (cc->o.dir == ENG_PULL && i > 0 && strcmp(host, cc->host) != 0)
-			return cli_usage_error(NULL, "the sources are on two hosts, %s and %s", cc->host,
-					       host);
+			return cli_usage_error(NULL, "the sources are on two hosts, %s and %s",
+					       cc->host, host);
 		if (cc->o.dir == ENG_PULL) {
 			char *end = (char *)path + strlen(path);
 
-			while (end > path + 1 && end[-1] == '/') /* "dir/" is "dir", as for local sources */
+			while (end > path + 1 &&
+			       end[-1] == '/') /* "dir/" is "dir", as for local sources */
 				*--end = '\0';
 			memcpy(cc->host, host, sizeof(host));
 			cc->src[i] = path[0] ? path : ".";
@@ -206,7 +212,8 @@ static int print_summary(const struct copy_cmd *cc, const struct eng_report *r)
 	if (cc->json) {
 		o = json_object();
 		cli_report_json(o, r, r->wall_seconds);
-		json_object_set_new(o, "direction", json_string(cc->o.dir == ENG_PUSH ? "push" : "pull"));
+		json_object_set_new(o, "direction",
+				    json_string(cc->o.dir == ENG_PUSH ? "push" : "pull"));
 		json_object_set_new(o, "host", json_string(cc->host));
 		json_object_set_new(o, "files", json_integer((json_int_t)r->files_total));
 		json_object_set_new(o, "transfer_seconds", json_real(r->seconds));
@@ -218,7 +225,8 @@ static int print_summary(const struct copy_cmd *cc, const struct eng_report *r)
 	if (rcp_log_level() == RCP_LOG_SILENT)
 		return 0;
 	cli_size_str(r->bytes, sz, sizeof(sz));
-	printf("railcp: %s %llu files, %s %s %s in %.3f s: %.3f Gb/s (data phase %.3f s, %.3f Gb/s), "
+	printf("railcp: %s %llu files, %s %s %s in %.3f s: %.3f Gb/s (data phase %.3f s, %.3f "
+	       "Gb/s), "
 	       "every chunk checked\n",
 	       verb, (unsigned long long)r->files_total, sz, cc->o.dir == ENG_PUSH ? "to" : "from",
 	       cc->host, r->wall_seconds, cli_gbps(r->bytes, r->wall_seconds), r->seconds,
@@ -229,7 +237,8 @@ static int print_summary(const struct copy_cmd *cc, const struct eng_report *r)
 
 int cli_cmd_copy(int argc, char **argv)
 {
-	struct copy_cmd cc = {.o = {.chunk = ENG_CHUNK_DEFAULT, .timeout_ms = ENG_TIMEOUT_MS_DEFAULT}};
+	struct copy_cmd cc = {
+		.o = {.chunk = ENG_CHUNK_DEFAULT, .timeout_ms = ENG_TIMEOUT_MS_DEFAULT}};
 	struct sigaction sa = {.sa_handler = on_interrupt, .sa_flags = SA_RESETHAND};
 	struct topo_plan *plan = NULL;
 	struct eng_report rep;

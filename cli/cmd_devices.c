@@ -58,7 +58,8 @@ json_t *cli_devices_json(const struct eng_device_list *list)
 		json_object_set_new(o, "name", json_string(dev->name));
 		json_object_set_new(o, "node_guid", json_string(dev->node_guid));
 		json_object_set_new(o, "numa_node",
-				    dev->numa_node >= 0 ? json_integer(dev->numa_node) : json_null());
+				    dev->numa_node >= 0 ? json_integer(dev->numa_node)
+							: json_null());
 		json_object_set_new(o, "numa_rule", json_string(dev->numa_rule));
 		for (p = 0; p < dev->n_ports; p++)
 			json_array_append_new(ports, port_json(&dev->ports[p]));
@@ -135,7 +136,8 @@ int cli_cmd_devices(int argc, char **argv)
 	bool as_json = false;
 	int first, err;
 
-	err = cli_options("devices", argc, argv, opts, devices_opt, &as_json, devices_usage, &first);
+	err = cli_options("devices", argc, argv, opts, devices_opt, &as_json, devices_usage,
+			  &first);
 	if (err)
 		return err < 0 ? CLI_EXIT_OK : err;
 	if (first < argc)

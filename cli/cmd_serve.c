@@ -27,24 +27,26 @@ static void on_stop_signal(int sig)
 
 static void serve_usage(FILE *f)
 {
-	fprintf(f, "usage: railcp serve [--root DIR] [--port P] [--listen ADDR] [placement options]\n\n"
-		   "Serves railcp clients, several at once, until SIGINT or SIGTERM: copies to\n"
-		   "and from DIR (railcp SRC... HOST:DST, railcp HOST:SRC... DST) and railcp\n"
-		   "bench. The control connection is TCP (default port %d); data moves over\n"
-		   "RDMA on this host's rails, one worker per NUMA node (see railcp topo).\n\n"
-		   "  --root DIR         serve copies beneath DIR only; names that lead out of it\n"
-		   "                     (absolute, \"..\", symlinks) are refused (default: no\n"
-		   "                     copies, bench only)\n"
-		   "  --port P           TCP port of the control connection (default %d)\n"
-		   "  --listen ADDR      IPv4 address to listen on (default: every address with a\n"
-		   "                     key, 127.0.0.1 without one)\n"
-		   "  --key-file FILE    the shared key senders must prove (default: $RAILCP_KEY,\n"
-		   "                     then ~/.config/railcp/key; the file must be chmod 600)\n"
-		   "  --max-sessions N   authenticated sessions at once; more are refused (default\n"
-		   "                     16); at most 64 connections may wait to authenticate\n"
-		   "  --timeout SEC      limit of each control and connection step (default 30)\n"
-		   "  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo;\n"
-		   "                     --buffer-mib is each worker's slot memory per session\n",
+	fprintf(f,
+		"usage: railcp serve [--root DIR] [--port P] [--listen ADDR] [placement "
+		"options]\n\n"
+		"Serves railcp clients, several at once, until SIGINT or SIGTERM: copies to\n"
+		"and from DIR (railcp SRC... HOST:DST, railcp HOST:SRC... DST) and railcp\n"
+		"bench. The control connection is TCP (default port %d); data moves over\n"
+		"RDMA on this host's rails, one worker per NUMA node (see railcp topo).\n\n"
+		"  --root DIR         serve copies beneath DIR only; names that lead out of it\n"
+		"                     (absolute, \"..\", symlinks) are refused (default: no\n"
+		"                     copies, bench only)\n"
+		"  --port P           TCP port of the control connection (default %d)\n"
+		"  --listen ADDR      IPv4 address to listen on (default: every address with a\n"
+		"                     key, 127.0.0.1 without one)\n"
+		"  --key-file FILE    the shared key senders must prove (default: $RAILCP_KEY,\n"
+		"                     then ~/.config/railcp/key; the file must be chmod 600)\n"
+		"  --max-sessions N   authenticated sessions at once; more are refused (default\n"
+		"                     16); at most 64 connections may wait to authenticate\n"
+		"  --timeout SEC      limit of each control and connection step (default 30)\n"
+		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo;\n"
+		"                     --buffer-mib is each worker's slot memory per session\n",
 		ENG_DEFAULT_PORT, ENG_DEFAULT_PORT);
 }
 

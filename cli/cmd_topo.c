@@ -59,26 +59,26 @@ int topo_cli_add_engine_rails(struct topo_machine *m, const struct eng_device_li
 
 static void topo_usage(FILE *f)
 {
-	fprintf(
-	    f,
-	    "usage: railcp topo [--json] [--topology FILE.xml] [--numa LIST] [--rails LIST]\n"
-	    "                   [--qps-per-rail N] [--buffer-mib N] [--profile FILE]\n"
-	    "                   [--save-profile FILE] [--check-buffers]\n\n"
-	    "Shows this machine (NUMA nodes with their allowed CPUs, memory and hugepages,\n"
-	    "RDMA rails with state, speed and NUMA locality) and the plan railcp runs on it:\n"
-	    "one worker per NUMA node that has rails, pinned to the node's CPUs.\n\n"
-	    "  --json               one JSON object on stdout\n"
-	    "  --topology FILE.xml  plan for the machine of an hwloc XML export (lstopo FILE.xml)\n"
-	    "  --numa LIST          worker nodes, e.g. 0,1 (default: nodes with rails)\n"
-	    "  --rails LIST         rails DEV:PORT,... e.g. mlx5_0:1,mlx5_2:1 (default: all "
-	    "ACTIVE)\n"
-	    "  --qps-per-rail N     QPs (stripes) per rail (default %d)\n"
-	    "  --buffer-mib N       buffer pool per worker (default %d MiB per stripe)\n"
-	    "  --profile FILE       take the plan from a profile, checked against the machine\n"
-	    "  --save-profile FILE  write the plan as a profile\n"
-	    "  --check-buffers      allocate the pools, first-touch them from the pinned\n"
-	    "                       workers, and report page node, page size and CPU\n",
-	    TOPO_DEFAULT_QPS_PER_RAIL, TOPO_STRIPE_BUFFER_MIB);
+	fprintf(f,
+		"usage: railcp topo [--json] [--topology FILE.xml] [--numa LIST] [--rails LIST]\n"
+		"                   [--qps-per-rail N] [--buffer-mib N] [--profile FILE]\n"
+		"                   [--save-profile FILE] [--check-buffers]\n\n"
+		"Shows this machine (NUMA nodes with their allowed CPUs, memory and hugepages,\n"
+		"RDMA rails with state, speed and NUMA locality) and the plan railcp runs on it:\n"
+		"one worker per NUMA node that has rails, pinned to the node's CPUs.\n\n"
+		"  --json               one JSON object on stdout\n"
+		"  --topology FILE.xml  plan for the machine of an hwloc XML export (lstopo "
+		"FILE.xml)\n"
+		"  --numa LIST          worker nodes, e.g. 0,1 (default: nodes with rails)\n"
+		"  --rails LIST         rails DEV:PORT,... e.g. mlx5_0:1,mlx5_2:1 (default: all "
+		"ACTIVE)\n"
+		"  --qps-per-rail N     QPs (stripes) per rail (default %d)\n"
+		"  --buffer-mib N       buffer pool per worker (default %d MiB per stripe)\n"
+		"  --profile FILE       take the plan from a profile, checked against the machine\n"
+		"  --save-profile FILE  write the plan as a profile\n"
+		"  --check-buffers      allocate the pools, first-touch them from the pinned\n"
+		"                       workers, and report page node, page size and CPU\n",
+		TOPO_DEFAULT_QPS_PER_RAIL, TOPO_STRIPE_BUFFER_MIB);
 }
 
 static int parse_opt(void *ctx, int c, const char *arg)
@@ -105,13 +105,13 @@ static int parse_opt(void *ctx, int c, const char *arg)
 static int parse_args(int argc, char **argv, struct topo_cmd *cmd)
 {
 	static const struct option opts[] = {
-	    {"json", no_argument, NULL, 'j'},
-	    {"topology", required_argument, NULL, 't'},
-	    CLI_PLACE_OPTIONS,
-	    {"save-profile", required_argument, NULL, 's'},
-	    {"check-buffers", no_argument, NULL, 'c'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
+		{"json", no_argument, NULL, 'j'},
+		{"topology", required_argument, NULL, 't'},
+		CLI_PLACE_OPTIONS,
+		{"save-profile", required_argument, NULL, 's'},
+		{"check-buffers", no_argument, NULL, 'c'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
 	};
 	int first, r;
 

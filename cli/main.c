@@ -18,7 +18,8 @@ static const struct {
 } commands[] = {
 	{"devices", cli_cmd_devices, "list RDMA devices, ports, GIDs and NUMA locality"},
 	{"serve", cli_cmd_serve, "receive sessions from railcp senders (RDMA server)"},
-	{"bench", cli_cmd_bench, "memory-to-memory transfer to a server, verified, with throughput"},
+	{"bench", cli_cmd_bench,
+	 "memory-to-memory transfer to a server, verified, with throughput"},
 	{"topo", cli_cmd_topo, "show NUMA nodes, rails and the worker placement plan"},
 };
 

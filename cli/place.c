@@ -20,7 +20,8 @@ int cli_parse_count(const char *cmd, const char *opt, const char *v, unsigned ma
 	errno = 0;
 	x = strtoul(v, &end, 10);
 	if (errno || end == v || *end || x == 0 || x > max)
-		return cli_usage_error(cmd, "%s needs a number from 1 to %u, not '%s'", opt, max, v);
+		return cli_usage_error(cmd, "%s needs a number from 1 to %u, not '%s'", opt, max,
+				       v);
 	*out = (unsigned)x;
 	return 0;
 }
@@ -39,7 +40,8 @@ int cli_place_opt(const char *cmd, struct cli_place *p, int c, const char *arg)
 				       &p->opts.buffer_mib);
 	case CLI_OPT_NUMA:
 		if (topo_bitmap_parse(arg, &p->opts.nodes) != 0)
-			return cli_usage_error(cmd, "--numa needs a node list like 0,1, not '%s'", arg);
+			return cli_usage_error(cmd, "--numa needs a node list like 0,1, not '%s'",
+					       arg);
 		p->opts.nodes_set = true;
 		return 0;
 	case CLI_OPT_RAILS:

@@ -26,10 +26,12 @@ enum {
 /* getopt_long entries of the placement options, for a command's table. */
 #define CLI_PLACE_OPTIONS                                                                          \
 	{"numa", required_argument, NULL, CLI_OPT_NUMA},                                           \
-	    {"rails", required_argument, NULL, CLI_OPT_RAILS},                                     \
-	    {"qps-per-rail", required_argument, NULL, CLI_OPT_QPS},                                \
-	    {"buffer-mib", required_argument, NULL, CLI_OPT_BUFFER},                               \
-	    {"profile", required_argument, NULL, CLI_OPT_PROFILE}
+		{"rails", required_argument, NULL, CLI_OPT_RAILS},                                 \
+		{"qps-per-rail", required_argument, NULL, CLI_OPT_QPS},                            \
+		{"buffer-mib", required_argument, NULL, CLI_OPT_BUFFER},                           \
+	{                                                                                          \
+		"profile", required_argument, NULL, CLI_OPT_PROFILE                                \
+	}
 
 /* A count from 1 to max; CLI_EXIT_USAGE (after one line) when v is not one. */
 int cli_parse_count(const char *cmd, const char *opt, const char *v, unsigned max, unsigned *out);

@@ -63,7 +63,8 @@ void cli_report_json(json_t *o, const struct eng_report *r, double seconds)
 		json_object_set_new(x, "peer", json_string(r->rail[i].peer));
 		json_object_set_new(x, "bytes", json_integer((json_int_t)r->rail[i].bytes));
 		json_object_set_new(x, "gbps", json_real(cli_gbps(r->rail[i].bytes, seconds)));
-		json_object_set_new(x, "mib_per_s", json_real(cli_mibps(r->rail[i].bytes, seconds)));
+		json_object_set_new(x, "mib_per_s",
+				    json_real(cli_mibps(r->rail[i].bytes, seconds)));
 		json_array_append_new(rails, x);
 	}
 	n = node_totals(r, node, nb);
@@ -88,9 +89,9 @@ void cli_report_print(FILE *f, const struct eng_report *r, double seconds)
 
 	for (i = 0; i < r->n_rails; i++) {
 		cli_size_str(r->rail[i].bytes, sz, sizeof(sz));
-		fprintf(f, "  rail %-10s node %-2d -> %-10s %10s  %.3f Gb/s  %.1f MiB/s\n", r->rail[i].name,
-			r->rail[i].node, r->rail[i].peer, sz, cli_gbps(r->rail[i].bytes, seconds),
-			cli_mibps(r->rail[i].bytes, seconds));
+		fprintf(f, "  rail %-10s node %-2d -> %-10s %10s  %.3f Gb/s  %.1f MiB/s\n",
+			r->rail[i].name, r->rail[i].node, r->rail[i].peer, sz,
+			cli_gbps(r->rail[i].bytes, seconds), cli_mibps(r->rail[i].bytes, seconds));
 	}
 	n = node_totals(r, node, nb);
 	for (i = 0; i < n; i++) {
@@ -119,7 +120,8 @@ void cli_progress_update(struct cli_progress *p, const struct eng_report *r)
 		p->rate = p->rate > 0 ? 0.5 * p->rate + 0.5 * inst : inst;
 		for (i = 0; i < r->n_rails && i < TOPO_MAX_RAILS; i++) {
 			inst = (double)(r->rail[i].bytes - p->rail_last[i]) / dt;
-			p->rail_rate[i] = p->rail_rate[i] > 0 ? 0.5 * p->rail_rate[i] + 0.5 * inst : inst;
+			p->rail_rate[i] =
+				p->rail_rate[i] > 0 ? 0.5 * p->rail_rate[i] + 0.5 * inst : inst;
 		}
 	}
 	p->last_ns = now;
@@ -133,7 +135,9 @@ void cli_progress_update(struct cli_progress *p, const struct eng_report *r)
 		o += (size_t)snprintf(line + o, sizeof(line) - o, "  %" PRIu64 "/%" PRIu64 " files",
 				      r->files, r->files_total);
 	o += (size_t)snprintf(line + o, sizeof(line) - o, "  %.2f Gb/s", p->rate * 8 / 1e9);
-	left = p->rate > 0 && r->bytes_total > r->bytes ? (double)(r->bytes_total - r->bytes) / p->rate : 0;
+	left = p->rate > 0 && r->bytes_total > r->bytes
+		       ? (double)(r->bytes_total - r->bytes) / p->rate
+		       : 0;
 	if (left > 0 && left < 360000)
 		o += (size_t)snprintf(line + o, sizeof(line) - o, "  ETA %d:%02d", (int)left / 60,
 				      (int)left % 60);

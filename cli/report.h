@@ -21,7 +21,7 @@ struct cli_progress {
 	const char *label;
 	uint64_t last_ns;
 	uint64_t last_bytes;
-	double rate;                       /* bytes/s, smoothed */
+	double rate; /* bytes/s, smoothed */
 	uint64_t rail_last[TOPO_MAX_RAILS];
 	double rail_rate[TOPO_MAX_RAILS];
 };

@@ -53,7 +53,8 @@ int cli_parse_size(const char *cmd, const char *opt, const char *v, uint64_t *ou
 		end += (end[1] == 'i' && end[2] == 'B') ? 3 : (end[1] == 'B' ? 2 : 1);
 	}
 	if (errno || end == v || *end || x == 0 || x > (~0ull >> shift))
-		return cli_usage_error(cmd, "%s needs a size like 4096, 64K, 1M or 2G, not '%s'", opt, v);
+		return cli_usage_error(cmd, "%s needs a size like 4096, 64K, 1M or 2G, not '%s'",
+				       opt, v);
 	*out = (uint64_t)x << shift;
 	return 0;
 }

@@ -39,29 +39,29 @@ struct eng_gid {
 	uint32_t index;
 	enum eng_gid_type type;
 	uint8_t raw[16];
-	char addr[46];             /* text form (IPv6 notation, IPv4-mapped for RoCE v2 over IPv4) */
-	char netdev[IF_NAMESIZE];  /* "" when the GID has no netdev */
+	char addr[46];		  /* text form (IPv6 notation, IPv4-mapped for RoCE v2 over IPv4) */
+	char netdev[IF_NAMESIZE]; /* "" when the GID has no netdev */
 };
 
 struct eng_port {
-	unsigned num;                  /* 1-based, as verbs numbers ports */
-	const char *state;             /* "ACTIVE", "DOWN", ... */
+	unsigned num;	   /* 1-based, as verbs numbers ports */
+	const char *state; /* "ACTIVE", "DOWN", ... */
 	bool active;
-	const char *link_layer;        /* "InfiniBand", "Ethernet" */
-	unsigned active_mtu;           /* bytes */
-	unsigned width;                /* lanes; 0 when verbs reports an unknown width */
-	double lane_gbps;              /* data rate of one lane; 0 when unknown */
-	double gbps;                   /* width x lane rate */
-	char netdev[IF_NAMESIZE];      /* netdev behind a RoCE port, else "" */
+	const char *link_layer;	  /* "InfiniBand", "Ethernet" */
+	unsigned active_mtu;	  /* bytes */
+	unsigned width;		  /* lanes; 0 when verbs reports an unknown width */
+	double lane_gbps;	  /* data rate of one lane; 0 when unknown */
+	double gbps;		  /* width x lane rate */
+	char netdev[IF_NAMESIZE]; /* netdev behind a RoCE port, else "" */
 	size_t n_gids;
 	struct eng_gid *gids;
 };
 
 struct eng_device {
 	char name[64];
-	char node_guid[20];            /* "xxxx:xxxx:xxxx:xxxx" */
-	int numa_node;                 /* -1 when unknown */
-	char numa_rule[256];           /* how numa_node was found */
+	char node_guid[20];  /* "xxxx:xxxx:xxxx:xxxx" */
+	int numa_node;	     /* -1 when unknown */
+	char numa_rule[256]; /* how numa_node was found */
 	unsigned n_ports;
 	struct eng_port *ports;
 };
@@ -86,36 +86,36 @@ const char *eng_gid_type_str(enum eng_gid_type type);
 /* ---- transfers ---- */
 
 struct eng_rail_report {
-	char name[80];     /* "rxe0:1" */
-	int node;          /* NUMA node of the worker that drove it */
-	char peer[80];     /* the receiver rail(s) it was paired with */
+	char name[80]; /* "rxe0:1" */
+	int node;      /* NUMA node of the worker that drove it */
+	char peer[80]; /* the receiver rail(s) it was paired with */
 	uint64_t bytes;
 	uint64_t chunks;
 };
 
 struct eng_report {
-	uint64_t bytes;    /* payload bytes moved (and verified by the receiver) */
+	uint64_t bytes; /* payload bytes moved (and verified by the receiver) */
 	uint64_t bytes_total;
 	uint64_t chunks;
-	uint64_t files;    /* copies: files read to the end (push) or in place (pull) */
+	uint64_t files; /* copies: files read to the end (push) or in place (pull) */
 	uint64_t files_total;
-	double seconds;    /* first post to last completion, as perftest's BW average */
+	double seconds;	     /* first post to last completion, as perftest's BW average */
 	double wall_seconds; /* copies: the whole run, from the walk to the last file in place */
 	uint32_t chunk;
-	unsigned n_slots;  /* slots (credits) per stripe */
+	unsigned n_slots; /* slots (credits) per stripe */
 	unsigned n_stripes;
 	unsigned n_rails;
 	struct eng_rail_report rail[TOPO_MAX_RAILS];
 };
 
 struct eng_bench_opts {
-	const char *host;            /* the server */
-	uint16_t port;               /* 0: ENG_DEFAULT_PORT */
+	const char *host; /* the server */
+	uint16_t port;	  /* 0: ENG_DEFAULT_PORT */
 	uint64_t bytes;
-	uint32_t chunk;              /* a multiple of ENG_CHUNK_MIN, at most ENG_CHUNK_MAX */
+	uint32_t chunk; /* a multiple of ENG_CHUNK_MIN, at most ENG_CHUNK_MAX */
 	const struct topo_plan *plan;
-	int timeout_ms;              /* for each control and connection step */
-	const char *key_file;        /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
+	int timeout_ms;	      /* for each control and connection step */
+	const char *key_file; /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
 	/* Called about every 20 ms from the calling thread with the figures so far. */
 	void (*progress)(const struct eng_report *so_far, void *ctx);
 	void *ctx;
@@ -135,19 +135,19 @@ enum eng_copy_dir {
 
 struct eng_copy_opts {
 	const char *host;
-	uint16_t port;               /* 0: ENG_DEFAULT_PORT */
+	uint16_t port; /* 0: ENG_DEFAULT_PORT */
 	enum eng_copy_dir dir;
-	const char *const *src;      /* push: local paths; pull: paths beneath the server's root */
+	const char *const *src; /* push: local paths; pull: paths beneath the server's root */
 	size_t n_src;
-	const char *dst;             /* push: beneath the server's root ("" the root); pull: local */
-	bool recursive;              /* directories too (cp -r) */
-	bool preserve;               /* mode and mtime (cp -p); else mode & ~umask, mtime now */
-	bool fsync;                  /* each file reaches the disk before its rename */
-	bool direct;                 /* O_DIRECT on both sides where aligned */
-	uint32_t chunk;              /* a multiple of ENG_CHUNK_MIN, at most ENG_CHUNK_MAX */
+	const char *dst; /* push: beneath the server's root ("" the root); pull: local */
+	bool recursive;	 /* directories too (cp -r) */
+	bool preserve;	 /* mode and mtime (cp -p); else mode & ~umask, mtime now */
+	bool fsync;	 /* each file reaches the disk before its rename */
+	bool direct;	 /* O_DIRECT on both sides where aligned */
+	uint32_t chunk;	 /* a multiple of ENG_CHUNK_MIN, at most ENG_CHUNK_MAX */
 	const struct topo_plan *plan;
 	int timeout_ms;
-	const char *key_file;        /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
+	const char *key_file; /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
 	/* Set (e.g. from a signal handler) to stop the copy: it fails, its temporaries removed. */
 	const _Atomic bool *cancel;
 	/* Called about every 20 ms from the calling thread with the figures so far. */
@@ -166,14 +166,14 @@ struct eng_copy_opts {
 int eng_copy_run(const struct eng_copy_opts *opts, struct eng_report *report_out);
 
 struct eng_serve_opts {
-	const char *listen_addr;     /* NULL: every address with a key, else 127.0.0.1 */
-	const char *key_file;        /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
-	uint16_t port;               /* 0: ENG_DEFAULT_PORT */
-	const char *root;            /* the directory copies read and write beneath; NULL: bench only */
+	const char *listen_addr; /* NULL: every address with a key, else 127.0.0.1 */
+	const char *key_file;	 /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
+	uint16_t port;		 /* 0: ENG_DEFAULT_PORT */
+	const char *root;	 /* the directory copies read and write beneath; NULL: bench only */
 	const struct topo_plan *plan;
 	int timeout_ms;
-	unsigned max_sessions;       /* authenticated sessions at once; more are refused with a message */
-	int stop_fd;                 /* readable (e.g. a signal's self-pipe): stop */
+	unsigned max_sessions; /* authenticated sessions at once; more are refused with a message */
+	int stop_fd;	       /* readable (e.g. a signal's self-pipe): stop */
 	/* Listening: the address, the port, and how sessions are authenticated. */
 	void (*ready)(const char *addr, uint16_t port, const char *auth, void *ctx);
 	void *ctx;

@@ -203,7 +203,8 @@ static int get_extents(struct rd *r, struct io_entry *e)
 		get(r, 8, &off); /* cannot fail: n was checked against the bytes left */
 		get(r, 8, &len);
 		if (len == 0 || off < end || off > e->size || len > e->size - off)
-			return bad(r, "an extent is empty, unsorted, overlapping or outside the file");
+			return bad(r,
+				   "an extent is empty, unsorted, overlapping or outside the file");
 		e->ext[i] = (struct io_extent){.off = off, .len = len};
 		e->n_ext++;
 		e->data_bytes += len;
@@ -276,8 +277,10 @@ static int get_header(struct rd *r, uint64_t *n_out)
 	get(r, 2, &flags);
 	get(r, 8, n_out);
 	if (version != VERSION)
-		return rcp_err(-EPROTONOSUPPORT, "the peer sent a manifest of version %u; this railcp "
-				"reads version %d", (unsigned)version, VERSION);
+		return rcp_err(-EPROTONOSUPPORT,
+			       "the peer sent a manifest of version %u; this railcp "
+			       "reads version %d",
+			       (unsigned)version, VERSION);
 	if (flags)
 		return rcp_err(-EBADMSG, "the manifest has unknown flags 0x%x", (unsigned)flags);
 	if (*n_out > r->left / ENTRY_MIN)
@@ -367,7 +370,8 @@ int io__manifest_check(const struct io_manifest *m)
 		if (slash) {
 			s = slot_of(m, tab, mask, p, (size_t)(slash - p));
 			if (!tab[s] || m->entry[tab[s] - 1].type != IO_DIR)
-				err = structure_problem(m, i, "its directory is not listed before it");
+				err = structure_problem(m, i,
+							"its directory is not listed before it");
 		}
 		s = slot_of(m, tab, mask, p, strlen(p));
 		if (!err && tab[s])

@@ -16,10 +16,10 @@
 #include <time.h>
 
 struct io_root {
-	int fd;        /* O_PATH directory */
+	int fd; /* O_PATH directory */
 	unsigned flags;
-	mode_t umask;  /* applied to modes when metadata is not kept */
-	bool memfs;    /* tmpfs or ramfs: nothing to gain from preallocation */
+	mode_t umask; /* applied to modes when metadata is not kept */
+	bool memfs;   /* tmpfs or ramfs: nothing to gain from preallocation */
 };
 
 /* Whether the directory fd lives on a memory filesystem (tmpfs, ramfs). */

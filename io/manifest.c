@@ -59,7 +59,8 @@ int io__manifest_add(struct io_manifest *m, struct io_entry **e_out)
 		cap = m->cap ? m->cap * 2 : 64;
 		grown = realloc(m->entry, cap * sizeof(*grown));
 		if (!grown)
-			return rcp_err(-ENOMEM, "out of memory for a manifest of %zu entries", m->n + 1);
+			return rcp_err(-ENOMEM, "out of memory for a manifest of %zu entries",
+				       m->n + 1);
 		m->entry = grown;
 		m->cap = cap;
 	}
@@ -90,8 +91,10 @@ static int entry_add(struct walk *w, const char *src, const char *rel, const str
 	int err;
 
 	if (strlen(rel) >= IO_PATH_MAX)
-		return rcp_err(-ENAMETOOLONG, "cannot send %s: its name at the destination is longer "
-				"than %d bytes", src, IO_PATH_MAX - 1);
+		return rcp_err(-ENAMETOOLONG,
+			       "cannot send %s: its name at the destination is longer "
+			       "than %d bytes",
+			       src, IO_PATH_MAX - 1);
 	err = io__manifest_add(w->m, &e);
 	if (err)
 		return err;
@@ -134,12 +137,14 @@ static int file_extents(int fd, struct io_entry *e)
 		if (data < 0 && errno == EINVAL && off == 0)
 			return extent_push(e, 0, e->size);
 		if (data < 0)
-			return rcp_err(-errno, "cannot find the data of %s: %s", e->src, strerror(errno));
+			return rcp_err(-errno, "cannot find the data of %s: %s", e->src,
+				       strerror(errno));
 		if ((uint64_t)data >= e->size)
 			return 0;
 		hole = lseek(fd, data, SEEK_HOLE);
 		if (hole < 0)
-			return rcp_err(-errno, "cannot find the holes of %s: %s", e->src, strerror(errno));
+			return rcp_err(-errno, "cannot find the holes of %s: %s", e->src,
+				       strerror(errno));
 		if ((uint64_t)hole > e->size)
 			hole = (off_t)e->size;
 		err = extent_push(e, (uint64_t)data, (uint64_t)(hole - data));
@@ -209,8 +214,10 @@ static int walk_symlink(struct walk *w, int dirfd, const char *name, const char 
 	if (n < 0)
 		return rcp_err(-errno, "cannot read the symlink %s: %s", src, strerror(errno));
 	if (n == 0 || (size_t)n >= sizeof(target))
-		return rcp_err(-ENAMETOOLONG, "cannot send the symlink %s: its target is empty or "
-				"longer than %d bytes", src, IO_PATH_MAX - 1);
+		return rcp_err(-ENAMETOOLONG,
+			       "cannot send the symlink %s: its target is empty or "
+			       "longer than %d bytes",
+			       src, IO_PATH_MAX - 1);
 	target[n] = '\0';
 	err = entry_add(w, src, rel, st, IO_SYMLINK, &e);
 	if (err)
@@ -357,8 +364,10 @@ static int rename_all(struct io_manifest *m, size_t old_len, const char *name)
 		if (!p[i])
 			err = rcp_err(-ENOMEM, "out of memory renaming a manifest");
 		else if (strlen(p[i]) >= IO_PATH_MAX)
-			err = rcp_err(-ENAMETOOLONG, "renamed to \"%s\", a path would be longer than "
-				      "%d bytes", name, IO_PATH_MAX - 1);
+			err = rcp_err(-ENAMETOOLONG,
+				      "renamed to \"%s\", a path would be longer than "
+				      "%d bytes",
+				      name, IO_PATH_MAX - 1);
 	}
 	for (i = 0; i < m->n; i++) {
 		if (!err) {
@@ -383,8 +392,10 @@ int io_manifest_rename_top(struct io_manifest *m, const char *name)
 		const char *p = m->entry[i].path;
 
 		if (strncmp(p, top, len) || (p[len] != '\0' && p[len] != '/'))
-			return rcp_err(-EINVAL, "several sources cannot all be called \"%s\"; copy "
-				       "them into a directory", name);
+			return rcp_err(-EINVAL,
+				       "several sources cannot all be called \"%s\"; copy "
+				       "them into a directory",
+				       name);
 	}
 	if (m->n == 0)
 		return rcp_err(-EINVAL, "nothing to call \"%s\"", name);
@@ -462,7 +473,8 @@ int io_manifest_walk(const struct io_root *root, const char *const *src, size_t 
 	int err = 0;
 
 	if (as_name && n_src != 1)
-		return rcp_err(-EINVAL, "a destination name needs exactly one source, not %zu", n_src);
+		return rcp_err(-EINVAL, "a destination name needs exactly one source, not %zu",
+			       n_src);
 	w.m = calloc(1, sizeof(*w.m));
 	if (!w.m)
 		return rcp_err(-ENOMEM, "out of memory for a manifest");

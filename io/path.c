@@ -130,8 +130,10 @@ static int resolve_err(int err, const char *path, const char *what)
 	case -EXDEV:
 		return rcp_err(-EXDEV, "refused \"%s\": its %s leads outside the root", esc, what);
 	case -ELOOP:
-		return rcp_err(err, "refused \"%s\": its %s is or passes a symlink that is not "
-			       "followed", esc, what);
+		return rcp_err(err,
+			       "refused \"%s\": its %s is or passes a symlink that is not "
+			       "followed",
+			       esc, what);
 	case -ENOSYS:
 		return rcp_err(err, "cannot confine \"%s\": openat2 needs Linux 5.6 or newer", esc);
 	default:

@@ -62,8 +62,8 @@ static void plan_fill(const struct io_manifest *m, struct io_plan *plan)
 			for (off = ext->off, left = ext->len; left; k++) {
 				plan->chunk[k].file = i;
 				plan->chunk[k].offset = off;
-				plan->chunk[k].len = left < plan->chunk_size ? (uint32_t)left
-									     : plan->chunk_size;
+				plan->chunk[k].len =
+					left < plan->chunk_size ? (uint32_t)left : plan->chunk_size;
 				off += plan->chunk[k].len;
 				left -= plan->chunk[k].len;
 			}
@@ -77,12 +77,15 @@ int io_plan_create(const struct io_manifest *m, uint32_t chunk, struct io_plan *
 	uint64_t n;
 
 	if (chunk == 0 || chunk > IO_CHUNK_MAX)
-		return rcp_err(-EINVAL, "a chunk of %u bytes is not between 1 byte and 1 GiB", chunk);
+		return rcp_err(-EINVAL, "a chunk of %u bytes is not between 1 byte and 1 GiB",
+			       chunk);
 	n = plan_count(m, chunk);
 	if (n > IO_PLAN_MAX_CHUNKS)
-		return rcp_err(-EFBIG, "a copy of %llu chunks of %u KiB is more than the %llu chunks "
-				       "allowed: use a larger --chunk or copy in parts",
-			       (unsigned long long)n, chunk >> 10, (unsigned long long)IO_PLAN_MAX_CHUNKS);
+		return rcp_err(-EFBIG,
+			       "a copy of %llu chunks of %u KiB is more than the %llu chunks "
+			       "allowed: use a larger --chunk or copy in parts",
+			       (unsigned long long)n, chunk >> 10,
+			       (unsigned long long)IO_PLAN_MAX_CHUNKS);
 	plan = calloc(1, sizeof(*plan));
 	if (!plan)
 		return rcp_err(-ENOMEM, "out of memory for a chunk plan");

@@ -129,9 +129,10 @@ static int64_t pread_full(int fd, void *buf, size_t want, uint64_t off)
 
 int io_chunk_read(struct io_rfile *f, uint64_t off, uint32_t len, void *buf, uint32_t *crc_out)
 {
-	bool direct = f->dfd >= 0 && off % IO_DIRECT_ALIGN == 0 &&
-		      (uintptr_t)buf % IO_DIRECT_ALIGN == 0;
-	size_t want = direct ? (len + IO_DIRECT_ALIGN - 1) / IO_DIRECT_ALIGN * IO_DIRECT_ALIGN : len;
+	bool direct =
+		f->dfd >= 0 && off % IO_DIRECT_ALIGN == 0 && (uintptr_t)buf % IO_DIRECT_ALIGN == 0;
+	size_t want =
+		direct ? (len + IO_DIRECT_ALIGN - 1) / IO_DIRECT_ALIGN * IO_DIRECT_ALIGN : len;
 	int64_t got;
 
 	if (off > f->e->size || len > f->e->size - off)
@@ -143,8 +144,10 @@ int io_chunk_read(struct io_rfile *f, uint64_t off, uint32_t len, void *buf, uin
 		return rcp_err((int)got, "cannot read %s at offset %llu: %s", f->e->src,
 			       (unsigned long long)off, strerror((int)-got));
 	if (got < (int64_t)len)
-		return rcp_err(-EIO, "%s got shorter while it was being sent (%llu bytes at offset "
-				"%llu are missing)", f->e->src, (unsigned long long)(len - got),
+		return rcp_err(-EIO,
+			       "%s got shorter while it was being sent (%llu bytes at offset "
+			       "%llu are missing)",
+			       f->e->src, (unsigned long long)(len - got),
 			       (unsigned long long)(off + (uint64_t)got));
 	*crc_out = io_crc32c(buf, len);
 	return 0;

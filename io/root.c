@@ -60,7 +60,8 @@ int io_root_open(const char *dir, unsigned flags, struct io_root **root_out)
 		return rcp_err(-ENOMEM, "out of memory opening the root %s", dir);
 	root->fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root->fd < 0) {
-		err = rcp_err(-errno, "cannot open the root directory %s: %s", dir, strerror(errno));
+		err = rcp_err(-errno, "cannot open the root directory %s: %s", dir,
+			      strerror(errno));
 		free(root);
 		return err;
 	}
@@ -72,8 +73,7 @@ int io_root_open(const char *dir, unsigned flags, struct io_root **root_out)
 	return 0;
 }
 
-int io_root_open_beneath(const struct io_root *parent, const char *rel,
-			 struct io_root **root_out)
+int io_root_open_beneath(const struct io_root *parent, const char *rel, struct io_root **root_out)
 {
 	bool itself = !rel[0] || !strcmp(rel, ".");
 	const char *why = itself ? NULL : io__path_problem(rel, strlen(rel));
@@ -147,11 +147,14 @@ int io_root_mkdir(struct io_root *root, const struct io_entry *e)
 		    S_ISDIR(st.st_mode))
 			err = 0; /* copying into an existing directory, as cp -r does */
 		else if (err == -EEXIST)
-			err = rcp_err(err, "cannot create the directory \"%s\": something else is "
-				      "in the way", io__path_escape(e->path, strlen(e->path), esc));
+			err = rcp_err(err,
+				      "cannot create the directory \"%s\": something else is "
+				      "in the way",
+				      io__path_escape(e->path, strlen(e->path), esc));
 		else
 			err = rcp_err(err, "cannot create the directory \"%s\": %s",
-				      io__path_escape(e->path, strlen(e->path), esc), strerror(-err));
+				      io__path_escape(e->path, strlen(e->path), esc),
+				      strerror(-err));
 	}
 	close(pfd);
 	return err;
@@ -177,8 +180,7 @@ int io_root_symlink(struct io_root *root, const struct io_entry *e)
 		goto out_close;
 	}
 	io__mtime_times(e->mtime_ns, ts);
-	if ((root->flags & IO_ROOT_KEEP_META) &&
-	    utimensat(pfd, tmp, ts, AT_SYMLINK_NOFOLLOW) < 0) {
+	if ((root->flags & IO_ROOT_KEEP_META) && utimensat(pfd, tmp, ts, AT_SYMLINK_NOFOLLOW) < 0) {
 		err = rcp_err(-errno, "cannot set the time of the symlink \"%s\": %s",
 			      io__path_escape(e->path, strlen(e->path), esc), strerror(errno));
 		goto err_unlink;

@@ -45,18 +45,18 @@
 struct io_wfile {
 	const struct io_entry *e;
 	struct io_root *root;
-	int pfd;                  /* the target directory, O_PATH */
+	int pfd; /* the target directory, O_PATH */
 	int fd;
-	int dfd;                  /* O_DIRECT, or -1 */
-	const char *last;         /* final name, inside e->path */
+	int dfd;	  /* O_DIRECT, or -1 */
+	const char *last; /* final name, inside e->path */
 	char tmp[IO_TMP_NAME_LEN];
 	uint32_t chunk;
-	uint64_t *first;          /* extent x holds chunks first[x] .. first[x + 1] - 1 */
+	uint64_t *first; /* extent x holds chunks first[x] .. first[x + 1] - 1 */
 	uint64_t n_chunks;
-	_Atomic uint64_t *bits;   /* chunk k arrived: bit k % 64 of word k / 64 */
-	_Atomic uint64_t done;    /* chunks arrived */
+	_Atomic uint64_t *bits; /* chunk k arrived: bit k % 64 of word k / 64 */
+	_Atomic uint64_t done;	/* chunks arrived */
 	_Atomic uint64_t received;
-	_Atomic bool failed;      /* a write failed: never finalize */
+	_Atomic bool failed; /* a write failed: never finalize */
 };
 
 static const char *name_of(const struct io_wfile *f, char esc[IO_ESC_MAX])
@@ -101,7 +101,8 @@ static int preallocate(struct io_wfile *f)
 		if (errno == EOPNOTSUPP || errno == ENOSYS)
 			return 0;
 		return rcp_err(-errno, "cannot reserve %llu bytes for \"%s\": %s",
-			       (unsigned long long)f->e->data_bytes, name_of(f, esc), strerror(errno));
+			       (unsigned long long)f->e->data_bytes, name_of(f, esc),
+			       strerror(errno));
 	}
 	return 0;
 }
@@ -168,12 +169,14 @@ int io_wfile_open(struct io_root *root, const struct io_entry *e, uint32_t chunk
 			       io__path_escape(e->path, strlen(e->path), esc),
 			       why ? why : "it is not a regular file");
 	if (chunk == 0 || chunk > IO_CHUNK_MAX)
-		return rcp_err(-EINVAL, "a chunk of %u bytes is not between 1 byte and 1 GiB", chunk);
+		return rcp_err(-EINVAL, "a chunk of %u bytes is not between 1 byte and 1 GiB",
+			       chunk);
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return rcp_err(-ENOMEM, "out of memory receiving \"%s\"",
 			       io__path_escape(e->path, strlen(e->path), esc));
-	*f = (struct io_wfile){.e = e, .root = root, .pfd = -1, .fd = -1, .dfd = -1, .chunk = chunk};
+	*f = (struct io_wfile){
+		.e = e, .root = root, .pfd = -1, .fd = -1, .dfd = -1, .chunk = chunk};
 	err = chunk_map_init(f);
 	err = err ? err : wfile_create(f);
 	if (err) {
@@ -226,8 +229,9 @@ static int pwrite_full(struct io_wfile *f, uint64_t off, const void *data, uint3
 			continue;
 		if (n <= 0) {
 			atomic_store(&f->failed, true);
-			return rcp_err(n < 0 ? -errno : -EIO, "cannot write \"%s\" at offset %llu: %s",
-				       name_of(f, esc), (unsigned long long)(off + done),
+			return rcp_err(n < 0 ? -errno : -EIO,
+				       "cannot write \"%s\" at offset %llu: %s", name_of(f, esc),
+				       (unsigned long long)(off + done),
 				       n < 0 ? strerror(errno) : "no progress");
 		}
 		done += (size_t)n;
@@ -245,16 +249,18 @@ int io_chunk_write(struct io_wfile *f, uint64_t off, const void *data, uint32_t 
 	int err;
 
 	if (k < 0)
-		return rcp_err(-EBADMSG, "a chunk at offset %llu of %u bytes is not one of the "
-				"planned chunks of \"%s\"", (unsigned long long)off, len,
-			       name_of(f, esc));
+		return rcp_err(-EBADMSG,
+			       "a chunk at offset %llu of %u bytes is not one of the "
+			       "planned chunks of \"%s\"",
+			       (unsigned long long)off, len, name_of(f, esc));
 	if (atomic_load(&f->failed))
 		return rcp_err(-EIO, "\"%s\" already failed", name_of(f, esc));
 	got = io_crc32c(data, len);
 	if (got != crc)
-		return rcp_err(-EBADMSG, "the chunk at offset %llu of \"%s\" arrived damaged "
-				"(crc32c 0x%08x, expected 0x%08x)", (unsigned long long)off,
-			       name_of(f, esc), got, crc);
+		return rcp_err(-EBADMSG,
+			       "the chunk at offset %llu of \"%s\" arrived damaged "
+			       "(crc32c 0x%08x, expected 0x%08x)",
+			       (unsigned long long)off, name_of(f, esc), got, crc);
 	err = pwrite_full(f, off, data, len);
 	if (err)
 		return err;

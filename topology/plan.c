@@ -49,7 +49,7 @@ struct plan_ctx {
 };
 
 static void plan_note(struct topo_plan *p, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+	__attribute__((format(printf, 2, 3)));
 
 static void plan_note(struct topo_plan *p, const char *fmt, ...)
 {
@@ -251,9 +251,10 @@ static int nearest_worker(const struct plan_ctx *c, int x)
 	for (w = 0; w < c->p->n_workers; w++) {
 		int y = topo_machine_node_index(m, c->p->worker[w].node);
 		unsigned d = x >= 0 ? m->dist[x][y] : 0;
-		unsigned bd = best >= 0 && x >= 0
-				  ? m->dist[x][topo_machine_node_index(m, c->p->worker[best].node)]
-				  : 0;
+		unsigned bd =
+			best >= 0 && x >= 0
+				? m->dist[x][topo_machine_node_index(m, c->p->worker[best].node)]
+				: 0;
 
 		if (best < 0 || d < bd || (d == bd && c->load[w] < c->load[best]))
 			best = (int)w;

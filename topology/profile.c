@@ -51,7 +51,7 @@ struct prof {
 };
 
 static int perr(const struct prof *pf, unsigned line, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+	__attribute__((format(printf, 3, 4)));
 
 static int perr(const struct prof *pf, unsigned line, const char *fmt, ...)
 {
@@ -192,8 +192,8 @@ static int prof_read(struct prof *pf)
 	while (!err && fgets(line, sizeof(line), f)) {
 		pf->line++;
 		if (!strchr(line, '\n') && !feof(f))
-			err =
-			    perr(pf, pf->line, "line longer than %zu characters", sizeof(line) - 2);
+			err = perr(pf, pf->line, "line longer than %zu characters",
+				   sizeof(line) - 2);
 		else
 			err = parse_line(pf, line);
 	}
@@ -294,7 +294,7 @@ static void prof_to_plan(const struct prof *pf, const struct topo_machine *m, un
 		for (r = 0; r < pw->n_rails; r++) {
 			struct topo_plan_rail *pr = &p->rail[p->n_rails++];
 			const struct topo_rail *mr = &m->rail[topo_machine_rail_index(
-			    m, pw->rails[r].dev, pw->rails[r].port)];
+				m, pw->rails[r].dev, pw->rails[r].port)];
 
 			snprintf(pr->dev, sizeof(pr->dev), "%s", mr->dev);
 			pr->port = mr->port;

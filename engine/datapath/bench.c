@@ -40,9 +40,11 @@ static void stream_place(const struct eng_source *src, struct eng_chunk_hdr *hdr
 
 void eng__bench_attach(struct eng_job *job, uint64_t bytes, uint32_t chunk)
 {
-	job->src = (struct eng_source){.total = bytes, .chunk = chunk,
+	job->src = (struct eng_source){.total = bytes,
+				       .chunk = chunk,
 				       .n_chunks = (bytes + chunk - 1) / chunk,
-				       .fill = eng__bench_fill, .ctx = &job->src};
+				       .fill = eng__bench_fill,
+				       .ctx = &job->src};
 	job->sink = (struct eng_sink){.consume = eng__bench_check, .ctx = &job->src.chunk};
 }
 
@@ -75,7 +77,8 @@ int eng__bench_check(void *ctx, const struct eng_chunk_hdr *hdr, const void *dat
 		return 0;
 	for (i = 0, v = pattern_base(hdr->token, hdr->offset); i < n && w[i] == v; i++)
 		v += PATTERN_STEP;
-	return rcp_err(-EBADMSG,
-		       "data check failed: chunk %llu (offset %llu) arrived with wrong bytes at byte %u",
-		       (unsigned long long)hdr->seq, (unsigned long long)hdr->offset, i * 8);
+	return rcp_err(
+		-EBADMSG,
+		"data check failed: chunk %llu (offset %llu) arrived with wrong bytes at byte %u",
+		(unsigned long long)hdr->seq, (unsigned long long)hdr->offset, i * 8);
 }

@@ -95,9 +95,11 @@ static int workers_start(struct eng_job *job)
 	int err;
 
 	for (i = 0; i < job->n_workers; i++) {
-		err = pthread_create(&job->worker[i].thread, NULL, eng__worker_main, &job->worker[i]);
+		err = pthread_create(&job->worker[i].thread, NULL, eng__worker_main,
+				     &job->worker[i]);
 		if (err) {
-			eng__job_fail(job, -err, "cannot start worker thread %u: %s", i, strerror(err));
+			eng__job_fail(job, -err, "cannot start worker thread %u: %s", i,
+				      strerror(err));
 			return -err;
 		}
 		job->worker[i].started = true;
@@ -114,7 +116,8 @@ int eng__job_run(struct eng_job *job, void (*progress)(struct eng_job *job, void
 
 	workers_start(job);
 	while (!job_over(job)) {
-		if (poll(&pfd, 1, ENG_PROGRESS_MS) > 0 && read(job->wake_fd, &drain, sizeof(drain)) < 0)
+		if (poll(&pfd, 1, ENG_PROGRESS_MS) > 0 &&
+		    read(job->wake_fd, &drain, sizeof(drain)) < 0)
 			drain = 0; /* woken by another reader: nothing to drain */
 		if (progress)
 			progress(job, ctx);

@@ -63,57 +63,57 @@ struct eng_job;
 struct eng_worker;
 
 struct eng_stripe {
-	struct eng_link link;      /* the transport's view: slots, endpoint, the peer's slots */
+	struct eng_link link; /* the transport's view: slots, endpoint, the peer's slots */
 	struct eng_job *job;
 	struct eng_worker *worker; /* the one thread that owns it */
-	unsigned rail;             /* index into job->rail[] */
+	unsigned rail;		   /* index into job->rail[] */
 	/* sender: slots it holds credits for */
 	unsigned *free_slot;
 	unsigned n_free;
-	unsigned unsignaled;       /* writes or sends since the last signaled one */
-	unsigned outstanding;      /* sender: slots written and not yet credited back */
+	unsigned unsignaled;  /* writes or sends since the last signaled one */
+	unsigned outstanding; /* sender: slots written and not yet credited back */
 	/* written by the owning worker only, read by the coordinator */
 	_Atomic uint64_t bytes;
 	_Atomic uint64_t chunks;
 };
 
 struct eng_worker {
-	struct eng_tr_worker tr;   /* the transport's view: slot memory and CQs */
+	struct eng_tr_worker tr; /* the transport's view: slot memory and CQs */
 	struct eng_job *job;
 	int node;
 	struct topo_bitmap cpus;
-	bool bind;                 /* pin the thread (off in unit tests) */
+	bool bind; /* pin the thread (off in unit tests) */
 	struct eng_stripe **stripe;
 	unsigned n_stripes;
-	struct topo_pool *pool;    /* node-local slot memory (NULL: heap, in unit tests) */
+	struct topo_pool *pool; /* node-local slot memory (NULL: heap, in unit tests) */
 	pthread_t thread;
 	bool started;
 	/* written by this worker only, read by the coordinator */
-	_Atomic uint64_t done_chunks;  /* credited (sender) or consumed (receiver) */
-	_Atomic uint64_t t_first_ns;   /* first post (sender) or first chunk in (receiver) */
-	_Atomic uint64_t t_last_ns;    /* last chunk completed */
+	_Atomic uint64_t done_chunks; /* credited (sender) or consumed (receiver) */
+	_Atomic uint64_t t_first_ns;  /* first post (sender) or first chunk in (receiver) */
+	_Atomic uint64_t t_last_ns;   /* last chunk completed */
 	_Atomic bool finished;
 };
 
 struct eng_rail_stat {
-	char name[80];             /* "rxe0:1" */
+	char name[80]; /* "rxe0:1" */
 	int node;
 };
 
 struct eng_job {
 	enum eng_role role;
 	uint64_t token;
-	struct eng_source src;     /* sender; the receiver keeps total and n_chunks */
-	struct eng_sink sink;      /* receiver */
+	struct eng_source src;	     /* sender; the receiver keeps total and n_chunks */
+	struct eng_sink sink;	     /* receiver */
 	_Atomic uint64_t next_chunk; /* sender: next chunk to claim */
 	_Atomic bool stop;
-	_Atomic int err;           /* first error, 0 if none */
+	_Atomic int err; /* first error, 0 if none */
 	char err_text[512];
 	pthread_mutex_t err_lock;
-	int wake_fd;               /* eventfd: a worker has news for the coordinator */
-	int stop_fd;               /* eventfd: readable once the job stops */
-	unsigned busy_poll_us;     /* spin this long before sleeping on the CQ */
-	unsigned signal_every;     /* signal one in this many writes and sends */
+	int wake_fd;	       /* eventfd: a worker has news for the coordinator */
+	int stop_fd;	       /* eventfd: readable once the job stops */
+	unsigned busy_poll_us; /* spin this long before sleeping on the CQ */
+	unsigned signal_every; /* signal one in this many writes and sends */
 	struct eng_worker *worker;
 	unsigned n_workers;
 	struct eng_stripe *stripe;
@@ -160,8 +160,7 @@ int eng__stripe_init_receiver(struct eng_stripe *s);
  * ENG_PROGRESS_MS from the calling thread; it may stop or fail the job.
  */
 #define ENG_PROGRESS_MS 20
-int eng__job_run(struct eng_job *job, void (*progress)(struct eng_job *job, void *ctx),
-		 void *ctx);
+int eng__job_run(struct eng_job *job, void (*progress)(struct eng_job *job, void *ctx), void *ctx);
 
 /* Record the job's first error (later ones are dropped) and stop it. Thread-safe. */
 void eng__job_fail(struct eng_job *job, int err, const char *fmt, ...)

@@ -36,12 +36,12 @@
 #define FILES_LOCKS 64
 
 struct file_state {
-	struct io_rfile *r;   /* sender: open while chunks are in flight */
-	struct io_wfile *w;   /* receiver: open from the first chunk to the last */
-	uint64_t left;        /* sender: chunks not yet read */
-	unsigned writers;     /* receiver: workers inside io_chunk_write */
-	bool complete;        /* receiver: every chunk is in */
-	bool done;            /* receiver: put in place */
+	struct io_rfile *r; /* sender: open while chunks are in flight */
+	struct io_wfile *w; /* receiver: open from the first chunk to the last */
+	uint64_t left;	    /* sender: chunks not yet read */
+	unsigned writers;   /* receiver: workers inside io_chunk_write */
+	bool complete;	    /* receiver: every chunk is in */
+	bool done;	    /* receiver: put in place */
 };
 
 struct eng_files {
@@ -53,8 +53,8 @@ struct eng_files {
 	struct file_state *st; /* one per manifest entry */
 	pthread_mutex_t lock[FILES_LOCKS];
 	_Atomic uint64_t files_done;
-	_Atomic unsigned open_files;  /* receiver: files being written */
-	unsigned max_open;            /* receiver: what an honest sender can have in flight */
+	_Atomic unsigned open_files; /* receiver: files being written */
+	unsigned max_open;	     /* receiver: what an honest sender can have in flight */
 };
 
 int eng__files_create(enum eng_role role, struct io_manifest *m, uint32_t chunk,
@@ -183,8 +183,10 @@ static int files_consume(void *ctx, const struct eng_chunk_hdr *hdr, const void 
 	int err = 0, err2;
 
 	if (hdr->file >= f->m->n || f->m->entry[hdr->file].type != IO_FILE)
-		return rcp_err(-EPROTO, "the sender sent a chunk for entry %" PRIu64
-					", which is not a file of this job", hdr->file);
+		return rcp_err(-EPROTO,
+			       "the sender sent a chunk for entry %" PRIu64
+			       ", which is not a file of this job",
+			       hdr->file);
 	st = &f->st[hdr->file];
 	lock = lock_of(f, hdr->file);
 	pthread_mutex_lock(lock);
@@ -192,10 +194,13 @@ static int files_consume(void *ctx, const struct eng_chunk_hdr *hdr, const void 
 		err = rcp_err(-EPROTO, "the sender sent a chunk of \"%s\" after its last one",
 			      path_of(f, hdr->file, esc));
 	else if (!st->w && atomic_fetch_add(&f->open_files, 1) >= f->max_open) {
-		/* Chunks go out in plan order: more open files than chunks in flight is not honest. */
+		/* Chunks go out in plan order: more open files than chunks in flight is not honest.
+		 */
 		atomic_fetch_sub(&f->open_files, 1);
-		err = rcp_err(-EPROTO, "the sender started more than %u files at once, more than its "
-				       "chunks in flight allow", f->max_open);
+		err = rcp_err(-EPROTO,
+			      "the sender started more than %u files at once, more than its "
+			      "chunks in flight allow",
+			      f->max_open);
 	} else if (!st->w && (err = io_wfile_open(f->root, &f->m->entry[hdr->file],
 						  f->plan->chunk_size, &st->w)) != 0) {
 		atomic_fetch_sub(&f->open_files, 1);
@@ -230,12 +235,16 @@ void eng__files_attach(struct eng_files *f, struct eng_job *job)
 {
 	uint64_t total = f->m->data_bytes;
 
-	job->src = (struct eng_source){.total = total, .chunk = f->plan->chunk_size,
-				       .n_chunks = f->plan->n, .fill = files_fill, .ctx = f};
+	job->src = (struct eng_source){.total = total,
+				       .chunk = f->plan->chunk_size,
+				       .n_chunks = f->plan->n,
+				       .fill = files_fill,
+				       .ctx = f};
 	if (f->role == ENG_RECEIVER)
 		job->sink = (struct eng_sink){.consume = files_consume, .ctx = f};
 	/* Each slot holds one chunk, and a chunk starts at most one file. */
-	f->max_open = job->n_stripes * (job->n_stripes ? job->stripe[0].link.n_slots : 0) + job->n_workers + 1;
+	f->max_open = job->n_stripes * (job->n_stripes ? job->stripe[0].link.n_slots : 0) +
+		      job->n_workers + 1;
 }
 
 int eng__files_prepare(struct eng_files *f)
@@ -270,7 +279,7 @@ int eng__files_finish(struct eng_files *f)
 	uint64_t done = atomic_load(&f->files_done);
 
 	if (done != f->m->n_files)
-		return rcp_err(-EIO, "only %" PRIu64 " of %" PRIu64 " files arrived complete",
-			       done, f->m->n_files);
+		return rcp_err(-EIO, "only %" PRIu64 " of %" PRIu64 " files arrived complete", done,
+			       f->m->n_files);
 	return io_root_dirs_finish(f->root, f->m);
 }

@@ -104,8 +104,11 @@ static void stripe_layout(struct eng_job *job, struct eng_stripe *s, unsigned k,
 	struct eng_worker *w = &job->worker[pr->worker];
 
 	*s = (struct eng_stripe){.job = job, .worker = w, .rail = r};
-	s->link = (struct eng_link){.index = k, .worker = &w->tr, .rail_dev = pr->dev,
-				    .n_slots = n_slots, .slot_size = slot_size,
+	s->link = (struct eng_link){.index = k,
+				    .worker = &w->tr,
+				    .rail_dev = pr->dev,
+				    .n_slots = n_slots,
+				    .slot_size = slot_size,
 				    .send_depth = send_depth(job, n_slots)};
 	w->stripe[w->n_stripes++] = s;
 	w->tr.cq_depth += s->link.send_depth + n_slots + 8;
@@ -120,8 +123,11 @@ static int job_layout(struct eng_job *job, const struct topo_plan *plan, unsigne
 	for (i = 0; i < job->n_workers; i++) {
 		struct eng_worker *w = &job->worker[i];
 
-		*w = (struct eng_worker){.tr = {.index = i}, .job = job, .node = plan->worker[i].node,
-					 .cpus = plan->worker[i].cpus, .bind = true};
+		*w = (struct eng_worker){.tr = {.index = i},
+					 .job = job,
+					 .node = plan->worker[i].node,
+					 .cpus = plan->worker[i].cpus,
+					 .bind = true};
 		job->tr_worker[i] = &w->tr;
 		w->stripe = calloc(job->n_stripes ? job->n_stripes : 1, sizeof(*w->stripe));
 		if (!w->stripe)
@@ -153,7 +159,8 @@ int eng__job_create(enum eng_role role, const struct topo_plan *plan, unsigned n
 		err = job_layout(job, plan, n_slots, slot_size);
 	}
 	if (!err && pools) /* registration pins every byte: say so before allocating any */
-		err = topo_memlock_check((uint64_t)job->n_stripes * stripe_bytes(n_slots, slot_size));
+		err = topo_memlock_check((uint64_t)job->n_stripes *
+					 stripe_bytes(n_slots, slot_size));
 	for (i = 0; !err && i < job->n_workers; i++) {
 		struct eng_worker *w = &job->worker[i];
 
@@ -210,13 +217,18 @@ static int link_ready(void *ctx, struct eng_link *l)
 	struct eng_stripe *s = (struct eng_stripe *)l; /* the link is the stripe's first member */
 
 	(void)ctx;
-	return s->job->role == ENG_SENDER ? eng__stripe_init_sender(s) : eng__stripe_init_receiver(s);
+	return s->job->role == ENG_SENDER ? eng__stripe_init_sender(s)
+					  : eng__stripe_init_receiver(s);
 }
 
 void eng__job_conn_cfg(struct eng_job *job, struct eng_conn_cfg *cfg)
 {
-	*cfg = (struct eng_conn_cfg){.receiver = job->role == ENG_RECEIVER, .token = job->token,
-				     .link = job->link, .n_links = job->n_stripes,
-				     .worker = job->tr_worker, .n_workers = job->n_workers,
-				     .link_ready = link_ready, .ctx = job};
+	*cfg = (struct eng_conn_cfg){.receiver = job->role == ENG_RECEIVER,
+				     .token = job->token,
+				     .link = job->link,
+				     .n_links = job->n_stripes,
+				     .worker = job->tr_worker,
+				     .n_workers = job->n_workers,
+				     .link_ready = link_ready,
+				     .ctx = job};
 }

@@ -94,8 +94,8 @@ static int chunk_make(struct eng_stripe *s, uint64_t seq, struct eng_write *out)
 	uint8_t *data = l->data + (size_t)slot * l->slot_size;
 	int err;
 
-	*h = (struct eng_chunk_hdr){.magic = ENG_HDR_MAGIC, .slot = slot, .token = job->token,
-				    .seq = seq};
+	*h = (struct eng_chunk_hdr){
+		.magic = ENG_HDR_MAGIC, .slot = slot, .token = job->token, .seq = seq};
 	if ((err = job->src.fill(job->src.ctx, h, data)) != 0)
 		return err;
 	*out = (struct eng_write){
@@ -154,7 +154,8 @@ static void on_credit(struct eng_stripe *s, uint32_t slot)
 	unsigned i;
 
 	if (slot >= s->link.n_slots || s->outstanding == 0) {
-		stripe_fail(s, -EPROTO, "the receiver returned a credit for a slot it does not hold");
+		stripe_fail(s, -EPROTO,
+			    "the receiver returned a credit for a slot it does not hold");
 		return;
 	}
 	for (i = 0; i < s->n_free; i++)
@@ -217,7 +218,8 @@ static void on_chunk(struct eng_stripe *s, uint32_t slot)
 	chunk_done(s, h.len);
 	err = ep_of(s)->ops->post_recv(ep_of(s), wr_id_of(s, ENG_WR_RECV), 1);
 	if (!err)
-		err = ep_of(s)->ops->send_imm(ep_of(s), wr_id_of(s, ENG_WR_SEND), signal_now(s), slot);
+		err = ep_of(s)->ops->send_imm(ep_of(s), wr_id_of(s, ENG_WR_SEND), signal_now(s),
+					      slot);
 	if (err)
 		stripe_fail(s, err, "returning a credit failed");
 }

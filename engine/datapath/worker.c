@@ -105,7 +105,8 @@ static bool worker_round(struct eng_worker *w, uint64_t *idle_since, bool *told_
 	if (n > 0)
 		*idle_since = rcp_now_ns();
 	else if (!*told_idle && rcp_now_ns() - *idle_since > ENG_STALL_MS * 1000000ull)
-		eng__job_fail(job, -ETIMEDOUT, "no completion for %d s: the peer or the fabric stalled",
+		eng__job_fail(job, -ETIMEDOUT,
+			      "no completion for %d s: the peer or the fabric stalled",
 			      ENG_STALL_MS / 1000);
 	for (k = 0; k < n; k++)
 		eng__stripe_complete(&wc[k]);

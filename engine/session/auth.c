@@ -43,11 +43,15 @@ static int key_file_check(int fd, const char *path)
 	if (!S_ISREG(st.st_mode))
 		return rcp_err(-EACCES, "the key file %s is not a regular file", path);
 	if (st.st_uid != geteuid())
-		return rcp_err(-EACCES, "the key file %s belongs to another user; it must be yours "
-				"(chown it, then chmod 600 %s)", path, path);
+		return rcp_err(-EACCES,
+			       "the key file %s belongs to another user; it must be yours "
+			       "(chown it, then chmod 600 %s)",
+			       path, path);
 	if (st.st_mode & 077)
-		return rcp_err(-EACCES, "the key file %s is open to group or others (mode %04o); "
-				"run chmod 600 %s", path, (unsigned)(st.st_mode & 07777), path);
+		return rcp_err(-EACCES,
+			       "the key file %s is open to group or others (mode %04o); "
+			       "run chmod 600 %s",
+			       path, (unsigned)(st.st_mode & 07777), path);
 	return 0;
 }
 
@@ -57,11 +61,15 @@ static int key_finish(struct eng_auth_key *key, const char *origin)
 	while (key->len && (key->bytes[key->len - 1] == '\n' || key->bytes[key->len - 1] == '\r'))
 		key->len--;
 	if (key->len == 0)
-		return rcp_err(-EINVAL, "the key in %s is empty; put at least 32 random bytes in it, "
-				"e.g. head -c 32 /dev/urandom | base64", origin);
+		return rcp_err(-EINVAL,
+			       "the key in %s is empty; put at least 32 random bytes in it, "
+			       "e.g. head -c 32 /dev/urandom | base64",
+			       origin);
 	if (key->len < 16)
-		rcp_log(RCP_LOG_NOTICE, "the key in %s is only %zu bytes; 32 random bytes or more "
-			"are safer", origin, key->len);
+		rcp_log(RCP_LOG_NOTICE,
+			"the key in %s is only %zu bytes; 32 random bytes or more "
+			"are safer",
+			origin, key->len);
 	snprintf(key->origin, sizeof(key->origin), "%s", origin);
 	return 0;
 }
@@ -181,8 +189,9 @@ int eng__auth_response(const struct eng_auth_key *key,
 			       context_len);
 	memcpy(msg, challenge, ENG_AUTH_CHALLENGE_LEN);
 	memcpy(msg + ENG_AUTH_CHALLENGE_LEN, context, context_len);
-	if (!HMAC(EVP_sha256(), key->bytes, (int)key->len, msg, ENG_AUTH_CHALLENGE_LEN + context_len,
-		  md, &md_len) || md_len != ENG_AUTH_RESPONSE_LEN)
+	if (!HMAC(EVP_sha256(), key->bytes, (int)key->len, msg,
+		  ENG_AUTH_CHALLENGE_LEN + context_len, md, &md_len) ||
+	    md_len != ENG_AUTH_RESPONSE_LEN)
 		return rcp_err(-EIO, "HMAC-SHA256 failed in libcrypto");
 	memcpy(response_out, md, ENG_AUTH_RESPONSE_LEN);
 	OPENSSL_cleanse(md, sizeof(md));
@@ -227,7 +236,7 @@ int eng__auth_check(const struct eng_auth_key *key, enum eng_auth_role peer,
 	OPENSSL_cleanse(want, sizeof(want));
 	if (!same)
 		return rcp_err(-EACCES, "the peer does not know the shared key (its answer to our "
-				"challenge is wrong)");
+					"challenge is wrong)");
 	return 0;
 }
 

@@ -96,7 +96,8 @@ static int hello_job(struct client *c, json_t *m)
 	json_object_set_new(m, ENG_KEY_FLAGS, copy_flags(cp));
 	if (cp->dir == ENG_PUSH) {
 		json_object_set_new(m, ENG_KEY_JOB, json_string(ENG_JOB_PUSH));
-		json_object_set_new(m, ENG_KEY_CHUNKS, json_integer((json_int_t)eng__files_chunks(c->s.files)));
+		json_object_set_new(m, ENG_KEY_CHUNKS,
+				    json_integer((json_int_t)eng__files_chunks(c->s.files)));
 		return eng__proto_set_hex(m, ENG_KEY_DST, cp->dst, strlen(cp->dst));
 	}
 	json_object_set_new(m, ENG_KEY_JOB, json_string(ENG_JOB_PULL));
@@ -125,8 +126,8 @@ static json_t *hello_make(struct client *c)
 			json_array_append_new(stripes, st);
 		}
 	json_object_set_new(m, ENG_KEY_STRIPES, stripes);
-	if (hello_job(c, m) ||
-	    (c->s.key && eng__proto_set_hex(m, ENG_KEY_CHALLENGE, c->s.challenge, sizeof(c->s.challenge)))) {
+	if (hello_job(c, m) || (c->s.key && eng__proto_set_hex(m, ENG_KEY_CHALLENGE, c->s.challenge,
+							       sizeof(c->s.challenge)))) {
 		json_decref(m);
 		return NULL;
 	}
@@ -156,7 +157,8 @@ static int push_prepare(struct client *c)
 	struct io_manifest *m;
 	int err;
 
-	err = io_manifest_walk(NULL, cp->src, cp->n_src, cp->recursive ? IO_WALK_RECURSIVE : 0, NULL, &m);
+	err = io_manifest_walk(NULL, cp->src, cp->n_src, cp->recursive ? IO_WALK_RECURSIVE : 0,
+			       NULL, &m);
 	if (!err)
 		err = eng__files_create(ENG_SENDER, m, c->s.chunk, NULL, cp->direct ? IO_DIRECT : 0,
 					&c->s.files);
@@ -323,23 +325,36 @@ int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_o
 
 int eng_bench_run(const struct eng_bench_opts *o, struct eng_report *report_out)
 {
-	struct eng_client_opts co = {o->host, o->port, o->chunk, o->plan, o->timeout_ms, o->key_file,
-				     o->progress, o->ctx, eng__transport_verbs(), o->bytes, NULL};
+	struct eng_client_opts co = {o->host,	  o->port,	 o->chunk,
+				     o->plan,	  o->timeout_ms, o->key_file,
+				     o->progress, o->ctx,	 eng__transport_verbs(),
+				     o->bytes,	  NULL};
 
 	if (o->chunk == 0 || o->chunk % ENG_CHUNK_MIN || o->chunk > ENG_CHUNK_MAX || o->bytes == 0)
-		return rcp_err(-EINVAL, "the chunk size must be a multiple of 4 KiB up to 64 MiB and "
-					"bytes more than 0");
+		return rcp_err(-EINVAL,
+			       "the chunk size must be a multiple of 4 KiB up to 64 MiB and "
+			       "bytes more than 0");
 	return eng__client_run(&co, report_out);
 }
 
 int eng_copy_run(const struct eng_copy_opts *o, struct eng_report *report_out)
 {
-	struct eng_client_opts co = {o->host, o->port, o->chunk, o->plan, o->timeout_ms, o->key_file,
-				     o->progress, o->ctx, eng__transport_verbs(), 0, o};
+	struct eng_client_opts co = {o->host,
+				     o->port,
+				     o->chunk,
+				     o->plan,
+				     o->timeout_ms,
+				     o->key_file,
+				     o->progress,
+				     o->ctx,
+				     eng__transport_verbs(),
+				     0,
+				     o};
 
-	if (o->chunk == 0 || o->chunk % ENG_CHUNK_MIN || o->chunk > ENG_CHUNK_MAX || o->n_src == 0 ||
-	    !o->dst)
-		return rcp_err(-EINVAL, "a copy needs sources, a destination and a chunk size that is a "
-					"multiple of 4 KiB up to 64 MiB");
+	if (o->chunk == 0 || o->chunk % ENG_CHUNK_MIN || o->chunk > ENG_CHUNK_MAX ||
+	    o->n_src == 0 || !o->dst)
+		return rcp_err(-EINVAL,
+			       "a copy needs sources, a destination and a chunk size that is a "
+			       "multiple of 4 KiB up to 64 MiB");
 	return eng__client_run(&co, report_out);
 }

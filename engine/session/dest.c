@@ -26,7 +26,8 @@ unsigned eng__dest_flags(bool preserve, bool fsync, bool direct)
 static int dest_open(const struct io_root *parent, const char *dir, unsigned flags,
 		     struct io_root **root_out)
 {
-	int err = parent ? io_root_open_beneath(parent, dir, root_out) : io_root_open(dir, flags, root_out);
+	int err = parent ? io_root_open_beneath(parent, dir, root_out)
+			 : io_root_open(dir, flags, root_out);
 
 	if (!err)
 		io_root_set_flags(*root_out, flags);
@@ -55,8 +56,9 @@ int eng__dest_open(const struct io_root *parent, const char *dst, bool contents,
 {
 	struct io_dest *d = malloc(sizeof(*d));
 	char *path = malloc(IO_PATH_MAX);
-	int err = d && path ? io_dest_path(dst, path) : rcp_err(-ENOMEM, "out of memory opening "
-									   "the destination");
+	int err = d && path ? io_dest_path(dst, path)
+			    : rcp_err(-ENOMEM, "out of memory opening "
+					       "the destination");
 
 	if (!err)
 		err = io_dest_decide(dst, contents, dest_open(parent, path, root_flags, root_out),
@@ -71,8 +73,8 @@ int eng__dest_open(const struct io_root *parent, const char *dst, bool contents,
 }
 
 int eng__dest_files(const struct io_root *parent, const char *dst, bool contents,
-			unsigned root_flags, struct io_manifest *m, uint32_t chunk,
-			struct eng_files **f_out)
+		    unsigned root_flags, struct io_manifest *m, uint32_t chunk,
+		    struct eng_files **f_out)
 {
 	struct io_root *root;
 	struct eng_files *f;

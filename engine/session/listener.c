@@ -34,7 +34,8 @@ static void session_start(struct eng_server *srv, int fd, const struct sockaddr_
 
 	inet_ntop(AF_INET, &from->sin_addr, who, sizeof(who));
 	if (atomic_load(&srv->pending) >= ENG_MAX_PENDING) {
-		rcp_err(-EBUSY, "the server has %u connections waiting to authenticate; try again later",
+		rcp_err(-EBUSY,
+			"the server has %u connections waiting to authenticate; try again later",
 			ENG_MAX_PENDING);
 		eng__proto_send_error(fd, -EBUSY);
 		close(fd);
@@ -60,7 +61,8 @@ static int server_key(struct eng_server *srv, struct in_addr *addr)
 	int err = eng__auth_key_find(o->key_file, &srv->key);
 
 	if (o->listen_addr && inet_pton(AF_INET, o->listen_addr, addr) != 1)
-		return rcp_err(-EINVAL, "cannot listen on '%s': not an IPv4 address", o->listen_addr);
+		return rcp_err(-EINVAL, "cannot listen on '%s': not an IPv4 address",
+			       o->listen_addr);
 	if (err == 0) {
 		srv->keyed = true;
 		return 0;
@@ -71,9 +73,10 @@ static int server_key(struct eng_server *srv, struct in_addr *addr)
 	if (!o->listen_addr)
 		addr->s_addr = htonl(INADDR_LOOPBACK);
 	else if ((ntohl(addr->s_addr) >> 24) != 127)
-		return rcp_err(-EACCES, "no key is configured, so railcp serve listens only on "
-					"loopback: create ~/.config/railcp/key (chmod 600) or give "
-					"--key-file or RAILCP_KEY to listen on %s",
+		return rcp_err(-EACCES,
+			       "no key is configured, so railcp serve listens only on "
+			       "loopback: create ~/.config/railcp/key (chmod 600) or give "
+			       "--key-file or RAILCP_KEY to listen on %s",
 			       o->listen_addr);
 	return 0;
 }
@@ -82,7 +85,9 @@ static int server_listen(struct eng_server *srv, bool port_any)
 {
 	const struct eng_serve_opts *o = srv->o;
 	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_port = htons(port_any ? 0 : o->port ? o->port : ENG_DEFAULT_PORT)};
+				.sin_port = htons(port_any  ? 0
+						  : o->port ? o->port
+							    : ENG_DEFAULT_PORT)};
 	socklen_t len = sizeof(a);
 	char where[INET_ADDRSTRLEN], how[300];
 	int one = 1, err;
@@ -93,10 +98,11 @@ static int server_listen(struct eng_server *srv, bool port_any)
 	if (srv->lfd < 0)
 		return rcp_err(-errno, "socket: %s", strerror(errno));
 	setsockopt(srv->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(srv->lfd, (struct sockaddr *)&a, sizeof(a)) || listen(srv->lfd, ENG_LISTEN_BACKLOG))
+	if (bind(srv->lfd, (struct sockaddr *)&a, sizeof(a)) ||
+	    listen(srv->lfd, ENG_LISTEN_BACKLOG))
 		return rcp_err(-errno, "cannot listen on %s port %u: %s",
-			       inet_ntop(AF_INET, &a.sin_addr, where, sizeof(where)), ntohs(a.sin_port),
-			       strerror(errno));
+			       inet_ntop(AF_INET, &a.sin_addr, where, sizeof(where)),
+			       ntohs(a.sin_port), strerror(errno));
 	getsockname(srv->lfd, (struct sockaddr *)&a, &len);
 	inet_ntop(AF_INET, &a.sin_addr, where, sizeof(where));
 	if (srv->keyed)

@@ -62,7 +62,8 @@ int eng__stripes_pair(const json_t *stripes, const struct eng_rail_addr *ours,
 
 		if (!a || inet_pton(AF_INET, a, &from.addr.sin_addr) != 1 ||
 		    eng__proto_get_u64(st, ENG_KEY_PREFIX, &prefix) || prefix > 32)
-			return rcp_err(-EINVAL, "stripe %zu has no valid IPv4 address and prefix", i);
+			return rcp_err(-EINVAL, "stripe %zu has no valid IPv4 address and prefix",
+				       i);
 		from.prefix = (unsigned)prefix;
 		peer_rail[i] = eng__rail_pair(&from, ours, (unsigned)plan->n_rails, load);
 	}
@@ -85,12 +86,14 @@ int eng__slots_per_stripe(const struct topo_plan *plan, uint32_t chunk, unsigned
 			continue;
 		k = plan->worker[w].buffer_bytes / (stripes * chunk);
 		if (k < 2)
-			return rcp_err(-ENOMEM, "%" PRIu64 " stripes of %u KiB chunks need %" PRIu64
-						" MiB of slots on the node %d worker, which may use %" PRIu64
-						" MiB: use a smaller --chunk or fewer QPs, or give the server "
-						"a larger --buffer-mib",
-				       stripes, chunk >> 10, (2 * stripes * chunk) >> 20,
-				       plan->worker[w].node, plan->worker[w].buffer_bytes >> 20);
+			return rcp_err(
+				-ENOMEM,
+				"%" PRIu64 " stripes of %u KiB chunks need %" PRIu64
+				" MiB of slots on the node %d worker, which may use %" PRIu64
+				" MiB: use a smaller --chunk or fewer QPs, or give the server "
+				"a larger --buffer-mib",
+				stripes, chunk >> 10, (2 * stripes * chunk) >> 20,
+				plan->worker[w].node, plan->worker[w].buffer_bytes >> 20);
 		if (k < n)
 			n = (unsigned)k;
 	}

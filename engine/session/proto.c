@@ -34,7 +34,8 @@ static int write_all(int fd, const void *buf, size_t len)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return rcp_err(-errno ? -errno : -EPIPE, "the control connection failed: %s",
+			return rcp_err(-errno ? -errno : -EPIPE,
+				       "the control connection failed: %s",
 				       strerror(errno ? errno : EPIPE));
 		p += n;
 		len -= (size_t)n;
@@ -65,7 +66,8 @@ static int read_all(int fd, void *buf, size_t len, uint64_t deadline_ns)
 		if (n == 0)
 			return rcp_err(-ECONNRESET, "the peer closed the control connection");
 		if (n < 0)
-			return rcp_err(-errno, "the control connection failed: %s", strerror(errno));
+			return rcp_err(-errno, "the control connection failed: %s",
+				       strerror(errno));
 		p += n;
 		len -= (size_t)n;
 	}
@@ -101,8 +103,10 @@ static int frame_read(int fd, int timeout_ms, uint32_t max, json_t **msg_out)
 		return err;
 	len = ntohl(len);
 	if (len == 0 || len > max)
-		return rcp_err(-EPROTO, "the peer does not speak the railcp protocol "
-					"(it sent a frame of %u bytes)", len);
+		return rcp_err(-EPROTO,
+			       "the peer does not speak the railcp protocol "
+			       "(it sent a frame of %u bytes)",
+			       len);
 	buf = malloc(len);
 	if (!buf)
 		return -ENOMEM;
@@ -113,7 +117,8 @@ static int frame_read(int fd, int timeout_ms, uint32_t max, json_t **msg_out)
 		return err;
 	if (!json_is_object(msg)) {
 		json_decref(msg);
-		return rcp_err(-EPROTO, "the peer does not speak the railcp protocol (not a JSON object)");
+		return rcp_err(-EPROTO,
+			       "the peer does not speak the railcp protocol (not a JSON object)");
 	}
 	*msg_out = msg;
 	return 0;
@@ -205,8 +210,9 @@ int eng__proto_check_hello(const json_t *msg)
 	if (!proto || strcmp(proto, ENG_PROTO_NAME) != 0 || !json_is_integer(v))
 		return rcp_err(-EPROTO, "the peer does not speak the railcp protocol");
 	if (json_integer_value(v) != ENG_PROTO_VERSION)
-		return rcp_err(-EPROTO, "the peer speaks railcp protocol version %lld, this railcp "
-					"speaks version %d: use the same railcp release on both sides",
+		return rcp_err(-EPROTO,
+			       "the peer speaks railcp protocol version %lld, this railcp "
+			       "speaks version %d: use the same railcp release on both sides",
 			       (long long)json_integer_value(v), ENG_PROTO_VERSION);
 	return 0;
 }
@@ -288,7 +294,8 @@ int eng__proto_get_hex(const json_t *msg, const char *key, void *bytes_out, size
 {
 	const char *t = json_string_value(json_object_get(msg, key));
 
-	if (!t || json_string_length(json_object_get(msg, key)) != 2 * len || hex_decode(t, len, bytes_out))
+	if (!t || json_string_length(json_object_get(msg, key)) != 2 * len ||
+	    hex_decode(t, len, bytes_out))
 		return rcp_err(-EPROTO, "the peer sent no valid '%s'", key);
 	return 0;
 }
@@ -301,7 +308,8 @@ int eng__proto_hex_value(const json_t *v, const char *what, size_t max, char **b
 	char *b;
 
 	if (!t || n % 2 || n / 2 > max)
-		return rcp_err(-EPROTO, "the peer sent %s that is not hex of at most %zu bytes", what, max);
+		return rcp_err(-EPROTO, "the peer sent %s that is not hex of at most %zu bytes",
+			       what, max);
 	b = malloc(n / 2 + 1);
 	if (!b)
 		return rcp_err(-ENOMEM, "out of memory reading %s", what);
@@ -337,7 +345,8 @@ int eng__manifest_send(int fd, const struct io_manifest *m)
 
 	while (!err) {
 		size_t n = len - off < ENG_MANIFEST_PART ? len - off : ENG_MANIFEST_PART;
-		json_t *msg = eng__proto_msg(ENG_MSG_MANIFEST, false), *part = eng__proto_hex((char *)buf + off, n);
+		json_t *msg = eng__proto_msg(ENG_MSG_MANIFEST, false),
+		       *part = eng__proto_hex((char *)buf + off, n);
 
 		if (!msg || !part || json_object_set_new(msg, ENG_KEY_PART, part)) {
 			json_decref(msg); /* json_object_set_new took part even on failure */
@@ -373,19 +382,24 @@ int eng__manifest_recv(int fd, int timeout_ms, struct io_manifest **m_out)
 		if (!err && off == 0) {
 			err = eng__proto_get_u64(msg, ENG_KEY_TOTAL, &total);
 			if (!err && total > ENG_MANIFEST_MAX)
-				err = rcp_err(-EFBIG, "the peer announced a file list of %" PRIu64
-						      " MiB, more than the %llu MiB allowed",
+				err = rcp_err(-EFBIG,
+					      "the peer announced a file list of %" PRIu64
+					      " MiB, more than the %llu MiB allowed",
 					      total >> 20, ENG_MANIFEST_MAX >> 20);
 			if (!err && !(buf = malloc(total ? total : 1)))
-				err = rcp_err(-ENOMEM, "out of memory for a file list of %" PRIu64 " MiB",
+				err = rcp_err(-ENOMEM,
+					      "out of memory for a file list of %" PRIu64 " MiB",
 					      total >> 20);
 		}
 		if (!err)
-			err = eng__proto_hex_value(json_object_get(msg, ENG_KEY_PART), "a file list part",
-						   ENG_MANIFEST_PART, &part, &n);
+			err = eng__proto_hex_value(json_object_get(msg, ENG_KEY_PART),
+						   "a file list part", ENG_MANIFEST_PART, &part,
+						   &n);
 		if (!err && (n > total - off || (n == 0 && off < total)))
-			err = rcp_err(-EPROTO, "the peer's file list does not add up to the %" PRIu64
-					       " bytes it announced", total);
+			err = rcp_err(-EPROTO,
+				      "the peer's file list does not add up to the %" PRIu64
+				      " bytes it announced",
+				      total);
 		if (!err) {
 			memcpy(buf + off, part, n);
 			off += n;

@@ -64,7 +64,7 @@
 #define ENG_KEY_PROTO "proto"
 #define ENG_KEY_VERSION "version"
 #define ENG_KEY_MESSAGE "message"
-#define ENG_KEY_JOB "job"               /* ENG_JOB_* */
+#define ENG_KEY_JOB "job" /* ENG_JOB_* */
 #define ENG_KEY_CHUNK "chunk"
 #define ENG_KEY_STRIPES "stripes"
 #define ENG_KEY_ADDR "addr"
@@ -72,7 +72,7 @@
 #define ENG_KEY_RAIL "rail"
 #define ENG_KEY_PORT "port"
 #define ENG_KEY_STRIPE "stripe"
-#define ENG_KEY_FLAGS "flags"           /* ENG_FLAG_* */
+#define ENG_KEY_FLAGS "flags" /* ENG_FLAG_* */
 #define ENG_KEY_BYTES "bytes"
 #define ENG_KEY_CHUNKS "chunks"
 #define ENG_KEY_FILES "files"

@@ -34,11 +34,11 @@ struct srv_session {
 	unsigned id;
 	char peer[64];
 	json_t *hello;
-	const char *kind;                 /* ENG_JOB_* */
-	uint64_t bytes;                   /* announced, for the log */
-	unsigned root_flags;              /* IO_ROOT_* from the client's flags */
-	char where[IO_ESC_MAX];           /* push: the destination; pull: the first source */
-	struct topo_plan plan;            /* the server's plan, with this session's stripes */
+	const char *kind;		     /* ENG_JOB_* */
+	uint64_t bytes;			     /* announced, for the log */
+	unsigned root_flags;		     /* IO_ROOT_* from the client's flags */
+	char where[IO_ESC_MAX];		     /* push: the destination; pull: the first source */
+	struct topo_plan plan;		     /* the server's plan, with this session's stripes */
 	unsigned peer_rail[ENG_MAX_STRIPES]; /* our rail for each client stripe */
 };
 
@@ -60,8 +60,9 @@ static int hello_check(struct srv_session *ss)
 	ss->kind = job;
 	ss->s.role = strcmp(job, ENG_JOB_PULL) ? ENG_RECEIVER : ENG_SENDER;
 	if (!bench && !ss->srv->root)
-		return rcp_err(-EPERM, "this server was started without --root: it serves no files, "
-				       "only railcp bench");
+		return rcp_err(-EPERM,
+			       "this server was started without --root: it serves no files, "
+			       "only railcp bench");
 	if ((err = eng__proto_get_u64(ss->hello, ENG_KEY_CHUNK, &chunk)) != 0)
 		return err;
 	if (bench && (err = eng__proto_get_u64(ss->hello, ENG_KEY_BYTES, &ss->bytes)) != 0)
@@ -69,13 +70,15 @@ static int hello_check(struct srv_session *ss)
 	if (bench && (ss->bytes == 0 || ss->bytes > ENG_MAX_BENCH_BYTES))
 		return rcp_err(-EINVAL, "a bench of %" PRIu64 " bytes is out of bounds", ss->bytes);
 	if (chunk < ENG_CHUNK_MIN || chunk > ENG_CHUNK_MAX || chunk % ENG_CHUNK_MIN)
-		return rcp_err(-EINVAL, "a chunk of %" PRIu64 " bytes is out of bounds "
-					"(4 KiB to 64 MiB, multiples of 4 KiB)",
+		return rcp_err(-EINVAL,
+			       "a chunk of %" PRIu64 " bytes is out of bounds "
+			       "(4 KiB to 64 MiB, multiples of 4 KiB)",
 			       chunk);
 	ss->s.chunk = (uint32_t)chunk;
 	ss->s.bench_bytes = bench ? ss->bytes : 0;
-	ss->root_flags = eng__dest_flags(flag(ss->hello, ENG_FLAG_PRESERVE),
-					 flag(ss->hello, ENG_FLAG_FSYNC), flag(ss->hello, ENG_FLAG_DIRECT));
+	ss->root_flags =
+		eng__dest_flags(flag(ss->hello, ENG_FLAG_PRESERVE), flag(ss->hello, ENG_FLAG_FSYNC),
+				flag(ss->hello, ENG_FLAG_DIRECT));
 	if (!json_is_array(stripes) || json_array_size(stripes) == 0 ||
 	    json_array_size(stripes) > ENG_MAX_STRIPES)
 		return rcp_err(-EINVAL, "a session needs 1 to %d stripes", ENG_MAX_STRIPES);
@@ -92,7 +95,8 @@ static int push_prepare(struct srv_session *ss)
 
 	if ((err = eng__proto_send_type(ss->s.fd, ENG_MSG_READY)) != 0 ||
 	    (err = eng__proto_get_u64(ss->hello, ENG_KEY_CHUNKS, &chunks)) != 0 ||
-	    (err = eng__proto_name(json_object_get(ss->hello, ENG_KEY_DST), "a destination", &dst)) != 0)
+	    (err = eng__proto_name(json_object_get(ss->hello, ENG_KEY_DST), "a destination",
+				   &dst)) != 0)
 		return err;
 	io_path_printable(dst, ss->where);
 	err = eng__manifest_recv(ss->s.fd, ss->s.timeout_ms, &m);
@@ -103,8 +107,9 @@ static int push_prepare(struct srv_session *ss)
 	}
 	free(dst);
 	if (!err && eng__files_chunks(ss->s.files) != chunks)
-		err = rcp_err(-EPROTO, "the sender planned %" PRIu64 " chunks, this server %" PRIu64,
-			      chunks, eng__files_chunks(ss->s.files));
+		err = rcp_err(-EPROTO,
+			      "the sender planned %" PRIu64 " chunks, this server %" PRIu64, chunks,
+			      eng__files_chunks(ss->s.files));
 	return err;
 }
 
@@ -140,7 +145,8 @@ static int pull_prepare(struct srv_session *ss)
 	if (!err) {
 		io_path_printable(src[0], ss->where);
 		err = io_manifest_walk(ss->srv->root, (const char *const *)src, n,
-				       flag(ss->hello, ENG_FLAG_RECURSIVE) ? IO_WALK_RECURSIVE : 0, NULL, &m);
+				       flag(ss->hello, ENG_FLAG_RECURSIVE) ? IO_WALK_RECURSIVE : 0,
+				       NULL, &m);
 	}
 	for (i = 0; i < n; i++)
 		free(src[i]);
@@ -238,8 +244,8 @@ static const char *session_what(const struct srv_session *ss, char *buf, size_t 
 	if (!ss->s.files)
 		return ENG_JOB_BENCH;
 	snprintf(buf, len, "%s of %" PRIu64 " files %s \"%s\"", ss->kind,
-		 eng__files_manifest(ss->s.files)->n_files, ss->s.role == ENG_SENDER ? "from" : "into",
-		 ss->where[0] ? ss->where : ".");
+		 eng__files_manifest(ss->s.files)->n_files,
+		 ss->s.role == ENG_SENDER ? "from" : "into", ss->where[0] ? ss->where : ".");
 	return buf;
 }
 
@@ -255,12 +261,14 @@ static int session_end(struct srv_session *ss)
 		return err;
 	eng__job_report(ss->s.job, &rep);
 	/* The sender's clock: its first post to its last credit, the transfer's real span. */
-	secs = ss->s.role == ENG_SENDER ? rep.seconds
-					: json_real_value(json_object_get(ss->s.done, ENG_KEY_SECONDS));
-	rcp_log(RCP_LOG_NOTICE, "session %u from %s: %s done, %" PRIu64 " MiB over %u stripes "
-		"verified; %.2f s, %.3f Gb/s as the sender measured", ss->id, ss->peer,
-		session_what(ss, what, sizeof(what)), rep.bytes >> 20, ss->s.job->n_stripes, secs,
-		secs > 0 ? rep.bytes * 8 / secs / 1e9 : 0);
+	secs = ss->s.role == ENG_SENDER
+		       ? rep.seconds
+		       : json_real_value(json_object_get(ss->s.done, ENG_KEY_SECONDS));
+	rcp_log(RCP_LOG_NOTICE,
+		"session %u from %s: %s done, %" PRIu64 " MiB over %u stripes "
+		"verified; %.2f s, %.3f Gb/s as the sender measured",
+		ss->id, ss->peer, session_what(ss, what, sizeof(what)), rep.bytes >> 20,
+		ss->s.job->n_stripes, secs, secs > 0 ? rep.bytes * 8 / secs / 1e9 : 0);
 	return 0;
 }
 
@@ -268,8 +276,8 @@ static int session_end(struct srv_session *ss)
 static int session_admit(struct srv_session *ss, bool *counted)
 {
 	struct eng_server *srv = ss->srv;
-	int err = eng__proto_recv_max(ss->s.fd, ss->s.timeout_ms, ENG_MSG_HELLO, ENG_PROTO_MAX_HELLO,
-				      &ss->hello);
+	int err = eng__proto_recv_max(ss->s.fd, ss->s.timeout_ms, ENG_MSG_HELLO,
+				      ENG_PROTO_MAX_HELLO, &ss->hello);
 
 	if (!err)
 		err = eng__proto_check_hello(ss->hello);

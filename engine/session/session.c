@@ -29,7 +29,10 @@
 void eng__session_init(struct eng_session *s, enum eng_side side, const struct eng_transport *tr,
 		       int fd, int timeout_ms)
 {
-	*s = (struct eng_session){.side = side, .tr = tr, .fd = fd, .timeout_ms = timeout_ms,
+	*s = (struct eng_session){.side = side,
+				  .tr = tr,
+				  .fd = fd,
+				  .timeout_ms = timeout_ms,
 				  .peer_name = side == ENG_CLIENT ? "the server" : "the client"};
 }
 
@@ -106,8 +109,9 @@ static int sender_end(struct eng_session *s)
 	if (!err && !(err = eng__proto_get_u64(res, ENG_KEY_CHUNKS, &got_chunks)))
 		err = eng__proto_get_u64(res, ENG_KEY_BYTES, &got_bytes);
 	if (!err && (got_chunks != rep.chunks || got_bytes != rep.bytes))
-		err = rcp_err(-EIO, "the receiver checked %" PRIu64 " bytes in %" PRIu64
-				    " chunks, but %" PRIu64 " bytes were sent",
+		err = rcp_err(-EIO,
+			      "the receiver checked %" PRIu64 " bytes in %" PRIu64
+			      " chunks, but %" PRIu64 " bytes were sent",
 			      got_bytes, got_chunks, rep.bytes);
 	json_decref(res);
 	return err;
@@ -127,16 +131,19 @@ static int receiver_end(struct eng_session *s)
 	    (err = eng__proto_get_u64(s->done, ENG_KEY_BYTES, &sent_bytes)) != 0)
 		return err;
 	if (sent_chunks != rep.chunks || sent_bytes != rep.bytes || sent_bytes != total)
-		return rcp_err(-EIO, "the sender sent %" PRIu64 " chunks (%" PRIu64 " bytes of the %" PRIu64
-				     " announced), %" PRIu64 " chunks (%" PRIu64 " bytes) arrived",
+		return rcp_err(-EIO,
+			       "the sender sent %" PRIu64 " chunks (%" PRIu64
+			       " bytes of the %" PRIu64 " announced), %" PRIu64 " chunks (%" PRIu64
+			       " bytes) arrived",
 			       sent_chunks, sent_bytes, total, rep.chunks, rep.bytes);
 	if (s->files && (err = eng__files_finish(s->files)) != 0)
 		return err;
 	m = eng__proto_msg(ENG_MSG_RESULT, false);
 	json_object_set_new(m, ENG_KEY_CHUNKS, json_integer((json_int_t)rep.chunks));
 	json_object_set_new(m, ENG_KEY_BYTES, json_integer((json_int_t)rep.bytes));
-	json_object_set_new(m, ENG_KEY_FILES,
-			    json_integer((json_int_t)(s->files ? eng__files_manifest(s->files)->n_files : 0)));
+	json_object_set_new(
+		m, ENG_KEY_FILES,
+		json_integer((json_int_t)(s->files ? eng__files_manifest(s->files)->n_files : 0)));
 	err = eng__proto_send(s->fd, m);
 	json_decref(m);
 	return err;

@@ -52,25 +52,25 @@ enum eng_side { ENG_CLIENT, ENG_SERVER };
 
 struct eng_session {
 	enum eng_side side;
-	enum eng_role role;                /* this side's, in the job */
+	enum eng_role role; /* this side's, in the job */
 	const struct eng_transport *tr;
-	const char *peer_name;             /* "the server" or "the client", for sentences */
-	int fd;                            /* the control connection, -1 when none */
-	int timeout_ms;                    /* each control and connection step */
+	const char *peer_name; /* "the server" or "the client", for sentences */
+	int fd;		       /* the control connection, -1 when none */
+	int timeout_ms;	       /* each control and connection step */
 	/* authentication */
-	const struct eng_auth_key *key;    /* NULL: no key configured */
+	const struct eng_auth_key *key;		   /* NULL: no key configured */
 	uint8_t challenge[ENG_AUTH_CHALLENGE_LEN]; /* the client's, sent in its hello */
 	/* the job */
 	uint32_t chunk;
-	uint64_t bench_bytes;              /* bench; 0 for copies */
-	struct eng_files *files;           /* copies; NULL for bench */
+	uint64_t bench_bytes;			   /* bench; 0 for copies */
+	struct eng_files *files;		   /* copies; NULL for bench */
 	struct eng_rail_addr addr[TOPO_MAX_RAILS]; /* this side's rails */
 	struct eng_job *job;
 	struct eng_conn_cfg conn_cfg;
 	struct eng_conn *conn;
-	json_t *done;                      /* the receiver's: the sender's "done" */
+	json_t *done; /* the receiver's: the sender's "done" */
 	/* while the job runs */
-	const _Atomic bool *cancel;        /* when set, the job fails with cancel_err */
+	const _Atomic bool *cancel; /* when set, the job fails with cancel_err */
 	int cancel_err;
 	const char *cancel_why;
 	void (*progress)(struct eng_session *s, void *ctx);
@@ -131,8 +131,8 @@ struct eng_client_opts {
 	void (*progress)(const struct eng_report *so_far, void *ctx);
 	void *ctx;
 	const struct eng_transport *tr;
-	uint64_t bench_bytes;              /* bench */
-	const struct eng_copy_opts *copy;  /* copies; NULL for bench */
+	uint64_t bench_bytes;		  /* bench */
+	const struct eng_copy_opts *copy; /* copies; NULL for bench */
 };
 
 /* eng_bench_run and eng_copy_run over o->tr. */
@@ -149,11 +149,11 @@ struct eng_server {
 	struct eng_auth_key key;
 	bool keyed;
 	struct eng_rail_addr addr[TOPO_MAX_RAILS]; /* the plan's rails */
-	struct io_root *root;             /* --root, NULL when the server runs bench only */
+	struct io_root *root; /* --root, NULL when the server runs bench only */
 	int lfd;
-	_Atomic unsigned active;          /* session threads, authenticated or not */
-	_Atomic unsigned pending;         /* of those, not yet authenticated */
-	_Atomic unsigned sessions;        /* authenticated: what --max-sessions limits */
+	_Atomic unsigned active;   /* session threads, authenticated or not */
+	_Atomic unsigned pending;  /* of those, not yet authenticated */
+	_Atomic unsigned sessions; /* authenticated: what --max-sessions limits */
 	_Atomic bool stopping;
 	_Atomic unsigned next_id;
 };

@@ -130,7 +130,8 @@ static void addr_str(const struct sockaddr *sa, char *buf, size_t len)
 {
 	const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
 
-	if (!sa || sa->sa_family != AF_INET || !inet_ntop(AF_INET, &in->sin_addr, buf, (socklen_t)len))
+	if (!sa || sa->sa_family != AF_INET ||
+	    !inet_ntop(AF_INET, &in->sin_addr, buf, (socklen_t)len))
 		snprintf(buf, len, "?");
 }
 
@@ -145,8 +146,9 @@ static int link_make_qp(struct eng_conn *c, struct eng_link *l, struct rdma_cm_i
 	int err;
 
 	if (strcmp(dev, l->rail_dev) != 0)
-		return rcp_err(-EXDEV, "the rail address of %s resolved to device %s: "
-				       "check the addresses of the rails",
+		return rcp_err(-EXDEV,
+			       "the rail address of %s resolved to device %s: "
+			       "check the addresses of the rails",
 			       l->rail_dev, dev);
 	if ((err = eng__verbs_worker_cq(l->worker, c->cfg->receiver, id->verbs, &q)) != 0)
 		return err;
@@ -160,12 +162,14 @@ static int link_make_qp(struct eng_conn *c, struct eng_link *l, struct rdma_cm_i
 					       .max_inline_data = CM_HDR_INLINE}};
 	e->inline_hdr = rdma_create_qp(id, q->pd, &qa) == 0;
 	if (!e->inline_hdr) {
-		qa.cap.max_inline_data = 0; /* the device cannot inline a header: send it from memory */
+		qa.cap.max_inline_data =
+			0; /* the device cannot inline a header: send it from memory */
 		if (rdma_create_qp(id, q->pd, &qa))
 			return rcp_err(-errno, "cannot create a queue pair on %s: %s", dev,
 				       strerror(errno));
 	}
-	*e = (struct vep){.ep = {&eng__verbs_ops, e}, .id = id, .vcq = q, .inline_hdr = e->inline_hdr};
+	*e = (struct vep){
+		.ep = {&eng__verbs_ops, e}, .id = id, .vcq = q, .inline_hdr = e->inline_hdr};
 	addr_str(rdma_get_peer_addr(id), peer, sizeof(peer));
 	snprintf(e->desc, sizeof(e->desc), "%s port %u qp 0x%x (peer %s)", dev, id->port_num,
 		 id->qp->qp_num, peer);
@@ -181,7 +185,8 @@ static int link_make_qp(struct eng_conn *c, struct eng_link *l, struct rdma_cm_i
  */
 static int cm_next(struct eng_conn *c, int ctl_fd, int timeout_ms, struct rdma_cm_event **ev_out)
 {
-	struct pollfd pfd[2] = {{.fd = c->ch->fd, .events = POLLIN}, {.fd = ctl_fd, .events = POLLIN}};
+	struct pollfd pfd[2] = {{.fd = c->ch->fd, .events = POLLIN},
+				{.fd = ctl_fd, .events = POLLIN}};
 	int r;
 
 	for (;;) {
@@ -191,7 +196,8 @@ static int cm_next(struct eng_conn *c, int ctl_fd, int timeout_ms, struct rdma_c
 			return rcp_err(-errno, "rdma_get_cm_event: %s", strerror(errno));
 		r = poll(pfd, ctl_fd >= 0 ? 2 : 1, timeout_ms);
 		if (r == 0)
-			return rcp_err(-ETIMEDOUT, "no answer from rdma_cm within %d s", timeout_ms / 1000);
+			return rcp_err(-ETIMEDOUT, "no answer from rdma_cm within %d s",
+				       timeout_ms / 1000);
 		if (r < 0 && errno != EINTR)
 			return -errno;
 		if (r > 0 && ctl_fd >= 0 && pfd[1].revents)
@@ -217,7 +223,8 @@ static int cm_expect(struct eng_conn *c, struct rdma_cm_id *id, enum rdma_cm_eve
 	rdma_ack_cm_event(ev);
 	if (got != want)
 		return rcp_err(got == RDMA_CM_EVENT_REJECTED ? -ECONNREFUSED : -EHOSTUNREACH,
-			       "%s: rdma_cm says %s (status %d)", step, rdma_event_str(got), status);
+			       "%s: rdma_cm says %s (status %d)", step, rdma_event_str(got),
+			       status);
 	return 0;
 }
 
@@ -227,15 +234,16 @@ static struct conn_slots slots_of(const struct eng_link *l)
 	const struct vcq *q = ((const struct vep *)l->ep->tr)->vcq;
 
 	return (struct conn_slots){htole64((uintptr_t)l->data), htole64((uintptr_t)l->hdr),
-				   htole32(q->mr->rkey), htole32(q->mr->rkey),
-				   htole32(l->n_slots), htole32(l->slot_size)};
+				   htole32(q->mr->rkey),	htole32(q->mr->rkey),
+				   htole32(l->n_slots),		htole32(l->slot_size)};
 }
 
 /* The sender takes the receiver's slots, which must be what the session agreed. */
 static int slots_take(struct eng_link *l, const struct conn_slots *in, const char *step)
 {
 	if (le32toh(in->n_slots) != l->n_slots || le32toh(in->slot_size) != l->slot_size)
-		return rcp_err(-EPROTO, "%s: the receiver offered %u slots of %u bytes, expected %u of %u",
+		return rcp_err(-EPROTO,
+			       "%s: the receiver offered %u slots of %u bytes, expected %u of %u",
 			       step, le32toh(in->n_slots), le32toh(in->slot_size), l->n_slots,
 			       l->slot_size);
 	l->peer_data = (struct eng_remote){le64toh(in->data_addr), le32toh(in->data_rkey)};
@@ -260,9 +268,12 @@ static int cm_resolve(struct eng_conn *c, struct rdma_cm_id *id, const struct so
 static int cm_connect(struct eng_conn *c, struct eng_link *l, const struct sockaddr_in *src,
 		      const struct sockaddr_in *dst, uint32_t peer_link, int timeout_ms)
 {
-	struct conn_req req = {htole64(c->cfg->token), htole32(peer_link), htole32(CONN_MAGIC), {0}};
-	struct rdma_conn_param cp = {.private_data = &req, .private_data_len = sizeof(req),
-				     .retry_count = CM_RETRIES, .rnr_retry_count = CM_RETRIES};
+	struct conn_req req = {
+		htole64(c->cfg->token), htole32(peer_link), htole32(CONN_MAGIC), {0}};
+	struct rdma_conn_param cp = {.private_data = &req,
+				     .private_data_len = sizeof(req),
+				     .retry_count = CM_RETRIES,
+				     .rnr_retry_count = CM_RETRIES};
 	struct conn_slots acc = {0};
 	struct rdma_cm_id *id;
 	char step[160], a[64], b[64];
@@ -312,8 +323,10 @@ static int on_connect_request(struct eng_conn *c, struct rdma_cm_event *ev)
 {
 	const struct conn_req *req = ev->param.conn.private_data;
 	struct conn_slots acc = {0};
-	struct rdma_conn_param cp = {.private_data = &acc, .private_data_len = sizeof(acc),
-				     .retry_count = CM_RETRIES, .rnr_retry_count = CM_RETRIES};
+	struct rdma_conn_param cp = {.private_data = &acc,
+				     .private_data_len = sizeof(acc),
+				     .retry_count = CM_RETRIES,
+				     .rnr_retry_count = CM_RETRIES};
 	struct eng_link *l;
 	uint32_t k;
 	int err;
@@ -323,7 +336,8 @@ static int on_connect_request(struct eng_conn *c, struct rdma_cm_event *ev)
 		return rcp_err(-EPERM, "an RDMA connection request that is not from this session");
 	k = le32toh(req->link);
 	if (k >= c->cfg->n_links || c->ep[k].id)
-		return rcp_err(-EPROTO, "an RDMA connection request for stripe %u, which is not open", k);
+		return rcp_err(-EPROTO,
+			       "an RDMA connection request for stripe %u, which is not open", k);
 	l = c->cfg->link[k];
 	c->ep[k].id = ev->id;
 	ev->id->context = l;
@@ -358,7 +372,8 @@ static int accept_event(struct eng_conn *c, struct rdma_cm_event *ev)
 		err = on_connect_request(c, ev);
 		if (err && !ev->id->context) {
 			/* Not from this session, or a link already taken: refuse it, go on. */
-			rcp_log(RCP_LOG_INFO, "refused an RDMA connection request: %s", rcp_err_msg(err));
+			rcp_log(RCP_LOG_INFO, "refused an RDMA connection request: %s",
+				rcp_err_msg(err));
 			cm_refuse(ev);
 			return 0;
 		}
@@ -384,13 +399,16 @@ static int cm_accept_all(struct eng_conn *c, int ctl_fd, int timeout_ms)
 		uint64_t now = rcp_now_ns();
 
 		/* One deadline for the whole set-up, however many events arrive. */
-		err = now >= deadline ? rcp_err(-ETIMEDOUT, "no answer from rdma_cm within %d s",
-						  timeout_ms / 1000)
-				      : cm_next(c, ctl_fd, (int)((deadline - now) / 1000000) + 1, &ev);
+		err = now >= deadline
+			      ? rcp_err(-ETIMEDOUT, "no answer from rdma_cm within %d s",
+					timeout_ms / 1000)
+			      : cm_next(c, ctl_fd, (int)((deadline - now) / 1000000) + 1, &ev);
 		if (err)
-			return err == -EPIPE ? err
-					     : rcp_err(err, "waiting for the client's RDMA connections: %s",
-						       rcp_err_msg(err));
+			return err == -EPIPE
+				       ? err
+				       : rcp_err(err,
+						 "waiting for the client's RDMA connections: %s",
+						 rcp_err_msg(err));
 		if ((err = accept_event(c, ev)) != 0)
 			return err;
 	}

@@ -27,11 +27,16 @@
 unsigned eng__width_lanes(uint8_t active_width)
 {
 	switch (active_width) {
-	case 1: return 1;
-	case 2: return 4;
-	case 4: return 8;
-	case 8: return 12;
-	case 16: return 2;
+	case 1:
+		return 1;
+	case 2:
+		return 4;
+	case 4:
+		return 8;
+	case 8:
+		return 12;
+	case 16:
+		return 2;
 	}
 	return 0;
 }
@@ -40,14 +45,22 @@ double eng__lane_gbps(uint8_t active_speed)
 {
 	/* Data rates per lane, as InfiniBand names them (4 lanes of HDR = 200 Gb/s). */
 	switch (active_speed) {
-	case 1: return 2.5;    /* SDR */
-	case 2: return 5.0;    /* DDR */
-	case 4: return 10.0;   /* QDR */
-	case 8: return 10.0;   /* FDR10 */
-	case 16: return 14.0;  /* FDR */
-	case 32: return 25.0;  /* EDR */
-	case 64: return 50.0;  /* HDR */
-	case 128: return 100.0; /* NDR */
+	case 1:
+		return 2.5; /* SDR */
+	case 2:
+		return 5.0; /* DDR */
+	case 4:
+		return 10.0; /* QDR */
+	case 8:
+		return 10.0; /* FDR10 */
+	case 16:
+		return 14.0; /* FDR */
+	case 32:
+		return 25.0; /* EDR */
+	case 64:
+		return 50.0; /* HDR */
+	case 128:
+		return 100.0; /* NDR */
 	}
 	return 0.0;
 }
@@ -60,9 +73,12 @@ unsigned eng__mtu_bytes(int mtu)
 const char *eng_gid_type_str(enum eng_gid_type type)
 {
 	switch (type) {
-	case ENG_GID_IB: return "IB";
-	case ENG_GID_ROCE_V1: return "RoCE v1";
-	case ENG_GID_ROCE_V2: return "RoCE v2";
+	case ENG_GID_IB:
+		return "IB";
+	case ENG_GID_ROCE_V1:
+		return "RoCE v1";
+	case ENG_GID_ROCE_V2:
+		return "RoCE v2";
 	}
 	return "unknown";
 }
@@ -77,12 +93,18 @@ static enum eng_gid_type gid_type_from_verbs(uint32_t t)
 static const char *port_state_str(enum ibv_port_state st)
 {
 	switch (st) {
-	case IBV_PORT_NOP: return "NOP";
-	case IBV_PORT_DOWN: return "DOWN";
-	case IBV_PORT_INIT: return "INIT";
-	case IBV_PORT_ARMED: return "ARMED";
-	case IBV_PORT_ACTIVE: return "ACTIVE";
-	case IBV_PORT_ACTIVE_DEFER: return "ACTIVE_DEFER";
+	case IBV_PORT_NOP:
+		return "NOP";
+	case IBV_PORT_DOWN:
+		return "DOWN";
+	case IBV_PORT_INIT:
+		return "INIT";
+	case IBV_PORT_ARMED:
+		return "ARMED";
+	case IBV_PORT_ACTIVE:
+		return "ACTIVE";
+	case IBV_PORT_ACTIVE_DEFER:
+		return "ACTIVE_DEFER";
 	}
 	return "UNKNOWN";
 }
@@ -90,8 +112,10 @@ static const char *port_state_str(enum ibv_port_state st)
 static const char *link_layer_str(uint8_t ll)
 {
 	switch (ll) {
-	case IBV_LINK_LAYER_INFINIBAND: return "InfiniBand";
-	case IBV_LINK_LAYER_ETHERNET: return "Ethernet";
+	case IBV_LINK_LAYER_INFINIBAND:
+		return "InfiniBand";
+	case IBV_LINK_LAYER_ETHERNET:
+		return "Ethernet";
 	}
 	return "unspecified";
 }
@@ -117,7 +141,8 @@ static int port_take_gids(struct eng_port *port, const struct ibv_gid_entry *tab
 		g->type = gid_type_from_verbs(e->gid_type);
 		memcpy(g->raw, e->gid.raw, sizeof(g->raw));
 		inet_ntop(AF_INET6, e->gid.raw, g->addr, sizeof(g->addr));
-		if (e->ndev_ifindex && if_indextoname(e->ndev_ifindex, g->netdev) && !port->netdev[0])
+		if (e->ndev_ifindex && if_indextoname(e->ndev_ifindex, g->netdev) &&
+		    !port->netdev[0])
 			memcpy(port->netdev, g->netdev, sizeof(port->netdev));
 	}
 	return 0;
@@ -208,8 +233,8 @@ static int device_read(struct ibv_device *ibdev, const char *sysfs_root, struct 
 		memcpy(dev->numa_rule, loc.rule, sizeof(dev->numa_rule));
 	} else {
 		dev->numa_node = TOPO_NUMA_UNKNOWN;
-		snprintf(dev->numa_rule, sizeof(dev->numa_rule), "unknown: not in %s/class/infiniband",
-			 sysfs_root);
+		snprintf(dev->numa_rule, sizeof(dev->numa_rule),
+			 "unknown: not in %s/class/infiniband", sysfs_root);
 	}
 out_close:
 	ibv_close_device(ctx);
@@ -232,8 +257,9 @@ int eng_device_list_create(const char *sysfs_root, struct eng_device_list **list
 	if (!devs || n == 0) {
 		if (devs)
 			ibv_free_device_list(devs);
-		return rcp_err(-ENODEV, "no RDMA device found: this host has no RDMA NIC and no "
-					"Soft-RoCE device (tools/testbed runs railcp in a guest that has)");
+		return rcp_err(-ENODEV,
+			       "no RDMA device found: this host has no RDMA NIC and no "
+			       "Soft-RoCE device (tools/testbed runs railcp in a guest that has)");
 	}
 	list = calloc(1, sizeof(*list));
 	if (list)

@@ -76,8 +76,8 @@ static const struct eng_tr_ops loop_ops;
 /* Fire the CQ's timer at ready_ns (CLOCK_MONOTONIC); 1 ns means at once. */
 static int cq_wake_at(struct loop_cq *c, uint64_t ready_ns)
 {
-	struct itimerspec its = {.it_value = {(time_t)(ready_ns / 1000000000ull),
-					      (long)(ready_ns % 1000000000ull)}};
+	struct itimerspec its = {
+		.it_value = {(time_t)(ready_ns / 1000000000ull), (long)(ready_ns % 1000000000ull)}};
 
 	if (ready_ns == 0)
 		its.it_value.tv_nsec = 1;
@@ -171,8 +171,8 @@ static void loop_describe(struct eng_ep *ep, char *buf, size_t len)
 /* An error completion on our own CQ, as a failed WR gives on hardware. */
 static int fail_wr(struct loop_ep *e, uint64_t wr_id, enum eng_wc_op op, const char *why)
 {
-	struct eng_wc wc = {.wr_id = wr_id, .status = 12, .status_str = why, .op = op,
-			    .qp_num = e->qp_num};
+	struct eng_wc wc = {
+		.wr_id = wr_id, .status = 12, .status_str = why, .op = op, .qp_num = e->qp_num};
 
 	return cq_push(e->cq, &wc, 0);
 }
@@ -332,8 +332,8 @@ void eng__loop_cq_destroy(struct eng_cq *cq)
 	free(c);
 }
 
-int eng__loop_connect(struct eng_cq *cq_a, struct eng_cq *cq_b, double gbps,
-		      struct eng_ep **a_out, struct eng_ep **b_out)
+int eng__loop_connect(struct eng_cq *cq_a, struct eng_cq *cq_b, double gbps, struct eng_ep **a_out,
+		      struct eng_ep **b_out)
 {
 	static _Atomic uint32_t next_qp = 0x100;
 	struct loop_ep *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
@@ -348,10 +348,20 @@ int eng__loop_connect(struct eng_cq *cq_a, struct eng_cq *cq_b, double gbps,
 	}
 	pthread_mutex_init(&p->lock, NULL);
 	p->refs = 2;
-	*a = (struct loop_ep){.ep = {&loop_ops, a}, .cq = (struct loop_cq *)cq_a, .peer = b,
-			      .pair = p, .qp_num = qa, .peer_qp_num = qb, .gbps = gbps};
-	*b = (struct loop_ep){.ep = {&loop_ops, b}, .cq = (struct loop_cq *)cq_b, .peer = a,
-			      .pair = p, .qp_num = qb, .peer_qp_num = qa, .gbps = gbps};
+	*a = (struct loop_ep){.ep = {&loop_ops, a},
+			      .cq = (struct loop_cq *)cq_a,
+			      .peer = b,
+			      .pair = p,
+			      .qp_num = qa,
+			      .peer_qp_num = qb,
+			      .gbps = gbps};
+	*b = (struct loop_ep){.ep = {&loop_ops, b},
+			      .cq = (struct loop_cq *)cq_b,
+			      .peer = a,
+			      .pair = p,
+			      .qp_num = qb,
+			      .peer_qp_num = qa,
+			      .gbps = gbps};
 	*a_out = &a->ep;
 	*b_out = &b->ep;
 	return 0;

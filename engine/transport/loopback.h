@@ -22,8 +22,8 @@ void eng__loop_cq_destroy(struct eng_cq *cq);
  * Connect two endpoints, a on cq_a and b on cq_b. gbps (0: unlimited) spaces
  * out the completions of each direction as a link of that speed would.
  */
-int eng__loop_connect(struct eng_cq *cq_a, struct eng_cq *cq_b, double gbps,
-		      struct eng_ep **a_out, struct eng_ep **b_out);
+int eng__loop_connect(struct eng_cq *cq_a, struct eng_cq *cq_b, double gbps, struct eng_ep **a_out,
+		      struct eng_ep **b_out);
 
 /*
  * Accepts NULL. The peer endpoint stays valid: its posts from now on

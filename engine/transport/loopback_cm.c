@@ -42,19 +42,19 @@
 struct loop_req {
 	struct loop_req *next;
 	uint64_t token;
-	uint32_t link;             /* the server's link it asks for */
+	uint32_t link; /* the server's link it asks for */
 	struct eng_conn *client;
-	struct eng_link *cl;       /* the client's link */
-	int state;                 /* 0 waiting, 1 accepted, -errno refused */
+	struct eng_link *cl; /* the client's link */
+	int state;	     /* 0 waiting, 1 accepted, -errno refused */
 };
 
 struct eng_conn {
 	const struct eng_conn_cfg *cfg;
-	struct eng_ep **ep;        /* one per link, whichever side made it */
-	struct loop_req *queue;    /* server: requests not yet taken */
+	struct eng_ep **ep;	/* one per link, whichever side made it */
+	struct loop_req *queue; /* server: requests not yet taken */
 	unsigned established;
-	struct eng_conn *peer;     /* the other end, while it exists */
-	bool reset;                /* the other end went away */
+	struct eng_conn *peer; /* the other end, while it exists */
+	bool reset;	       /* the other end went away */
 };
 
 struct loop_listener {
@@ -68,7 +68,8 @@ static struct {
 	struct loop_listener l[LOOP_MAX_LISTENERS];
 	unsigned n;
 	uint16_t next_port;
-} fabric = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
+} fabric = {.lock = PTHREAD_MUTEX_INITIALIZER,
+	    .cond = PTHREAD_COND_INITIALIZER,
 	    .next_port = LOOP_FIRST_PORT};
 
 static int loop_rail_addrs(const struct topo_plan *plan, struct eng_rail_addr *out)
@@ -78,8 +79,8 @@ static int loop_rail_addrs(const struct topo_plan *plan, struct eng_rail_addr *o
 
 	for (r = 0; r < plan->n_rails; r++) {
 		if (sscanf(plan->rail[r].dev, "loop%u%c", &n, &tail) != 1 || n > 255)
-			return rcp_err(-ENODEV, "rail %s:%u is not a loopback rail", plan->rail[r].dev,
-				       plan->rail[r].port);
+			return rcp_err(-ENODEV, "rail %s:%u is not a loopback rail",
+				       plan->rail[r].dev, plan->rail[r].port);
 		memset(&out[r], 0, sizeof(out[r]));
 		out[r].addr.sin_family = AF_INET;
 		out[r].addr.sin_addr.s_addr = htonl(0xc6120001u | n << 8); /* 198.18.n.1 */
@@ -160,7 +161,8 @@ static int loop_listen(struct eng_conn *c, const struct sockaddr_in *addr, uint1
 	pthread_mutex_lock(&fabric.lock);
 	if (fabric.n == LOOP_MAX_LISTENERS) {
 		pthread_mutex_unlock(&fabric.lock);
-		return rcp_err(-ENOSPC, "the loopback fabric has %d listeners already", LOOP_MAX_LISTENERS);
+		return rcp_err(-ENOSPC, "the loopback fabric has %d listeners already",
+			       LOOP_MAX_LISTENERS);
 	}
 	l = &fabric.l[fabric.n++];
 	l->addr = *addr;
@@ -227,8 +229,8 @@ static int loop_connect(struct eng_conn *c, struct eng_link *l, const struct soc
 		queue_remove(server, &req); /* the server may be gone: do not touch it otherwise */
 	pthread_mutex_unlock(&fabric.lock);
 	if (!server || req.state == -ECONNREFUSED)
-		return rcp_err(-ECONNREFUSED, "connecting %s to %s port %u: refused", l->rail_dev, to,
-			       ntohs(dst->sin_port));
+		return rcp_err(-ECONNREFUSED, "connecting %s to %s port %u: refused", l->rail_dev,
+			       to, ntohs(dst->sin_port));
 	if (req.state == 0)
 		return rcp_err(-ETIMEDOUT, "connecting %s to %s port %u: no answer within %d s",
 			       l->rail_dev, to, ntohs(dst->sin_port), timeout_ms / 1000);
@@ -242,7 +244,8 @@ static int loop_connect(struct eng_conn *c, struct eng_link *l, const struct soc
 static int slots_join(struct eng_link *snd, const struct eng_link *rcv)
 {
 	if (snd->n_slots != rcv->n_slots || snd->slot_size != rcv->slot_size)
-		return rcp_err(-EPROTO, "the receiver offered %u slots of %u bytes, expected %u of %u",
+		return rcp_err(-EPROTO,
+			       "the receiver offered %u slots of %u bytes, expected %u of %u",
 			       rcv->n_slots, rcv->slot_size, snd->n_slots, snd->slot_size);
 	snd->peer_data = (struct eng_remote){(uintptr_t)rcv->data, 0};
 	snd->peer_hdr = (struct eng_remote){(uintptr_t)rcv->hdr, 0};
@@ -260,7 +263,8 @@ static int accept_one(struct eng_conn *c, struct loop_req *req)
 	if (req->token != c->cfg->token)
 		return rcp_err(-EPERM, "an RDMA connection request that is not from this session");
 	if (req->link >= c->cfg->n_links || c->ep[req->link])
-		return rcp_err(-EPROTO, "an RDMA connection request for stripe %u, which is not open",
+		return rcp_err(-EPROTO,
+			       "an RDMA connection request for stripe %u, which is not open",
 			       req->link);
 	sl = c->cfg->link[req->link];
 	err = c->cfg->receiver ? slots_join(cl, sl) : slots_join(sl, cl);
@@ -270,7 +274,8 @@ static int accept_one(struct eng_conn *c, struct loop_req *req)
 		return err;
 	c->ep[sl->index] = sl->ep = b;
 	req->client->ep[cl->index] = cl->ep = a;
-	if ((err = c->cfg->link_ready(c->cfg->ctx, sl)) != 0 || (err = cc->link_ready(cc->ctx, cl)) != 0)
+	if ((err = c->cfg->link_ready(c->cfg->ctx, sl)) != 0 ||
+	    (err = cc->link_ready(cc->ctx, cl)) != 0)
 		return err;
 	c->peer = req->client;
 	req->client->peer = c;
@@ -291,7 +296,8 @@ static int accept_waiting(struct eng_conn *c)
 		pthread_cond_broadcast(&fabric.cond);
 		if (err == -EPERM || err == -EPROTO) {
 			/* Not from this session, or a link already taken: refuse it, go on. */
-			rcp_log(RCP_LOG_INFO, "refused an RDMA connection request: %s", rcp_err_msg(err));
+			rcp_log(RCP_LOG_INFO, "refused an RDMA connection request: %s",
+				rcp_err_msg(err));
 			continue;
 		}
 		if (err)
@@ -314,8 +320,10 @@ static int loop_accept_all(struct eng_conn *c, int ctl_fd, int timeout_ms)
 		if (ctl_fd >= 0 && poll(&pfd, 1, 0) > 0)
 			err = -EPIPE; /* the caller reads the control connection */
 		else if (rcp_now_ns() >= deadline)
-			err = rcp_err(-ETIMEDOUT, "waiting for the client's RDMA connections: no answer "
-						  "within %d s", timeout_ms / 1000);
+			err = rcp_err(-ETIMEDOUT,
+				      "waiting for the client's RDMA connections: no answer "
+				      "within %d s",
+				      timeout_ms / 1000);
 		else
 			fabric_wait(LOOP_WAIT_STEP_MS);
 	}

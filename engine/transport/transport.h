@@ -42,13 +42,13 @@
 
 struct eng_chunk_hdr {
 	uint32_t magic;
-	uint32_t slot;   /* must equal the immediate that announced it */
-	uint64_t token;  /* the session's token */
-	uint64_t seq;    /* chunk number within the job */
-	uint64_t file;   /* file number within the job (0 for bench) */
+	uint32_t slot;	 /* must equal the immediate that announced it */
+	uint64_t token;	 /* the session's token */
+	uint64_t seq;	 /* chunk number within the job */
+	uint64_t file;	 /* file number within the job (0 for bench) */
 	uint64_t offset; /* byte offset within the file or stream */
-	uint32_t len;    /* payload bytes, at most the slot size */
-	uint32_t crc;    /* crc32c of the payload, or 0 when the job has none */
+	uint32_t len;	 /* payload bytes, at most the slot size */
+	uint32_t crc;	 /* crc32c of the payload, or 0 when the job has none */
 	uint8_t pad[16];
 };
 _Static_assert(sizeof(struct eng_chunk_hdr) == 64, "chunk header is one cache line");
@@ -63,8 +63,8 @@ _Static_assert(sizeof(struct eng_chunk_hdr) == 64, "chunk header is one cache li
 /* ---- the data path's operations ---- */
 
 enum eng_wc_op {
-	ENG_WC_WRITE,    /* a signaled write of ours completed */
-	ENG_WC_SEND,     /* a signaled credit send of ours completed */
+	ENG_WC_WRITE,	 /* a signaled write of ours completed */
+	ENG_WC_SEND,	 /* a signaled credit send of ours completed */
 	ENG_WC_RECV_IMM, /* the peer's write-with-imm or send-with-imm arrived */
 };
 
@@ -137,21 +137,21 @@ struct eng_tr_worker {
 	unsigned index;
 	uint8_t *mem;
 	size_t mem_len;
-	unsigned cq_depth;          /* completions its links may have outstanding */
+	unsigned cq_depth; /* completions its links may have outstanding */
 	struct eng_cq *cq[ENG_MAX_CQS];
-	unsigned n_cqs;             /* the transport's: made on first use per device */
+	unsigned n_cqs; /* the transport's: made on first use per device */
 };
 
 /* A stripe: one endpoint joining its slots to the peer's. */
 struct eng_link {
-	unsigned index;             /* within the job: the peer names it so */
+	unsigned index; /* within the job: the peer names it so */
 	struct eng_tr_worker *worker;
-	const char *rail_dev;       /* the device the plan chose; the endpoint must land there */
-	uint8_t *data;              /* n_slots x slot_size payload slots */
-	struct eng_chunk_hdr *hdr;  /* n_slots headers */
+	const char *rail_dev;	   /* the device the plan chose; the endpoint must land there */
+	uint8_t *data;		   /* n_slots x slot_size payload slots */
+	struct eng_chunk_hdr *hdr; /* n_slots headers */
 	unsigned n_slots;
 	uint32_t slot_size;
-	unsigned send_depth;        /* work requests the data path may have posted at once */
+	unsigned send_depth; /* work requests the data path may have posted at once */
 	/* Set by the transport when the link is made: */
 	struct eng_ep *ep;
 	uint32_t lkey;
@@ -162,14 +162,14 @@ struct eng_link {
 
 struct eng_rail_addr {
 	struct sockaddr_in addr; /* port 0 */
-	unsigned prefix;         /* bits of the subnet */
+	unsigned prefix;	 /* bits of the subnet */
 	char text[INET_ADDRSTRLEN];
 };
 
 /* What a job asks of the transport when its connections are made. */
 struct eng_conn_cfg {
-	bool receiver;              /* this side's slots are written by the peer */
-	uint64_t token;             /* the session's: connection requests must carry it */
+	bool receiver;	/* this side's slots are written by the peer */
+	uint64_t token; /* the session's: connection requests must carry it */
 	struct eng_link *const *link;
 	unsigned n_links;
 	struct eng_tr_worker *const *worker;

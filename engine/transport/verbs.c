@@ -45,10 +45,14 @@ static int vb_write_imm(struct eng_ep *ep, const struct eng_write *w, unsigned n
 	for (i = 0; i < n; i++) {
 		struct ibv_send_wr *h = &wr[2 * i], *d = &wr[2 * i + 1];
 
-		sge[2 * i] = (struct ibv_sge){(uintptr_t)w[i].hdr, sizeof(*w[i].hdr), w[i].hdr_lkey};
+		sge[2 * i] =
+			(struct ibv_sge){(uintptr_t)w[i].hdr, sizeof(*w[i].hdr), w[i].hdr_lkey};
 		sge[2 * i + 1] = (struct ibv_sge){(uintptr_t)w[i].data, w[i].len, w[i].data_lkey};
-		*h = (struct ibv_send_wr){.wr_id = w[i].wr_id, .next = d, .sg_list = &sge[2 * i],
-					  .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		*h = (struct ibv_send_wr){.wr_id = w[i].wr_id,
+					  .next = d,
+					  .sg_list = &sge[2 * i],
+					  .num_sge = 1,
+					  .opcode = IBV_WR_RDMA_WRITE,
 					  .send_flags = e->inline_hdr ? IBV_SEND_INLINE : 0};
 		h->wr.rdma.remote_addr = w[i].hdr_dst.addr;
 		h->wr.rdma.rkey = w[i].hdr_dst.rkey;
@@ -89,7 +93,8 @@ static int vb_post_recv(struct eng_ep *ep, uint64_t wr_id, unsigned n)
 	while (n > 0) {
 		k = n < VB_RECV_BATCH ? n : VB_RECV_BATCH;
 		for (i = 0; i < k; i++)
-			wr[i] = (struct ibv_recv_wr){.wr_id = wr_id, .next = i + 1 < k ? &wr[i + 1] : NULL};
+			wr[i] = (struct ibv_recv_wr){.wr_id = wr_id,
+						     .next = i + 1 < k ? &wr[i + 1] : NULL};
 		r = ibv_post_recv(e->id->qp, wr, &bad);
 		if (r)
 			return -r;
@@ -188,16 +193,17 @@ static int vcq_open(struct vcq *c, struct eng_tr_worker *w, bool receiver, const
 	c->mr = ibv_reg_mr(c->pd, w->mem, w->mem_len,
 			   IBV_ACCESS_LOCAL_WRITE | (receiver ? IBV_ACCESS_REMOTE_WRITE : 0));
 	if (!c->mr)
-		return rcp_err(-errno, "cannot register %zu MiB of buffer memory on %s: %s "
-				       "(is the memlock limit too low? see ulimit -l)",
+		return rcp_err(-errno,
+			       "cannot register %zu MiB of buffer memory on %s: %s "
+			       "(is the memlock limit too low? see ulimit -l)",
 			       w->mem_len >> 20, dev, strerror(errno));
 	c->ch = ibv_create_comp_channel(c->ctx);
 	if (c->ch)
 		c->ibcq = ibv_create_cq(c->ctx, (int)w->cq_depth, c, c->ch, 0);
 	if (!c->ch || !c->ibcq)
 		return rcp_err(-errno ? -errno : -ENOMEM,
-			       "cannot create a completion queue of %u entries on %s: %s", w->cq_depth,
-			       dev, strerror(errno));
+			       "cannot create a completion queue of %u entries on %s: %s",
+			       w->cq_depth, dev, strerror(errno));
 	fcntl(c->ch->fd, F_SETFL, fcntl(c->ch->fd, F_GETFL) | O_NONBLOCK);
 	return 0;
 }
@@ -215,7 +221,8 @@ int eng__verbs_worker_cq(struct eng_tr_worker *w, bool receiver, struct ibv_cont
 			return 0;
 		}
 	if (w->n_cqs == ENG_MAX_CQS)
-		return rcp_err(-ENOSPC, "worker %u drives more than %d devices", w->index, ENG_MAX_CQS);
+		return rcp_err(-ENOSPC, "worker %u drives more than %d devices", w->index,
+			       ENG_MAX_CQS);
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -279,8 +286,9 @@ static int rail_addr(const struct eng_device_list *list, const char *dev, unsign
 			inet_ntop(AF_INET, &out->addr.sin_addr, out->text, sizeof(out->text));
 			return 0;
 		}
-		return rcp_err(-EADDRNOTAVAIL, "rail %s:%u has no IPv4 address (RoCE v2 GID); "
-					       "give its netdev an IPv4 address",
+		return rcp_err(-EADDRNOTAVAIL,
+			       "rail %s:%u has no IPv4 address (RoCE v2 GID); "
+			       "give its netdev an IPv4 address",
 			       dev, port);
 	}
 	return rcp_err(-ENODEV, "rail %s:%u is not a port of this host", dev, port);

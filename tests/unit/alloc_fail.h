@@ -34,7 +34,8 @@ static inline void alloc_fail_arm(unsigned nth)
 
 static inline int alloc_should_fail(void)
 {
-	return alloc_fail_at && __atomic_add_fetch(&alloc_count, 1, __ATOMIC_RELAXED) == alloc_fail_at;
+	return alloc_fail_at &&
+	       __atomic_add_fetch(&alloc_count, 1, __ATOMIC_RELAXED) == alloc_fail_at;
 }
 
 void *__wrap_malloc(size_t n)

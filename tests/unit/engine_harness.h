@@ -57,8 +57,8 @@ static inline void h_plan(struct topo_plan *p, unsigned n_workers, unsigned rail
  * Build both jobs over h->plan: slots of slot_size bytes, total bytes of
  * bench pattern; gbps[r] simulates rail r's speed (NULL: unlimited).
  */
-static inline int h_create(struct harness *h, unsigned n_slots, uint32_t slot_size,
-			   uint64_t total, const double *gbps)
+static inline int h_create(struct harness *h, unsigned n_slots, uint32_t slot_size, uint64_t total,
+			   const double *gbps)
 {
 	unsigned i;
 	int err;
@@ -92,7 +92,8 @@ static inline int h_create(struct harness *h, unsigned n_slots, uint32_t slot_si
 		r->link.ep = h->rcv_ep[i];
 		s->link.peer_data = (struct eng_remote){(uintptr_t)r->link.data, 0};
 		s->link.peer_hdr = (struct eng_remote){(uintptr_t)r->link.hdr, 0};
-		if ((err = eng__stripe_init_receiver(r)) != 0 || (err = eng__stripe_init_sender(s)) != 0)
+		if ((err = eng__stripe_init_receiver(r)) != 0 ||
+		    (err = eng__stripe_init_sender(s)) != 0)
 			return err;
 	}
 	return 0;

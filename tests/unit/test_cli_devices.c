@@ -22,20 +22,39 @@ static struct eng_gid gids_ib[] = {
 	{.index = 0, .type = ENG_GID_IB, .addr = "fe80::2:c903:1:2"},
 };
 static struct eng_port port_ib = {
-	.num = 1, .state = "ACTIVE", .active = true, .link_layer = "InfiniBand",
-	.active_mtu = 4096, .width = 4, .lane_gbps = 50.0, .gbps = 200.0,
-	.n_gids = 1, .gids = gids_ib,
+	.num = 1,
+	.state = "ACTIVE",
+	.active = true,
+	.link_layer = "InfiniBand",
+	.active_mtu = 4096,
+	.width = 4,
+	.lane_gbps = 50.0,
+	.gbps = 200.0,
+	.n_gids = 1,
+	.gids = gids_ib,
 };
 static struct eng_port port_rxe = {
-	.num = 1, .state = "DOWN", .link_layer = "Ethernet", .active_mtu = 1024,
-	.netdev = "eth1", .n_gids = 2, .gids = gids_rxe,
+	.num = 1,
+	.state = "DOWN",
+	.link_layer = "Ethernet",
+	.active_mtu = 1024,
+	.netdev = "eth1",
+	.n_gids = 2,
+	.gids = gids_rxe,
 };
 static struct eng_device devs[] = {
-	{.name = "mlx5_0", .node_guid = "0002:c903:0001:0002", .numa_node = 1,
-	 .numa_rule = "device 0000:3b:00.0", .n_ports = 1, .ports = &port_ib},
-	{.name = "rxe0", .node_guid = "5054:00ff:fe72:0000", .numa_node = -1,
+	{.name = "mlx5_0",
+	 .node_guid = "0002:c903:0001:0002",
+	 .numa_node = 1,
+	 .numa_rule = "device 0000:3b:00.0",
+	 .n_ports = 1,
+	 .ports = &port_ib},
+	{.name = "rxe0",
+	 .node_guid = "5054:00ff:fe72:0000",
+	 .numa_node = -1,
 	 .numa_rule = "unknown: parent netdev eth1 has no device with a NUMA node",
-	 .n_ports = 1, .ports = &port_rxe},
+	 .n_ports = 1,
+	 .ports = &port_rxe},
 };
 static const struct eng_device_list list = {.n = 2, .dev = devs};
 
@@ -97,7 +116,8 @@ static void test_text_shows_speed_locality_and_gids(void **state)
 	char *text = render_text();
 
 	(void)state;
-	assert_non_null(strstr(text, "mlx5_0  guid 0002:c903:0001:0002  numa node 1 (device 0000:3b:00.0)\n"));
+	assert_non_null(strstr(
+		text, "mlx5_0  guid 0002:c903:0001:0002  numa node 1 (device 0000:3b:00.0)\n"));
 	assert_non_null(strstr(text, "port 1: ACTIVE InfiniBand mtu 4096 4x 50 Gb/s = 200 Gb/s\n"));
 	assert_non_null(strstr(text, "gid 1   RoCE v2  ::ffff:198.18.0.1\n"));
 	assert_non_null(strstr(text, "rxe0  guid 5054:00ff:fe72:0000  numa node unknown: "));

@@ -28,13 +28,13 @@ static void test_width_codes_map_to_lanes(void **state)
 static void test_speed_codes_map_to_lane_rates(void **state)
 {
 	(void)state;
-	assert_true(eng__lane_gbps(1) == 2.5);    /* SDR */
-	assert_true(eng__lane_gbps(2) == 5.0);    /* DDR */
-	assert_true(eng__lane_gbps(4) == 10.0);   /* QDR */
-	assert_true(eng__lane_gbps(8) == 10.0);   /* FDR10 */
-	assert_true(eng__lane_gbps(16) == 14.0);  /* FDR */
-	assert_true(eng__lane_gbps(32) == 25.0);  /* EDR */
-	assert_true(eng__lane_gbps(64) == 50.0);  /* HDR */
+	assert_true(eng__lane_gbps(1) == 2.5);	   /* SDR */
+	assert_true(eng__lane_gbps(2) == 5.0);	   /* DDR */
+	assert_true(eng__lane_gbps(4) == 10.0);	   /* QDR */
+	assert_true(eng__lane_gbps(8) == 10.0);	   /* FDR10 */
+	assert_true(eng__lane_gbps(16) == 14.0);   /* FDR */
+	assert_true(eng__lane_gbps(32) == 25.0);   /* EDR */
+	assert_true(eng__lane_gbps(64) == 50.0);   /* HDR */
 	assert_true(eng__lane_gbps(128) == 100.0); /* NDR */
 	assert_true(eng__lane_gbps(0) == 0.0);
 	assert_true(eng__lane_gbps(3) == 0.0);

@@ -182,8 +182,9 @@ static void test_completions_from_many_workers_merge_to_totals(void **state)
 	(void)state;
 	memset(seen_seq, 0, sizeof(seen_seq));
 	h_plan(&h.plan, 3, 2, 3); /* 3 workers x 2 rails x 3 QPs = 18 stripes */
-	assert_int_equal(h_create(&h, 3, 4 * KiB, 3000 * 4 * KiB - 100,
-				  (double[]){0, 0.5, 0, 1, 0.2, 0}), 0);
+	assert_int_equal(
+		h_create(&h, 3, 4 * KiB, 3000 * 4 * KiB - 100, (double[]){0, 0.5, 0, 1, 0.2, 0}),
+		0);
 	h.rcv->sink.consume = counting_consume;
 	h_run(&h);
 	assert_int_equal(h.snd_err, 0);

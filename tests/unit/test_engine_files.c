@@ -84,7 +84,8 @@ static void assert_same_file(const char *a_base, const char *b_base, const char 
 	fb = open(b, O_RDONLY);
 	assert_true(fa >= 0 && fb >= 0);
 	/* Data regions only: the sparse file is 6 GiB of mostly hole. */
-	for (off = lseek(fa, 0, SEEK_DATA); off >= 0 && off < sa.st_size; off = lseek(fa, off, SEEK_DATA)) {
+	for (off = lseek(fa, 0, SEEK_DATA); off >= 0 && off < sa.st_size;
+	     off = lseek(fa, off, SEEK_DATA)) {
 		off_t end = lseek(fa, off, SEEK_HOLE);
 
 		assert_int_equal(lseek(fb, off, SEEK_DATA), off);
@@ -185,7 +186,7 @@ static void test_misdirected_chunks_are_refused(void **state)
 	assert_true(dir != UINT64_MAX && file != UINT64_MAX);
 	h.file = m->n; /* past the list */
 	assert_int_equal(p.h.rcv->sink.consume(p.h.rcv->sink.ctx, &h, "deep\n"), -EPROTO);
-	h.file = dir;  /* not a file */
+	h.file = dir; /* not a file */
 	assert_int_equal(p.h.rcv->sink.consume(p.h.rcv->sink.ctx, &h, "deep\n"), -EPROTO);
 	h.file = file;
 	h.offset = 4096; /* not a planned chunk */

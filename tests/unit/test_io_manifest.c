@@ -431,11 +431,11 @@ static void test_decode_refuses_bad_extents(void **state)
 		unsigned n;
 		uint64_t pairs[4];
 	} bad[] = {
-		{100, 1, {90, 20}},               /* past the size */
-		{100, 1, {101, 0}},               /* empty, and outside */
-		{100, 1, {10, 0}},                /* empty */
-		{100, 2, {50, 10, 10, 10}},       /* unsorted */
-		{100, 2, {10, 20, 25, 10}},       /* overlapping */
+		{100, 1, {90, 20}},			    /* past the size */
+		{100, 1, {101, 0}},			    /* empty, and outside */
+		{100, 1, {10, 0}},			    /* empty */
+		{100, 2, {50, 10, 10, 10}},		    /* unsorted */
+		{100, 2, {10, 20, 25, 10}},		    /* overlapping */
 		{UINT64_MAX >> 1, 1, {16, UINT64_MAX - 8}}, /* off + len overflows */
 	};
 	uint64_t good[4] = {0, 10, 10, 90};
@@ -546,7 +546,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_decode_refuses_every_truncation, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(
-			test_rename_top_renames_the_single_source_and_its_contents, setup, teardown),
+			test_rename_top_renames_the_single_source_and_its_contents, setup,
+			teardown),
 		cmocka_unit_test(test_decode_refuses_hostile_names),
 		cmocka_unit_test(test_decode_refuses_absurd_counts),
 		cmocka_unit_test(test_decode_refuses_bad_extents),

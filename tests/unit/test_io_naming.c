@@ -90,7 +90,7 @@ static void test_src_name_ignores_trailing_slashes(void **state)
 static void test_src_without_a_name_of_its_own_has_length_zero(void **state)
 {
 	static const char *const none[] = {
-	    "", "/", "//", ".", "..", "./", "../", "dir/.", "dir/..", "dir/./", "/a/b/..//",
+		"", "/", "//", ".", "..", "./", "../", "dir/.", "dir/..", "dir/./", "/a/b/..//",
 	};
 	const char *name;
 	size_t i;
@@ -427,9 +427,9 @@ static void test_several_sources_need_an_existing_directory(void **state)
 	(void)state;
 	decide_fails("new", false, -ENOENT, 2, -ENOENT);
 	assert_string_equal(
-	    rcp_err_msg(-ENOENT),
-	    "the destination \"new\" is not an existing directory, which it must be "
-	    "to receive several sources");
+		rcp_err_msg(-ENOENT),
+		"the destination \"new\" is not an existing directory, which it must be "
+		"to receive several sources");
 	decide_fails("a/file/", false, -ENOTDIR, 3, -ENOENT); /* the sentence names dst as given */
 	assert_non_null(strstr(rcp_err_msg(-ENOENT), "\"a/file/\""));
 	decide_fails("new", false, -ENOENT, 0, -ENOENT);
@@ -488,41 +488,42 @@ static void test_decision_refuses_a_destination_too_long(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_src_name_is_the_last_component),
-	    cmocka_unit_test(test_src_name_ignores_trailing_slashes),
-	    cmocka_unit_test(test_src_without_a_name_of_its_own_has_length_zero),
-	    cmocka_unit_test(test_src_names_that_only_start_with_dots_are_names),
-	    cmocka_unit_test(test_one_source_without_a_name_is_contents_only),
-	    cmocka_unit_test(test_a_named_source_is_not_contents_only),
-	    cmocka_unit_test(test_several_sources_are_never_contents_only),
-	    cmocka_unit_test(test_pull_accepts_the_requested_names),
-	    cmocka_unit_test(test_pull_accepts_an_empty_manifest),
-	    cmocka_unit_test(test_pull_refuses_an_unrequested_top_level_name),
-	    cmocka_unit_test(test_pull_refuses_a_name_that_only_shares_a_prefix),
-	    cmocka_unit_test(test_pull_refuses_a_directory_without_r),
-	    cmocka_unit_test(test_pull_of_contents_refuses_a_nested_directory_without_r),
-	    cmocka_unit_test(test_pull_of_contents_accepts_any_names),
-	    cmocka_unit_test(test_pull_with_one_contents_source_among_several_accepts_any_names),
-	    cmocka_unit_test(test_pull_judges_nested_entries_by_their_top_level_name),
-	    cmocka_unit_test(test_pull_refusal_escapes_the_name),
-	    cmocka_unit_test(test_top_count_counts_paths_without_a_slash),
-	    cmocka_unit_test(test_dest_path_strips_trailing_slashes_but_keeps_the_root),
-	    cmocka_unit_test(test_empty_destination_is_the_current_directory),
-	    cmocka_unit_test(test_dest_path_refuses_a_destination_too_long),
-	    cmocka_unit_test(test_existing_directory_receives_every_entry_under_its_own_name),
-	    cmocka_unit_test(test_trailing_slash_names_the_directory_itself),
-	    cmocka_unit_test(test_other_open_errors_are_returned_as_they_are),
-	    cmocka_unit_test(test_missing_destination_renames_the_single_source),
-	    cmocka_unit_test(test_non_directory_destination_is_replaced_by_the_single_source),
-	    cmocka_unit_test(test_destination_under_the_root_lands_in_the_root),
-	    cmocka_unit_test(test_only_the_last_slash_is_cut_from_the_parent),
-	    cmocka_unit_test(test_contents_to_a_new_name_make_it_as_a_directory),
-	    cmocka_unit_test(test_contents_onto_a_non_directory_follow_the_single_source_rule),
-	    cmocka_unit_test(test_several_sources_need_an_existing_directory),
-	    cmocka_unit_test(test_several_sources_sentence_escapes_the_destination),
-	    cmocka_unit_test(test_destination_without_a_name_keeps_the_open_error),
-	    cmocka_unit_test(test_a_decision_forgets_the_expected_open_failure),
-	    cmocka_unit_test(test_decision_refuses_a_destination_too_long),
+		cmocka_unit_test(test_src_name_is_the_last_component),
+		cmocka_unit_test(test_src_name_ignores_trailing_slashes),
+		cmocka_unit_test(test_src_without_a_name_of_its_own_has_length_zero),
+		cmocka_unit_test(test_src_names_that_only_start_with_dots_are_names),
+		cmocka_unit_test(test_one_source_without_a_name_is_contents_only),
+		cmocka_unit_test(test_a_named_source_is_not_contents_only),
+		cmocka_unit_test(test_several_sources_are_never_contents_only),
+		cmocka_unit_test(test_pull_accepts_the_requested_names),
+		cmocka_unit_test(test_pull_accepts_an_empty_manifest),
+		cmocka_unit_test(test_pull_refuses_an_unrequested_top_level_name),
+		cmocka_unit_test(test_pull_refuses_a_name_that_only_shares_a_prefix),
+		cmocka_unit_test(test_pull_refuses_a_directory_without_r),
+		cmocka_unit_test(test_pull_of_contents_refuses_a_nested_directory_without_r),
+		cmocka_unit_test(test_pull_of_contents_accepts_any_names),
+		cmocka_unit_test(
+			test_pull_with_one_contents_source_among_several_accepts_any_names),
+		cmocka_unit_test(test_pull_judges_nested_entries_by_their_top_level_name),
+		cmocka_unit_test(test_pull_refusal_escapes_the_name),
+		cmocka_unit_test(test_top_count_counts_paths_without_a_slash),
+		cmocka_unit_test(test_dest_path_strips_trailing_slashes_but_keeps_the_root),
+		cmocka_unit_test(test_empty_destination_is_the_current_directory),
+		cmocka_unit_test(test_dest_path_refuses_a_destination_too_long),
+		cmocka_unit_test(test_existing_directory_receives_every_entry_under_its_own_name),
+		cmocka_unit_test(test_trailing_slash_names_the_directory_itself),
+		cmocka_unit_test(test_other_open_errors_are_returned_as_they_are),
+		cmocka_unit_test(test_missing_destination_renames_the_single_source),
+		cmocka_unit_test(test_non_directory_destination_is_replaced_by_the_single_source),
+		cmocka_unit_test(test_destination_under_the_root_lands_in_the_root),
+		cmocka_unit_test(test_only_the_last_slash_is_cut_from_the_parent),
+		cmocka_unit_test(test_contents_to_a_new_name_make_it_as_a_directory),
+		cmocka_unit_test(test_contents_onto_a_non_directory_follow_the_single_source_rule),
+		cmocka_unit_test(test_several_sources_need_an_existing_directory),
+		cmocka_unit_test(test_several_sources_sentence_escapes_the_destination),
+		cmocka_unit_test(test_destination_without_a_name_keeps_the_open_error),
+		cmocka_unit_test(test_a_decision_forgets_the_expected_open_failure),
+		cmocka_unit_test(test_decision_refuses_a_destination_too_long),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

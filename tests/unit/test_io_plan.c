@@ -30,8 +30,8 @@ static void one_file(struct one *o, uint64_t size, unsigned n, const uint64_t *p
 	memset(o, 0, sizeof(*o));
 	o->m.entry = o->e;
 	o->m.n = 1;
-	o->e[0] =
-	    (struct io_entry){.path = "f", .type = IO_FILE, .size = size, .ext = o->x, .n_ext = n};
+	o->e[0] = (struct io_entry){
+		.path = "f", .type = IO_FILE, .size = size, .ext = o->x, .n_ext = n};
 	for (i = 0; i < n; i++)
 		o->x[i] = (struct io_extent){pairs[2 * i], pairs[2 * i + 1]};
 }
@@ -73,7 +73,7 @@ static void test_plan_at_the_chunk_boundaries(void **state)
 		uint64_t n;
 		uint32_t last;
 	} c[] = {
-	    {1, 1, 1}, {CH - 1, 1, CH - 1}, {CH, 1, CH}, {CH + 1, 2, 1}, {3 * CH, 3, CH},
+		{1, 1, 1}, {CH - 1, 1, CH - 1}, {CH, 1, CH}, {CH + 1, 2, 1}, {3 * CH, 3, CH},
 	};
 	uint64_t pairs[2];
 	struct io_plan *p;
@@ -172,10 +172,10 @@ static void test_crc32c_matches_the_standard_check_value(void **state)
 static void test_crc32c_matches_the_rfc_3720_examples(void **state)
 {
 	static const uint8_t read10_pdu[48] = {
-	    0x01, 0xc0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-	    0x00, 0x00, 0x00, 0x00, 0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04, 0x00,
-	    0x00, 0x00, 0x00, 0x14, 0x00, 0x00, 0x00, 0x18, 0x28, 0x00, 0x00, 0x00,
-	    0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+		0x01, 0xc0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x00, 0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04, 0x00,
+		0x00, 0x00, 0x00, 0x14, 0x00, 0x00, 0x00, 0x18, 0x28, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 	};
 	uint8_t buf[32];
 	unsigned i;
@@ -266,16 +266,17 @@ static void test_chunk_read_returns_data_and_its_crc(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_plan_of_an_empty_file_has_no_chunk),
-	    cmocka_unit_test(test_plan_at_the_chunk_boundaries),
-	    cmocka_unit_test(test_plan_offsets_beyond_4_gib),
-	    cmocka_unit_test(test_plan_of_a_sparse_file_never_crosses_an_extent),
-	    cmocka_unit_test(test_plan_numbers_files_and_skips_what_has_no_data),
-	    cmocka_unit_test(test_plan_refuses_impossible_chunk_sizes),
-	    cmocka_unit_test(test_crc32c_matches_the_standard_check_value),
-	    cmocka_unit_test(test_crc32c_matches_the_rfc_3720_examples),
-	    cmocka_unit_test(test_crc32c_agrees_with_the_definition_at_any_alignment_and_length),
-	    cmocka_unit_test(test_chunk_read_returns_data_and_its_crc),
+		cmocka_unit_test(test_plan_of_an_empty_file_has_no_chunk),
+		cmocka_unit_test(test_plan_at_the_chunk_boundaries),
+		cmocka_unit_test(test_plan_offsets_beyond_4_gib),
+		cmocka_unit_test(test_plan_of_a_sparse_file_never_crosses_an_extent),
+		cmocka_unit_test(test_plan_numbers_files_and_skips_what_has_no_data),
+		cmocka_unit_test(test_plan_refuses_impossible_chunk_sizes),
+		cmocka_unit_test(test_crc32c_matches_the_standard_check_value),
+		cmocka_unit_test(test_crc32c_matches_the_rfc_3720_examples),
+		cmocka_unit_test(
+			test_crc32c_agrees_with_the_definition_at_any_alignment_and_length),
+		cmocka_unit_test(test_chunk_read_returns_data_and_its_crc),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

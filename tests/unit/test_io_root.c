@@ -64,8 +64,13 @@ static void fe_file(struct fe *f, const char *path, uint64_t size, unsigned n,
 
 	memset(f, 0, sizeof(*f));
 	snprintf(f->path, sizeof(f->path), "%s", path);
-	f->e = (struct io_entry){.path = f->path, .type = IO_FILE, .mode = 0640, .size = size,
-				 .ext = f->x, .n_ext = n, .mtime_ns = 1234567890123456789ll};
+	f->e = (struct io_entry){.path = f->path,
+				 .type = IO_FILE,
+				 .mode = 0640,
+				 .size = size,
+				 .ext = f->x,
+				 .n_ext = n,
+				 .mtime_ns = 1234567890123456789ll};
 	for (i = 0; i < n; i++) {
 		f->x[i] = (struct io_extent){pairs[2 * i], pairs[2 * i + 1]};
 		f->e.data_bytes += pairs[2 * i + 1];
@@ -76,8 +81,11 @@ static void fe_other(struct fe *f, enum io_type type, const char *path, const ch
 {
 	memset(f, 0, sizeof(*f));
 	snprintf(f->path, sizeof(f->path), "%s", path);
-	f->e = (struct io_entry){.path = f->path, .type = type, .mode = 0755,
-				 .link = (char *)link, .size = link ? strlen(link) : 0};
+	f->e = (struct io_entry){.path = f->path,
+				 .type = type,
+				 .mode = 0755,
+				 .link = (char *)link,
+				 .size = link ? strlen(link) : 0};
 }
 
 static struct io_root *root_of(const struct fixture *fx, unsigned flags)
@@ -410,12 +418,12 @@ static void test_only_planned_chunks_are_accepted(void **state)
 	/* data [CH, 2 CH + 100) and [8 CH, 9 CH) of a 10 CH file */
 	fe_file(&f, "f", 10 * CH, 2, (const uint64_t[]){CH, CH + 100, 8 * CH, CH});
 	assert_int_equal(io_wfile_open(r, &f.e, CH, &w), 0);
-	assert_int_equal(wr(w, 0, data, CH, &done), -EBADMSG);          /* in a hole */
-	assert_int_equal(wr(w, CH + 1, data, CH, &done), -EBADMSG);     /* misaligned */
-	assert_int_equal(wr(w, CH, data, CH - 1, &done), -EBADMSG);     /* short */
-	assert_int_equal(wr(w, 2 * CH, data, CH, &done), -EBADMSG);     /* crosses the end */
-	assert_int_equal(wr(w, 2 * CH, data, 0, &done), -EBADMSG);      /* empty */
-	assert_int_equal(wr(w, 10 * CH, data, CH, &done), -EBADMSG);    /* beyond the size */
+	assert_int_equal(wr(w, 0, data, CH, &done), -EBADMSG);	     /* in a hole */
+	assert_int_equal(wr(w, CH + 1, data, CH, &done), -EBADMSG);  /* misaligned */
+	assert_int_equal(wr(w, CH, data, CH - 1, &done), -EBADMSG);  /* short */
+	assert_int_equal(wr(w, 2 * CH, data, CH, &done), -EBADMSG);  /* crosses the end */
+	assert_int_equal(wr(w, 2 * CH, data, 0, &done), -EBADMSG);   /* empty */
+	assert_int_equal(wr(w, 10 * CH, data, CH, &done), -EBADMSG); /* beyond the size */
 	assert_int_equal(wr(w, UINT64_MAX - 10, data, 5, &done), -EBADMSG);
 	assert_non_null(strstr(rcp_err_msg(-EBADMSG), "not one of the planned chunks of \"f\""));
 	assert_int_equal(wr(w, 2 * CH, data, 100, &done), 0);
@@ -585,8 +593,8 @@ static int dirs_scenario(const char *root)
 		return 10;
 	if (wr(w, 0, "f", 1, &done) || io_wfile_finalize(w))
 		return 11;
-	if (io_root_dirs_finish(r, &(struct io_manifest){.entry = (struct io_entry[]){d.e, e.e, f.e},
-							.n = 3}))
+	if (io_root_dirs_finish(
+		    r, &(struct io_manifest){.entry = (struct io_entry[]){d.e, e.e, f.e}, .n = 3}))
 		return 12;
 	io_root_close(r);
 	if (snprintf(p, sizeof(p), "%s/d", root) >= (int)sizeof(p))
@@ -693,7 +701,7 @@ static void test_direct_writes_give_the_same_bytes(void **state)
 	fe_file(&f, "d", size, 1, (const uint64_t[]){0, size});
 	assert_int_equal(io_wfile_open(r, &f.e, CH, &w), 0);
 	assert_int_equal(wr(w, 2 * CH, buf + 2 * CH, 10, &done), 0); /* unaligned tail: buffered */
-	assert_int_equal(wr(w, 0, buf, CH, &done), 0);                  /* aligned: direct */
+	assert_int_equal(wr(w, 0, buf, CH, &done), 0);		     /* aligned: direct */
 	assert_int_equal(wr(w, CH, buf + CH, CH, &done), 0);
 	assert_true(done);
 	assert_int_equal(io_wfile_finalize(w), 0);

@@ -110,8 +110,13 @@ static void test_decode_and_plan_survive_every_allocation_failure(void **state)
 static void test_receiver_survives_every_allocation_failure(void **state)
 {
 	struct io_extent x[2] = {{0, 4096}, {SPARSE_FAR, 4096}};
-	struct io_entry e = {.path = "top/sparse", .type = IO_FILE, .mode = 0600,
-			     .size = SPARSE_SIZE, .ext = x, .n_ext = 2, .data_bytes = 8192};
+	struct io_entry e = {.path = "top/sparse",
+			     .type = IO_FILE,
+			     .mode = 0600,
+			     .size = SPARSE_SIZE,
+			     .ext = x,
+			     .n_ext = 2,
+			     .data_bytes = 8192};
 	struct io_root *r;
 	struct io_wfile *w;
 	unsigned n;

@@ -144,10 +144,10 @@ static void test_memlock_below_pools_names_ulimit(void **state)
 	err = topo_memlock_check(128ull << 20);
 	assert_int_equal(err, -ENOMEM);
 	assert_string_equal(
-	    rcp_err_msg(err),
-	    "the buffer pools need 128 MiB of locked memory but the limit is 64 KiB: "
-	    "raise it with 'ulimit -l unlimited' (or 'ulimit -l 131072', in KiB, or "
-	    "memlock in /etc/security/limits.conf), or use a smaller --buffer-mib");
+		rcp_err_msg(err),
+		"the buffer pools need 128 MiB of locked memory but the limit is 64 KiB: "
+		"raise it with 'ulimit -l unlimited' (or 'ulimit -l 131072', in KiB, or "
+		"memlock in /etc/security/limits.conf), or use a smaller --buffer-mib");
 	assert_int_equal(topo_memlock_check(64 << 10), 0);
 	assert_int_equal(setrlimit(RLIMIT_MEMLOCK, &saved), 0);
 }
@@ -189,12 +189,12 @@ static void test_process_binding_matches_affinity(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_pool_pages_land_on_their_node_from_the_worker),
-	    cmocka_unit_test(test_worker_runs_on_the_one_cpu_it_was_given),
-	    cmocka_unit_test(test_pool_on_missing_node_fails_cleanly),
-	    cmocka_unit_test(test_memlock_below_pools_names_ulimit),
-	    cmocka_unit_test(test_memlock_unlimited_passes_in_child),
-	    cmocka_unit_test(test_process_binding_matches_affinity),
+		cmocka_unit_test(test_pool_pages_land_on_their_node_from_the_worker),
+		cmocka_unit_test(test_worker_runs_on_the_one_cpu_it_was_given),
+		cmocka_unit_test(test_pool_on_missing_node_fails_cleanly),
+		cmocka_unit_test(test_memlock_below_pools_names_ulimit),
+		cmocka_unit_test(test_memlock_unlimited_passes_in_child),
+		cmocka_unit_test(test_process_binding_matches_affinity),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -43,9 +43,10 @@ static const char *sig(const struct topo_plan *p)
 		const struct topo_worker *wk = &p->worker[w];
 
 		topo_bitmap_format(&wk->cpus, cpus, sizeof(cpus));
-		used += (size_t)snprintf(
-		    buf + used, sizeof(buf) - used, "%sn%d c%s %" PRIu64 "M %s [", w ? " | " : "",
-		    wk->node, cpus, (uint64_t)(wk->buffer_bytes >> 20), page_tag(wk->page));
+		used += (size_t)snprintf(buf + used, sizeof(buf) - used,
+					 "%sn%d c%s %" PRIu64 "M %s [", w ? " | " : "", wk->node,
+					 cpus, (uint64_t)(wk->buffer_bytes >> 20),
+					 page_tag(wk->page));
 		for (r = wk->first_rail; r < wk->first_rail + wk->n_rails; r++) {
 			assert_int_equal(p->rail[r].worker, w);
 			used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s%s:%ux%u",
@@ -415,26 +416,26 @@ static void test_missing_rail_and_bad_xml_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_2s4nic_machine_facts),
-	    cmocka_unit_test(test_2s4nic_one_worker_per_socket),
-	    cmocka_unit_test(test_2s4nic_bound_to_node1_uses_node1_only),
-	    cmocka_unit_test(test_2s4nic_taskset_half_of_each_socket),
-	    cmocka_unit_test(test_2s4nic_xml_allowed_sets_are_honoured),
-	    cmocka_unit_test(test_gpu8_one_worker_per_node_down_port_left_out),
-	    cmocka_unit_test(test_gpu8_bound_to_second_socket),
-	    cmocka_unit_test(test_gpu8_numa_subset_sends_rails_to_nearest_worker),
-	    cmocka_unit_test(test_gpu8_named_down_port_is_an_error),
-	    cmocka_unit_test(test_dualport_both_ports_on_one_worker),
-	    cmocka_unit_test(test_dualport_taskset_two_cpus),
-	    cmocka_unit_test(test_dualport_options_pick_port_qps_and_buffer),
-	    cmocka_unit_test(test_node_without_nic_gets_no_worker),
-	    cmocka_unit_test(test_node_without_nic_worker_when_asked),
-	    cmocka_unit_test(test_node_without_nic_bound_there_has_no_rail),
-	    cmocka_unit_test(test_node_without_nic_bound_there_named_rail_goes_remote),
-	    cmocka_unit_test(test_no_rdma_is_enodev),
-	    cmocka_unit_test(test_no_rdma_numa_gives_railless_workers),
-	    cmocka_unit_test(test_no_rdma_bound_numa_outside_binding_is_an_error),
-	    cmocka_unit_test(test_missing_rail_and_bad_xml_errors),
+		cmocka_unit_test(test_2s4nic_machine_facts),
+		cmocka_unit_test(test_2s4nic_one_worker_per_socket),
+		cmocka_unit_test(test_2s4nic_bound_to_node1_uses_node1_only),
+		cmocka_unit_test(test_2s4nic_taskset_half_of_each_socket),
+		cmocka_unit_test(test_2s4nic_xml_allowed_sets_are_honoured),
+		cmocka_unit_test(test_gpu8_one_worker_per_node_down_port_left_out),
+		cmocka_unit_test(test_gpu8_bound_to_second_socket),
+		cmocka_unit_test(test_gpu8_numa_subset_sends_rails_to_nearest_worker),
+		cmocka_unit_test(test_gpu8_named_down_port_is_an_error),
+		cmocka_unit_test(test_dualport_both_ports_on_one_worker),
+		cmocka_unit_test(test_dualport_taskset_two_cpus),
+		cmocka_unit_test(test_dualport_options_pick_port_qps_and_buffer),
+		cmocka_unit_test(test_node_without_nic_gets_no_worker),
+		cmocka_unit_test(test_node_without_nic_worker_when_asked),
+		cmocka_unit_test(test_node_without_nic_bound_there_has_no_rail),
+		cmocka_unit_test(test_node_without_nic_bound_there_named_rail_goes_remote),
+		cmocka_unit_test(test_no_rdma_is_enodev),
+		cmocka_unit_test(test_no_rdma_numa_gives_railless_workers),
+		cmocka_unit_test(test_no_rdma_bound_numa_outside_binding_is_an_error),
+		cmocka_unit_test(test_missing_rail_and_bad_xml_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -260,13 +260,13 @@ static void test_empty_and_missing_profiles(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_round_trip_gpu8),
-	    cmocka_unit_test(test_round_trip_with_options_and_railless_worker),
-	    cmocka_unit_test(test_saved_text_is_the_documented_format),
-	    cmocka_unit_test(test_hand_edited_profile_is_honoured),
-	    cmocka_unit_test(test_contradictions_name_the_line),
-	    cmocka_unit_test(test_syntax_errors_name_the_line),
-	    cmocka_unit_test(test_empty_and_missing_profiles),
+		cmocka_unit_test(test_round_trip_gpu8),
+		cmocka_unit_test(test_round_trip_with_options_and_railless_worker),
+		cmocka_unit_test(test_saved_text_is_the_documented_format),
+		cmocka_unit_test(test_hand_edited_profile_is_honoured),
+		cmocka_unit_test(test_contradictions_name_the_line),
+		cmocka_unit_test(test_syntax_errors_name_the_line),
+		cmocka_unit_test(test_empty_and_missing_profiles),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -68,9 +68,9 @@ static const char *sig(const struct topo_plan *p)
 		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s%d:", w ? " " : "",
 					 p->worker[w].node);
 		for (r = 0; r < p->worker[w].n_rails; r++)
-			used +=
-			    (size_t)snprintf(buf + used, sizeof(buf) - used, "%s%s", r ? "," : "",
-					     p->rail[p->worker[w].first_rail + r].dev);
+			used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s%s",
+						 r ? "," : "",
+						 p->rail[p->worker[w].first_rail + r].dev);
 	}
 	return buf;
 }
@@ -237,15 +237,15 @@ static void test_bitmap_list_round_trip(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_rail_on_cpuless_node_goes_to_nearest_worker),
-	    cmocka_unit_test(test_distance_tie_goes_to_less_loaded_worker),
-	    cmocka_unit_test(test_unknown_locality_rails_spread_over_workers),
-	    cmocka_unit_test(test_all_unknown_rails_use_lowest_usable_node),
-	    cmocka_unit_test(test_only_cpuless_rails_make_worker_on_nearest_node),
-	    cmocka_unit_test(test_no_usable_node_is_an_error),
-	    cmocka_unit_test(test_add_rail_keeps_order_and_refuses_duplicates),
-	    cmocka_unit_test(test_rails_option_parsing),
-	    cmocka_unit_test(test_bitmap_list_round_trip),
+		cmocka_unit_test(test_rail_on_cpuless_node_goes_to_nearest_worker),
+		cmocka_unit_test(test_distance_tie_goes_to_less_loaded_worker),
+		cmocka_unit_test(test_unknown_locality_rails_spread_over_workers),
+		cmocka_unit_test(test_all_unknown_rails_use_lowest_usable_node),
+		cmocka_unit_test(test_only_cpuless_rails_make_worker_on_nearest_node),
+		cmocka_unit_test(test_no_usable_node_is_an_error),
+		cmocka_unit_test(test_add_rail_keeps_order_and_refuses_duplicates),
+		cmocka_unit_test(test_rails_option_parsing),
+		cmocka_unit_test(test_bitmap_list_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
