@@ -32,8 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Enough for a chunk header inline. */
-#define CM_HDR_INLINE sizeof(struct eng_chunk_hdr)
 /* rdma_cm's retry counts: the most the protocol allows (7: RNR retries forever). */
 #define CM_RETRIES 7
 /* Connection requests a listener queues. */
@@ -47,28 +45,6 @@ struct eng_conn {
 	unsigned n_listen;
 	unsigned established;
 };
-
-/* The receiver's slots, little-endian on the wire. */
-struct conn_slots {
-	uint64_t data_addr;
-	uint64_t hdr_addr;
-	uint32_t data_rkey;
-	uint32_t hdr_rkey;
-	uint32_t n_slots;
-	uint32_t slot_size;
-};
-
-/* The client's request (slots zero unless the client receives); the accept is a conn_slots. */
-struct conn_req {
-	uint64_t token;
-	uint32_t link;
-	uint32_t magic;
-	struct conn_slots slots;
-};
-/* rdma_cm carries 56 bytes of private data in a request over the TCP port space. */
-_Static_assert(sizeof(struct conn_req) <= 56, "the request fits rdma_cm's private data");
-
-#define CONN_MAGIC 0x72636d31u /* "rcm1" */
 
 static int cm_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **conn_out)
 {
@@ -159,11 +135,11 @@ static int link_make_qp(struct eng_conn *c, struct eng_link *l, struct rdma_cm_i
 					       .max_recv_wr = l->n_slots + 8,
 					       .max_send_sge = 1,
 					       .max_recv_sge = 1,
-					       .max_inline_data = CM_HDR_INLINE}};
+					       .max_inline_data = sizeof(struct eng_chunk_hdr)}};
 	e->inline_hdr = rdma_create_qp(id, q->pd, &qa) == 0;
 	if (!e->inline_hdr) {
-		qa.cap.max_inline_data =
-			0; /* the device cannot inline a header: send it from memory */
+		/* The device cannot inline a header: send it from memory. */
+		qa.cap.max_inline_data = 0;
 		if (rdma_create_qp(id, q->pd, &qa))
 			return rcp_err(-errno, "cannot create a queue pair on %s: %s", dev,
 				       strerror(errno));
@@ -399,16 +375,15 @@ static int cm_accept_all(struct eng_conn *c, int ctl_fd, int timeout_ms)
 		uint64_t now = rcp_now_ns();
 
 		/* One deadline for the whole set-up, however many events arrive. */
-		err = now >= deadline
-			      ? rcp_err(-ETIMEDOUT, "no answer from rdma_cm within %d s",
-					timeout_ms / 1000)
-			      : cm_next(c, ctl_fd, (int)((deadline - now) / 1000000) + 1, &ev);
+		if (now >= deadline)
+			err = rcp_err(-ETIMEDOUT, "no answer from rdma_cm within %d s",
+				      timeout_ms / 1000);
+		else if ((err = cm_next(c, ctl_fd, (int)((deadline - now) / 1000000) + 1, &ev)) ==
+			 -EPIPE)
+			return err; /* the control connection has the reason */
 		if (err)
-			return err == -EPIPE
-				       ? err
-				       : rcp_err(err,
-						 "waiting for the client's RDMA connections: %s",
-						 rcp_err_msg(err));
+			return rcp_err(err, "waiting for the client's RDMA connections: %s",
+				       rcp_err_msg(err));
 		if ((err = accept_event(c, ev)) != 0)
 			return err;
 	}

@@ -1,6 +1,7 @@
 /*
  * verbs_int.h - private to engine/transport/: what the verbs data path
- * (verbs.c) and its rdma_cm connection management (cm.c) share.
+ * (verbs.c) and its rdma_cm connection management (cm.c) share, and the
+ * wire format of the data a connection request and its accept carry.
  */
 #ifndef RAILCP_ENGINE_VERBS_INT_H
 #define RAILCP_ENGINE_VERBS_INT_H
@@ -33,6 +34,34 @@ struct vep {
 	bool connected;
 	char desc[200];
 };
+
+/*
+ * Connection data (cm.c), in rdma_cm's private data: the request names the
+ * session and the server's link, the receiver's slots travel in the request
+ * when the client receives, else in the accept. Little-endian on the wire.
+ */
+
+/* The receiver's slots. */
+struct conn_slots {
+	uint64_t data_addr;
+	uint64_t hdr_addr;
+	uint32_t data_rkey;
+	uint32_t hdr_rkey;
+	uint32_t n_slots;
+	uint32_t slot_size;
+};
+
+/* The client's request (slots zero unless the client receives); the accept is a conn_slots. */
+struct conn_req {
+	uint64_t token;
+	uint32_t link;
+	uint32_t magic;
+	struct conn_slots slots;
+};
+/* rdma_cm carries 56 bytes of private data in a request over the TCP port space. */
+_Static_assert(sizeof(struct conn_req) <= 56, "the request fits rdma_cm's private data");
+
+#define CONN_MAGIC 0x72636d31u /* "rcm1" */
 
 extern const struct eng_tr_ops eng__verbs_ops;
 
