@@ -1,0 +1,384 @@
+/*
+ * session_harness.h - whole sessions over the loopback transport, for the
+ * session tests (test_session.c, test_session_hostile.c): a server
+ * (eng__serve in a thread, listening on 127.0.0.1 at a port of the kernel's
+ * choice) and a client (eng__client_run in the test's thread), a scratch
+ * directory and key files, and trees to copy and compare. The control
+ * connection is real TCP; the RDMA part is the in-process loopback fabric.
+ * Header-only, like engine_harness.h.
+ *
+ * Threading: one server thread per test (plus its sessions); the loopback
+ * fabric is process-wide, so the tests run one after another.
+ */
+#ifndef RAILCP_TEST_SESSION_HARNESS_H
+#define RAILCP_TEST_SESSION_HARNESS_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "common/common.h"
+#include "engine/session/session_int.h"
+
+#include "test_io_tree.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+
+#define KiB 1024u
+#define MiB (1024u * 1024u)
+#define TIMEOUT_MS 10000
+/* The server's slot memory per worker in most tests. */
+#define BUDGET (4ull * MiB)
+
+/* Wait up to 10 s for cond (a loaded host is slow, never wrong); true if it held. */
+#define WAIT_FOR(cond)                                                                             \
+	({                                                                                         \
+		uint64_t end_ = rcp_now_ns() + 10000000000ull;                                     \
+		while (!(cond) && rcp_now_ns() < end_)                                             \
+			usleep(1000);                                                              \
+		(bool)(cond);                                                                      \
+	})
+
+/* ---- plans, servers, clients ---- */
+
+/*
+ * A plan with rails "loop<num[i]>" of qps QPs each, spread in order over
+ * n_workers workers (node = index), each with budget bytes of slot memory.
+ */
+static inline void plan_make(struct topo_plan *p, const unsigned *num, unsigned n, unsigned qps,
+			     unsigned n_workers, uint64_t budget)
+{
+	unsigned i, w;
+
+	memset(p, 0, sizeof(*p));
+	p->qps_per_rail = qps;
+	p->n_workers = n_workers;
+	for (w = 0; w < n_workers; w++) {
+		p->worker[w].node = (int)w;
+		p->worker[w].buffer_bytes = budget;
+		p->buffer_total += budget;
+	}
+	for (i = 0; i < n; i++) {
+		struct topo_plan_rail *r = &p->rail[p->n_rails++];
+
+		w = i * n_workers / n;
+		snprintf(r->dev, sizeof(r->dev), "loop%u", num[i]);
+		r->port = 1;
+		r->worker = w;
+		r->qps = qps;
+		r->numa_node = (int)w;
+		if (p->worker[w].n_rails++ == 0)
+			p->worker[w].first_rail = i;
+	}
+}
+
+struct server {
+	struct eng_serve_opts o;
+	struct topo_plan plan;
+	const struct eng_transport *tr;
+	pthread_t thread;
+	int stop_fd;
+	_Atomic unsigned port;
+	_Atomic bool ended;
+	int err;
+	bool running;
+};
+
+static inline void server_ready(const char *addr, uint16_t port, const char *auth, void *ctx)
+{
+	struct server *s = ctx;
+
+	(void)addr;
+	(void)auth;
+	atomic_store(&s->port, port);
+}
+
+static inline void *server_main(void *arg)
+{
+	struct server *s = arg;
+
+	s->err = eng__serve(&s->o, s->tr, true);
+	atomic_store(&s->ended, true);
+	return NULL;
+}
+
+/* Serve s->plan over tr (NULL: loopback) beneath root (NULL: bench only). */
+static inline void server_start(struct server *s, const struct eng_transport *tr, const char *root,
+				const char *key_file)
+{
+	s->tr = tr ? tr : eng__transport_loopback();
+	s->stop_fd = eventfd(0, EFD_CLOEXEC);
+	assert_true(s->stop_fd >= 0);
+	s->o = (struct eng_serve_opts){.listen_addr = "127.0.0.1",
+				       .key_file = key_file,
+				       .root = root,
+				       .plan = &s->plan,
+				       .timeout_ms = TIMEOUT_MS,
+				       .max_sessions = 4,
+				       .stop_fd = s->stop_fd,
+				       .ready = server_ready,
+				       .ctx = s};
+	atomic_store(&s->port, 0);
+	atomic_store(&s->ended, false);
+	assert_int_equal(pthread_create(&s->thread, NULL, server_main, s), 0);
+	s->running = true;
+	assert_true(WAIT_FOR(atomic_load(&s->port) != 0 || atomic_load(&s->ended)));
+	assert_int_not_equal(atomic_load(&s->port), 0);
+}
+
+/* Stop the server; it returns once every session has ended. Its result. */
+static inline int server_stop(struct server *s)
+{
+	uint64_t one = 1;
+
+	if (!s->running)
+		return 0;
+	assert_int_equal(write(s->stop_fd, &one, sizeof(one)), sizeof(one));
+	pthread_join(s->thread, NULL);
+	close(s->stop_fd);
+	s->running = false;
+	return s->err;
+}
+
+static inline struct eng_client_opts client_opts(const struct server *s,
+						 const struct topo_plan *plan, uint32_t chunk,
+						 const char *key_file)
+{
+	return (struct eng_client_opts){.host = "127.0.0.1",
+					.port = (uint16_t)atomic_load(&s->port),
+					.chunk = chunk,
+					.plan = plan,
+					.timeout_ms = TIMEOUT_MS,
+					.key_file = key_file,
+					.tr = eng__transport_loopback()};
+}
+
+static inline int bench(const struct server *s, const struct topo_plan *plan, uint64_t bytes,
+			uint32_t chunk, const char *key_file, struct eng_report *r)
+{
+	struct eng_client_opts o = client_opts(s, plan, chunk, key_file);
+
+	o.bench_bytes = bytes;
+	return eng__client_run(&o, r);
+}
+
+/* A small bench that must succeed: the server still serves. */
+static inline void bench_ok(const struct server *s, const char *key_file)
+{
+	static const unsigned one[] = {1};
+	struct topo_plan plan;
+	struct eng_report r;
+	int err;
+
+	plan_make(&plan, one, 1, 1, 1, BUDGET);
+	err = bench(s, &plan, 256 * KiB, 64 * KiB, key_file, &r);
+	if (err)
+		print_error("bench: %s\n", rcp_err_msg(err));
+	assert_int_equal(err, 0);
+	assert_int_equal(r.bytes, 256 * KiB);
+}
+
+static inline struct eng_copy_opts copy_opts(enum eng_copy_dir dir, const char *const *src,
+					     size_t n_src, const char *dst)
+{
+	return (struct eng_copy_opts){.dir = dir,
+				      .src = src,
+				      .n_src = n_src,
+				      .dst = dst,
+				      .recursive = true,
+				      .chunk = 4 * KiB,
+				      .timeout_ms = TIMEOUT_MS};
+}
+
+/* cp over tr (NULL: loopback) with the client's plan. */
+static inline int copy(const struct server *s, const struct topo_plan *plan,
+		       const struct eng_copy_opts *cp, const struct eng_transport *tr,
+		       struct eng_report *r)
+{
+	struct eng_client_opts o = client_opts(s, plan, cp->chunk, NULL);
+
+	o.copy = cp;
+	if (tr)
+		o.tr = tr;
+	return eng__client_run(&o, r);
+}
+
+/* A hello's stripe: its address and prefix, on client rail loop1. */
+static inline json_t *stripe_json(const char *addr, json_int_t prefix)
+{
+	return json_pack("{s:s, s:I, s:s}", "addr", addr, "prefix", prefix, "rail", "loop1");
+}
+
+/* ---- fixture: a scratch directory and a server, stopped and removed whatever happens ---- */
+
+struct fx {
+	char base[4096];
+	struct server srv;
+};
+
+static inline int fx_setup(void **state)
+{
+	struct fx *fx = calloc(1, sizeof(*fx));
+
+	assert_non_null(fx);
+	snprintf(fx->base, sizeof(fx->base), "/tmp/railcp-session-XXXXXX");
+	assert_non_null(mkdtemp(fx->base));
+	*state = fx;
+	return 0;
+}
+
+static inline int fx_teardown(void **state)
+{
+	struct fx *fx = *state;
+
+	server_stop(&fx->srv);
+	t_rm_rf(fx->base);
+	free(fx);
+	return 0;
+}
+
+static inline void fx_dir(const struct fx *fx, const char *rel, char out[4096])
+{
+	t_path(out, fx->base, rel);
+	assert_int_equal(mkdir(out, 0755), 0);
+}
+
+/* A key file beneath the scratch directory, mode 0600. */
+static inline void fx_key(const struct fx *fx, const char *name, const char *key, char out[4096])
+{
+	t_path(out, fx->base, name);
+	t_write(fx->base, name, key, strlen(key), 0600);
+}
+
+/* Bytes that differ at every offset of a file, so a chunk in the wrong place shows. */
+static inline void pattern_write(const char *base, const char *rel, size_t len, uint32_t seed)
+{
+	uint8_t *buf = malloc(len ? len : 1);
+	uint32_t x = seed * 2654435761u + 1;
+	size_t i;
+
+	assert_non_null(buf);
+	for (i = 0; i < len; i++) {
+		x = x * 1103515245u + 12345u;
+		buf[i] = (uint8_t)(x >> 16);
+	}
+	t_write(base, rel, buf, len, 0644);
+	free(buf);
+}
+
+#define TREE_FILES 4
+#define TREE_BYTES (100 + 5000 + 300 * KiB + 1234)
+
+/* base/top: two levels of directories, an empty one, an empty file, a file of 76 chunks. */
+static inline void tree_make(const char *base)
+{
+	static const char *const dirs[] = {"top", "top/sub", "top/sub/deeper", "top/void"};
+	char p[4096];
+	size_t i;
+
+	for (i = 0; i < RCP_ARRAY_SIZE(dirs); i++) {
+		t_path(p, base, dirs[i]);
+		assert_int_equal(mkdir(p, 0755), 0);
+	}
+	pattern_write(base, "top/a.txt", 100, 1);
+	pattern_write(base, "top/empty", 0, 2);
+	pattern_write(base, "top/sub/big.bin", 300 * KiB + 1234, 3);
+	pattern_write(base, "top/sub/deeper/c.txt", 5000, 4);
+}
+
+static inline void file_same(const char *a, const char *b, off_t size)
+{
+	uint8_t *da = malloc(size + 1), *db = malloc(size + 1);
+	int fa = open(a, O_RDONLY), fb = open(b, O_RDONLY);
+
+	assert_true(fa >= 0 && fb >= 0 && da && db);
+	assert_int_equal(read(fa, da, size + 1), size);
+	assert_int_equal(read(fb, db, size + 1), size);
+	assert_memory_equal(da, db, size);
+	close(fa);
+	close(fb);
+	free(da);
+	free(db);
+}
+
+/* Directories a and b hold the same entries, files byte for byte, and nothing else. */
+static inline void tree_same(const char *a, const char *b)
+{
+	char pa[4096], pb[4096];
+	struct dirent *d;
+	struct stat sa, sb;
+	size_t na = 0, nb = 0;
+	DIR *dh = opendir(a);
+
+	assert_non_null(dh);
+	while ((d = readdir(dh))) {
+		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+			continue;
+		na++;
+		t_path(pa, a, d->d_name);
+		t_path(pb, b, d->d_name);
+		assert_int_equal(lstat(pa, &sa), 0);
+		if (lstat(pb, &sb) != 0)
+			fail_msg("%s is missing", pb);
+		assert_int_equal(sa.st_mode & S_IFMT, sb.st_mode & S_IFMT);
+		if (S_ISDIR(sa.st_mode)) {
+			tree_same(pa, pb);
+		} else {
+			assert_int_equal(sa.st_size, sb.st_size);
+			file_same(pa, pb, sa.st_size);
+		}
+	}
+	closedir(dh);
+	dh = opendir(b);
+	assert_non_null(dh);
+	while ((d = readdir(dh)))
+		nb += strcmp(d->d_name, ".") && strcmp(d->d_name, "..");
+	closedir(dh);
+	assert_int_equal(na, nb);
+}
+
+static inline bool dir_empty(const char *dir)
+{
+	struct dirent *d;
+	size_t n = 0;
+	DIR *dh = opendir(dir);
+
+	assert_non_null(dh);
+	while ((d = readdir(dh)))
+		n += strcmp(d->d_name, ".") && strcmp(d->d_name, "..");
+	closedir(dh);
+	return n == 0;
+}
+
+/*
+ * Group set-up and teardown: the tests see no key but the ones they name,
+ * none from the environment or the home directory.
+ */
+static char session_cfg[] = "/tmp/railcp-session-cfg-XXXXXX";
+
+static inline int session_group_setup(void **state)
+{
+	(void)state;
+	unsetenv(ENG_AUTH_ENV);
+	if (!mkdtemp(session_cfg))
+		return -1;
+	return setenv("XDG_CONFIG_HOME", session_cfg, 1);
+}
+
+static inline int session_group_teardown(void **state)
+{
+	(void)state;
+	return rmdir(session_cfg);
+}
+
+/* A test with a scratch directory and a server (struct fx). */
+#define T(name) cmocka_unit_test_setup_teardown(name, fx_setup, fx_teardown)
+
+#endif

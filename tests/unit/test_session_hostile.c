@@ -1,0 +1,518 @@
+/*
+ * test_session_hostile.c - sessions against hostile or failing peers, over
+ * the loopback transport (session_harness.h): hostile hellos and hostile
+ * pull servers are refused with a sentence, nothing is created, and the
+ * server keeps serving; a cancelled copy leaves no file under its final
+ * name and no temporary behind.
+ *
+ * Design: raw TCP peers (a client sending bad hellos, a fake server sending
+ * hostile file lists) speak the framing by hand so they test it rather than
+ * reuse it. Cancellation is made deterministic by a gated transport: the
+ * loopback with the sender's chunk source held after a few chunks until the
+ * job stops, so the copy cannot finish before the cancel is seen.
+ *
+ * Threading: besides the server, sometimes a fake server or a canceller
+ * thread.
+ */
+#include "session_harness.h"
+
+/* ---- raw TCP: the framing by hand ---- */
+
+static int raw_connect(uint16_t port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+static void raw_write(int fd, const void *buf, size_t len)
+{
+	assert_int_equal(send(fd, buf, len, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+/* A frame: the 4-byte big-endian length, then the bytes. */
+static void raw_frame(int fd, const void *body, uint32_t len)
+{
+	uint32_t be = htonl(len);
+
+	raw_write(fd, &be, sizeof(be));
+	raw_write(fd, body, len);
+}
+
+/* m as a frame (consumed). */
+static void raw_json(int fd, json_t *m)
+{
+	char *text = json_dumps(m, JSON_COMPACT);
+
+	assert_non_null(text);
+	raw_frame(fd, text, (uint32_t)strlen(text));
+	free(text);
+	json_decref(m);
+}
+
+/* len bytes within 10 s; false on the peer's close, an error or the deadline. */
+static bool raw_read(int fd, void *buf, size_t len)
+{
+	uint64_t end = rcp_now_ns() + 10000000000ull;
+	char *p = buf;
+
+	while (len > 0 && rcp_now_ns() < end) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		ssize_t n;
+
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		n = recv(fd, p, len, 0);
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t)n;
+	}
+	return len == 0;
+}
+
+/* The peer's next frame as JSON; NULL when it closed or sent something else. */
+static json_t *raw_recv(int fd)
+{
+	uint32_t be, len;
+	json_t *m = NULL;
+	char *buf;
+
+	if (!raw_read(fd, &be, sizeof(be)))
+		return NULL;
+	len = ntohl(be);
+	if (len == 0 || len > ENG_PROTO_MAX_FRAME || !(buf = malloc(len)))
+		return NULL;
+	if (raw_read(fd, buf, len))
+		m = json_loadb(buf, len, 0, NULL);
+	free(buf);
+	return m;
+}
+
+/* The peer closed the connection (within 10 s). */
+static bool raw_closed(int fd)
+{
+	char c;
+
+	return !raw_read(fd, &c, 1);
+}
+
+/* The server answers on fd with an "error" whose message contains what, then closes. */
+static void assert_refused(int fd, const char *what)
+{
+	json_t *m = raw_recv(fd);
+	const char *text;
+
+	assert_non_null(m);
+	assert_string_equal(json_string_value(json_object_get(m, "type")) ?: "?", "error");
+	text = json_string_value(json_object_get(m, "message"));
+	assert_non_null(text);
+	if (!strstr(text, what))
+		fail_msg("the server said \"%s\", not \"%s\"", text, what);
+	json_decref(m);
+	assert_true(raw_closed(fd));
+	close(fd);
+}
+
+/* A well-formed hello for a bench of n stripes on loop1. */
+static json_t *hello_bench(unsigned n, json_int_t chunk)
+{
+	json_t *st = json_array();
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(st, stripe_json("198.18.1.1", 24));
+	return json_pack("{s:s, s:s, s:i, s:s, s:I, s:I, s:o}", "type", "hello", "proto", "railcp",
+			 "version", ENG_PROTO_VERSION, "job", "bench", "chunk", chunk, "bytes",
+			 (json_int_t)MiB, "stripes", st);
+}
+
+/* Send hello on a new connection; the server must refuse it with what. */
+static void hello_refused(const struct server *s, json_t *hello, const char *what)
+{
+	int fd = raw_connect((uint16_t)atomic_load(&s->port));
+
+	raw_json(fd, hello);
+	assert_refused(fd, what);
+}
+
+/* A push of one empty file "x" into dst, over raw TCP: the server must refuse dst with what. */
+static void raw_push_refused(const struct server *s, const char *dst, const char *what)
+{
+	struct io_entry e = {.path = "x", .type = IO_FILE, .mode = 0644};
+	struct io_manifest m = {.entry = &e, .n = 1, .n_files = 1};
+	int fd = raw_connect((uint16_t)atomic_load(&s->port));
+	json_t *hello = hello_bench(1, 4096), *ready;
+
+	json_object_set_new(hello, "job", json_string("push"));
+	json_object_set_new(hello, "chunks", json_integer(0));
+	json_object_set_new(hello, "dst", eng__proto_hex(dst, strlen(dst)));
+	json_object_set_new(hello, "flags", json_pack("{s:b}", "recursive", 1));
+	raw_json(fd, hello);
+	ready = raw_recv(fd);
+	assert_non_null(ready);
+	assert_string_equal(json_string_value(json_object_get(ready, "type")) ?: "?", "ready");
+	json_decref(ready);
+	assert_int_equal(eng__manifest_send(fd, &m), 0);
+	assert_refused(fd, what);
+}
+
+static void test_bad_hellos_get_an_error_and_the_server_keeps_serving(void **state)
+{
+	static const unsigned rails[] = {1};
+	struct fx *fx = *state;
+	uint32_t be = htonl(ENG_PROTO_MAX_HELLO + 1);
+	char root[4096];
+	json_t *h;
+	int fd;
+
+	fx_dir(fx, "root", root);
+	plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET);
+	server_start(&fx->srv, NULL, root, NULL);
+	h = hello_bench(1, 4096);
+	json_object_set_new(h, "proto", json_string("http"));
+	hello_refused(&fx->srv, h, "does not speak the railcp protocol");
+	h = hello_bench(1, 4096);
+	json_object_set_new(h, "version", json_integer(ENG_PROTO_VERSION + 1));
+	hello_refused(&fx->srv, h, "use the same railcp release on both sides");
+	h = hello_bench(1, 4096);
+	json_object_set_new(h, "type", json_string("proof"));
+	hello_refused(&fx->srv, h, "where 'hello' was due");
+	/* A frame longer than a hello may be: refused on its length alone. */
+	fd = raw_connect((uint16_t)atomic_load(&fx->srv.port));
+	raw_write(fd, &be, sizeof(be));
+	assert_refused(fd, "it sent a frame of 65537 bytes");
+	fd = raw_connect((uint16_t)atomic_load(&fx->srv.port));
+	raw_frame(fd, "GET / HTTP/1.0", 14);
+	assert_refused(fd, "not a JSON object");
+	hello_refused(&fx->srv, hello_bench(ENG_MAX_STRIPES + 1, 4096), "1 to 256 stripes");
+	hello_refused(&fx->srv, hello_bench(0, 4096), "1 to 256 stripes");
+	hello_refused(&fx->srv, hello_bench(1, 4096 + 512),
+		      "a chunk of 4608 bytes is out of bounds");
+	hello_refused(&fx->srv, hello_bench(1, 0), "a chunk of 0 bytes is out of bounds");
+	hello_refused(&fx->srv, hello_bench(1, 2 * (json_int_t)ENG_CHUNK_MAX), "out of bounds");
+	h = hello_bench(1, 4096);
+	json_object_set_new(h, "bytes", json_integer(0));
+	hello_refused(&fx->srv, h, "a bench of 0 bytes is out of bounds");
+	h = hello_bench(1, 4096);
+	json_object_set_new(h, "job", json_string("shell"));
+	hello_refused(&fx->srv, h, "does not run 'shell' jobs");
+	h = hello_bench(1, 4096);
+	json_array_set_new(json_object_get(h, "stripes"), 0, stripe_json("198.18.1", 24));
+	hello_refused(&fx->srv, h, "no valid IPv4 address");
+	/* A key offered to a server that has none. */
+	h = hello_bench(1, 4096);
+	json_object_set_new(h, "challenge", json_string("00"));
+	hello_refused(&fx->srv, h, "has no key");
+	/* A push whose destination leads out of the root: refused, nothing made. */
+	raw_push_refused(&fx->srv, "../x", "refused the destination \"../x\"");
+	raw_push_refused(&fx->srv, "/x", "refused the destination \"/x\"");
+	raw_push_refused(&fx->srv, "a/../../x", "refused the destination");
+	assert_false(t_exists(fx->base, "x"));
+	assert_true(dir_empty(root));
+	/* A connection that says nothing and leaves. */
+	close(raw_connect((uint16_t)atomic_load(&fx->srv.port)));
+	bench_ok(&fx->srv, NULL);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+/* ---- a hostile server answering a pull ---- */
+
+struct fake {
+	int lfd;
+	uint16_t port;
+	const struct io_manifest *m; /* what it sends as the file list */
+	pthread_t thread;
+	bool got_hello; /* a hello for a pull arrived */
+	char said[512]; /* the client's "error" message, "" if none */
+	bool closed;	/* the client closed the connection after it */
+};
+
+static void *fake_main(void *arg)
+{
+	struct fake *f = arg;
+	struct pollfd pfd = {.fd = f->lfd, .events = POLLIN};
+	json_t *m;
+	int fd;
+
+	if (poll(&pfd, 1, TIMEOUT_MS) != 1 || (fd = accept(f->lfd, NULL, NULL)) < 0)
+		return NULL;
+	m = raw_recv(fd);
+	f->got_hello = m && !strcmp(json_string_value(json_object_get(m, "job")) ?: "", "pull");
+	json_decref(m);
+	if (f->got_hello && eng__manifest_send(fd, f->m) == 0 && (m = raw_recv(fd))) {
+		if (!strcmp(json_string_value(json_object_get(m, "type")) ?: "", "error"))
+			snprintf(f->said, sizeof(f->said), "%s",
+				 json_string_value(json_object_get(m, "message")) ?: "");
+		json_decref(m);
+		f->closed = raw_closed(fd);
+	}
+	close(fd);
+	return NULL;
+}
+
+static void fake_start(struct fake *f, const struct io_manifest *m)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t len = sizeof(a);
+
+	*f = (struct fake){.m = m};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	f->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(f->lfd >= 0);
+	assert_int_equal(bind(f->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(f->lfd, 4), 0);
+	assert_int_equal(getsockname(f->lfd, (struct sockaddr *)&a, &len), 0);
+	f->port = ntohs(a.sin_port);
+	assert_int_equal(pthread_create(&f->thread, NULL, fake_main, f), 0);
+}
+
+/*
+ * Pull src (one source) into dst from a server that answers with m: the
+ * client must fail with err and a sentence containing what, tell the server
+ * why, and create nothing in dir.
+ */
+static void pull_refused(const char *dir, const char *dst, const char *src, bool recursive,
+			 const struct io_manifest *m, int err, const char *what)
+{
+	static const unsigned rails[] = {1};
+	const char *srcs[] = {src};
+	struct eng_copy_opts cp = copy_opts(ENG_PULL, srcs, 1, dst);
+	struct eng_client_opts o;
+	struct topo_plan plan;
+	struct eng_report r;
+	struct fake f;
+	int got;
+
+	plan_make(&plan, rails, 1, 1, 1, BUDGET);
+	cp.recursive = recursive;
+	fake_start(&f, m);
+	o = (struct eng_client_opts){.host = "127.0.0.1",
+				     .port = f.port,
+				     .chunk = cp.chunk,
+				     .plan = &plan,
+				     .timeout_ms = TIMEOUT_MS,
+				     .tr = eng__transport_loopback(),
+				     .copy = &cp};
+	got = eng__client_run(&o, &r);
+	pthread_join(f.thread, NULL);
+	close(f.lfd);
+	assert_true(f.got_hello);
+	assert_int_equal(got, err);
+	if (!strstr(rcp_err_msg(got), what))
+		fail_msg("the client said \"%s\", not \"%s\"", rcp_err_msg(got), what);
+	assert_string_equal(f.said, rcp_err_msg(got)); /* the server is told the same sentence */
+	assert_true(f.closed);
+	assert_true(dir_empty(dir));
+}
+
+static void test_hostile_pull_file_lists_fail_and_create_nothing(void **state)
+{
+	struct fx *fx = *state;
+	struct io_extent ext = {0, 5};
+	struct io_entry e[2];
+	struct io_manifest m = {.entry = e};
+	char dst[4096], fresh[4096];
+
+	fx_dir(fx, "dst", dst);
+	t_path(fresh, dst, "fresh");
+	/* A name leading out: the file list itself is refused. */
+	e[0] = (struct io_entry){.path = "../evil", .type = IO_FILE, .mode = 0644};
+	m.n = 1;
+	pull_refused(dst, dst, "a", false, &m, -EBADMSG, "the name \"../evil\"");
+	e[0].path = "/etc/evil";
+	pull_refused(dst, fresh, "a", false, &m, -EBADMSG, "is absolute");
+	/* A name other than the one asked for, with data... */
+	e[0] = (struct io_entry){
+		.path = "b", .type = IO_FILE, .mode = 0644, .size = 5, .ext = &ext, .n_ext = 1};
+	pull_refused(dst, dst, "a", false, &m, -EPROTO, "\"b\", which was not asked for");
+	/* ...or empty, which would be made at once, before any chunk, if it got through. */
+	e[0] = (struct io_entry){.path = "b", .type = IO_FILE, .mode = 0644};
+	pull_refused(dst, dst, "dir/a", false, &m, -EPROTO, "\"b\", which was not asked for");
+	pull_refused(dst, fresh, "a", false, &m, -EPROTO, "which was not asked for");
+	/* The one asked for, and another. */
+	e[1] = e[0];
+	e[0].path = "a";
+	m.n = 2;
+	pull_refused(dst, dst, "a", false, &m, -EPROTO, "\"b\", which was not asked for");
+	/* A directory without -r. */
+	e[0] = (struct io_entry){.path = "a", .type = IO_DIR, .mode = 0755};
+	e[1].path = "a/b";
+	pull_refused(dst, dst, "a", false, &m, -EPROTO, "-r was not given");
+	/* With -r, a file beneath a symlink: its directory is not a directory. */
+	e[0] = (struct io_entry){.path = "a", .type = IO_SYMLINK, .link = "/tmp", .size = 4};
+	pull_refused(dst, dst, "a", true, &m, -EBADMSG, "its directory is not listed before it");
+	assert_false(t_exists(dst, "fresh"));
+}
+
+/* ---- cancel ---- */
+
+/*
+ * The gated transport: the loopback, but a sender job's chunk source holds
+ * every chunk from the after-th on until the job stops, so a copy cannot
+ * finish before its cancel is seen. The gate gives up after 10 s, and the
+ * copy then succeeds, which fails the test rather than hanging it. A stripe
+ * posts its chunks in batches of up to ENG_WRITE_BATCH once they are all
+ * filled: after = ENG_WRITE_BATCH lets one full batch reach the receiver.
+ */
+static struct gate {
+	unsigned after;
+	_Atomic unsigned filled;
+	_Atomic bool hit;
+	_Atomic bool gave_up; /* it held 10 s in vain: open for good */
+	struct eng_job *job;
+	int (*fill)(void *ctx, struct eng_chunk_hdr *hdr, void *buf);
+	void *ctx;
+} gate;
+
+static struct eng_transport gate_tr;
+
+static int gate_fill(void *ctx, struct eng_chunk_hdr *hdr, void *buf)
+{
+	struct gate *g = ctx;
+
+	if (atomic_fetch_add(&g->filled, 1) >= g->after && !atomic_load(&g->gave_up)) {
+		atomic_store(&g->hit, true);
+		if (!WAIT_FOR(atomic_load(&g->job->stop)))
+			atomic_store(&g->gave_up, true);
+	}
+	return g->fill(g->ctx, hdr, buf);
+}
+
+static int gate_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **conn_out)
+{
+	/* The job's links are its stripes' first members (datapath.h). */
+	struct eng_job *job = ((struct eng_stripe *)cfg->link[0])->job;
+
+	if (job->role == ENG_SENDER) {
+		gate.job = job;
+		gate.fill = job->src.fill;
+		gate.ctx = job->src.ctx;
+		job->src.fill = gate_fill;
+		job->src.ctx = &gate;
+	}
+	return eng__transport_loopback()->conn_create(cfg, conn_out);
+}
+
+static const struct eng_transport *gate_arm(unsigned after)
+{
+	gate_tr = *eng__transport_loopback();
+	gate_tr.name = "gated loopback";
+	gate_tr.conn_create = gate_conn_create;
+	gate.after = after;
+	gate.job = NULL;
+	atomic_store(&gate.filled, 0);
+	atomic_store(&gate.hit, false);
+	atomic_store(&gate.gave_up, false);
+	return &gate_tr;
+}
+
+/* Another thread: once the gate holds and dir has a temporary, set the flag. */
+struct canceller {
+	_Atomic bool *flag;
+	const char *dir;
+	pthread_t thread;
+	bool held, saw_tmp;
+};
+
+static void *canceller_main(void *arg)
+{
+	struct canceller *c = arg;
+
+	c->held = WAIT_FOR(atomic_load(&gate.hit));
+	c->saw_tmp = WAIT_FOR(t_count_tmp(c->dir) > 0);
+	atomic_store(c->flag, true);
+	return NULL;
+}
+
+#define BIG_SIZE (2 * MiB + 100)
+
+static void test_a_cancelled_push_leaves_nothing_at_the_server(void **state)
+{
+	static const unsigned rails[] = {1, 2};
+	struct fx *fx = *state;
+	char src[4096], root[4096], big[4096];
+	const char *push_src[] = {big};
+	_Atomic bool cancel = false;
+	struct canceller c = {.flag = &cancel};
+	const struct eng_transport *tr = gate_arm(ENG_WRITE_BATCH);
+	struct eng_copy_opts cp;
+	struct topo_plan plan;
+	struct eng_report r;
+	int err;
+
+	fx_dir(fx, "src", src);
+	fx_dir(fx, "root", root);
+	pattern_write(src, "big", BIG_SIZE, 5);
+	t_path(big, src, "big");
+	plan_make(&fx->srv.plan, rails, 2, 1, 1, BUDGET);
+	server_start(&fx->srv, NULL, root, NULL);
+	plan_make(&plan, rails, 2, 1, 1, BUDGET);
+	cp = copy_opts(ENG_PUSH, push_src, 1, "");
+	cp.cancel = &cancel;
+	c.dir = root;
+	assert_int_equal(pthread_create(&c.thread, NULL, canceller_main, &c), 0);
+	err = copy(&fx->srv, &plan, &cp, tr, &r);
+	pthread_join(c.thread, NULL);
+	assert_true(c.held);
+	assert_true(c.saw_tmp); /* the server had begun the file */
+	assert_int_equal(err, -EINTR);
+	assert_non_null(strstr(rcp_err_msg(err), "interrupted"));
+	/* Once the server has ended the session: no file, no temporary. */
+	assert_int_equal(server_stop(&fx->srv), 0);
+	assert_false(t_exists(root, "big"));
+	assert_int_equal(t_count_tmp(root), 0);
+	assert_true(dir_empty(root));
+}
+
+static void test_a_cancelled_pull_leaves_nothing_locally(void **state)
+{
+	static const unsigned rails[] = {1};
+	struct fx *fx = *state;
+	char root[4096], dst[4096];
+	const char *pull_src[] = {"big"};
+	_Atomic bool cancel = false;
+	struct canceller c = {.flag = &cancel};
+	struct eng_copy_opts cp;
+	struct topo_plan plan;
+	struct eng_report r;
+	int err;
+
+	fx_dir(fx, "root", root);
+	fx_dir(fx, "dst", dst);
+	pattern_write(root, "big", BIG_SIZE, 6);
+	plan_make(&fx->srv.plan, rails, 1, 2, 1, BUDGET);
+	server_start(&fx->srv, gate_arm(ENG_WRITE_BATCH), root, NULL);
+	plan_make(&plan, rails, 1, 2, 1, BUDGET);
+	cp = copy_opts(ENG_PULL, pull_src, 1, dst);
+	cp.cancel = &cancel;
+	c.dir = dst;
+	assert_int_equal(pthread_create(&c.thread, NULL, canceller_main, &c), 0);
+	err = copy(&fx->srv, &plan, &cp, NULL, &r);
+	pthread_join(c.thread, NULL);
+	assert_true(c.held);
+	assert_true(c.saw_tmp);
+	assert_int_equal(err, -EINTR);
+	assert_non_null(strstr(rcp_err_msg(err), "interrupted"));
+	assert_true(dir_empty(dst));
+	/* The server's sender ended too, and serves on. */
+	bench_ok(&fx->srv, NULL);
+}
+
+/* ---- main ---- */
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_bad_hellos_get_an_error_and_the_server_keeps_serving),
+		T(test_hostile_pull_file_lists_fail_and_create_nothing),
+		T(test_a_cancelled_push_leaves_nothing_at_the_server),
+		T(test_a_cancelled_pull_leaves_nothing_locally),
+	};
+
+	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
+}
