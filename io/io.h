@@ -23,9 +23,11 @@
  *
  * Every path is bytes (no encoding assumed, no NUL), relative, with no empty,
  * "." or ".." component, at most IO_PATH_MAX - 1 bytes and IO_NAME_MAX per
- * component. Symlinks are recorded as links and never followed, also at the
- * top level (cp -r does the same). Other file types (fifos, sockets,
- * devices) are skipped with a notice. Hard links arrive as separate files.
+ * component, and no component that starts with ".railcp-tmp-" (the
+ * receiver's temporary files: walks skip them, a peer's are refused).
+ * Symlinks are recorded as links and never followed, also at the top level
+ * (cp -r does the same). Other file types (fifos, sockets, devices) are
+ * skipped with a notice. Hard links arrive as separate files.
  *
  * Errors: every function returns 0 or a negative errno and records one
  * sentence with rcp_err where the error is first seen.
@@ -286,7 +288,8 @@ void io_rfile_close(struct io_rfile *f);
 /* ---- a root nothing escapes (the receiver's, or a server's for pulls) ---- */
 
 enum {
-	IO_ROOT_KEEP_META = 1u << 0, /* cp -p: apply mode (without setuid/setgid) and mtime */
+	IO_ROOT_KEEP_META = 1u << 0, /* cp -p: apply mode (without setuid/setgid) and mtime
+				      * (of directories, only those the copy made) */
 	IO_ROOT_FSYNC = 1u << 1,     /* fsync each file (and its directory) when finalized */
 	IO_ROOT_DIRECT = 1u << 2,    /* O_DIRECT for aligned chunks */
 };
@@ -315,14 +318,21 @@ void io_root_close(struct io_root *root);
 
 /*
  * Create directory e->path (owner rwx added while it is filled; an existing
- * directory is reused). Its metadata waits for io_root_dirs_finish.
+ * directory is reused, and left as it is). Its metadata waits for
+ * io_root_dirs_finish; with IO_ROOT_KEEP_META the root remembers that it
+ * made it.
  */
 int io_root_mkdir(struct io_root *root, const struct io_entry *e);
 
 /* Create symlink e->path -> e->link, atomically replacing a non-directory there. */
 int io_root_symlink(struct io_root *root, const struct io_entry *e);
 
-/* With IO_ROOT_KEEP_META: each directory's mode and mtime, deepest first. */
+/*
+ * With IO_ROOT_KEEP_META: the mode and mtime of each directory of m that
+ * io_root_mkdir made on this root (still the same directory, by device and
+ * inode), deepest first. A directory that existed before is never changed:
+ * a peer must not chmod what it did not create.
+ */
 int io_root_dirs_finish(struct io_root *root, const struct io_manifest *m);
 
 struct io_wfile;

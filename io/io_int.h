@@ -9,23 +9,50 @@
 
 #include "io/io.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 #include <time.h>
+
+/* A directory by identity, not by name: a name can be swapped, an inode cannot. */
+struct io_dir_id {
+	dev_t dev;
+	ino_t ino;
+};
 
 struct io_root {
 	int fd; /* O_PATH directory */
 	unsigned flags;
 	mode_t umask; /* applied to modes when metadata is not kept */
 	bool memfs;   /* tmpfs or ramfs: nothing to gain from preallocation */
+	/* the directories io_root_mkdir made with IO_ROOT_KEEP_META, under lock */
+	pthread_mutex_t lock;
+	struct io_dir_id *made;
+	size_t n_made, cap_made;
 };
 
 /* Whether the directory fd lives on a memory filesystem (tmpfs, ramfs). */
 bool io__is_memfs(int fd);
 
-/* A fresh temporary name, ".railcp-tmp-" and 16 hex digits: clearly ours, never a peer's. */
+/*
+ * The prefix of every temporary name. It is reserved: a peer's name with a
+ * component that starts with it is refused (io__path_problem), and walks
+ * skip such entries, so no session can name, replace or send another's
+ * temporary.
+ */
+#define IO_TMP_PREFIX ".railcp-tmp-"
+#define IO_TMP_PREFIX_LEN (sizeof(IO_TMP_PREFIX) - 1)
+
+/* Whether the component c of n bytes starts with IO_TMP_PREFIX. */
+static inline bool io__is_tmp_name(const char *c, size_t n)
+{
+	return n >= IO_TMP_PREFIX_LEN && !memcmp(c, IO_TMP_PREFIX, IO_TMP_PREFIX_LEN);
+}
+
+/* A fresh temporary name, IO_TMP_PREFIX and 16 hex digits: clearly ours, never a peer's. */
 #define IO_TMP_NAME_LEN 32
 void io__tmp_name(char out[IO_TMP_NAME_LEN]);
 
@@ -40,7 +67,8 @@ const char *io__path_escape(const char *p, size_t len, char out[IO_ESC_MAX]);
 
 /*
  * Check a relative path from a peer: NULL if it is acceptable, else a short
- * reason ("is absolute", "has a \"..\" component", ...).
+ * reason ("is absolute", "has a \"..\" component", ...). A component that
+ * starts with IO_TMP_PREFIX is refused too.
  */
 const char *io__path_problem(const char *p, size_t len);
 

@@ -8,7 +8,8 @@
  * symlink is recorded with its target and not entered. A regular file is
  * opened once, its metadata taken from that fd, and its data extents found
  * with SEEK_DATA/SEEK_HOLE, so holes never travel. One fd stays open per
- * directory level while its children are walked.
+ * directory level while its children are walked. Temporaries (IO_TMP_PREFIX)
+ * are skipped silently: they are railcp's own, not data.
  *
  * Threading: io_manifest_walk is thread-safe (no shared state); a manifest
  * is read-only afterwards and may be shared.
@@ -241,7 +242,11 @@ static void names_free(char **name, size_t n)
 	free(name);
 }
 
-/* The names in dir, sorted; "." and ".." left out. */
+/*
+ * The names in dir, sorted; "." and ".." left out, and so are temporaries
+ * (IO_TMP_PREFIX): another session's file being received, or one a killed
+ * receiver left, is never sent, and a receiver would refuse the name.
+ */
 static int dir_names(DIR *dir, const char *src, char ***names_out, size_t *n_out)
 {
 	char **name = NULL, **grown;
@@ -249,7 +254,8 @@ static int dir_names(DIR *dir, const char *src, char ***names_out, size_t *n_out
 	struct dirent *d;
 
 	for (errno = 0; (d = readdir(dir)); errno = 0) {
-		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, "..") ||
+		    io__is_tmp_name(d->d_name, strlen(d->d_name)))
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 16;
@@ -427,6 +433,11 @@ static int top_name(const char *src, const char *as_name, char **name_out)
 	    (len - start == 2 && src[start] == '.' && src[start + 1] == '.') || len - start == 0 ||
 	    (len == 1 && src[0] == '/'))
 		name = strdup("");
+	else if (io__is_tmp_name(src + start, len - start))
+		return rcp_err(-EINVAL,
+			       "cannot copy %s: names that start with \"" IO_TMP_PREFIX "\" are "
+			       "reserved for railcp's temporary files",
+			       src);
 	else
 		name = strndup(src + start, len - start);
 out:

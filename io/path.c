@@ -3,7 +3,8 @@
  * resolution beneath a root.
  *
  * Two independent defences: a lexical check (io__path_problem) that the
- * manifest decoder and every io_root_* call apply, and openat2 with
+ * manifest decoder and every io_root_* call apply (it also keeps peers off
+ * the temporary names, see IO_TMP_PREFIX), and openat2 with
  * RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS for every resolution, which the
  * kernel performs atomically, so a symlink swapped in after any check of
  * ours still cannot lead out. Objects are then created with *at() calls
@@ -74,6 +75,9 @@ static const char *component_problem(const char *c, size_t n)
 		return "has a \"..\" component";
 	if (n > IO_NAME_MAX)
 		return "has a component longer than 255 bytes";
+	if (io__is_tmp_name(c, n))
+		return "has a component that starts with \"" IO_TMP_PREFIX "\", which is reserved "
+		       "for railcp's temporary files";
 	return NULL;
 }
 

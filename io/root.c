@@ -7,12 +7,18 @@
  * inside. New directories get owner rwx while they are filled (a read-only
  * directory could not receive its contents); their own mode and mtime are
  * applied by io_root_dirs_finish, deepest first, because creating a child
- * changes a directory's mtime. Symlinks are made under a temporary name and
- * renamed over the final one, so an existing entry is replaced atomically
- * and a failure leaves nothing half-made.
+ * changes a directory's mtime. Only directories this root made get them: a
+ * directory that already existed is the receiver's, not the peer's to chmod
+ * (cp -p would change it; a server must not let a client set any directory
+ * beneath its root to 0000). The made ones are remembered by device and
+ * inode, so one swapped in under the same name later is left alone too.
+ * Symlinks are made under a temporary name and renamed over the final one,
+ * so an existing entry is replaced atomically and a failure leaves nothing
+ * half-made.
  *
  * Threading: an io_root may be used from several threads for different
- * paths (it holds only an fd and constants); each call is independent.
+ * paths (it holds an fd, constants, and the record of the directories it
+ * made under its lock); io_root_dirs_finish must follow every mkdir.
  */
 #include "io/io_int.h"
 
@@ -20,6 +26,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +42,7 @@ void io__tmp_name(char out[IO_TMP_NAME_LEN])
 	/* Unpredictable where possible; O_EXCL makes a collision an error, not a race. */
 	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
 		r = ((uint64_t)getpid() << 32) ^ ++counter ^ (uint64_t)time(NULL);
-	snprintf(out, IO_TMP_NAME_LEN, ".railcp-tmp-%016llx", (unsigned long long)r);
+	snprintf(out, IO_TMP_NAME_LEN, IO_TMP_PREFIX "%016llx", (unsigned long long)r);
 }
 
 void io__mtime_times(int64_t mtime_ns, struct timespec ts_out[2])
@@ -69,6 +76,7 @@ int io_root_open(const char *dir, unsigned flags, struct io_root **root_out)
 	root->umask = umask(022);
 	umask(root->umask);
 	root->memfs = io__is_memfs(root->fd);
+	pthread_mutex_init(&root->lock, NULL);
 	*root_out = root;
 	return 0;
 }
@@ -95,6 +103,8 @@ int io_root_open_beneath(const struct io_root *parent, const char *rel, struct i
 	root->flags = parent->flags;
 	root->umask = parent->umask;
 	root->memfs = io__is_memfs(root->fd);
+	/* no directory made yet: those made on the parent are the parent's */
+	pthread_mutex_init(&root->lock, NULL);
 	*root_out = root;
 	return 0;
 }
@@ -109,6 +119,8 @@ void io_root_close(struct io_root *root)
 	if (!root)
 		return;
 	close(root->fd);
+	pthread_mutex_destroy(&root->lock);
+	free(root->made);
 	free(root);
 }
 
@@ -128,14 +140,54 @@ static int name_check(const struct io_entry *e, enum io_type want)
 	return 0;
 }
 
+/* Room for one more made directory, taken before it is made: no failure after the mkdir. */
+static int made_reserve(struct io_root *root, const char *path)
+{
+	char esc[IO_ESC_MAX];
+	struct io_dir_id *grown;
+	size_t cap;
+	int err = 0;
+
+	pthread_mutex_lock(&root->lock);
+	if (root->n_made == root->cap_made) {
+		cap = root->cap_made ? 2 * root->cap_made : 16;
+		grown = realloc(root->made, cap * sizeof(*grown));
+		if (grown) {
+			root->made = grown;
+			root->cap_made = cap;
+		} else {
+			err = rcp_err(-ENOMEM, "out of memory creating the directory \"%s\"",
+				      io__path_escape(path, strlen(path), esc));
+		}
+	}
+	pthread_mutex_unlock(&root->lock);
+	return err;
+}
+
+/*
+ * Remember the directory just made. Another thread may have taken the room
+ * reserved; then only this directory's metadata is lost (it keeps what
+ * mkdir gave it), which is the safe side.
+ */
+static void made_add(struct io_root *root, const struct stat *st)
+{
+	pthread_mutex_lock(&root->lock);
+	if (root->n_made < root->cap_made)
+		root->made[root->n_made++] = (struct io_dir_id){st->st_dev, st->st_ino};
+	pthread_mutex_unlock(&root->lock);
+}
+
 int io_root_mkdir(struct io_root *root, const struct io_entry *e)
 {
+	bool keep = root->flags & IO_ROOT_KEEP_META;
 	char esc[IO_ESC_MAX];
 	const char *last;
 	struct stat st;
 	int pfd, err;
 
 	err = name_check(e, IO_DIR);
+	if (!err && keep)
+		err = made_reserve(root, e->path);
 	if (err)
 		return err;
 	err = io__parent_open(root->fd, e->path, &pfd, &last);
@@ -155,6 +207,9 @@ int io_root_mkdir(struct io_root *root, const struct io_entry *e)
 			err = rcp_err(err, "cannot create the directory \"%s\": %s",
 				      io__path_escape(e->path, strlen(e->path), esc),
 				      strerror(-err));
+	} else if (keep && fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		   S_ISDIR(st.st_mode)) {
+		made_add(root, &st); /* else it was swapped at once: not ours to change */
 	}
 	close(pfd);
 	return err;
@@ -198,20 +253,41 @@ out_close:
 	return err;
 }
 
+static int id_cmp(const void *a, const void *b)
+{
+	const struct io_dir_id *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* Under root->lock, with root->made sorted by id_cmp. */
 static int dir_meta_apply(struct io_root *root, const struct io_entry *e)
 {
 	char esc[IO_ESC_MAX];
 	struct timespec ts[2];
+	struct io_dir_id id;
+	struct stat st;
 	int fd, err = 0;
 
 	err = io__dir_open(root->fd, e->path, &fd);
 	if (err)
 		return err;
+	if (fstat(fd, &st) < 0) {
+		err = rcp_err(-errno, "cannot stat the directory \"%s\": %s",
+			      io__path_escape(e->path, strlen(e->path), esc), strerror(errno));
+		goto out_close;
+	}
+	id = (struct io_dir_id){st.st_dev, st.st_ino};
+	if (!root->n_made || !bsearch(&id, root->made, root->n_made, sizeof(id), id_cmp))
+		goto out_close; /* it existed before the copy: the receiver's own */
 	io__mtime_times(e->mtime_ns, ts);
 	/* setuid/setgid never survive: the peer does not choose what runs as us */
 	if (fchmod(fd, e->mode & 01777) < 0 || futimens(fd, ts) < 0)
 		err = rcp_err(-errno, "cannot set the mode or time of the directory \"%s\": %s",
 			      io__path_escape(e->path, strlen(e->path), esc), strerror(errno));
+out_close:
 	close(fd);
 	return err;
 }
@@ -254,8 +330,12 @@ int io_root_dirs_finish(struct io_root *root, const struct io_manifest *m)
 		if (m->entry[i].type == IO_DIR)
 			order[n++] = (struct depth_idx){depth_of(m->entry[i].path), i};
 	qsort(order, n, sizeof(*order), deeper_first);
+	pthread_mutex_lock(&root->lock);
+	if (root->n_made > 1)
+		qsort(root->made, root->n_made, sizeof(*root->made), id_cmp);
 	for (i = 0; i < n && !err; i++)
 		err = dir_meta_apply(root, &m->entry[order[i].idx]);
+	pthread_mutex_unlock(&root->lock);
 	free(order);
 	return err;
 }

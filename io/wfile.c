@@ -12,7 +12,8 @@
  * O_TMPFILE is missing on some file systems (NFS, FUSE, 9p). The price, a
  * temporary left behind by a receiver that is killed (not by a failure:
  * those remove it), is bounded by the name: it is clearly marked as ours
- * and never a final name.
+ * and never a final name (IO_TMP_PREFIX is refused in a peer's names and
+ * skipped by walks, so no peer can name, replace or fetch a temporary).
  *
  * Holes: only the data extents are preallocated (FALLOC_FL_KEEP_SIZE) and
  * written; the size is set with ftruncate at finalize, so a hole is never

@@ -1,7 +1,8 @@
 /*
- * test_io_manifest.c - the walk of a tree with every kind of entry, the
- * naming rule, and the manifest's encoding: a faithful round trip, and
- * every kind of hostile input refused with a sentence.
+ * test_io_manifest.c - the walk of a tree with every kind of entry (and
+ * without railcp's temporaries), the naming rule, and the manifest's
+ * encoding: a faithful round trip, and every kind of hostile input (a
+ * temporary's name included) refused with a sentence.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -210,6 +211,74 @@ static void test_walk_beneath_a_root_stays_inside_it(void **state)
 	io_root_close(root);
 }
 
+/* What a receiver leaves while it works, or when it is killed: never data. */
+#define TMP_A ".railcp-tmp-0123456789abcdef"
+#define TMP_B ".railcp-tmp-fedcba9876543210"
+
+static bool has_tmp_component(const char *path)
+{
+	const char *c, *slash;
+
+	for (c = path;; c = slash + 1) {
+		if (!strncmp(c, ".railcp-tmp-", 12))
+			return true;
+		slash = strchr(c, '/');
+		if (!slash)
+			return false;
+	}
+}
+
+static void test_walk_skips_temporary_names(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_manifest *m, *bad = NULL;
+	struct io_root *root = NULL;
+	const char *src[1];
+	char p[4096];
+	size_t i;
+
+	t_write(fx->base, "top/" TMP_A, "half", 4, 0600);
+	t_path(p, fx->base, "top/sub/" TMP_B);
+	assert_int_equal(symlink("deep.txt", p), 0);
+	t_path(p, fx->base, "top/.railcp-tmp-dir");
+	assert_int_equal(mkdir(p, 0755), 0);
+	t_write(fx->base, "top/.railcp-tmp-dir/inside", "x", 1, 0644);
+	t_write(fx->base, "top/x.railcp-tmp-1", "ok", 2, 0644); /* not the prefix: data */
+	m = walk1(fx->base, "top", IO_WALK_RECURSIVE, NULL);
+	assert_int_equal(m->n, 8); /* the tree's 7 and x.railcp-tmp-1 */
+	for (i = 0; i < m->n; i++)
+		assert_false(has_tmp_component(m->entry[i].path));
+	assert_string_equal(m->entry[m->n - 1].path, "top/x.railcp-tmp-1");
+	io_manifest_destroy(m);
+	/* a temporary named as the source itself is refused, not sent */
+	t_path(p, fx->base, "top/" TMP_A);
+	src[0] = p;
+	assert_int_equal(io_manifest_walk(NULL, src, 1, 0, NULL, &bad), -EINVAL);
+	assert_non_null(strstr(rcp_err_msg(-EINVAL), TMP_A ": names that start with "
+							   "\".railcp-tmp-\" are reserved"));
+	/* a server's tree, walked for a pull, gives no temporary either */
+	t_path(p, fx->base, "top");
+	assert_int_equal(io_root_open(p, 0, &root), 0);
+	src[0] = ".";
+	assert_int_equal(io_manifest_walk(root, src, 1, IO_WALK_RECURSIVE, NULL, &m), 0);
+	assert_int_equal(m->n, 7);
+	for (i = 0; i < m->n; i++)
+		assert_false(has_tmp_component(m->entry[i].path));
+	io_manifest_destroy(m);
+	src[0] = TMP_A;
+	assert_int_equal(io_manifest_walk(root, src, 1, 0, NULL, &bad), -EINVAL);
+	src[0] = "sub/" TMP_B;
+	assert_int_equal(io_manifest_walk(root, src, 1, 0, NULL, &bad), -EINVAL);
+	assert_non_null(strstr(rcp_err_msg(-EINVAL), "are reserved for railcp's temporary files"));
+	src[0] = ".railcp-tmp-dir/inside"; /* a peer's path through one, too */
+	assert_int_equal(io_manifest_walk(root, src, 1, 0, NULL, &bad), -EINVAL);
+	assert_non_null(strstr(rcp_err_msg(-EINVAL),
+			       "\".railcp-tmp-dir/inside\": the name has a "
+			       "component that starts with \".railcp-tmp-\""));
+	assert_null(bad);
+	io_root_close(root);
+}
+
 static void test_encode_decode_round_trip_keeps_every_field(void **state)
 {
 	struct fixture *fx = *state;
@@ -402,6 +471,48 @@ static void test_decode_refuses_hostile_names(void **state)
 	expect_good(&m, 1);
 }
 
+static void test_decode_refuses_temporary_names(void **state)
+{
+	static const char *const fine[] = {
+		"x.railcp-tmp-1", ".railcp-tmpx",     ".railcp-tmp",
+		".Railcp-tmp-1",  "a/x.railcp-tmp-1",
+	};
+	struct mb m;
+	size_t i;
+
+	(void)state;
+	mb_hdr(&m, 1, 1);
+	mb_file(&m, TMP_A, 0, 0, NULL);
+	expect_bad(&m, -EBADMSG,
+		   "malformed at entry 0: the name \"" TMP_A "\" has a component that starts "
+		   "with \".railcp-tmp-\", which is reserved for railcp's temporary files");
+	mb_hdr(&m, 1, 1);
+	mb_dir(&m, TMP_A);
+	expect_bad(&m, -EBADMSG, "the name \"" TMP_A "\" has a component that starts with");
+	mb_hdr(&m, 1, 1); /* the prefix alone is reserved too */
+	mb_file(&m, ".railcp-tmp-", 0, 0, NULL);
+	expect_bad(&m, -EBADMSG, "reserved for railcp's temporary files");
+	mb_hdr(&m, 1, 2); /* nested: a symlink over another session's temporary */
+	mb_dir(&m, "a");
+	mb_entry(&m, IO_SYMLINK, "a/" TMP_A, strlen("a/" TMP_A), 0777, 4);
+	mb_u(&m, 4, 2);
+	memcpy(m.b + m.n, "/etc", 4);
+	m.n += 4;
+	expect_bad(&m, -EBADMSG,
+		   "at entry 1: the name \"a/" TMP_A "\" has a component that starts with");
+	mb_hdr(&m, 1, 3); /* in the middle */
+	mb_dir(&m, "a");
+	mb_dir(&m, "a/" TMP_A);
+	mb_file(&m, "a/" TMP_A "/f", 0, 0, NULL);
+	expect_bad(&m, -EBADMSG, "at entry 1: the name \"a/" TMP_A "\" has a component");
+	/* only the exact prefix at the start of a component is reserved */
+	mb_hdr(&m, 1, 1 + RCP_ARRAY_SIZE(fine));
+	mb_dir(&m, "a");
+	for (i = 0; i < RCP_ARRAY_SIZE(fine); i++)
+		mb_file(&m, fine[i], 0, 0, NULL);
+	expect_good(&m, 1 + RCP_ARRAY_SIZE(fine));
+}
+
 static void test_decode_refuses_absurd_counts(void **state)
 {
 	uint64_t ext[2] = {0, 1};
@@ -541,6 +652,7 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_walk_beneath_a_root_stays_inside_it, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_walk_skips_temporary_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_encode_decode_round_trip_keeps_every_field,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_decode_refuses_every_truncation, setup,
@@ -549,6 +661,7 @@ int main(void)
 			test_rename_top_renames_the_single_source_and_its_contents, setup,
 			teardown),
 		cmocka_unit_test(test_decode_refuses_hostile_names),
+		cmocka_unit_test(test_decode_refuses_temporary_names),
 		cmocka_unit_test(test_decode_refuses_absurd_counts),
 		cmocka_unit_test(test_decode_refuses_bad_extents),
 		cmocka_unit_test(test_decode_refuses_bad_structure),

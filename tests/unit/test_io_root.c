@@ -2,7 +2,8 @@
  * test_io_root.c - the receiver: confinement beneath its root against
  * hostile names and symlinks (also swapped in after a check), atomic
  * finalize with holes, mode and mtime, cleanup on every failure, chunk
- * accounting under concurrent writers, directory metadata deepest first.
+ * accounting under concurrent writers, directory metadata deepest first and
+ * only on the directories the copy made.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -651,6 +652,101 @@ static void test_dirs_finish_without_keep_meta_changes_nothing(void **state)
 	io_root_close(r);
 }
 
+static void mkdir_0750(const struct fixture *fx, const char *rel)
+{
+	char p[4096];
+
+	t_path(p, fx->root, rel);
+	assert_int_equal(mkdir(p, 0750), 0);
+	assert_int_equal(chmod(p, 0750), 0); /* whatever the umask */
+}
+
+static void assert_dir_meta(const struct fixture *fx, const char *rel, mode_t mode, long long sec,
+			    long nsec)
+{
+	struct stat st;
+	char p[4096];
+
+	t_path(p, fx->root, rel);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 07777, mode);
+	if (sec >= 0) {
+		assert_int_equal(st.st_mtim.tv_sec, sec);
+		assert_int_equal(st.st_mtim.tv_nsec, nsec);
+	}
+}
+
+/*
+ * A peer asking for mode 0 on a directory that was there before must not get
+ * it: only the directories the copy made take the peer's mode and mtime.
+ */
+static void test_keep_meta_changes_only_directories_the_copy_made(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_root *r = root_of(fx, IO_ROOT_KEEP_META);
+	struct io_wfile *w = NULL;
+	struct fe old, kept, made, f;
+	bool done = false;
+	struct stat st;
+	char p[4096];
+
+	mkdir_0750(fx, "old");
+	mkdir_0750(fx, "kept");
+	t_mtime(fx->root, "kept", 1300000000, 42);
+	fe_other(&old, IO_DIR, "old", NULL);
+	old.e.mode = 0;
+	old.e.mtime_ns = 1000000000ll * 1111;
+	fe_other(&kept, IO_DIR, "kept", NULL);
+	kept.e.mode = 0;
+	kept.e.mtime_ns = 1000000000ll * 1111;
+	fe_other(&made, IO_DIR, "old/made", NULL);
+	made.e.mode = 0711;
+	made.e.mtime_ns = 1000000000ll * 2222 + 7;
+	fe_file(&f, "old/made/f", 1, 1, (const uint64_t[]){0, 1});
+	assert_int_equal(io_root_mkdir(r, &old.e), 0);
+	assert_int_equal(io_root_mkdir(r, &kept.e), 0);
+	assert_int_equal(io_root_mkdir(r, &made.e), 0);
+	assert_int_equal(io_wfile_open(r, &f.e, CH, &w), 0);
+	assert_int_equal(wr(w, 0, "f", 1, &done), 0);
+	assert_int_equal(io_wfile_finalize(w), 0);
+	assert_int_equal(
+		io_root_dirs_finish(
+			r,
+			&(struct io_manifest){
+				.entry = (struct io_entry[]){old.e, kept.e, made.e, f.e}, .n = 4}),
+		0);
+	/* old received a directory, so its mtime is now, but never the peer's */
+	assert_dir_meta(fx, "old", 0750, -1, 0);
+	t_path(p, fx->root, "old");
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_not_equal(st.st_mtim.tv_sec, 1111);
+	assert_dir_meta(fx, "kept", 0750, 1300000000, 42);
+	assert_dir_meta(fx, "old/made", 0711, 2222, 7);
+	io_root_close(r);
+}
+
+/* The directory made is remembered by identity: one put under its name later is not ours. */
+static void test_keep_meta_leaves_a_directory_swapped_in_after_mkdir_alone(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_root *r = root_of(fx, IO_ROOT_KEEP_META);
+	char p[4096], q[4096];
+	struct fe d;
+
+	fe_other(&d, IO_DIR, "d", NULL);
+	d.e.mode = 0;
+	d.e.mtime_ns = 1000000000ll * 1111;
+	assert_int_equal(io_root_mkdir(r, &d.e), 0);
+	t_path(p, fx->root, "d");
+	t_path(q, fx->root, "d.made");
+	assert_int_equal(rename(p, q), 0);
+	mkdir_0750(fx, "d");
+	t_mtime(fx->root, "d", 1300000000, 42);
+	assert_int_equal(io_root_dirs_finish(r, &(struct io_manifest){.entry = &d.e, .n = 1}), 0);
+	assert_dir_meta(fx, "d", 0750, 1300000000, 42);
+	io_root_close(r);
+}
+
 static void test_open_beneath_confines_the_destination(void **state)
 {
 	struct fixture *fx = *state;
@@ -735,6 +831,8 @@ int main(void)
 		T(test_mkdir_reuses_a_directory_and_symlink_replaces_a_file),
 		T(test_directory_metadata_is_applied_after_contents_deepest_first),
 		T(test_dirs_finish_without_keep_meta_changes_nothing),
+		T(test_keep_meta_changes_only_directories_the_copy_made),
+		T(test_keep_meta_leaves_a_directory_swapped_in_after_mkdir_alone),
 		T(test_open_beneath_confines_the_destination),
 		T(test_direct_writes_give_the_same_bytes),
 	};
