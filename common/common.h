@@ -43,6 +43,16 @@ enum rcp_log_level rcp_log_level(void);
 /* Thread-safe: one line to stderr when level is enabled. */
 void rcp_log(enum rcp_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * text from a peer or any other stranger, fit to quote in a log line or a
+ * sentence: printable ASCII is kept, every other byte becomes \xNN, so no
+ * newline or terminal escape can forge a line; at most size - 1 bytes (size
+ * >= 4), a text cut short ends in "...". A backslash is kept as is, so a
+ * sentence that already quotes an escaped name reads the same. Returns out.
+ * Thread-safe.
+ */
+const char *rcp_printable(const char *text, char *out, size_t size);
+
 /* CLOCK_MONOTONIC in nanoseconds. Thread-safe. */
 uint64_t rcp_now_ns(void);
 

@@ -247,7 +247,8 @@ static int auth_client(struct eng_session *s)
 	json_t *m = NULL;
 	int err;
 
-	err = eng__proto_recv(s->fd, s->timeout_ms, NULL, &m);
+	/* The server has not proven the key yet: what it may make us parse stays small. */
+	err = eng__proto_recv_max(s->fd, s->timeout_ms, NULL, ENG_PROTO_MAX_HELLO, &m);
 	if (!err && strcmp(json_string_value(json_object_get(m, ENG_KEY_TYPE)) ?: "",
 			   ENG_MSG_CHALLENGE) != 0)
 		err = rcp_err(-EACCES, "the server did not prove it holds the key (it has none?): "
@@ -290,8 +291,10 @@ static int auth_server(struct eng_session *s, const json_t *hello)
 	if (!err)
 		err = eng__proto_send(s->fd, m);
 	json_decref(m);
+	/* Not yet authenticated: the hello's small frame limit, by the hello's deadline. */
 	if (!err)
-		err = eng__proto_recv(s->fd, s->timeout_ms, ENG_MSG_PROOF, &reply);
+		err = eng__proto_recv_max(s->fd, eng__proto_ms_left(s->auth_end_ns), ENG_MSG_PROOF,
+					  ENG_PROTO_MAX_HELLO, &reply);
 	if (!err)
 		err = eng__proto_get_hex(reply, ENG_KEY_PROOF, proof, sizeof(proof));
 	if (!err)

@@ -223,7 +223,7 @@ static int stripe_connect(struct client *c, unsigned i, const json_t *w)
 	const char *addr = json_string_value(json_object_get(w, ENG_KEY_ADDR));
 	const char *rail = json_string_value(json_object_get(w, ENG_KEY_RAIL));
 	struct sockaddr_in dst = {.sin_family = AF_INET}, src = c->s.addr[st->rail].addr;
-	char *peer = c->peer[st->rail];
+	char *peer = c->peer[st->rail], esc[ENG_PROTO_ESC_SHORT];
 	uint64_t port, peer_stripe;
 	int err;
 
@@ -234,9 +234,10 @@ static int stripe_connect(struct client *c, unsigned i, const json_t *w)
 	    port > 65535)
 		return rcp_err(-EPROTO, "the server sent an unusable address for stripe %u", i);
 	dst.sin_port = htons((uint16_t)port);
-	if (!peer[0] || !strstr(peer, rail))
+	rcp_printable(rail, esc, sizeof(esc)); /* the server's word, for our report */
+	if (!peer[0] || !strstr(peer, esc))
 		snprintf(peer + strlen(peer), sizeof(c->peer[0]) - strlen(peer), "%s%s",
-			 peer[0] ? "," : "", rail);
+			 peer[0] ? "," : "", esc);
 	return c->s.tr->connect(c->s.conn, &st->link, &src, &dst, (uint32_t)peer_stripe,
 				c->s.timeout_ms);
 }

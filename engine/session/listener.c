@@ -4,12 +4,17 @@
  *
  * Sessions proceed at once and one that fails or hangs (every step has a
  * timeout) touches no other. Without a key the server listens on loopback
- * only and says so; at most ENG_MAX_PENDING connections may wait to
- * authenticate, each for at most --timeout. On stop, running sessions are
- * told to end (their cancel flag) and are waited for.
+ * only and says so. Strangers get little (session_int.h): at most
+ * ENG_MAX_PENDING connections may wait to authenticate, at most
+ * ENG_MAX_PENDING_PER_ADDR of them from one address, each for at most
+ * ENG_PREAUTH_MS; more are refused with a sentence and closed at once. When
+ * accept4 runs out of descriptors or memory the loop backs off rather than
+ * spin. On stop, running sessions are told to end (their cancel flag) and
+ * are waited for.
  *
  * Threading: the caller's thread listens; sessions run on threads of their
- * own; the server's state is read-only after start-up except the counts.
+ * own; the server's state is read-only after start-up except the counts and
+ * the pending slots (atomics: only the listener fills a slot).
  */
 #include "engine/session/session_int.h"
 
@@ -22,34 +27,62 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Connections still to prove the key: each costs a thread for at most --timeout. */
-#define ENG_MAX_PENDING 64
 /* Connections the kernel queues for accept. */
 #define ENG_LISTEN_BACKLOG 64
+
+/*
+ * A pending slot for a connection from addr (who, as text): its index, or
+ * -EBUSY with a sentence when addr has its share or no slot is free.
+ */
+static int pending_claim(struct eng_server *srv, const struct in_addr *addr, const char *who,
+			 unsigned *slot_out)
+{
+	unsigned i, same = 0, slot = ENG_MAX_PENDING;
+
+	for (i = 0; i < ENG_MAX_PENDING; i++) {
+		uint32_t a = atomic_load(&srv->pending[i]);
+
+		if (a == 0 && slot == ENG_MAX_PENDING)
+			slot = i;
+		same += a != 0 && a == addr->s_addr;
+	}
+	if (same >= ENG_MAX_PENDING_PER_ADDR)
+		return rcp_err(-EBUSY,
+			       "the server has %u connections from %s waiting to authenticate; "
+			       "try again later",
+			       same, who);
+	if (slot == ENG_MAX_PENDING)
+		return rcp_err(-EBUSY,
+			       "the server has %u connections waiting to authenticate; try again "
+			       "later",
+			       ENG_MAX_PENDING);
+	atomic_store(&srv->pending[slot], addr->s_addr);
+	*slot_out = slot;
+	return 0;
+}
 
 static void session_start(struct eng_server *srv, int fd, const struct sockaddr_in *from)
 {
 	char who[64];
+	unsigned slot = 0;
 	int err;
 
 	inet_ntop(AF_INET, &from->sin_addr, who, sizeof(who));
-	if (atomic_load(&srv->pending) >= ENG_MAX_PENDING) {
-		rcp_err(-EBUSY,
-			"the server has %u connections waiting to authenticate; try again later",
-			ENG_MAX_PENDING);
-		eng__proto_send_error(fd, -EBUSY);
+	if ((err = pending_claim(srv, &from->sin_addr, who, &slot)) != 0) {
+		/* Not at NOTICE: a flood of these must not flood the log. */
+		rcp_log(RCP_LOG_INFO, "connection from %s refused: %s", who, rcp_err_msg(err));
+		eng__proto_send_error(fd, err); /* a few bytes into an empty send buffer */
 		close(fd);
 		return;
 	}
 	eng__tcp_tune(fd);
 	atomic_fetch_add(&srv->active, 1);
-	atomic_fetch_add(&srv->pending, 1);
-	err = eng__server_session_start(srv, fd, who);
+	err = eng__server_session_start(srv, fd, who, slot);
 	if (err) {
 		rcp_log(RCP_LOG_NOTICE, "session from %s refused: cannot start a thread: %s", who,
 			strerror(-err));
 		atomic_fetch_sub(&srv->active, 1);
-		atomic_fetch_sub(&srv->pending, 1);
+		atomic_store(&srv->pending[slot], 0);
 		close(fd);
 	}
 }
@@ -114,10 +147,34 @@ static int server_listen(struct eng_server *srv, bool port_any)
 	return 0;
 }
 
+/* accept4's errors that leave the connection queued until descriptors or memory free up. */
+static bool accept_starved(int err)
+{
+	return err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM;
+}
+
+/*
+ * After a starved accept4 the listening socket stays readable, so polling
+ * it again at once would spin: wait ENG_ACCEPT_BACKOFF_MS for the stop fd
+ * alone. One line per burst, at its start. True when told to stop.
+ */
+static bool accept_backoff(struct eng_server *srv, int err, bool *starved)
+{
+	struct pollfd stop = {.fd = srv->o->stop_fd, .events = POLLIN};
+
+	if (!*starved)
+		rcp_log(RCP_LOG_NOTICE,
+			"cannot accept connections: %s; trying again every %d ms until it clears",
+			strerror(err), ENG_ACCEPT_BACKOFF_MS);
+	*starved = true;
+	return poll(&stop, 1, ENG_ACCEPT_BACKOFF_MS) > 0;
+}
+
 static void server_loop(struct eng_server *srv)
 {
 	struct pollfd pfd[2] = {{.fd = srv->lfd, .events = POLLIN},
 				{.fd = srv->o->stop_fd, .events = POLLIN}};
+	bool starved = false;
 
 	for (;;) {
 		struct sockaddr_in from;
@@ -131,8 +188,14 @@ static void server_loop(struct eng_server *srv)
 		if (!(pfd[0].revents & POLLIN))
 			continue;
 		fd = accept4(srv->lfd, (struct sockaddr *)&from, &len, SOCK_CLOEXEC);
-		if (fd >= 0)
+		if (fd >= 0) {
+			if (starved)
+				rcp_log(RCP_LOG_NOTICE, "accepting connections again");
+			starved = false;
 			session_start(srv, fd, &from);
+		} else if (accept_starved(errno) && accept_backoff(srv, errno, &starved)) {
+			break;
+		}
 	}
 }
 

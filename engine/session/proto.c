@@ -17,6 +17,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,16 +130,6 @@ int eng__proto_recv(int fd, int timeout_ms, const char *want_type, json_t **msg_
 	return eng__proto_recv_max(fd, timeout_ms, want_type, ENG_PROTO_MAX_FRAME, msg_out);
 }
 
-/* The peer's text for our log: printable ASCII only, so it cannot forge lines. */
-static void text_clean(const char *in, char *out, size_t len)
-{
-	size_t i;
-
-	for (i = 0; in[i] && i + 1 < len; i++)
-		out[i] = in[i] >= 0x20 && in[i] < 0x7f ? in[i] : '?';
-	out[i] = '\0';
-}
-
 int eng__proto_recv_max(int fd, int timeout_ms, const char *want_type, uint32_t max,
 			json_t **msg_out)
 {
@@ -151,13 +142,15 @@ int eng__proto_recv_max(int fd, int timeout_ms, const char *want_type, uint32_t 
 	type = json_string_value(json_object_get(msg, ENG_KEY_TYPE));
 	if (type && strcmp(type, ENG_MSG_ERROR) == 0) {
 		const char *text = json_string_value(json_object_get(msg, ENG_KEY_MESSAGE));
-		char clean[400];
+		char esc[400];
 
-		text_clean(text ? text : "(no reason given)", clean, sizeof(clean));
-		err = rcp_err(-ECONNABORTED, "the peer says: %s", clean);
+		err = rcp_err(-ECONNABORTED, "the peer says: %s",
+			      rcp_printable(text ? text : "(no reason given)", esc, sizeof(esc)));
 	} else if (want_type && (!type || strcmp(type, want_type) != 0)) {
-		err = rcp_err(-EPROTO, "the peer sent '%s' where '%s' was due", type ? type : "?",
-			      want_type);
+		char esc[ENG_PROTO_ESC_SHORT];
+
+		err = rcp_err(-EPROTO, "the peer sent '%s' where '%s' was due",
+			      rcp_printable(type ? type : "?", esc, sizeof(esc)), want_type);
 	}
 	if (err) {
 		json_decref(msg);
@@ -165,6 +158,13 @@ int eng__proto_recv_max(int fd, int timeout_ms, const char *want_type, uint32_t 
 	}
 	*msg_out = msg;
 	return 0;
+}
+
+int eng__proto_ms_left(uint64_t end_ns)
+{
+	uint64_t now = rcp_now_ns(), ms = now >= end_ns ? 0 : (end_ns - now + 999999) / 1000000;
+
+	return ms > INT_MAX ? INT_MAX : (int)ms;
 }
 
 json_t *eng__proto_msg(const char *type, bool hello)

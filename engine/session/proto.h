@@ -43,6 +43,8 @@
 #define ENG_PROTO_MAX_FRAME (1u << 20)
 /* A hello arrives before authentication: keep what a stranger can make us parse small. */
 #define ENG_PROTO_MAX_HELLO (64u << 10)
+/* Room for a short word from the peer (a type, a job) quoted by rcp_printable. */
+#define ENG_PROTO_ESC_SHORT 64
 /* The manifest travels in parts of at most this many bytes... */
 #define ENG_MANIFEST_PART (256u << 10)
 /* ...adding up to at most this many: about four million entries. */
@@ -112,6 +114,9 @@ int eng__proto_recv(int fd, int timeout_ms, const char *want_type, json_t **msg_
 /* eng__proto_recv with a smaller frame limit than ENG_PROTO_MAX_FRAME. */
 int eng__proto_recv_max(int fd, int timeout_ms, const char *want_type, uint32_t max,
 			json_t **msg_out);
+
+/* The milliseconds left until end_ns (rcp_now_ns's clock), 0 once it has passed. */
+int eng__proto_ms_left(uint64_t end_ns);
 
 /*
  * Without blocking: 0 when nothing arrived on fd, 1 with *msg_out when a

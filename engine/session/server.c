@@ -32,6 +32,7 @@ struct srv_session {
 	struct eng_session s;
 	struct eng_server *srv;
 	unsigned id;
+	unsigned slot; /* in srv->pending until authenticated */
 	char peer[64];
 	json_t *hello;
 	const char *kind;		     /* ENG_JOB_* */
@@ -53,10 +54,12 @@ static int hello_check(struct srv_session *ss)
 	json_t *stripes = json_object_get(ss->hello, ENG_KEY_STRIPES);
 	bool bench = job && !strcmp(job, ENG_JOB_BENCH);
 	uint64_t chunk;
+	char esc[ENG_PROTO_ESC_SHORT];
 	int err;
 
 	if (!job || (!bench && strcmp(job, ENG_JOB_PUSH) && strcmp(job, ENG_JOB_PULL)))
-		return rcp_err(-EPROTO, "this server does not run '%s' jobs", job ? job : "?");
+		return rcp_err(-EPROTO, "this server does not run '%s' jobs",
+			       rcp_printable(job ? job : "?", esc, sizeof(esc)));
 	ss->kind = job;
 	ss->s.role = strcmp(job, ENG_JOB_PULL) ? ENG_RECEIVER : ENG_SENDER;
 	if (!bench && !ss->srv->root)
@@ -272,18 +275,18 @@ static int session_end(struct srv_session *ss)
 	return 0;
 }
 
-/* Hello and proof; then the session counts against --max-sessions. */
+/* Hello and proof by the pre-auth deadline; then the session counts against --max-sessions. */
 static int session_admit(struct srv_session *ss, bool *counted)
 {
 	struct eng_server *srv = ss->srv;
-	int err = eng__proto_recv_max(ss->s.fd, ss->s.timeout_ms, ENG_MSG_HELLO,
-				      ENG_PROTO_MAX_HELLO, &ss->hello);
+	int err = eng__proto_recv_max(ss->s.fd, eng__proto_ms_left(ss->s.auth_end_ns),
+				      ENG_MSG_HELLO, ENG_PROTO_MAX_HELLO, &ss->hello);
 
 	if (!err)
 		err = eng__proto_check_hello(ss->hello);
 	if (!err)
 		err = eng__session_auth(&ss->s, ss->hello);
-	atomic_fetch_sub(&srv->pending, 1);
+	atomic_store(&srv->pending[ss->slot], 0);
 	if (err)
 		return err;
 	/* Only a proven client counts: strangers cannot hold the slots. */
@@ -330,9 +333,10 @@ static void *session_main(void *arg)
 	return NULL;
 }
 
-int eng__server_session_start(struct eng_server *srv, int fd, const char *who)
+int eng__server_session_start(struct eng_server *srv, int fd, const char *who, unsigned slot)
 {
 	struct srv_session *ss = calloc(1, sizeof(*ss));
+	int preauth_ms = srv->o->timeout_ms < ENG_PREAUTH_MS ? srv->o->timeout_ms : ENG_PREAUTH_MS;
 	pthread_attr_t attr;
 	pthread_t t;
 	int err;
@@ -341,8 +345,10 @@ int eng__server_session_start(struct eng_server *srv, int fd, const char *who)
 		return -ENOMEM;
 	ss->srv = srv;
 	ss->id = atomic_fetch_add(&srv->next_id, 1) + 1;
+	ss->slot = slot;
 	snprintf(ss->peer, sizeof(ss->peer), "%s", who);
 	eng__session_init(&ss->s, ENG_SERVER, srv->tr, fd, srv->o->timeout_ms);
+	ss->s.auth_end_ns = rcp_now_ns() + (uint64_t)preauth_ms * 1000000u;
 	ss->s.key = srv->keyed ? &srv->key : NULL;
 	ss->s.cancel = &srv->stopping;
 	ss->s.cancel_err = -ESHUTDOWN;

@@ -48,6 +48,19 @@
 /* The largest bench a server accepts. */
 #define ENG_MAX_BENCH_BYTES (1ull << 50)
 
+/*
+ * Before a connection has proven the key it costs the server a thread and
+ * a descriptor, so strangers get little: at most ENG_MAX_PENDING such
+ * connections in all, at most ENG_MAX_PENDING_PER_ADDR from one IPv4
+ * address, and ENG_PREAUTH_MS (or --timeout, if shorter) from the accept for
+ * the hello and the proof together, however large --timeout is.
+ */
+#define ENG_MAX_PENDING 64
+#define ENG_MAX_PENDING_PER_ADDR 8
+#define ENG_PREAUTH_MS 10000
+/* accept4 out of descriptors or memory: wait this long before trying again. */
+#define ENG_ACCEPT_BACKOFF_MS 100
+
 enum eng_side { ENG_CLIENT, ENG_SERVER };
 
 struct eng_session {
@@ -58,6 +71,7 @@ struct eng_session {
 	int fd;		       /* the control connection, -1 when none */
 	int timeout_ms;	       /* each control and connection step */
 	/* authentication */
+	uint64_t auth_end_ns;			   /* server: hello and proof are due by then */
 	const struct eng_auth_key *key;		   /* NULL: no key configured */
 	uint8_t challenge[ENG_AUTH_CHALLENGE_LEN]; /* the client's, sent in its hello */
 	/* the job */
@@ -151,8 +165,13 @@ struct eng_server {
 	struct eng_rail_addr addr[TOPO_MAX_RAILS]; /* the plan's rails */
 	struct io_root *root; /* --root, NULL when the server runs bench only */
 	int lfd;
-	_Atomic unsigned active;   /* session threads, authenticated or not */
-	_Atomic unsigned pending;  /* of those, not yet authenticated */
+	_Atomic unsigned active; /* session threads, authenticated or not */
+	/*
+	 * Of those, the ones not yet authenticated: a slot each, holding the
+	 * peer's IPv4 address (s_addr; no TCP peer is 0.0.0.0), 0 when free.
+	 * Only the listener fills a slot; the session empties its own.
+	 */
+	_Atomic uint32_t pending[ENG_MAX_PENDING];
 	_Atomic unsigned sessions; /* authenticated: what --max-sessions limits */
 	_Atomic bool stopping;
 	_Atomic unsigned next_id;
@@ -160,10 +179,11 @@ struct eng_server {
 
 /*
  * The thread of one session on the control socket fd from the IPv4 address
- * who (counted in srv->active and srv->pending by the caller, who gives up
- * both counts and fd to it): hello, authentication, the job, one log line.
+ * who (counted in srv->active and holding srv->pending[slot], both of which
+ * the caller gives up with fd to it): hello, authentication, the job, one
+ * log line.
  */
-int eng__server_session_start(struct eng_server *srv, int fd, const char *who);
+int eng__server_session_start(struct eng_server *srv, int fd, const char *who, unsigned slot);
 
 /* ---- TCP ---- */
 

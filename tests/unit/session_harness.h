@@ -85,6 +85,7 @@ struct server {
 	const struct eng_transport *tr;
 	pthread_t thread;
 	int stop_fd;
+	int timeout_ms; /* the server's --timeout; 0: TIMEOUT_MS */
 	_Atomic unsigned port;
 	_Atomic bool ended;
 	int err;
@@ -120,7 +121,7 @@ static inline void server_start(struct server *s, const struct eng_transport *tr
 				       .key_file = key_file,
 				       .root = root,
 				       .plan = &s->plan,
-				       .timeout_ms = TIMEOUT_MS,
+				       .timeout_ms = s->timeout_ms ? s->timeout_ms : TIMEOUT_MS,
 				       .max_sessions = 4,
 				       .stop_fd = s->stop_fd,
 				       .ready = server_ready,

@@ -1,6 +1,6 @@
 /*
  * test_common.c - the error convention: one recorded sentence per failure,
- * never a stale one, and one per thread.
+ * never a stale one, and one per thread; a stranger's text made fit to quote.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -64,6 +64,22 @@ static void test_sentences_are_per_thread(void **state)
 	assert_string_equal(rcp_err_msg(-EPIPE), "mine");
 }
 
+static void test_printable_escapes_what_could_forge_a_line(void **state)
+{
+	char out[32];
+
+	(void)state;
+	assert_string_equal(rcp_printable("push", out, sizeof(out)), "push");
+	assert_string_equal(rcp_printable("a\nrailcp: x\x1b[0m", out, sizeof(out)),
+			    "a\\x0arailcp: x\\x1b[0m");
+	assert_string_equal(rcp_printable("\xc3\xa9\x7f\\", out, sizeof(out)), "\\xc3\\xa9\\x7f\\");
+	/* Cut short with "...", within the room given. */
+	assert_string_equal(rcp_printable("0123456789abcdefghijklmnopqrstuvwxyz", out, 16),
+			    "0123456789ab...");
+	assert_string_equal(rcp_printable("01234567\n\n", out, 16), "01234567\\x0a...");
+	assert_string_equal(rcp_printable("abc", out, 4), "...");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -72,6 +88,7 @@ int main(void)
 		cmocka_unit_test(test_clear_forgets_the_sentence),
 		cmocka_unit_test(test_sentences_are_per_thread),
 		cmocka_unit_test(test_sentence_may_wrap_the_recorded_one),
+		cmocka_unit_test(test_printable_escapes_what_could_forge_a_line),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
