@@ -25,8 +25,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define LABEL_CLIENT "railcp-auth-1 client"
-#define LABEL_SERVER "railcp-auth-1 server"
+#define LABEL_CLIENT "railcp-auth-2 client"
+#define LABEL_SERVER "railcp-auth-2 server"
 
 void eng__auth_key_wipe(struct eng_auth_key *key)
 {
@@ -55,21 +55,17 @@ static int key_file_check(int fd, const char *path)
 	return 0;
 }
 
-/* Drop trailing newlines; refuse what is left if it is empty. */
+/* Drop trailing newlines; refuse what is left if it is shorter than ENG_AUTH_KEY_MIN. */
 static int key_finish(struct eng_auth_key *key, const char *origin)
 {
 	while (key->len && (key->bytes[key->len - 1] == '\n' || key->bytes[key->len - 1] == '\r'))
 		key->len--;
-	if (key->len == 0)
-		return rcp_err(-EINVAL,
-			       "the key in %s is empty; put at least 32 random bytes in it, "
-			       "e.g. head -c 32 /dev/urandom | base64",
-			       origin);
-	if (key->len < 16)
-		rcp_log(RCP_LOG_NOTICE,
-			"the key in %s is only %zu bytes; 32 random bytes or more "
-			"are safer",
-			origin, key->len);
+	if (key->len < ENG_AUTH_KEY_MIN)
+		return rcp_err(
+			-EINVAL,
+			"the key in %s is %s%zu bytes; railcp needs at least %d random bytes: "
+			"make one with 'head -c 32 /dev/urandom | base64 > FILE; chmod 600 FILE'",
+			origin, key->len ? "only " : "", key->len, ENG_AUTH_KEY_MIN);
 	snprintf(key->origin, sizeof(key->origin), "%s", origin);
 	return 0;
 }
@@ -240,66 +236,81 @@ int eng__auth_check(const struct eng_auth_key *key, enum eng_auth_role peer,
 	return 0;
 }
 
-/* The client's half: check the server's proof of the key, then prove ours. */
-static int auth_client(struct eng_session *s)
+/* Send {"type": type, key: hex of len bytes}. */
+static int send_hex(int fd, const char *type, const char *key, const void *bytes, size_t len)
 {
-	uint8_t theirs[ENG_AUTH_CHALLENGE_LEN], proof[ENG_AUTH_RESPONSE_LEN];
-	json_t *m = NULL;
-	int err;
+	json_t *m = eng__proto_msg(type, false);
+	int err = m ? eng__proto_set_hex(m, key, bytes, len) : -ENOMEM;
 
-	/* The server has not proven the key yet: what it may make us parse stays small. */
-	err = eng__proto_recv_max(s->fd, s->timeout_ms, NULL, ENG_PROTO_MAX_HELLO, &m);
-	if (!err && strcmp(json_string_value(json_object_get(m, ENG_KEY_TYPE)) ?: "",
-			   ENG_MSG_CHALLENGE) != 0)
-		err = rcp_err(-EACCES, "the server did not prove it holds the key (it has none?): "
-				       "refusing to send to it");
 	if (!err)
-		err = eng__proto_get_hex(m, ENG_KEY_CHALLENGE, theirs, sizeof(theirs));
-	if (!err)
-		err = eng__proto_get_hex(m, ENG_KEY_PROOF, proof, sizeof(proof));
-	json_decref(m);
-	if (!err)
-		err = eng__auth_check(s->key, ENG_AUTH_SERVER, s->challenge, theirs, proof);
-	if (!err)
-		err = eng__auth_prove(s->key, ENG_AUTH_CLIENT, s->challenge, theirs, proof);
-	if (err)
-		return err;
-	m = eng__proto_msg(ENG_MSG_PROOF, false);
-	err = m ? eng__proto_set_hex(m, ENG_KEY_PROOF, proof, sizeof(proof)) : -ENOMEM;
-	if (!err)
-		err = eng__proto_send(s->fd, m);
+		err = eng__proto_send(fd, m);
 	json_decref(m);
 	return err;
 }
 
-/* The server's half: prove we hold the key to the hello's challenge, then check the proof. */
+/*
+ * Receive a message of type want carrying key as hex of len bytes, with the
+ * small frame limit of a peer that has not proven the key yet.
+ */
+static int recv_hex(int fd, int timeout_ms, const char *want, const char *key, void *bytes_out,
+		    size_t len)
+{
+	json_t *m = NULL;
+	int err = eng__proto_recv_max(fd, timeout_ms, want, ENG_PROTO_MAX_HELLO, &m);
+
+	if (!err)
+		err = eng__proto_get_hex(m, key, bytes_out, len);
+	json_decref(m);
+	return err;
+}
+
+/* The client's half: take the server's challenge, prove the key, check the server's proof. */
+static int auth_client(struct eng_session *s)
+{
+	uint8_t theirs[ENG_AUTH_CHALLENGE_LEN], proof[ENG_AUTH_RESPONSE_LEN];
+	int err;
+
+	err = recv_hex(s->fd, s->timeout_ms, ENG_MSG_CHALLENGE, ENG_KEY_CHALLENGE, theirs,
+		       sizeof(theirs));
+	if (err == -EPROTO)
+		err = rcp_err(-EACCES, "the server did not answer with a challenge (it has no "
+				       "key?): refusing to send to it");
+	if (!err)
+		err = eng__auth_prove(s->key, ENG_AUTH_CLIENT, s->challenge, theirs, proof);
+	if (!err)
+		err = send_hex(s->fd, ENG_MSG_PROOF, ENG_KEY_PROOF, proof, sizeof(proof));
+	if (!err)
+		err = recv_hex(s->fd, s->timeout_ms, ENG_MSG_PROOF, ENG_KEY_PROOF, proof,
+			       sizeof(proof));
+	/* Nothing but the proof went out before the server proved the key too. */
+	if (!err)
+		err = eng__auth_check(s->key, ENG_AUTH_SERVER, s->challenge, theirs, proof);
+	return err;
+}
+
+/*
+ * The server's half: a challenge only, then the client's proof, checked
+ * before anything that depends on the key leaves this side; then ours.
+ */
 static int auth_server(struct eng_session *s, const json_t *hello)
 {
 	uint8_t mine[ENG_AUTH_CHALLENGE_LEN], theirs[ENG_AUTH_CHALLENGE_LEN];
 	uint8_t proof[ENG_AUTH_RESPONSE_LEN];
-	json_t *m, *reply = NULL;
 	int err;
 
 	if ((err = eng__proto_get_hex(hello, ENG_KEY_CHALLENGE, theirs, sizeof(theirs))) != 0 ||
 	    (err = eng__auth_challenge(mine)) != 0 ||
-	    (err = eng__auth_prove(s->key, ENG_AUTH_SERVER, mine, theirs, proof)) != 0)
+	    (err = send_hex(s->fd, ENG_MSG_CHALLENGE, ENG_KEY_CHALLENGE, mine, sizeof(mine))) != 0)
 		return err;
-	m = eng__proto_msg(ENG_MSG_CHALLENGE, false);
-	err = m ? eng__proto_set_hex(m, ENG_KEY_CHALLENGE, mine, sizeof(mine)) : -ENOMEM;
-	if (!err)
-		err = eng__proto_set_hex(m, ENG_KEY_PROOF, proof, sizeof(proof));
-	if (!err)
-		err = eng__proto_send(s->fd, m);
-	json_decref(m);
 	/* Not yet authenticated: the hello's small frame limit, by the hello's deadline. */
-	if (!err)
-		err = eng__proto_recv_max(s->fd, eng__proto_ms_left(s->auth_end_ns), ENG_MSG_PROOF,
-					  ENG_PROTO_MAX_HELLO, &reply);
-	if (!err)
-		err = eng__proto_get_hex(reply, ENG_KEY_PROOF, proof, sizeof(proof));
+	err = recv_hex(s->fd, eng__proto_ms_left(s->auth_end_ns), ENG_MSG_PROOF, ENG_KEY_PROOF,
+		       proof, sizeof(proof));
 	if (!err)
 		err = eng__auth_check(s->key, ENG_AUTH_CLIENT, mine, theirs, proof);
-	json_decref(reply);
+	if (!err)
+		err = eng__auth_prove(s->key, ENG_AUTH_SERVER, mine, theirs, proof);
+	if (!err)
+		err = send_hex(s->fd, ENG_MSG_PROOF, ENG_KEY_PROOF, proof, sizeof(proof));
 	return err;
 }
 

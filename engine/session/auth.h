@@ -10,20 +10,27 @@
  * regular file of the user running railcp with no permission for group or
  * others (chmod 600), as ssh demands of private keys. Its bytes are the key,
  * trailing newlines removed (so `head -c 32 /dev/urandom | base64 > key`
- * and RAILCP_KEY=$(cat key) give the same key); an empty key is refused.
+ * and RAILCP_KEY=$(cat key) give the same key); a key shorter than
+ * ENG_AUTH_KEY_MIN bytes is refused: the proofs below are HMACs of it, and
+ * one recorded proof lets whoever holds it test guesses offline, which only
+ * a key with that much randomness makes hopeless.
  *
  * The exchange (mutual: each side sends a fresh challenge and checks the
- * other's answer; suggested for the control connection):
- *   client -> server  Cc                    (32 random bytes)
- *   server -> client  Cs, prove(SERVER)     = HMAC(K, Cc || "railcp-auth-1 server" || Cs)
- *   client            check(SERVER); on failure it stops before sending anything else
- *   client -> server  prove(CLIENT)         = HMAC(K, Cs || "railcp-auth-1 client" || Cc)
+ * other's answer; eng__session_auth runs it on the control connection):
+ *   client -> server  Cc                    (hello; 32 random bytes)
+ *   server -> client  Cs                    (challenge; nothing that depends on K)
+ *   client -> server  prove(CLIENT)         = HMAC(K, Cs || "railcp-auth-2 client" || Cc)
  *   server            check(CLIENT); on failure it refuses the session before any
- *                     file or rail is touched
- * The response covers (challenge || context): the context names the role of
- * the prover, so an answer can never be reflected back as the other role's,
- * and holds the prover's own challenge, binding the answer to both fresh
- * challenges of this session. Comparison is constant time (CRYPTO_memcmp).
+ *                     file or rail is touched, having sent nothing that depends on K
+ *   server -> client  prove(SERVER)         = HMAC(K, Cc || "railcp-auth-2 server" || Cs)
+ *   client            check(SERVER); on failure it stops before sending anything else
+ * The client proves first, so a stranger who connects to a server learns
+ * nothing to test a guess of the key against; a client talks only to the
+ * server it named. The response covers (challenge || context): the context
+ * names the role of the prover, so an answer can never be reflected back as
+ * the other role's, and holds the prover's own challenge, binding the
+ * answer to both fresh challenges of this session. Comparison is constant
+ * time (CRYPTO_memcmp).
  *
  * Threading: every function is thread-safe (no shared state; OpenSSL 3's
  * RAND_bytes and HMAC are thread-safe).
@@ -40,6 +47,7 @@
 
 #define ENG_AUTH_CHALLENGE_LEN 32
 #define ENG_AUTH_RESPONSE_LEN 32 /* SHA-256 */
+#define ENG_AUTH_KEY_MIN 32
 #define ENG_AUTH_KEY_MAX 4096
 #define ENG_AUTH_ENV "RAILCP_KEY"
 
@@ -56,8 +64,8 @@ enum eng_auth_role {
 
 /*
  * Load the key file path into *key_out. Refusals (-EACCES: mode or owner,
- * -EINVAL: empty or too long, -ENOENT) carry one sentence telling the user
- * what to do.
+ * -EINVAL: shorter than ENG_AUTH_KEY_MIN bytes or too long, -ENOENT) carry
+ * one sentence telling the user what to do.
  */
 int eng__auth_key_load(const char *path, struct eng_auth_key *key_out);
 

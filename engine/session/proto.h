@@ -10,8 +10,9 @@
  * job's data may be either):
  *   C -> S  hello     job, chunk, stripes (address, prefix, rail each), flags,
  *                     the job's own keys, challenge (when keyed)
- *   S -> C  challenge challenge, proof            (auth.c, when keyed)
+ *   S -> C  challenge challenge                    (auth.c, when keyed)
  *   C -> S  proof     proof
+ *   S -> C  proof     proof
  *   S -> C  ready                                  (push: the job is accepted)
  *   either  manifest  total (first part), part     (push: C -> S; pull: S -> C)
  *   S -> C  welcome   token, chunks, slots, slot_size, stripes (addr, port,
@@ -39,7 +40,7 @@
 #include "io/io.h"
 
 #define ENG_PROTO_NAME "railcp"
-#define ENG_PROTO_VERSION 1
+#define ENG_PROTO_VERSION 2
 #define ENG_PROTO_MAX_FRAME (1u << 20)
 /* A hello arrives before authentication: keep what a stranger can make us parse small. */
 #define ENG_PROTO_MAX_HELLO (64u << 10)

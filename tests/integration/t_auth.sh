@@ -16,6 +16,12 @@ capture "$RAILCP" serve --port 7481 --listen 198.18.0.1
 expect_one_line_error "serve without a key on a rail address"
 case "$err" in *"no key is configured"*"loopback"*) ;; *) fail "$err" ;; esac
 
+# A key shorter than 32 bytes is refused, with how to make one.
+printf 'correct horse battery staple\n' >"$dir/short" && chmod 600 "$dir/short"
+capture "$RAILCP" serve --port 7481 --key-file "$dir/short"
+expect_one_line_error "serve with a 28-byte key"
+case "$err" in *"only 28 bytes"*"at least 32"*"head -c 32 /dev/urandom"*) ;; *) fail "$err" ;; esac
+
 # A key file others may read is refused.
 cp "$dir/key" "$dir/open" && chmod 644 "$dir/open"
 capture "$RAILCP" serve --port 7481 --key-file "$dir/open"
@@ -40,8 +46,9 @@ expect_one_line_error "bench without a key"
 case "$err" in *"requires a key"*) ;; *) fail "$err" ;; esac
 echo "no key: $err"
 
-# A client that proves nothing after the server's challenge, and one that
-# sends a forged proof: refused before the welcome (no rails, no memory).
+# The server's answer to a hello is a bare challenge: nothing a stranger
+# could test a guess of the key against. A forged proof is refused before
+# the welcome (no rails, no memory), again with nothing that depends on the key.
 /usr/bin/python3 - <<'PY' || fail "a forged proof was not refused"
 import json, os, socket, struct
 
@@ -55,14 +62,14 @@ def recv(s):
     return json.loads(f.read(n))
 
 s = socket.create_connection(("127.0.0.1", 7482)); s.settimeout(20)
-send(s, {"proto": "railcp", "version": 1, "type": "hello", "job": "bench", "bytes": 1 << 20,
+send(s, {"proto": "railcp", "version": 2, "type": "hello", "job": "bench", "bytes": 1 << 20,
          "chunk": 1 << 20, "stripes": [{"addr": "198.18.0.1", "prefix": 24, "rail": "rxe0"}],
          "challenge": os.urandom(32).hex()})
 m = recv(s)
-assert m["type"] == "challenge", m
+assert m["type"] == "challenge" and sorted(m) == ["challenge", "type"], m
 send(s, {"type": "proof", "proof": os.urandom(32).hex()})
 m = recv(s)
-assert m["type"] == "error" and "key" in m["message"], m
+assert m["type"] == "error" and sorted(m) == ["message", "type"] and "key" in m["message"], m
 print("forged proof refused:", m["message"])
 PY
 [ "$(grep -c ': bench done, ' "$log")" -eq 2 ] || fail "server log: $(cat "$log")"

@@ -46,6 +46,10 @@
 		(bool)(cond);                                                                      \
 	})
 
+/* Keys of at least ENG_AUTH_KEY_MIN bytes, two that differ by one byte. */
+#define TEST_KEY "railcp-test-key-0123456789abcdef0123456789abcdef"
+#define TEST_KEY_OTHER "railcp-test-key-0123456789abcdef0123456789abcdeF"
+
 /* ---- plans, servers, clients ---- */
 
 /*

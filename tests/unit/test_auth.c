@@ -20,6 +20,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Keys as railcp suggests making them: 32 random bytes in base64 (44 bytes). */
+#define KEY_A "l4mUTQbQ0T0hX2mJ8cJx4QOa6Kk0t1o0m8Qm3yqT7vE="
+#define KEY_FILE "f1le3d4zY1S8Uu5R5QeGmB2Jj6o0T6m1ZC2yq4gHb0A="
+#define KEY_ENV "3nv9K2y0cQ1cX3cP7Qv8w0b1N5mJt4Rz9sLr2jYxW6U="
+#define KEY_DEFAULT "d3fAu1tq8Fz0Yw2Xv5Jm1Kp7Rr4Ns9Lt6Hc3Qb0Ga8E="
+
 struct fixture {
 	char dir[256];
 	char path[300];
@@ -81,12 +87,13 @@ static int exchange(const struct eng_auth_key *client, const struct eng_auth_key
 
 	assert_int_equal(eng__auth_challenge(cc), 0);
 	assert_int_equal(eng__auth_challenge(cs), 0);
-	assert_int_equal(eng__auth_prove(server, ENG_AUTH_SERVER, cs, cc, rs), 0);
-	err = eng__auth_check(client, ENG_AUTH_SERVER, cc, cs, rs);
+	/* The client proves first (auth.h). */
+	assert_int_equal(eng__auth_prove(client, ENG_AUTH_CLIENT, cc, cs, rc), 0);
+	err = eng__auth_check(server, ENG_AUTH_CLIENT, cs, cc, rc);
 	if (err)
 		return err;
-	assert_int_equal(eng__auth_prove(client, ENG_AUTH_CLIENT, cc, cs, rc), 0);
-	return eng__auth_check(server, ENG_AUTH_CLIENT, cs, cc, rc);
+	assert_int_equal(eng__auth_prove(server, ENG_AUTH_SERVER, cs, cc, rs), 0);
+	return eng__auth_check(client, ENG_AUTH_SERVER, cc, cs, rs);
 }
 
 static void test_the_right_key_is_accepted_both_ways(void **state)
@@ -94,10 +101,10 @@ static void test_the_right_key_is_accepted_both_ways(void **state)
 	struct fixture *fx = *state;
 	struct eng_auth_key *a, *b;
 
-	key_file(fx->path, "correct horse battery staple\n", 0600);
+	key_file(fx->path, KEY_A "\n", 0600);
 	a = load(fx->path);
 	b = load(fx->path);
-	assert_int_equal(a->len, 28); /* the newline is not part of the key */
+	assert_int_equal(a->len, strlen(KEY_A)); /* the newline is not part of the key */
 	assert_string_equal(a->origin, fx->path);
 	assert_int_equal(exchange(a, b), 0);
 }
@@ -107,13 +114,13 @@ static void test_a_wrong_key_is_refused_on_either_side(void **state)
 	struct fixture *fx = *state;
 	struct eng_auth_key *good, *bad;
 
-	key_file(fx->path, "correct horse battery staple", 0600);
+	key_file(fx->path, KEY_A, 0600);
 	good = load(fx->path);
-	key_file(fx->path, "correct horse battery stapler", 0600);
+	key_file(fx->path, KEY_A "x", 0600);
 	bad = load(fx->path);
-	assert_int_equal(exchange(bad, good), -EACCES); /* the client sees a wrong server */
+	assert_int_equal(exchange(bad, good), -EACCES); /* the server sees a wrong client */
 	assert_non_null(strstr(rcp_err_msg(-EACCES), "does not know the shared key"));
-	assert_int_equal(exchange(good, bad), -EACCES);
+	assert_int_equal(exchange(good, bad), -EACCES); /* the client sees a wrong server */
 }
 
 static void test_an_answer_cannot_be_reflected_as_the_other_role(void **state)
@@ -122,7 +129,7 @@ static void test_an_answer_cannot_be_reflected_as_the_other_role(void **state)
 	uint8_t c1[ENG_AUTH_CHALLENGE_LEN], c2[ENG_AUTH_CHALLENGE_LEN], r[ENG_AUTH_RESPONSE_LEN];
 	struct eng_auth_key *k;
 
-	key_file(fx->path, "shared", 0600);
+	key_file(fx->path, KEY_A, 0600);
 	k = load(fx->path);
 	assert_int_equal(eng__auth_challenge(c1), 0);
 	assert_int_equal(eng__auth_challenge(c2), 0);
@@ -140,14 +147,14 @@ static void test_a_key_file_open_to_others_is_refused(void **state)
 	size_t i;
 
 	for (i = 0; i < RCP_ARRAY_SIZE(bad); i++) {
-		key_file(fx->path, "secret", bad[i]);
+		key_file(fx->path, KEY_A, bad[i]);
 		assert_int_equal(eng__auth_key_load(fx->path, &k), -EACCES);
 		assert_non_null(strstr(rcp_err_msg(-EACCES), "chmod 600"));
 		assert_int_equal(k.len, 99); /* untouched on failure */
 	}
-	key_file(fx->path, "secret", 0400);
+	key_file(fx->path, KEY_A, 0400);
 	assert_int_equal(eng__auth_key_load(fx->path, &k), 0);
-	assert_int_equal(k.len, 6);
+	assert_int_equal(k.len, strlen(KEY_A));
 	if (geteuid() == 0) { /* someone else's file, even with mode 0600 */
 		assert_int_equal(chown(fx->path, 65534, 65534), 0);
 		assert_int_equal(eng__auth_key_load(fx->path, &k), -EACCES);
@@ -155,18 +162,32 @@ static void test_a_key_file_open_to_others_is_refused(void **state)
 	}
 }
 
-static void test_an_empty_key_is_refused(void **state)
+static void test_an_empty_or_short_key_is_refused(void **state)
 {
 	struct fixture *fx = *state;
-	struct eng_auth_key k;
+	struct eng_auth_key k = {.len = 99};
 
 	key_file(fx->path, "", 0600);
 	assert_int_equal(eng__auth_key_load(fx->path, &k), -EINVAL);
-	assert_non_null(strstr(rcp_err_msg(-EINVAL), "is empty"));
+	assert_non_null(strstr(rcp_err_msg(-EINVAL), "is 0 bytes; railcp needs at least 32"));
 	key_file(fx->path, "\n\r\n", 0600);
 	assert_int_equal(eng__auth_key_load(fx->path, &k), -EINVAL);
+	/* A human's phrase is guessable offline from one recorded proof. */
+	key_file(fx->path, "correct horse battery staple\n", 0600);
+	assert_int_equal(eng__auth_key_load(fx->path, &k), -EINVAL);
+	assert_non_null(strstr(rcp_err_msg(-EINVAL), "is only 28 bytes"));
+	assert_non_null(strstr(rcp_err_msg(-EINVAL), "head -c 32 /dev/urandom | base64"));
+	key_file(fx->path, "0123456789abcdef0123456789abcde", 0600); /* 31 bytes */
+	assert_int_equal(eng__auth_key_load(fx->path, &k), -EINVAL);
+	assert_int_equal(k.len, 99); /* untouched on failure */
+	key_file(fx->path, "0123456789abcdef0123456789abcdef", 0600);
+	assert_int_equal(eng__auth_key_load(fx->path, &k), 0);
+	assert_int_equal(k.len, ENG_AUTH_KEY_MIN);
 	setenv(ENG_AUTH_ENV, "", 1);
 	assert_int_equal(eng__auth_key_find(NULL, &k), -EINVAL);
+	setenv(ENG_AUTH_ENV, "short", 1);
+	assert_int_equal(eng__auth_key_find(NULL, &k), -EINVAL);
+	assert_non_null(strstr(rcp_err_msg(-EINVAL), ENG_AUTH_ENV " is only 5 bytes"));
 	unsetenv(ENG_AUTH_ENV);
 }
 
@@ -177,7 +198,7 @@ static void test_different_challenges_give_different_responses(void **state)
 	uint8_t r1[ENG_AUTH_RESPONSE_LEN], r2[ENG_AUTH_RESPONSE_LEN], r3[ENG_AUTH_RESPONSE_LEN];
 	struct eng_auth_key *k;
 
-	key_file(fx->path, "shared", 0600);
+	key_file(fx->path, KEY_A, 0600);
 	k = load(fx->path);
 	assert_int_equal(eng__auth_challenge(c1), 0);
 	assert_int_equal(eng__auth_challenge(c2), 0);
@@ -216,14 +237,14 @@ static void test_the_key_comes_from_the_file_the_environment_or_the_default(void
 	struct eng_auth_key f, e, d;
 	char p[400];
 
-	key_file(fx->path, "from-file\n", 0600);
-	setenv(ENG_AUTH_ENV, "from-env\n", 1);
+	key_file(fx->path, KEY_FILE "\n", 0600);
+	setenv(ENG_AUTH_ENV, KEY_ENV "\n", 1);
 	assert_int_equal(eng__auth_key_find(fx->path, &f), 0); /* --key-file wins */
-	assert_int_equal(f.len, 9);
-	assert_memory_equal(f.bytes, "from-file", 9);
+	assert_int_equal(f.len, strlen(KEY_FILE));
+	assert_memory_equal(f.bytes, KEY_FILE, strlen(KEY_FILE));
 	assert_int_equal(eng__auth_key_find(NULL, &e), 0);
-	assert_int_equal(e.len, 8);
-	assert_memory_equal(e.bytes, "from-env", 8);
+	assert_int_equal(e.len, strlen(KEY_ENV));
+	assert_memory_equal(e.bytes, KEY_ENV, strlen(KEY_ENV));
 	assert_string_equal(e.origin, ENG_AUTH_ENV);
 	unsetenv(ENG_AUTH_ENV);
 	setenv("XDG_CONFIG_HOME", fx->dir, 1);
@@ -232,9 +253,9 @@ static void test_the_key_comes_from_the_file_the_environment_or_the_default(void
 	snprintf(p, sizeof(p), "%s/railcp", fx->dir);
 	assert_int_equal(mkdir(p, 0700), 0);
 	snprintf(p, sizeof(p), "%s/railcp/key", fx->dir);
-	key_file(p, "from-default", 0600);
+	key_file(p, KEY_DEFAULT, 0600);
 	assert_int_equal(eng__auth_key_find(NULL, &d), 0);
-	assert_int_equal(d.len, 12);
+	assert_int_equal(d.len, strlen(KEY_DEFAULT));
 	unsetenv("XDG_CONFIG_HOME");
 	eng__auth_key_wipe(&d);
 	assert_int_equal(d.len, 0);
@@ -250,12 +271,11 @@ int main(void)
 		T(test_a_wrong_key_is_refused_on_either_side),
 		T(test_an_answer_cannot_be_reflected_as_the_other_role),
 		T(test_a_key_file_open_to_others_is_refused),
-		T(test_an_empty_key_is_refused),
+		T(test_an_empty_or_short_key_is_refused),
 		T(test_different_challenges_give_different_responses),
 		T(test_response_is_hmac_sha256_of_challenge_and_context),
 		T(test_the_key_comes_from_the_file_the_environment_or_the_default),
 	};
 
-	rcp_log_set_level(RCP_LOG_SILENT); /* no notices about the short test keys */
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

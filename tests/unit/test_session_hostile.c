@@ -237,7 +237,6 @@ static void test_bad_hellos_get_an_error_and_the_server_keeps_serving(void **sta
 
 /* ---- before authentication: what a stranger can cost the server ---- */
 
-#define TEST_KEY "railcp-test-key-0123456789abcdef0123456789abcdef"
 /* 32 bytes of hex: a challenge or a proof (a wrong one). */
 #define ZEROS_32 "0000000000000000000000000000000000000000000000000000000000000000"
 
@@ -284,6 +283,47 @@ static void keyed_server_start(struct fx *fx, int timeout_ms, char key[4096])
 	plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET);
 	fx->srv.timeout_ms = timeout_ms;
 	server_start(&fx->srv, NULL, NULL, key);
+}
+
+/*
+ * Whatever a stranger sends, the server's answers depend on nothing but
+ * fresh randomness until the stranger proved the key: a bare challenge,
+ * then (a wrong proof) an error. No HMAC of the key to guess against.
+ */
+static void test_a_stranger_gets_nothing_that_depends_on_the_key(void **state)
+{
+	struct fx *fx = *state;
+	char key[4096], hex[2 * ENG_AUTH_RESPONSE_LEN + 1];
+	const char *name;
+	json_t *m, *v;
+	int fd;
+
+	keyed_server_start(fx, TIMEOUT_MS, key);
+	fd = raw_connect((uint16_t)atomic_load(&fx->srv.port));
+	m = raw_keyed_hello_reply(fd);
+	assert_non_null(m);
+	json_object_foreach(m, name, v)
+	{
+		if (strcmp(name, "type") && strcmp(name, "challenge"))
+			fail_msg("the server's answer to a hello carries \"%s\"", name);
+	}
+	assert_string_equal(json_string_value(json_object_get(m, "type")), "challenge");
+	json_decref(m);
+	memset(hex, 'a', sizeof(hex) - 1);
+	hex[sizeof(hex) - 1] = 0;
+	m = json_pack("{s:s, s:s}", "type", "proof", "proof", hex);
+	raw_json(fd, m);
+	json_decref(m);
+	m = raw_recv(fd);
+	assert_non_null(m);
+	assert_string_equal(json_string_value(json_object_get(m, "type")), "error");
+	assert_int_equal(json_object_size(m), 2); /* type and message */
+	assert_non_null(strstr(json_string_value(json_object_get(m, "message")),
+			       "does not know the shared key"));
+	json_decref(m);
+	assert_true(raw_closed(fd));
+	close(fd);
+	bench_ok(&fx->srv, key);
 }
 
 static void test_a_proof_is_read_with_the_hello_limit(void **state)
@@ -808,6 +848,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_bad_hellos_get_an_error_and_the_server_keeps_serving),
+		T(test_a_stranger_gets_nothing_that_depends_on_the_key),
 		T(test_a_proof_is_read_with_the_hello_limit),
 		T(test_idle_connections_from_one_address_lock_out_no_one_else),
 		T(test_hello_and_proof_share_one_deadline),
