@@ -15,7 +15,13 @@
  * non-empty and inside the size, each parent a directory listed earlier,
  * no duplicate path, totals that fit in 64 bits.
  *
- * Threading: thread-safe (no shared state).
+ * Cost: a peer's list costs at most IO_MANIFEST_MAX_ENTRIES entries and
+ * IO_MANIFEST_MAX_MEMORY of memory (io.h), charged before each allocation
+ * (struct rd's memory), so a refusal comes before the memory is taken. The
+ * duplicate check hashes names with SipHash under a key the peer does not
+ * know (hash.c), so no choice of names makes its probing long.
+ *
+ * Threading: thread-safe (the only shared state is hash.c's key, drawn once).
  */
 #include "io/io_int.h"
 
@@ -108,8 +114,61 @@ int io_manifest_encode(const struct io_manifest *m, void **buf_out, size_t *len_
 struct rd {
 	const uint8_t *p;
 	size_t left;
-	size_t index; /* the entry being read, for sentences */
+	size_t index;	     /* the entry being read, for sentences */
+	uint64_t memory;     /* counted so far, see alloc_cost */
+	uint64_t max_memory; /* IO_MANIFEST_MAX_MEMORY, or lower for a test */
 };
+
+/* What glibc's malloc takes for n bytes on 64-bit: n and an 8-byte header, by 16, at least 32. */
+static uint64_t alloc_cost(uint64_t n)
+{
+	uint64_t c = (n + 8 + 15) & ~(uint64_t)15;
+
+	return c < 32 ? 32 : c;
+}
+
+/* A slot of the duplicate check's table (see check_entry). */
+struct slot {
+	uint32_t entry; /* index + 1; 0: empty */
+	uint32_t tag;	/* the hash's high half: most mismatches compare no bytes */
+};
+
+/* The table's size for n entries: a power of two, at least 2n slots. */
+static size_t table_slots(size_t n)
+{
+	size_t size = 16;
+
+	while (size < 2 * n)
+		size *= 2;
+	return size;
+}
+
+static size_t limit_entries(const struct io__decode_ctl *ctl)
+{
+	if (ctl && ctl->max_entries && ctl->max_entries < IO_MANIFEST_MAX_ENTRIES)
+		return ctl->max_entries;
+	return IO_MANIFEST_MAX_ENTRIES;
+}
+
+static int too_many(uint64_t n, size_t max)
+{
+	return rcp_err(-EFBIG,
+		       "the file list has %llu entries, more than the %zu one copy may have: "
+		       "copy the tree in parts",
+		       (unsigned long long)n, max);
+}
+
+/* Count an allocation of n bytes against the limit, before it is made. */
+static int charge(struct rd *r, uint64_t n)
+{
+	r->memory += alloc_cost(n);
+	if (r->memory <= r->max_memory)
+		return 0;
+	return rcp_err(-EFBIG,
+		       "decoding the file list would take more than the %llu MiB of memory one "
+		       "copy may use (at entry %zu): copy the tree in parts",
+		       (unsigned long long)(r->max_memory >> 20), r->index);
+}
 
 static int bad(const struct rd *r, const char *why)
 {
@@ -135,9 +194,13 @@ static int get(struct rd *r, unsigned bytes, uint64_t *v_out)
 static int get_str(struct rd *r, size_t len, char **s_out)
 {
 	char *s;
+	int err;
 
 	if (r->left < len)
 		return bad(r, "it is truncated");
+	err = charge(r, len + 1);
+	if (err)
+		return err;
 	s = malloc(len + 1);
 	if (!s)
 		return rcp_err(-ENOMEM, "out of memory decoding a manifest");
@@ -196,6 +259,9 @@ static int get_extents(struct rd *r, struct io_entry *e)
 		return err;
 	if (n > r->left / EXT_LEN)
 		return bad(r, "the extent count exceeds the bytes that follow");
+	err = charge(r, (n ? n : 1) * sizeof(*e->ext));
+	if (err)
+		return err;
 	e->ext = malloc((size_t)(n ? n : 1) * sizeof(*e->ext));
 	if (!e->ext)
 		return rcp_err(-ENOMEM, "out of memory decoding a manifest");
@@ -289,95 +355,189 @@ static int get_header(struct rd *r, uint64_t *n_out)
 	return 0;
 }
 
-int io_manifest_decode(const void *buf, size_t len, struct io_manifest **m_out)
+/*
+ * The manifest and its entry array for n entries (the header's count, already
+ * checked against the bytes and the limit), charged with the check's table
+ * up front: it is allocated last, when the rest is.
+ */
+static int manifest_alloc(struct rd *r, size_t n, struct io_manifest **m_out)
 {
-	struct rd r = {.p = buf, .left = len};
 	struct io_manifest *m;
-	uint64_t n = 0;
 	int err;
 
-	err = get_header(&r, &n);
+	err = charge(r, sizeof(*m));
+	err = err ? err : charge(r, n * sizeof(m->entry[0]));
+	err = err ? err : charge(r, table_slots(n) * sizeof(struct slot));
 	if (err)
 		return err;
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return rcp_err(-ENOMEM, "out of memory decoding a manifest");
-	for (r.index = 0; r.index < n && !err; r.index++)
-		err = get_entry(&r, m);
-	if (!err && r.left)
-		err = rcp_err(-EBADMSG, "the manifest has %zu bytes after its last entry", r.left);
-	err = err ? err : io__manifest_check(m);
-	if (err) {
-		io_manifest_destroy(m);
-		return err;
+	/* all n at once: io__manifest_add never grows it, so nothing is held twice */
+	if (n && !(m->entry = malloc(n * sizeof(m->entry[0])))) {
+		free(m);
+		return rcp_err(-ENOMEM, "out of memory decoding a manifest of %zu entries", n);
 	}
+	m->cap = n;
 	*m_out = m;
 	return 0;
 }
 
+int io__manifest_decode(const void *buf, size_t len, struct io__decode_ctl *ctl,
+			struct io_manifest **m_out)
+{
+	struct rd r = {.p = buf, .left = len, .max_memory = IO_MANIFEST_MAX_MEMORY};
+	struct io_manifest *m = NULL;
+	uint64_t n = 0;
+	int err;
+
+	if (ctl && ctl->max_memory && ctl->max_memory < r.max_memory)
+		r.max_memory = ctl->max_memory;
+	err = get_header(&r, &n);
+	if (!err && n > limit_entries(ctl))
+		err = too_many(n, limit_entries(ctl));
+	err = err ? err : manifest_alloc(&r, (size_t)n, &m);
+	if (err)
+		return err;
+	for (r.index = 0; r.index < n && !err; r.index++)
+		err = get_entry(&r, m);
+	if (!err && r.left)
+		err = rcp_err(-EBADMSG, "the manifest has %zu bytes after its last entry", r.left);
+	err = err ? err : io__manifest_check(m, ctl);
+	if (err) {
+		io_manifest_destroy(m);
+		return err;
+	}
+	if (ctl)
+		ctl->memory = r.memory;
+	*m_out = m;
+	return 0;
+}
+
+int io_manifest_decode(const void *buf, size_t len, struct io_manifest **m_out)
+{
+	return io__manifest_decode(buf, len, NULL, m_out);
+}
+
 /* ---- structure: parents first, no duplicates ---- */
 
-static uint64_t hash(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
+/*
+ * The names go into an open-addressing table with linear probing, at most
+ * half full, placed by SipHash under the process's key. A peer who cannot
+ * predict where a name lands cannot build clusters: a look-up examines
+ * about 1.5 to 2.5 slots on average. Still, no look-up examines more than
+ * IO__PROBE_MAX slots. A run that long needs some window of L >= 512 slots
+ * to receive L names where it expects at most L/2; with a random key the
+ * Chernoff bound puts that below (e/4)^(L/2) < 10^-42 per window, below
+ * 10^-35 for the largest table. Meeting one means the key leaked or the
+ * hash is broken, and the manifest is refused rather than checked in
+ * quadratic time.
+ */
+#define IO__PROBE_MAX 512
+_Static_assert(IO__PROBE_MAX == 512, "too_long names the limit");
 
-	while (n--)
-		h = (h ^ (uint8_t)*s++) * 0x100000001b3ull;
-	return h;
-}
+struct table {
+	const struct io_manifest *m;
+	const uint8_t *key;
+	struct slot *slot;
+	size_t mask;
+	uint64_t lookups, probes, longest; /* for struct io__decode_ctl */
+};
 
-/* The slot of path in the table: where it is, or the empty one where it would go. */
-static size_t slot_of(const struct io_manifest *m, const size_t *tab, size_t mask, const char *p,
-		      size_t n)
+/*
+ * The slot of p[0..n), whose hash is h: where it is, or the empty one where
+ * it would go; -EOVERFLOW (no sentence: the caller names the entry) rather
+ * than examine more than IO__PROBE_MAX slots.
+ */
+static int slot_of(struct table *t, uint64_t h, const char *p, size_t n, size_t *s_out)
 {
-	size_t s = (size_t)hash(p, n) & mask;
+	uint32_t tag = (uint32_t)(h >> 32);
+	size_t s = (size_t)h & t->mask, probes = 1;
+	const struct slot *x;
 	const char *q;
 
-	while (tab[s]) {
-		q = m->entry[tab[s] - 1].path;
-		if (strlen(q) == n && !memcmp(q, p, n))
-			return s;
-		s = (s + 1) & mask;
+	for (;; s = (s + 1) & t->mask, probes++) {
+		x = &t->slot[s];
+		if (!x->entry)
+			break;
+		q = t->m->entry[x->entry - 1].path;
+		if (x->tag == tag && strlen(q) == n && !memcmp(q, p, n))
+			break;
+		if (probes == IO__PROBE_MAX)
+			return -EOVERFLOW;
 	}
-	return s;
+	t->lookups++;
+	t->probes += probes;
+	if (probes > t->longest)
+		t->longest = probes;
+	*s_out = s;
+	return 0;
 }
 
-static int structure_problem(const struct io_manifest *m, size_t i, const char *why)
+static int structure_problem(const struct io_manifest *m, size_t i, int err, const char *why)
 {
 	char esc[IO_ESC_MAX];
 	const char *p = m->entry[i].path;
 
-	return rcp_err(-EBADMSG, "manifest entry %zu \"%s\": %s", i,
-		       io__path_escape(p, strlen(p), esc), why);
+	return rcp_err(err, "manifest entry %zu \"%s\": %s", i, io__path_escape(p, strlen(p), esc),
+		       why);
 }
 
-int io__manifest_check(const struct io_manifest *m)
-{
-	size_t size = 16, mask, i, s;
-	const char *p, *slash;
-	size_t *tab;
-	int err = 0;
+static const char too_long[] = "more than 512 names share its place in the duplicate check, "
+			       "which a random key makes all but impossible; the file list "
+			       "is refused";
 
-	while (size < 2 * m->n)
-		size *= 2;
-	mask = size - 1;
-	tab = calloc(size, sizeof(*tab));
-	if (!tab)
-		return rcp_err(-ENOMEM, "out of memory checking a manifest of %zu entries", m->n);
-	for (i = 0; i < m->n && !err; i++) {
-		p = m->entry[i].path;
-		slash = strrchr(p, '/');
-		if (slash) {
-			s = slot_of(m, tab, mask, p, (size_t)(slash - p));
-			if (!tab[s] || m->entry[tab[s] - 1].type != IO_DIR)
-				err = structure_problem(m, i,
-							"its directory is not listed before it");
-		}
-		s = slot_of(m, tab, mask, p, strlen(p));
-		if (!err && tab[s])
-			err = structure_problem(m, i, "the same path appears twice");
-		tab[s] = i + 1;
+/* Entry i: its parent is a directory already in the table, and it is not; then it is. */
+static int check_entry(struct table *t, size_t i)
+{
+	const struct io_manifest *m = t->m;
+	const char *p = m->entry[i].path, *slash = strrchr(p, '/');
+	size_t n = strlen(p), s = 0;
+	uint64_t h;
+	int err;
+
+	if (slash) {
+		h = io__siphash24(t->key, p, (size_t)(slash - p));
+		err = slot_of(t, h, p, (size_t)(slash - p), &s);
+		if (err)
+			return structure_problem(m, i, err, too_long);
+		if (!t->slot[s].entry || m->entry[t->slot[s].entry - 1].type != IO_DIR)
+			return structure_problem(m, i, -EBADMSG,
+						 "its directory is not listed before it");
 	}
-	free(tab);
+	h = io__siphash24(t->key, p, n);
+	err = slot_of(t, h, p, n, &s);
+	if (err)
+		return structure_problem(m, i, err, too_long);
+	if (t->slot[s].entry)
+		return structure_problem(m, i, -EBADMSG, "the same path appears twice");
+	t->slot[s] = (struct slot){.entry = (uint32_t)(i + 1), .tag = (uint32_t)(h >> 32)};
+	return 0;
+}
+
+int io__manifest_check(const struct io_manifest *m, struct io__decode_ctl *ctl)
+{
+	struct table t = {.m = m};
+	size_t i;
+	int err;
+
+	/* also bounds every entry index below 2^32, for struct slot */
+	if (m->n > limit_entries(ctl))
+		return too_many(m->n, limit_entries(ctl));
+	err = io__hash_key(&t.key);
+	if (err)
+		return err;
+	t.mask = table_slots(m->n) - 1;
+	t.slot = calloc(t.mask + 1, sizeof(*t.slot));
+	if (!t.slot)
+		return rcp_err(-ENOMEM, "out of memory checking a manifest of %zu entries", m->n);
+	for (i = 0; i < m->n && !err; i++)
+		err = check_entry(&t, i);
+	free(t.slot);
+	if (!err && ctl) {
+		ctl->lookups = t.lookups;
+		ctl->probes = t.probes;
+		ctl->longest = t.longest;
+	}
 	return err;
 }

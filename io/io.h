@@ -123,11 +123,35 @@ int io_manifest_rename_top(struct io_manifest *m, const char *name);
 int io_manifest_encode(const struct io_manifest *m, void **buf_out, size_t *len_out);
 
 /*
+ * What one manifest may cost, so that a peer's file list costs a receiving
+ * session a bounded amount: at most IO_MANIFEST_MAX_ENTRIES entries (as many
+ * as IO_PLAN_MAX_CHUNKS chunks), and at most IO_MANIFEST_MAX_MEMORY bytes of
+ * memory to decode, counted as io_manifest_decode allocates: the entries
+ * (72 bytes each), every name, symlink target and extent array as glibc's
+ * malloc sizes it, and the duplicate check's table (16 to 32 bytes per
+ * entry). 4,194,304 files of one extent each fit if their paths average at
+ * most about 120 bytes; fewer entries may have longer paths.
+ *
+ * Worst case per receiving session: while it decodes, the encoded list
+ * (at most 1 GiB, the engine's limit on what it receives) and at most
+ * IO_MANIFEST_MAX_MEMORY decoded, 2 GiB in all; afterwards the decoded
+ * manifest (at most 1 GiB, less its table) and its chunk plan (at most 96
+ * MiB, IO_PLAN_MAX_CHUNKS). Before these limits the decoded form of a 1 GiB
+ * list of tiny entries could take about 7 GiB.
+ */
+#define IO_MANIFEST_MAX_ENTRIES ((size_t)1 << 22)
+#define IO_MANIFEST_MAX_MEMORY (1ull << 30)
+
+/*
  * Parse bytes from a peer, who may be hostile: anything malformed is
  * -EBADMSG (or -EPROTONOSUPPORT for another version) with one sentence
- * naming the entry and, for bad names, the name printably escaped. Accepted
- * manifests have valid names, each parent a directory entry listed before
- * it, no duplicate path, and extents sorted, disjoint and inside the size.
+ * naming the entry and, for bad names, the name printably escaped; more
+ * than IO_MANIFEST_MAX_ENTRIES entries or IO_MANIFEST_MAX_MEMORY of memory
+ * is -EFBIG, refused before it is allocated. Accepted manifests have valid
+ * names, each parent a directory entry listed before it, no duplicate path,
+ * and extents sorted, disjoint and inside the size. The duplicate check
+ * costs O(1) per name whatever names the peer chose (keyed hashing, see
+ * io/hash.c). Thread-safe.
  */
 int io_manifest_decode(const void *buf, size_t len, struct io_manifest **m_out);
 

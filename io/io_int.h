@@ -102,10 +102,43 @@ void io__entry_fini(struct io_entry *e);
 int io__manifest_add(struct io_manifest *m, struct io_entry **e_out);
 
 /*
+ * io_manifest_decode with its limits lowered and its work counted, for
+ * tests and benchmarks. NULL ctl: io_manifest_decode itself.
+ */
+struct io__decode_ctl {
+	/* in: lower limits than IO_MANIFEST_MAX_ENTRIES and _MEMORY (0: those) */
+	size_t max_entries;
+	uint64_t max_memory;
+	/* out, written on success: the duplicate check's name look-ups, the
+	 * table slots they examined, the most one examined, and the memory
+	 * the decode counted against max_memory */
+	uint64_t lookups;
+	uint64_t probes;
+	uint64_t longest;
+	uint64_t memory;
+};
+int io__manifest_decode(const void *buf, size_t len, struct io__decode_ctl *ctl,
+			struct io_manifest **m_out);
+
+/*
  * The structure rules of a manifest: every parent is a directory entry
  * listed earlier, no path twice. -EBADMSG with a sentence naming the entry,
- * or -ENOMEM.
+ * -EFBIG beyond the entry limit (ctl's or IO_MANIFEST_MAX_ENTRIES),
+ * -EOVERFLOW if one look-up would examine more than IO__PROBE_MAX slots
+ * (see codec.c), or -ENOMEM. ctl may be NULL.
  */
-int io__manifest_check(const struct io_manifest *m);
+int io__manifest_check(const struct io_manifest *m, struct io__decode_ctl *ctl);
+
+/* ---- keyed hashing (hash.c) ---- */
+
+/* SipHash-2-4 of n bytes at p under the 16-byte key. */
+uint64_t io__siphash24(const uint8_t key[16], const void *p, size_t n);
+
+/*
+ * This process's random 16-byte key for tables indexed by a peer's names,
+ * drawn once (getrandom) by the first caller; -errno with a sentence if the
+ * kernel gave no random bytes. Thread-safe.
+ */
+int io__hash_key(const uint8_t **key_out);
 
 #endif

@@ -498,7 +498,7 @@ int io_manifest_walk(const struct io_root *root, const char *const *src, size_t 
 	}
 	/* Sources may collide (a/x and b/x, or x and ./x): two entries, one destination. */
 	if (!err) {
-		err = io__manifest_check(w.m);
+		err = io__manifest_check(w.m, NULL);
 		if (err == -EBADMSG)
 			err = rcp_err(-EEXIST, "cannot copy these sources together: %s",
 				      rcp_err_msg(err));
