@@ -27,6 +27,23 @@ int cli_cmd_topo(int argc, char **argv);
 /* railcp [options] SRC... HOST:DST and railcp [options] HOST:SRC... DST; argv[0] is "railcp". */
 int cli_cmd_copy(int argc, char **argv);
 
+/* A copy's command line, parsed: what cli_cmd_copy runs. */
+struct cli_copy;
+
+/*
+ * Parse a copy's command line (argv[0] is "railcp"; a pull's remote paths
+ * are trimmed in place, and the result points into argv). 0 with
+ * *cc_out set, -1 after printing usage for --help, CLI_EXIT_USAGE after one
+ * line, or CLI_EXIT_FAIL. Not thread-safe (getopt).
+ */
+int cli_copy_parse(int argc, char **argv, struct cli_copy **cc_out);
+
+/* The options eng_copy_run would get (without the placement plan and progress). */
+const struct eng_copy_opts *cli_copy_opts(const struct cli_copy *cc);
+
+/* Accepts NULL. */
+void cli_copy_destroy(struct cli_copy *cc);
+
 /* Print "railcp: <sentence for err>" to stderr; returns CLI_EXIT_FAIL. */
 int cli_fail(int err);
 

@@ -15,14 +15,17 @@
 #include <string.h>
 #include <unistd.h>
 
-struct copy_cmd {
+struct cli_copy {
 	struct eng_copy_opts o;
 	struct cli_place place;
 	char host[256];
 	const char **src;
 	bool json;
+	unsigned fsync_opts; /* FSYNC_GIVEN, NO_FSYNC_GIVEN: both is a contradiction */
 	struct cli_progress line;
 };
+
+enum { FSYNC_GIVEN = 1, NO_FSYNC_GIVEN = 2 };
 
 static void copy_usage(FILE *f)
 {
@@ -33,14 +36,19 @@ static void copy_usage(FILE *f)
 		"'railcp serve --root DIR' and remote paths are beneath DIR. As cp -r: a DST\n"
 		"that is an existing directory receives each SRC under its own name, else\n"
 		"the one SRC is created as DST. Each file is written under a temporary name,\n"
-		"checked chunk by chunk (crc32c) and renamed into place when complete.\n\n"
+		"checked chunk by chunk (crc32c), synced to the disk and renamed into place\n"
+		"when complete.\n\n"
 		"  -r, --recursive    copy directories and their contents\n"
 		"  -p, --preserve     keep mode and modification time (default: mode less\n"
 		"                     the receiver's umask, time of the copy)\n"
 		"  -q, --quiet        no progress line and no summary, only errors\n"
 		"  -v, --verbose      say more on stderr (-vv: debug)\n"
 		"  --json             the summary as one JSON object on stdout\n"
-		"  --fsync            each file reaches the disk before its rename\n"
+		"  --no-fsync         return before the files reach the disk: faster for\n"
+		"                     many small files, but after a power loss or a crash\n"
+		"                     of the receiving host a copied file may be empty or\n"
+		"                     hold zeros (default: each file and its directory are\n"
+		"                     synced to the disk first; --fsync asks for that too)\n"
 		"  --direct           O_DIRECT reads and writes where aligned\n"
 		"  --chunk N          bytes per RDMA write, a multiple of 4K (default 1M)\n"
 		"  --port P           the server's TCP port (default %d)\n"
@@ -51,11 +59,20 @@ static void copy_usage(FILE *f)
 		ENG_DEFAULT_PORT);
 }
 
-enum { OPT_JSON = 0x200, OPT_FSYNC, OPT_DIRECT, OPT_CHUNK, OPT_PORT, OPT_TIMEOUT, OPT_KEY };
+enum {
+	OPT_JSON = 0x200,
+	OPT_FSYNC,
+	OPT_NO_FSYNC,
+	OPT_DIRECT,
+	OPT_CHUNK,
+	OPT_PORT,
+	OPT_TIMEOUT,
+	OPT_KEY
+};
 
 static int copy_opt(void *ctx, int c, const char *arg)
 {
-	struct copy_cmd *cc = ctx;
+	struct cli_copy *cc = ctx;
 
 	switch (c) {
 	case 'r':
@@ -75,6 +92,11 @@ static int copy_opt(void *ctx, int c, const char *arg)
 		return 0;
 	case OPT_FSYNC:
 		cc->o.fsync = true;
+		cc->fsync_opts |= FSYNC_GIVEN;
+		return 0;
+	case OPT_NO_FSYNC:
+		cc->o.fsync = false;
+		cc->fsync_opts |= NO_FSYNC_GIVEN;
 		return 0;
 	case OPT_DIRECT:
 		cc->o.direct = true;
@@ -119,7 +141,7 @@ static const char *remote_split(const char *arg, char *host, size_t len)
 	return colon + 1;
 }
 
-static int copy_args(int argc, char **argv, struct copy_cmd *cc)
+static int copy_args(int argc, char **argv, struct cli_copy *cc)
 {
 	static const struct option opts[] = {
 		{"recursive", no_argument, NULL, 'r'},
@@ -128,6 +150,7 @@ static int copy_args(int argc, char **argv, struct copy_cmd *cc)
 		{"verbose", no_argument, NULL, 'v'},
 		{"json", no_argument, NULL, OPT_JSON},
 		{"fsync", no_argument, NULL, OPT_FSYNC},
+		{"no-fsync", no_argument, NULL, OPT_NO_FSYNC},
 		{"direct", no_argument, NULL, OPT_DIRECT},
 		{"chunk", required_argument, NULL, OPT_CHUNK},
 		{"port", required_argument, NULL, OPT_PORT},
@@ -144,6 +167,9 @@ static int copy_args(int argc, char **argv, struct copy_cmd *cc)
 	r = cli_options_short(NULL, "hrpqv", argc, argv, opts, copy_opt, cc, copy_usage, &first);
 	if (r)
 		return r;
+	if (cc->fsync_opts == (FSYNC_GIVEN | NO_FSYNC_GIVEN))
+		return cli_usage_error(NULL, "--fsync and --no-fsync contradict each other: give "
+					     "one or neither");
 	n = argc - first - 1;
 	if (n < 1)
 		return cli_usage_error(NULL, "give sources and a destination: SRC... HOST:DST or "
@@ -202,7 +228,7 @@ static void on_progress(const struct eng_report *r, void *ctx)
 	cli_progress_update(ctx, r);
 }
 
-static int print_summary(const struct copy_cmd *cc, const struct eng_report *r)
+static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 {
 	const char *verb = cc->o.dir == ENG_PUSH ? "pushed" : "pulled";
 	char sz[32];
@@ -218,6 +244,7 @@ static int print_summary(const struct copy_cmd *cc, const struct eng_report *r)
 		json_object_set_new(o, "files", json_integer((json_int_t)r->files_total));
 		json_object_set_new(o, "transfer_seconds", json_real(r->seconds));
 		json_object_set_new(o, "transfer_gbps", json_real(cli_gbps(r->bytes, r->seconds)));
+		json_object_set_new(o, "synced", json_boolean(cc->o.fsync));
 		err = cli_json_print(stdout, o);
 		json_decref(o);
 		return err;
@@ -227,47 +254,77 @@ static int print_summary(const struct copy_cmd *cc, const struct eng_report *r)
 	cli_size_str(r->bytes, sz, sizeof(sz));
 	printf("railcp: %s %llu files, %s %s %s in %.3f s: %.3f Gb/s (data phase %.3f s, %.3f "
 	       "Gb/s), "
-	       "every chunk checked\n",
+	       "every chunk checked, %s\n",
 	       verb, (unsigned long long)r->files_total, sz, cc->o.dir == ENG_PUSH ? "to" : "from",
 	       cc->host, r->wall_seconds, cli_gbps(r->bytes, r->wall_seconds), r->seconds,
-	       cli_gbps(r->bytes, r->seconds));
+	       cli_gbps(r->bytes, r->seconds),
+	       cc->o.fsync ? "every file synced to the disk" : "not synced (--no-fsync)");
 	cli_report_print(stdout, r, r->wall_seconds);
 	return 0;
 }
 
+int cli_copy_parse(int argc, char **argv, struct cli_copy **cc_out)
+{
+	struct cli_copy *cc = calloc(1, sizeof(*cc));
+	int r;
+
+	if (!cc)
+		return cli_fail(-ENOMEM);
+	/* fsync by default: "verified" must still hold after a power loss */
+	cc->o = (struct eng_copy_opts){
+		.chunk = ENG_CHUNK_DEFAULT, .timeout_ms = ENG_TIMEOUT_MS_DEFAULT, .fsync = true};
+	r = copy_args(argc, argv, cc);
+	if (r) {
+		cli_copy_destroy(cc);
+		return r;
+	}
+	*cc_out = cc;
+	return 0;
+}
+
+const struct eng_copy_opts *cli_copy_opts(const struct cli_copy *cc)
+{
+	return &cc->o;
+}
+
+void cli_copy_destroy(struct cli_copy *cc)
+{
+	if (!cc)
+		return;
+	free(cc->src);
+	free(cc);
+}
+
 int cli_cmd_copy(int argc, char **argv)
 {
-	struct copy_cmd cc = {
-		.o = {.chunk = ENG_CHUNK_DEFAULT, .timeout_ms = ENG_TIMEOUT_MS_DEFAULT}};
 	struct sigaction sa = {.sa_handler = on_interrupt, .sa_flags = SA_RESETHAND};
 	struct topo_plan *plan = NULL;
+	struct cli_copy *cc = NULL;
 	struct eng_report rep;
 	int r, err;
 
-	r = copy_args(argc, argv, &cc);
-	if (r) {
-		free(cc.src);
+	r = cli_copy_parse(argc, argv, &cc);
+	if (r)
 		return r < 0 ? CLI_EXIT_OK : r;
-	}
 	signal(SIGPIPE, SIG_IGN);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	cc.o.cancel = &interrupted;
+	cc->o.cancel = &interrupted;
 	cli_raise_nofile();
-	err = cli_place_live(&cc.place, &plan);
+	err = cli_place_live(&cc->place, &plan);
 	if (!err) {
-		cc.o.plan = plan;
-		cc.line.label = cc.o.dir == ENG_PUSH ? "push" : "pull";
-		if (!cc.json && rcp_log_level() != RCP_LOG_SILENT && isatty(STDOUT_FILENO)) {
-			cc.o.progress = on_progress;
-			cc.o.ctx = &cc.line;
+		cc->o.plan = plan;
+		cc->line.label = cc->o.dir == ENG_PUSH ? "push" : "pull";
+		if (!cc->json && rcp_log_level() != RCP_LOG_SILENT && isatty(STDOUT_FILENO)) {
+			cc->o.progress = on_progress;
+			cc->o.ctx = &cc->line;
 		}
-		err = eng_copy_run(&cc.o, &rep);
-		cli_progress_clear(&cc.line);
+		err = eng_copy_run(&cc->o, &rep);
+		cli_progress_clear(&cc->line);
 	}
 	if (!err)
-		err = print_summary(&cc, &rep);
+		err = print_summary(cc, &rep);
 	topo_plan_destroy(plan);
-	free(cc.src);
+	cli_copy_destroy(cc);
 	return err ? cli_fail(err) : CLI_EXIT_OK;
 }

@@ -85,7 +85,7 @@ int cli_options_short(const char *cmd, const char *shortopts, int argc, char **a
 {
 	int c, r;
 
-	optind = 1;
+	optind = 0; /* not 1: glibc then also forgets an earlier parse (tests parse several) */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
 		if (c == 'h') {

@@ -389,11 +389,13 @@ uint64_t io_wfile_received(const struct io_wfile *f);
 
 /*
  * Put the file in place: refuses (-EIO) a file with a missing or failed
- * chunk; sets the size (holes stay holes), fsyncs with IO_ROOT_FSYNC,
- * applies the mode (with IO_ROOT_KEEP_META: e's mode without setuid/setgid,
- * and e's mtime; else e's mode & 0777 & ~umask, as cp does), renames over
- * the final name. Ends the handle
- * either way: on failure the temporary file is removed.
+ * chunk; sets the size (holes stay holes), applies the mode (with
+ * IO_ROOT_KEEP_META: e's mode without setuid/setgid, and e's mtime; else e's
+ * mode & 0777 & ~umask, as cp does), fsyncs with IO_ROOT_FSYNC, closes the
+ * file (a failed close fails it: NFS reports write-back errors there), and
+ * only then renames it over the final name (then, with IO_ROOT_FSYNC, fsyncs
+ * the directory). Ends the handle either way: on a failure before the
+ * rename the temporary file is removed and the final name is untouched.
  */
 int io_wfile_finalize(struct io_wfile *f);
 

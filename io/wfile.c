@@ -15,6 +15,14 @@
  * and never a final name (IO_TMP_PREFIX is refused in a peer's names and
  * skipped by walks, so no peer can name, replace or fetch a temporary).
  *
+ * Finalize, in this order: size, mode and mtime; with IO_ROOT_FSYNC fsync
+ * (after the metadata, so it covers it); close, with its result checked;
+ * only then rename; with IO_ROOT_FSYNC fsync of the directory. A failure at
+ * any step before the rename removes the temporary, so a final name only
+ * ever holds data the kernel accepted without an error. Without
+ * IO_ROOT_FSYNC that data may still be in the page cache: a power loss or
+ * kernel crash can leave the renamed file empty, short or with zeros.
+ *
  * Holes: only the data extents are preallocated (FALLOC_FL_KEEP_SIZE) and
  * written; the size is set with ftruncate at finalize, so a hole is never
  * written as zeros.
@@ -304,7 +312,7 @@ static int dir_sync(struct io_wfile *f)
 		err = rcp_err(-errno, "cannot sync the directory of \"%s\": %s", name_of(f, esc),
 			      strerror(errno));
 	if (fd >= 0)
-		close(fd);
+		close(fd); /* read-only: its close has nothing to write back */
 	return err;
 }
 
@@ -313,6 +321,20 @@ static uint64_t data_end(const struct io_entry *e)
 	return e->n_ext ? e->ext[e->n_ext - 1].off + e->ext[e->n_ext - 1].len : 0;
 }
 
+/* One sentence for a failed call of finalize (errno as the call left it). */
+static int settle_err(const struct io_wfile *f, const char *what)
+{
+	char esc[IO_ESC_MAX];
+	int err = -errno;
+
+	return rcp_err(err, "cannot %s \"%s\": %s", what, name_of(f, esc), strerror(-err));
+}
+
+/*
+ * Everything the file needs before it may have its final name: its size,
+ * mode and mtime, then with IO_ROOT_FSYNC all of it on the disk (fsync comes
+ * last so it covers the metadata set before it, not only the data).
+ */
 static int wfile_settle(struct io_wfile *f)
 {
 	bool keep = f->root->flags & IO_ROOT_KEEP_META;
@@ -322,15 +344,41 @@ static int wfile_settle(struct io_wfile *f)
 	io__mtime_times(f->e->mtime_ns, ts);
 	/* The writes set the size unless the file ends in a hole. */
 	if (data_end(f->e) != f->e->size && ftruncate(f->fd, (off_t)f->e->size) < 0)
-		return -errno;
-	if ((f->root->flags & IO_ROOT_FSYNC) && fsync(f->fd) < 0)
-		return -errno;
+		return settle_err(f, "set the size of");
 	/* setuid/setgid never survive: the peer does not choose what runs as us */
 	if (fchmod(f->fd, mode) < 0)
-		return -errno;
+		return settle_err(f, "set the mode of");
 	if (keep && futimens(f->fd, ts) < 0)
-		return -errno;
+		return settle_err(f, "set the time of");
+	if ((f->root->flags & IO_ROOT_FSYNC) && fsync(f->fd) < 0)
+		return settle_err(f, "sync");
 	return 0;
+}
+
+/*
+ * Close the file's descriptors and check each close: it may be the first
+ * to report that data did not make it (NFS writes back on close and reports
+ * EIO, ENOSPC or EDQUOT there). Linux releases a descriptor even when close
+ * fails (EINTR included), so none is closed twice; any failure fails the
+ * file, since nothing says its data was accepted.
+ */
+static int wfile_close(struct io_wfile *f)
+{
+	int fds[2] = {f->dfd, f->fd}, err = 0, i;
+	char esc[IO_ESC_MAX];
+
+	f->dfd = -1;
+	f->fd = -1;
+	for (i = 0; i < 2; i++) {
+		if (fds[i] < 0 || close(fds[i]) == 0 || err)
+			continue;
+		err = -errno;
+		rcp_err(err,
+			"closing \"%s\" failed (%s): its data is in doubt, so it is not put "
+			"in place",
+			name_of(f, esc), strerror(-err));
+	}
+	return err;
 }
 
 int io_wfile_finalize(struct io_wfile *f)
@@ -345,11 +393,14 @@ int io_wfile_finalize(struct io_wfile *f)
 			      atomic_load(&f->failed) ? " and a write failed" : "");
 		goto err_abort;
 	}
+	/*
+	 * Settled and closed without an error before it has a name: nothing is
+	 * renamed into place that the kernel did not accept in full.
+	 */
 	err = wfile_settle(f);
-	if (err) {
-		err = rcp_err(err, "cannot finish \"%s\": %s", name_of(f, esc), strerror(-err));
+	err = err ? err : wfile_close(f);
+	if (err)
 		goto err_abort;
-	}
 	if (renameat(f->pfd, f->tmp, f->pfd, f->last) < 0) {
 		err = rcp_err(-errno, "cannot put \"%s\" in place: %s", name_of(f, esc),
 			      strerror(errno));

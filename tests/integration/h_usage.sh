@@ -4,7 +4,7 @@ for args in "bogus" "devices --bogus" "devices extra" "--bogus devices" \
 	"bench" "bench h1 h2" "bench h --bytes 0" "bench h --bytes 12Q" "bench h --chunk 1000" \
 	"bench h --chunk 128M" "bench h:0" "bench h:70000" "bench h --qps-per-rail 0" \
 	"bench h --profile p --numa 0" "serve --port 0" "serve --port x" "serve extra" \
-	"serve --max-sessions 0" "topo --qps-per-rail 99"; do
+	"serve --max-sessions 0" "topo --qps-per-rail 99" "--fsync --no-fsync src h:dst"; do
 	capture "$RAILCP" $args
 	expect_one_line_error "$args"
 	[ "$rc" -eq 2 ] || fail "railcp $args: expected exit status 2, got $rc"
@@ -17,5 +17,7 @@ capture "$RAILCP" bench --help
 [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -q -- "--bytes" || fail "bench --help: $rc $out"
 capture "$RAILCP" serve --help
 [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -q -- "--port" || fail "serve --help: $rc $out"
+capture "$RAILCP" --help-copy
+[ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -q -- "--no-fsync" || fail "--help-copy: $rc $out"
 capture "$RAILCP" --version
 [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -q "^railcp [0-9]" || fail "--version: $rc $out"

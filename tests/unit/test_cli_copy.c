@@ -1,0 +1,89 @@
+/*
+ * test_cli_copy.c - a copy's command line as cli_cmd_copy would run it:
+ * every file is synced to the disk unless --no-fsync says otherwise,
+ * --fsync is still accepted, and the two together are a usage error.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* cli_copy_parse of "railcp <opt...> src h:dst" (opt NULL-terminated). */
+static int copy_parse(const char *const *opt, struct cli_copy **cc_out)
+{
+	char args[8][32], *argv[8];
+	int argc = 0, i;
+
+	snprintf(args[argc++], sizeof(args[0]), "railcp");
+	for (i = 0; opt[i]; i++)
+		snprintf(args[argc++], sizeof(args[0]), "%s", opt[i]);
+	snprintf(args[argc++], sizeof(args[0]), "src");
+	snprintf(args[argc++], sizeof(args[0]), "h:dst");
+	for (i = 0; i < argc; i++)
+		argv[i] = args[i];
+	*cc_out = NULL;
+	return cli_copy_parse(argc, argv, cc_out);
+}
+
+static void test_a_copy_syncs_every_file_by_default(void **state)
+{
+	struct cli_copy *cc;
+
+	(void)state;
+	assert_int_equal(copy_parse((const char *[]){"-r", NULL}, &cc), 0);
+	assert_true(cli_copy_opts(cc)->fsync);
+	assert_int_equal(cli_copy_opts(cc)->dir, ENG_PUSH);
+	cli_copy_destroy(cc);
+}
+
+static void test_no_fsync_turns_syncing_off(void **state)
+{
+	struct cli_copy *cc;
+
+	(void)state;
+	assert_int_equal(copy_parse((const char *[]){"--no-fsync", NULL}, &cc), 0);
+	assert_false(cli_copy_opts(cc)->fsync);
+	cli_copy_destroy(cc);
+}
+
+static void test_fsync_is_still_accepted(void **state)
+{
+	struct cli_copy *cc;
+
+	(void)state;
+	assert_int_equal(copy_parse((const char *[]){"--fsync", NULL}, &cc), 0);
+	assert_true(cli_copy_opts(cc)->fsync);
+	cli_copy_destroy(cc);
+}
+
+static void test_fsync_and_no_fsync_together_are_a_usage_error(void **state)
+{
+	struct cli_copy *cc;
+
+	(void)state;
+	assert_int_equal(copy_parse((const char *[]){"--fsync", "--no-fsync", NULL}, &cc),
+			 CLI_EXIT_USAGE);
+	assert_null(cc);
+	assert_int_equal(copy_parse((const char *[]){"--no-fsync", "--fsync", NULL}, &cc),
+			 CLI_EXIT_USAGE);
+	assert_null(cc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_a_copy_syncs_every_file_by_default),
+		cmocka_unit_test(test_no_fsync_turns_syncing_off),
+		cmocka_unit_test(test_fsync_is_still_accepted),
+		cmocka_unit_test(test_fsync_and_no_fsync_together_are_a_usage_error),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
