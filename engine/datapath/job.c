@@ -224,7 +224,6 @@ static int link_ready(void *ctx, struct eng_link *l)
 void eng__job_conn_cfg(struct eng_job *job, struct eng_conn_cfg *cfg)
 {
 	*cfg = (struct eng_conn_cfg){.receiver = job->role == ENG_RECEIVER,
-				     .token = job->token,
 				     .link = job->link,
 				     .n_links = job->n_stripes,
 				     .worker = job->tr_worker,

@@ -237,13 +237,14 @@ int eng__auth_check(const struct eng_auth_key *key, enum eng_auth_role peer,
 }
 
 /* Send {"type": type, key: hex of len bytes}. */
-static int send_hex(int fd, const char *type, const char *key, const void *bytes, size_t len)
+static int send_hex(struct eng_ctl *c, const char *type, const char *key, const void *bytes,
+		    size_t len)
 {
 	json_t *m = eng__proto_msg(type, false);
 	int err = m ? eng__proto_set_hex(m, key, bytes, len) : -ENOMEM;
 
 	if (!err)
-		err = eng__proto_send(fd, m);
+		err = eng__proto_send(c, m);
 	json_decref(m);
 	return err;
 }
@@ -252,11 +253,11 @@ static int send_hex(int fd, const char *type, const char *key, const void *bytes
  * Receive a message of type want carrying key as hex of len bytes, with the
  * small frame limit of a peer that has not proven the key yet.
  */
-static int recv_hex(int fd, int timeout_ms, const char *want, const char *key, void *bytes_out,
-		    size_t len)
+static int recv_hex(struct eng_ctl *c, int timeout_ms, const char *want, const char *key,
+		    void *bytes_out, size_t len)
 {
 	json_t *m = NULL;
-	int err = eng__proto_recv_max(fd, timeout_ms, want, ENG_PROTO_MAX_HELLO, &m);
+	int err = eng__proto_recv_max(c, timeout_ms, want, ENG_PROTO_MAX_HELLO, &m);
 
 	if (!err)
 		err = eng__proto_get_hex(m, key, bytes_out, len);
@@ -270,7 +271,7 @@ static int auth_client(struct eng_session *s)
 	uint8_t theirs[ENG_AUTH_CHALLENGE_LEN], proof[ENG_AUTH_RESPONSE_LEN];
 	int err;
 
-	err = recv_hex(s->fd, s->timeout_ms, ENG_MSG_CHALLENGE, ENG_KEY_CHALLENGE, theirs,
+	err = recv_hex(&s->ctl, s->timeout_ms, ENG_MSG_CHALLENGE, ENG_KEY_CHALLENGE, theirs,
 		       sizeof(theirs));
 	if (err == -EPROTO)
 		err = rcp_err(-EACCES, "the server did not answer with a challenge (it has no "
@@ -278,13 +279,17 @@ static int auth_client(struct eng_session *s)
 	if (!err)
 		err = eng__auth_prove(s->key, ENG_AUTH_CLIENT, s->challenge, theirs, proof);
 	if (!err)
-		err = send_hex(s->fd, ENG_MSG_PROOF, ENG_KEY_PROOF, proof, sizeof(proof));
+		err = send_hex(&s->ctl, ENG_MSG_PROOF, ENG_KEY_PROOF, proof, sizeof(proof));
 	if (!err)
-		err = recv_hex(s->fd, s->timeout_ms, ENG_MSG_PROOF, ENG_KEY_PROOF, proof,
+		err = recv_hex(&s->ctl, s->timeout_ms, ENG_MSG_PROOF, ENG_KEY_PROOF, proof,
 			       sizeof(proof));
 	/* Nothing but the proof went out before the server proved the key too. */
 	if (!err)
 		err = eng__auth_check(s->key, ENG_AUTH_SERVER, s->challenge, theirs, proof);
+	/* From here on every frame is sealed. */
+	if (!err)
+		err = eng__seal_keys(s->key, ENG_AUTH_CLIENT, s->challenge, theirs, &s->ctl,
+				     s->tokens);
 	return err;
 }
 
@@ -300,17 +305,21 @@ static int auth_server(struct eng_session *s, const json_t *hello)
 
 	if ((err = eng__proto_get_hex(hello, ENG_KEY_CHALLENGE, theirs, sizeof(theirs))) != 0 ||
 	    (err = eng__auth_challenge(mine)) != 0 ||
-	    (err = send_hex(s->fd, ENG_MSG_CHALLENGE, ENG_KEY_CHALLENGE, mine, sizeof(mine))) != 0)
+	    (err = send_hex(&s->ctl, ENG_MSG_CHALLENGE, ENG_KEY_CHALLENGE, mine, sizeof(mine))) !=
+		    0)
 		return err;
 	/* Not yet authenticated: the hello's small frame limit, by the hello's deadline. */
-	err = recv_hex(s->fd, eng__proto_ms_left(s->auth_end_ns), ENG_MSG_PROOF, ENG_KEY_PROOF,
+	err = recv_hex(&s->ctl, eng__proto_ms_left(s->auth_end_ns), ENG_MSG_PROOF, ENG_KEY_PROOF,
 		       proof, sizeof(proof));
 	if (!err)
 		err = eng__auth_check(s->key, ENG_AUTH_CLIENT, mine, theirs, proof);
 	if (!err)
 		err = eng__auth_prove(s->key, ENG_AUTH_SERVER, mine, theirs, proof);
 	if (!err)
-		err = send_hex(s->fd, ENG_MSG_PROOF, ENG_KEY_PROOF, proof, sizeof(proof));
+		err = send_hex(&s->ctl, ENG_MSG_PROOF, ENG_KEY_PROOF, proof, sizeof(proof));
+	/* From here on every frame is sealed. */
+	if (!err)
+		err = eng__seal_keys(s->key, ENG_AUTH_SERVER, theirs, mine, &s->ctl, s->tokens);
 	return err;
 }
 

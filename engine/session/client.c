@@ -172,7 +172,7 @@ static int pull_prepare(struct client *c)
 	struct io_manifest *m = NULL;
 	int err;
 
-	err = eng__manifest_recv(c->s.fd, c->s.timeout_ms, &m);
+	err = eng__manifest_recv(&c->s.ctl, c->s.timeout_ms, &m);
 	if (!err && (err = io_pull_names_check(cp->src, cp->n_src, cp->recursive, m)) != 0)
 		io_manifest_destroy(m);
 	if (!err)
@@ -191,10 +191,10 @@ static int handshake(struct client *c)
 
 	if ((err = client_key(c)) != 0 || (err = eng__session_rails(&c->s, c->o->plan)) != 0 ||
 	    (err = tcp_connect(c->o->host, c->o->port ? c->o->port : ENG_DEFAULT_PORT,
-			       c->s.timeout_ms, &c->s.fd)) != 0)
+			       c->s.timeout_ms, &c->s.ctl.fd)) != 0)
 		return err;
 	hello = hello_make(c);
-	err = hello ? eng__proto_send(c->s.fd, hello) : -ENOMEM;
+	err = hello ? eng__proto_send(&c->s.ctl, hello) : -ENOMEM;
 	json_decref(hello);
 	if (!err)
 		err = eng__session_auth(&c->s, NULL);
@@ -202,15 +202,15 @@ static int handshake(struct client *c)
 		/* The server accepts the job before the list goes: a refusal then reads as one. */
 		json_t *ready = NULL;
 
-		err = eng__proto_recv(c->s.fd, c->s.timeout_ms, ENG_MSG_READY, &ready);
+		err = eng__proto_recv(&c->s.ctl, c->s.timeout_ms, ENG_MSG_READY, &ready);
 		json_decref(ready);
 		if (!err)
-			err = eng__manifest_send(c->s.fd, eng__files_manifest(c->s.files));
+			err = eng__manifest_send(&c->s.ctl, eng__files_manifest(c->s.files));
 	} else if (!err && cp) {
 		err = pull_prepare(c);
 	}
 	if (!err)
-		err = eng__proto_recv(c->s.fd, c->s.timeout_ms, ENG_MSG_WELCOME, &c->welcome);
+		err = eng__proto_recv(&c->s.ctl, c->s.timeout_ms, ENG_MSG_WELCOME, &c->welcome);
 	if (!err)
 		err = eng__proto_check_hello(c->welcome);
 	return err;
@@ -238,6 +238,7 @@ static int stripe_connect(struct client *c, unsigned i, const json_t *w)
 	if (!peer[0] || !strstr(peer, esc))
 		snprintf(peer + strlen(peer), sizeof(c->peer[0]) - strlen(peer), "%s%s",
 			 peer[0] ? "," : "", esc);
+	st->link.token = eng__seal_token(c->s.tokens, ENG_TOKEN_LINK, (uint32_t)peer_stripe);
 	return c->s.tr->connect(c->s.conn, &st->link, &src, &dst, (uint32_t)peer_stripe,
 				c->s.timeout_ms);
 }
@@ -246,7 +247,6 @@ static int stripe_connect(struct client *c, unsigned i, const json_t *w)
 static int job_setup(struct client *c)
 {
 	const json_t *stripes = json_object_get(c->welcome, ENG_KEY_STRIPES);
-	const char *token = json_string_value(json_object_get(c->welcome, ENG_KEY_TOKEN));
 	uint64_t n_slots, chunks, want = c->s.files ? eng__files_chunks(c->s.files) : 0;
 	unsigned i, n;
 	int err;
@@ -254,8 +254,12 @@ static int job_setup(struct client *c)
 	if ((err = eng__proto_get_u64(c->welcome, ENG_KEY_SLOTS, &n_slots)) != 0 ||
 	    (err = eng__proto_get_u64(c->welcome, ENG_KEY_CHUNKS, &chunks)) != 0)
 		return err;
-	if (!token || n_slots == 0 || n_slots > ENG_MAX_SLOTS_OFFERED || !json_is_array(stripes))
+	if (n_slots == 0 || n_slots > ENG_MAX_SLOTS_OFFERED || !json_is_array(stripes))
 		return rcp_err(-EPROTO, "the server's welcome is incomplete");
+	/* Keyed, the tokens were derived with the seal (and are never sent). */
+	if (!c->s.key && (err = eng__proto_get_hex(c->welcome, ENG_KEY_TOKEN, c->s.tokens,
+						   sizeof(c->s.tokens))) != 0)
+		return err;
 	if (c->s.files && chunks != want)
 		return rcp_err(-EPROTO, "the server planned %" PRIu64 " chunks, this side %" PRIu64,
 			       chunks, want);
@@ -264,7 +268,7 @@ static int job_setup(struct client *c)
 	if (json_array_size(stripes) != n)
 		return rcp_err(-EPROTO, "the server answered for %zu stripes, not %u",
 			       json_array_size(stripes), n);
-	err = eng__session_job(&c->s, c->o->plan, (unsigned)n_slots, strtoull(token, NULL, 16));
+	err = eng__session_job(&c->s, c->o->plan, (unsigned)n_slots);
 	for (i = 0; i < n && !err; i++)
 		err = stripe_connect(c, i, json_array_get(stripes, i));
 	return err;
@@ -308,8 +312,8 @@ int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_o
 		err = eng__session_run(&c.s);
 	if (!err)
 		err = eng__session_end(&c.s);
-	if (err && c.s.fd >= 0)
-		eng__proto_send_error(c.s.fd, err);
+	if (err && c.s.ctl.fd >= 0)
+		eng__proto_send_error(&c.s.ctl, err);
 	if (!err) {
 		eng__session_report(&c.s, report_out);
 		if (c.s.files)

@@ -4,13 +4,15 @@
  *
  * Sessions proceed at once and one that fails or hangs (every step has a
  * timeout) touches no other. Without a key the server listens on loopback
- * only and says so. Strangers get little (session_int.h): at most
- * ENG_MAX_PENDING connections may wait to authenticate, at most
- * ENG_MAX_PENDING_PER_ADDR of them from one address, each for at most
- * ENG_PREAUTH_MS; more are refused with a sentence and closed at once. When
- * accept4 runs out of descriptors or memory the loop backs off rather than
- * spin. On stop, running sessions are told to end (their cancel flag) and
- * are waited for.
+ * only and says so, and serves only its own user: each connection's owner
+ * is looked up (peercred.c) before it gets a thread, and where that
+ * lookup does not work the server does not start. Strangers get little
+ * (session_int.h): at most ENG_MAX_PENDING connections may wait to
+ * authenticate, at most ENG_MAX_PENDING_PER_ADDR of them from one address,
+ * each for at most ENG_PREAUTH_MS; more are refused with a sentence and
+ * closed at once. When accept4 runs out of descriptors or memory the loop
+ * backs off rather than spin. On stop, running sessions are told to end
+ * (their cancel flag) and are waited for.
  *
  * Threading: the caller's thread listens; sessions run on threads of their
  * own; the server's state is read-only after start-up except the counts and
@@ -61,6 +63,35 @@ static int pending_claim(struct eng_server *srv, const struct in_addr *addr, con
 	return 0;
 }
 
+/*
+ * Without a key, the server's own user only: loopback is no boundary
+ * between the users of one host. Checked here on the listener's thread, not
+ * in the session's, because it is cheap (one sock_diag query, answered
+ * within its sendto) and because a refused user then gets no thread and no
+ * pending slot, so other local users cannot crowd the server's own out of
+ * the slots that 127.0.0.1 shares. Fails closed: no answer, no session.
+ */
+static int peer_owner_check(const struct eng_server *srv, int fd)
+{
+	uid_t uid, ours = geteuid();
+	int err;
+
+	if (srv->keyed)
+		return 0;
+	if ((err = eng__tcp_peer_uid(fd, &uid)) != 0)
+		return rcp_err(err,
+			       "this server has no key and serves only its own user (uid %u), "
+			       "so it refuses a connection it cannot trace: %s",
+			       (unsigned)ours, rcp_err_msg(err));
+	if (uid != ours)
+		return rcp_err(-EACCES,
+			       "this server has no key and serves only its own user (uid %u); "
+			       "connections from uid %u are refused: configure a key to serve "
+			       "others",
+			       (unsigned)ours, (unsigned)uid);
+	return 0;
+}
+
 static void session_start(struct eng_server *srv, int fd, const struct sockaddr_in *from)
 {
 	char who[64];
@@ -68,10 +99,19 @@ static void session_start(struct eng_server *srv, int fd, const struct sockaddr_
 	int err;
 
 	inet_ntop(AF_INET, &from->sin_addr, who, sizeof(who));
+	if ((err = peer_owner_check(srv, fd)) != 0) {
+		/* Only local users get here, and the sentence names their uid. */
+		rcp_log(RCP_LOG_NOTICE, "connection from %s port %u refused: %s", who,
+			ntohs(from->sin_port), rcp_err_msg(err));
+		eng__proto_send_error(&ENG_CTL_PLAIN(fd), err);
+		close(fd);
+		return;
+	}
 	if ((err = pending_claim(srv, &from->sin_addr, who, &slot)) != 0) {
 		/* Not at NOTICE: a flood of these must not flood the log. */
 		rcp_log(RCP_LOG_INFO, "connection from %s refused: %s", who, rcp_err_msg(err));
-		eng__proto_send_error(fd, err); /* a few bytes into an empty send buffer */
+		eng__proto_send_error(&ENG_CTL_PLAIN(fd),
+				      err); /* a few bytes into an empty send buffer */
 		close(fd);
 		return;
 	}
@@ -136,6 +176,13 @@ static int server_listen(struct eng_server *srv, bool port_any)
 		return rcp_err(-errno, "cannot listen on %s port %u: %s",
 			       inet_ntop(AF_INET, &a.sin_addr, where, sizeof(where)),
 			       ntohs(a.sin_port), strerror(errno));
+	if (!srv->keyed && (err = eng__tcp_peer_uid_probe(srv->lfd)) != 0)
+		return rcp_err(err,
+			       "no key is configured, so railcp serve would serve only its own "
+			       "user, but it cannot tell which user makes a connection (%s): "
+			       "create ~/.config/railcp/key (chmod 600) or give --key-file or "
+			       "RAILCP_KEY",
+			       rcp_err_msg(err));
 	getsockname(srv->lfd, (struct sockaddr *)&a, &len);
 	inet_ntop(AF_INET, &a.sin_addr, where, sizeof(where));
 	if (srv->keyed)

@@ -1,6 +1,7 @@
 /*
- * proto.c - the control connection: framing, hello, hex names and the
- * manifest in parts (see proto.h for the messages of a session).
+ * proto.c - the control connection: framing (sealed once both sides proved
+ * the key: seal.c), hello, hex names and the manifest in parts (see proto.h
+ * for the messages of a session).
  *
  * The length prefix is checked before anything is allocated, so a peer that
  * is not railcp (an HTTP client, a port scanner) costs four bytes and gets a
@@ -18,6 +19,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <openssl/crypto.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,35 +77,63 @@ static int read_all(int fd, void *buf, size_t len, uint64_t deadline_ns)
 	return 0;
 }
 
-int eng__proto_send(int fd, const json_t *msg)
+int eng__proto_send(struct eng_ctl *c, const json_t *msg)
 {
-	char *text = json_dumps(msg, JSON_COMPACT);
-	uint32_t len;
-	int err;
+	char *text = json_dumps(msg, JSON_COMPACT), *frame;
+	size_t n = text ? strlen(text) : 0, tag = c->sealed ? ENG_SEAL_TAG_LEN : 0;
+	uint32_t be = htonl((uint32_t)(n + tag));
+	int err = 0;
 
-	if (!text)
+	frame = text ? malloc(sizeof(be) + n + tag) : NULL;
+	if (!frame) {
+		free(text);
 		return -ENOMEM;
-	len = htonl((uint32_t)strlen(text));
-	err = write_all(fd, &len, sizeof(len));
+	}
+	memcpy(frame, &be, sizeof(be));
+	memcpy(frame + sizeof(be), text, n);
+	if (c->sealed)
+		err = eng__seal_tag(c->key_out, c->seq_out++, text, (uint32_t)n,
+				    (uint8_t *)frame + sizeof(be) + n);
 	if (!err)
-		err = write_all(fd, text, strlen(text));
+		err = write_all(c->fd, frame, sizeof(be) + n + tag);
+	free(frame);
 	free(text);
 	return err;
 }
 
-static int frame_read(int fd, int timeout_ms, uint32_t max, json_t **msg_out)
+/* A sealed frame's body: its tag must be right for the next number in. */
+static int frame_open(struct eng_ctl *c, const char *buf, uint32_t *len)
+{
+	uint8_t want[ENG_SEAL_TAG_LEN];
+	uint32_t n = *len - ENG_SEAL_TAG_LEN;
+	int err, same;
+
+	if (*len <= ENG_SEAL_TAG_LEN)
+		return rcp_err(-EBADMSG, "the peer sent a frame too short to carry its seal");
+	if ((err = eng__seal_tag(c->key_in, c->seq_in++, buf, n, want)) != 0)
+		return err;
+	same = CRYPTO_memcmp(want, buf + n, sizeof(want)) == 0;
+	if (!same)
+		return rcp_err(-EBADMSG,
+			       "a control frame failed its integrity check: it was "
+			       "altered, dropped or replayed on the way; ending the session");
+	*len = n;
+	return 0;
+}
+
+static int frame_read(struct eng_ctl *c, int timeout_ms, uint32_t max, json_t **msg_out)
 {
 	uint64_t deadline = rcp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	uint32_t len, max_len = max + (c->sealed ? ENG_SEAL_TAG_LEN : 0);
 	json_error_t jerr;
-	uint32_t len;
 	char *buf;
 	json_t *msg;
 	int err;
 
-	if ((err = read_all(fd, &len, sizeof(len), deadline)) != 0)
+	if ((err = read_all(c->fd, &len, sizeof(len), deadline)) != 0)
 		return err;
 	len = ntohl(len);
-	if (len == 0 || len > max)
+	if (len == 0 || len > max_len)
 		return rcp_err(-EPROTO,
 			       "the peer does not speak the railcp protocol "
 			       "(it sent a frame of %u bytes)",
@@ -111,7 +141,9 @@ static int frame_read(int fd, int timeout_ms, uint32_t max, json_t **msg_out)
 	buf = malloc(len);
 	if (!buf)
 		return -ENOMEM;
-	err = read_all(fd, buf, len, deadline);
+	err = read_all(c->fd, buf, len, deadline);
+	if (!err && c->sealed)
+		err = frame_open(c, buf, &len);
 	msg = err ? NULL : json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	free(buf);
 	if (err)
@@ -125,17 +157,17 @@ static int frame_read(int fd, int timeout_ms, uint32_t max, json_t **msg_out)
 	return 0;
 }
 
-int eng__proto_recv(int fd, int timeout_ms, const char *want_type, json_t **msg_out)
+int eng__proto_recv(struct eng_ctl *c, int timeout_ms, const char *want_type, json_t **msg_out)
 {
-	return eng__proto_recv_max(fd, timeout_ms, want_type, ENG_PROTO_MAX_FRAME, msg_out);
+	return eng__proto_recv_max(c, timeout_ms, want_type, ENG_PROTO_MAX_FRAME, msg_out);
 }
 
-int eng__proto_recv_max(int fd, int timeout_ms, const char *want_type, uint32_t max,
+int eng__proto_recv_max(struct eng_ctl *c, int timeout_ms, const char *want_type, uint32_t max,
 			json_t **msg_out)
 {
 	const char *type;
 	json_t *msg = NULL;
-	int err = frame_read(fd, timeout_ms, max, &msg);
+	int err = frame_read(c, timeout_ms, max, &msg);
 
 	if (err)
 		return err;
@@ -181,24 +213,24 @@ json_t *eng__proto_msg(const char *type, bool hello)
 	return m;
 }
 
-int eng__proto_send_type(int fd, const char *type)
+int eng__proto_send_type(struct eng_ctl *c, const char *type)
 {
 	json_t *m = eng__proto_msg(type, false);
-	int err = m ? eng__proto_send(fd, m) : -ENOMEM;
+	int err = m ? eng__proto_send(c, m) : -ENOMEM;
 
 	json_decref(m);
 	return err;
 }
 
-int eng__proto_poll(int fd, const char *want, json_t **msg_out)
+int eng__proto_poll(struct eng_ctl *c, const char *want, json_t **msg_out)
 {
-	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
 	int err;
 
 	if (poll(&pfd, 1, 0) <= 0)
 		return 0;
 	/* Something arrived, or the peer hung up: a whole frame follows quickly, if any. */
-	err = eng__proto_recv(fd, 5000, want, msg_out);
+	err = eng__proto_recv(c, 5000, want, msg_out);
 	return err ? err : 1;
 }
 
@@ -217,7 +249,7 @@ int eng__proto_check_hello(const json_t *msg)
 	return 0;
 }
 
-void eng__proto_send_error(int fd, int err)
+void eng__proto_send_error(struct eng_ctl *c, int err)
 {
 	json_t *m = eng__proto_msg(ENG_MSG_ERROR, false);
 	char text[512];
@@ -225,7 +257,7 @@ void eng__proto_send_error(int fd, int err)
 	snprintf(text, sizeof(text), "%s", rcp_err_msg(err));
 	if (m) {
 		json_object_set_new(m, ENG_KEY_MESSAGE, json_string(text));
-		eng__proto_send(fd, m);
+		eng__proto_send(c, m);
 		json_decref(m);
 	}
 	rcp_err(err, "%s", text); /* a failed send must not replace the sentence */
@@ -337,7 +369,7 @@ int eng__proto_name(const json_t *v, const char *what, char **name_out)
 	return err;
 }
 
-int eng__manifest_send(int fd, const struct io_manifest *m)
+int eng__manifest_send(struct eng_ctl *c, const struct io_manifest *m)
 {
 	void *buf = NULL;
 	size_t len = 0, off = 0;
@@ -357,7 +389,7 @@ int eng__manifest_send(int fd, const struct io_manifest *m)
 		}
 		if (off == 0)
 			json_object_set_new(msg, ENG_KEY_TOTAL, json_integer((json_int_t)len));
-		err = eng__proto_send(fd, msg);
+		err = eng__proto_send(c, msg);
 		json_decref(msg);
 		off += n;
 		if (off == len)
@@ -367,7 +399,7 @@ int eng__manifest_send(int fd, const struct io_manifest *m)
 	return err;
 }
 
-int eng__manifest_recv(int fd, int timeout_ms, struct io_manifest **m_out)
+int eng__manifest_recv(struct eng_ctl *c, int timeout_ms, struct io_manifest **m_out)
 {
 	uint64_t total = 0, off = 0;
 	char *buf = NULL;
@@ -378,7 +410,7 @@ int eng__manifest_recv(int fd, int timeout_ms, struct io_manifest **m_out)
 		char *part = NULL;
 		size_t n = 0;
 
-		err = eng__proto_recv(fd, timeout_ms, ENG_MSG_MANIFEST, &msg);
+		err = eng__proto_recv(c, timeout_ms, ENG_MSG_MANIFEST, &msg);
 		if (!err && off == 0) {
 			err = eng__proto_get_u64(msg, ENG_KEY_TOTAL, &total);
 			if (!err && total > ENG_MANIFEST_MAX)

@@ -13,17 +13,19 @@
  *   S -> C  challenge challenge                    (auth.c, when keyed)
  *   C -> S  proof     proof
  *   S -> C  proof     proof
+ *           (keyed: every frame from here on is sealed, struct eng_ctl)
  *   S -> C  ready                                  (push: the job is accepted)
  *   either  manifest  total (first part), part     (push: C -> S; pull: S -> C)
- *   S -> C  welcome   token, chunks, slots, slot_size, stripes (addr, port,
- *                     stripe, rail each)
+ *   S -> C  welcome   token (keyless only), chunks, slots, slot_size,
+ *                     stripes (addr, port, stripe, rail each)
  *   ...     RDMA connections, then the data ...
  *   sender  done      chunks, bytes, seconds
  *   rcvr    result    chunks, bytes, files
  *   either  error     message: ends the session with that sentence
  * Names travel as hex, so no byte of a file name can break the JSON.
  *
- * Threading: functions use only their arguments; one thread per connection.
+ * Threading: functions use only their arguments (a struct eng_ctl is its
+ * connection's); one thread per connection.
  */
 #ifndef RAILCP_ENGINE_PROTO_H
 #define RAILCP_ENGINE_PROTO_H
@@ -40,7 +42,7 @@
 #include "io/io.h"
 
 #define ENG_PROTO_NAME "railcp"
-#define ENG_PROTO_VERSION 2
+#define ENG_PROTO_VERSION 2 /* 2: the client proves first; frames sealed after the proofs */
 #define ENG_PROTO_MAX_FRAME (1u << 20)
 /* A hello arrives before authentication: keep what a stranger can make us parse small. */
 #define ENG_PROTO_MAX_HELLO (64u << 10)
@@ -102,35 +104,60 @@
 #define ENG_FLAG_RECURSIVE "recursive"
 #define ENG_FLAG_CONTENTS "contents"
 
+/* A sealing key (seal.c) and a frame's tag. */
+#define ENG_SEAL_KEY_LEN 32
+#define ENG_SEAL_TAG_LEN 32
+
+/*
+ * The control connection: its socket and, once both sides proved the key,
+ * what seals every frame from then on (seal.c): a sealed frame's length
+ * counts its JSON and the tag that follows it, HMAC-SHA256 under the
+ * direction's key over the frame's number in that direction, the JSON's
+ * length and the JSON. A frame that fails its tag ends the session.
+ */
+struct eng_ctl {
+	int fd; /* -1 when none */
+	bool sealed;
+	uint64_t seq_out, seq_in;
+	uint8_t key_out[ENG_SEAL_KEY_LEN], key_in[ENG_SEAL_KEY_LEN];
+};
+
+/* An unsealed control connection on fd. */
+#define ENG_CTL_PLAIN(fd_) ((struct eng_ctl){.fd = (fd_)})
+
+/* The tag of frame number seq of len bytes under key (seal.c). */
+int eng__seal_tag(const uint8_t key[ENG_SEAL_KEY_LEN], uint64_t seq, const void *body, uint32_t len,
+		  uint8_t tag_out[ENG_SEAL_TAG_LEN]);
+
 /* Send msg (not consumed). */
-int eng__proto_send(int fd, const json_t *msg);
+int eng__proto_send(struct eng_ctl *c, const json_t *msg);
 
 /*
  * Receive one frame within timeout_ms. If want_type is not NULL the frame
  * must have that "type"; a frame of type "error" becomes -ECONNABORTED with
  * the peer's message as the sentence.
  */
-int eng__proto_recv(int fd, int timeout_ms, const char *want_type, json_t **msg_out);
+int eng__proto_recv(struct eng_ctl *c, int timeout_ms, const char *want_type, json_t **msg_out);
 
 /* eng__proto_recv with a smaller frame limit than ENG_PROTO_MAX_FRAME. */
-int eng__proto_recv_max(int fd, int timeout_ms, const char *want_type, uint32_t max,
+int eng__proto_recv_max(struct eng_ctl *c, int timeout_ms, const char *want_type, uint32_t max,
 			json_t **msg_out);
 
 /* The milliseconds left until end_ns (rcp_now_ns's clock), 0 once it has passed. */
 int eng__proto_ms_left(uint64_t end_ns);
 
 /*
- * Without blocking: 0 when nothing arrived on fd, 1 with *msg_out when a
+ * Without blocking: 0 when nothing arrived on c, 1 with *msg_out when a
  * frame of type want arrived, or -errno with a sentence when the peer closed
  * the connection, reported an error or sent something else.
  */
-int eng__proto_poll(int fd, const char *want, json_t **msg_out);
+int eng__proto_poll(struct eng_ctl *c, const char *want, json_t **msg_out);
 
 /* A new message {"type": type}; with proto and version when hello is true. */
 json_t *eng__proto_msg(const char *type, bool hello);
 
 /* Send a message with no keys but its type. */
-int eng__proto_send_type(int fd, const char *type);
+int eng__proto_send_type(struct eng_ctl *c, const char *type);
 
 /* Check a hello frame's proto and version; -EPROTO with a sentence. */
 int eng__proto_check_hello(const json_t *msg);
@@ -139,7 +166,7 @@ int eng__proto_check_hello(const json_t *msg);
  * Send {"type": "error", "message": <err's sentence>}, ignoring failures (the
  * peer may be gone); err's sentence stays recorded for the caller.
  */
-void eng__proto_send_error(int fd, int err);
+void eng__proto_send_error(struct eng_ctl *c, int err);
 
 /* Fetch an integer member (>= 0); -EPROTO with a sentence when missing or wrong. */
 int eng__proto_get_u64(const json_t *msg, const char *key, uint64_t *v_out);
@@ -163,14 +190,14 @@ int eng__proto_hex_value(const json_t *v, const char *what, size_t max, char **b
 /* A name from the peer, as hex of at most IO_PATH_MAX - 1 bytes with no NUL in it. */
 int eng__proto_name(const json_t *v, const char *what, char **name_out);
 
-/* Send m's encoding on fd as "manifest" frames. */
-int eng__manifest_send(int fd, const struct io_manifest *m);
+/* Send m's encoding on c as "manifest" frames. */
+int eng__manifest_send(struct eng_ctl *c, const struct io_manifest *m);
 
 /*
  * Receive a manifest from a peer, who may be hostile: the first frame
  * announces the total (at most ENG_MANIFEST_MAX), the parts must add up to
  * it, and io_manifest_decode checks every entry.
  */
-int eng__manifest_recv(int fd, int timeout_ms, struct io_manifest **m_out);
+int eng__manifest_recv(struct eng_ctl *c, int timeout_ms, struct io_manifest **m_out);
 
 #endif

@@ -96,13 +96,13 @@ static int push_prepare(struct srv_session *ss)
 	uint64_t chunks;
 	int err;
 
-	if ((err = eng__proto_send_type(ss->s.fd, ENG_MSG_READY)) != 0 ||
+	if ((err = eng__proto_send_type(&ss->s.ctl, ENG_MSG_READY)) != 0 ||
 	    (err = eng__proto_get_u64(ss->hello, ENG_KEY_CHUNKS, &chunks)) != 0 ||
 	    (err = eng__proto_name(json_object_get(ss->hello, ENG_KEY_DST), "a destination",
 				   &dst)) != 0)
 		return err;
 	io_path_printable(dst, ss->where);
-	err = eng__manifest_recv(ss->s.fd, ss->s.timeout_ms, &m);
+	err = eng__manifest_recv(&ss->s.ctl, ss->s.timeout_ms, &m);
 	if (!err) {
 		ss->bytes = m->data_bytes;
 		err = eng__dest_files(ss->srv->root, dst, flag(ss->hello, ENG_FLAG_CONTENTS),
@@ -164,7 +164,7 @@ static int pull_prepare(struct srv_session *ss)
 	err = eng__files_create(ENG_SENDER, m, ss->s.chunk, root,
 				(ss->root_flags & IO_ROOT_DIRECT) ? IO_DIRECT : 0, &ss->s.files);
 	if (!err)
-		err = eng__manifest_send(ss->s.fd, eng__files_manifest(ss->s.files));
+		err = eng__manifest_send(&ss->s.ctl, eng__files_manifest(ss->s.files));
 	return err;
 }
 
@@ -174,16 +174,16 @@ static int welcome_send(struct srv_session *ss, const uint16_t *port)
 	const struct eng_job *job = ss->s.job;
 	json_t *m = eng__proto_msg(ENG_MSG_WELCOME, true), *arr = json_array();
 	unsigned seen[TOPO_MAX_RAILS] = {0}, base[TOPO_MAX_RAILS], r, k = 0;
-	char token[20];
 	size_t i;
-	int err;
+	int err = 0;
 
 	for (r = 0; r < ss->plan.n_rails; r++) {
 		base[r] = k;
 		k += ss->plan.rail[r].qps;
 	}
-	snprintf(token, sizeof(token), "%016" PRIx64, job->token);
-	json_object_set_new(m, ENG_KEY_TOKEN, json_string(token));
+	/* Keyed, both sides derived the tokens; else they are this session's secret in clear. */
+	if (!ss->s.key)
+		err = eng__proto_set_hex(m, ENG_KEY_TOKEN, ss->s.tokens, sizeof(ss->s.tokens));
 	json_object_set_new(m, ENG_KEY_CHUNKS, json_integer((json_int_t)job->src.n_chunks));
 	json_object_set_new(m, ENG_KEY_SLOTS, json_integer(job->stripe[0].link.n_slots));
 	json_object_set_new(m, ENG_KEY_SLOT_SIZE, json_integer(ss->s.chunk));
@@ -198,7 +198,8 @@ static int welcome_send(struct srv_session *ss, const uint16_t *port)
 		json_array_append_new(arr, st);
 	}
 	json_object_set_new(m, ENG_KEY_STRIPES, arr);
-	err = eng__proto_send(ss->s.fd, m);
+	if (!err)
+		err = eng__proto_send(&ss->s.ctl, m);
 	json_decref(m);
 	return err;
 }
@@ -209,7 +210,6 @@ static int session_setup(struct srv_session *ss)
 	const struct eng_transport *tr = ss->s.tr;
 	uint16_t port[TOPO_MAX_RAILS] = {0};
 	unsigned r, n_slots = 0;
-	uint64_t token;
 	int err;
 
 	ss->plan = *ss->srv->o->plan;
@@ -217,9 +217,9 @@ static int session_setup(struct srv_session *ss)
 				     &ss->plan, ss->peer_rail)) != 0 ||
 	    (err = eng__slots_per_stripe(&ss->plan, ss->s.chunk, &n_slots)) != 0)
 		return err;
-	if (getrandom(&token, sizeof(token), 0) != sizeof(token))
+	if (!ss->s.key && getrandom(ss->s.tokens, sizeof(ss->s.tokens), 0) != sizeof(ss->s.tokens))
 		return rcp_err(-EIO, "cannot draw a session token: %s", strerror(errno));
-	if ((err = eng__session_job(&ss->s, &ss->plan, n_slots, token)) != 0)
+	if ((err = eng__session_job(&ss->s, &ss->plan, n_slots)) != 0)
 		return err;
 	for (r = 0; r < ss->plan.n_rails && !err; r++) {
 		struct sockaddr_in a = ss->srv->addr[r].addr;
@@ -230,10 +230,10 @@ static int session_setup(struct srv_session *ss)
 	if (!err)
 		err = welcome_send(ss, port);
 	if (!err)
-		err = tr->accept_all(ss->s.conn, ss->s.fd, ss->s.timeout_ms);
+		err = tr->accept_all(ss->s.conn, ss->s.ctl.fd, ss->s.timeout_ms);
 	if (err == -EPIPE) { /* the client gave up while connecting: say why */
 		json_t *msg = NULL;
-		int got = eng__proto_poll(ss->s.fd, "(nothing while connecting)", &msg);
+		int got = eng__proto_poll(&ss->s.ctl, "(nothing while connecting)", &msg);
 
 		json_decref(msg);
 		err = got < 0 ? got : rcp_err(-EPROTO, "the sender broke off while connecting");
@@ -279,7 +279,7 @@ static int session_end(struct srv_session *ss)
 static int session_admit(struct srv_session *ss, bool *counted)
 {
 	struct eng_server *srv = ss->srv;
-	int err = eng__proto_recv_max(ss->s.fd, eng__proto_ms_left(ss->s.auth_end_ns),
+	int err = eng__proto_recv_max(&ss->s.ctl, eng__proto_ms_left(ss->s.auth_end_ns),
 				      ENG_MSG_HELLO, ENG_PROTO_MAX_HELLO, &ss->hello);
 
 	if (!err)
@@ -320,7 +320,7 @@ static void *session_main(void *arg)
 	if (!err)
 		err = session_end(ss);
 	if (err) {
-		eng__proto_send_error(ss->s.fd, err);
+		eng__proto_send_error(&ss->s.ctl, err);
 		rcp_log(RCP_LOG_NOTICE, "session %u from %s failed: %s", ss->id, ss->peer,
 			rcp_err_msg(err));
 	}

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <netinet/tcp.h>
+#include <openssl/crypto.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,7 +32,7 @@ void eng__session_init(struct eng_session *s, enum eng_side side, const struct e
 {
 	*s = (struct eng_session){.side = side,
 				  .tr = tr,
-				  .fd = fd,
+				  .ctl = ENG_CTL_PLAIN(fd),
 				  .timeout_ms = timeout_ms,
 				  .peer_name = side == ENG_CLIENT ? "the server" : "the client"};
 }
@@ -43,14 +44,17 @@ int eng__session_rails(struct eng_session *s, const struct topo_plan *plan)
 	return s->tr->rail_addrs(plan, s->addr);
 }
 
-int eng__session_job(struct eng_session *s, const struct topo_plan *plan, unsigned n_slots,
-		     uint64_t token)
+int eng__session_job(struct eng_session *s, const struct topo_plan *plan, unsigned n_slots)
 {
 	int err = eng__job_create(s->role, plan, n_slots, s->chunk, s->tr->pinned, &s->job);
+	unsigned i;
 
 	if (err)
 		return err;
-	s->job->token = token;
+	s->job->token = eng__seal_token(s->tokens, ENG_TOKEN_JOB, 0);
+	/* The server's links are the ones asked for: each admits its own token only. */
+	for (i = 0; s->side == ENG_SERVER && i < s->job->n_stripes; i++)
+		s->job->link[i]->token = eng__seal_token(s->tokens, ENG_TOKEN_LINK, i);
 	if (s->files)
 		eng__files_attach(s->files, s->job);
 	else
@@ -69,7 +73,7 @@ static void session_watch(struct eng_job *job, void *ctx)
 	if (s->cancel && atomic_load(s->cancel) && !atomic_load(&job->stop))
 		eng__job_fail(job, s->cancel_err, "%s", s->cancel_why);
 	if (!atomic_load(&job->stop))
-		got = eng__proto_poll(s->fd, want ? want : "(nothing during the transfer)", &msg);
+		got = eng__proto_poll(&s->ctl, want ? want : "(nothing during the transfer)", &msg);
 	if (got == 1 && want) {
 		s->done = msg;
 		eng__job_stop(job); /* the sender has every credit back */
@@ -102,10 +106,10 @@ static int sender_end(struct eng_session *s)
 	json_object_set_new(done, ENG_KEY_CHUNKS, json_integer((json_int_t)rep.chunks));
 	json_object_set_new(done, ENG_KEY_BYTES, json_integer((json_int_t)rep.bytes));
 	json_object_set_new(done, ENG_KEY_SECONDS, json_real(rep.seconds));
-	err = eng__proto_send(s->fd, done);
+	err = eng__proto_send(&s->ctl, done);
 	json_decref(done);
 	if (!err)
-		err = eng__proto_recv(s->fd, s->timeout_ms, ENG_MSG_RESULT, &res);
+		err = eng__proto_recv(&s->ctl, s->timeout_ms, ENG_MSG_RESULT, &res);
 	if (!err && !(err = eng__proto_get_u64(res, ENG_KEY_CHUNKS, &got_chunks)))
 		err = eng__proto_get_u64(res, ENG_KEY_BYTES, &got_bytes);
 	if (!err && (got_chunks != rep.chunks || got_bytes != rep.bytes))
@@ -126,7 +130,7 @@ static int receiver_end(struct eng_session *s)
 
 	eng__job_report(s->job, &rep);
 	if (!s->done)
-		err = eng__proto_recv(s->fd, s->timeout_ms, ENG_MSG_DONE, &s->done);
+		err = eng__proto_recv(&s->ctl, s->timeout_ms, ENG_MSG_DONE, &s->done);
 	if (err || (err = eng__proto_get_u64(s->done, ENG_KEY_CHUNKS, &sent_chunks)) != 0 ||
 	    (err = eng__proto_get_u64(s->done, ENG_KEY_BYTES, &sent_bytes)) != 0)
 		return err;
@@ -144,7 +148,7 @@ static int receiver_end(struct eng_session *s)
 	json_object_set_new(
 		m, ENG_KEY_FILES,
 		json_integer((json_int_t)(s->files ? eng__files_manifest(s->files)->n_files : 0)));
-	err = eng__proto_send(s->fd, m);
+	err = eng__proto_send(&s->ctl, m);
 	json_decref(m);
 	return err;
 }
@@ -170,13 +174,15 @@ void eng__session_fini(struct eng_session *s)
 	eng__job_destroy(s->job);
 	eng__files_destroy(s->files); /* after the workers: removes unfinished temporaries */
 	json_decref(s->done);
-	if (s->fd >= 0)
-		close(s->fd);
+	if (s->ctl.fd >= 0)
+		close(s->ctl.fd);
 	s->conn = NULL;
 	s->job = NULL;
 	s->files = NULL;
 	s->done = NULL;
-	s->fd = -1;
+	OPENSSL_cleanse(&s->ctl, sizeof(s->ctl));
+	OPENSSL_cleanse(s->tokens, sizeof(s->tokens));
+	s->ctl.fd = -1;
 }
 
 int eng__tcp_connect_timeout(int fd, const struct sockaddr *sa, socklen_t len, int timeout_ms)

@@ -32,6 +32,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include "engine/datapath/datapath.h"
 #include "engine/session/auth.h"
@@ -68,12 +69,13 @@ struct eng_session {
 	enum eng_role role; /* this side's, in the job */
 	const struct eng_transport *tr;
 	const char *peer_name; /* "the server" or "the client", for sentences */
-	int fd;		       /* the control connection, -1 when none */
+	struct eng_ctl ctl;    /* the control connection (fd -1 when none) */
 	int timeout_ms;	       /* each control and connection step */
 	/* authentication */
 	uint64_t auth_end_ns;			   /* server: hello and proof are due by then */
 	const struct eng_auth_key *key;		   /* NULL: no key configured */
 	uint8_t challenge[ENG_AUTH_CHALLENGE_LEN]; /* the client's, sent in its hello */
+	uint8_t tokens[ENG_SEAL_KEY_LEN]; /* what the job's and links' tokens derive from */
 	/* the job */
 	uint32_t chunk;
 	uint64_t bench_bytes;			   /* bench; 0 for copies */
@@ -108,11 +110,11 @@ int eng__session_rails(struct eng_session *s, const struct topo_plan *plan);
 
 /*
  * The job for plan (its QPs per rail are this session's stripes), n_slots
- * per stripe of s->chunk bytes, under token; its source and sink (s->files,
- * else the bench pattern of s->bench_bytes) and its connections.
+ * per stripe of s->chunk bytes, its tokens from s->tokens; its source and
+ * sink (s->files, else the bench pattern of s->bench_bytes) and its
+ * connections.
  */
-int eng__session_job(struct eng_session *s, const struct topo_plan *plan, unsigned n_slots,
-		     uint64_t token);
+int eng__session_job(struct eng_session *s, const struct topo_plan *plan, unsigned n_slots);
 
 /* Run the job to its end while watching the peer. */
 int eng__session_run(struct eng_session *s);
@@ -131,6 +133,25 @@ void eng__session_report(const struct eng_session *s, struct eng_report *r);
 
 /* Frees everything in reverse order (a receiver's unfinished temporaries are removed). */
 void eng__session_fini(struct eng_session *s);
+
+/* ---- seal.c: what a proven key gives a session ---- */
+
+/*
+ * After both proofs: the keys that seal ctl's frames from now on (its
+ * sequence numbers restart at 0) and the material tokens derive from, all
+ * from key and both challenges (cc the client's, cs the server's); me is
+ * this side's role.
+ */
+int eng__seal_keys(const struct eng_auth_key *key, enum eng_auth_role me,
+		   const uint8_t cc[ENG_AUTH_CHALLENGE_LEN],
+		   const uint8_t cs[ENG_AUTH_CHALLENGE_LEN], struct eng_ctl *ctl,
+		   uint8_t tokens_out[ENG_SEAL_KEY_LEN]);
+
+/* Token number index of kind label (ENG_TOKEN_*) from tokens: 64 bits of an HMAC. */
+uint64_t eng__seal_token(const uint8_t tokens[ENG_SEAL_KEY_LEN], const char *label, uint32_t index);
+
+#define ENG_TOKEN_JOB "railcp-2 job"
+#define ENG_TOKEN_LINK "railcp-2 link"
 
 /* ---- the two ends, over a transport of the caller's choice (tests: loopback) ---- */
 
@@ -196,6 +217,21 @@ int eng__tcp_connect_timeout(int fd, const struct sockaddr *sa, socklen_t len, i
  * 30 s on a peer that stops reading or acknowledging.
  */
 void eng__tcp_tune(int fd);
+
+/*
+ * peercred.c: the uid that owns the peer's end of the IPv4 TCP connection
+ * fd, which must be on this host (loopback), as the kernel's sock_diag
+ * reports it. Fails with a sentence when sock_diag cannot answer or either
+ * end is no longer established. Thread-safe.
+ */
+int eng__tcp_peer_uid(int fd, uid_t *uid_out);
+
+/*
+ * Whether eng__tcp_peer_uid works here: sock_diag answers and names this
+ * process's euid as the owner of its listening socket lfd. 0, or an error
+ * with a sentence. Thread-safe.
+ */
+int eng__tcp_peer_uid_probe(int lfd);
 
 /* ---- pairing.c: which rails carry a session ---- */
 

@@ -244,8 +244,7 @@ static int cm_resolve(struct eng_conn *c, struct rdma_cm_id *id, const struct so
 static int cm_connect(struct eng_conn *c, struct eng_link *l, const struct sockaddr_in *src,
 		      const struct sockaddr_in *dst, uint32_t peer_link, int timeout_ms)
 {
-	struct conn_req req = {
-		htole64(c->cfg->token), htole32(peer_link), htole32(CONN_MAGIC), {0}};
+	struct conn_req req = {htole64(l->token), htole32(peer_link), htole32(CONN_MAGIC), {0}};
 	struct rdma_conn_param cp = {.private_data = &req,
 				     .private_data_len = sizeof(req),
 				     .retry_count = CM_RETRIES,
@@ -307,11 +306,12 @@ static int on_connect_request(struct eng_conn *c, struct rdma_cm_event *ev)
 	uint32_t k;
 	int err;
 
-	if (ev->param.conn.private_data_len < sizeof(*req) || le32toh(req->magic) != CONN_MAGIC ||
-	    le64toh(req->token) != c->cfg->token)
-		return rcp_err(-EPERM, "an RDMA connection request that is not from this session");
+	if (ev->param.conn.private_data_len < sizeof(*req) || le32toh(req->magic) != CONN_MAGIC)
+		return rcp_err(-EPERM, "an RDMA connection request that is not from railcp");
 	k = le32toh(req->link);
-	if (k >= c->cfg->n_links || c->ep[k].id)
+	if (k >= c->cfg->n_links || le64toh(req->token) != c->cfg->link[k]->token)
+		return rcp_err(-EPERM, "an RDMA connection request that is not from this session");
+	if (c->ep[k].id)
 		return rcp_err(-EPROTO,
 			       "an RDMA connection request for stripe %u, which is not open", k);
 	l = c->cfg->link[k];

@@ -209,7 +209,7 @@ static void queue_remove(struct eng_conn *server, struct loop_req *req)
 static int loop_connect(struct eng_conn *c, struct eng_link *l, const struct sockaddr_in *src,
 			const struct sockaddr_in *dst, uint32_t peer_link, int timeout_ms)
 {
-	struct loop_req req = {.token = c->cfg->token, .link = peer_link, .client = c, .cl = l};
+	struct loop_req req = {.token = l->token, .link = peer_link, .client = c, .cl = l};
 	uint64_t deadline = rcp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	struct eng_conn *server;
 	char to[INET_ADDRSTRLEN];
@@ -260,9 +260,9 @@ static int accept_one(struct eng_conn *c, struct loop_req *req)
 	struct eng_ep *a = NULL, *b = NULL;
 	int err;
 
-	if (req->token != c->cfg->token)
+	if (req->link >= c->cfg->n_links || req->token != c->cfg->link[req->link]->token)
 		return rcp_err(-EPERM, "an RDMA connection request that is not from this session");
-	if (req->link >= c->cfg->n_links || c->ep[req->link])
+	if (c->ep[req->link])
 		return rcp_err(-EPROTO,
 			       "an RDMA connection request for stripe %u, which is not open",
 			       req->link);

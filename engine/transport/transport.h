@@ -152,6 +152,12 @@ struct eng_link {
 	unsigned n_slots;
 	uint32_t slot_size;
 	unsigned send_depth; /* work requests the data path may have posted at once */
+	/*
+	 * The connection request for this link carries it (the client's link:
+	 * the token of the server's link it asks for). One per link, so a
+	 * request seen on the wire admits no other link.
+	 */
+	uint64_t token;
 	/* Set by the transport when the link is made: */
 	struct eng_ep *ep;
 	uint32_t lkey;
@@ -168,8 +174,7 @@ struct eng_rail_addr {
 
 /* What a job asks of the transport when its connections are made. */
 struct eng_conn_cfg {
-	bool receiver;	/* this side's slots are written by the peer */
-	uint64_t token; /* the session's: connection requests must carry it */
+	bool receiver; /* this side's slots are written by the peer */
 	struct eng_link *const *link;
 	unsigned n_links;
 	struct eng_tr_worker *const *worker;

@@ -271,10 +271,10 @@ static void test_manifest_travels_in_parts(void **state)
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	if (fork() == 0) {
 		close(sv[0]);
-		_exit(eng__manifest_send(sv[1], m) == 0 ? 0 : 1);
+		_exit(eng__manifest_send(&ENG_CTL_PLAIN(sv[1]), m) == 0 ? 0 : 1);
 	}
 	close(sv[1]);
-	assert_int_equal(eng__manifest_recv(sv[0], 5000, &got), 0);
+	assert_int_equal(eng__manifest_recv(&ENG_CTL_PLAIN(sv[0]), 5000, &got), 0);
 	assert_int_equal(got->n, m->n);
 	assert_int_equal(got->n_files, 3000);
 	assert_string_equal(got->entry[got->n - 1].path, m->entry[m->n - 1].path);
@@ -294,9 +294,9 @@ static int manifest_frame_result(json_int_t total, const char *part)
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	json_object_set_new(msg, "total", json_integer(total));
 	json_object_set_new(msg, "part", json_string(part));
-	assert_int_equal(eng__proto_send(sv[1], msg), 0);
+	assert_int_equal(eng__proto_send(&ENG_CTL_PLAIN(sv[1]), msg), 0);
 	json_decref(msg);
-	err = eng__manifest_recv(sv[0], 2000, &m);
+	err = eng__manifest_recv(&ENG_CTL_PLAIN(sv[0]), 2000, &m);
 	assert_null(m);
 	close(sv[0]);
 	close(sv[1]);

@@ -172,7 +172,7 @@ static void raw_push_refused(const struct server *s, const char *dst, const char
 	assert_non_null(ready);
 	assert_string_equal(json_string_value(json_object_get(ready, "type")) ?: "?", "ready");
 	json_decref(ready);
-	assert_int_equal(eng__manifest_send(fd, &m), 0);
+	assert_int_equal(eng__manifest_send(&ENG_CTL_PLAIN(fd), &m), 0);
 	assert_refused(fd, what);
 }
 
@@ -311,9 +311,7 @@ static void test_a_stranger_gets_nothing_that_depends_on_the_key(void **state)
 	json_decref(m);
 	memset(hex, 'a', sizeof(hex) - 1);
 	hex[sizeof(hex) - 1] = 0;
-	m = json_pack("{s:s, s:s}", "type", "proof", "proof", hex);
-	raw_json(fd, m);
-	json_decref(m);
+	raw_json(fd, json_pack("{s:s, s:s}", "type", "proof", "proof", hex)); /* takes it */
 	m = raw_recv(fd);
 	assert_non_null(m);
 	assert_string_equal(json_string_value(json_object_get(m, "type")), "error");
@@ -583,7 +581,8 @@ static void *fake_main(void *arg)
 	m = raw_recv(fd);
 	f->got_hello = m && !strcmp(json_string_value(json_object_get(m, "job")) ?: "", "pull");
 	json_decref(m);
-	if (f->got_hello && eng__manifest_send(fd, f->m) == 0 && (m = raw_recv(fd))) {
+	if (f->got_hello && eng__manifest_send(&ENG_CTL_PLAIN(fd), f->m) == 0 &&
+	    (m = raw_recv(fd))) {
 		if (!strcmp(json_string_value(json_object_get(m, "type")) ?: "", "error"))
 			snprintf(f->said, sizeof(f->said), "%s",
 				 json_string_value(json_object_get(m, "message")) ?: "");

@@ -1,0 +1,143 @@
+/*
+ * peercred.c - which user made a loopback TCP connection, for a server
+ * without a key: it serves only its own user (listener.c).
+ *
+ * SO_PEERCRED answers only on unix sockets, so the owner of the peer's end
+ * is asked of the kernel's sock_diag netlink interface (sock_diag(7)): one
+ * SOCK_DIAG_BY_FAMILY query for the TCP socket whose local end is the
+ * peer's address and port and whose remote end is ours, answered with the
+ * uid that created it (its creator's fsuid, fixed at socket()). The kernel
+ * answers within the sendto, so the reply is read without waiting.
+ *
+ * An answer counts only if it names an established socket with exactly
+ * that 4-tuple, and our end is still established after it: closed peers
+ * are reported as owned by uid 0 (time-wait sockets), and a lookup that
+ * misses the established table falls back to listening sockets. Both
+ * checks together mean the socket found is the one our connection speaks
+ * to, since no two established sockets of a network namespace share a
+ * 4-tuple. Every doubt is a refusal, with a sentence.
+ *
+ * Threading: no state; thread-safe.
+ */
+#include "engine/session/session_int.h"
+
+#include "common/common.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/tcp.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The sock_diag entry of the TCP socket with local end src and remote end dst. */
+static int diag_query(const struct sockaddr_in *src, const struct sockaddr_in *dst,
+		      struct inet_diag_msg *msg_out)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct inet_diag_req_v2 r;
+	} req = {.nh = {.nlmsg_len = sizeof(req),
+			.nlmsg_type = SOCK_DIAG_BY_FAMILY,
+			.nlmsg_flags = NLM_F_REQUEST,
+			.nlmsg_seq = 1},
+		 .r = {.sdiag_family = AF_INET,
+		       .sdiag_protocol = IPPROTO_TCP,
+		       .id = {.idiag_sport = src->sin_port,
+			      .idiag_dport = dst->sin_port,
+			      .idiag_src = {src->sin_addr.s_addr},
+			      .idiag_dst = {dst->sin_addr.s_addr},
+			      .idiag_cookie = {INET_DIAG_NOCOOKIE, INET_DIAG_NOCOOKIE}}}};
+	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK}, from;
+	socklen_t from_len = sizeof(from);
+	long buf[1024]; /* aligned for struct nlmsghdr */
+	const struct nlmsghdr *nh = (const struct nlmsghdr *)buf;
+	ssize_t n;
+	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG), err;
+
+	if (fd < 0)
+		return -errno;
+	n = sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&kernel, sizeof(kernel));
+	if (n == (ssize_t)sizeof(req))
+		n = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from,
+			     &from_len);
+	err = n < 0 ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	if (from.nl_pid != 0 || !NLMSG_OK(nh, (size_t)n) || nh->nlmsg_seq != 1)
+		return -EPROTO;
+	if (nh->nlmsg_type == NLMSG_ERROR && nh->nlmsg_len >= NLMSG_LENGTH(sizeof(int)))
+		return ((const struct nlmsgerr *)NLMSG_DATA(nh))->error ?: -EPROTO;
+	if (nh->nlmsg_type != SOCK_DIAG_BY_FAMILY || nh->nlmsg_len < NLMSG_LENGTH(sizeof(*msg_out)))
+		return -EPROTO;
+	memcpy(msg_out, NLMSG_DATA(nh), sizeof(*msg_out));
+	return 0;
+}
+
+/* The entry names the socket we asked for: src's end, in state. */
+static bool diag_is(const struct inet_diag_msg *m, const struct sockaddr_in *src,
+		    const struct sockaddr_in *dst, int state)
+{
+	return m->idiag_family == AF_INET && m->idiag_state == state &&
+	       m->id.idiag_sport == src->sin_port && m->id.idiag_src[0] == src->sin_addr.s_addr &&
+	       m->id.idiag_dport == dst->sin_port && m->id.idiag_dst[0] == dst->sin_addr.s_addr;
+}
+
+static bool tcp_established(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	return getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 &&
+	       ti.tcpi_state == TCP_ESTABLISHED;
+}
+
+int eng__tcp_peer_uid(int fd, uid_t *uid_out)
+{
+	struct sockaddr_in us, peer;
+	socklen_t us_len = sizeof(us), peer_len = sizeof(peer);
+	struct inet_diag_msg m;
+	int err;
+
+	if (getsockname(fd, (struct sockaddr *)&us, &us_len) ||
+	    getpeername(fd, (struct sockaddr *)&peer, &peer_len))
+		return rcp_err(-errno, "the server cannot see the connection's addresses (%s)",
+			       strerror(errno));
+	if (us.sin_family != AF_INET || peer.sin_family != AF_INET)
+		return rcp_err(-EAFNOSUPPORT, "the connection is not IPv4");
+	if ((err = diag_query(&peer, &us, &m)) != 0)
+		return rcp_err(err,
+			       "the kernel's sock_diag cannot say which user made the connection "
+			       "(%s)",
+			       strerror(-err));
+	if (!diag_is(&m, &peer, &us, TCP_ESTABLISHED) || !tcp_established(fd))
+		return rcp_err(-ECONNRESET,
+			       "the connection closed before the server could tell which user "
+			       "made it");
+	*uid_out = m.idiag_uid;
+	return 0;
+}
+
+int eng__tcp_peer_uid_probe(int lfd)
+{
+	struct sockaddr_in us, none = {.sin_family = AF_INET};
+	socklen_t len = sizeof(us);
+	struct inet_diag_msg m;
+	int err;
+
+	if (getsockname(lfd, (struct sockaddr *)&us, &len))
+		return -errno;
+	if ((err = diag_query(&us, &none, &m)) != 0)
+		return rcp_err(err, "the kernel's sock_diag lookup failed: %s", strerror(-err));
+	if (!diag_is(&m, &us, &none, TCP_LISTEN))
+		return rcp_err(-EPROTO, "the kernel's sock_diag answered about another socket");
+	if (m.idiag_uid != geteuid())
+		return rcp_err(-EPROTO,
+			       "the kernel's sock_diag names uid %u, not this process's uid %u, "
+			       "as the owner of its listening socket",
+			       m.idiag_uid, (unsigned)geteuid());
+	return 0;
+}

@@ -1,0 +1,122 @@
+/*
+ * seal.c - what a proven key gives a session beyond the proof (auth.h):
+ * keys derived with HKDF-SHA256 (RFC 5869) from the shared key and both
+ * challenges, the tag that seals each control frame, and the tokens that
+ * admit RDMA connections.
+ *
+ * From the key K and the challenges Cc (client's) and Cs (server's):
+ *   PRK       = HKDF-Extract(salt = Cc || Cs, K)
+ *   c2s, s2c  = HKDF-Expand(PRK, "railcp-2 client to server" / "... server to client", 32)
+ *   tokens    = HKDF-Expand(PRK, "railcp-2 tokens", 32)
+ * A frame's tag is HMAC-SHA256(direction's key, seq || len || body) with
+ * seq the frame's number in its direction (both 8 bytes, big-endian) and
+ * len the body's (4 bytes), so a frame altered, dropped, replayed,
+ * reordered or reflected back fails it. Tokens are
+ * HMAC-SHA256(tokens, label || index) cut to 64 bits: the job's, and one per
+ * link, so that a connection request seen on the wire admits no other link.
+ *
+ * Threading: thread-safe, no shared state.
+ */
+#include "engine/session/session_int.h"
+
+#include "common/common.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/params.h>
+#include <openssl/kdf.h>
+#include <string.h>
+
+#define INFO_C2S "railcp-2 client to server"
+#define INFO_S2C "railcp-2 server to client"
+#define INFO_TOKENS "railcp-2 tokens"
+
+static int hkdf(const struct eng_auth_key *key, const uint8_t *salt, size_t salt_len,
+		const char *info, uint8_t *out, size_t out_len)
+{
+	EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
+	EVP_KDF_CTX *ctx = kdf ? EVP_KDF_CTX_new(kdf) : NULL;
+	OSSL_PARAM p[] = {
+		OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)"SHA256", 0),
+		OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)key->bytes, key->len),
+		OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *)salt, salt_len),
+		OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *)info, strlen(info)),
+		OSSL_PARAM_construct_end(),
+	};
+	int ok = ctx && EVP_KDF_derive(ctx, out, out_len, p) == 1;
+
+	EVP_KDF_CTX_free(ctx);
+	EVP_KDF_free(kdf);
+	return ok ? 0 : rcp_err(-EIO, "HKDF-SHA256 failed in libcrypto");
+}
+
+int eng__seal_keys(const struct eng_auth_key *key, enum eng_auth_role me,
+		   const uint8_t cc[ENG_AUTH_CHALLENGE_LEN],
+		   const uint8_t cs[ENG_AUTH_CHALLENGE_LEN], struct eng_ctl *ctl,
+		   uint8_t tokens_out[ENG_SEAL_KEY_LEN])
+{
+	uint8_t salt[2 * ENG_AUTH_CHALLENGE_LEN], c2s[ENG_SEAL_KEY_LEN], s2c[ENG_SEAL_KEY_LEN];
+	int err;
+
+	memcpy(salt, cc, ENG_AUTH_CHALLENGE_LEN);
+	memcpy(salt + ENG_AUTH_CHALLENGE_LEN, cs, ENG_AUTH_CHALLENGE_LEN);
+	err = hkdf(key, salt, sizeof(salt), INFO_C2S, c2s, sizeof(c2s));
+	if (!err)
+		err = hkdf(key, salt, sizeof(salt), INFO_S2C, s2c, sizeof(s2c));
+	if (!err)
+		err = hkdf(key, salt, sizeof(salt), INFO_TOKENS, tokens_out, ENG_SEAL_KEY_LEN);
+	if (!err) {
+		memcpy(ctl->key_out, me == ENG_AUTH_CLIENT ? c2s : s2c, ENG_SEAL_KEY_LEN);
+		memcpy(ctl->key_in, me == ENG_AUTH_CLIENT ? s2c : c2s, ENG_SEAL_KEY_LEN);
+		ctl->seq_out = ctl->seq_in = 0;
+		ctl->sealed = true;
+	}
+	OPENSSL_cleanse(c2s, sizeof(c2s));
+	OPENSSL_cleanse(s2c, sizeof(s2c));
+	return err;
+}
+
+int eng__seal_tag(const uint8_t key[ENG_SEAL_KEY_LEN], uint64_t seq, const void *body, uint32_t len,
+		  uint8_t tag_out[ENG_SEAL_TAG_LEN])
+{
+	EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+	EVP_MAC_CTX *h = mac ? EVP_MAC_CTX_new(mac) : NULL;
+	OSSL_PARAM p[] = {
+		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA256", 0),
+		OSSL_PARAM_construct_end(),
+	};
+	uint64_t seq_be = htobe64(seq);
+	uint32_t len_be = htobe32(len);
+	size_t n = 0;
+	int ok = h && EVP_MAC_init(h, key, ENG_SEAL_KEY_LEN, p) &&
+		 EVP_MAC_update(h, (const uint8_t *)&seq_be, sizeof(seq_be)) &&
+		 EVP_MAC_update(h, (const uint8_t *)&len_be, sizeof(len_be)) &&
+		 EVP_MAC_update(h, body, len) && EVP_MAC_final(h, tag_out, &n, ENG_SEAL_TAG_LEN) &&
+		 n == ENG_SEAL_TAG_LEN;
+
+	EVP_MAC_CTX_free(h);
+	EVP_MAC_free(mac);
+	return ok ? 0 : rcp_err(-EIO, "HMAC-SHA256 failed in libcrypto");
+}
+
+uint64_t eng__seal_token(const uint8_t tokens[ENG_SEAL_KEY_LEN], const char *label, uint32_t index)
+{
+	uint8_t msg[64], md[EVP_MAX_MD_SIZE];
+	uint32_t index_be = htobe32(index);
+	size_t n = strlen(label);
+	unsigned int md_len = 0;
+	uint64_t t = 0;
+
+	if (n > sizeof(msg) - sizeof(index_be))
+		n = sizeof(msg) - sizeof(index_be);
+	memcpy(msg, label, n);
+	memcpy(msg + n, &index_be, sizeof(index_be));
+	if (HMAC(EVP_sha256(), tokens, ENG_SEAL_KEY_LEN, msg, n + sizeof(index_be), md, &md_len))
+		memcpy(&t, md, sizeof(t));
+	OPENSSL_cleanse(md, sizeof(md));
+	return t;
+}

@@ -1,0 +1,395 @@
+/*
+ * test_session_local.c - a server without a key serves only the user who
+ * runs it (issue 15, item 3), over the loopback transport
+ * (session_harness.h): another local user's connection is refused with a
+ * sentence and the server keeps serving its own; with a key, the key
+ * decides; the lookup names the user that made a connection, and refuses
+ * one whose peer has gone; where the kernel cannot say who connected, the
+ * server refuses to start, and a connection it cannot trace is refused.
+ *
+ * Design: another local user is played by a helper thread that takes uid
+ * OTHER_UID for itself alone (the raw setresuid system call: glibc's
+ * wrapper changes every thread) just long enough to create a socket; the
+ * kernel counts that socket as the other user's for good, and the test's
+ * thread connects it and does the talking. Those tests need root and skip
+ * without it. A kernel without sock_diag is played by a forked child under
+ * a seccomp filter that refuses netlink sockets; the child reports by its
+ * exit status, since a cmocka assertion there would run the parent's
+ * teardown a second time.
+ *
+ * Threading: the server's, the short-lived helper threads, and in the
+ * forked child a server of its own.
+ */
+#include "session_harness.h"
+
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <netinet/tcp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+/* The other local user: nobody. */
+#define OTHER_UID 65534u
+
+/* ---- sockets of another user ---- */
+
+struct other_socket {
+	int fd;
+	int err;
+};
+
+static void *other_socket_main(void *arg)
+{
+	struct other_socket *o = arg;
+
+	/* This thread only; its credentials end with it. */
+	if (syscall(SYS_setresuid, -1, OTHER_UID, -1) != 0) {
+		o->err = errno;
+		return NULL;
+	}
+	o->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	o->err = o->fd < 0 ? errno : 0;
+	return NULL;
+}
+
+/* A TCP socket that OTHER_UID owns; skips the test where we cannot make one. */
+static int other_socket(void)
+{
+	struct other_socket o = {.fd = -1};
+	pthread_t t;
+
+	if (geteuid() != 0) {
+		print_message("skipped: playing another user needs root\n");
+		skip();
+	}
+	assert_int_equal(pthread_create(&t, NULL, other_socket_main, &o), 0);
+	pthread_join(t, NULL);
+	if (o.err)
+		fail_msg("cannot create a socket as uid %u: %s", OTHER_UID, strerror(o.err));
+	return o.fd;
+}
+
+static bool fd_connect(int fd, uint16_t port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+}
+
+static int our_socket(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	return fd;
+}
+
+/* ---- the framing by hand, without assertions (the forked child uses it too) ---- */
+
+/* len bytes within 10 s; false on the peer's close, an error or the deadline. */
+static bool fd_read(int fd, void *buf, size_t len)
+{
+	uint64_t end = rcp_now_ns() + 10000000000ull;
+	char *p = buf;
+
+	while (len > 0 && rcp_now_ns() < end) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		ssize_t n;
+
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		n = recv(fd, p, len, 0);
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t)n;
+	}
+	return len == 0;
+}
+
+static void fd_frame(int fd, const char *text)
+{
+	uint32_t be = htonl((uint32_t)strlen(text));
+
+	assert_int_equal(send(fd, &be, sizeof(be), MSG_NOSIGNAL), sizeof(be));
+	assert_int_equal(send(fd, text, strlen(text), MSG_NOSIGNAL), (ssize_t)strlen(text));
+}
+
+/* The message of the peer's next frame if it is an "error" and then closes; else NULL. */
+static char *error_then_close(int fd)
+{
+	uint32_t be, len;
+	json_t *m = NULL;
+	char *buf, *text = NULL, c;
+
+	if (!fd_read(fd, &be, sizeof(be)))
+		return NULL;
+	len = ntohl(be);
+	if (len == 0 || len > ENG_PROTO_MAX_FRAME || !(buf = malloc(len)))
+		return NULL;
+	if (fd_read(fd, buf, len))
+		m = json_loadb(buf, len, 0, NULL);
+	free(buf);
+	if (!strcmp(json_string_value(json_object_get(m, "type")) ?: "?", "error") &&
+	    json_string_value(json_object_get(m, "message")) && !fd_read(fd, &c, 1))
+		text = strdup(json_string_value(json_object_get(m, "message")));
+	json_decref(m);
+	return text;
+}
+
+/* The server answers fd with an error containing what, then closes it. */
+static void assert_refused(int fd, const char *what)
+{
+	char *text = error_then_close(fd);
+
+	if (!text)
+		fail_msg("the server sent no error and kept the connection open");
+	if (!strstr(text, what))
+		fail_msg("the server said \"%s\", not \"%s\"", text, what);
+	free(text);
+	close(fd);
+}
+
+#define OTHERS_REFUSED "serves only its own user (uid 0); connections from uid 65534 are refused"
+
+/* ---- the server ---- */
+
+static void test_a_keyless_server_serves_only_its_own_user(void **state)
+{
+	static const unsigned rails[] = {1};
+	struct fx *fx = *state;
+	int fd;
+
+	plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET);
+	server_start(&fx->srv, NULL, NULL, NULL);
+	bench_ok(&fx->srv, NULL);
+	fd = other_socket();
+	assert_true(fd_connect(fd, (uint16_t)atomic_load(&fx->srv.port)));
+	assert_refused(fd, OTHERS_REFUSED);
+	bench_ok(&fx->srv, NULL);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+/* Without a key the uid decides; with one, the key: another user reaches the hello. */
+static void test_with_a_key_other_users_reach_the_hello(void **state)
+{
+	static const unsigned rails[] = {1};
+	static const char not_railcp[] = "{\"type\":\"hello\",\"proto\":\"http\"}";
+	struct fx *fx = *state;
+	char key[4096];
+	int fd;
+
+	fx_key(fx, "key", TEST_KEY, key);
+	plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET);
+	server_start(&fx->srv, NULL, NULL, NULL);
+	fd = other_socket();
+	assert_true(fd_connect(fd, (uint16_t)atomic_load(&fx->srv.port)));
+	assert_refused(fd, OTHERS_REFUSED);
+	assert_int_equal(server_stop(&fx->srv), 0);
+
+	server_start(&fx->srv, NULL, NULL, key);
+	fd = other_socket();
+	assert_true(fd_connect(fd, (uint16_t)atomic_load(&fx->srv.port)));
+	fd_frame(fd, not_railcp);
+	assert_refused(fd, "does not speak the railcp protocol");
+	bench_ok(&fx->srv, key);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+/* ---- the lookup ---- */
+
+/* A socket listening on 127.0.0.1 at a port of the kernel's choice. */
+static int listener(uint16_t *port_out)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t len = sizeof(a);
+	int fd = our_socket();
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(fd, 4), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	*port_out = ntohs(a.sin_port);
+	return fd;
+}
+
+/* c connected to lfd: our end of the connection. */
+static int accepted(int lfd, int c, uint16_t port)
+{
+	int fd;
+
+	assert_true(fd_connect(c, port));
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	assert_true(fd >= 0);
+	return fd;
+}
+
+static void test_peer_uid_names_the_user_that_made_the_connection(void **state)
+{
+	uint16_t port;
+	int other = other_socket(), lfd = listener(&port), c = our_socket(), a;
+	uid_t uid = 12345;
+
+	(void)state;
+	assert_int_equal(eng__tcp_peer_uid_probe(lfd), 0);
+	a = accepted(lfd, c, port);
+	assert_int_equal(eng__tcp_peer_uid(a, &uid), 0);
+	assert_int_equal(uid, geteuid());
+	uid = 12345;
+	assert_int_equal(eng__tcp_peer_uid(c, &uid), 0); /* its peer: accepted by our listener */
+	assert_int_equal(uid, geteuid());
+	close(c);
+	close(a);
+
+	a = accepted(lfd, other, port);
+	assert_int_equal(eng__tcp_peer_uid(a, &uid), 0);
+	assert_int_equal(uid, OTHER_UID);
+	/* Once closed, the kernel may call the peer's end uid 0's: no answer counts then. */
+	close(other);
+	uid = 12345;
+	assert_int_equal(eng__tcp_peer_uid(a, &uid), -ECONNRESET);
+	assert_int_equal(uid, 12345);
+	assert_non_null(strstr(rcp_err_msg(-ECONNRESET), "closed before the server could tell"));
+	close(a);
+	close(lfd);
+}
+
+/* ---- no sock_diag: a forked child whose netlink sockets are refused ---- */
+
+/* From now on socket(AF_NETLINK, ...) fails with EPERM, in every thread of this process. */
+static bool netlink_deny(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_NETLINK, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {.len = RCP_ARRAY_SIZE(f), .filter = f};
+
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+	       syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) == 0;
+}
+
+/* What a child reports: passed, skipped (no seccomp), or the line of the check that failed. */
+#define CHILD_SKIP 77
+#define CHILD_CHECK(cond)                                                                          \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "child: %s:%d: %s\n", __FILE__, __LINE__, #cond);          \
+			return 1;                                                                  \
+		}                                                                                  \
+	} while (0)
+
+/* A keyless server's options for a child: loopback, port of the kernel's choice. */
+static void child_server(struct server *s)
+{
+	static const unsigned rails[] = {1};
+
+	plan_make(&s->plan, rails, 1, 1, 1, BUDGET);
+	s->tr = eng__transport_loopback();
+	s->stop_fd = eventfd(0, EFD_CLOEXEC);
+	s->o = (struct eng_serve_opts){.listen_addr = "127.0.0.1",
+				       .plan = &s->plan,
+				       .timeout_ms = TIMEOUT_MS,
+				       .max_sessions = 4,
+				       .stop_fd = s->stop_fd,
+				       .ready = server_ready,
+				       .ctx = s};
+}
+
+static int child_start_refused(void)
+{
+	struct server s = {0};
+	uint64_t one = 1;
+	int err;
+
+	child_server(&s);
+	/* Stopped before it starts: a server that does start returns at once. */
+	CHILD_CHECK(s.stop_fd >= 0 && write(s.stop_fd, &one, sizeof(one)) == sizeof(one));
+	if (!netlink_deny())
+		return CHILD_SKIP;
+	err = eng__serve(&s.o, s.tr, true);
+	CHILD_CHECK(err != 0);
+	CHILD_CHECK(strstr(rcp_err_msg(err), "cannot tell which user makes a connection"));
+	CHILD_CHECK(strstr(rcp_err_msg(err), "--key-file"));
+	return 0;
+}
+
+static int child_connection_refused(void)
+{
+	struct server s = {0};
+	uint64_t one = 1;
+	char *text;
+	int fd;
+
+	child_server(&s);
+	CHILD_CHECK(s.stop_fd >= 0 && pthread_create(&s.thread, NULL, server_main, &s) == 0);
+	CHILD_CHECK(WAIT_FOR(atomic_load(&s.port) != 0 || atomic_load(&s.ended)));
+	CHILD_CHECK(atomic_load(&s.port) != 0);
+	if (!netlink_deny())
+		return CHILD_SKIP; /* the server thread dies with the child */
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHILD_CHECK(fd >= 0 && fd_connect(fd, (uint16_t)atomic_load(&s.port)));
+	text = error_then_close(fd);
+	CHILD_CHECK(text);
+	if (!strstr(text, "refuses a connection it cannot trace: the kernel's sock_diag")) {
+		fprintf(stderr, "child: the server said \"%s\"\n", text);
+		return 1;
+	}
+	free(text);
+	CHILD_CHECK(write(s.stop_fd, &one, sizeof(one)) == sizeof(one));
+	pthread_join(s.thread, NULL);
+	CHILD_CHECK(s.err == 0);
+	return 0;
+}
+
+/* Run fn in a forked child; its exit status is the verdict. */
+static void child_run(int (*fn)(void))
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(fn()); /* no atexit handlers, no cmocka: the parent reports */
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == CHILD_SKIP) {
+		print_message("skipped: cannot install a seccomp filter here\n");
+		skip();
+	}
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void test_without_sock_diag_a_keyless_server_refuses_to_start(void **state)
+{
+	(void)state;
+	child_run(child_start_refused);
+}
+
+static void test_a_connection_the_server_cannot_trace_is_refused(void **state)
+{
+	(void)state;
+	child_run(child_connection_refused);
+}
+
+/* ---- main ---- */
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		/* First, while this process has no other thread: they fork. */
+		cmocka_unit_test(test_without_sock_diag_a_keyless_server_refuses_to_start),
+		cmocka_unit_test(test_a_connection_the_server_cannot_trace_is_refused),
+		T(test_a_keyless_server_serves_only_its_own_user),
+		T(test_with_a_key_other_users_reach_the_hello),
+		cmocka_unit_test(test_peer_uid_names_the_user_that_made_the_connection),
+	};
+
+	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
+}

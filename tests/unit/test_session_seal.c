@@ -1,0 +1,290 @@
+/*
+ * test_session_seal.c - what a proven key protects after authentication
+ * (seal.c): every control frame is sealed, so one altered byte in either
+ * direction ends the session with a sentence; the tokens that admit RDMA
+ * connections are derived on both sides, never sent, and differ per link.
+ *
+ * Design: a relay thread sits between client and server on the control
+ * connection, forwarding whole frames and altering one chosen frame, as an
+ * on-path attacker would.
+ */
+#include "session_harness.h"
+
+#include <limits.h>
+
+/* The relay: the client connects to it; it connects to the server. */
+struct relay {
+	uint16_t server_port, port;
+	int lfd;
+	int flip_dir;	     /* the direction of the frame to alter: 0 client to server, 1 back */
+	unsigned flip_frame; /* its number in that direction, from 0; UINT_MAX: none */
+	unsigned keep_frame; /* the server's frame to keep in seen; UINT_MAX: none */
+	unsigned frames[2];  /* forwarded in each direction */
+	json_t *seen;	     /* that frame's JSON */
+	pthread_t thread;
+};
+
+static bool read_full(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len > 0) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		ssize_t n;
+
+		if (poll(&pfd, 1, TIMEOUT_MS) != 1 || (n = recv(fd, p, len, 0)) <= 0)
+			return false;
+		p += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+static bool write_full(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+/* One frame from one side to the other, altered or recorded when it is the chosen one. */
+static bool relay_frame(struct relay *r, int dir, int from, int to)
+{
+	bool chosen = dir == r->flip_dir && r->frames[dir] == r->flip_frame;
+	bool keep = dir == 1 && r->frames[dir] == r->keep_frame;
+	uint32_t be, n;
+	char *buf;
+	bool ok;
+
+	if (!read_full(from, &be, sizeof(be)))
+		return false;
+	n = ntohl(be);
+	if (n == 0 || n > ENG_PROTO_MAX_FRAME + ENG_SEAL_TAG_LEN || !(buf = malloc(n)))
+		return false;
+	ok = read_full(from, buf, n);
+	if (ok && keep) /* the JSON is in clear, the tag (if any) after it */
+		r->seen = json_loadb(buf, n, JSON_DISABLE_EOF_CHECK, NULL);
+	if (ok && chosen)
+		buf[1] ^= 0x20; /* '"' becomes '\x02' in the JSON: any one byte would do */
+	ok = ok && write_full(to, &be, sizeof(be)) && write_full(to, buf, n);
+	r->frames[dir]++;
+	free(buf);
+	return ok;
+}
+
+static void *relay_main(void *arg)
+{
+	struct relay *r = arg;
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(r->server_port)};
+	struct pollfd pfd[2];
+	int c, s = -1;
+
+	c = accept(r->lfd, NULL, NULL);
+	if (c >= 0 && (s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0) {
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (connect(s, (struct sockaddr *)&a, sizeof(a)) < 0) {
+			close(s);
+			s = -1;
+		}
+	}
+	pfd[0] = (struct pollfd){.fd = c, .events = POLLIN};
+	pfd[1] = (struct pollfd){.fd = s, .events = POLLIN};
+	while (c >= 0 && s >= 0 && poll(pfd, 2, TIMEOUT_MS) > 0) {
+		if (pfd[0].revents && !relay_frame(r, 0, c, s))
+			break;
+		if (pfd[1].revents && !relay_frame(r, 1, s, c))
+			break;
+	}
+	if (c >= 0)
+		close(c);
+	if (s >= 0)
+		close(s);
+	return NULL;
+}
+
+static void relay_start(struct relay *r, const struct server *srv, int flip_dir,
+			unsigned flip_frame)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+
+	*r = (struct relay){.server_port = (uint16_t)atomic_load(&srv->port),
+			    .flip_dir = flip_dir,
+			    .flip_frame = flip_frame,
+			    .keep_frame = UINT_MAX};
+	r->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(r->lfd >= 0);
+	assert_int_equal(bind(r->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(r->lfd, 1), 0);
+	assert_int_equal(getsockname(r->lfd, (struct sockaddr *)&a, &len), 0);
+	r->port = ntohs(a.sin_port);
+	assert_int_equal(pthread_create(&r->thread, NULL, relay_main, r), 0);
+}
+
+static void relay_join(struct relay *r)
+{
+	pthread_join(r->thread, NULL);
+	close(r->lfd);
+}
+
+static void relay_free(struct relay *r)
+{
+	json_decref(r->seen);
+	r->seen = NULL;
+}
+
+/* A bench through the relay; its result. */
+static int bench_via(const struct fx *fx, struct relay *r, const char *key, struct eng_report *rep)
+{
+	static const unsigned one[] = {1};
+	struct topo_plan plan;
+	struct eng_client_opts o;
+
+	plan_make(&plan, one, 1, 1, 1, BUDGET);
+	o = client_opts(&fx->srv, &plan, 64 * KiB, key);
+	o.port = r->port;
+	o.bench_bytes = 256 * KiB;
+	return eng__client_run(&o, rep);
+}
+
+static void keyed_server(struct fx *fx, char key[4096])
+{
+	static const unsigned one[] = {1};
+
+	fx_key(fx, "key", TEST_KEY, key);
+	plan_make(&fx->srv.plan, one, 1, 1, 1, BUDGET);
+	server_start(&fx->srv, NULL, NULL, key);
+}
+
+/*
+ * Frames of a keyed bench, per direction: client to server hello (0), proof
+ * (1), done (2); server to client challenge (0), proof (1), welcome (2),
+ * result (3). From number 2 on they are sealed.
+ */
+static void test_an_altered_frame_after_authentication_ends_the_session(void **state)
+{
+	static const struct {
+		int dir;
+		unsigned frame;
+		const char *what;
+	} cases[] = {
+		{1, 2, "the server's welcome"},
+		{0, 2, "the client's done"},
+		{1, 3, "the server's result"},
+	};
+	struct fx *fx = *state;
+	struct eng_report rep;
+	struct relay r;
+	char key[4096];
+	unsigned i;
+	int err;
+
+	keyed_server(fx, key);
+	/* The relay itself changes nothing: an untouched session succeeds through it. */
+	relay_start(&r, &fx->srv, 0, UINT_MAX);
+	assert_int_equal(bench_via(fx, &r, key, &rep), 0);
+	relay_join(&r);
+	assert_int_equal(r.frames[0], 3);
+	assert_int_equal(r.frames[1], 4);
+	for (i = 0; i < RCP_ARRAY_SIZE(cases); i++) {
+		relay_start(&r, &fx->srv, cases[i].dir, cases[i].frame);
+		err = bench_via(fx, &r, key, &rep);
+		relay_join(&r);
+		if (err == 0)
+			fail_msg("a session with %s altered succeeded", cases[i].what);
+		if (!strstr(rcp_err_msg(err), "failed its integrity check"))
+			fail_msg("%s altered: %s", cases[i].what, rcp_err_msg(err));
+		bench_ok(&fx->srv, key);
+	}
+}
+
+/*
+ * Keyless, the tokens travel in the welcome (there is no secret to derive
+ * them from; the server serves its own user on loopback only). Keyed, both
+ * sides derive them and the welcome carries none.
+ */
+static void test_a_keyed_welcome_carries_no_token(void **state)
+{
+	static const unsigned one[] = {1};
+	struct fx *fx = *state;
+	struct eng_report rep;
+	struct relay r;
+	char key[4096];
+	const char *hex;
+
+	plan_make(&fx->srv.plan, one, 1, 1, 1, BUDGET);
+	server_start(&fx->srv, NULL, NULL, NULL);
+	relay_start(&r, &fx->srv, 0, UINT_MAX);
+	r.keep_frame = 0; /* keyless, the welcome is the server's first frame */
+	assert_int_equal(bench_via(fx, &r, NULL, &rep), 0);
+	relay_join(&r);
+	assert_non_null(r.seen);
+	assert_string_equal(json_string_value(json_object_get(r.seen, "type")), "welcome");
+	hex = json_string_value(json_object_get(r.seen, "token"));
+	assert_non_null(hex);
+	assert_int_equal(strlen(hex), 2 * ENG_SEAL_KEY_LEN);
+	relay_free(&r);
+	assert_int_equal(server_stop(&fx->srv), 0);
+
+	keyed_server(fx, key);
+	relay_start(&r, &fx->srv, 0, UINT_MAX);
+	r.keep_frame = 2; /* after the challenge and the proof */
+	assert_int_equal(bench_via(fx, &r, key, &rep), 0);
+	relay_join(&r);
+	assert_non_null(r.seen);
+	assert_string_equal(json_string_value(json_object_get(r.seen, "type")), "welcome");
+	assert_null(json_object_get(r.seen, "token"));
+	relay_free(&r);
+}
+
+static void test_tokens_differ_per_link_and_both_sides_derive_the_same_keys(void **state)
+{
+	uint8_t cc[ENG_AUTH_CHALLENGE_LEN], cs[ENG_AUTH_CHALLENGE_LEN];
+	uint8_t tc[ENG_SEAL_KEY_LEN], ts[ENG_SEAL_KEY_LEN], t2[ENG_SEAL_KEY_LEN];
+	struct eng_auth_key k = {.len = sizeof(TEST_KEY) - 1};
+	struct eng_ctl c = ENG_CTL_PLAIN(-1), s = ENG_CTL_PLAIN(-1), c2 = ENG_CTL_PLAIN(-1);
+
+	(void)state;
+	memcpy(k.bytes, TEST_KEY, k.len);
+	assert_int_equal(eng__auth_challenge(cc), 0);
+	assert_int_equal(eng__auth_challenge(cs), 0);
+	assert_int_equal(eng__seal_keys(&k, ENG_AUTH_CLIENT, cc, cs, &c, tc), 0);
+	assert_int_equal(eng__seal_keys(&k, ENG_AUTH_SERVER, cc, cs, &s, ts), 0);
+	assert_true(c.sealed && s.sealed);
+	/* What one side seals with, the other opens with; the directions differ. */
+	assert_memory_equal(c.key_out, s.key_in, ENG_SEAL_KEY_LEN);
+	assert_memory_equal(c.key_in, s.key_out, ENG_SEAL_KEY_LEN);
+	assert_memory_not_equal(c.key_out, c.key_in, ENG_SEAL_KEY_LEN);
+	assert_memory_equal(tc, ts, ENG_SEAL_KEY_LEN);
+	/* Another session (a fresh challenge) has other keys and tokens. */
+	cs[0] ^= 1;
+	assert_int_equal(eng__seal_keys(&k, ENG_AUTH_CLIENT, cc, cs, &c2, t2), 0);
+	assert_memory_not_equal(c.key_out, c2.key_out, ENG_SEAL_KEY_LEN);
+	assert_memory_not_equal(tc, t2, ENG_SEAL_KEY_LEN);
+	/* One token per link and one for the job, none derivable from another. */
+	assert_int_not_equal(eng__seal_token(tc, ENG_TOKEN_LINK, 0),
+			     eng__seal_token(tc, ENG_TOKEN_LINK, 1));
+	assert_int_not_equal(eng__seal_token(tc, ENG_TOKEN_LINK, 0),
+			     eng__seal_token(tc, ENG_TOKEN_JOB, 0));
+	assert_int_equal(eng__seal_token(tc, ENG_TOKEN_LINK, 1),
+			 eng__seal_token(ts, ENG_TOKEN_LINK, 1));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_an_altered_frame_after_authentication_ends_the_session),
+		T(test_a_keyed_welcome_carries_no_token),
+		cmocka_unit_test(test_tokens_differ_per_link_and_both_sides_derive_the_same_keys),
+	};
+
+	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
+}
