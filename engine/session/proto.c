@@ -1,13 +1,11 @@
 /*
  * proto.c - the control connection: framing (sealed once both sides proved
- * the key: seal.c), hello, hex names and the manifest in parts (see proto.h
- * for the messages of a session).
+ * the key: seal.c), hello and hex names (see proto.h for the messages of a
+ * session; the file list travels in manifest.c).
  *
  * The length prefix is checked before anything is allocated, so a peer that
  * is not railcp (an HTTP client, a port scanner) costs four bytes and gets a
- * clear refusal rather than a multi-megabyte read. A manifest's announced
- * total is bounded before its buffer is allocated, and its parts must add
- * up to exactly that total.
+ * clear refusal rather than a multi-megabyte read.
  *
  * Threading: one thread per connection; no shared state.
  */
@@ -46,24 +44,32 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-static int read_all(int fd, void *buf, size_t len, uint64_t deadline_ns)
+/* How often a read waiting for the peer looks at the stop flag. */
+#define PROTO_STOP_CHECK_MS 50
+
+static int read_all(const struct eng_ctl *c, void *buf, size_t len, uint64_t deadline_ns)
 {
 	char *p = buf;
 
 	while (len > 0) {
-		struct pollfd pfd = {.fd = fd, .events = POLLIN};
-		uint64_t now = rcp_now_ns();
+		struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+		uint64_t now = rcp_now_ns(), wait_ms;
 		ssize_t n;
 		int r;
 
+		if (c->stop && atomic_load(c->stop))
+			return rcp_err(-ESHUTDOWN, "the server is shutting down");
 		if (now >= deadline_ns)
 			return rcp_err(-ETIMEDOUT, "the peer did not answer in time");
-		r = poll(&pfd, 1, (int)((deadline_ns - now) / 1000000) + 1);
+		wait_ms = (deadline_ns - now) / 1000000 + 1;
+		if (c->stop && wait_ms > PROTO_STOP_CHECK_MS)
+			wait_ms = PROTO_STOP_CHECK_MS;
+		r = poll(&pfd, 1, (int)wait_ms);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r == 0)
 			continue;
-		n = recv(fd, p, len, 0);
+		n = recv(c->fd, p, len, 0);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n == 0)
@@ -130,7 +136,7 @@ static int frame_read(struct eng_ctl *c, int timeout_ms, uint32_t max, json_t **
 	json_t *msg;
 	int err;
 
-	if ((err = read_all(c->fd, &len, sizeof(len), deadline)) != 0)
+	if ((err = read_all(c, &len, sizeof(len), deadline)) != 0)
 		return err;
 	len = ntohl(len);
 	if (len == 0 || len > max_len)
@@ -141,7 +147,7 @@ static int frame_read(struct eng_ctl *c, int timeout_ms, uint32_t max, json_t **
 	buf = malloc(len);
 	if (!buf)
 		return -ENOMEM;
-	err = read_all(c->fd, buf, len, deadline);
+	err = read_all(c, buf, len, deadline);
 	if (!err && c->sealed)
 		err = frame_open(c, buf, &len);
 	msg = err ? NULL : json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
@@ -366,81 +372,5 @@ int eng__proto_name(const json_t *v, const char *what, char **name_out)
 		*name_out = NULL;
 		err = rcp_err(-EPROTO, "the peer sent %s with a NUL byte in it", what);
 	}
-	return err;
-}
-
-int eng__manifest_send(struct eng_ctl *c, const struct io_manifest *m)
-{
-	void *buf = NULL;
-	size_t len = 0, off = 0;
-	int err = io_manifest_encode(m, &buf, &len);
-
-	while (!err) {
-		size_t n = len - off < ENG_MANIFEST_PART ? len - off : ENG_MANIFEST_PART;
-		json_t *msg = eng__proto_msg(ENG_MSG_MANIFEST, false),
-		       *part = eng__proto_hex((char *)buf + off, n);
-
-		if (!msg || !part || json_object_set_new(msg, ENG_KEY_PART, part)) {
-			json_decref(msg); /* json_object_set_new took part even on failure */
-			if (!msg)
-				json_decref(part);
-			err = rcp_err(-ENOMEM, "out of memory sending the file list");
-			break;
-		}
-		if (off == 0)
-			json_object_set_new(msg, ENG_KEY_TOTAL, json_integer((json_int_t)len));
-		err = eng__proto_send(c, msg);
-		json_decref(msg);
-		off += n;
-		if (off == len)
-			break;
-	}
-	free(buf);
-	return err;
-}
-
-int eng__manifest_recv(struct eng_ctl *c, int timeout_ms, struct io_manifest **m_out)
-{
-	uint64_t total = 0, off = 0;
-	char *buf = NULL;
-	int err = 0;
-
-	do {
-		json_t *msg = NULL;
-		char *part = NULL;
-		size_t n = 0;
-
-		err = eng__proto_recv(c, timeout_ms, ENG_MSG_MANIFEST, &msg);
-		if (!err && off == 0) {
-			err = eng__proto_get_u64(msg, ENG_KEY_TOTAL, &total);
-			if (!err && total > ENG_MANIFEST_MAX)
-				err = rcp_err(-EFBIG,
-					      "the peer announced a file list of %" PRIu64
-					      " MiB, more than the %llu MiB allowed",
-					      total >> 20, ENG_MANIFEST_MAX >> 20);
-			if (!err && !(buf = malloc(total ? total : 1)))
-				err = rcp_err(-ENOMEM,
-					      "out of memory for a file list of %" PRIu64 " MiB",
-					      total >> 20);
-		}
-		if (!err)
-			err = eng__proto_hex_value(json_object_get(msg, ENG_KEY_PART),
-						   "a file list part", ENG_MANIFEST_PART, &part,
-						   &n);
-		if (!err && (n > total - off || (n == 0 && off < total)))
-			err = rcp_err(-EPROTO,
-				      "the peer's file list does not add up to the %" PRIu64
-				      " bytes it announced",
-				      total);
-		if (!err) {
-			memcpy(buf + off, part, n);
-			off += n;
-		}
-		free(part);
-		json_decref(msg);
-	} while (!err && off < total);
-	if (!err)
-		err = io_manifest_decode(buf, total, m_out);
-	free(buf);
 	return err;
 }

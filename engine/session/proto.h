@@ -35,6 +35,7 @@
 #endif
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -116,7 +117,8 @@
  * length and the JSON. A frame that fails its tag ends the session.
  */
 struct eng_ctl {
-	int fd; /* -1 when none */
+	int fd;			  /* -1 when none */
+	const _Atomic bool *stop; /* when set, a read waiting for the peer gives up */
 	bool sealed;
 	uint64_t seq_out, seq_in;
 	uint8_t key_out[ENG_SEAL_KEY_LEN], key_in[ENG_SEAL_KEY_LEN];

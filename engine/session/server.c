@@ -351,6 +351,7 @@ int eng__server_session_start(struct eng_server *srv, int fd, const char *who, u
 	ss->s.auth_end_ns = rcp_now_ns() + (uint64_t)preauth_ms * 1000000u;
 	ss->s.key = srv->keyed ? &srv->key : NULL;
 	ss->s.cancel = &srv->stopping;
+	ss->s.ctl.stop = &srv->stopping; /* a session waiting for its peer ends at a stop too */
 	ss->s.cancel_err = -ESHUTDOWN;
 	ss->s.cancel_why = "the server is shutting down";
 	pthread_attr_init(&attr);
