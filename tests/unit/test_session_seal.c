@@ -245,6 +245,55 @@ static void test_a_keyed_welcome_carries_no_token(void **state)
 	relay_free(&r);
 }
 
+/*
+ * The sniffing transport: the loopback, but the client's second connection
+ * request carries the token its first one carried, as someone who saw the
+ * first request on the wire would send it for another stripe.
+ */
+static struct {
+	struct eng_transport tr;
+	unsigned calls;
+	uint64_t seen;
+} sniff;
+
+static int sniff_connect(struct eng_conn *c, struct eng_link *l, const struct sockaddr_in *src,
+			 const struct sockaddr_in *dst, uint32_t peer_link, int timeout_ms)
+{
+	if (sniff.calls++ == 0)
+		sniff.seen = l->token;
+	else
+		l->token = sniff.seen;
+	return eng__transport_loopback()->connect(c, l, src, dst, peer_link, timeout_ms);
+}
+
+static void test_a_sniffed_token_admits_no_other_stripe(void **state)
+{
+	static const unsigned one[] = {1};
+	struct fx *fx = *state;
+	struct eng_client_opts o;
+	struct topo_plan plan;
+	struct eng_report rep;
+	char key[4096];
+	int err;
+
+	keyed_server(fx, key);
+	plan_make(&plan, one, 1, 2, 1, BUDGET); /* two stripes on one rail */
+	sniff.tr = *eng__transport_loopback();
+	sniff.tr.connect = sniff_connect;
+	sniff.calls = 0;
+	o = client_opts(&fx->srv, &plan, 64 * KiB, key);
+	o.tr = &sniff.tr;
+	o.bench_bytes = 256 * KiB;
+	err = eng__client_run(&o, &rep);
+	assert_int_equal(sniff.calls, 2);
+	/* The server refuses the request (the loopback's refusal is -EPERM). */
+	if (err != -EPERM)
+		fail_msg("a stripe with another's token: %d, %s", err, rcp_err_msg(err));
+	/* The same client, its own tokens: served. */
+	o.tr = eng__transport_loopback();
+	assert_int_equal(eng__client_run(&o, &rep), 0);
+}
+
 static void test_tokens_differ_per_link_and_both_sides_derive_the_same_keys(void **state)
 {
 	uint8_t cc[ENG_AUTH_CHALLENGE_LEN], cs[ENG_AUTH_CHALLENGE_LEN];
@@ -283,6 +332,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_an_altered_frame_after_authentication_ends_the_session),
 		T(test_a_keyed_welcome_carries_no_token),
+		T(test_a_sniffed_token_admits_no_other_stripe),
 		cmocka_unit_test(test_tokens_differ_per_link_and_both_sides_derive_the_same_keys),
 	};
 
