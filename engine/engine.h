@@ -182,10 +182,11 @@ struct eng_serve_opts {
 /*
  * Serve sessions, several at once, until stop_fd turns readable. Every
  * session must prove knowledge of the shared key (HMAC-SHA256 challenge and
- * response both ways) before anything is allocated for it; without a key the
- * server listens on loopback only. A failed session is reported on stderr
- * and never stops the server. Returns 0 after a stop, or an error if it
- * cannot listen.
+ * response both ways; the client first) before anything is allocated for
+ * it, and every control frame after that is sealed; without a key the
+ * server listens on loopback only and serves only the user running it. A
+ * failed session is reported on stderr and never stops the server. Returns
+ * 0 after a stop, or an error if it cannot listen.
  */
 int eng_serve(const struct eng_serve_opts *opts);
 
