@@ -159,7 +159,12 @@ static void test_striping_follows_rail_speed(void **state)
 	assert_int_equal(h.snd_err, 0);
 	share = (double)rail_bytes(h.snd, 1) / (double)job_bytes(h.snd);
 	print_message("fast rail share: %.3f (ideal 0.75)\n", share);
-	assert_true(share > 0.65 && share < 0.85);
+	/*
+	 * Equal striping gives 0.5. A host busy elsewhere makes both rails wait
+	 * for the CPU alike, which pulls the share towards 0.5 (0.63 seen under
+	 * two parallel builds), so the bound is the direction, with a margin.
+	 */
+	assert_true(share > 0.58 && share < 0.85);
 	h_destroy(&h);
 }
 
