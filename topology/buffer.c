@@ -25,6 +25,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/capability.h>
 #include <numaif.h>
 #include <pthread.h>
 #include <sched.h>
@@ -32,6 +33,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
@@ -273,6 +276,16 @@ static void size_str(uint64_t bytes, char *buf, size_t len)
 		snprintf(buf, len, "%" PRIu64 " KiB", (uint64_t)((bytes + 1023) >> 10));
 }
 
+bool topo_can_lock_any(void)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = {{0}};
+
+	if (syscall(SYS_capget, &h, d) != 0)
+		return false;
+	return d[CAP_TO_INDEX(CAP_IPC_LOCK)].effective & CAP_TO_MASK(CAP_IPC_LOCK);
+}
+
 int topo_memlock_check(uint64_t bytes)
 {
 	struct rlimit rl;
@@ -280,7 +293,7 @@ int topo_memlock_check(uint64_t bytes)
 
 	if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0)
 		return rcp_err(-errno, "getrlimit(RLIMIT_MEMLOCK): %s", strerror(errno));
-	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= bytes)
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= bytes || topo_can_lock_any())
 		return 0;
 	size_str(bytes, need, sizeof(need));
 	size_str(rl.rlim_cur, have, sizeof(have));

@@ -282,9 +282,16 @@ int topo_pool_probe(const struct topo_pool *pool, struct topo_pool_probe *probe_
 
 /*
  * Check RLIMIT_MEMLOCK against bytes about to be registered: -ENOMEM with a
- * sentence naming `ulimit -l` when the soft limit is lower.
+ * sentence naming `ulimit -l` when the soft limit is lower, unless the
+ * process may lock any amount (topo_can_lock_any).
  */
 int topo_memlock_check(uint64_t bytes);
+
+/*
+ * Whether CAP_IPC_LOCK is in the calling thread's effective set: the kernel
+ * then locks and registers memory past RLIMIT_MEMLOCK.
+ */
+bool topo_can_lock_any(void);
 
 /*
  * Pin the calling thread to cpus and prefer node for its allocations. Call it

@@ -53,7 +53,8 @@ expect_one_line_error "bench to a foreign server"
 case "$err" in *"does not speak the railcp protocol"*) ;; *) fail "$err" ;; esac
 
 # Too little locked memory: one sentence naming ulimit -l, before any registration.
-capture sh -c "ulimit -l 64; exec \"$RAILCP\" bench 127.0.0.1:7472 --bytes 1M"
+# (setpriv: root's CAP_IPC_LOCK would let it pin past the limit.)
+capture setpriv --bounding-set -ipc_lock sh -c "ulimit -l 64; exec \"$RAILCP\" bench 127.0.0.1:7472 --bytes 1M"
 expect_one_line_error "bench with ulimit -l 64"
 case "$err" in *"ulimit -l"*) ;; *) fail "$err" ;; esac
 

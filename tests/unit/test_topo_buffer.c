@@ -17,10 +17,12 @@
 #include "topology/topology.h"
 
 #include <errno.h>
+#include <linux/capability.h>
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -129,26 +131,74 @@ static void test_pool_on_missing_node_fails_cleanly(void **state)
 	topo_pool_destroy(NULL);
 }
 
-static void test_memlock_below_pools_names_ulimit(void **state)
+/* Drop CAP_IPC_LOCK from this thread's effective set (root has it): the limit applies again. */
+static int drop_ipc_lock(void)
 {
-	struct rlimit saved, low;
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = {{0}};
+
+	if (syscall(SYS_capget, &h, d) != 0)
+		return -1;
+	d[CAP_TO_INDEX(CAP_IPC_LOCK)].effective &= ~CAP_TO_MASK(CAP_IPC_LOCK);
+	return (int)syscall(SYS_capset, &h, d);
+}
+
+/* In a child: a soft limit of 64 KiB and no CAP_IPC_LOCK. */
+static void memlock_low_child(void)
+{
+	struct rlimit low;
 	int err;
 
+	assert_int_equal(getrlimit(RLIMIT_MEMLOCK, &low), 0);
+	if (low.rlim_max == RLIM_INFINITY || low.rlim_max >= 64 << 10)
+		low.rlim_cur = 64 << 10;
+	else
+		low.rlim_cur = low.rlim_max;
+	if (setrlimit(RLIMIT_MEMLOCK, &low) != 0 || drop_ipc_lock() != 0)
+		_exit(3);
+	if (topo_can_lock_any())
+		_exit(4);
+	err = topo_memlock_check(128ull << 20);
+	if (err != -ENOMEM ||
+	    strcmp(rcp_err_msg(err),
+		   "the buffer pools need 128 MiB of locked memory but the limit is 64 KiB: "
+		   "raise it with 'ulimit -l unlimited' (or 'ulimit -l 131072', in KiB, or "
+		   "memlock in /etc/security/limits.conf), or use a smaller --buffer-mib"))
+		_exit(5);
+	_exit(topo_memlock_check(64 << 10) == 0 ? 0 : 6);
+}
+
+static void test_memlock_below_pools_names_ulimit(void **state)
+{
+	pid_t pid;
+	int status;
+
 	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		memlock_low_child();
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* CAP_IPC_LOCK lets the kernel pin past the limit, so the check lets it through. */
+static void test_memlock_check_accepts_cap_ipc_lock(void **state)
+{
+	struct rlimit saved, low;
+
+	(void)state;
+	if (!topo_can_lock_any()) {
+		print_message(
+			"skipped: this process has no CAP_IPC_LOCK (run the tests as root)\n");
+		skip();
+	}
 	assert_int_equal(getrlimit(RLIMIT_MEMLOCK, &saved), 0);
 	low = saved;
-	low.rlim_cur = 64 << 10;
-	if (saved.rlim_max != RLIM_INFINITY && saved.rlim_max < low.rlim_cur)
-		low.rlim_cur = saved.rlim_max;
+	low.rlim_cur = 0;
 	assert_int_equal(setrlimit(RLIMIT_MEMLOCK, &low), 0);
-	err = topo_memlock_check(128ull << 20);
-	assert_int_equal(err, -ENOMEM);
-	assert_string_equal(
-		rcp_err_msg(err),
-		"the buffer pools need 128 MiB of locked memory but the limit is 64 KiB: "
-		"raise it with 'ulimit -l unlimited' (or 'ulimit -l 131072', in KiB, or "
-		"memlock in /etc/security/limits.conf), or use a smaller --buffer-mib");
-	assert_int_equal(topo_memlock_check(64 << 10), 0);
+	assert_int_equal(topo_memlock_check(128ull << 20), 0);
 	assert_int_equal(setrlimit(RLIMIT_MEMLOCK, &saved), 0);
 }
 
@@ -193,6 +243,7 @@ int main(void)
 		cmocka_unit_test(test_worker_runs_on_the_one_cpu_it_was_given),
 		cmocka_unit_test(test_pool_on_missing_node_fails_cleanly),
 		cmocka_unit_test(test_memlock_below_pools_names_ulimit),
+		cmocka_unit_test(test_memlock_check_accepts_cap_ipc_lock),
 		cmocka_unit_test(test_memlock_unlimited_passes_in_child),
 		cmocka_unit_test(test_process_binding_matches_affinity),
 	};
