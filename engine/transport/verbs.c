@@ -186,6 +186,8 @@ void eng__verbs_cq_destroy(struct vcq *c)
 
 static int vcq_open(struct vcq *c, struct eng_tr_worker *w, bool receiver, const char *dev)
 {
+	struct ibv_device_attr attr;
+
 	c->pd = ibv_alloc_pd(c->ctx);
 	if (!c->pd)
 		return rcp_err(-ENOMEM, "ibv_alloc_pd(%s) failed", dev);
@@ -197,6 +199,13 @@ static int vcq_open(struct vcq *c, struct eng_tr_worker *w, bool receiver, const
 			       "cannot register %zu MiB of buffer memory on %s: %s "
 			       "(is the memlock limit too low? see ulimit -l)",
 			       w->mem_len >> 20, dev, strerror(errno));
+	/* Every completion the links may have outstanding must fit: an overrun CQ breaks them all.
+	 */
+	if (ibv_query_device(c->ctx, &attr) == 0 && w->cq_depth > (unsigned)attr.max_cqe)
+		return rcp_err(-ENOSPC,
+			       "a worker's stripes need a completion queue of %u entries, but %s "
+			       "allows %d: use fewer --qps-per-rail or a smaller --buffer-mib",
+			       w->cq_depth, dev, attr.max_cqe);
 	c->ch = ibv_create_comp_channel(c->ctx);
 	if (c->ch)
 		c->ibcq = ibv_create_cq(c->ctx, (int)w->cq_depth, c, c->ch, 0);
