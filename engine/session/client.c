@@ -34,6 +34,7 @@ struct client {
 	uint64_t t0_ns;
 	struct eng_auth_key key;
 	json_t *welcome;
+	unsigned max_slots;	       /* per stripe, within this side's buffer budget */
 	char peer[TOPO_MAX_RAILS][80]; /* per rail: the server rails it was paired with */
 };
 
@@ -116,6 +117,7 @@ static json_t *hello_make(struct client *c)
 	unsigned r, q;
 
 	json_object_set_new(m, ENG_KEY_CHUNK, json_integer(c->s.chunk));
+	json_object_set_new(m, ENG_KEY_SLOTS, json_integer(c->max_slots));
 	for (r = 0; r < plan->n_rails; r++)
 		for (q = 0; q < plan->rail[r].qps; q++) {
 			json_t *st = json_object();
@@ -189,9 +191,15 @@ static int handshake(struct client *c)
 	json_t *hello;
 	int err;
 
-	if ((err = client_key(c)) != 0 || (err = eng__session_rails(&c->s, c->o->plan)) != 0 ||
-	    (err = tcp_connect(c->o->host, c->o->port ? c->o->port : ENG_DEFAULT_PORT,
-			       c->s.timeout_ms, &c->s.ctl.fd)) != 0)
+	err = client_key(c);
+	if (!err)
+		err = eng__session_rails(&c->s, c->o->plan);
+	if (!err) /* what this side's buffers take, before anything is asked of the server */
+		err = eng__slots_per_stripe(c->o->plan, c->s.chunk, "this side", &c->max_slots);
+	if (!err)
+		err = tcp_connect(c->o->host, c->o->port ? c->o->port : ENG_DEFAULT_PORT,
+				  c->s.timeout_ms, &c->s.ctl.fd);
+	if (err)
 		return err;
 	hello = hello_make(c);
 	err = hello ? eng__proto_send(&c->s.ctl, hello) : -ENOMEM;
@@ -254,8 +262,13 @@ static int job_setup(struct client *c)
 	if ((err = eng__proto_get_u64(c->welcome, ENG_KEY_SLOTS, &n_slots)) != 0 ||
 	    (err = eng__proto_get_u64(c->welcome, ENG_KEY_CHUNKS, &chunks)) != 0)
 		return err;
-	if (n_slots == 0 || n_slots > ENG_MAX_SLOTS_OFFERED || !json_is_array(stripes))
+	if (n_slots == 0 || !json_is_array(stripes))
 		return rcp_err(-EPROTO, "the server's welcome is incomplete");
+	if (n_slots < 2 || n_slots > c->max_slots)
+		return rcp_err(-EPROTO,
+			       "the server offered %" PRIu64 " slots per stripe; this side's "
+			       "buffers take 2 to %u",
+			       n_slots, c->max_slots);
 	/* Keyed, the tokens were derived with the seal (and are never sent). */
 	if (!c->s.key && (err = eng__proto_get_hex(c->welcome, ENG_KEY_TOKEN, c->s.tokens,
 						   sizeof(c->s.tokens))) != 0)

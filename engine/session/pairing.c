@@ -72,7 +72,8 @@ int eng__stripes_pair(const json_t *stripes, const struct eng_rail_addr *ours,
 	return 0;
 }
 
-int eng__slots_per_stripe(const struct topo_plan *plan, uint32_t chunk, unsigned *n_out)
+int eng__slots_per_stripe(const struct topo_plan *plan, uint32_t chunk, const char *whose,
+			  unsigned *n_out)
 {
 	unsigned w, r, n = ENG_MAX_SLOTS;
 
@@ -86,14 +87,14 @@ int eng__slots_per_stripe(const struct topo_plan *plan, uint32_t chunk, unsigned
 			continue;
 		k = plan->worker[w].buffer_bytes / (stripes * chunk);
 		if (k < 2)
-			return rcp_err(
-				-ENOMEM,
-				"%" PRIu64 " stripes of %u KiB chunks need %" PRIu64
-				" MiB of slots on the node %d worker, which may use %" PRIu64
-				" MiB: use a smaller --chunk or fewer QPs, or give the server "
-				"a larger --buffer-mib",
-				stripes, chunk >> 10, (2 * stripes * chunk) >> 20,
-				plan->worker[w].node, plan->worker[w].buffer_bytes >> 20);
+			return rcp_err(-ENOMEM,
+				       "%" PRIu64 " stripes of %u KiB chunks need %" PRIu64
+				       " MiB of slots on the node %d worker, which may use %" PRIu64
+				       " MiB: use a smaller --chunk or fewer QPs, or give %s "
+				       "a larger --buffer-mib",
+				       stripes, chunk >> 10, (2 * stripes * chunk) >> 20,
+				       plan->worker[w].node, plan->worker[w].buffer_bytes >> 20,
+				       whose);
 		if (k < n)
 			n = (unsigned)k;
 	}

@@ -8,7 +8,8 @@
  *
  * A session, in order (C: the client, S: the server; the sender of the
  * job's data may be either):
- *   C -> S  hello     job, chunk, stripes (address, prefix, rail each), flags,
+ *   C -> S  hello     job, chunk, slots (the most per stripe its buffers take),
+ *                     stripes (address, prefix, rail each), flags,
  *                     the job's own keys, challenge (when keyed)
  *   S -> C  challenge challenge                    (auth.c, when keyed)
  *   C -> S  proof     proof

@@ -210,13 +210,23 @@ static int session_setup(struct srv_session *ss)
 	const struct eng_transport *tr = ss->s.tr;
 	uint16_t port[TOPO_MAX_RAILS] = {0};
 	unsigned r, n_slots = 0;
+	uint64_t client_slots;
 	int err;
 
 	ss->plan = *ss->srv->o->plan;
 	if ((err = eng__stripes_pair(json_object_get(ss->hello, ENG_KEY_STRIPES), ss->srv->addr,
 				     &ss->plan, ss->peer_rail)) != 0 ||
-	    (err = eng__slots_per_stripe(&ss->plan, ss->s.chunk, &n_slots)) != 0)
+	    (err = eng__slots_per_stripe(&ss->plan, ss->s.chunk, "the server", &n_slots)) != 0)
 		return err;
+	/* The client's memory is the client's: never more slots than its hello says it can take. */
+	if ((err = eng__proto_get_u64(ss->hello, ENG_KEY_SLOTS, &client_slots)) != 0)
+		return err;
+	if (client_slots < 2)
+		return rcp_err(-EPROTO,
+			       "the client can take %" PRIu64 " slots per stripe, fewer than 2",
+			       client_slots);
+	if (client_slots < n_slots)
+		n_slots = (unsigned)client_slots;
 	if (!ss->s.key && getrandom(ss->s.tokens, sizeof(ss->s.tokens), 0) != sizeof(ss->s.tokens))
 		return rcp_err(-EIO, "cannot draw a session token: %s", strerror(errno));
 	if ((err = eng__session_job(&ss->s, &ss->plan, n_slots)) != 0)

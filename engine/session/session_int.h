@@ -44,8 +44,6 @@
 #define ENG_MAX_SLOTS 64
 /* Sources a pull may name. */
 #define ENG_MAX_PULL_SOURCES 4096
-/* Slots per stripe a client accepts from a server. */
-#define ENG_MAX_SLOTS_OFFERED 1024
 /* The largest bench a server accepts. */
 #define ENG_MAX_BENCH_BYTES (1ull << 50)
 
@@ -253,10 +251,13 @@ int eng__stripes_pair(const json_t *stripes, const struct eng_rail_addr *ours,
 
 /*
  * Slots per stripe: the smallest share of a worker's buffer budget, at most
- * ENG_MAX_SLOTS. -ENOMEM with a sentence when a worker cannot give each of
- * its stripes 2 slots of chunk bytes.
+ * ENG_MAX_SLOTS. -ENOMEM with a sentence (whose names the side, "the
+ * server" or "this side") when a worker cannot give each of its stripes 2
+ * slots of chunk bytes. Each side holds the other to its own: the client
+ * says how many it can take in its hello, the server offers the smaller.
  */
-int eng__slots_per_stripe(const struct topo_plan *plan, uint32_t chunk, unsigned *n_out);
+int eng__slots_per_stripe(const struct topo_plan *plan, uint32_t chunk, const char *whose,
+			  unsigned *n_out);
 
 /* ---- dest.c: where a copy lands ---- */
 

@@ -261,31 +261,31 @@ static void test_slots_per_stripe_stay_within_the_budget(void **state)
 	plan.rail[1].qps = 1;
 	plan.worker[0].buffer_bytes = 16ull * chunk; /* 8 slots each */
 	plan.worker[1].buffer_bytes = 64ull * chunk; /* 64 */
-	assert_int_equal(eng__slots_per_stripe(&plan, chunk, &n), 0);
+	assert_int_equal(eng__slots_per_stripe(&plan, chunk, "the server", &n), 0);
 	assert_int_equal(n, 8); /* the smallest share */
 	/* A large budget is capped; the smallest worker still decides. */
 	plan.worker[0].buffer_bytes = plan.worker[1].buffer_bytes = 1ull << 40;
-	assert_int_equal(eng__slots_per_stripe(&plan, chunk, &n), 0);
+	assert_int_equal(eng__slots_per_stripe(&plan, chunk, "the server", &n), 0);
 	assert_int_equal(n, ENG_MAX_SLOTS);
 	/* Exactly two slots per stripe is enough. */
 	plan.worker[0].buffer_bytes = 2ull * 2 * chunk;
-	assert_int_equal(eng__slots_per_stripe(&plan, chunk, &n), 0);
+	assert_int_equal(eng__slots_per_stripe(&plan, chunk, "the server", &n), 0);
 	assert_int_equal(n, 2);
 	/* One byte less is not, and the sentence says what to change. */
 	plan.worker[0].buffer_bytes--;
 	n = 99;
-	assert_int_equal(eng__slots_per_stripe(&plan, chunk, &n), -ENOMEM);
+	assert_int_equal(eng__slots_per_stripe(&plan, chunk, "the server", &n), -ENOMEM);
 	assert_int_equal(n, 99); /* written only on success */
 	assert_non_null(strstr(rcp_err_msg(-ENOMEM), "node 0 worker"));
 	assert_non_null(strstr(rcp_err_msg(-ENOMEM), "--buffer-mib"));
 	/* A worker that carries no stripe of this session needs no budget. */
 	plan.rail[0].qps = 0;
 	plan.worker[0].buffer_bytes = 0;
-	assert_int_equal(eng__slots_per_stripe(&plan, chunk, &n), 0);
+	assert_int_equal(eng__slots_per_stripe(&plan, chunk, "the server", &n), 0);
 	assert_int_equal(n, ENG_MAX_SLOTS);
 	/* A chunk larger than the whole budget. */
 	plan.worker[1].buffer_bytes = 64ull * chunk;
-	assert_int_equal(eng__slots_per_stripe(&plan, ENG_CHUNK_MAX, &n), -ENOMEM);
+	assert_int_equal(eng__slots_per_stripe(&plan, ENG_CHUNK_MAX, "the server", &n), -ENOMEM);
 	assert_non_null(strstr(rcp_err_msg(-ENOMEM), "node 1 worker"));
 }
 
@@ -308,6 +308,27 @@ static void test_a_server_budget_too_small_refuses_the_session_with_a_sentence(v
 	err = bench(&fx->srv, &plan, MiB, 16 * KiB, NULL, &r);
 	assert_int_equal(err, 0);
 	assert_int_equal(r.n_slots, 2 * 64 / (2 * 16));
+}
+
+/* The client's memory is the client's: the server offers no more slots than it can take. */
+static void test_slots_stay_within_the_clients_budget_too(void **state)
+{
+	static const unsigned rails[] = {1};
+	struct fx *fx = *state;
+	struct topo_plan plan;
+	struct eng_report r;
+	int err;
+
+	plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET); /* 64 slots of 16 KiB for 2 stripes */
+	server_start(&fx->srv, NULL, NULL, NULL);
+	plan_make(&plan, rails, 1, 2, 1, 6 * 16 * KiB); /* 3 per stripe */
+	assert_int_equal(bench(&fx->srv, &plan, MiB, 16 * KiB, NULL, &r), 0);
+	assert_int_equal(r.n_slots, 3);
+	/* A client whose budget cannot give each stripe 2 says so before it connects. */
+	plan_make(&plan, rails, 1, 2, 1, 3 * 16 * KiB);
+	err = bench(&fx->srv, &plan, MiB, 16 * KiB, NULL, &r);
+	assert_int_equal(err, -ENOMEM);
+	assert_non_null(strstr(rcp_err_msg(err), "give this side a larger --buffer-mib"));
 }
 
 static void test_push_and_pull_of_a_tree_arrive_identical(void **state)
@@ -426,6 +447,7 @@ int main(void)
 		cmocka_unit_test(test_stripes_pair_refuses_stripes_without_an_address_and_sets_qps),
 		cmocka_unit_test(test_slots_per_stripe_stay_within_the_budget),
 		T(test_a_server_budget_too_small_refuses_the_session_with_a_sentence),
+		T(test_slots_stay_within_the_clients_budget_too),
 		T(test_push_and_pull_of_a_tree_arrive_identical),
 		T(test_push_outside_the_root_is_refused_and_creates_nothing),
 		T(test_a_server_without_root_serves_bench_only),
