@@ -86,8 +86,6 @@ static json_t *copy_flags(const struct eng_copy_opts *cp)
 static int hello_job(struct client *c, json_t *m)
 {
 	const struct eng_copy_opts *cp = c->o->copy;
-	json_t *srcs;
-	size_t i;
 
 	if (!cp) {
 		json_object_set_new(m, ENG_KEY_JOB, json_string(ENG_JOB_BENCH));
@@ -102,12 +100,27 @@ static int hello_job(struct client *c, json_t *m)
 		return eng__proto_set_hex(m, ENG_KEY_DST, cp->dst, strlen(cp->dst));
 	}
 	json_object_set_new(m, ENG_KEY_JOB, json_string(ENG_JOB_PULL));
-	srcs = json_array();
-	json_object_set_new(m, ENG_KEY_SRC, srcs);
-	for (i = 0; i < cp->n_src; i++)
-		if (json_array_append_new(srcs, eng__proto_hex(cp->src[i], strlen(cp->src[i]))))
-			return -ENOMEM;
 	return 0;
+}
+
+/* A pull's sources, after authentication (sealed when keyed, and not held to the hello's size). */
+static int pull_sources_send(struct client *c)
+{
+	const struct eng_copy_opts *cp = c->o->copy;
+	json_t *m = eng__proto_msg(ENG_MSG_SOURCES, false), *srcs = json_array();
+	size_t i;
+	int err = m && srcs ? 0 : -ENOMEM;
+
+	if (!err && json_object_set(m, ENG_KEY_SRC, srcs))
+		err = -ENOMEM;
+	for (i = 0; i < cp->n_src && !err; i++)
+		if (json_array_append_new(srcs, eng__proto_hex(cp->src[i], strlen(cp->src[i]))))
+			err = -ENOMEM;
+	if (!err)
+		err = eng__proto_send(&c->s.ctl, m);
+	json_decref(srcs);
+	json_decref(m);
+	return err;
 }
 
 static json_t *hello_make(struct client *c)
@@ -174,7 +187,9 @@ static int pull_prepare(struct client *c)
 	struct io_manifest *m = NULL;
 	int err;
 
-	err = eng__manifest_recv(&c->s.ctl, c->s.timeout_ms, &m);
+	err = pull_sources_send(c);
+	if (!err)
+		err = eng__manifest_recv(&c->s.ctl, c->s.timeout_ms, &m);
 	if (!err && (err = io_pull_names_check(cp->src, cp->n_src, cp->recursive, m)) != 0)
 		io_manifest_destroy(m);
 	if (!err)

@@ -16,6 +16,7 @@
  *   S -> C  proof     proof
  *           (keyed: every frame from here on is sealed, struct eng_ctl)
  *   S -> C  ready                                  (push: the job is accepted)
+ *   C -> S  sources   src                          (pull: the names, as hex)
  *   either  manifest  total (first part), part     (push: C -> S; pull: S -> C)
  *   S -> C  welcome   token (keyless only), chunks, slots, slot_size,
  *                     stripes (addr, port, stripe, rail each)
@@ -61,6 +62,7 @@
 #define ENG_MSG_PROOF "proof"
 #define ENG_MSG_READY "ready"
 #define ENG_MSG_MANIFEST "manifest"
+#define ENG_MSG_SOURCES "sources"
 #define ENG_MSG_WELCOME "welcome"
 #define ENG_MSG_DONE "done"
 #define ENG_MSG_RESULT "result"

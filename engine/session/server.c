@@ -116,21 +116,28 @@ static int push_prepare(struct srv_session *ss)
 	return err;
 }
 
-/* The hello's sources, names beneath the root. */
+/* The pull's sources, names beneath the root: the client's first message after the proofs. */
 static int pull_sources(struct srv_session *ss, char ***src_out, size_t *n_out)
 {
-	json_t *arr = json_object_get(ss->hello, ENG_KEY_SRC);
-	size_t i, n = json_array_size(arr);
+	json_t *msg = NULL, *arr;
+	size_t i, n;
 	char **src;
-	int err = 0;
+	int err = eng__proto_recv(&ss->s.ctl, ss->s.timeout_ms, ENG_MSG_SOURCES, &msg);
 
-	if (!json_is_array(arr) || n == 0 || n > ENG_MAX_PULL_SOURCES)
+	if (err)
+		return err;
+	arr = json_object_get(msg, ENG_KEY_SRC);
+	n = json_array_size(arr);
+	if (!json_is_array(arr) || n == 0 || n > ENG_MAX_PULL_SOURCES) {
+		json_decref(msg);
 		return rcp_err(-EINVAL, "a pull needs 1 to %d sources", ENG_MAX_PULL_SOURCES);
+	}
 	src = calloc(n, sizeof(*src));
+	for (i = 0; src && i < n && !err; i++)
+		err = eng__proto_name(json_array_get(arr, i), "a source", &src[i]);
+	json_decref(msg);
 	if (!src)
 		return rcp_err(-ENOMEM, "out of memory for %zu sources", n);
-	for (i = 0; i < n && !err; i++)
-		err = eng__proto_name(json_array_get(arr, i), "a source", &src[i]);
 	*src_out = src;
 	*n_out = n;
 	return err;

@@ -405,6 +405,48 @@ static void test_push_outside_the_root_is_refused_and_creates_nothing(void **sta
 	bench_ok(&fx->srv, NULL);
 }
 
+/* More sources than a hello could hold: they travel after the hello, in a frame of their own. */
+#define MANY_SOURCES 300
+#define LONG_NAME 240
+
+static void test_a_pull_of_many_long_names_is_not_held_to_the_hellos_size(void **state)
+{
+	static const unsigned rails[] = {1};
+	static char names[MANY_SOURCES][LONG_NAME + 1];
+	const char *src[MANY_SOURCES];
+	char root[4096], back[4096], p[4096];
+	struct fx *fx = *state;
+	struct eng_copy_opts cp;
+	struct topo_plan plan;
+	struct eng_report r;
+	unsigned i;
+
+	fx_dir(fx, "root", root);
+	fx_dir(fx, "back", back);
+	for (i = 0; i < MANY_SOURCES; i++) {
+		memset(names[i], 'n', LONG_NAME);
+		snprintf(names[i] + LONG_NAME - 4, 5, "%04u", i);
+		t_write(root, names[i], names[i], LONG_NAME, 0644);
+		src[i] = names[i];
+	}
+	/* As hex in one hello these names alone would be more than its limit. */
+	assert_true(2 * MANY_SOURCES * LONG_NAME > ENG_PROTO_MAX_HELLO);
+	plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET);
+	server_start(&fx->srv, NULL, root, NULL);
+	plan_make(&plan, rails, 1, 1, 1, BUDGET);
+	cp = copy_opts(ENG_PULL, src, MANY_SOURCES, back);
+	cp.recursive = false;
+	assert_int_equal(copy(&fx->srv, &plan, &cp, NULL, &r), 0);
+	assert_int_equal(r.files, MANY_SOURCES);
+	for (i = 0; i < MANY_SOURCES; i += 37) {
+		char a[4096];
+
+		t_path(a, root, names[i]);
+		t_path(p, back, names[i]);
+		file_same(a, p, LONG_NAME);
+	}
+}
+
 static void test_a_server_without_root_serves_bench_only(void **state)
 {
 	static const unsigned rails[] = {1};
@@ -450,6 +492,7 @@ int main(void)
 		T(test_slots_stay_within_the_clients_budget_too),
 		T(test_push_and_pull_of_a_tree_arrive_identical),
 		T(test_push_outside_the_root_is_refused_and_creates_nothing),
+		T(test_a_pull_of_many_long_names_is_not_held_to_the_hellos_size),
 		T(test_a_server_without_root_serves_bench_only),
 	};
 

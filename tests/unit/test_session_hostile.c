@@ -586,6 +586,10 @@ static void *fake_main(void *arg)
 	m = raw_recv(fd);
 	f->got_hello = m && !strcmp(json_string_value(json_object_get(m, "job")) ?: "", "pull");
 	json_decref(m);
+	/* The client names its sources after the hello (after the proofs, when keyed). */
+	m = f->got_hello ? raw_recv(fd) : NULL;
+	f->got_hello = m && !strcmp(json_string_value(json_object_get(m, "type")) ?: "", "sources");
+	json_decref(m);
 	if (f->got_hello && eng__manifest_send(&ENG_CTL_PLAIN(fd), f->m) == 0 &&
 	    (m = raw_recv(fd))) {
 		if (!strcmp(json_string_value(json_object_get(m, "type")) ?: "", "error"))
