@@ -12,6 +12,11 @@
  * e->src is opened with openat2 beneath it, like everything a receiver
  * creates, so a peer's names cannot make us read outside the root.
  *
+ * The open never blocks on a FIFO swapped in after the walk (O_NONBLOCK,
+ * then the type is checked), and a file whose size or modification time
+ * differs from what the walk recorded is refused: its chunks were planned
+ * from the walk.
+ *
  * Threading: io_chunk_read is thread-safe (pread only); open and close are not.
  */
 #include "io/io_int.h"
@@ -80,13 +85,24 @@ int io_rfile_open(const struct io_root *root, const struct io_entry *e, unsigned
 		return rcp_err(-ENOMEM, "out of memory opening %s", e->src);
 	f->e = e;
 	f->dfd = -1;
-	err = src_open(root, e, 0, &f->fd);
+	/* O_NONBLOCK: a FIFO swapped in since the walk must not hold the open. */
+	err = src_open(root, e, O_NONBLOCK, &f->fd);
 	if (err)
 		goto err_free;
 	if (fstat(f->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		err = rcp_err(-EIO, "%s is no longer a regular file", e->src);
 		goto err_close;
 	}
+	/* What the walk saw is what the chunks were planned from: a change means another file. */
+	if ((uint64_t)st.st_size != e->size ||
+	    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec != e->mtime_ns) {
+		err = rcp_err(-ESTALE,
+			      "%s changed after it was listed (size or modification time): "
+			      "copy it again once it is no longer written to",
+			      e->src);
+		goto err_close;
+	}
+	fcntl(f->fd, F_SETFL, fcntl(f->fd, F_GETFL) & ~O_NONBLOCK);
 	if (flags & IO_DIRECT)
 		f->dfd = direct_open(root, e, f->fd);
 	*f_out = f;

@@ -14,6 +14,9 @@
 #include "io/io.h"
 #include "test_io_tree.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #define CH 4096u
 
 /* A manifest of one file of size bytes with the given extents (test memory, not freed). */
@@ -263,6 +266,38 @@ static void test_chunk_read_returns_data_and_its_crc(void **state)
 	t_rm_rf(base);
 }
 
+/* A file replaced or changed between the walk and the read is refused, never read as planned. */
+static void test_a_source_changed_after_the_walk_is_refused(void **state)
+{
+	struct io_manifest *m = NULL;
+	struct io_rfile *f = NULL;
+	char base[4096], p[4096];
+	const char *src[] = {p};
+	struct timespec ts[2] = {{0, 0}, {1000000, 0}};
+
+	(void)state;
+	t_mkdtemp(base);
+	t_write(base, "f", "0123456789", 10, 0644);
+	t_path(p, base, "f");
+	assert_int_equal(io_manifest_walk(NULL, src, 1, 0, NULL, &m), 0);
+	/* Appended to: its size differs. */
+	t_write(base, "f", "0123456789abc", 13, 0644);
+	assert_int_equal(io_rfile_open(NULL, &m->entry[0], 0, &f), -ESTALE);
+	assert_non_null(strstr(rcp_err_msg(-ESTALE), "changed after it was listed"));
+	/* Same size, another time: rewritten. */
+	t_write(base, "f", "9876543210", 10, 0644);
+	assert_int_equal(utimensat(AT_FDCWD, p, ts, 0), 0);
+	assert_int_equal(io_rfile_open(NULL, &m->entry[0], 0, &f), -ESTALE);
+	/* A FIFO in its place: refused at once, never waited on for a writer. */
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(mkfifo(p, 0644), 0);
+	assert_int_equal(io_rfile_open(NULL, &m->entry[0], 0, &f), -EIO);
+	assert_non_null(strstr(rcp_err_msg(-EIO), "no longer a regular file"));
+	assert_null(f);
+	io_manifest_destroy(m);
+	t_rm_rf(base);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -277,6 +312,7 @@ int main(void)
 		cmocka_unit_test(
 			test_crc32c_agrees_with_the_definition_at_any_alignment_and_length),
 		cmocka_unit_test(test_chunk_read_returns_data_and_its_crc),
+		cmocka_unit_test(test_a_source_changed_after_the_walk_is_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
