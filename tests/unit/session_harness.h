@@ -362,6 +362,117 @@ static inline bool dir_empty(const char *dir)
 	return n == 0;
 }
 
+/* ---- raw TCP: the framing by hand, so that tests check it rather than reuse it ---- */
+
+static inline int raw_connect(uint16_t port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+static inline void raw_write(int fd, const void *buf, size_t len)
+{
+	assert_int_equal(send(fd, buf, len, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+/* A frame: the 4-byte big-endian length, then the bytes. */
+static inline void raw_frame(int fd, const void *body, uint32_t len)
+{
+	uint32_t be = htonl(len);
+
+	raw_write(fd, &be, sizeof(be));
+	raw_write(fd, body, len);
+}
+
+/* m as a frame (consumed). */
+static inline void raw_json(int fd, json_t *m)
+{
+	char *text = json_dumps(m, JSON_COMPACT);
+
+	assert_non_null(text);
+	raw_frame(fd, text, (uint32_t)strlen(text));
+	free(text);
+	json_decref(m);
+}
+
+/* len bytes within 10 s; false on the peer's close, an error or the deadline. */
+static inline bool raw_read(int fd, void *buf, size_t len)
+{
+	uint64_t end = rcp_now_ns() + 10000000000ull;
+	char *p = buf;
+
+	while (len > 0 && rcp_now_ns() < end) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		ssize_t n;
+
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		n = recv(fd, p, len, 0);
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t)n;
+	}
+	return len == 0;
+}
+
+/* The peer's next frame as JSON; NULL when it closed or sent something else. */
+static inline json_t *raw_recv(int fd)
+{
+	uint32_t be, len;
+	json_t *m = NULL;
+	char *buf;
+
+	if (!raw_read(fd, &be, sizeof(be)))
+		return NULL;
+	len = ntohl(be);
+	if (len == 0 || len > ENG_PROTO_MAX_FRAME || !(buf = malloc(len)))
+		return NULL;
+	if (raw_read(fd, buf, len))
+		m = json_loadb(buf, len, 0, NULL);
+	free(buf);
+	return m;
+}
+
+/* The peer closed the connection (within 10 s). */
+static inline bool raw_closed(int fd)
+{
+	char c;
+
+	return !raw_read(fd, &c, 1);
+}
+
+/*
+ * The server answers on fd with an "error" whose message contains what, then
+ * closes. The message is printable ASCII: whatever the peer sent, it cannot
+ * break a line of the server's log or of the client's terminal.
+ */
+static inline void assert_refused(int fd, const char *what)
+{
+	json_t *m = raw_recv(fd);
+	const char *text;
+	size_t i;
+
+	assert_non_null(m);
+	assert_string_equal(json_string_value(json_object_get(m, "type")) ?: "?", "error");
+	text = json_string_value(json_object_get(m, "message"));
+	assert_non_null(text);
+	for (i = 0; text[i]; i++)
+		if ((unsigned char)text[i] < 0x20 || (unsigned char)text[i] >= 0x7f)
+			fail_msg("the server's message has byte 0x%02x at %zu",
+				 (unsigned char)text[i], i);
+	if (!strstr(text, what))
+		fail_msg("the server said \"%s\", not \"%s\"", text, what);
+	json_decref(m);
+	assert_true(raw_closed(fd));
+	close(fd);
+}
+
 /*
  * Group set-up and teardown: the tests see no key but the ones they name,
  * none from the environment or the home directory.

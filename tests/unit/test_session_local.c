@@ -86,70 +86,19 @@ static int our_socket(void)
 	return fd;
 }
 
-/* ---- the framing by hand, without assertions (the forked child uses it too) ---- */
-
-/* len bytes within 10 s; false on the peer's close, an error or the deadline. */
-static bool fd_read(int fd, void *buf, size_t len)
-{
-	uint64_t end = rcp_now_ns() + 10000000000ull;
-	char *p = buf;
-
-	while (len > 0 && rcp_now_ns() < end) {
-		struct pollfd pfd = {.fd = fd, .events = POLLIN};
-		ssize_t n;
-
-		if (poll(&pfd, 1, 100) <= 0)
-			continue;
-		n = recv(fd, p, len, 0);
-		if (n <= 0)
-			return false;
-		p += n;
-		len -= (size_t)n;
-	}
-	return len == 0;
-}
-
-static void fd_frame(int fd, const char *text)
-{
-	uint32_t be = htonl((uint32_t)strlen(text));
-
-	assert_int_equal(send(fd, &be, sizeof(be), MSG_NOSIGNAL), sizeof(be));
-	assert_int_equal(send(fd, text, strlen(text), MSG_NOSIGNAL), (ssize_t)strlen(text));
-}
+/* ---- the framing, without assertions (the forked child uses it too) ---- */
 
 /* The message of the peer's next frame if it is an "error" and then closes; else NULL. */
 static char *error_then_close(int fd)
 {
-	uint32_t be, len;
-	json_t *m = NULL;
-	char *buf, *text = NULL, c;
+	json_t *m = raw_recv(fd);
+	char *text = NULL;
 
-	if (!fd_read(fd, &be, sizeof(be)))
-		return NULL;
-	len = ntohl(be);
-	if (len == 0 || len > ENG_PROTO_MAX_FRAME || !(buf = malloc(len)))
-		return NULL;
-	if (fd_read(fd, buf, len))
-		m = json_loadb(buf, len, 0, NULL);
-	free(buf);
 	if (!strcmp(json_string_value(json_object_get(m, "type")) ?: "?", "error") &&
-	    json_string_value(json_object_get(m, "message")) && !fd_read(fd, &c, 1))
+	    json_string_value(json_object_get(m, "message")) && raw_closed(fd))
 		text = strdup(json_string_value(json_object_get(m, "message")));
 	json_decref(m);
 	return text;
-}
-
-/* The server answers fd with an error containing what, then closes it. */
-static void assert_refused(int fd, const char *what)
-{
-	char *text = error_then_close(fd);
-
-	if (!text)
-		fail_msg("the server sent no error and kept the connection open");
-	if (!strstr(text, what))
-		fail_msg("the server said \"%s\", not \"%s\"", text, what);
-	free(text);
-	close(fd);
 }
 
 #define OTHERS_REFUSED "serves only its own user (uid 0); connections from uid 65534 are refused"
@@ -192,7 +141,7 @@ static void test_with_a_key_other_users_reach_the_hello(void **state)
 	server_start(&fx->srv, NULL, NULL, key);
 	fd = other_socket();
 	assert_true(fd_connect(fd, (uint16_t)atomic_load(&fx->srv.port)));
-	fd_frame(fd, not_railcp);
+	raw_frame(fd, not_railcp, (uint32_t)strlen(not_railcp));
 	assert_refused(fd, "does not speak the railcp protocol");
 	bench_ok(&fx->srv, key);
 	assert_int_equal(server_stop(&fx->srv), 0);

@@ -24,22 +24,6 @@ struct relay {
 	pthread_t thread;
 };
 
-static bool read_full(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-
-	while (len > 0) {
-		struct pollfd pfd = {.fd = fd, .events = POLLIN};
-		ssize_t n;
-
-		if (poll(&pfd, 1, TIMEOUT_MS) != 1 || (n = recv(fd, p, len, 0)) <= 0)
-			return false;
-		p += n;
-		len -= (size_t)n;
-	}
-	return true;
-}
-
 static bool write_full(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
@@ -64,12 +48,12 @@ static bool relay_frame(struct relay *r, int dir, int from, int to)
 	char *buf;
 	bool ok;
 
-	if (!read_full(from, &be, sizeof(be)))
+	if (!raw_read(from, &be, sizeof(be)))
 		return false;
 	n = ntohl(be);
 	if (n == 0 || n > ENG_PROTO_MAX_FRAME + ENG_SEAL_TAG_LEN || !(buf = malloc(n)))
 		return false;
-	ok = read_full(from, buf, n);
+	ok = raw_read(from, buf, n);
 	if (ok && keep) /* the JSON is in clear, the tag (if any) after it */
 		r->seen = json_loadb(buf, n, JSON_DISABLE_EOF_CHECK, NULL);
 	if (ok && chosen)

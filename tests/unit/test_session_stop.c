@@ -11,21 +11,10 @@
 /* What a stop may take, however slow the host: far below LONG_TIMEOUT_MS and ENG_PREAUTH_MS. */
 #define STOP_BOUND_NS 5000000000ull
 
-static int tcp_connect(uint16_t port)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	assert_true(fd >= 0);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	return fd;
-}
-
 /* A push whose file list never comes: the server waits in the middle of a read. */
 static int push_halfway(uint16_t port)
 {
-	struct eng_ctl c = ENG_CTL_PLAIN(tcp_connect(port));
+	struct eng_ctl c = ENG_CTL_PLAIN(raw_connect(port));
 	json_t *hello = eng__proto_msg(ENG_MSG_HELLO, true), *st = json_array(), *ready = NULL;
 
 	json_array_append_new(st, stripe_json("198.18.1.1", 24));
@@ -57,7 +46,7 @@ static void test_a_stop_ends_sessions_that_wait_for_their_peer(void **state)
 	plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET);
 	fx->srv.timeout_ms = LONG_TIMEOUT_MS;
 	server_start(&fx->srv, NULL, root, NULL);
-	idle = tcp_connect((uint16_t)atomic_load(&fx->srv.port)); /* says nothing at all */
+	idle = raw_connect((uint16_t)atomic_load(&fx->srv.port)); /* says nothing at all */
 	half = push_halfway((uint16_t)atomic_load(&fx->srv.port));
 	t0 = rcp_now_ns();
 	assert_int_equal(server_stop(&fx->srv), 0);
