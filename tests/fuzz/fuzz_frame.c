@@ -1,0 +1,281 @@
+/*
+ * fuzz_frame.c - the control connection as a stranger feeds it: the input is
+ * the byte stream a peer sends on the control connection (4-byte big-endian
+ * lengths and JSON frames).
+ *
+ * As a server sees it: the first frame is read as a hello (the pre-auth frame
+ * limit, eng__proto_recv_max), checked (eng__proto_check_hello), its fields
+ * read as server.c reads them (chunk, bytes, chunks, slots, the destination's
+ * name in hex, flags) and its stripes paired with two rails of ours (eng__stripes_pair,
+ * then eng__slots_per_stripe); then both halves of a server's authentication
+ * (eng__session_auth keyless and keyed: the keyed one sends a challenge and
+ * reads the next frame as the proof). As a client sees what follows: every
+ * further frame is read (a peer's "error" frame becomes its sentence) and its
+ * fields fetched as the ends fetch those of a pull's sources (server.c), a
+ * welcome (client.c), done and result (session.c). Last, the same frames sealed with a known key
+ * (each given its right tag) are read by a sealed connection, then the raw input is read by one
+ * too, whose tags fail.
+ *
+ * server.c's hello_check and client.c's job_setup are static: what they
+ * decide on is reached here through the same helpers (proto.h), not through
+ * those functions themselves.
+ *
+ * Threading: one thread.
+ */
+#include "common/common.h"
+#include "engine/session/session_int.h"
+#include "tests/fuzz/fuzz.h"
+
+#include <arpa/inet.h>
+#include <stdbool.h>
+
+#define FRAME_TIMEOUT_MS 1000
+#define FRAMES_AFTER_HELLO 16
+
+static struct eng_auth_key key;
+static struct topo_plan plan;
+static struct eng_rail_addr ours[2];
+
+static void rail(struct eng_rail_addr *a, const char *ip, unsigned prefix)
+{
+	memset(a, 0, sizeof(*a));
+	a->addr.sin_family = AF_INET;
+	FUZZ_CHECK(inet_pton(AF_INET, ip, &a->addr.sin_addr) == 1);
+	a->prefix = prefix;
+	snprintf(a->text, sizeof(a->text), "%s", ip);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	unsigned r;
+
+	(void)argc;
+	(void)argv;
+	key.len = 32;
+	memset(key.bytes, 0x5a, key.len);
+	snprintf(key.origin, sizeof(key.origin), "fuzz");
+	/* A server with two rails on two subnets, one worker with a 64 MiB budget. */
+	plan.n_workers = 1;
+	plan.worker[0].buffer_bytes = 64u << 20;
+	plan.n_rails = 2;
+	for (r = 0; r < 2; r++) {
+		snprintf(plan.rail[r].dev, sizeof(plan.rail[r].dev), "loop%u", r);
+		plan.rail[r].port = 1;
+	}
+	rail(&ours[0], "198.18.0.1", 24);
+	rail(&ours[1], "198.18.1.1", 24);
+	return 0;
+}
+
+/* A name in hex, as a server takes a destination or a source. */
+static void name_field(const json_t *v, const char *what)
+{
+	char *name = NULL, esc[IO_ESC_MAX];
+
+	if (eng__proto_name(v, what, &name) != 0) {
+		FUZZ_CHECK(name == NULL);
+		return;
+	}
+	FUZZ_CHECK(strlen(name) < IO_PATH_MAX);
+	io_path_printable(name, esc);
+	FUZZ_CHECK(strlen(esc) < IO_ESC_MAX);
+	free(name);
+}
+
+/* The stripes, paired with our rails; the slots each then gets. */
+static void stripes_field(const json_t *stripes, uint64_t chunk)
+{
+	unsigned peer[ENG_MAX_STRIPES], n_slots = 0, r, qps = 0;
+	struct topo_plan p = plan;
+	size_t i, n = json_array_size(stripes);
+
+	if (eng__stripes_pair(stripes, ours, &p, peer) != 0)
+		return;
+	FUZZ_CHECK(n >= 1 && n <= ENG_MAX_STRIPES);
+	for (i = 0; i < n; i++)
+		FUZZ_CHECK(peer[i] < p.n_rails);
+	for (r = 0; r < p.n_rails; r++)
+		qps += p.rail[r].qps;
+	FUZZ_CHECK(qps == n);
+	if (chunk < ENG_CHUNK_MIN || chunk > ENG_CHUNK_MAX || chunk % ENG_CHUNK_MIN)
+		return;
+	if (eng__slots_per_stripe(&p, (uint32_t)chunk, "the server", &n_slots) == 0)
+		FUZZ_CHECK(n_slots >= 2 && n_slots <= ENG_MAX_SLOTS);
+}
+
+/* What a server reads of a hello (server.c: hello_check, push_prepare, session_setup). */
+static void hello_fields(const json_t *hello)
+{
+	const char *job = json_string_value(json_object_get(hello, ENG_KEY_JOB));
+	json_t *flags = json_object_get(hello, ENG_KEY_FLAGS);
+	char esc[ENG_PROTO_ESC_SHORT];
+	uint64_t chunk = 0, v;
+
+	rcp_printable(job ? job : "?", esc, sizeof(esc));
+	FUZZ_CHECK(strlen(esc) < sizeof(esc));
+	eng__proto_get_u64(hello, ENG_KEY_CHUNK, &chunk);
+	eng__proto_get_u64(hello, ENG_KEY_BYTES, &v);
+	eng__proto_get_u64(hello, ENG_KEY_CHUNKS, &v);
+	eng__proto_get_u64(hello, ENG_KEY_SLOTS, &v);
+	(void)json_is_true(json_object_get(flags, ENG_FLAG_PRESERVE));
+	name_field(json_object_get(hello, ENG_KEY_DST), "a destination");
+	stripes_field(json_object_get(hello, ENG_KEY_STRIPES), chunk);
+}
+
+/* A pull's sources, as the server reads them (server.c: pull_sources). */
+static void sources_field(const json_t *m)
+{
+	json_t *src = json_object_get(m, ENG_KEY_SRC);
+	size_t i;
+
+	for (i = 0; json_is_array(src) && i < json_array_size(src) && i < ENG_MAX_PULL_SOURCES; i++)
+		name_field(json_array_get(src, i), "a source");
+}
+
+/* What a client reads of a welcome (client.c: job_setup, stripe_connect). */
+static void welcome_fields(const json_t *m)
+{
+	json_t *stripes = json_object_get(m, ENG_KEY_STRIPES);
+	uint8_t tokens[ENG_SEAL_KEY_LEN];
+	char esc[ENG_PROTO_ESC_SHORT];
+	uint64_t v;
+	size_t i;
+
+	eng__proto_check_hello(m);
+	eng__proto_get_u64(m, ENG_KEY_SLOTS, &v);
+	eng__proto_get_u64(m, ENG_KEY_CHUNKS, &v);
+	eng__proto_get_u64(m, ENG_KEY_SLOT_SIZE, &v);
+	eng__proto_get_hex(m, ENG_KEY_TOKEN, tokens, sizeof(tokens));
+	for (i = 0; json_is_array(stripes) && i < json_array_size(stripes); i++) {
+		json_t *w = json_array_get(stripes, i);
+		const char *addr = json_string_value(json_object_get(w, ENG_KEY_ADDR));
+		const char *rail_name = json_string_value(json_object_get(w, ENG_KEY_RAIL));
+		struct in_addr a;
+
+		eng__proto_get_u64(w, ENG_KEY_PORT, &v);
+		eng__proto_get_u64(w, ENG_KEY_STRIPE, &v);
+		if (addr)
+			(void)inet_pton(AF_INET, addr, &a);
+		if (rail_name)
+			FUZZ_CHECK(strlen(rcp_printable(rail_name, esc, sizeof(esc))) <
+				   sizeof(esc));
+	}
+}
+
+/* What either end reads of "done" and "result" (session.c). */
+static void end_fields(const json_t *m)
+{
+	uint64_t v;
+
+	eng__proto_get_u64(m, ENG_KEY_CHUNKS, &v);
+	eng__proto_get_u64(m, ENG_KEY_BYTES, &v);
+	eng__proto_get_u64(m, ENG_KEY_FILES, &v);
+	(void)json_real_value(json_object_get(m, ENG_KEY_SECONDS));
+}
+
+/* Every frame left on c, as a client takes them. */
+static void frames_after(struct eng_ctl *c)
+{
+	int i;
+
+	for (i = 0; i < FRAMES_AFTER_HELLO; i++) {
+		json_t *m = NULL;
+		int err = eng__proto_recv(c, FRAME_TIMEOUT_MS, NULL, &m);
+
+		if (err) {
+			FUZZ_CHECK(m == NULL && err < 0);
+			FUZZ_CHECK(rcp_err_msg(err) != NULL);
+			return;
+		}
+		FUZZ_CHECK(json_is_object(m));
+		sources_field(m);
+		welcome_fields(m);
+		end_fields(m);
+		json_decref(m);
+	}
+}
+
+static void as_server(const uint8_t *data, size_t size)
+{
+	struct eng_session s;
+	json_t *hello = NULL;
+	int fd, peer, err;
+
+	if (fuzz_feed(data, size, &fd, &peer) != 0)
+		return;
+	eng__session_init(&s, ENG_SERVER, NULL, fd, FRAME_TIMEOUT_MS);
+	s.auth_end_ns = rcp_now_ns() + (uint64_t)FRAME_TIMEOUT_MS * 1000000u;
+	err = eng__proto_recv_max(&s.ctl, FRAME_TIMEOUT_MS, ENG_MSG_HELLO, ENG_PROTO_MAX_HELLO,
+				  &hello);
+	if (!err) {
+		FUZZ_CHECK(hello != NULL);
+		eng__proto_check_hello(hello);
+		hello_fields(hello);
+		s.key = NULL;
+		eng__session_auth(&s, hello);
+		s.key = &key;
+		err = eng__session_auth(&s, hello);
+		/* Nobody can forge the proof of a key they do not have. */
+		FUZZ_CHECK(err != 0 && !s.ctl.sealed);
+		json_decref(hello);
+	}
+	frames_after(&s.ctl);
+	close(fd);
+	close(peer);
+}
+
+/* The input's frames, each with the tag a peer holding key_in would give it. */
+static uint8_t *sealed_copy(const uint8_t *data, size_t size, const uint8_t *k, size_t *len_out)
+{
+	uint8_t *out = malloc(size + size / 4 * ENG_SEAL_TAG_LEN + ENG_SEAL_TAG_LEN);
+	size_t in = 0, o = 0;
+	uint64_t seq = 0;
+
+	if (!out)
+		return NULL;
+	while (size - in >= 4) {
+		uint32_t len, be;
+
+		memcpy(&be, data + in, 4);
+		len = ntohl(be);
+		if (len > ENG_PROTO_MAX_FRAME || len > size - in - 4)
+			break;
+		be = htonl(len + ENG_SEAL_TAG_LEN);
+		memcpy(out + o, &be, 4);
+		memcpy(out + o + 4, data + in + 4, len);
+		FUZZ_CHECK(eng__seal_tag(k, seq++, data + in + 4, len, out + o + 4 + len) == 0);
+		o += 4 + len + ENG_SEAL_TAG_LEN;
+		in += 4 + len;
+	}
+	*len_out = o;
+	return out;
+}
+
+static void as_sealed(const uint8_t *data, size_t size, bool tagged)
+{
+	struct eng_ctl c = {.sealed = true};
+	uint8_t *copy = NULL;
+	size_t len = size;
+	int peer;
+
+	memset(c.key_in, 0xa5, sizeof(c.key_in));
+	memset(c.key_out, 0x5a, sizeof(c.key_out));
+	if (tagged && !(copy = sealed_copy(data, size, c.key_in, &len)))
+		return;
+	if (fuzz_feed(tagged ? copy : data, len, &c.fd, &peer) == 0) {
+		frames_after(&c);
+		close(c.fd);
+		close(peer);
+	}
+	free(copy);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	as_server(data, size);
+	as_sealed(data, size, true);
+	as_sealed(data, size, false);
+	return 0;
+}

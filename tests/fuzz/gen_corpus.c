@@ -1,0 +1,470 @@
+/*
+ * gen_corpus.c - writes the seed corpora of tests/fuzz/corpus/ with
+ * railcp's own encoders, so the seeds are what railcp really sends and
+ * reads: control frames as eng__proto_send frames them, a manifest of a
+ * real tree as io_manifest_encode and eng__manifest_send put it, chunk
+ * headers as eng__bench_fill makes them, profiles as topo_profile_save
+ * writes them for the machines of tests/fixtures.
+ *
+ * Usage: build/fuzz/gen_corpus DIR (tests/fuzz/corpus): writes
+ * DIR/<target>/<name>, replacing files of the same name, nothing else.
+ * The output is the same on every run (fixed times, modes and
+ * challenges), so regenerating changes nothing unless an encoder did.
+ *
+ * The hello, sources and welcome frames follow client.c's hello_make and
+ * pull_sources_send and server.c's welcome_send (static there); a change to
+ * those messages should be mirrored here.
+ *
+ * Threading: one thread.
+ */
+#include "common/common.h"
+#include "engine/datapath/datapath.h"
+#include "engine/session/session_int.h"
+#include "io/io_int.h"
+#include "tests/fuzz/fuzz.h"
+#include "topology/topology.h"
+
+#include <sys/stat.h>
+#include <time.h>
+
+static const char *out_dir;
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "gen_corpus: %s: %s\n", what, rcp_err_msg(err));
+	exit(1);
+}
+
+static void put(const char *target, const char *name, const void *data, size_t len)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/%s", out_dir, target);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%s/%s", out_dir, target, name);
+	fuzz_write_file(path, data, len);
+	chmod(path, 0644);
+}
+
+/* ---- control frames: sent on a socketpair, read back as bytes ---- */
+
+struct stream {
+	int fd[2];
+};
+
+static void stream_open(struct stream *s)
+{
+	int buf = 4 << 20;
+
+	FUZZ_CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, s->fd) == 0);
+	setsockopt(s->fd[0], SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+}
+
+static void stream_send(struct stream *s, json_t *msg)
+{
+	FUZZ_CHECK(msg && eng__proto_send(&ENG_CTL_PLAIN(s->fd[0]), msg) == 0);
+	json_decref(msg);
+}
+
+static void stream_put(struct stream *s, const char *target, const char *name)
+{
+	static uint8_t buf[1 << 20];
+	size_t len = 0;
+	ssize_t n;
+
+	shutdown(s->fd[0], SHUT_WR);
+	while ((n = read(s->fd[1], buf + len, sizeof(buf) - len)) > 0)
+		len += (size_t)n;
+	put(target, name, buf, len);
+	close(s->fd[0]);
+	close(s->fd[1]);
+}
+
+static json_t *stripe(const char *addr, unsigned prefix, const char *rail)
+{
+	return json_pack("{s:s, s:i, s:s}", ENG_KEY_ADDR, addr, ENG_KEY_PREFIX, prefix,
+			 ENG_KEY_RAIL, rail);
+}
+
+/* A client's hello as hello_make builds it: job keys are the caller's. */
+static json_t *hello(const char *job, bool keyed)
+{
+	static const uint8_t challenge[ENG_AUTH_CHALLENGE_LEN] = {1, 2, 3, 4, 5, 6, 7, 8};
+	json_t *m = eng__proto_msg(ENG_MSG_HELLO, true), *st = json_array();
+
+	json_object_set_new(m, ENG_KEY_CHUNK, json_integer(1 << 20));
+	json_object_set_new(m, ENG_KEY_SLOTS, json_integer(16));
+	json_array_append_new(st, stripe("198.18.0.2", 24, "rxe0"));
+	json_array_append_new(st, stripe("198.18.1.2", 24, "rxe1"));
+	json_array_append_new(st, stripe("198.18.1.2", 24, "rxe1"));
+	json_object_set_new(m, ENG_KEY_STRIPES, st);
+	json_object_set_new(m, ENG_KEY_JOB, json_string(job));
+	if (keyed)
+		eng__proto_set_hex(m, ENG_KEY_CHALLENGE, challenge, sizeof(challenge));
+	return m;
+}
+
+static json_t *flags(bool recursive)
+{
+	return json_pack("{s:b, s:b, s:b, s:b, s:b}", ENG_FLAG_PRESERVE, 1, ENG_FLAG_FSYNC, 0,
+			 ENG_FLAG_DIRECT, 0, ENG_FLAG_RECURSIVE, recursive, ENG_FLAG_CONTENTS, 0);
+}
+
+static json_t *hex_msg(const char *type, const char *key, uint8_t fill, size_t len)
+{
+	uint8_t b[64];
+	json_t *m = eng__proto_msg(type, false);
+
+	memset(b, fill, len);
+	eng__proto_set_hex(m, key, b, len);
+	return m;
+}
+
+static json_t *welcome(bool token)
+{
+	json_t *m = eng__proto_msg(ENG_MSG_WELCOME, true), *st = json_array();
+	unsigned i;
+
+	if (token) {
+		uint8_t t[ENG_SEAL_KEY_LEN];
+
+		memset(t, 0x77, sizeof(t));
+		eng__proto_set_hex(m, ENG_KEY_TOKEN, t, sizeof(t));
+	}
+	json_object_set_new(m, ENG_KEY_CHUNKS, json_integer(12));
+	json_object_set_new(m, ENG_KEY_SLOTS, json_integer(16));
+	json_object_set_new(m, ENG_KEY_SLOT_SIZE, json_integer(1 << 20));
+	for (i = 0; i < 3; i++)
+		json_array_append_new(st, json_pack("{s:s, s:i, s:i, s:s}", ENG_KEY_ADDR,
+						    i ? "198.18.1.1" : "198.18.0.1", ENG_KEY_PORT,
+						    40000 + i, ENG_KEY_STRIPE, i, ENG_KEY_RAIL,
+						    i ? "rxe1:1" : "rxe0:1"));
+	json_object_set_new(m, ENG_KEY_STRIPES, st);
+	return m;
+}
+
+static json_t *end_msg(const char *type, json_int_t chunks, json_int_t bytes)
+{
+	json_t *m = eng__proto_msg(type, false);
+
+	json_object_set_new(m, ENG_KEY_CHUNKS, json_integer(chunks));
+	json_object_set_new(m, ENG_KEY_BYTES, json_integer(bytes));
+	if (!strcmp(type, ENG_MSG_DONE))
+		json_object_set_new(m, ENG_KEY_SECONDS, json_real(0.25));
+	else
+		json_object_set_new(m, ENG_KEY_FILES, json_integer(3));
+	return m;
+}
+
+static void frames(void)
+{
+	struct stream s;
+	json_t *m;
+
+	/* A keyed push: hello, the proof, then what a server sends back. */
+	stream_open(&s);
+	m = hello(ENG_JOB_PUSH, true);
+	json_object_set_new(m, ENG_KEY_FLAGS, flags(true));
+	json_object_set_new(m, ENG_KEY_CHUNKS, json_integer(12));
+	eng__proto_set_hex(m, ENG_KEY_DST, "backup/today", strlen("backup/today"));
+	stream_send(&s, m);
+	stream_send(&s, hex_msg(ENG_MSG_PROOF, ENG_KEY_PROOF, 0xab, ENG_AUTH_RESPONSE_LEN));
+	stream_send(&s, eng__proto_msg(ENG_MSG_READY, false));
+	stream_send(&s, welcome(false));
+	stream_send(&s, end_msg(ENG_MSG_RESULT, 12, 12 << 20));
+	stream_put(&s, "frame", "push_keyed");
+	/* A keyless pull: hello, its sources, a welcome with the token, done. */
+	stream_open(&s);
+	m = hello(ENG_JOB_PULL, false);
+	json_object_set_new(m, ENG_KEY_FLAGS, flags(true));
+	stream_send(&s, m);
+	m = eng__proto_msg(ENG_MSG_SOURCES, false);
+	json_object_set_new(
+		m, ENG_KEY_SRC,
+		json_pack("[o, o]", eng__proto_hex("data/set", 8), eng__proto_hex("x/.", 3)));
+	stream_send(&s, m);
+	stream_send(&s, welcome(true));
+	stream_send(&s, end_msg(ENG_MSG_DONE, 12, 12 << 20));
+	stream_put(&s, "frame", "pull_keyless");
+	/* A bench; then the server refuses with a sentence. */
+	stream_open(&s);
+	m = hello(ENG_JOB_BENCH, true);
+	json_object_set_new(m, ENG_KEY_BYTES, json_integer(1 << 30));
+	stream_send(&s, m);
+	stream_send(&s,
+		    hex_msg(ENG_MSG_CHALLENGE, ENG_KEY_CHALLENGE, 0x11, ENG_AUTH_CHALLENGE_LEN));
+	m = eng__proto_msg(ENG_MSG_ERROR, false);
+	json_object_set_new(m, ENG_KEY_MESSAGE, json_string("the server is busy\n\x1b[31m"));
+	stream_send(&s, m);
+	stream_put(&s, "frame", "bench_refused");
+}
+
+/* ---- the manifest of a small tree: a directory, files, a hole, a symlink ---- */
+
+static void tree_file(const char *dir, const char *name, size_t len, off_t hole_at)
+{
+	char path[4200], buf[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	FUZZ_CHECK(fd >= 0);
+	memset(buf, 'x', sizeof(buf));
+	FUZZ_CHECK(write(fd, buf, len < sizeof(buf) ? len : sizeof(buf)) >= 0);
+	if (hole_at)
+		FUZZ_CHECK(pwrite(fd, buf, sizeof(buf), hole_at) == sizeof(buf));
+	close(fd);
+	fchmodat(AT_FDCWD, path, 0644, 0);
+}
+
+static int fixed_time(const char *p, const struct stat *st, int type, struct FTW *ftw)
+{
+	const struct timespec ts[2] = {{1700000000, 0}, {1700000000, 123456789}};
+
+	(void)st;
+	(void)type;
+	(void)ftw;
+	utimensat(AT_FDCWD, p, ts, AT_SYMLINK_NOFOLLOW);
+	return 0;
+}
+
+static struct io_manifest *tree_manifest(const char *base)
+{
+	char top[4200], sub[4200];
+	const char *src[1] = {top};
+	struct io_manifest *m = NULL;
+	int err;
+
+	snprintf(top, sizeof(top), "%s/data", base);
+	snprintf(sub, sizeof(sub), "%s/sub", top);
+	FUZZ_CHECK(mkdir(top, 0755) == 0 && mkdir(sub, 0750) == 0);
+	chmod(top, 0755);
+	chmod(sub, 0750);
+	tree_file(top, "a.txt", 100, 0);
+	tree_file(top, "empty", 0, 0);
+	tree_file(sub, "sparse.bin", 4096, 1 << 20);
+	snprintf(sub, sizeof(sub), "%s/link", top);
+	FUZZ_CHECK(symlink("sub/sparse.bin", sub) == 0);
+	nftw(top, fixed_time, 16, FTW_PHYS | FTW_DEPTH);
+	if ((err = io_manifest_walk(NULL, src, 1, IO_WALK_RECURSIVE, NULL, &m)) != 0)
+		die("walking the seed tree", err);
+	return m;
+}
+
+static void manifests(void)
+{
+	char base[] = "/tmp/railcp-gen-corpus-XXXXXX";
+	struct io_manifest *m, empty = {0};
+	struct stream s;
+	void *buf;
+	size_t len;
+
+	FUZZ_CHECK(mkdtemp(base) != NULL);
+	m = tree_manifest(base);
+	FUZZ_CHECK(io_manifest_encode(m, &buf, &len) == 0);
+	put("manifest", "tree.rcpm", buf, len);
+	free(buf);
+	stream_open(&s);
+	FUZZ_CHECK(eng__manifest_send(&ENG_CTL_PLAIN(s.fd[0]), m) == 0);
+	stream_put(&s, "manifest", "tree.frames");
+	FUZZ_CHECK(io_manifest_encode(&empty, &buf, &len) == 0);
+	put("manifest", "empty.rcpm", buf, len);
+	free(buf);
+	stream_open(&s);
+	FUZZ_CHECK(eng__manifest_send(&ENG_CTL_PLAIN(s.fd[0]), &empty) == 0);
+	stream_put(&s, "manifest", "empty.frames");
+	io_manifest_destroy(m);
+	fuzz_rm_rf(base);
+}
+
+/* ---- chunk records (the format is in fuzz.h) ---- */
+
+struct recs {
+	uint8_t b[4096];
+	size_t n;
+};
+
+static void rec_bytes(struct recs *r, const void *p, size_t n)
+{
+	FUZZ_CHECK(r->n + n <= sizeof(r->b));
+	memcpy(r->b + r->n, p, n);
+	r->n += n;
+}
+
+static void rec_op(struct recs *r, unsigned op)
+{
+	uint8_t b = (uint8_t)op;
+
+	rec_bytes(r, &b, 1);
+}
+
+/* A chunk record carrying chunk seq of the bench stream, as eng__bench_fill heads it. */
+static void rec_chunk(struct recs *r, unsigned flags, uint8_t slot, uint64_t seq)
+{
+	static uint8_t data[4096];
+	struct eng_source src = {.total = 10ull * 4096 + 100, .chunk = 4096};
+	struct eng_chunk_hdr h = {
+		.magic = ENG_HDR_MAGIC, .slot = slot, .token = FUZZ_CHUNK_TOKEN, .seq = seq};
+
+	eng__bench_fill(&src, &h, data);
+	rec_op(r, FUZZ_REC_CHUNK | flags);
+	rec_bytes(r, &slot, 1);
+	rec_bytes(r, &h, sizeof(h));
+}
+
+static void chunks(void)
+{
+	struct recs r = {.n = 0};
+	uint8_t slot;
+	unsigned i;
+
+	/* Bench: the sender posts, the receiver takes honest chunks, credits come back. */
+	rec_op(&r, 0);
+	rec_op(&r, FUZZ_REC_PUMP);
+	rec_op(&r, FUZZ_REC_PUMP | FUZZ_F_STRIPE);
+	for (i = 0; i < 4; i++) {
+		rec_chunk(&r, FUZZ_F_HONEST_HDR | FUZZ_F_HONEST_DATA, (uint8_t)i, i);
+		rec_op(&r, FUZZ_REC_CREDIT);
+		slot = (uint8_t)i;
+		rec_bytes(&r, &slot, 1);
+	}
+	rec_op(&r, FUZZ_REC_OTHER | FUZZ_F_OTHER_SEND);
+	rec_chunk(&r, 0, 1, 10); /* the short last chunk, with its real header */
+	put("chunk_hdr", "bench_honest", r.b, r.n);
+	/* Bench, hostile: a wrong slot, a credit twice, an error completion. */
+	r.n = 0;
+	rec_op(&r, 0);
+	rec_op(&r, FUZZ_REC_PUMP);
+	rec_chunk(&r, 0, 9, 0);
+	rec_op(&r, FUZZ_REC_CREDIT);
+	rec_bytes(&r, &(uint8_t){0}, 1);
+	rec_op(&r, FUZZ_REC_CREDIT);
+	rec_bytes(&r, &(uint8_t){0}, 1);
+	rec_op(&r, FUZZ_REC_OTHER | FUZZ_F_OTHER_ERROR | FUZZ_F_OTHER_SENDER);
+	put("chunk_hdr", "bench_hostile", r.b, r.n);
+	/* Files: honest chunks of the harness's file job, in plan order, then one again. */
+	r.n = 0;
+	rec_op(&r, 1);
+	for (i = 0; i < 6; i++) {
+		rec_chunk(&r, FUZZ_F_HONEST_HDR | FUZZ_F_HONEST_DATA | (i % 2 ? FUZZ_F_STRIPE : 0),
+			  (uint8_t)(i % 4), i);
+		rec_bytes(&r, "chunk-01", 8); /* its first data bytes */
+	}
+	rec_chunk(&r, FUZZ_F_HONEST_HDR | FUZZ_F_HONEST_DATA, 0, 0);
+	put("chunk_hdr", "files_honest", r.b, r.n);
+}
+
+/* ---- profiles of the fixtures' machines, a key file, option lists ---- */
+
+/* The header names the fixture by its path: make it tests/fixtures/..., the same anywhere. */
+static void strip_dir(char *text, size_t *len)
+{
+	const char *dir = RAILCP_FIXTURES "/";
+	char *at = memmem(text, *len, dir, strlen(dir));
+	size_t cut;
+
+	if (!at)
+		return;
+	memcpy(at, "tests/fixtures/", 15);
+	cut = strlen(dir) - 15;
+	memmove(at + 15, at + 15 + cut, *len - (size_t)(at + 15 + cut - text));
+	*len -= cut;
+}
+
+static void profiles(void)
+{
+	static const char *const xml[] = {"topo_2s_4nic.xml", "topo_gpu8.xml",
+					  "topo_1node_dualport.xml"};
+	static const char edited[] =
+		"# two rails on socket 1, one on socket 0\nqps_per_rail = 2\n"
+		"[worker]\n  node = 1   # comment\ncpus=8-11\nrails = mlx5_3:1, mlx5_2:1\n"
+		"[worker]\nnode = 0\nrails = mlx5_0:1\nbuffer_mib = 10\n";
+	static const char key[] = "p3rBq2m5YkR0yJ1vB8hX4cW9tL6aN7eD0fG2hJ3kL4=\n";
+	char path[4200], name[64], tmp[] = "/tmp/railcp-gen-profile-XXXXXX", *text;
+	struct topo_machine *m;
+	struct topo_plan *p;
+	size_t i;
+	FILE *f;
+	size_t len;
+	long flen;
+	int fd;
+
+	fd = mkstemp(tmp);
+	FUZZ_CHECK(fd >= 0);
+	close(fd);
+	for (i = 0; i < RCP_ARRAY_SIZE(xml); i++) {
+		snprintf(path, sizeof(path), "%s/%s", RAILCP_FIXTURES, xml[i]);
+		FUZZ_CHECK(topo_machine_create(path, NULL, &m) == 0);
+		FUZZ_CHECK(topo_plan_build(m, NULL, &p) == 0);
+		FUZZ_CHECK(topo_profile_save(p, m, tmp) == 0);
+		f = fopen(tmp, "r");
+		FUZZ_CHECK(f && fseek(f, 0, SEEK_END) == 0 && (flen = ftell(f)) > 0);
+		rewind(f);
+		len = (size_t)flen;
+		text = malloc(len);
+		FUZZ_CHECK(text && fread(text, 1, len, f) == len);
+		fclose(f);
+		strip_dir(text, &len);
+		snprintf(name, sizeof(name), "%.*s.profile", (int)(strlen(xml[i]) - 4), xml[i]);
+		put("profile", name, text, len);
+		free(text);
+		topo_plan_destroy(p);
+		topo_machine_destroy(m);
+	}
+	unlink(tmp);
+	put("profile", "edited.profile", edited, strlen(edited));
+	put("profile", "key", key, strlen(key));
+	put("profile", "cpus", "0-7,16-23", 9);
+	put("profile", "rails", "mlx5_0:1,mlx5_2", 15);
+}
+
+/* ---- names and hex ---- */
+
+static void names(void)
+{
+	static const char *const seeds[][2] = {
+		{"plain", "dir/sub/file.txt"},
+		{"escape", "../etc/passwd"},
+		{"tmp", "a/.railcp-tmp-0123456789abcdef/x"},
+		{"copy", "backup/\nsrc/dir/.\nfile\nsub/..\n"},
+		{"control", "name\x1b[31m\\with\tcontrols\x7f\xff"},
+		{"pull", "dst\ndata\ndata/a\nother\n"},
+	};
+	size_t i;
+
+	for (i = 0; i < RCP_ARRAY_SIZE(seeds); i++)
+		put("names", seeds[i][0], seeds[i][1], strlen(seeds[i][1]));
+}
+
+static void hexes(void)
+{
+	static const char *const seeds[][2] = {
+		{"name", "6261636b75702f746f646179"},
+		{"nul", "610062"},
+		{"upper", "ABCDEF"},
+		{"json", "\"2f6574632f706173737764\""},
+		{"token", "7777777777777777777777777777777777777777777777777777777777777777"},
+	};
+	size_t i;
+
+	for (i = 0; i < RCP_ARRAY_SIZE(seeds); i++)
+		put("hex", seeds[i][0], seeds[i][1], strlen(seeds[i][1]));
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: gen_corpus DIR (tests/fuzz/corpus)\n");
+		return 2;
+	}
+	out_dir = argv[1];
+	mkdir(out_dir, 0755);
+	umask(022);
+	frames();
+	manifests();
+	chunks();
+	profiles();
+	names();
+	hexes();
+	return 0;
+}
