@@ -450,19 +450,31 @@ out:
 /*
  * Walk one source: from the current directory, or beneath root (a server
  * answering a pull), where src must be a valid relative path ("." or ""
- * for the root itself) and its directory is found with openat2.
+ * for the root itself; trailing "/" and "/." name the directory itself, as
+ * in cp -r dir/. new) and its directory is found with openat2.
  */
 static int walk_source(struct walk *w, const struct io_root *root, const char *src,
 		       const char *name)
 {
-	char esc[IO_ESC_MAX];
+	char esc[IO_ESC_MAX], dir[IO_PATH_MAX];
 	const char *last, *why;
+	size_t len = strlen(src);
 	int pfd, err;
 
 	if (!root)
 		return walk_at(w, AT_FDCWD, src, src, name);
-	if (!src[0] || !strcmp(src, "."))
+	/* "a/b/." and "a/b/" are a/b: the name (top_name) already says contents or not. */
+	while (len > 0 &&
+	       (src[len - 1] == '/' || (src[len - 1] == '.' && (len == 1 || src[len - 2] == '/'))))
+		len--;
+	if (len == 0)
 		return walk_at(w, root->fd, ".", ".", name);
+	if (len >= sizeof(dir))
+		return rcp_err(-ENAMETOOLONG, "refused the source \"%s\": the name is too long",
+			       io__path_escape(src, strlen(src), esc));
+	memcpy(dir, src, len);
+	dir[len] = '\0';
+	src = dir;
 	why = io__path_problem(src, strlen(src));
 	if (why)
 		return rcp_err(-EINVAL, "refused the source \"%s\": the name %s",

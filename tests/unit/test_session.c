@@ -447,6 +447,30 @@ static void test_a_pull_of_many_long_names_is_not_held_to_the_hellos_size(void *
 	}
 }
 
+/* cp -r HOST:dir/. NEW: NEW is made and receives dir's contents, as cp -r names it. */
+static void test_a_pull_of_a_subdirectorys_contents(void **state)
+{
+	static const unsigned rails[] = {1};
+	const char *src[] = {"top/sub/."};
+	char root[4096], dst[4096], a[4096], b[4096];
+	struct fx *fx = *state;
+	struct eng_copy_opts cp;
+	struct topo_plan plan;
+	struct eng_report r;
+
+	fx_dir(fx, "root", root);
+	tree_make(root);
+	t_path(dst, fx->base, "new");
+	plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET);
+	server_start(&fx->srv, NULL, root, NULL);
+	plan_make(&plan, rails, 1, 1, 1, BUDGET);
+	cp = copy_opts(ENG_PULL, src, 1, dst);
+	assert_int_equal(copy(&fx->srv, &plan, &cp, NULL, &r), 0);
+	t_path(a, root, "top/sub/big.bin");
+	t_path(b, dst, "big.bin");
+	file_same(a, b, 300 * KiB + 1234);
+}
+
 static void test_a_server_without_root_serves_bench_only(void **state)
 {
 	static const unsigned rails[] = {1};
@@ -493,6 +517,7 @@ int main(void)
 		T(test_push_and_pull_of_a_tree_arrive_identical),
 		T(test_push_outside_the_root_is_refused_and_creates_nothing),
 		T(test_a_pull_of_many_long_names_is_not_held_to_the_hellos_size),
+		T(test_a_pull_of_a_subdirectorys_contents),
 		T(test_a_server_without_root_serves_bench_only),
 	};
 
