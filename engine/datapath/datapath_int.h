@@ -35,6 +35,13 @@ bool eng__worker_idle(const struct eng_worker *w);
 /* The thread of one worker: drive its stripes until the job stops. */
 void *eng__worker_main(void *arg);
 
+/*
+ * Name the calling thread "rcp-snd-w<i>" (worker i of a sender), or
+ * "rcp-rcv-h<i>.<k>" (helper k of a receiver's worker i): what top and perf
+ * show, and how tests/bench/bench_datapath.c tells each end's CPU time apart.
+ */
+void eng__thread_name(const struct eng_job *job, char kind, unsigned i, unsigned k);
+
 /* Tell the coordinator to look at the job now (a worker went idle or failed). Thread-safe. */
 void eng__job_wake(struct eng_job *job);
 

@@ -18,7 +18,20 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
+
+void eng__thread_name(const struct eng_job *job, char kind, unsigned i, unsigned k)
+{
+	char name[16]; /* the kernel keeps 15 bytes */
+	const char *end = job->role == ENG_SENDER ? "snd" : "rcv";
+
+	if (kind == 'w')
+		snprintf(name, sizeof(name), "rcp-%s-w%u", end, i);
+	else
+		snprintf(name, sizeof(name), "rcp-%s-%c%u.%u", end, kind, i, k);
+	pthread_setname_np(pthread_self(), name);
+}
 
 bool eng__worker_idle(const struct eng_worker *w)
 {
@@ -130,6 +143,7 @@ void *eng__worker_main(void *arg)
 		eng__job_wake(job);
 		return NULL;
 	}
+	eng__thread_name(job, 'w', w->tr.index, 0);
 	if (w->bind && (err = topo_thread_bind(&w->cpus, w->node)) != 0)
 		rcp_log(RCP_LOG_INFO, "worker %u: cannot bind to node %d: %s", w->tr.index, w->node,
 			rcp_err_msg(err));
