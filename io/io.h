@@ -282,6 +282,24 @@ const char *io_path_printable(const char *path, char out[IO_ESC_MAX]);
 /* CRC-32C (Castagnoli, as iSCSI and ext4 use it) of len bytes, with ISA-L. Thread-safe. */
 uint32_t io_crc32c(const void *buf, size_t len);
 
+/* ---- one read or write of a chunk ---- */
+
+enum io_op_kind { IO_OP_READ, IO_OP_WRITE };
+
+/* len bytes at off of fd: what a chunk's read or write asks of the kernel. */
+struct io_op {
+	int fd;
+	uint64_t off;
+	uint32_t len;
+};
+
+/*
+ * Do op with pread or pwrite into or from buf, again after a short count,
+ * until len bytes moved, the file ends (a read) or an error: the bytes
+ * moved, or -errno. Thread-safe.
+ */
+int64_t io_op_run(const struct io_op *op, enum io_op_kind kind, void *buf);
+
 /* ---- the sender's files ---- */
 
 enum {
@@ -305,6 +323,16 @@ int io_rfile_open(const struct io_root *root, const struct io_entry *e, unsigned
  * sentence. Thread-safe.
  */
 int io_chunk_read(struct io_rfile *f, uint64_t off, uint32_t len, void *buf, uint32_t *crc_out);
+
+/*
+ * io_chunk_read in two halves, for callers that do the read themselves (a
+ * ring): _start checks the chunk and says in *op what to read into buf
+ * (with IO_DIRECT possibly more than len); _end judges got, the bytes the
+ * read returned (or -errno). Thread-safe.
+ */
+int io_chunk_read_start(struct io_rfile *f, uint64_t off, uint32_t len, const void *buf,
+			struct io_op *op);
+int io_chunk_read_end(struct io_rfile *f, uint64_t off, uint32_t len, int64_t got);
 
 /* Accepts NULL. */
 void io_rfile_close(struct io_rfile *f);
@@ -380,6 +408,21 @@ int io_wfile_open(struct io_root *root, const struct io_entry *e, uint32_t chunk
  */
 int io_chunk_write(struct io_wfile *f, uint64_t off, const void *data, uint32_t len, uint32_t crc,
 		   bool *complete_out);
+
+/*
+ * io_chunk_write in parts, for callers that hash and write elsewhere (helper
+ * threads, a ring): _start checks the chunk is planned and the file has not
+ * failed, and says in *op where data goes; io_chunk_verify checks its
+ * crc32c (-EBADMSG with a sentence); _end takes put, the bytes the write
+ * returned (or -errno): short or failed fails the file, else the chunk
+ * counts as io_chunk_write counts it. Thread-safe.
+ */
+int io_chunk_write_start(struct io_wfile *f, uint64_t off, const void *data, uint32_t len,
+			 struct io_op *op);
+int io_chunk_verify(const struct io_wfile *f, uint64_t off, const void *data, uint32_t len,
+		    uint32_t crc);
+int io_chunk_write_end(struct io_wfile *f, uint64_t off, uint32_t len, int64_t put,
+		       bool *complete_out);
 
 /* Every planned chunk is in (true at once for a file without data). Thread-safe. */
 bool io_wfile_complete(const struct io_wfile *f);

@@ -17,7 +17,12 @@
  * differs from what the walk recorded is refused: its chunks were planned
  * from the walk.
  *
- * Threading: io_chunk_read is thread-safe (pread only); open and close are not.
+ * A chunk's read comes in two halves, so the read itself can go through a
+ * ring (engine/datapath/helpers.c): io_chunk_read_start says which
+ * descriptor and how many bytes, io_chunk_read_end judges what came back.
+ * io_chunk_read does all of it at once.
+ *
+ * Threading: io_chunk_read* are thread-safe (pread only); open and close are not.
  */
 #include "io/io_int.h"
 
@@ -124,38 +129,27 @@ void io_rfile_close(struct io_rfile *f)
 	free(f);
 }
 
-/* Read until want bytes are in or the file ends; the count read, or -errno. */
-static int64_t pread_full(int fd, void *buf, size_t want, uint64_t off)
-{
-	size_t got = 0;
-	ssize_t n;
-
-	while (got < want) {
-		n = pread(fd, (char *)buf + got, want - got, (off_t)(off + got));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	return (int64_t)got;
-}
-
-int io_chunk_read(struct io_rfile *f, uint64_t off, uint32_t len, void *buf, uint32_t *crc_out)
+int io_chunk_read_start(struct io_rfile *f, uint64_t off, uint32_t len, const void *buf,
+			struct io_op *op)
 {
 	bool direct =
 		f->dfd >= 0 && off % IO_DIRECT_ALIGN == 0 && (uintptr_t)buf % IO_DIRECT_ALIGN == 0;
-	size_t want =
-		direct ? (len + IO_DIRECT_ALIGN - 1) / IO_DIRECT_ALIGN * IO_DIRECT_ALIGN : len;
-	int64_t got;
 
 	if (off > f->e->size || len > f->e->size - off)
 		return rcp_err(-EINVAL, "a chunk at %llu+%u is outside %s (%llu bytes)",
 			       (unsigned long long)off, len, f->e->src,
 			       (unsigned long long)f->e->size);
-	got = pread_full(direct ? f->dfd : f->fd, buf, want, off);
+	*op = (struct io_op){
+		.fd = direct ? f->dfd : f->fd,
+		.off = off,
+		.len = direct ? (len + IO_DIRECT_ALIGN - 1) / IO_DIRECT_ALIGN * IO_DIRECT_ALIGN
+			      : len,
+	};
+	return 0;
+}
+
+int io_chunk_read_end(struct io_rfile *f, uint64_t off, uint32_t len, int64_t got)
+{
 	if (got < 0)
 		return rcp_err((int)got, "cannot read %s at offset %llu: %s", f->e->src,
 			       (unsigned long long)off, strerror((int)-got));
@@ -165,6 +159,17 @@ int io_chunk_read(struct io_rfile *f, uint64_t off, uint32_t len, void *buf, uin
 			       "%llu are missing)",
 			       f->e->src, (unsigned long long)(len - got),
 			       (unsigned long long)(off + (uint64_t)got));
-	*crc_out = io_crc32c(buf, len);
 	return 0;
+}
+
+int io_chunk_read(struct io_rfile *f, uint64_t off, uint32_t len, void *buf, uint32_t *crc_out)
+{
+	struct io_op op;
+	int err = io_chunk_read_start(f, off, len, buf, &op);
+
+	if (!err)
+		err = io_chunk_read_end(f, off, len, io_op_run(&op, IO_OP_READ, buf));
+	if (!err)
+		*crc_out = io_crc32c(buf, len);
+	return err;
 }

@@ -223,65 +223,76 @@ static int64_t chunk_index(const struct io_wfile *f, uint64_t off, uint32_t len)
 	return (int64_t)(f->first[lo - 1] + in / f->chunk);
 }
 
-static int pwrite_full(struct io_wfile *f, uint64_t off, const void *data, uint32_t len)
+int io_chunk_verify(const struct io_wfile *f, uint64_t off, const void *data, uint32_t len,
+		    uint32_t crc)
+{
+	char esc[IO_ESC_MAX];
+	uint32_t got = io_crc32c(data, len);
+
+	if (got == crc)
+		return 0;
+	return rcp_err(-EBADMSG,
+		       "the chunk at offset %llu of \"%s\" arrived damaged "
+		       "(crc32c 0x%08x, expected 0x%08x)",
+		       (unsigned long long)off, name_of(f, esc), got, crc);
+}
+
+int io_chunk_write_start(struct io_wfile *f, uint64_t off, const void *data, uint32_t len,
+			 struct io_op *op)
 {
 	bool direct = f->dfd >= 0 && off % IO_DIRECT_ALIGN == 0 && len % IO_DIRECT_ALIGN == 0 &&
 		      (uintptr_t)data % IO_DIRECT_ALIGN == 0;
 	char esc[IO_ESC_MAX];
-	size_t done = 0;
-	ssize_t n;
 
-	while (done < len) {
-		n = pwrite(direct ? f->dfd : f->fd, (const char *)data + done, len - done,
-			   (off_t)(off + done));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			atomic_store(&f->failed, true);
-			return rcp_err(n < 0 ? -errno : -EIO,
-				       "cannot write \"%s\" at offset %llu: %s", name_of(f, esc),
-				       (unsigned long long)(off + done),
-				       n < 0 ? strerror(errno) : "no progress");
-		}
-		done += (size_t)n;
-	}
-	return 0;
-}
-
-int io_chunk_write(struct io_wfile *f, uint64_t off, const void *data, uint32_t len, uint32_t crc,
-		   bool *complete_out)
-{
-	int64_t k = chunk_index(f, off, len);
-	char esc[IO_ESC_MAX];
-	uint64_t bit, prev;
-	uint32_t got;
-	int err;
-
-	if (k < 0)
+	if (chunk_index(f, off, len) < 0)
 		return rcp_err(-EBADMSG,
 			       "a chunk at offset %llu of %u bytes is not one of the "
 			       "planned chunks of \"%s\"",
 			       (unsigned long long)off, len, name_of(f, esc));
 	if (atomic_load(&f->failed))
 		return rcp_err(-EIO, "\"%s\" already failed", name_of(f, esc));
-	got = io_crc32c(data, len);
-	if (got != crc)
-		return rcp_err(-EBADMSG,
-			       "the chunk at offset %llu of \"%s\" arrived damaged "
-			       "(crc32c 0x%08x, expected 0x%08x)",
-			       (unsigned long long)off, name_of(f, esc), got, crc);
-	err = pwrite_full(f, off, data, len);
-	if (err)
-		return err;
+	*op = (struct io_op){.fd = direct ? f->dfd : f->fd, .off = off, .len = len};
+	return 0;
+}
+
+int io_chunk_write_end(struct io_wfile *f, uint64_t off, uint32_t len, int64_t put,
+		       bool *complete_out)
+{
+	int64_t k = chunk_index(f, off, len);
+	char esc[IO_ESC_MAX];
+	uint64_t bit, prev;
+
+	*complete_out = false;
+	if (k < 0) /* io_chunk_write_start refused it: nothing was written */
+		return rcp_err(-EBADMSG, "a chunk that is not one of \"%s\"'s was written",
+			       name_of(f, esc));
+	if (put < (int64_t)len) {
+		atomic_store(&f->failed, true);
+		return rcp_err(put < 0 ? (int)put : -EIO, "cannot write \"%s\" at offset %llu: %s",
+			       name_of(f, esc), (unsigned long long)(off + (put > 0 ? put : 0)),
+			       put < 0 ? strerror((int)-put) : "no progress");
+	}
 	bit = 1ull << (k % 64);
 	prev = atomic_fetch_or(&f->bits[k / 64], bit);
-	if (prev & bit) {
-		*complete_out = false; /* a repeat: counted the first time */
-		return 0;
-	}
+	if (prev & bit)
+		return 0; /* a repeat: counted the first time */
 	atomic_fetch_add(&f->received, len);
 	*complete_out = atomic_fetch_add(&f->done, 1) + 1 == f->n_chunks;
 	return 0;
+}
+
+int io_chunk_write(struct io_wfile *f, uint64_t off, const void *data, uint32_t len, uint32_t crc,
+		   bool *complete_out)
+{
+	struct io_op op;
+	int err = io_chunk_write_start(f, off, data, len, &op);
+
+	*complete_out = false;
+	err = err ? err : io_chunk_verify(f, off, data, len, crc);
+	if (err)
+		return err;
+	return io_chunk_write_end(f, off, len, io_op_run(&op, IO_OP_WRITE, (void *)data),
+				  complete_out);
 }
 
 bool io_wfile_complete(const struct io_wfile *f)
