@@ -55,6 +55,11 @@ void cli_report_json(json_t *o, const struct eng_report *r, double seconds)
 	json_object_set_new(o, "stripes", json_integer(r->n_stripes));
 	json_object_set_new(o, "slots_per_stripe", json_integer(r->n_slots));
 	json_object_set_new(o, "verified", json_true());
+	if (r->file_io[0]) {
+		json_object_set_new(o, "file_io", json_string(r->file_io));
+		json_object_set_new(o, "helpers_per_worker", json_integer(r->helpers));
+		json_object_set_new(o, "io_depth", json_integer(r->io_depth));
+	}
 	for (i = 0; i < r->n_rails; i++) {
 		json_t *x = json_object();
 
@@ -100,6 +105,8 @@ void cli_report_print(FILE *f, const struct eng_report *r, double seconds)
 	}
 	cli_size_str(r->chunk, sz, sizeof(sz));
 	fprintf(f, "  %u stripes, %u slots of %s each\n", r->n_stripes, r->n_slots, sz);
+	if (r->file_io[0])
+		fprintf(f, "  file I/O: %s\n", r->file_io);
 }
 
 void cli_progress_update(struct cli_progress *p, const struct eng_report *r)

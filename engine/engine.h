@@ -106,6 +106,10 @@ struct eng_report {
 	unsigned n_stripes;
 	unsigned n_rails;
 	struct eng_rail_report rail[TOPO_MAX_RAILS];
+	/* copies: how this end read or wrote its files ("" for bench) */
+	char file_io[128]; /* e.g. "io_uring, 3 helper threads per worker, 32 deep each" */
+	unsigned helpers;  /* per worker; 0: the worker threads themselves */
+	unsigned io_depth; /* per helper; 0: pread and pwrite */
 };
 
 struct eng_bench_opts {

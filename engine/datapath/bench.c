@@ -8,8 +8,8 @@
  * checking cost one add per word: under Soft-RoCE the pattern shares the
  * CPUs with the emulated wire, so it must be cheap.
  *
- * Threading: fill and check run on worker threads, concurrently; they
- * touch only their chunk.
+ * Threading: fill and check run on worker threads, concurrently (the job
+ * marks them cheap: no helper threads); they touch only their chunk.
  */
 #include "engine/datapath/datapath_int.h"
 
@@ -43,16 +43,19 @@ void eng__bench_attach(struct eng_job *job, uint64_t bytes, uint32_t chunk)
 	job->src = (struct eng_source){.total = bytes,
 				       .chunk = chunk,
 				       .n_chunks = (bytes + chunk - 1) / chunk,
-				       .fill = eng__bench_fill,
+				       .prepare = eng__bench_fill,
+				       .cheap = true,
 				       .ctx = &job->src};
-	job->sink = (struct eng_sink){.consume = eng__bench_check, .ctx = &job->src.chunk};
+	job->sink = (struct eng_sink){
+		.prepare = eng__bench_check, .cheap = true, .ctx = &job->src.chunk};
 }
 
-int eng__bench_fill(void *ctx, struct eng_chunk_hdr *hdr, void *buf)
+int eng__bench_fill(void *ctx, struct eng_chunk_hdr *hdr, void *buf, struct io_op *op)
 {
 	uint64_t v, *w = buf;
 	uint32_t i, n;
 
+	op->fd = -1; /* no file: the pattern is the data */
 	stream_place(ctx, hdr);
 	v = pattern_base(hdr->token, hdr->offset);
 	n = hdr->len / 8;
@@ -62,12 +65,13 @@ int eng__bench_fill(void *ctx, struct eng_chunk_hdr *hdr, void *buf)
 	return 0;
 }
 
-int eng__bench_check(void *ctx, const struct eng_chunk_hdr *hdr, const void *data)
+int eng__bench_check(void *ctx, const struct eng_chunk_hdr *hdr, const void *data, struct io_op *op)
 {
 	uint64_t v = pattern_base(hdr->token, hdr->offset), bad = 0;
 	const uint64_t *w = data;
 	uint32_t i, n = hdr->len / 8;
 
+	op->fd = -1;
 	if (ctx && hdr->offset != hdr->seq * *(const uint32_t *)ctx)
 		return rcp_err(-EBADMSG, "chunk %llu arrived for offset %llu, not its own",
 			       (unsigned long long)hdr->seq, (unsigned long long)hdr->offset);

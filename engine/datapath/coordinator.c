@@ -132,6 +132,29 @@ int eng__job_run(struct eng_job *job, void (*progress)(struct eng_job *job, void
 	return 0;
 }
 
+/* How this end moves its files' bytes, in words, once the workers ran. */
+static void file_io_describe(const struct eng_job *job, struct eng_report *r)
+{
+	int ring = atomic_load(&job->io_ring);
+	bool cheap = job->role == ENG_SENDER ? job->src.cheap : job->sink.cheap;
+
+	if (cheap || (job->role == ENG_SENDER ? !job->src.prepare : !job->sink.prepare))
+		return; /* bench: no files */
+	r->helpers = job->helpers;
+	r->io_depth = ring > 0 ? job->io_depth : 0;
+	if (job->helpers == 0)
+		snprintf(r->file_io, sizeof(r->file_io),
+			 "pread and pwrite on the worker threads (no helpers)");
+	else if (ring > 0)
+		snprintf(r->file_io, sizeof(r->file_io),
+			 "io_uring, %u helper threads per worker, %u deep each", job->helpers,
+			 job->io_depth);
+	else
+		snprintf(r->file_io, sizeof(r->file_io),
+			 "pread and pwrite on %u helper threads per worker (io_uring: %s)",
+			 job->helpers, ring < 0 ? strerror(-ring) : "off");
+}
+
 void eng__job_report(const struct eng_job *job, struct eng_report *r)
 {
 	uint64_t t0 = 0, t1 = 0;
@@ -168,4 +191,5 @@ void eng__job_report(const struct eng_job *job, struct eng_report *r)
 	}
 	for (i = 0; i < job->n_rails && i < TOPO_MAX_RAILS; i++)
 		r->bytes += r->rail[i].bytes;
+	file_io_describe(job, r);
 }

@@ -33,26 +33,64 @@
 /* ---- what a job moves ---- */
 
 /*
- * The sender's chunks, numbered 0 .. n_chunks-1. fill gets a header with seq
- * set, names the chunk (file, offset, len <= chunk), writes its payload into
- * buf and may set crc. Called from worker threads, concurrently.
+ * A chunk's source and sink work in two steps around at most one file I/O
+ * (struct io_op): prepare names the chunk and opens what it needs, the I/O
+ * moves the bytes (a helper's ring, or pread/pwrite), complete judges what
+ * the I/O returned and releases what prepare took. Both run on a worker's
+ * helper threads (helpers.c), concurrently, or on the worker itself when
+ * the job has no helpers or the source or sink is cheap (the bench
+ * pattern). When prepare succeeds, complete is called exactly once, with
+ * the bytes moved (0 without an I/O) or -errno. Errors are -errno with a
+ * sentence (rcp_err), recorded on the calling thread.
+ */
+
+/*
+ * The sender's chunks, numbered 0 .. n_chunks-1. prepare gets a header with
+ * seq set and names the chunk (file, offset, len <= chunk); it either fills
+ * buf itself (op->fd = -1) or says in *op what to read into buf. complete
+ * checks the read and sets crc.
  */
 struct eng_source {
 	uint64_t total;
 	uint32_t chunk;
 	uint64_t n_chunks;
-	int (*fill)(void *ctx, struct eng_chunk_hdr *hdr, void *buf);
+	int (*prepare)(void *ctx, struct eng_chunk_hdr *hdr, void *buf, struct io_op *op);
+	int (*complete)(void *ctx, struct eng_chunk_hdr *hdr, const void *buf, int64_t got);
+	bool cheap; /* never blocks and costs little: run on the worker thread */
 	void *ctx;
 };
 
 /*
- * The receiver's consumer of one validated chunk: check it, write it out.
- * Returns 0, or -errno with a sentence (the job fails). Called from workers,
- * concurrently.
+ * The receiver's consumer of one chunk whose header the stripe validated:
+ * prepare checks it (its place, its crc) and says in *op where to write it
+ * (op->fd = -1: nothing to write); complete records the write, and may put
+ * a finished file in place.
  */
 struct eng_sink {
-	int (*consume)(void *ctx, const struct eng_chunk_hdr *hdr, const void *data);
+	int (*prepare)(void *ctx, const struct eng_chunk_hdr *hdr, const void *data,
+		       struct io_op *op);
+	int (*complete)(void *ctx, const struct eng_chunk_hdr *hdr, int64_t put);
+	bool cheap;
 	void *ctx;
+};
+
+/*
+ * One slot's chunk on its way through prepare, I/O and complete: owned by
+ * the worker while it waits for a helper or the wire, by one helper from
+ * its queue to the worker's done list. hdr is the worker's copy (the
+ * sender's header to be, the receiver's validated one).
+ */
+struct eng_task {
+	struct eng_task *next; /* in a helper's queue or the worker's done list */
+	struct eng_stripe *stripe;
+	unsigned slot;
+	bool queued;	 /* handed out and not yet back (worker only) */
+	unsigned helper; /* the helper it went to */
+	int err;	 /* 0, or the error already recorded with eng__job_fail */
+	bool prepared;	 /* prepare succeeded: complete is owed */
+	uint32_t moved;	 /* bytes of op done so far */
+	struct io_op op; /* op.fd < 0: no I/O */
+	struct eng_chunk_hdr hdr;
 };
 
 /* ---- stripes, workers, jobs ---- */
@@ -70,12 +108,18 @@ struct eng_stripe {
 	/* sender: slots it holds credits for */
 	unsigned *free_slot;
 	unsigned n_free;
-	unsigned unsignaled;  /* writes or sends since the last signaled one */
-	unsigned outstanding; /* sender: slots written and not yet credited back */
+	unsigned unsignaled;   /* writes or sends since the last signaled one */
+	unsigned outstanding;  /* sender: slots written and not yet credited back */
+	unsigned busy;	       /* slots whose task is being prepared, read or written */
+	struct eng_task *task; /* one per slot */
+	unsigned *ready;       /* sender: slots whose chunk is ready to post */
+	unsigned n_ready;
 	/* written by the owning worker only, read by the coordinator */
 	_Atomic uint64_t bytes;
 	_Atomic uint64_t chunks;
 };
+
+struct eng_helper;
 
 struct eng_worker {
 	struct eng_tr_worker tr; /* the transport's view: slot memory and CQs */
@@ -88,6 +132,13 @@ struct eng_worker {
 	struct topo_pool *pool; /* node-local slot memory (NULL: heap, in unit tests) */
 	pthread_t thread;
 	bool started;
+	/* helper threads (helpers.c), started and joined by the worker */
+	struct eng_helper *helper;
+	unsigned n_helpers;
+	unsigned next_helper; /* where the search for the least loaded starts */
+	pthread_mutex_t done_lock;
+	struct eng_task *done; /* tasks back from the helpers */
+	int done_fd;	       /* eventfd: done went from empty to not */
 	/* written by this worker only, read by the coordinator */
 	_Atomic uint64_t done_chunks; /* credited (sender) or consumed (receiver) */
 	_Atomic uint64_t t_first_ns;  /* first post (sender) or first chunk in (receiver) */
@@ -113,6 +164,9 @@ struct eng_job {
 	int wake_fd;	       /* eventfd: a worker has news for the coordinator */
 	int stop_fd;	       /* eventfd: readable once the job stops */
 	unsigned busy_poll_us; /* spin this long before sleeping on the CQ */
+	unsigned helpers;      /* per worker; 0: prepare, I/O and complete on the worker */
+	unsigned io_depth;     /* per helper: ring entries; 0: pread and pwrite, one at a time */
+	_Atomic int io_ring;   /* 1: the helpers' I/O goes through io_uring, -errno: it could not */
 	unsigned signal_every; /* signal one in this many writes and sends */
 	struct eng_worker *worker;
 	unsigned n_workers;
@@ -180,9 +234,10 @@ void eng__job_report(const struct eng_job *job, struct eng_report *r);
 /* A bench job of bytes in chunks of chunk: the pattern's source and checking sink. */
 void eng__bench_attach(struct eng_job *job, uint64_t bytes, uint32_t chunk);
 /* ctx: the job's eng_source, to place the chunk in the stream. */
-int eng__bench_fill(void *ctx, struct eng_chunk_hdr *hdr, void *buf);
+int eng__bench_fill(void *ctx, struct eng_chunk_hdr *hdr, void *buf, struct io_op *op);
 /* ctx: the receiving job's chunk size (uint32_t *), to pin each chunk's place; may be NULL. */
-int eng__bench_check(void *ctx, const struct eng_chunk_hdr *hdr, const void *data);
+int eng__bench_check(void *ctx, const struct eng_chunk_hdr *hdr, const void *data,
+		     struct io_op *op);
 
 /* ---- the file side of push and pull (files.c) ---- */
 

@@ -17,6 +17,10 @@
 #define ENG_SLEEP_MS 100
 /* Spin on the CQs this long after the last completion before sleeping (real runs). */
 #define ENG_BUSY_POLL_US 50
+/* Helper threads per worker, when the engine chooses (job.c). */
+#define ENG_HELPERS_MAX 8
+/* Entries of a helper's ring, at most. */
+#define ENG_IO_DEPTH_MAX 1024
 /* Signal at most one in this many writes and sends. */
 #define ENG_SIGNAL_EVERY 16
 
@@ -41,6 +45,36 @@ void *eng__worker_main(void *arg);
  * show, and how tests/bench/bench_datapath.c tells each end's CPU time apart.
  */
 void eng__thread_name(const struct eng_job *job, char kind, unsigned i, unsigned k);
+
+/* ---- helper threads (helpers.c) ---- */
+
+/* Start the job's helpers for w (on w's thread); -errno with a sentence. */
+int eng__helpers_start(struct eng_worker *w);
+
+/* Stop and join w's helpers: queued tasks are dropped, submitted I/O is waited for. */
+void eng__helpers_stop(struct eng_worker *w);
+
+/*
+ * Hand t (stripe, slot and hdr set) to a helper, or run it here when w has
+ * no helpers or the job's source or sink is cheap: true if it is done
+ * already (t->err says how).
+ */
+bool eng__task_submit(struct eng_worker *w, struct eng_task *t);
+
+/* Wake the helpers given tasks since the last call. */
+void eng__helpers_kick(struct eng_worker *w);
+
+/* The tasks the helpers finished since the last call (a list through next), or NULL. */
+struct eng_task *eng__helpers_done(struct eng_worker *w);
+
+/* Readable when helpers finished tasks; -1 without helpers. */
+int eng__helpers_fd(const struct eng_worker *w);
+
+/* A task is back on its worker's thread: post the chunk (sender) or return the credit. */
+void eng__stripe_task_done(struct eng_task *t);
+
+/* Sender: post the chunks whose tasks are done, under as few doorbells as they allow. */
+void eng__stripe_flush(struct eng_stripe *s);
 
 /* Tell the coordinator to look at the job now (a worker went idle or failed). Thread-safe. */
 void eng__job_wake(struct eng_job *job);

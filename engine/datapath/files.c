@@ -5,22 +5,29 @@
  * length); where the manifest comes from and where the files land is the
  * session's business.
  *
- * Sender: chunk seq is plan chunk seq. A file is opened by the first worker
- * that needs one of its chunks and closed by whichever worker reads its
- * last; a count of chunks left per file decides which, so no chunk of a
- * file can be read after its close. Chunks are claimed in plan order, so
- * only the files whose chunks are in flight are open.
+ * Each side works in the data path's two steps (datapath.h): prepare opens
+ * and checks, a helper's ring (or pread/pwrite) moves the bytes between the
+ * file and the slot, complete judges, hashes and closes.
  *
- * Receiver: a file is opened (as a temporary beside its final name) on its
- * first chunk. Writers of a file are counted under its lock; the writer that
- * leaves the file complete with nobody else inside puts it in place, so a
- * repeated chunk from a broken or hostile sender can never touch a handle
- * that was finalized. A file whose chunks are all in is never written again.
- * On failure every unfinished file's temporary is removed; files already in
- * place stay, complete and verified.
+ * Sender: chunk seq is plan chunk seq. A file is opened by the first
+ * prepare that needs one of its chunks and closed by whichever complete
+ * finishes its last; a count of chunks left per file decides which, so no
+ * chunk of a file can be read after its close. Chunks are claimed in plan
+ * order, so only the files whose chunks are in flight are open. The crc32c
+ * is taken once the read is in.
  *
- * Threading: fill and consume run on worker threads, concurrently; the rest
- * on the session's thread before the workers start or after they end.
+ * Receiver: a chunk's crc32c is checked before anything is written. A file
+ * is opened (as a temporary beside its final name) on its first chunk.
+ * Writers of a file (from prepare to complete) are counted under its lock;
+ * the writer that leaves the file complete with nobody else inside puts it
+ * in place, so a repeated chunk from a broken or hostile sender can never
+ * touch a handle that was finalized. A file whose chunks are all in is never
+ * written again. On failure every unfinished file's temporary is removed;
+ * files already in place stay, complete and verified.
+ *
+ * Threading: prepare and complete run on helper (or worker) threads,
+ * concurrently; the rest on the session's thread before the workers start
+ * or after they end.
  * Per-file state is guarded by one of FILES_LOCKS mutexes, chosen by the
  * file's index.
  */
@@ -39,7 +46,7 @@ struct file_state {
 	struct io_rfile *r; /* sender: open while chunks are in flight */
 	struct io_wfile *w; /* receiver: open from the first chunk to the last */
 	uint64_t left;	    /* sender: chunks not yet read */
-	unsigned writers;   /* receiver: workers inside io_chunk_write */
+	unsigned writers;   /* receiver: chunks between write prepare and complete */
 	bool complete;	    /* receiver: every chunk is in */
 	bool done;	    /* receiver: put in place */
 };
@@ -135,15 +142,13 @@ static const char *path_of(const struct eng_files *f, uint64_t file, char out[IO
 	return io_path_printable(f->m->entry[file].path, out);
 }
 
-/* Sender: the plan's chunk seq, read from its file. */
-static int files_fill(void *ctx, struct eng_chunk_hdr *hdr, void *buf)
+/* Sender: name the plan's chunk seq and open its file; the read goes into buf. */
+static int files_read_prepare(void *ctx, struct eng_chunk_hdr *hdr, void *buf, struct io_op *op)
 {
 	struct eng_files *f = ctx;
 	const struct io_chunk *c = &f->plan->chunk[hdr->seq];
 	struct file_state *st = &f->st[c->file];
 	pthread_mutex_t *lock = lock_of(f, c->file);
-	struct io_rfile *r;
-	bool last;
 	int err = 0;
 
 	hdr->file = c->file;
@@ -152,35 +157,52 @@ static int files_fill(void *ctx, struct eng_chunk_hdr *hdr, void *buf)
 	pthread_mutex_lock(lock);
 	if (!st->r)
 		err = io_rfile_open(f->root, &f->m->entry[c->file], f->io_flags, &st->r);
-	r = st->r;
+	if (!err)
+		err = io_chunk_read_start(st->r, c->offset, c->len, buf, op);
 	pthread_mutex_unlock(lock);
-	if (err)
-		return err;
-	err = io_chunk_read(r, c->offset, c->len, buf, &hdr->crc);
-	if (err)
-		return err;
-	pthread_mutex_lock(lock);
-	last = --st->left == 0;
-	if (last)
-		st->r = NULL;
-	pthread_mutex_unlock(lock);
-	if (last) {
-		io_rfile_close(r);
-		atomic_fetch_add(&f->files_done, 1);
-	}
-	return 0;
+	return err;
 }
 
-/* Receiver: one verified chunk into its file; the file's last chunk puts it in place. */
-static int files_consume(void *ctx, const struct eng_chunk_hdr *hdr, const void *data)
+/* Sender: the read is in (or failed): its crc32c; the file's last chunk closes it. */
+static int files_read_complete(void *ctx, struct eng_chunk_hdr *hdr, const void *buf, int64_t got)
+{
+	struct eng_files *f = ctx;
+	struct file_state *st = &f->st[hdr->file];
+	pthread_mutex_t *lock = lock_of(f, hdr->file);
+	struct io_rfile *r, *fin = NULL;
+	int err;
+
+	pthread_mutex_lock(lock);
+	r = st->r;
+	pthread_mutex_unlock(lock);
+	err = io_chunk_read_end(r, hdr->offset, hdr->len, got);
+	if (!err)
+		hdr->crc = io_crc32c(buf, hdr->len);
+	pthread_mutex_lock(lock);
+	if (!err && --st->left == 0) {
+		fin = st->r; /* every chunk is read: nobody else holds it */
+		st->r = NULL;
+	}
+	pthread_mutex_unlock(lock);
+	if (fin) {
+		io_rfile_close(fin);
+		atomic_fetch_add(&f->files_done, 1);
+	}
+	return err;
+}
+
+/*
+ * Receiver: check a chunk (its file, its place, its crc32c) and open its
+ * file; the write comes from the slot.
+ */
+static int files_write_prepare(void *ctx, const struct eng_chunk_hdr *hdr, const void *data,
+			       struct io_op *op)
 {
 	struct eng_files *f = ctx;
 	char esc[IO_ESC_MAX];
 	struct file_state *st;
-	struct io_wfile *w, *fin = NULL;
 	pthread_mutex_t *lock;
-	bool complete = false;
-	int err = 0, err2;
+	int err = 0;
 
 	if (hdr->file >= f->m->n || f->m->entry[hdr->file].type != IO_FILE)
 		return rcp_err(-EPROTO,
@@ -205,13 +227,31 @@ static int files_consume(void *ctx, const struct eng_chunk_hdr *hdr, const void 
 						  f->plan->chunk_size, &st->w)) != 0) {
 		atomic_fetch_sub(&f->open_files, 1);
 	}
-	w = st->w;
+	if (!err)
+		err = io_chunk_write_start(st->w, hdr->offset, data, hdr->len, op);
 	if (!err)
 		st->writers++;
 	pthread_mutex_unlock(lock);
-	if (err)
-		return err;
-	err = io_chunk_write(w, hdr->offset, data, hdr->len, hdr->crc, &complete);
+	/* The hash is checked outside the lock: chunks of one file verify in parallel. */
+	if (!err && (err = io_chunk_verify(st->w, hdr->offset, data, hdr->len, hdr->crc)) != 0) {
+		pthread_mutex_lock(lock);
+		st->writers--; /* nothing is written, and complete is not called */
+		pthread_mutex_unlock(lock);
+	}
+	return err;
+}
+
+/* Receiver: the write is done (or failed); the writer that completes the file puts it in place. */
+static int files_write_complete(void *ctx, const struct eng_chunk_hdr *hdr, int64_t put)
+{
+	struct eng_files *f = ctx;
+	struct file_state *st = &f->st[hdr->file];
+	pthread_mutex_t *lock = lock_of(f, hdr->file);
+	struct io_wfile *fin = NULL;
+	bool complete = false;
+	int err, err2;
+
+	err = io_chunk_write_end(st->w, hdr->offset, hdr->len, put, &complete);
 	pthread_mutex_lock(lock);
 	st->writers--;
 	st->complete |= complete;
@@ -238,10 +278,12 @@ void eng__files_attach(struct eng_files *f, struct eng_job *job)
 	job->src = (struct eng_source){.total = total,
 				       .chunk = f->plan->chunk_size,
 				       .n_chunks = f->plan->n,
-				       .fill = files_fill,
+				       .prepare = files_read_prepare,
+				       .complete = files_read_complete,
 				       .ctx = f};
 	if (f->role == ENG_RECEIVER)
-		job->sink = (struct eng_sink){.consume = files_consume, .ctx = f};
+		job->sink = (struct eng_sink){
+			.prepare = files_write_prepare, .complete = files_write_complete, .ctx = f};
 	/* Each slot holds one chunk, and a chunk starts at most one file. */
 	f->max_open = job->n_stripes * (job->n_stripes ? job->stripe[0].link.n_slots : 0) +
 		      job->n_workers + 1;

@@ -127,7 +127,8 @@ static int job_layout(struct eng_job *job, const struct topo_plan *plan, unsigne
 					 .job = job,
 					 .node = plan->worker[i].node,
 					 .cpus = plan->worker[i].cpus,
-					 .bind = true};
+					 .bind = true,
+					 .done_fd = -1};
 		job->tr_worker[i] = &w->tr;
 		w->stripe = calloc(job->n_stripes ? job->n_stripes : 1, sizeof(*w->stripe));
 		if (!w->stripe)
@@ -142,6 +143,39 @@ static int job_layout(struct eng_job *job, const struct topo_plan *plan, unsigne
 			stripe_layout(job, &job->stripe[k], k, r, pr, n_slots, slot_size);
 	}
 	return 0;
+}
+
+/*
+ * Helpers per worker: one per CPU of the smallest worker's node but the
+ * worker's own, 1 to ENG_HELPERS_MAX (enough to hash at a 400 Gb/s port's
+ * rate and keep several finalizes going). Ring depth per helper: the
+ * worker's slots shared among its helpers, so every slot can have its I/O
+ * in flight at once.
+ */
+static void helpers_size(struct eng_job *job, const struct topo_plan *plan, unsigned n_slots)
+{
+	unsigned i, cpus = ~0u, slots = 0, n;
+
+	for (i = 0; i < job->n_workers; i++) {
+		n = topo_bitmap_count(&job->worker[i].cpus);
+		cpus = n < cpus ? n : cpus;
+		n = job->worker[i].n_stripes * n_slots;
+		slots = n > slots ? n : slots;
+	}
+	if (plan->helpers == TOPO_NONE)
+		job->helpers = 0;
+	else if (plan->helpers)
+		job->helpers = plan->helpers;
+	else
+		job->helpers = cpus > ENG_HELPERS_MAX ? ENG_HELPERS_MAX : cpus > 1 ? cpus - 1 : 1;
+	if (plan->io_depth == TOPO_NONE || job->helpers == 0)
+		job->io_depth = 0;
+	else if (plan->io_depth)
+		job->io_depth = plan->io_depth;
+	else
+		job->io_depth = (slots + job->helpers - 1) / job->helpers;
+	if (job->io_depth > ENG_IO_DEPTH_MAX)
+		job->io_depth = ENG_IO_DEPTH_MAX;
 }
 
 int eng__job_create(enum eng_role role, const struct topo_plan *plan, unsigned n_slots,
@@ -176,6 +210,7 @@ int eng__job_create(enum eng_role role, const struct topo_plan *plan, unsigned n
 	}
 	job->role = role;
 	job->busy_poll_us = ENG_BUSY_POLL_US;
+	helpers_size(job, plan, n_slots);
 	*job_out = job;
 	return 0;
 }
@@ -186,8 +221,11 @@ void eng__job_destroy(struct eng_job *job)
 
 	if (!job)
 		return;
-	for (i = 0; job->stripe && i < job->n_stripes; i++)
+	for (i = 0; job->stripe && i < job->n_stripes; i++) {
 		free(job->stripe[i].free_slot);
+		free(job->stripe[i].ready);
+		free(job->stripe[i].task);
+	}
 	for (i = 0; job->worker && i < job->n_workers; i++) {
 		struct eng_worker *w = &job->worker[i];
 

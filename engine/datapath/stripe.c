@@ -3,16 +3,20 @@
  *
  * Sender: a stripe holds one credit per receiver slot. While it has credits
  * and the job has chunks left, it claims the next chunk from the job's
- * shared cursor, fills its local copy of the slot and writes header and data
- * into the receiver's slot (write-with-imm, immediate = slot), several
- * chunks under one doorbell. A credit (send-with-imm naming the slot) frees
- * the slot again. Claiming from a shared cursor is what spreads chunks over
- * rails: a stripe takes a chunk only when a credit comes back, so each rail
- * gets chunks in proportion to the rate at which it drains them - its speed.
+ * shared cursor and hands the slot's task to a helper (helpers.c), which
+ * reads and hashes the chunk into the local copy of the slot. Chunks whose
+ * tasks are done go out as writes of header and data into the receiver's
+ * slot (write-with-imm, immediate = slot), several under one doorbell. A
+ * credit (send-with-imm naming the slot) frees the slot again. Claiming from
+ * a shared cursor is what spreads chunks over rails: a stripe takes a chunk
+ * only when a credit comes back, so each rail gets chunks in proportion to
+ * the rate at which it drains them - its speed.
  *
  * Receiver: each incoming immediate names a slot; its header is validated
- * against the session and the slot before the sink sees the data; then a
- * receive is reposted and the credit returned.
+ * against the session and the slot, then the slot's task goes to a helper,
+ * which checks, hashes and writes the chunk; once it is back, a receive is
+ * reposted and the credit returned. A slot whose task is still out cannot
+ * receive: an honest sender has no credit for it.
  *
  * Only one in signal_every writes and sends asks for a completion: the
  * others' queue entries are freed by the next signaled one.
@@ -47,12 +51,26 @@ static struct eng_ep *ep_of(struct eng_stripe *s)
 	return s->link.ep;
 }
 
+/* One task per slot, its stripe and slot set once. */
+static int tasks_init(struct eng_stripe *s)
+{
+	unsigned i, n = s->link.n_slots;
+
+	s->task = calloc(n, sizeof(*s->task));
+	if (!s->task)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		s->task[i] = (struct eng_task){.stripe = s, .slot = i};
+	return 0;
+}
+
 int eng__stripe_init_sender(struct eng_stripe *s)
 {
 	unsigned i, n = s->link.n_slots;
 
 	s->free_slot = calloc(n, sizeof(*s->free_slot));
-	if (!s->free_slot)
+	s->ready = calloc(n, sizeof(*s->ready));
+	if (!s->free_slot || !s->ready || tasks_init(s))
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
 		s->free_slot[i] = n - 1 - i; /* slot 0 is used first */
@@ -62,6 +80,8 @@ int eng__stripe_init_sender(struct eng_stripe *s)
 
 int eng__stripe_init_receiver(struct eng_stripe *s)
 {
+	if (tasks_init(s))
+		return -ENOMEM;
 	return ep_of(s)->ops->post_recv(ep_of(s), wr_id_of(s, ENG_WR_RECV), s->link.n_slots);
 }
 
@@ -84,60 +104,74 @@ static void worker_clock(struct eng_worker *w, bool first_only)
 		atomic_store_explicit(&w->t_last_ns, now, memory_order_relaxed);
 }
 
-/* Fill the slot's header and payload for chunk seq; the write that carries them. */
-static int chunk_make(struct eng_stripe *s, uint64_t seq, struct eng_write *out)
+/* The write that carries slot's header and payload, made ready by its task. */
+static void chunk_write(struct eng_stripe *s, unsigned slot, struct eng_write *out)
 {
-	struct eng_job *job = s->job;
 	const struct eng_link *l = &s->link;
-	unsigned slot = s->free_slot[--s->n_free];
 	struct eng_chunk_hdr *h = &l->hdr[slot];
-	uint8_t *data = l->data + (size_t)slot * l->slot_size;
-	int err;
 
-	*h = (struct eng_chunk_hdr){
-		.magic = ENG_HDR_MAGIC, .slot = slot, .token = job->token, .seq = seq};
-	if ((err = job->src.fill(job->src.ctx, h, data)) != 0)
-		return err;
+	*h = s->task[slot].hdr;
 	*out = (struct eng_write){
 		.wr_id = wr_id_of(s, ENG_WR_WRITE),
 		.signaled = signal_now(s),
 		.hdr = h,
 		.hdr_lkey = l->lkey,
 		.hdr_dst = {l->peer_hdr.addr + (uint64_t)slot * sizeof(*h), l->peer_hdr.rkey},
-		.data = data,
+		.data = l->data + (size_t)slot * l->slot_size,
 		.data_lkey = l->lkey,
 		.len = h->len,
 		.data_dst = {l->peer_data.addr + (uint64_t)slot * l->slot_size, l->peer_data.rkey},
 		.imm = slot,
 	};
-	return 0;
 }
 
+void eng__stripe_flush(struct eng_stripe *s)
+{
+	struct eng_write batch[ENG_WRITE_BATCH];
+	unsigned n, i, done = 0;
+	int err;
+
+	while (done < s->n_ready && !atomic_load_explicit(&s->job->stop, memory_order_relaxed)) {
+		n = s->n_ready - done < ENG_WRITE_BATCH ? s->n_ready - done : ENG_WRITE_BATCH;
+		for (i = 0; i < n; i++)
+			chunk_write(s, s->ready[done + i], &batch[i]);
+		worker_clock(s->worker, true);
+		s->outstanding += n;
+		done += n;
+		err = ep_of(s)->ops->write_imm(ep_of(s), batch, n);
+		if (err) {
+			stripe_fail(s, err, "posting RDMA writes failed");
+			break;
+		}
+	}
+	s->n_ready = 0;
+}
+
+/*
+ * Sender: claim the next chunks for the stripe's free slots and hand each to
+ * a helper to read and hash; chunks done at once (the bench pattern, a job
+ * without helpers) are ready to post.
+ */
 void eng__stripe_pump(struct eng_stripe *s)
 {
 	struct eng_job *job = s->job;
-	struct eng_write batch[ENG_WRITE_BATCH];
-	unsigned n = 0;
-	int err;
 
-	while (s->n_free > 0 && n < ENG_WRITE_BATCH &&
-	       !atomic_load_explicit(&job->stop, memory_order_relaxed)) {
+	while (s->n_free > 0 && !atomic_load_explicit(&job->stop, memory_order_relaxed)) {
 		uint64_t seq = atomic_fetch_add(&job->next_chunk, 1);
+		unsigned slot;
+		struct eng_task *t;
 
 		if (seq >= job->src.n_chunks)
 			break;
-		if ((err = chunk_make(s, seq, &batch[n++])) != 0) {
-			eng__job_fail(job, err, "%s", rcp_err_msg(err));
-			return;
-		}
+		slot = s->free_slot[--s->n_free];
+		t = &s->task[slot];
+		t->hdr = (struct eng_chunk_hdr){
+			.magic = ENG_HDR_MAGIC, .slot = slot, .token = job->token, .seq = seq};
+		t->queued = true;
+		s->busy++;
+		if (eng__task_submit(s->worker, t))
+			eng__stripe_task_done(t);
 	}
-	if (n == 0)
-		return;
-	worker_clock(s->worker, true);
-	s->outstanding += n;
-	err = ep_of(s)->ops->write_imm(ep_of(s), batch, n);
-	if (err)
-		stripe_fail(s, err, "posting RDMA writes failed");
 }
 
 static void chunk_done(struct eng_stripe *s, uint32_t len)
@@ -193,11 +227,10 @@ static const char *hdr_invalid(const struct eng_stripe *s, const struct eng_chun
  */
 static void on_chunk(struct eng_stripe *s, uint32_t slot)
 {
-	struct eng_job *job = s->job;
 	struct eng_chunk_hdr h;
+	struct eng_task *t;
 	const char *bad;
 	char what[128];
-	int err;
 
 	if (slot >= s->link.n_slots) {
 		stripe_fail(s, -EPROTO, "the sender wrote to a slot that does not exist");
@@ -210,18 +243,44 @@ static void on_chunk(struct eng_stripe *s, uint32_t slot)
 		stripe_fail(s, -EPROTO, what);
 		return;
 	}
-	err = job->sink.consume(job->sink.ctx, &h, s->link.data + (size_t)slot * s->link.slot_size);
-	if (err) {
-		eng__job_fail(job, err, "%s", rcp_err_msg(err));
+	t = &s->task[slot];
+	if (t->queued) {
+		stripe_fail(s, -EPROTO, "the sender wrote into a slot it held no credit for");
 		return;
 	}
-	chunk_done(s, h.len);
+	t->hdr = h;
+	t->queued = true;
+	s->busy++;
+	if (eng__task_submit(s->worker, t))
+		eng__stripe_task_done(t);
+}
+
+/* Receiver: the slot's chunk is written (or checked): a receive again, and the credit back. */
+static void chunk_consumed(struct eng_stripe *s, unsigned slot, uint32_t len)
+{
+	int err;
+
+	chunk_done(s, len);
 	err = ep_of(s)->ops->post_recv(ep_of(s), wr_id_of(s, ENG_WR_RECV), 1);
 	if (!err)
 		err = ep_of(s)->ops->send_imm(ep_of(s), wr_id_of(s, ENG_WR_SEND), signal_now(s),
 					      slot);
 	if (err)
 		stripe_fail(s, err, "returning a credit failed");
+}
+
+void eng__stripe_task_done(struct eng_task *t)
+{
+	struct eng_stripe *s = t->stripe;
+
+	t->queued = false;
+	s->busy--;
+	if (t->err || atomic_load_explicit(&s->job->stop, memory_order_relaxed))
+		return; /* the job failed (the error is recorded) or is ending */
+	if (s->job->role == ENG_SENDER)
+		s->ready[s->n_ready++] = t->slot;
+	else
+		chunk_consumed(s, t->slot, t->hdr.len);
 }
 
 void eng__stripe_complete(const struct eng_wc *wc)

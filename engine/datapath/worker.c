@@ -2,13 +2,15 @@
  * worker.c - the worker loop: one thread per NUMA node, pinned to it,
  * driving the stripes of that node's rails.
  *
- * The loop: a sender pumps chunks into every stripe with credits; then the
- * worker polls its CQs and hands each completion to its stripe. After
- * busy_poll_us without a completion it sleeps on the CQs' event fds and the
- * job's stop fd, at most ENG_SLEEP_MS, so every wait ends on a completion, a
- * stop, or the stall limit. A sender worker that has nothing left to claim
- * and every credit back tells the coordinator once (eng__job_wake); the
- * coordinator, not the worker, decides that the job is complete.
+ * The loop: a sender pumps chunks into every stripe with credits (each
+ * chunk's task goes to a helper thread, helpers.c); then the worker polls
+ * its CQs, takes back the tasks its helpers finished, hands each to its
+ * stripe, and posts the chunks that are ready. After busy_poll_us without a
+ * completion or a task back it sleeps on the CQs' event fds, the helpers'
+ * done fd and the job's stop fd, at most ENG_SLEEP_MS, so every wait ends
+ * on a completion, a task, a stop, or the stall limit. A sender worker that has nothing left to
+ * claim and every credit back tells the coordinator once (eng__job_wake); the coordinator, not the
+ * worker, decides that the job is complete.
  *
  * Threading: a worker's CQs, stripes and counters belong to its thread.
  */
@@ -19,6 +21,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 
 void eng__thread_name(const struct eng_job *job, char kind, unsigned i, unsigned k)
@@ -43,7 +46,7 @@ bool eng__worker_idle(const struct eng_worker *w)
 	if (atomic_load(&job->next_chunk) < job->src.n_chunks)
 		return false;
 	for (i = 0; i < w->n_stripes; i++)
-		if (w->stripe[i]->outstanding)
+		if (w->stripe[i]->outstanding || w->stripe[i]->busy)
 			return false;
 	return true;
 }
@@ -66,13 +69,13 @@ static int worker_poll(struct eng_worker *w, struct eng_wc *wc)
 }
 
 /*
- * Sleep on the CQs' event fds and the job's stop fd, at most ENG_SLEEP_MS. A
- * completion may have arrived between the last poll and the arm, so poll
- * once more after arming.
+ * Sleep on the CQs' event fds, the helpers' done fd and the job's stop fd,
+ * at most ENG_SLEEP_MS. A completion may have arrived between the last poll
+ * and the arm, so poll once more after arming.
  */
 static int worker_sleep(struct eng_worker *w, struct eng_wc *wc, int *n)
 {
-	struct pollfd pfd[ENG_MAX_CQS + 1];
+	struct pollfd pfd[ENG_MAX_CQS + 2];
 	unsigned i, k = w->tr.n_cqs;
 	int err;
 
@@ -84,45 +87,91 @@ static int worker_sleep(struct eng_worker *w, struct eng_wc *wc, int *n)
 		pfd[i] = (struct pollfd){.fd = cq->ops->event_fd(cq), .events = POLLIN};
 	}
 	pfd[k] = (struct pollfd){.fd = w->job->stop_fd, .events = POLLIN};
+	pfd[k + 1] = (struct pollfd){.fd = eng__helpers_fd(w), .events = POLLIN};
 	*n = worker_poll(w, wc);
 	if (*n != 0)
 		return *n < 0 ? *n : 0;
-	if (poll(pfd, k + 1, ENG_SLEEP_MS) > 0)
+	if (poll(pfd, k + 2, ENG_SLEEP_MS) > 0) {
 		for (i = 0; i < k; i++)
 			if (pfd[i].revents & POLLIN)
 				w->tr.cq[i]->ops->ack_events(w->tr.cq[i]);
+		if (pfd[k + 1].revents & POLLIN) {
+			uint64_t v;
+
+			if (read(pfd[k + 1].fd, &v, sizeof(v)) < 0)
+				v = 0; /* drained by an earlier wake */
+		}
+	}
 	return 0;
 }
 
-/* One round: pump, poll (or sleep), handle. False when the worker must stop. */
+/* Take the tasks the helpers finished into *done, if it is empty; true if it is not. */
+static bool worker_reap(struct eng_worker *w, struct eng_task **done)
+{
+	if (!*done)
+		*done = eng__helpers_done(w);
+	return *done != NULL;
+}
+
+static void worker_stalled(struct eng_worker *w)
+{
+	unsigned i, busy = 0;
+
+	for (i = 0; i < w->n_stripes; i++)
+		busy += w->stripe[i]->busy;
+	if (busy)
+		eng__job_fail(w->job, -ETIMEDOUT,
+			      "no chunk's file I/O finished for %d s: the disk or file system "
+			      "stalled",
+			      ENG_STALL_MS / 1000);
+	else
+		eng__job_fail(w->job, -ETIMEDOUT,
+			      "no completion for %d s: the peer or the fabric stalled",
+			      ENG_STALL_MS / 1000);
+}
+
+/* One round: pump, poll (or sleep), handle, post. False when the worker must stop. */
 static bool worker_round(struct eng_worker *w, uint64_t *idle_since, bool *told_idle)
 {
 	struct eng_job *job = w->job;
 	struct eng_wc wc[ENG_POLL_BATCH];
+	struct eng_task *done = NULL, *next;
 	unsigned i;
+	bool m;
 	int n, k, err;
 
 	if (job->role == ENG_SENDER)
 		for (i = 0; i < w->n_stripes; i++)
 			eng__stripe_pump(w->stripe[i]);
+	eng__helpers_kick(w);
 	n = worker_poll(w, wc);
-	if (n == 0 && rcp_now_ns() - *idle_since > job->busy_poll_us * 1000ull &&
-	    (err = worker_sleep(w, wc, &n)) != 0) {
-		eng__job_fail(job, err, "waiting for completions failed: %s", strerror(-err));
-		return false;
+	m = worker_reap(w, &done);
+	if (n == 0 && !m && rcp_now_ns() - *idle_since > job->busy_poll_us * 1000ull) {
+		if ((err = worker_sleep(w, wc, &n)) != 0) {
+			eng__job_fail(job, err, "waiting for completions failed: %s",
+				      strerror(-err));
+			return false;
+		}
+		m = worker_reap(w, &done);
 	}
 	if (n < 0) {
 		eng__job_fail(job, n, "polling the completion queue failed: %s", strerror(-n));
 		return false;
 	}
-	if (n > 0)
+	if (n > 0 || m)
 		*idle_since = rcp_now_ns();
 	else if (!*told_idle && rcp_now_ns() - *idle_since > ENG_STALL_MS * 1000000ull)
-		eng__job_fail(job, -ETIMEDOUT,
-			      "no completion for %d s: the peer or the fabric stalled",
-			      ENG_STALL_MS / 1000);
+		worker_stalled(w);
 	for (k = 0; k < n; k++)
 		eng__stripe_complete(&wc[k]);
+	for (; done; done = next) {
+		next = done->next;
+		eng__stripe_task_done(done);
+	}
+	if (job->role == ENG_SENDER)
+		for (i = 0; i < w->n_stripes; i++)
+			eng__stripe_flush(w->stripe[i]);
+	eng__helpers_kick(w);
 	if (!*told_idle && eng__worker_idle(w)) {
 		*told_idle = true; /* nothing more to do here: the coordinator decides */
 		eng__job_wake(job);
@@ -135,7 +184,7 @@ void *eng__worker_main(void *arg)
 	struct eng_worker *w = arg;
 	struct eng_job *job = w->job;
 	uint64_t idle_since = rcp_now_ns();
-	bool told_idle = false;
+	bool told_idle = false, cheap;
 	int err;
 
 	if (w->n_stripes == 0) {
@@ -147,9 +196,14 @@ void *eng__worker_main(void *arg)
 	if (w->bind && (err = topo_thread_bind(&w->cpus, w->node)) != 0)
 		rcp_log(RCP_LOG_INFO, "worker %u: cannot bind to node %d: %s", w->tr.index, w->node,
 			rcp_err_msg(err));
+	cheap = job->role == ENG_SENDER ? job->src.cheap : job->sink.cheap;
+	err = job->helpers && !cheap ? eng__helpers_start(w) : 0;
+	if (err)
+		eng__job_fail(job, err, "%s", rcp_err_msg(err));
 	while (!atomic_load_explicit(&job->stop, memory_order_relaxed) &&
 	       worker_round(w, &idle_since, &told_idle))
 		;
+	eng__helpers_stop(w);
 	atomic_store(&w->finished, true);
 	eng__job_wake(job);
 	return NULL;

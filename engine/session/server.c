@@ -289,6 +289,8 @@ static int session_end(struct srv_session *ss)
 		"verified; %.2f s, %.3f Gb/s as the sender measured",
 		ss->id, ss->peer, session_what(ss, what, sizeof(what)), rep.bytes >> 20,
 		ss->s.job->n_stripes, secs, secs > 0 ? rep.bytes * 8 / secs / 1e9 : 0);
+	if (rep.file_io[0])
+		rcp_log(RCP_LOG_INFO, "session %u: file I/O: %s", ss->id, rep.file_io);
 	return 0;
 }
 

@@ -94,7 +94,8 @@ static void test_sender_never_has_more_writes_in_flight_than_credits(void **stat
 static _Atomic bool gate_open;
 static _Atomic unsigned gate_seen;
 
-static int gated_consume(void *ctx, const struct eng_chunk_hdr *hdr, const void *data)
+static int gated_consume(void *ctx, const struct eng_chunk_hdr *hdr, const void *data,
+			 struct io_op *op)
 {
 	atomic_fetch_add(&gate_seen, 1);
 	while (!atomic_load(&gate_open)) {
@@ -102,7 +103,7 @@ static int gated_consume(void *ctx, const struct eng_chunk_hdr *hdr, const void 
 
 		nanosleep(&ts, NULL);
 	}
-	return eng__bench_check(ctx, hdr, data);
+	return eng__bench_check(ctx, hdr, data, op);
 }
 
 static void *run_job(void *arg)
@@ -121,7 +122,7 @@ static void test_credit_blocks_when_window_empty_and_resumes(void **state)
 	atomic_store(&gate_seen, 0);
 	h_plan(&h.plan, 1, 1, 1);
 	assert_int_equal(h_create(&h, 3, 4 * KiB, 40 * 4 * KiB, NULL), 0);
-	h.rcv->sink.consume = gated_consume;
+	h.rcv->sink.prepare = gated_consume;
 	pthread_create(&tr, NULL, run_job, h.rcv);
 	pthread_create(&ts, NULL, run_job, h.snd);
 	/* The receiver holds its first chunk: the sender uses its 3 credits, then waits. */
@@ -171,11 +172,12 @@ static void test_striping_follows_rail_speed(void **state)
 /* Counts every chunk once, from whichever worker consumes it. */
 static _Atomic unsigned char seen_seq[4096];
 
-static int counting_consume(void *ctx, const struct eng_chunk_hdr *hdr, const void *data)
+static int counting_consume(void *ctx, const struct eng_chunk_hdr *hdr, const void *data,
+			    struct io_op *op)
 {
 	if (hdr->seq >= 4096 || atomic_fetch_add(&seen_seq[hdr->seq], 1) != 0)
 		return rcp_err(-EPROTO, "chunk %llu arrived twice", (unsigned long long)hdr->seq);
-	return eng__bench_check(ctx, hdr, data);
+	return eng__bench_check(ctx, hdr, data, op);
 }
 
 static void test_completions_from_many_workers_merge_to_totals(void **state)
@@ -190,7 +192,7 @@ static void test_completions_from_many_workers_merge_to_totals(void **state)
 	assert_int_equal(
 		h_create(&h, 3, 4 * KiB, 3000 * 4 * KiB - 100, (double[]){0, 0.5, 0, 1, 0.2, 0}),
 		0);
-	h.rcv->sink.consume = counting_consume;
+	h.rcv->sink.prepare = counting_consume;
 	h_run(&h);
 	assert_int_equal(h.snd_err, 0);
 	assert_int_equal(h.rcv_err, 0);
@@ -239,9 +241,9 @@ static void test_receiver_refuses_chunk_of_another_session(void **state)
 	h_destroy(&h);
 }
 
-static int corrupt_fill(void *ctx, struct eng_chunk_hdr *hdr, void *buf)
+static int corrupt_fill(void *ctx, struct eng_chunk_hdr *hdr, void *buf, struct io_op *op)
 {
-	int err = eng__bench_fill(ctx, hdr, buf);
+	int err = eng__bench_fill(ctx, hdr, buf, op);
 
 	if (hdr->seq == 5)
 		((uint8_t *)buf)[100] ^= 1;
@@ -255,7 +257,7 @@ static void test_wrong_bytes_fail_the_check(void **state)
 	(void)state;
 	h_plan(&h.plan, 1, 1, 1);
 	assert_int_equal(h_create(&h, 2, 4 * KiB, 10 * 4 * KiB, NULL), 0);
-	h.snd->src.fill = corrupt_fill;
+	h.snd->src.prepare = corrupt_fill;
 	h_run(&h);
 	assert_int_equal(h.rcv_err, -EBADMSG);
 	assert_non_null(strstr(h.rcv_msg, "chunk 5"));
@@ -268,20 +270,22 @@ static void test_pattern_catches_misplaced_chunks_and_bad_tails(void **state)
 	struct eng_source src = {.total = (1 << 20) + 4096 + 5, .chunk = 1 << 20};
 	struct eng_chunk_hdr h = {.token = 7, .seq = 1};
 	uint8_t buf[4096 + 8];
+	struct io_op op;
 
 	(void)state;
-	assert_int_equal(eng__bench_fill(&src, &h, buf), 0);
+	assert_int_equal(eng__bench_fill(&src, &h, buf, &op), 0);
+	assert_int_equal(op.fd, -1);
 	assert_int_equal(h.offset, 1 << 20);
 	assert_int_equal(h.len, 4096 + 5);
-	assert_int_equal(eng__bench_check(NULL, &h, buf), 0);
+	assert_int_equal(eng__bench_check(NULL, &h, buf, &op), 0);
 	h.offset += 4096; /* the same bytes where another chunk belongs */
-	assert_int_equal(eng__bench_check(NULL, &h, buf), -EBADMSG);
+	assert_int_equal(eng__bench_check(NULL, &h, buf, &op), -EBADMSG);
 	h.offset -= 4096;
 	h.token = 8; /* another session's pattern */
-	assert_int_equal(eng__bench_check(NULL, &h, buf), -EBADMSG);
+	assert_int_equal(eng__bench_check(NULL, &h, buf, &op), -EBADMSG);
 	h.token = 7;
 	buf[4096 + 4] ^= 0x40; /* the last of the 5 tail bytes */
-	assert_int_equal(eng__bench_check(NULL, &h, buf), -EBADMSG);
+	assert_int_equal(eng__bench_check(NULL, &h, buf, &op), -EBADMSG);
 }
 
 /* A server's worker whose rails a session leaves unused gets no pool and no stripes. */

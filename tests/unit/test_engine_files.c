@@ -141,11 +141,23 @@ static void test_tree_arrives_identical(void **state)
 static struct eng_sink real_sink;
 static _Atomic int corrupt_left;
 
-static int corrupting_consume(void *ctx, const struct eng_chunk_hdr *hdr, const void *data)
+static int corrupting_prepare(void *ctx, const struct eng_chunk_hdr *hdr, const void *data,
+			      struct io_op *op)
 {
 	if (hdr->len > 1 && atomic_fetch_sub(&corrupt_left, 1) == 1)
 		((uint8_t *)data)[hdr->len / 2] ^= 0x40;
-	return real_sink.consume(ctx, hdr, data);
+	return real_sink.prepare(ctx, hdr, data, op);
+}
+
+/* A chunk through a sink as a helper takes it: prepare, the write, complete. */
+static int consume(const struct eng_sink *sink, const struct eng_chunk_hdr *hdr, const char *data)
+{
+	struct io_op op;
+	int err = sink->prepare(sink->ctx, hdr, data, &op);
+
+	if (err)
+		return err;
+	return sink->complete(sink->ctx, hdr, io_op_run(&op, IO_OP_WRITE, (void *)data));
 }
 
 static void test_corrupt_chunk_fails_and_leaves_no_partial_file(void **state)
@@ -155,7 +167,7 @@ static void test_corrupt_chunk_fails_and_leaves_no_partial_file(void **state)
 	(void)state;
 	pair_make(&p, 4 * KiB);
 	real_sink = p.h.rcv->sink;
-	p.h.rcv->sink.consume = corrupting_consume;
+	p.h.rcv->sink.prepare = corrupting_prepare;
 	atomic_store(&corrupt_left, 1);
 	h_run(&p.h);
 	assert_int_equal(p.h.rcv_err, -EBADMSG);
@@ -185,17 +197,17 @@ static void test_misdirected_chunks_are_refused(void **state)
 	}
 	assert_true(dir != UINT64_MAX && file != UINT64_MAX);
 	h.file = m->n; /* past the list */
-	assert_int_equal(p.h.rcv->sink.consume(p.h.rcv->sink.ctx, &h, "deep\n"), -EPROTO);
+	assert_int_equal(consume(&p.h.rcv->sink, &h, "deep\n"), -EPROTO);
 	h.file = dir; /* not a file */
-	assert_int_equal(p.h.rcv->sink.consume(p.h.rcv->sink.ctx, &h, "deep\n"), -EPROTO);
+	assert_int_equal(consume(&p.h.rcv->sink, &h, "deep\n"), -EPROTO);
 	h.file = file;
 	h.offset = 4096; /* not a planned chunk */
-	assert_int_not_equal(p.h.rcv->sink.consume(p.h.rcv->sink.ctx, &h, "deep\n"), 0);
+	assert_int_not_equal(consume(&p.h.rcv->sink, &h, "deep\n"), 0);
 	h.offset = 0;
-	assert_int_equal(p.h.rcv->sink.consume(p.h.rcv->sink.ctx, &h, "deep\n"), 0);
+	assert_int_equal(consume(&p.h.rcv->sink, &h, "deep\n"), 0);
 	assert_true(t_exists(p.dst, "top/sub/deep.txt"));
 	/* Complete, in place: a repeat must not write it again. */
-	assert_int_equal(p.h.rcv->sink.consume(p.h.rcv->sink.ctx, &h, "deep\n"), -EPROTO);
+	assert_int_equal(consume(&p.h.rcv->sink, &h, "deep\n"), -EPROTO);
 	assert_int_equal(t_count_tmp(p.dst), 0);
 	pair_destroy(&p);
 }

@@ -589,11 +589,11 @@ static void test_hostile_pull_file_lists_fail_and_create_nothing(void **state)
 
 /*
  * The gated transport: the loopback, but a sender job's chunk source holds
- * every chunk from the after-th on until the job stops, so a copy cannot
- * finish before its cancel is seen. The gate gives up after 10 s, and the
- * copy then succeeds, which fails the test rather than hanging it. A stripe
- * posts its chunks in batches of up to ENG_WRITE_BATCH once they are all
- * filled: after = ENG_WRITE_BATCH lets one full batch reach the receiver.
+ * every chunk from the after-th on until the job stops (where its read
+ * completes, on a helper thread), so a copy cannot finish before its cancel
+ * is seen. The gate gives up after 10 s, and the copy then succeeds, which
+ * fails the test rather than hanging it. The chunks before the after-th go
+ * to the worker as their reads complete and reach the receiver.
  */
 static struct gate {
 	unsigned after;
@@ -601,13 +601,22 @@ static struct gate {
 	_Atomic bool hit;
 	_Atomic bool gave_up; /* it held 10 s in vain: open for good */
 	struct eng_job *job;
-	int (*fill)(void *ctx, struct eng_chunk_hdr *hdr, void *buf);
+	int (*prepare)(void *ctx, struct eng_chunk_hdr *hdr, void *buf, struct io_op *op);
+	int (*complete)(void *ctx, struct eng_chunk_hdr *hdr, const void *buf, int64_t got);
 	void *ctx;
 } gate;
 
 static struct eng_transport gate_tr;
 
-static int gate_fill(void *ctx, struct eng_chunk_hdr *hdr, void *buf)
+static int gate_prepare(void *ctx, struct eng_chunk_hdr *hdr, void *buf, struct io_op *op)
+{
+	struct gate *g = ctx;
+
+	return g->prepare(g->ctx, hdr, buf, op);
+}
+
+/* Held where a chunk's read finishes: the chunks before it are already on their way. */
+static int gate_complete(void *ctx, struct eng_chunk_hdr *hdr, const void *buf, int64_t got)
 {
 	struct gate *g = ctx;
 
@@ -616,7 +625,7 @@ static int gate_fill(void *ctx, struct eng_chunk_hdr *hdr, void *buf)
 		if (!WAIT_FOR(atomic_load(&g->job->stop)))
 			atomic_store(&g->gave_up, true);
 	}
-	return g->fill(g->ctx, hdr, buf);
+	return g->complete(g->ctx, hdr, buf, got);
 }
 
 static int gate_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **conn_out)
@@ -626,9 +635,11 @@ static int gate_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **co
 
 	if (job->role == ENG_SENDER) {
 		gate.job = job;
-		gate.fill = job->src.fill;
+		gate.prepare = job->src.prepare;
+		gate.complete = job->src.complete;
 		gate.ctx = job->src.ctx;
-		job->src.fill = gate_fill;
+		job->src.prepare = gate_prepare;
+		job->src.complete = gate_complete;
 		job->src.ctx = &gate;
 	}
 	return eng__transport_loopback()->conn_create(cfg, conn_out);

@@ -1,0 +1,505 @@
+/*
+ * helpers.c - a worker's helper threads: everything a chunk needs besides
+ * the wire. The worker thread only drives RDMA (posts, polls, credits);
+ * reading, hashing and writing chunks happens here, so a node keeps many
+ * file I/Os in flight and hashes on several cores while its rails stay fed.
+ *
+ * Each worker starts job->helpers threads, pinned to its node like itself.
+ * Each helper has a queue the worker fills (to the helper with the fewest
+ * tasks out; one eventfd write per helper and round) and, where the kernel allows, an io_uring of
+ * job->io_depth entries. For each task it runs the source's or sink's
+ * prepare (open, name, check, verify), puts the chunk's read or write in its
+ * ring straight into or out of the registered slot memory (O_DIRECT where
+ * the file side allows: disk to wire with no copy), and when the ring
+ * completes it runs complete (hash, count, close, put a file in place). A
+ * short count is submitted again for the rest. The task then goes on the
+ * worker's done list; the worker posts the chunk or returns its credit.
+ *
+ * One wait per helper: with a ring, a poll on the queue's eventfd sits in
+ * the ring beside the I/O, so io_uring_submit_and_wait wakes on either.
+ * Without io_uring (an old kernel, seccomp, io_uring_disabled) each helper
+ * does its tasks one at a time with pread and pwrite: job->helpers I/Os in
+ * flight per worker instead of helpers * io_depth. Which one ran is in
+ * job->io_ring, reported once per session.
+ *
+ * Stopping: the worker sets quit and joins. A helper drops the tasks still
+ * queued and waits for every read and write it submitted: the ring writes
+ * into slot memory that is freed after the join. A submission the kernel
+ * refuses for good fails the job and its tasks, and the helper goes on
+ * without a ring.
+ *
+ * Threading: the queue is under the helper's lock; the ring, its counts and
+ * a task from dequeue to done belong to the helper thread; the done list is
+ * under the worker's done_lock.
+ */
+#include "engine/datapath/datapath_int.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <liburing.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+/* user_data of the poll on the queue's eventfd; tasks are pointers, never this. */
+#define POLL_TAG 1ull
+
+/*
+ * Held around ring set-up and teardown. liburing maps a ring's memory with
+ * its own system calls, which ThreadSanitizer does not see, so a ring mapped
+ * where another thread's ring was unmapped looks like a race with that
+ * thread's writes; ordering the two through this lock states what the
+ * kernel guarantees. Taken twice per helper and job: it costs nothing.
+ */
+static pthread_mutex_t ring_map_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct eng_helper {
+	struct eng_worker *w;
+	unsigned index;
+	pthread_t thread;
+	bool started;
+	pthread_mutex_t lock;
+	struct eng_task *head, *tail; /* the queue */
+	bool quit;		      /* under lock */
+	bool kick;		      /* worker only: tasks were queued this round */
+	unsigned load;		      /* worker only: tasks handed out and not yet back */
+	int efd;		      /* eventfd: the queue has news */
+	/* the helper thread's own */
+	struct io_uring ring;
+	bool ring_dead; /* the kernel refused a submission for good: no more */
+	bool poll_armed;
+	unsigned inflight;	 /* tasks whose I/O the kernel took */
+	struct eng_task **unsub; /* tasks whose I/O sits in the ring, not yet taken */
+	unsigned n_unsub;
+};
+
+static uint8_t *slot_data(const struct eng_task *t)
+{
+	return t->stripe->link.data + (size_t)t->slot * t->stripe->link.slot_size;
+}
+
+static enum io_op_kind kind_of(const struct eng_job *job)
+{
+	return job->role == ENG_SENDER ? IO_OP_READ : IO_OP_WRITE;
+}
+
+static void fd_signal(int fd)
+{
+	uint64_t one = 1;
+
+	if (write(fd, &one, sizeof(one)) < 0)
+		return; /* saturated: readable anyway */
+}
+
+static void fd_drain(int fd)
+{
+	uint64_t v;
+
+	if (read(fd, &v, sizeof(v)) < 0)
+		return; /* nothing to drain */
+}
+
+/* ---- the steps of a task, on whichever thread runs it ---- */
+
+static void task_fail(struct eng_task *t, int err)
+{
+	t->err = err;
+	eng__job_fail(t->stripe->job, err, "%s", rcp_err_msg(err));
+}
+
+static bool task_prepare(struct eng_task *t)
+{
+	struct eng_job *job = t->stripe->job;
+	int err;
+
+	t->op = (struct io_op){.fd = -1};
+	t->moved = 0;
+	t->err = 0;
+	if (job->role == ENG_SENDER)
+		err = job->src.prepare(job->src.ctx, &t->hdr, slot_data(t), &t->op);
+	else
+		err = job->sink.prepare(job->sink.ctx, &t->hdr, slot_data(t), &t->op);
+	t->prepared = err == 0;
+	if (err)
+		task_fail(t, err);
+	return !err;
+}
+
+static void task_complete(struct eng_task *t, int64_t res)
+{
+	struct eng_job *job = t->stripe->job;
+	int err = 0;
+
+	if (job->role == ENG_SENDER && job->src.complete)
+		err = job->src.complete(job->src.ctx, &t->hdr, slot_data(t), res);
+	else if (job->role == ENG_RECEIVER && job->sink.complete)
+		err = job->sink.complete(job->sink.ctx, &t->hdr, res);
+	t->prepared = false;
+	if (err)
+		task_fail(t, err);
+}
+
+/* All of a task on the calling thread: prepare, pread or pwrite, complete. */
+static void task_run(struct eng_task *t)
+{
+	if (!task_prepare(t))
+		return;
+	task_complete(t,
+		      t->op.fd < 0 ? 0 : io_op_run(&t->op, kind_of(t->stripe->job), slot_data(t)));
+}
+
+static void done_push(struct eng_worker *w, struct eng_task *t)
+{
+	bool was_empty;
+
+	pthread_mutex_lock(&w->done_lock);
+	was_empty = w->done == NULL;
+	t->next = w->done;
+	w->done = t;
+	pthread_mutex_unlock(&w->done_lock);
+	if (was_empty)
+		fd_signal(w->done_fd);
+}
+
+/* ---- the ring ---- */
+
+static void ring_put(struct eng_helper *h, struct eng_task *t)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&h->ring); /* room: see helper_take */
+	uint8_t *buf = slot_data(t) + t->moved;
+	uint64_t off = t->op.off + t->moved;
+
+	if (kind_of(h->w->job) == IO_OP_READ)
+		io_uring_prep_read(sqe, t->op.fd, buf, t->op.len - t->moved, off);
+	else
+		io_uring_prep_write(sqe, t->op.fd, buf, t->op.len - t->moved, off);
+	io_uring_sqe_set_data(sqe, t);
+	h->unsub[h->n_unsub++] = t;
+}
+
+static void ring_submit(struct eng_helper *h)
+{
+	int n;
+	unsigned i;
+
+	if (h->n_unsub == 0)
+		return;
+	do
+		n = io_uring_submit(&h->ring);
+	while (n == -EINTR);
+	if (n == -EAGAIN || n == -EBUSY)
+		return; /* the kernel is short of something: again after the next completion */
+	if (n < 0) {
+		/* The entries the kernel did not take never run once it is not entered again. */
+		rcp_err(n, "the I/O ring of worker %u refused work: %s", h->w->tr.index,
+			strerror(-n));
+		for (i = 0; i < h->n_unsub; i++) {
+			task_fail(h->unsub[i], n);
+			task_complete(h->unsub[i], n);
+			done_push(h->w, h->unsub[i]);
+		}
+		h->n_unsub = 0;
+		h->ring_dead = true;
+		return;
+	}
+	h->inflight += (unsigned)n;
+	h->n_unsub -= (unsigned)n;
+	memmove(h->unsub, h->unsub + n, h->n_unsub * sizeof(*h->unsub));
+}
+
+/* A read or write came back with res: the rest again after a short count, else complete. */
+static void ring_done(struct eng_helper *h, struct eng_task *t, int res)
+{
+	h->inflight--;
+	if (res > 0) {
+		t->moved += (uint32_t)res;
+		if (t->moved < t->op.len && !h->ring_dead) {
+			ring_put(h, t);
+			return;
+		}
+	}
+	task_complete(t, res < 0 ? res : (int64_t)t->moved);
+	done_push(h->w, t);
+}
+
+/* Take every completion the ring holds; true if there was one. */
+static bool ring_reap(struct eng_helper *h)
+{
+	struct io_uring_cqe *cqe;
+	bool any = false;
+
+	while (io_uring_peek_cqe(&h->ring, &cqe) == 0) {
+		uint64_t tag = cqe->user_data;
+		int res = cqe->res;
+
+		io_uring_cqe_seen(&h->ring, cqe);
+		any = true;
+		if (tag == POLL_TAG) {
+			h->poll_armed = false;
+			fd_drain(h->efd);
+		} else {
+			ring_done(h, (struct eng_task *)(uintptr_t)tag, res);
+		}
+	}
+	return any;
+}
+
+/* Sleep in the ring until a completion or news in the queue. */
+static void ring_wait(struct eng_helper *h)
+{
+	struct io_uring_sqe *sqe;
+
+	if (!h->poll_armed) {
+		sqe = io_uring_get_sqe(&h->ring); /* one entry is kept for it */
+		io_uring_prep_poll_add(sqe, h->efd, POLLIN);
+		io_uring_sqe_set_data64(sqe, POLL_TAG);
+		h->poll_armed = true;
+	}
+	if (io_uring_submit_and_wait(&h->ring, 1) < 0)
+		usleep(1000); /* EINTR, or short of memory: look again */
+}
+
+/* ---- the helper thread ---- */
+
+/* The next task of the queue, or NULL; *quit as the worker set it. */
+static struct eng_task *helper_take(struct eng_helper *h, bool *quit)
+{
+	struct eng_task *t;
+
+	pthread_mutex_lock(&h->lock);
+	*quit = h->quit;
+	t = *quit ? NULL : h->head;
+	if (t) {
+		h->head = t->next;
+		if (!h->head)
+			h->tail = NULL;
+	}
+	pthread_mutex_unlock(&h->lock);
+	return t;
+}
+
+/* A task from the queue into the ring (or done at once); completions stay flowing. */
+static void ring_start(struct eng_helper *h, struct eng_task *t)
+{
+	if (!task_prepare(t)) {
+		done_push(h->w, t);
+	} else if (t->op.fd < 0 || t->op.len == 0) {
+		task_complete(t, 0);
+		done_push(h->w, t);
+	} else {
+		ring_put(h, t);
+		ring_submit(h); /* at once: the next prepare may block (an open) */
+	}
+	ring_reap(h);
+}
+
+static void helper_loop_ring(struct eng_helper *h)
+{
+	unsigned depth = h->w->job->io_depth;
+	struct io_uring_cqe *cqe;
+	struct eng_task *t;
+	bool quit = false, busy;
+
+	while (!h->ring_dead && !(quit && h->inflight == 0 && h->n_unsub == 0)) {
+		busy = false;
+		while (!h->ring_dead && h->inflight + h->n_unsub < depth &&
+		       (t = helper_take(h, &quit)) != NULL) {
+			busy = true;
+			ring_start(h, t);
+		}
+		ring_submit(h); /* what a short count or a busy kernel left */
+		busy |= ring_reap(h);
+		if (!busy && !h->ring_dead)
+			ring_wait(h);
+	}
+	/* What the kernel took still lands in slot memory, freed after the join: wait for it. */
+	while (h->inflight > 0)
+		if (io_uring_wait_cqe(&h->ring, &cqe) == 0)
+			ring_reap(h);
+}
+
+static void helper_loop_sync(struct eng_helper *h)
+{
+	struct pollfd pfd = {.fd = h->efd, .events = POLLIN};
+	struct eng_task *t;
+	bool quit = false;
+
+	while (!quit) {
+		t = helper_take(h, &quit);
+		if (t) {
+			task_run(t);
+			done_push(h->w, t);
+		} else if (!quit && poll(&pfd, 1, ENG_SLEEP_MS) > 0) {
+			fd_drain(h->efd);
+		}
+	}
+}
+
+static void *helper_main(void *arg)
+{
+	struct eng_helper *h = arg;
+	struct eng_worker *w = h->w;
+	struct eng_job *job = w->job;
+	int err, expect = 0;
+
+	eng__thread_name(job, 'h', w->tr.index, h->index);
+	if (w->bind)
+		topo_thread_bind(&w->cpus, w->node); /* the worker said so if it cannot */
+	/* one entry more than io_depth: the poll on the queue's eventfd */
+	pthread_mutex_lock(&ring_map_lock);
+	err = job->io_depth ? io_uring_queue_init(job->io_depth + 1, &h->ring, 0) : -EOPNOTSUPP;
+	pthread_mutex_unlock(&ring_map_lock);
+	/* the first helper to know says which I/O the job got */
+	atomic_compare_exchange_strong(&job->io_ring, &expect, err ? err : 1);
+	if (!err) {
+		helper_loop_ring(h);
+		pthread_mutex_lock(&ring_map_lock);
+		io_uring_queue_exit(&h->ring);
+		pthread_mutex_unlock(&ring_map_lock);
+	}
+	helper_loop_sync(h); /* without a ring, or after the kernel refused it */
+	return NULL;
+}
+
+/* ---- the worker's side ---- */
+
+int eng__helpers_start(struct eng_worker *w)
+{
+	struct eng_job *job = w->job;
+	unsigned i;
+	int err;
+
+	w->done_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (w->done_fd < 0)
+		return rcp_err(-errno, "eventfd: %s", strerror(errno));
+	pthread_mutex_init(&w->done_lock, NULL);
+	w->helper = calloc(job->helpers, sizeof(*w->helper));
+	if (!w->helper)
+		return rcp_err(-ENOMEM, "out of memory for helper threads");
+	for (i = 0; i < job->helpers; i++) {
+		struct eng_helper *h = &w->helper[i];
+
+		*h = (struct eng_helper){.w = w, .index = i, .efd = -1};
+		pthread_mutex_init(&h->lock, NULL);
+		h->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		h->unsub = calloc(job->io_depth + 1, sizeof(*h->unsub));
+		w->n_helpers++;
+		if (h->efd < 0 || !h->unsub)
+			return rcp_err(-ENOMEM, "cannot set up helper %u of worker %u", i,
+				       w->tr.index);
+		err = pthread_create(&h->thread, NULL, helper_main, h);
+		if (err)
+			return rcp_err(-err, "cannot start a helper thread: %s", strerror(err));
+		h->started = true;
+	}
+	return 0;
+}
+
+void eng__helpers_stop(struct eng_worker *w)
+{
+	unsigned i;
+
+	for (i = 0; i < w->n_helpers; i++) {
+		struct eng_helper *h = &w->helper[i];
+
+		pthread_mutex_lock(&h->lock);
+		h->quit = true;
+		pthread_mutex_unlock(&h->lock);
+		if (h->efd >= 0)
+			fd_signal(h->efd);
+	}
+	for (i = 0; i < w->n_helpers; i++) {
+		struct eng_helper *h = &w->helper[i];
+
+		if (h->started)
+			pthread_join(h->thread, NULL);
+		if (h->efd >= 0)
+			close(h->efd);
+		pthread_mutex_destroy(&h->lock);
+		free(h->unsub);
+	}
+	free(w->helper);
+	w->helper = NULL;
+	w->n_helpers = 0;
+	if (w->done_fd >= 0) {
+		close(w->done_fd);
+		pthread_mutex_destroy(&w->done_lock);
+	}
+	w->done_fd = -1;
+}
+
+/*
+ * The helper with the fewest tasks out, the search starting one further
+ * each time so ties rotate: a helper stuck in a slow open or fsync gets no
+ * more work while the others have less.
+ */
+static struct eng_helper *least_loaded(struct eng_worker *w)
+{
+	unsigned i, k, best = w->next_helper++ % w->n_helpers;
+
+	for (i = 1; i < w->n_helpers; i++) {
+		k = (best + i) % w->n_helpers;
+		if (w->helper[k].load < w->helper[best].load)
+			best = k;
+	}
+	return &w->helper[best];
+}
+
+bool eng__task_submit(struct eng_worker *w, struct eng_task *t)
+{
+	struct eng_job *job = w->job;
+	bool cheap = job->role == ENG_SENDER ? job->src.cheap : job->sink.cheap;
+	struct eng_helper *h;
+
+	if (w->n_helpers == 0 || cheap) {
+		task_run(t);
+		return true;
+	}
+	h = least_loaded(w);
+	h->load++;
+	t->helper = (unsigned)(h - w->helper);
+	t->next = NULL;
+	pthread_mutex_lock(&h->lock);
+	if (h->tail)
+		h->tail->next = t;
+	else
+		h->head = t;
+	h->tail = t;
+	pthread_mutex_unlock(&h->lock);
+	h->kick = true;
+	return false;
+}
+
+void eng__helpers_kick(struct eng_worker *w)
+{
+	unsigned i;
+
+	for (i = 0; i < w->n_helpers; i++)
+		if (w->helper[i].kick) {
+			w->helper[i].kick = false;
+			fd_signal(w->helper[i].efd);
+		}
+}
+
+struct eng_task *eng__helpers_done(struct eng_worker *w)
+{
+	struct eng_task *first, *t;
+
+	if (w->n_helpers == 0)
+		return NULL;
+	pthread_mutex_lock(&w->done_lock);
+	first = w->done;
+	w->done = NULL;
+	pthread_mutex_unlock(&w->done_lock);
+	for (t = first; t; t = t->next)
+		w->helper[t->helper].load--;
+	return first;
+}
+
+int eng__helpers_fd(const struct eng_worker *w)
+{
+	return w->n_helpers ? w->done_fd : -1;
+}
