@@ -55,7 +55,8 @@ static void copy_usage(FILE *f)
 		"  --timeout SEC      limit of each control and connection step (default 30)\n"
 		"  --key-file FILE    the key shared with the server (default: $RAILCP_KEY,\n"
 		"                     then ~/.config/railcp/key)\n"
-		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo\n",
+		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp "
+		"topo\n" CLI_IO_USAGE,
 		ENG_DEFAULT_PORT);
 }
 
@@ -158,6 +159,7 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 		{"key-file", required_argument, NULL, OPT_KEY},
 		{"help", no_argument, NULL, 'h'},
 		CLI_PLACE_OPTIONS,
+		CLI_IO_OPTIONS,
 		{0},
 	};
 	char host[sizeof(cc->host)];

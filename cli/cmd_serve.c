@@ -46,7 +46,8 @@ static void serve_usage(FILE *f)
 		"                     16); at most 64 connections may wait to authenticate\n"
 		"  --timeout SEC      limit of each control and connection step (default 30)\n"
 		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo;\n"
-		"                     --buffer-mib is each worker's slot memory per session\n",
+		"                     --buffer-mib is each worker's slot memory per "
+		"session\n" CLI_IO_USAGE,
 		ENG_DEFAULT_PORT, ENG_DEFAULT_PORT);
 }
 
@@ -104,6 +105,7 @@ static int serve_args(int argc, char **argv, struct serve_cmd *sc)
 		{"timeout", required_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		CLI_PLACE_OPTIONS,
+		CLI_IO_OPTIONS,
 		{0},
 	};
 	int first, r;

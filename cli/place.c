@@ -26,9 +26,29 @@ int cli_parse_count(const char *cmd, const char *opt, const char *v, unsigned ma
 	return 0;
 }
 
+/* A count from 0 to max, where 0 means none: the plan's TOPO_NONE. */
+static int parse_count_or_none(const char *cmd, const char *opt, const char *v, unsigned max,
+			       unsigned *out)
+{
+	char *end;
+	unsigned long x;
+
+	errno = 0;
+	x = strtoul(v, &end, 10);
+	if (errno || end == v || *end || x > max || v[0] == '-')
+		return cli_usage_error(cmd, "%s needs a number from 0 (none) to %u, not '%s'", opt,
+				       max, v);
+	*out = x == 0 ? TOPO_NONE : (unsigned)x;
+	return 0;
+}
+
 int cli_place_opt(const char *cmd, struct cli_place *p, int c, const char *arg)
 {
 	switch (c) {
+	case CLI_OPT_HELPERS:
+		return parse_count_or_none(cmd, "--helpers", arg, TOPO_MAX_HELPERS, &p->helpers);
+	case CLI_OPT_IO_DEPTH:
+		return parse_count_or_none(cmd, "--io-depth", arg, TOPO_MAX_IO_DEPTH, &p->io_depth);
 	case CLI_OPT_PROFILE:
 		p->profile = arg;
 		return 0;
@@ -92,9 +112,14 @@ int cli_machine_load(const char *xml, struct topo_machine **m_out)
 int cli_place_plan(const struct cli_place *p, const struct topo_machine *m,
 		   struct topo_plan **plan_out)
 {
-	if (p->profile)
-		return topo_profile_load(p->profile, m, &p->opts, plan_out);
-	return topo_plan_build(m, &p->opts, plan_out);
+	int err = p->profile ? topo_profile_load(p->profile, m, &p->opts, plan_out)
+			     : topo_plan_build(m, &p->opts, plan_out);
+
+	if (!err) {
+		(*plan_out)->helpers = p->helpers;
+		(*plan_out)->io_depth = p->io_depth;
+	}
+	return err;
 }
 
 int cli_place_live(const struct cli_place *p, struct topo_plan **plan_out)

@@ -12,6 +12,9 @@
 struct cli_place {
 	struct topo_opts opts;
 	const char *profile;
+	/* --helpers and --io-depth (copies and serve): the plan's, see topology.h */
+	unsigned helpers;
+	unsigned io_depth;
 };
 
 /* Codes of the placement options: beyond any character, so commands keep every short option. */
@@ -21,6 +24,8 @@ enum {
 	CLI_OPT_QPS,
 	CLI_OPT_BUFFER,
 	CLI_OPT_PROFILE,
+	CLI_OPT_HELPERS,
+	CLI_OPT_IO_DEPTH,
 };
 
 /* getopt_long entries of the placement options, for a command's table. */
@@ -32,6 +37,22 @@ enum {
 	{                                                                                          \
 		"profile", required_argument, NULL, CLI_OPT_PROFILE                                \
 	}
+
+/* getopt_long entries of the file I/O options, for the commands that move files. */
+#define CLI_IO_OPTIONS                                                                             \
+	{"helpers", required_argument, NULL, CLI_OPT_HELPERS},                                     \
+	{                                                                                          \
+		"io-depth", required_argument, NULL, CLI_OPT_IO_DEPTH                              \
+	}
+
+/* Their lines in a command's usage. */
+#define CLI_IO_USAGE                                                                               \
+	"  --helpers N        threads per worker that read, hash and write chunks\n"               \
+	"                     (default: the worker's node's CPUs but one, 1 to 8;\n"               \
+	"                     0: the worker does it all, one chunk at a time)\n"                   \
+	"  --io-depth N       reads or writes in flight per helper, through io_uring\n"            \
+	"                     (default: the worker's slots shared among its helpers;\n"            \
+	"                     0: pread and pwrite, one at a time per helper)\n"
 
 /* A count from 1 to max; CLI_EXIT_USAGE (after one line) when v is not one. */
 int cli_parse_count(const char *cmd, const char *opt, const char *v, unsigned max, unsigned *out);

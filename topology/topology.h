@@ -225,6 +225,9 @@ struct topo_plan {
 
 /* helpers or io_depth of a plan: none at all. */
 #define TOPO_NONE (~0u)
+/* The most helpers per worker, and ring entries per helper, a plan may ask for. */
+#define TOPO_MAX_HELPERS 64
+#define TOPO_MAX_IO_DEPTH 1024
 
 /*
  * Place workers and rails (policy in plan.c's header and the README).

@@ -50,12 +50,14 @@ void eng__job_stop(struct eng_job *job)
 	eng__job_wake(job);
 }
 
-void eng__job_fail(struct eng_job *job, int err, const char *fmt, ...)
+bool eng__job_fail(struct eng_job *job, int err, const char *fmt, ...)
 {
+	bool first;
 	va_list ap;
 
 	pthread_mutex_lock(&job->err_lock);
-	if (atomic_load(&job->err) == 0) {
+	first = atomic_load(&job->err) == 0;
+	if (first) {
 		va_start(ap, fmt);
 		vsnprintf(job->err_text, sizeof(job->err_text), fmt, ap);
 		va_end(ap);
@@ -63,6 +65,7 @@ void eng__job_fail(struct eng_job *job, int err, const char *fmt, ...)
 	}
 	pthread_mutex_unlock(&job->err_lock);
 	eng__job_stop(job);
+	return first;
 }
 
 uint64_t eng__job_done_chunks(const struct eng_job *job)
@@ -147,12 +150,13 @@ static void file_io_describe(const struct eng_job *job, struct eng_report *r)
 			 "pread and pwrite on the worker threads (no helpers)");
 	else if (ring > 0)
 		snprintf(r->file_io, sizeof(r->file_io),
-			 "io_uring, %u helper threads per worker, %u deep each", job->helpers,
-			 job->io_depth);
+			 "io_uring, %u helper thread%s per worker, %u deep each", job->helpers,
+			 job->helpers == 1 ? "" : "s", job->io_depth);
 	else
 		snprintf(r->file_io, sizeof(r->file_io),
-			 "pread and pwrite on %u helper threads per worker (io_uring: %s)",
-			 job->helpers, ring < 0 ? strerror(-ring) : "off");
+			 "pread and pwrite on %u helper thread%s per worker (io_uring: %s)",
+			 job->helpers, job->helpers == 1 ? "" : "s",
+			 ring < 0 ? strerror(-ring) : "off");
 }
 
 void eng__job_report(const struct eng_job *job, struct eng_report *r)

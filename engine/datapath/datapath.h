@@ -158,7 +158,8 @@ struct eng_job {
 	struct eng_sink sink;	     /* receiver */
 	_Atomic uint64_t next_chunk; /* sender: next chunk to claim */
 	_Atomic bool stop;
-	_Atomic int err; /* first error, 0 if none */
+	_Atomic int err;	 /* first error, 0 if none */
+	_Atomic bool fabric_err; /* it came from the fabric: a completion, a post, a stall */
 	char err_text[512];
 	pthread_mutex_t err_lock;
 	int wake_fd;	       /* eventfd: a worker has news for the coordinator */
@@ -216,8 +217,11 @@ int eng__stripe_init_receiver(struct eng_stripe *s);
 #define ENG_PROGRESS_MS 20
 int eng__job_run(struct eng_job *job, void (*progress)(struct eng_job *job, void *ctx), void *ctx);
 
-/* Record the job's first error (later ones are dropped) and stop it. Thread-safe. */
-void eng__job_fail(struct eng_job *job, int err, const char *fmt, ...)
+/*
+ * Record the job's first error (later ones are dropped) and stop it; true if
+ * this was the first. Thread-safe.
+ */
+bool eng__job_fail(struct eng_job *job, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Stop the job without an error (the receiver, once the sender says it is done). Thread-safe. */

@@ -19,8 +19,6 @@
 #define ENG_BUSY_POLL_US 50
 /* Helper threads per worker, when the engine chooses (job.c). */
 #define ENG_HELPERS_MAX 8
-/* Entries of a helper's ring, at most. */
-#define ENG_IO_DEPTH_MAX 1024
 /* Signal at most one in this many writes and sends. */
 #define ENG_SIGNAL_EVERY 16
 

@@ -352,8 +352,9 @@ static void *helper_main(void *arg)
 	pthread_mutex_lock(&ring_map_lock);
 	err = job->io_depth ? io_uring_queue_init(job->io_depth + 1, &h->ring, 0) : -EOPNOTSUPP;
 	pthread_mutex_unlock(&ring_map_lock);
-	/* the first helper to know says which I/O the job got */
-	atomic_compare_exchange_strong(&job->io_ring, &expect, err ? err : 1);
+	/* the first helper to know says which I/O the job got (none asked for: nothing to say) */
+	if (job->io_depth)
+		atomic_compare_exchange_strong(&job->io_ring, &expect, err ? err : 1);
 	if (!err) {
 		helper_loop_ring(h);
 		pthread_mutex_lock(&ring_map_lock);

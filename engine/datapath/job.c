@@ -174,8 +174,8 @@ static void helpers_size(struct eng_job *job, const struct topo_plan *plan, unsi
 		job->io_depth = plan->io_depth;
 	else
 		job->io_depth = (slots + job->helpers - 1) / job->helpers;
-	if (job->io_depth > ENG_IO_DEPTH_MAX)
-		job->io_depth = ENG_IO_DEPTH_MAX;
+	if (job->io_depth > TOPO_MAX_IO_DEPTH)
+		job->io_depth = TOPO_MAX_IO_DEPTH;
 }
 
 int eng__job_create(enum eng_role role, const struct topo_plan *plan, unsigned n_slots,

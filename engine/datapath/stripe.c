@@ -90,7 +90,8 @@ static void stripe_fail(struct eng_stripe *s, int err, const char *what)
 	char where[256];
 
 	ep_of(s)->ops->describe(ep_of(s), where, sizeof(where));
-	eng__job_fail(s->job, err, "%s on %s", what, where);
+	if (eng__job_fail(s->job, err, "%s on %s", what, where))
+		atomic_store(&s->job->fabric_err, true);
 }
 
 /* Keep the first and latest times of the worker's chunks: the coordinator merges them. */

@@ -124,10 +124,10 @@ static void worker_stalled(struct eng_worker *w)
 			      "no chunk's file I/O finished for %d s: the disk or file system "
 			      "stalled",
 			      ENG_STALL_MS / 1000);
-	else
-		eng__job_fail(w->job, -ETIMEDOUT,
-			      "no completion for %d s: the peer or the fabric stalled",
-			      ENG_STALL_MS / 1000);
+	else if (eng__job_fail(w->job, -ETIMEDOUT,
+			       "no completion for %d s: the peer or the fabric stalled",
+			       ENG_STALL_MS / 1000))
+		atomic_store(&w->job->fabric_err, true);
 }
 
 /* One round: pump, poll (or sleep), handle, post. False when the worker must stop. */

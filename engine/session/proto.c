@@ -198,6 +198,25 @@ int eng__proto_recv_max(struct eng_ctl *c, int timeout_ms, const char *want_type
 	return 0;
 }
 
+int eng__proto_peer_failed(struct eng_ctl *c, int timeout_ms, const char *peer_name)
+{
+	json_t *msg = NULL;
+	const char *type, *text;
+	char esc[400];
+	int err;
+
+	if (frame_read(c, timeout_ms, ENG_PROTO_MAX_FRAME, &msg) != 0)
+		return 0;
+	type = json_string_value(json_object_get(msg, ENG_KEY_TYPE));
+	text = json_string_value(json_object_get(msg, ENG_KEY_MESSAGE));
+	err = type && strcmp(type, ENG_MSG_ERROR) == 0
+		      ? rcp_err(-ECONNABORTED, "%s failed: %s", peer_name,
+				rcp_printable(text ? text : "(no reason given)", esc, sizeof(esc)))
+		      : 0;
+	json_decref(msg);
+	return err;
+}
+
 int eng__proto_ms_left(uint64_t end_ns)
 {
 	uint64_t now = rcp_now_ns(), ms = now >= end_ns ? 0 : (end_ns - now + 999999) / 1000000;

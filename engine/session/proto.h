@@ -148,6 +148,13 @@ int eng__proto_recv(struct eng_ctl *c, int timeout_ms, const char *want_type, js
 int eng__proto_recv_max(struct eng_ctl *c, int timeout_ms, const char *want_type, uint32_t max,
 			json_t **msg_out);
 
+/*
+ * Wait up to timeout_ms for the peer's "error" frame: -ECONNABORTED with
+ * "<peer_name> failed: <its sentence>", or 0 (this thread's recorded
+ * sentence then lost) when none came.
+ */
+int eng__proto_peer_failed(struct eng_ctl *c, int timeout_ms, const char *peer_name);
+
 /* The milliseconds left until end_ns (rcp_now_ns's clock), 0 once it has passed. */
 int eng__proto_ms_left(uint64_t end_ns);
 

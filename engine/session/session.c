@@ -90,9 +90,23 @@ static void session_watch(struct eng_job *job, void *ctx)
 		s->progress(s, s->ctx);
 }
 
+/*
+ * A job that failed on the fabric (a work completion error, a post that
+ * failed, a stall) mostly shows that the peer failed first and tore its side
+ * down; the peer says why on the control connection right after. Its
+ * sentence names the cause, ours only the symptom, so it is waited for, a
+ * little: a side that failed for a reason of its own sends at once.
+ */
 int eng__session_run(struct eng_session *s)
 {
-	return eng__job_run(s->job, session_watch, s);
+	int err = eng__job_run(s->job, session_watch, s), peer;
+	char mine[512];
+
+	if (!err || !atomic_load(&s->job->fabric_err) || s->ctl.fd < 0)
+		return err;
+	snprintf(mine, sizeof(mine), "%s", rcp_err_msg(err));
+	peer = eng__proto_peer_failed(&s->ctl, ENG_PEER_REASON_MS, s->peer_name);
+	return peer ? peer : rcp_err(err, "%s", mine);
 }
 
 static int sender_end(struct eng_session *s)

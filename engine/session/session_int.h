@@ -59,6 +59,8 @@
 #define ENG_PREAUTH_MS 10000
 /* accept4 out of descriptors or memory: wait this long before trying again. */
 #define ENG_ACCEPT_BACKOFF_MS 100
+/* After a failure on the fabric, how long the peer's own reason is waited for. */
+#define ENG_PEER_REASON_MS 3000
 
 enum eng_side { ENG_CLIENT, ENG_SERVER };
 

@@ -1,0 +1,207 @@
+/*
+ * test_datapath_io.c - the data path's file I/O (engine/datapath/helpers.c)
+ * in whole sessions over the loopback transport: every way a worker can
+ * read and write its files (helpers with io_uring, helpers with pread and
+ * pwrite, no helpers) copies a tree identically and says which ran; a
+ * kernel without io_uring falls back; a ring that refuses work, at either
+ * end, fails the copy with one sentence and leaves no file half-written.
+ *
+ * io_uring_queue_init and io_uring_submit are wrapped (-Wl,--wrap, see
+ * tests/SConscript) so a test can make them fail, in the threads of one end
+ * only (by the thread names the data path gives: rcp-snd-*, rcp-rcv-*).
+ */
+#include "session_harness.h"
+
+#include <liburing.h>
+
+/* ---- the wrapped calls ---- */
+
+static _Atomic bool init_fails;	     /* io_uring_queue_init: -ENOSYS */
+static const char *submit_fails_in;  /* io_uring_submit in threads named so: -EIO ... */
+static _Atomic unsigned submit_left; /* ... after this many more succeed */
+
+int __real_io_uring_queue_init(unsigned entries, struct io_uring *ring, unsigned flags);
+int __wrap_io_uring_queue_init(unsigned entries, struct io_uring *ring, unsigned flags);
+int __real_io_uring_submit(struct io_uring *ring);
+int __wrap_io_uring_submit(struct io_uring *ring);
+
+int __wrap_io_uring_queue_init(unsigned entries, struct io_uring *ring, unsigned flags)
+{
+	if (atomic_load(&init_fails))
+		return -ENOSYS;
+	return __real_io_uring_queue_init(entries, ring, flags);
+}
+
+int __wrap_io_uring_submit(struct io_uring *ring)
+{
+	char name[16] = "";
+
+	pthread_getname_np(pthread_self(), name, sizeof(name));
+	if (submit_fails_in && strncmp(name, submit_fails_in, strlen(submit_fails_in)) == 0) {
+		unsigned left = atomic_load(&submit_left);
+
+		while (left > 0 && !atomic_compare_exchange_weak(&submit_left, &left, left - 1))
+			;
+		if (left == 0)
+			return -EIO;
+	}
+	return __real_io_uring_submit(ring);
+}
+
+static void faults_clear(void)
+{
+	atomic_store(&init_fails, false);
+	submit_fails_in = NULL;
+	atomic_store(&submit_left, 0);
+}
+
+/* ---- each way of doing the file I/O ---- */
+
+/* Push the tree into the root and pull it back, with the client's plan as given. */
+static void push_and_pull(struct fx *fx, const struct topo_plan *plan, const char *src,
+			  const char *root, const char *back, const char *want_io)
+{
+	char top[4096];
+	const char *push_src[] = {top}, *pull_src[] = {"top"};
+	struct eng_copy_opts cp;
+	struct eng_report r;
+
+	t_path(top, src, "top");
+	cp = copy_opts(ENG_PUSH, push_src, 1, "");
+	assert_int_equal(copy(&fx->srv, plan, &cp, NULL, &r), 0);
+	if (!strstr(r.file_io, want_io))
+		fail_msg("the push read its files with \"%s\", not \"%s\"", r.file_io, want_io);
+	assert_int_equal(r.files, TREE_FILES);
+	assert_int_equal(r.bytes, TREE_BYTES);
+	tree_same(src, root);
+	cp = copy_opts(ENG_PULL, pull_src, 1, back);
+	assert_int_equal(copy(&fx->srv, plan, &cp, NULL, &r), 0);
+	if (!strstr(r.file_io, want_io))
+		fail_msg("the pull wrote its files with \"%s\", not \"%s\"", r.file_io, want_io);
+	assert_int_equal(r.files, TREE_FILES);
+	tree_same(src, back);
+	assert_int_equal(t_count_tmp(root), 0);
+	assert_int_equal(t_count_tmp(back), 0);
+}
+
+static void test_every_way_of_file_io_copies_a_tree_identically(void **state)
+{
+	static const unsigned rails[] = {1, 2};
+	static const struct {
+		unsigned helpers, io_depth;
+		const char *io;
+	} ways[] = {
+		{0, 0, "io_uring, 1 helper thread per worker"},
+		{3, 2, "io_uring, 3 helper threads per worker, 2 deep each"},
+		{2, TOPO_NONE, "pread and pwrite on 2 helper threads per worker (io_uring: off)"},
+		{TOPO_NONE, 0, "pread and pwrite on the worker threads (no helpers)"},
+	};
+	struct fx *fx = *state;
+	char src[4096], root[4096], back[4096], name[32];
+	struct topo_plan plan;
+	size_t i;
+
+	fx_dir(fx, "src", src);
+	tree_make(src);
+	for (i = 0; i < RCP_ARRAY_SIZE(ways); i++) {
+		snprintf(name, sizeof(name), "root%zu", i);
+		fx_dir(fx, name, root);
+		snprintf(name, sizeof(name), "back%zu", i);
+		fx_dir(fx, name, back);
+		/* The server's end does its I/O the same way: both ends' paths are covered. */
+		plan_make(&fx->srv.plan, rails, 2, 1, 1, BUDGET);
+		fx->srv.plan.helpers = ways[i].helpers;
+		fx->srv.plan.io_depth = ways[i].io_depth;
+		server_start(&fx->srv, NULL, root, NULL);
+		plan_make(&plan, rails, 2, 2, 1, BUDGET);
+		plan.helpers = ways[i].helpers;
+		plan.io_depth = ways[i].io_depth;
+		push_and_pull(fx, &plan, src, root, back, ways[i].io);
+		assert_int_equal(server_stop(&fx->srv), 0);
+	}
+}
+
+static void test_without_io_uring_the_helpers_use_pread_and_pwrite(void **state)
+{
+	static const unsigned rails[] = {1};
+	struct fx *fx = *state;
+	char src[4096], root[4096], back[4096];
+	struct topo_plan plan;
+
+	fx_dir(fx, "src", src);
+	fx_dir(fx, "root", root);
+	fx_dir(fx, "back", back);
+	tree_make(src);
+	atomic_store(&init_fails, true);
+	plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET);
+	server_start(&fx->srv, NULL, root, NULL);
+	plan_make(&plan, rails, 1, 1, 1, BUDGET);
+	push_and_pull(fx, &plan, src, root, back,
+		      "pread and pwrite on 1 helper thread per worker (io_uring: Function not "
+		      "implemented)");
+	assert_int_equal(server_stop(&fx->srv), 0);
+	faults_clear();
+}
+
+/*
+ * A ring that refuses its fifth submission in the threads of one end: the
+ * copy fails with the ring's sentence at the client, the big file is not in
+ * place, no temporary is left, and the server serves the next session.
+ */
+static void ring_refuses(struct fx *fx, enum eng_copy_dir dir, const char *end)
+{
+	static const unsigned rails[] = {1, 2};
+	char src[4096], root[4096], back[4096], big[4096], name[64];
+	const char *push_src[] = {big}, *pull_src[] = {"big"};
+	struct eng_copy_opts cp;
+	struct topo_plan plan;
+	struct eng_report r;
+	int err;
+
+	snprintf(name, sizeof(name), "src-%d-%s", dir, end);
+	fx_dir(fx, name, src);
+	snprintf(name, sizeof(name), "root-%d-%s", dir, end);
+	fx_dir(fx, name, root);
+	snprintf(name, sizeof(name), "back-%d-%s", dir, end);
+	fx_dir(fx, name, back);
+	pattern_write(dir == ENG_PUSH ? src : root, "big", 300 * KiB + 1234, 9);
+	t_path(big, src, "big");
+	plan_make(&fx->srv.plan, rails, 2, 1, 1, BUDGET);
+	server_start(&fx->srv, NULL, root, NULL);
+	plan_make(&plan, rails, 2, 1, 1, BUDGET);
+	submit_fails_in = end;
+	atomic_store(&submit_left, 4);
+	cp = dir == ENG_PUSH ? copy_opts(ENG_PUSH, push_src, 1, "")
+			     : copy_opts(ENG_PULL, pull_src, 1, back);
+	err = copy(&fx->srv, &plan, &cp, NULL, &r);
+	faults_clear();
+	assert_int_not_equal(err, 0);
+	if (!strstr(rcp_err_msg(err), "refused work"))
+		fail_msg("the copy failed with \"%s\"", rcp_err_msg(err));
+	assert_null(strchr(rcp_err_msg(err), '\n'));
+	assert_int_equal(server_stop(&fx->srv), 0); /* the server has ended the session */
+	assert_false(t_exists(dir == ENG_PUSH ? root : back, "big"));
+	assert_int_equal(t_count_tmp(root), 0);
+	assert_int_equal(t_count_tmp(back), 0);
+	server_start(&fx->srv, NULL, root, NULL);
+	bench_ok(&fx->srv, NULL);
+}
+
+static void test_a_ring_that_refuses_work_fails_the_copy_cleanly_at_either_end(void **state)
+{
+	ring_refuses(*state, ENG_PUSH, "rcp-snd");
+	ring_refuses(*state, ENG_PUSH, "rcp-rcv");
+	ring_refuses(*state, ENG_PULL, "rcp-snd");
+	ring_refuses(*state, ENG_PULL, "rcp-rcv");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_every_way_of_file_io_copies_a_tree_identically),
+		T(test_without_io_uring_the_helpers_use_pread_and_pwrite),
+		T(test_a_ring_that_refuses_work_fails_the_copy_cleanly_at_either_end),
+	};
+
+	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
+}
