@@ -151,13 +151,18 @@ void eng__stripe_flush(struct eng_stripe *s)
 /*
  * Sender: claim the next chunks for the stripe's free slots and hand each to
  * a helper to read and hash; chunks done at once (the bench pattern, a job
- * without helpers) are ready to post.
+ * without helpers) are ready to post. A batch at a time, as the old inline
+ * fill did: one stripe that claimed every slot it has would leave a short
+ * job's chunks all on its rail.
  */
 void eng__stripe_pump(struct eng_stripe *s)
 {
 	struct eng_job *job = s->job;
+	unsigned n = 0;
 
-	while (s->n_free > 0 && !atomic_load_explicit(&job->stop, memory_order_relaxed)) {
+	/* At most a batch per round: the worker's other stripes, and other workers, claim too. */
+	while (s->n_free > 0 && n++ < ENG_WRITE_BATCH &&
+	       !atomic_load_explicit(&job->stop, memory_order_relaxed)) {
 		uint64_t seq = atomic_fetch_add(&job->next_chunk, 1);
 		unsigned slot;
 		struct eng_task *t;

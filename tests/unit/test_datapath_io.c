@@ -16,9 +16,9 @@
 
 /* ---- the wrapped calls ---- */
 
-static _Atomic bool init_fails;	     /* io_uring_queue_init: -ENOSYS */
-static const char *submit_fails_in;  /* io_uring_submit in threads named so: -EIO ... */
-static _Atomic unsigned submit_left; /* ... after this many more succeed */
+static _Atomic bool init_fails;		    /* io_uring_queue_init: -ENOSYS */
+static const char *_Atomic submit_fails_in; /* io_uring_submit in threads named so: -EIO ... */
+static _Atomic unsigned submit_left;	    /* ... after this many more succeed */
 
 int __real_io_uring_queue_init(unsigned entries, struct io_uring *ring, unsigned flags);
 int __wrap_io_uring_queue_init(unsigned entries, struct io_uring *ring, unsigned flags);
@@ -34,10 +34,11 @@ int __wrap_io_uring_queue_init(unsigned entries, struct io_uring *ring, unsigned
 
 int __wrap_io_uring_submit(struct io_uring *ring)
 {
+	const char *end = atomic_load(&submit_fails_in);
 	char name[16] = "";
 
 	pthread_getname_np(pthread_self(), name, sizeof(name));
-	if (submit_fails_in && strncmp(name, submit_fails_in, strlen(submit_fails_in)) == 0) {
+	if (end && strncmp(name, end, strlen(end)) == 0) {
 		unsigned left = atomic_load(&submit_left);
 
 		while (left > 0 && !atomic_compare_exchange_weak(&submit_left, &left, left - 1))
@@ -51,7 +52,7 @@ int __wrap_io_uring_submit(struct io_uring *ring)
 static void faults_clear(void)
 {
 	atomic_store(&init_fails, false);
-	submit_fails_in = NULL;
+	atomic_store(&submit_fails_in, NULL);
 	atomic_store(&submit_left, 0);
 }
 
@@ -169,8 +170,8 @@ static void ring_refuses(struct fx *fx, enum eng_copy_dir dir, const char *end)
 	plan_make(&fx->srv.plan, rails, 2, 1, 1, BUDGET);
 	server_start(&fx->srv, NULL, root, NULL);
 	plan_make(&plan, rails, 2, 1, 1, BUDGET);
-	submit_fails_in = end;
 	atomic_store(&submit_left, 4);
+	atomic_store(&submit_fails_in, end);
 	cp = dir == ENG_PUSH ? copy_opts(ENG_PUSH, push_src, 1, "")
 			     : copy_opts(ENG_PULL, pull_src, 1, back);
 	err = copy(&fx->srv, &plan, &cp, NULL, &r);
