@@ -36,7 +36,7 @@ static void copy_usage(FILE *f)
 		"'railcp serve --root DIR' and remote paths are beneath DIR. As cp -r: a DST\n"
 		"that is an existing directory receives each SRC under its own name, else\n"
 		"the one SRC is created as DST. Each file is written under a temporary name,\n"
-		"checked chunk by chunk (crc32c), synced to the disk and renamed into place\n"
+		"checked chunk by chunk (CRC-64), synced to the disk and renamed into place\n"
 		"when complete.\n\n"
 		"  -r, --recursive    copy directories and their contents\n"
 		"  -p, --preserve     keep mode and modification time (default: mode less\n"

@@ -164,7 +164,7 @@ struct eng_copy_opts {
  * them: DST an existing directory receives each SRC under its own name;
  * otherwise the single SRC is created as DST. Every file is written under a
  * temporary name and renamed into place once all its chunks arrived with
- * the right crc32c; a failed copy leaves no partial file under a final name.
+ * the right CRC-64; a failed copy leaves no partial file under a final name.
  * On success fills *report_out. Errors are one sentence (rcp_err_msg).
  */
 int eng_copy_run(const struct eng_copy_opts *opts, struct eng_report *report_out);

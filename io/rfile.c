@@ -1,6 +1,6 @@
 /*
  * rfile.c - the sender's side of a file: chunks read with pread at their
- * offsets, each with its CRC-32C.
+ * offsets, each with its hash (io_chunk_hash).
  *
  * With IO_DIRECT a second descriptor is opened with O_DIRECT and used for
  * every chunk whose offset and buffer are aligned; it reads the length
@@ -162,7 +162,7 @@ int io_chunk_read_end(struct io_rfile *f, uint64_t off, uint32_t len, int64_t go
 	return 0;
 }
 
-int io_chunk_read(struct io_rfile *f, uint64_t off, uint32_t len, void *buf, uint32_t *crc_out)
+int io_chunk_read(struct io_rfile *f, uint64_t off, uint32_t len, void *buf, uint64_t *hash_out)
 {
 	struct io_op op;
 	int err = io_chunk_read_start(f, off, len, buf, &op);
@@ -170,6 +170,6 @@ int io_chunk_read(struct io_rfile *f, uint64_t off, uint32_t len, void *buf, uin
 	if (!err)
 		err = io_chunk_read_end(f, off, len, io_op_run(&op, IO_OP_READ, buf));
 	if (!err)
-		*crc_out = io_crc32c(buf, len);
+		*hash_out = io_chunk_hash(buf, len);
 	return err;
 }

@@ -224,17 +224,18 @@ static int64_t chunk_index(const struct io_wfile *f, uint64_t off, uint32_t len)
 }
 
 int io_chunk_verify(const struct io_wfile *f, uint64_t off, const void *data, uint32_t len,
-		    uint32_t crc)
+		    uint64_t hash)
 {
 	char esc[IO_ESC_MAX];
-	uint32_t got = io_crc32c(data, len);
+	uint64_t got = io_chunk_hash(data, len);
 
-	if (got == crc)
+	if (got == hash)
 		return 0;
 	return rcp_err(-EBADMSG,
 		       "the chunk at offset %llu of \"%s\" arrived damaged "
-		       "(crc32c 0x%08x, expected 0x%08x)",
-		       (unsigned long long)off, name_of(f, esc), got, crc);
+		       "(CRC-64 %016llx, expected %016llx)",
+		       (unsigned long long)off, name_of(f, esc), (unsigned long long)got,
+		       (unsigned long long)hash);
 }
 
 int io_chunk_write_start(struct io_wfile *f, uint64_t off, const void *data, uint32_t len,
@@ -281,14 +282,14 @@ int io_chunk_write_end(struct io_wfile *f, uint64_t off, uint32_t len, int64_t p
 	return 0;
 }
 
-int io_chunk_write(struct io_wfile *f, uint64_t off, const void *data, uint32_t len, uint32_t crc,
+int io_chunk_write(struct io_wfile *f, uint64_t off, const void *data, uint32_t len, uint64_t hash,
 		   bool *complete_out)
 {
 	struct io_op op;
 	int err = io_chunk_write_start(f, off, data, len, &op);
 
 	*complete_out = false;
-	err = err ? err : io_chunk_verify(f, off, data, len, crc);
+	err = err ? err : io_chunk_verify(f, off, data, len, hash);
 	if (err)
 		return err;
 	return io_chunk_write_end(f, off, len, io_op_run(&op, IO_OP_WRITE, (void *)data),

@@ -48,7 +48,7 @@
  * The sender's chunks, numbered 0 .. n_chunks-1. prepare gets a header with
  * seq set and names the chunk (file, offset, len <= chunk); it either fills
  * buf itself (op->fd = -1) or says in *op what to read into buf. complete
- * checks the read and sets crc.
+ * checks the read and sets hash.
  */
 struct eng_source {
 	uint64_t total;
@@ -62,7 +62,7 @@ struct eng_source {
 
 /*
  * The receiver's consumer of one chunk whose header the stripe validated:
- * prepare checks it (its place, its crc) and says in *op where to write it
+ * prepare checks it (its place, its hash) and says in *op where to write it
  * (op->fd = -1: nothing to write); complete records the write, and may put
  * a finished file in place.
  */

@@ -13,10 +13,10 @@
  * prepare that needs one of its chunks and closed by whichever complete
  * finishes its last; a count of chunks left per file decides which, so no
  * chunk of a file can be read after its close. Chunks are claimed in plan
- * order, so only the files whose chunks are in flight are open. The crc32c
+ * order, so only the files whose chunks are in flight are open. The hash
  * is taken once the read is in.
  *
- * Receiver: a chunk's crc32c is checked before anything is written. A file
+ * Receiver: a chunk's hash is checked before anything is written. A file
  * is opened (as a temporary beside its final name) on its first chunk.
  * Writers of a file (from prepare to complete) are counted under its lock;
  * the writer that leaves the file complete with nobody else inside puts it
@@ -163,7 +163,7 @@ static int files_read_prepare(void *ctx, struct eng_chunk_hdr *hdr, void *buf, s
 	return err;
 }
 
-/* Sender: the read is in (or failed): its crc32c; the file's last chunk closes it. */
+/* Sender: the read is in (or failed): its hash; the file's last chunk closes it. */
 static int files_read_complete(void *ctx, struct eng_chunk_hdr *hdr, const void *buf, int64_t got)
 {
 	struct eng_files *f = ctx;
@@ -177,7 +177,7 @@ static int files_read_complete(void *ctx, struct eng_chunk_hdr *hdr, const void 
 	pthread_mutex_unlock(lock);
 	err = io_chunk_read_end(r, hdr->offset, hdr->len, got);
 	if (!err)
-		hdr->crc = io_crc32c(buf, hdr->len);
+		hdr->hash = io_chunk_hash(buf, hdr->len);
 	pthread_mutex_lock(lock);
 	if (!err && --st->left == 0) {
 		fin = st->r; /* every chunk is read: nobody else holds it */
@@ -192,7 +192,7 @@ static int files_read_complete(void *ctx, struct eng_chunk_hdr *hdr, const void 
 }
 
 /*
- * Receiver: check a chunk (its file, its place, its crc32c) and open its
+ * Receiver: check a chunk (its file, its place, its hash) and open its
  * file; the write comes from the slot.
  */
 static int files_write_prepare(void *ctx, const struct eng_chunk_hdr *hdr, const void *data,
@@ -233,7 +233,7 @@ static int files_write_prepare(void *ctx, const struct eng_chunk_hdr *hdr, const
 		st->writers++;
 	pthread_mutex_unlock(lock);
 	/* The hash is checked outside the lock: chunks of one file verify in parallel. */
-	if (!err && (err = io_chunk_verify(st->w, hdr->offset, data, hdr->len, hdr->crc)) != 0) {
+	if (!err && (err = io_chunk_verify(st->w, hdr->offset, data, hdr->len, hdr->hash)) != 0) {
 		pthread_mutex_lock(lock);
 		st->writers--; /* nothing is written, and complete is not called */
 		pthread_mutex_unlock(lock);

@@ -45,7 +45,8 @@
 #include "io/io.h"
 
 #define ENG_PROTO_NAME "railcp"
-#define ENG_PROTO_VERSION 2 /* 2: the client proves first; frames sealed after the proofs */
+/* 2: the client proves first; frames sealed after the proofs. 3: chunks carry a CRC-64 */
+#define ENG_PROTO_VERSION 3
 #define ENG_PROTO_MAX_FRAME (1u << 20)
 /* A hello arrives before authentication: keep what a stranger can make us parse small. */
 #define ENG_PROTO_MAX_HELLO (64u << 10)

@@ -48,8 +48,9 @@ struct eng_chunk_hdr {
 	uint64_t file;	 /* file number within the job (0 for bench) */
 	uint64_t offset; /* byte offset within the file or stream */
 	uint32_t len;	 /* payload bytes, at most the slot size */
-	uint32_t crc;	 /* crc32c of the payload, or 0 when the job has none */
-	uint8_t pad[16];
+	uint32_t flags;	 /* 0 */
+	uint64_t hash;	 /* io_chunk_hash of the payload, or 0 when the job has none */
+	uint8_t pad[8];
 };
 _Static_assert(sizeof(struct eng_chunk_hdr) == 64, "chunk header is one cache line");
 

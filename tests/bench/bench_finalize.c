@@ -1,7 +1,7 @@
 /*
  * bench_finalize.c - what fsync costs the receiver on this host: files
  * written and put in place through the real io_root/io_wfile API (open,
- * chunks with their crc32c, finalize), with and without IO_ROOT_FSYNC. A
+ * chunks with their hash, finalize), with and without IO_ROOT_FSYNC. A
  * measurement, not a test: `scons bench` builds
  * build/<variant>/tests/bench/bench_finalize.
  *
@@ -70,7 +70,7 @@ struct run {
 	struct io_entry *e; /* one per file */
 	struct io_extent ext;
 	const uint8_t *buf; /* CHUNK bytes, the data of every chunk */
-	uint32_t crc_full, crc_tail;
+	uint64_t crc_full, crc_tail;
 	unsigned threads;
 	_Atomic int err;
 };
@@ -227,7 +227,7 @@ static int entries_make(struct run *run)
 		if (!run->e[i].path)
 			return -ENOMEM;
 	}
-	run->crc_tail = io_crc32c(run->buf, (size_t)(run->load->size % CHUNK));
+	run->crc_tail = io_chunk_hash(run->buf, (size_t)(run->load->size % CHUNK));
 	return 0;
 }
 
@@ -343,7 +343,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < CHUNK; i++)
 		buf[i] = (uint8_t)(i * 2654435761u >> 24); /* not zeros: nothing to elide */
 	run.buf = buf;
-	run.crc_full = io_crc32c(buf, CHUNK);
+	run.crc_full = io_chunk_hash(buf, CHUNK);
 	fs_describe(top, fs, sizeof(fs));
 	printf("bench_finalize: files written through io_wfile into %s\n  on %s\n", top, fs);
 	err = io_root_open(top, 0, &run.root);

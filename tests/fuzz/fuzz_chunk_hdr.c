@@ -13,7 +13,7 @@
  * (the format, which gen_corpus writes too, is in fuzz.h).
  * Flags in a record can make the header honest where a fuzzer could not
  * guess it (magic, token, slot; the bench pattern, or a planned chunk of the
- * file job with its right crc32c), so the checks behind those are reached.
+ * file job with its right hash), so the checks behind those are reached.
  * The input's first byte chooses the receiver's sink: the bench pattern
  * (eng__bench_check) or files (files.c's sink, io_chunk_write) beneath a
  * fresh directory of the harness's temporary directory.
@@ -208,7 +208,7 @@ static void honest_data(struct eng_chunk_hdr *h, uint8_t *data, const struct io_
 	h->len = c->len;
 	take(in, data, c->len < 8 ? c->len : 8); /* some bytes of the input, zeros after */
 	memset(data + 8, 0, c->len > 8 ? c->len - 8 : 0);
-	h->crc = io_crc32c(data, c->len);
+	h->hash = io_chunk_hash(data, c->len);
 }
 
 /* A chunk arrives at the receiver's stripe s with immediate imm. */

@@ -62,7 +62,7 @@ def recv(s):
     return json.loads(f.read(n))
 
 s = socket.create_connection(("127.0.0.1", 7482)); s.settimeout(20)
-send(s, {"proto": "railcp", "version": 2, "type": "hello", "job": "bench", "bytes": 1 << 20,
+send(s, {"proto": "railcp", "version": 3, "type": "hello", "job": "bench", "bytes": 1 << 20,
          "chunk": 1 << 20, "stripes": [{"addr": "198.18.0.1", "prefix": 24, "rail": "rxe0"}],
          "challenge": os.urandom(32).hex()})
 m = recv(s)

@@ -171,7 +171,7 @@ static void test_corrupt_chunk_fails_and_leaves_no_partial_file(void **state)
 	atomic_store(&corrupt_left, 1);
 	h_run(&p.h);
 	assert_int_equal(p.h.rcv_err, -EBADMSG);
-	assert_non_null(strstr(p.h.rcv_msg, "crc32c"));
+	assert_non_null(strstr(p.h.rcv_msg, "CRC-64"));
 	/* The file whose chunk went bad is not in place; after the job, no temporary remains. */
 	eng__files_destroy(p.rcv);
 	p.rcv = NULL;
@@ -182,7 +182,8 @@ static void test_corrupt_chunk_fails_and_leaves_no_partial_file(void **state)
 static void test_misdirected_chunks_are_refused(void **state)
 {
 	struct pair p = {0};
-	struct eng_chunk_hdr h = {.magic = ENG_HDR_MAGIC, .len = 5, .crc = io_crc32c("deep\n", 5)};
+	struct eng_chunk_hdr h = {
+		.magic = ENG_HDR_MAGIC, .len = 5, .hash = io_chunk_hash("deep\n", 5)};
 	const struct io_manifest *m;
 	uint64_t i, dir = UINT64_MAX, file = UINT64_MAX;
 

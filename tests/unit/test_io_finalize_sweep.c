@@ -203,7 +203,7 @@ static struct io_wfile *f_received(struct io_root *r, const uint8_t *buf)
 	assert_int_equal(io_wfile_open(r, &f_entry, CH, &w), 0);
 	for (i = 0; i < 3; i++)
 		assert_int_equal(io_chunk_write(w, i * CH, buf + i * CH, len[i],
-						io_crc32c(buf + i * CH, len[i]), &done),
+						io_chunk_hash(buf + i * CH, len[i]), &done),
 				 0);
 	assert_true(done);
 	return w;

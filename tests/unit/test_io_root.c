@@ -99,7 +99,7 @@ static struct io_root *root_of(const struct fixture *fx, unsigned flags)
 
 static int wr(struct io_wfile *f, uint64_t off, const void *data, uint32_t len, bool *done)
 {
-	return io_chunk_write(f, off, data, len, io_crc32c(data, len), done);
+	return io_chunk_write(f, off, data, len, io_chunk_hash(data, len), done);
 }
 
 /* Nothing at all outside the root, no temporary anywhere. */
@@ -348,7 +348,7 @@ static void test_finalize_without_keep_meta_uses_umask_and_never_setuid(void **s
 	io_root_close(rk);
 }
 
-static void test_a_wrong_crc_writes_nothing_and_never_finalizes(void **state)
+static void test_a_wrong_hash_writes_nothing_and_never_finalizes(void **state)
 {
 	struct fixture *fx = *state;
 	struct io_root *r = root_of(fx, 0);
@@ -362,8 +362,9 @@ static void test_a_wrong_crc_writes_nothing_and_never_finalizes(void **state)
 
 	fe_file(&f, "f", 8, 1, (const uint64_t[]){0, 8});
 	assert_int_equal(io_wfile_open(r, &f.e, CH, &w), 0);
-	assert_int_equal(io_chunk_write(w, 0, "damaged!", 8, io_crc32c("damaged!", 8) ^ 1, &done),
-			 -EBADMSG);
+	assert_int_equal(
+		io_chunk_write(w, 0, "damaged!", 8, io_chunk_hash("damaged!", 8) ^ 1, &done),
+		-EBADMSG);
 	assert_non_null(strstr(rcp_err_msg(-EBADMSG), "arrived damaged"));
 	assert_false(io_wfile_complete(w));
 	d = opendir(fx->root); /* the temporary holds no byte of it */
@@ -822,7 +823,7 @@ int main(void)
 		T(test_a_symlink_at_the_final_name_is_replaced_not_followed),
 		T(test_finalize_keeps_holes_mode_and_mtime),
 		T(test_finalize_without_keep_meta_uses_umask_and_never_setuid),
-		T(test_a_wrong_crc_writes_nothing_and_never_finalizes),
+		T(test_a_wrong_hash_writes_nothing_and_never_finalizes),
 		T(test_abort_leaves_no_temporary_and_no_final_file),
 		T(test_only_planned_chunks_are_accepted),
 		T(test_a_repeated_chunk_counts_once),
