@@ -441,6 +441,8 @@ static bool tree_equal(const char *a, const char *b, uint8_t *ba, uint8_t *bb, u
 struct opts {
 	uint64_t bytes, files, file_size, chunk, budget;
 	unsigned rounds, qps, rails, workers;
+	unsigned helpers,
+		io_depth; /* the plans', both ends: 0 the engine's choice, TOPO_NONE none */
 	const char *dir;
 	bool verbose;
 };
@@ -457,6 +459,7 @@ struct bcase {
 	double eng_s[MAX_ROUNDS], data_s[MAX_ROUNDS], cpu[N_ENDS][MAX_ROUNDS];
 	double proc[MAX_ROUNDS], cp_s[MAX_ROUNDS], cp_cpu[MAX_ROUNDS];
 	unsigned threads[N_ENDS], io_threads[N_ENDS]; /* the most at once, in the last round */
+	char file_io[128];			      /* the sender's, as the engine reports it */
 };
 
 struct bench_ctx {
@@ -525,6 +528,7 @@ static bool engine_round(struct bench_ctx *b, struct bcase *c, unsigned r)
 	getrusage(RUSAGE_SELF, &r1);
 	t_path(dst, b->root, c->rel);
 	ok = engine_check(b, c, err, &rep, dst);
+	snprintf(c->file_io, sizeof(c->file_io), "%s", rep.file_io);
 	if (smp->overflow)
 		printf("    note: more than %u threads; the CPU per end is short\n", MAX_TIDS);
 	c->eng_s[r] = (double)(t1 - t0) / 1e9;
@@ -634,6 +638,7 @@ static void case_print(const struct bcase *c)
 	       c->name, c->files, c->files == 1 ? "" : "s", gib(c->bytes), n, n == 1 ? "" : "s",
 	       c->threads[END_SND], c->io_threads[END_SND], c->threads[END_RCV],
 	       c->io_threads[END_RCV]);
+	printf("  file I/O (sender): %s\n", c->file_io);
 	printf("  %-30s %12s %12s %12s\n", "", "min", "median", "max");
 	snprintf(label, sizeof(label), "engine %s", unit);
 	row(label, c->eng_s, n, amount, true, &eng_med);
@@ -817,18 +822,24 @@ static void usage(FILE *f)
 		   "  --rails N        loopback rails loop1..loopN (default 2)\n"
 		   "  --workers N      workers per end, the rails spread over them (default 1)\n"
 		   "  --slot-memory N  slot memory per worker at each end (default 64M)\n"
+		   "  --helpers N      helper threads per worker at each end, as railcp's\n"
+		   "                   --helpers (default: the engine's choice; 0: none)\n"
+		   "  --io-depth N     ring entries per helper, as railcp's --io-depth\n"
+		   "                   (default: the engine's choice; 0: pread and pwrite)\n"
 		   "  --quick          short sizes for CI\n"
 		   "  --verbose        the engine's notices (each server session) on stderr\n");
 }
 
 static int opts_parse(int argc, char **argv, struct opts *o)
 {
-	static const struct option lo[] = {
-		{"bytes", 1, 0, 'b'},	    {"files", 1, 0, 'f'}, {"file-size", 1, 0, 's'},
-		{"rounds", 1, 0, 'r'},	    {"dir", 1, 0, 'd'},	  {"chunk", 1, 0, 'c'},
-		{"qps", 1, 0, 'q'},	    {"rails", 1, 0, 'R'}, {"workers", 1, 0, 'w'},
-		{"slot-memory", 1, 0, 'm'}, {"quick", 0, 0, 'Q'}, {"verbose", 0, 0, 'v'},
-		{"help", 0, 0, 'h'},	    {0, 0, 0, 0}};
+	static const struct option lo[] = {{"bytes", 1, 0, 'b'},     {"files", 1, 0, 'f'},
+					   {"file-size", 1, 0, 's'}, {"rounds", 1, 0, 'r'},
+					   {"dir", 1, 0, 'd'},	     {"chunk", 1, 0, 'c'},
+					   {"qps", 1, 0, 'q'},	     {"rails", 1, 0, 'R'},
+					   {"workers", 1, 0, 'w'},   {"slot-memory", 1, 0, 'm'},
+					   {"quick", 0, 0, 'Q'},     {"verbose", 0, 0, 'v'},
+					   {"helpers", 1, 0, 'H'},   {"io-depth", 1, 0, 'D'},
+					   {"help", 0, 0, 'h'},	     {0, 0, 0, 0}};
 	uint64_t v[128] = {0};
 	bool set[128] = {false}, quick = false;
 	int c;
@@ -866,15 +877,19 @@ static int opts_parse(int argc, char **argv, struct opts *o)
 	o->rails = (unsigned)(set['R'] ? v['R'] : 2);
 	o->workers = (unsigned)(set['w'] ? v['w'] : 1);
 	o->budget = set['m'] ? v['m'] : 64 * MiB;
+	o->helpers = !set['H'] ? 0 : v['H'] == 0 ? TOPO_NONE : (unsigned)v['H'];
+	o->io_depth = !set['D'] ? 0 : v['D'] == 0 ? TOPO_NONE : (unsigned)v['D'];
 	if (o->rounds < 1 || o->rounds > MAX_ROUNDS || o->bytes < 1 || o->files < 1 || o->qps < 1 ||
 	    o->qps > 64 || o->rails < 1 || o->rails > MAX_RAILS || o->workers < 1 ||
 	    o->workers > o->rails || o->chunk < ENG_CHUNK_MIN || o->chunk > ENG_CHUNK_MAX ||
-	    o->chunk % ENG_CHUNK_MIN) {
+	    o->chunk % ENG_CHUNK_MIN || (set['H'] && v['H'] > TOPO_MAX_HELPERS) ||
+	    (set['D'] && v['D'] > TOPO_MAX_IO_DEPTH)) {
 		fprintf(stderr,
 			"bench_datapath: out of range: rounds 1..%d, bytes and files >= 1, "
 			"qps 1..64, rails 1..%d, workers 1..rails, chunk a multiple of %u up "
-			"to %u\n",
-			MAX_ROUNDS, MAX_RAILS, ENG_CHUNK_MIN, ENG_CHUNK_MAX);
+			"to %u, helpers 0..%u, io-depth 0..%u\n",
+			MAX_ROUNDS, MAX_RAILS, ENG_CHUNK_MIN, ENG_CHUNK_MAX, TOPO_MAX_HELPERS,
+			TOPO_MAX_IO_DEPTH);
 		return -EINVAL;
 	}
 	return 0;
@@ -907,6 +922,8 @@ int main(int argc, char **argv)
 		rails[i] = i + 1;
 	plan_make(&b.srv.plan, rails, o.rails, 1, o.workers, o.budget);
 	plan_make(&b.plan, rails, o.rails, o.qps, o.workers, o.budget);
+	b.srv.plan.helpers = b.plan.helpers = o.helpers;
+	b.srv.plan.io_depth = b.plan.io_depth = o.io_depth;
 	if (ctx_setup(&b, cases)) {
 		ctx_cleanup(&b);
 		return 2;
