@@ -6,9 +6,13 @@
  * kernel without io_uring falls back; a ring that refuses work, at either
  * end, fails the copy with one sentence and leaves no file half-written.
  *
- * io_uring_queue_init and io_uring_submit are wrapped (-Wl,--wrap, see
- * tests/SConscript) so a test can make them fail, in the threads of one end
- * only (by the thread names the data path gives: rcp-snd-*, rcp-rcv-*).
+ * A helper thread that cannot start fails the session with one sentence; a
+ * source file cut short while its chunks are read fails it too.
+ *
+ * io_uring_queue_init, io_uring_submit and pthread_create are wrapped
+ * (-Wl,--wrap, see tests/SConscript) so a test can make them fail, in the
+ * threads of one end only (by the thread names the data path gives:
+ * rcp-snd-*, rcp-rcv-*).
  */
 #include "session_harness.h"
 
@@ -19,11 +23,30 @@
 static _Atomic bool init_fails;		    /* io_uring_queue_init: -ENOSYS */
 static const char *_Atomic submit_fails_in; /* io_uring_submit in threads named so: -EIO ... */
 static _Atomic unsigned submit_left;	    /* ... after this many more succeed */
+static const char *_Atomic create_fails_in; /* pthread_create in threads named so: EAGAIN */
 
 int __real_io_uring_queue_init(unsigned entries, struct io_uring *ring, unsigned flags);
 int __wrap_io_uring_queue_init(unsigned entries, struct io_uring *ring, unsigned flags);
 int __real_io_uring_submit(struct io_uring *ring);
 int __wrap_io_uring_submit(struct io_uring *ring);
+int __real_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg);
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg);
+
+/* Whether the calling thread's name starts with prefix (NULL: no). */
+static bool named(const char *prefix)
+{
+	char name[16] = "";
+
+	pthread_getname_np(pthread_self(), name, sizeof(name));
+	return prefix && strncmp(name, prefix, strlen(prefix)) == 0;
+}
+
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg)
+{
+	if (named(atomic_load(&create_fails_in)))
+		return EAGAIN;
+	return __real_pthread_create(t, a, fn, arg);
+}
 
 int __wrap_io_uring_queue_init(unsigned entries, struct io_uring *ring, unsigned flags)
 {
@@ -34,11 +57,7 @@ int __wrap_io_uring_queue_init(unsigned entries, struct io_uring *ring, unsigned
 
 int __wrap_io_uring_submit(struct io_uring *ring)
 {
-	const char *end = atomic_load(&submit_fails_in);
-	char name[16] = "";
-
-	pthread_getname_np(pthread_self(), name, sizeof(name));
-	if (end && strncmp(name, end, strlen(end)) == 0) {
+	if (named(atomic_load(&submit_fails_in))) {
 		unsigned left = atomic_load(&submit_left);
 
 		while (left > 0 && !atomic_compare_exchange_weak(&submit_left, &left, left - 1))
@@ -54,6 +73,7 @@ static void faults_clear(void)
 	atomic_store(&init_fails, false);
 	atomic_store(&submit_fails_in, NULL);
 	atomic_store(&submit_left, 0);
+	atomic_store(&create_fails_in, NULL);
 }
 
 /* ---- each way of doing the file I/O ---- */
@@ -196,12 +216,108 @@ static void test_a_ring_that_refuses_work_fails_the_copy_cleanly_at_either_end(v
 	ring_refuses(*state, ENG_PULL, "rcp-rcv");
 }
 
+/* A push whose receiving end cannot start its helpers: one sentence, nothing left behind. */
+static void test_a_helper_that_cannot_start_fails_the_session_cleanly(void **state)
+{
+	static const unsigned rails[] = {1};
+	struct fx *fx = *state;
+	char src[4096], root[4096], top[4096];
+	const char *push_src[] = {top};
+	struct eng_copy_opts cp;
+	struct topo_plan plan;
+	struct eng_report r;
+	int err;
+
+	fx_dir(fx, "src", src);
+	fx_dir(fx, "root", root);
+	tree_make(src);
+	t_path(top, src, "top");
+	plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET);
+	server_start(&fx->srv, NULL, root, NULL);
+	plan_make(&plan, rails, 1, 1, 1, BUDGET);
+	atomic_store(&create_fails_in, "rcp-rcv-w");
+	cp = copy_opts(ENG_PUSH, push_src, 1, "");
+	err = copy(&fx->srv, &plan, &cp, NULL, &r);
+	faults_clear();
+	assert_int_not_equal(err, 0);
+	if (!strstr(rcp_err_msg(err), "cannot start a helper thread"))
+		fail_msg("the copy failed with \"%s\"", rcp_err_msg(err));
+	assert_int_equal(server_stop(&fx->srv), 0);
+	assert_false(t_exists(root, "top/sub/big.bin"));
+	assert_int_equal(t_count_tmp(root), 0);
+	server_start(&fx->srv, NULL, root, NULL);
+	bench_ok(&fx->srv, NULL);
+}
+
+/* ---- a source cut short while it is read ---- */
+
+static struct eng_source real_src;
+static char cut_path[4096];
+static _Atomic bool cut_done;
+static struct eng_transport cut_tr;
+
+/* The first chunk's prepare opens the file; then it loses its second half. */
+static int cut_prepare(void *ctx, struct eng_chunk_hdr *hdr, void *buf, struct io_op *op)
+{
+	int err = real_src.prepare(ctx, hdr, buf, op);
+
+	if (!err && !atomic_exchange(&cut_done, true))
+		assert_int_equal(truncate(cut_path, 100 * KiB), 0);
+	return err;
+}
+
+static int cut_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **conn_out)
+{
+	struct eng_job *job = ((struct eng_stripe *)cfg->link[0])->job; /* datapath.h */
+
+	if (job->role == ENG_SENDER) {
+		real_src = job->src;
+		job->src.prepare = cut_prepare;
+	}
+	return eng__transport_loopback()->conn_create(cfg, conn_out);
+}
+
+static void test_a_source_cut_short_while_read_fails_the_push_cleanly(void **state)
+{
+	static const unsigned rails[] = {1, 2};
+	struct fx *fx = *state;
+	char src[4096], root[4096];
+	const char *push_src[] = {cut_path};
+	struct eng_copy_opts cp;
+	struct topo_plan plan;
+	struct eng_report r;
+	int err;
+
+	fx_dir(fx, "src", src);
+	fx_dir(fx, "root", root);
+	pattern_write(src, "big", 300 * KiB + 1234, 11);
+	t_path(cut_path, src, "big");
+	cut_tr = *eng__transport_loopback();
+	cut_tr.name = "cutting loopback";
+	cut_tr.conn_create = cut_conn_create;
+	atomic_store(&cut_done, false);
+	plan_make(&fx->srv.plan, rails, 2, 1, 1, BUDGET);
+	server_start(&fx->srv, NULL, root, NULL);
+	plan_make(&plan, rails, 2, 1, 1, BUDGET);
+	cp = copy_opts(ENG_PUSH, push_src, 1, "");
+	err = copy(&fx->srv, &plan, &cp, &cut_tr, &r);
+	assert_true(atomic_load(&cut_done));
+	assert_int_equal(err, -EIO);
+	if (!strstr(rcp_err_msg(err), "got shorter while it was being sent"))
+		fail_msg("the copy failed with \"%s\"", rcp_err_msg(err));
+	assert_int_equal(server_stop(&fx->srv), 0);
+	assert_false(t_exists(root, "big"));
+	assert_int_equal(t_count_tmp(root), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_every_way_of_file_io_copies_a_tree_identically),
 		T(test_without_io_uring_the_helpers_use_pread_and_pwrite),
 		T(test_a_ring_that_refuses_work_fails_the_copy_cleanly_at_either_end),
+		T(test_a_helper_that_cannot_start_fails_the_session_cleanly),
+		T(test_a_source_cut_short_while_read_fails_the_push_cleanly),
 	};
 
 	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
