@@ -48,11 +48,11 @@ enum {
 /* Their lines in a command's usage. */
 #define CLI_IO_USAGE                                                                               \
 	"  --helpers N        threads per worker that read, hash and write chunks\n"               \
-	"                     (default: the worker's node's CPUs but one, 1 to 8;\n"               \
-	"                     0: the worker does it all, one chunk at a time)\n"                   \
-	"  --io-depth N       reads or writes in flight per helper, through io_uring\n"            \
-	"                     (default: the worker's slots shared among its helpers;\n"            \
-	"                     0: pread and pwrite, one at a time per helper)\n"
+	"                     (default: the worker's node's CPUs but one, up to 8;\n"              \
+	"                     0, the default on a node of one CPU: the worker does it)\n"          \
+	"  --io-depth N       reads or writes in flight per helper (or worker), through\n"         \
+	"                     io_uring (default: the worker's slots shared among its\n"            \
+	"                     helpers; 0: pread and pwrite, one at a time)\n"
 
 /* A count from 1 to max; CLI_EXIT_USAGE (after one line) when v is not one. */
 int cli_parse_count(const char *cmd, const char *opt, const char *v, unsigned max, unsigned *out);

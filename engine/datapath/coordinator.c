@@ -145,9 +145,14 @@ static void file_io_describe(const struct eng_job *job, struct eng_report *r)
 		return; /* bench: no files */
 	r->helpers = job->helpers;
 	r->io_depth = ring > 0 ? job->io_depth : 0;
-	if (job->helpers == 0)
+	if (job->helpers == 0 && ring > 0)
 		snprintf(r->file_io, sizeof(r->file_io),
-			 "pread and pwrite on the worker threads (no helpers)");
+			 "io_uring on the worker threads, %u deep each (no helpers)",
+			 job->io_depth);
+	else if (job->helpers == 0)
+		snprintf(r->file_io, sizeof(r->file_io),
+			 "pread and pwrite on the worker threads (no helpers; io_uring: %s)",
+			 ring < 0 ? strerror(-ring) : "off");
 	else if (ring > 0)
 		snprintf(r->file_io, sizeof(r->file_io),
 			 "io_uring, %u helper thread%s per worker, %u deep each", job->helpers,

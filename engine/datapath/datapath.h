@@ -135,7 +135,8 @@ struct eng_worker {
 	/* helper threads (helpers.c), started and joined by the worker */
 	struct eng_helper *helper;
 	unsigned n_helpers;
-	unsigned next_helper; /* where the search for the least loaded starts */
+	struct eng_helper *own; /* without helpers: the worker's own ring, or NULL */
+	unsigned next_helper;	/* where the search for the least loaded starts */
 	pthread_mutex_t done_lock;
 	struct eng_task *done; /* tasks back from the helpers */
 	int done_fd;	       /* eventfd: done went from empty to not */
@@ -166,7 +167,7 @@ struct eng_job {
 	int stop_fd;	       /* eventfd: readable once the job stops */
 	unsigned busy_poll_us; /* spin this long before sleeping on the CQ */
 	unsigned helpers;      /* per worker; 0: prepare, I/O and complete on the worker */
-	unsigned io_depth;     /* per helper: ring entries; 0: pread and pwrite, one at a time */
+	unsigned io_depth;     /* per helper (or worker): ring entries; 0: pread and pwrite */
 	_Atomic int io_ring;   /* 1: the helpers' I/O goes through io_uring, -errno: it could not */
 	unsigned signal_every; /* signal one in this many writes and sends */
 	struct eng_worker *worker;

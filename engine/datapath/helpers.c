@@ -160,8 +160,8 @@ static void done_push(struct eng_worker *w, struct eng_task *t)
 	t->next = w->done;
 	w->done = t;
 	pthread_mutex_unlock(&w->done_lock);
-	if (was_empty)
-		fd_signal(w->done_fd);
+	if (was_empty && !w->own)
+		fd_signal(w->done_fd); /* the worker's own ring signals it itself */
 }
 
 /* ---- the ring ---- */
@@ -252,6 +252,14 @@ static void ring_wait(struct eng_helper *h)
 {
 	struct io_uring_sqe *sqe;
 
+	if (h->n_unsub) {
+		/*
+		 * The kernel left some entries (busy): waiting here would submit them
+		 * uncounted. Again shortly instead.
+		 */
+		usleep(1000);
+		return;
+	}
 	if (!h->poll_armed) {
 		sqe = io_uring_get_sqe(&h->ring); /* one entry is kept for it */
 		io_uring_prep_poll_add(sqe, h->efd, POLLIN);
@@ -312,7 +320,8 @@ static void helper_loop_ring(struct eng_helper *h)
 		}
 		ring_submit(h); /* what a short count or a busy kernel left */
 		busy |= ring_reap(h);
-		if (!busy && !h->ring_dead)
+		/* quit may have just been read, its wake-up drained before: then no wait */
+		if (!busy && !h->ring_dead && !(quit && h->inflight == 0 && h->n_unsub == 0))
 			ring_wait(h);
 	}
 	/* What the kernel took still lands in slot memory, freed after the join: wait for it. */
@@ -338,34 +347,138 @@ static void helper_loop_sync(struct eng_helper *h)
 	}
 }
 
+/* h's ring of job->io_depth entries (+1 for a poll); records which I/O the job got. */
+static int ring_init(struct eng_helper *h)
+{
+	struct eng_job *job = h->w->job;
+	int err, expect = 0;
+
+	pthread_mutex_lock(&ring_map_lock);
+	err = job->io_depth ? io_uring_queue_init(job->io_depth + 1, &h->ring, 0) : -EOPNOTSUPP;
+	pthread_mutex_unlock(&ring_map_lock);
+	/* the first to know says which I/O the job got (none asked for: nothing to say) */
+	if (job->io_depth)
+		atomic_compare_exchange_strong(&job->io_ring, &expect, err ? err : 1);
+	return err;
+}
+
+static void ring_exit(struct eng_helper *h)
+{
+	pthread_mutex_lock(&ring_map_lock);
+	io_uring_queue_exit(&h->ring);
+	pthread_mutex_unlock(&ring_map_lock);
+}
+
 static void *helper_main(void *arg)
 {
 	struct eng_helper *h = arg;
 	struct eng_worker *w = h->w;
 	struct eng_job *job = w->job;
-	int err, expect = 0;
 
 	eng__thread_name(job, 'h', w->tr.index, h->index);
 	if (w->bind)
 		topo_thread_bind(&w->cpus, w->node); /* the worker said so if it cannot */
-	/* one entry more than io_depth: the poll on the queue's eventfd */
-	pthread_mutex_lock(&ring_map_lock);
-	err = job->io_depth ? io_uring_queue_init(job->io_depth + 1, &h->ring, 0) : -EOPNOTSUPP;
-	pthread_mutex_unlock(&ring_map_lock);
-	/* the first helper to know says which I/O the job got (none asked for: nothing to say) */
-	if (job->io_depth)
-		atomic_compare_exchange_strong(&job->io_ring, &expect, err ? err : 1);
-	if (!err) {
+	if (ring_init(h) == 0) {
 		helper_loop_ring(h);
-		pthread_mutex_lock(&ring_map_lock);
-		io_uring_queue_exit(&h->ring);
-		pthread_mutex_unlock(&ring_map_lock);
+		ring_exit(h);
 	}
 	helper_loop_sync(h); /* without a ring, or after the kernel refused it */
 	return NULL;
 }
 
 /* ---- the worker's side ---- */
+
+/*
+ * No helpers, a ring: the worker's own, driven without blocking from its
+ * loop (a node with one CPU has no other core to hand work to, but its I/O
+ * can still overlap). Its completions signal the done fd the worker sleeps
+ * on. Without io_uring the worker does each chunk's I/O itself.
+ */
+static int own_start(struct eng_worker *w)
+{
+	struct eng_helper *h = calloc(1, sizeof(*h));
+	int err;
+
+	if (!h || !(h->unsub = calloc(w->job->io_depth + 1, sizeof(*h->unsub)))) {
+		free(h);
+		return rcp_err(-ENOMEM, "out of memory for the worker's I/O ring");
+	}
+	h->w = w;
+	h->efd = -1;
+	err = ring_init(h);
+	if (!err && (err = io_uring_register_eventfd(&h->ring, w->done_fd)) != 0) {
+		ring_exit(h);
+		atomic_store(&w->job->io_ring, err);
+	}
+	if (err) {
+		free(h->unsub);
+		free(h);
+		return 0; /* pread and pwrite on the worker: the report says why */
+	}
+	w->own = h;
+	return 0;
+}
+
+/* Start t in the worker's own ring, or queue it for room; true if it is done already. */
+static bool own_submit(struct eng_helper *h, struct eng_task *t)
+{
+	if (h->ring_dead) {
+		task_run(t);
+		return true;
+	}
+	if (h->inflight + h->n_unsub >= h->w->job->io_depth) {
+		t->next = NULL;
+		if (h->tail)
+			h->tail->next = t;
+		else
+			h->head = t;
+		h->tail = t;
+		return false;
+	}
+	if (!task_prepare(t))
+		return true;
+	if (t->op.fd < 0 || t->op.len == 0) {
+		task_complete(t, 0);
+		return true;
+	}
+	ring_put(h, t);
+	ring_submit(h);
+	return false;
+}
+
+/* The worker's own ring: its completions to the done list, then queued tasks as room allows. */
+static void own_poll(struct eng_helper *h)
+{
+	struct eng_task *t;
+
+	ring_submit(h); /* what a short count or a busy kernel left */
+	ring_reap(h);
+	while (h->head && (h->ring_dead || h->inflight + h->n_unsub < h->w->job->io_depth)) {
+		t = h->head;
+		h->head = t->next;
+		if (!h->head)
+			h->tail = NULL;
+		if (own_submit(h, t))
+			done_push(h->w, t);
+	}
+}
+
+static void own_stop(struct eng_worker *w)
+{
+	struct eng_helper *h = w->own;
+	struct io_uring_cqe *cqe;
+
+	if (!h)
+		return;
+	/* What the kernel took still lands in slot memory, freed after the worker: wait for it. */
+	while (h->inflight > 0)
+		if (io_uring_wait_cqe(&h->ring, &cqe) == 0)
+			ring_reap(h);
+	ring_exit(h);
+	free(h->unsub);
+	free(h);
+	w->own = NULL;
+}
 
 int eng__helpers_start(struct eng_worker *w)
 {
@@ -377,6 +490,8 @@ int eng__helpers_start(struct eng_worker *w)
 	if (w->done_fd < 0)
 		return rcp_err(-errno, "eventfd: %s", strerror(errno));
 	pthread_mutex_init(&w->done_lock, NULL);
+	if (job->helpers == 0)
+		return own_start(w);
 	w->helper = calloc(job->helpers, sizeof(*w->helper));
 	if (!w->helper)
 		return rcp_err(-ENOMEM, "out of memory for helper threads");
@@ -403,6 +518,7 @@ void eng__helpers_stop(struct eng_worker *w)
 {
 	unsigned i;
 
+	own_stop(w);
 	for (i = 0; i < w->n_helpers; i++) {
 		struct eng_helper *h = &w->helper[i];
 
@@ -455,10 +571,12 @@ bool eng__task_submit(struct eng_worker *w, struct eng_task *t)
 	bool cheap = job->role == ENG_SENDER ? job->src.cheap : job->sink.cheap;
 	struct eng_helper *h;
 
-	if (w->n_helpers == 0 || cheap) {
+	if (cheap || (w->n_helpers == 0 && !w->own)) {
 		task_run(t);
 		return true;
 	}
+	if (w->own)
+		return own_submit(w->own, t);
 	h = least_loaded(w);
 	h->load++;
 	t->helper = (unsigned)(h - w->helper);
@@ -489,18 +607,20 @@ struct eng_task *eng__helpers_done(struct eng_worker *w)
 {
 	struct eng_task *first, *t;
 
-	if (w->n_helpers == 0)
+	if (w->n_helpers == 0 && !w->own)
 		return NULL;
+	if (w->own)
+		own_poll(w->own);
 	pthread_mutex_lock(&w->done_lock);
 	first = w->done;
 	w->done = NULL;
 	pthread_mutex_unlock(&w->done_lock);
-	for (t = first; t; t = t->next)
+	for (t = first; t && !w->own; t = t->next)
 		w->helper[t->helper].load--;
 	return first;
 }
 
 int eng__helpers_fd(const struct eng_worker *w)
 {
-	return w->n_helpers ? w->done_fd : -1;
+	return w->n_helpers || w->own ? w->done_fd : -1;
 }

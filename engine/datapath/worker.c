@@ -197,7 +197,7 @@ void *eng__worker_main(void *arg)
 		rcp_log(RCP_LOG_INFO, "worker %u: cannot bind to node %d: %s", w->tr.index, w->node,
 			rcp_err_msg(err));
 	cheap = job->role == ENG_SENDER ? job->src.cheap : job->sink.cheap;
-	err = job->helpers && !cheap ? eng__helpers_start(w) : 0;
+	err = (job->helpers || job->io_depth) && !cheap ? eng__helpers_start(w) : 0;
 	if (err)
 		eng__job_fail(job, err, "%s", rcp_err_msg(err));
 	while (!atomic_load_explicit(&job->stop, memory_order_relaxed) &&

@@ -112,10 +112,13 @@ static void test_every_way_of_file_io_copies_a_tree_identically(void **state)
 		unsigned helpers, io_depth;
 		const char *io;
 	} ways[] = {
-		{0, 0, "io_uring, 1 helper thread per worker"},
+		{0, 0, "io_uring on the worker threads, "}, /* one CPU per worker: no helpers */
+		{1, 0, "io_uring, 1 helper thread per worker"},
 		{3, 2, "io_uring, 3 helper threads per worker, 2 deep each"},
 		{2, TOPO_NONE, "pread and pwrite on 2 helper threads per worker (io_uring: off)"},
-		{TOPO_NONE, 0, "pread and pwrite on the worker threads (no helpers)"},
+		{TOPO_NONE, 0, "io_uring on the worker threads, "},
+		{TOPO_NONE, TOPO_NONE,
+		 "pread and pwrite on the worker threads (no helpers; io_uring: off)"},
 	};
 	struct fx *fx = *state;
 	char src[4096], root[4096], back[4096], name[32];
@@ -142,25 +145,39 @@ static void test_every_way_of_file_io_copies_a_tree_identically(void **state)
 	}
 }
 
-static void test_without_io_uring_the_helpers_use_pread_and_pwrite(void **state)
+static void test_without_io_uring_helpers_and_workers_use_pread_and_pwrite(void **state)
 {
 	static const unsigned rails[] = {1};
+	static const struct {
+		unsigned helpers;
+		const char *io;
+	} ways[] = {
+		{1, "pread and pwrite on 1 helper thread per worker (io_uring: Function not "
+		    "implemented)"},
+		{0, "pread and pwrite on the worker threads (no helpers; io_uring: Function not "
+		    "implemented)"},
+	};
 	struct fx *fx = *state;
-	char src[4096], root[4096], back[4096];
+	char src[4096], root[4096], back[4096], name[32];
 	struct topo_plan plan;
+	size_t i;
 
 	fx_dir(fx, "src", src);
-	fx_dir(fx, "root", root);
-	fx_dir(fx, "back", back);
 	tree_make(src);
 	atomic_store(&init_fails, true);
-	plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET);
-	server_start(&fx->srv, NULL, root, NULL);
-	plan_make(&plan, rails, 1, 1, 1, BUDGET);
-	push_and_pull(fx, &plan, src, root, back,
-		      "pread and pwrite on 1 helper thread per worker (io_uring: Function not "
-		      "implemented)");
-	assert_int_equal(server_stop(&fx->srv), 0);
+	for (i = 0; i < RCP_ARRAY_SIZE(ways); i++) {
+		snprintf(name, sizeof(name), "root%zu", i);
+		fx_dir(fx, name, root);
+		snprintf(name, sizeof(name), "back%zu", i);
+		fx_dir(fx, name, back);
+		plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET);
+		fx->srv.plan.helpers = ways[i].helpers;
+		server_start(&fx->srv, NULL, root, NULL);
+		plan_make(&plan, rails, 1, 1, 1, BUDGET);
+		plan.helpers = ways[i].helpers;
+		push_and_pull(fx, &plan, src, root, back, ways[i].io);
+		assert_int_equal(server_stop(&fx->srv), 0);
+	}
 	faults_clear();
 }
 
@@ -169,7 +186,7 @@ static void test_without_io_uring_the_helpers_use_pread_and_pwrite(void **state)
  * copy fails with the ring's sentence at the client, the big file is not in
  * place, no temporary is left, and the server serves the next session.
  */
-static void ring_refuses(struct fx *fx, enum eng_copy_dir dir, const char *end)
+static void ring_refuses(struct fx *fx, enum eng_copy_dir dir, const char *end, unsigned helpers)
 {
 	static const unsigned rails[] = {1, 2};
 	char src[4096], root[4096], back[4096], big[4096], name[64];
@@ -179,17 +196,19 @@ static void ring_refuses(struct fx *fx, enum eng_copy_dir dir, const char *end)
 	struct eng_report r;
 	int err;
 
-	snprintf(name, sizeof(name), "src-%d-%s", dir, end);
+	snprintf(name, sizeof(name), "src-%d-%s-%u", dir, end, helpers);
 	fx_dir(fx, name, src);
-	snprintf(name, sizeof(name), "root-%d-%s", dir, end);
+	snprintf(name, sizeof(name), "root-%d-%s-%u", dir, end, helpers);
 	fx_dir(fx, name, root);
-	snprintf(name, sizeof(name), "back-%d-%s", dir, end);
+	snprintf(name, sizeof(name), "back-%d-%s-%u", dir, end, helpers);
 	fx_dir(fx, name, back);
 	pattern_write(dir == ENG_PUSH ? src : root, "big", 300 * KiB + 1234, 9);
 	t_path(big, src, "big");
 	plan_make(&fx->srv.plan, rails, 2, 1, 1, BUDGET);
+	fx->srv.plan.helpers = helpers;
 	server_start(&fx->srv, NULL, root, NULL);
 	plan_make(&plan, rails, 2, 1, 1, BUDGET);
+	plan.helpers = helpers;
 	atomic_store(&submit_left, 4);
 	atomic_store(&submit_fails_in, end);
 	cp = dir == ENG_PUSH ? copy_opts(ENG_PUSH, push_src, 1, "")
@@ -206,14 +225,21 @@ static void ring_refuses(struct fx *fx, enum eng_copy_dir dir, const char *end)
 	assert_int_equal(t_count_tmp(back), 0);
 	server_start(&fx->srv, NULL, root, NULL);
 	bench_ok(&fx->srv, NULL);
+	assert_int_equal(server_stop(&fx->srv), 0); /* the next call starts another */
 }
 
 static void test_a_ring_that_refuses_work_fails_the_copy_cleanly_at_either_end(void **state)
 {
-	ring_refuses(*state, ENG_PUSH, "rcp-snd");
-	ring_refuses(*state, ENG_PUSH, "rcp-rcv");
-	ring_refuses(*state, ENG_PULL, "rcp-snd");
-	ring_refuses(*state, ENG_PULL, "rcp-rcv");
+	unsigned helpers;
+
+	/* The worker's own ring (no helpers: 0 on a plan of one CPU per worker), then a helper's.
+	 */
+	for (helpers = 0; helpers <= 1; helpers++) {
+		ring_refuses(*state, ENG_PUSH, "rcp-snd", helpers);
+		ring_refuses(*state, ENG_PUSH, "rcp-rcv", helpers);
+		ring_refuses(*state, ENG_PULL, "rcp-snd", helpers);
+		ring_refuses(*state, ENG_PULL, "rcp-rcv", helpers);
+	}
 }
 
 /* A push whose receiving end cannot start its helpers: one sentence, nothing left behind. */
@@ -233,6 +259,7 @@ static void test_a_helper_that_cannot_start_fails_the_session_cleanly(void **sta
 	tree_make(src);
 	t_path(top, src, "top");
 	plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET);
+	fx->srv.plan.helpers = 2; /* a plan of one CPU per worker would have none */
 	server_start(&fx->srv, NULL, root, NULL);
 	plan_make(&plan, rails, 1, 1, 1, BUDGET);
 	atomic_store(&create_fails_in, "rcp-rcv-w");
@@ -245,6 +272,7 @@ static void test_a_helper_that_cannot_start_fails_the_session_cleanly(void **sta
 	assert_int_equal(server_stop(&fx->srv), 0);
 	assert_false(t_exists(root, "top/sub/big.bin"));
 	assert_int_equal(t_count_tmp(root), 0);
+	fx->srv.plan.helpers = 0;
 	server_start(&fx->srv, NULL, root, NULL);
 	bench_ok(&fx->srv, NULL);
 }
@@ -314,7 +342,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_every_way_of_file_io_copies_a_tree_identically),
-		T(test_without_io_uring_the_helpers_use_pread_and_pwrite),
+		T(test_without_io_uring_helpers_and_workers_use_pread_and_pwrite),
 		T(test_a_ring_that_refuses_work_fails_the_copy_cleanly_at_either_end),
 		T(test_a_helper_that_cannot_start_fails_the_session_cleanly),
 		T(test_a_source_cut_short_while_read_fails_the_push_cleanly),

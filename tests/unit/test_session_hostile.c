@@ -593,7 +593,9 @@ static void test_hostile_pull_file_lists_fail_and_create_nothing(void **state)
  * completes, on a helper thread), so a copy cannot finish before its cancel
  * is seen. The gate gives up after 10 s, and the copy then succeeds, which
  * fails the test rather than hanging it. The chunks before the after-th go
- * to the worker as their reads complete and reach the receiver.
+ * to the worker as their reads complete and reach the receiver: the tests
+ * give the sender a helper thread, since a worker without helpers would be
+ * held itself.
  */
 static struct gate {
 	unsigned after;
@@ -697,8 +699,10 @@ static void test_a_cancelled_push_leaves_nothing_at_the_server(void **state)
 	pattern_write(src, "big", BIG_SIZE, 5);
 	t_path(big, src, "big");
 	plan_make(&fx->srv.plan, rails, 2, 1, 1, BUDGET);
+	fx->srv.plan.helpers = 1; /* the gate holds a helper, not the worker */
 	server_start(&fx->srv, NULL, root, NULL);
 	plan_make(&plan, rails, 2, 1, 1, BUDGET);
+	plan.helpers = 1;
 	cp = copy_opts(ENG_PUSH, push_src, 1, "");
 	cp.cancel = &cancel;
 	c.dir = root;
@@ -733,8 +737,10 @@ static void test_a_cancelled_pull_leaves_nothing_locally(void **state)
 	fx_dir(fx, "dst", dst);
 	pattern_write(root, "big", BIG_SIZE, 6);
 	plan_make(&fx->srv.plan, rails, 1, 2, 1, BUDGET);
+	fx->srv.plan.helpers = 1; /* the gate holds a helper, not the worker */
 	server_start(&fx->srv, gate_arm(ENG_WRITE_BATCH), root, NULL);
 	plan_make(&plan, rails, 1, 2, 1, BUDGET);
+	plan.helpers = 1;
 	cp = copy_opts(ENG_PULL, pull_src, 1, dst);
 	cp.cancel = &cancel;
 	c.dir = dst;
