@@ -63,6 +63,7 @@
 
 #include <ctype.h>
 #include <getopt.h>
+#include <sched.h>
 #include <inttypes.h>
 #include <linux/magic.h>
 #include <signal.h>
@@ -809,6 +810,23 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/*
+ * Every worker may run on every CPU this process may: the engine sizes its
+ * helpers from a worker's CPUs as it does for railcp on this host.
+ */
+static void plan_cpus(struct topo_plan *p)
+{
+	cpu_set_t set;
+	unsigned w, c;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return;
+	for (w = 0; w < p->n_workers; w++)
+		for (c = 0; c < CPU_SETSIZE && c < TOPO_MAX_CPUS; c++)
+			if (CPU_ISSET(c, &set))
+				topo_bitmap_set(&p->worker[w].cpus, c);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: bench_datapath [OPTION]... (sizes take K, M, G: 64M)\n"
@@ -922,6 +940,8 @@ int main(int argc, char **argv)
 		rails[i] = i + 1;
 	plan_make(&b.srv.plan, rails, o.rails, 1, o.workers, o.budget);
 	plan_make(&b.plan, rails, o.rails, o.qps, o.workers, o.budget);
+	plan_cpus(&b.srv.plan);
+	plan_cpus(&b.plan);
 	b.srv.plan.helpers = b.plan.helpers = o.helpers;
 	b.srv.plan.io_depth = b.plan.io_depth = o.io_depth;
 	if (ctx_setup(&b, cases)) {
