@@ -15,7 +15,7 @@
  * guess it (magic, token, slot; the bench pattern, or a planned chunk of the
  * file job with its right hash), so the checks behind those are reached.
  * The input's first byte chooses the receiver's sink: the bench pattern
- * (eng__bench_check) or files (files.c's sink, io_chunk_write) beneath a
+ * (eng__bench_check) or files (files.c's sink, prepare, pwrite, complete) beneath a
  * fresh directory of the harness's temporary directory.
  *
  * Checked: a receiver that took a chunk without failing took only a header
@@ -198,8 +198,9 @@ static void honest_data(struct eng_chunk_hdr *h, uint8_t *data, const struct io_
 	if (!fplan) {
 		uint32_t len = h->len % SLOT ? h->len % SLOT : SLOT;
 		struct eng_source src = {.total = h->seq * SLOT + len, .chunk = SLOT};
+		struct io_op op;
 
-		eng__bench_fill(&src, h, data);
+		eng__bench_fill(&src, h, data, &op);
 		return;
 	}
 	c = &fplan->chunk[h->seq % fplan->n];
@@ -286,15 +287,18 @@ static void records(struct eng_job *rcv, struct eng_job *snd, struct in *in,
 			}
 			break;
 		case FUZZ_REC_PUMP:
-			if (!atomic_load(&snd->stop))
-				eng__stripe_pump(ss);
+			if (!atomic_load(&snd->stop)) {
+				eng__stripe_pump(ss); /* no helpers: each chunk is made at once */
+				eng__stripe_flush(ss);
+			}
 			break;
 		default:
 			rec_other(rcv, snd, op);
 		}
 		fail_next = 0;
 		if (!atomic_load(&snd->stop))
-			FUZZ_CHECK(ss->n_free + ss->outstanding == N_SLOTS);
+			FUZZ_CHECK(ss->n_free + ss->outstanding + ss->n_ready + ss->busy ==
+				   N_SLOTS);
 	}
 }
 
@@ -310,6 +314,8 @@ static struct eng_job *job_make(enum eng_role role)
 		job->stripe[i].link.ep = &ep;
 		if (role == ENG_SENDER)
 			FUZZ_CHECK(eng__stripe_init_sender(&job->stripe[i]) == 0);
+		else
+			FUZZ_CHECK(eng__stripe_init_receiver(&job->stripe[i]) == 0);
 	}
 	return job;
 }

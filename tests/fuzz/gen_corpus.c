@@ -305,8 +305,9 @@ static void rec_chunk(struct recs *r, unsigned flags, uint8_t slot, uint64_t seq
 	struct eng_source src = {.total = 10ull * 4096 + 100, .chunk = 4096};
 	struct eng_chunk_hdr h = {
 		.magic = ENG_HDR_MAGIC, .slot = slot, .token = FUZZ_CHUNK_TOKEN, .seq = seq};
+	struct io_op op;
 
-	eng__bench_fill(&src, &h, data);
+	eng__bench_fill(&src, &h, data, &op);
 	rec_op(r, FUZZ_REC_CHUNK | flags);
 	rec_bytes(r, &slot, 1);
 	rec_bytes(r, &h, sizeof(h));
