@@ -30,7 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static void fd_signal(int fd)
+void eng__fd_signal(int fd)
 {
 	uint64_t one = 1;
 
@@ -38,15 +38,23 @@ static void fd_signal(int fd)
 		return; /* the counter is saturated: it is readable anyway */
 }
 
+void eng__fd_drain(int fd)
+{
+	uint64_t v;
+
+	if (read(fd, &v, sizeof(v)) < 0)
+		return; /* drained already by another wake: nothing to do */
+}
+
 void eng__job_wake(struct eng_job *job)
 {
-	fd_signal(job->wake_fd);
+	eng__fd_signal(job->wake_fd);
 }
 
 void eng__job_stop(struct eng_job *job)
 {
 	if (!atomic_exchange(&job->stop, true))
-		fd_signal(job->stop_fd);
+		eng__fd_signal(job->stop_fd);
 	eng__job_wake(job);
 }
 
@@ -113,15 +121,13 @@ static int workers_start(struct eng_job *job)
 int eng__job_run(struct eng_job *job, void (*progress)(struct eng_job *job, void *ctx), void *ctx)
 {
 	struct pollfd pfd = {.fd = job->wake_fd, .events = POLLIN};
-	uint64_t drain;
 	unsigned i;
 	int err;
 
 	workers_start(job);
 	while (!job_over(job)) {
-		if (poll(&pfd, 1, ENG_PROGRESS_MS) > 0 &&
-		    read(job->wake_fd, &drain, sizeof(drain)) < 0)
-			drain = 0; /* woken by another reader: nothing to drain */
+		if (poll(&pfd, 1, ENG_PROGRESS_MS) > 0)
+			eng__fd_drain(job->wake_fd);
 		if (progress)
 			progress(job, ctx);
 	}

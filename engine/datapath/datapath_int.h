@@ -74,6 +74,10 @@ void eng__stripe_task_done(struct eng_task *t);
 /* Sender: post the chunks whose tasks are done, under as few doorbells as they allow. */
 void eng__stripe_flush(struct eng_stripe *s);
 
+/* An eventfd's counter up by one (readable), or read back to zero; errors are moot. */
+void eng__fd_signal(int fd);
+void eng__fd_drain(int fd);
+
 /* Tell the coordinator to look at the job now (a worker went idle or failed). Thread-safe. */
 void eng__job_wake(struct eng_job *job);
 

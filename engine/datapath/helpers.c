@@ -86,22 +86,6 @@ static enum io_op_kind kind_of(const struct eng_job *job)
 	return job->role == ENG_SENDER ? IO_OP_READ : IO_OP_WRITE;
 }
 
-static void fd_signal(int fd)
-{
-	uint64_t one = 1;
-
-	if (write(fd, &one, sizeof(one)) < 0)
-		return; /* saturated: readable anyway */
-}
-
-static void fd_drain(int fd)
-{
-	uint64_t v;
-
-	if (read(fd, &v, sizeof(v)) < 0)
-		return; /* nothing to drain */
-}
-
 /* ---- the steps of a task, on whichever thread runs it ---- */
 
 static void task_fail(struct eng_task *t, int err)
@@ -161,7 +145,7 @@ static void done_push(struct eng_worker *w, struct eng_task *t)
 	w->done = t;
 	pthread_mutex_unlock(&w->done_lock);
 	if (was_empty && !w->own)
-		fd_signal(w->done_fd); /* the worker's own ring signals it itself */
+		eng__fd_signal(w->done_fd); /* the worker's own ring signals it itself */
 }
 
 /* ---- the ring ---- */
@@ -239,7 +223,7 @@ static bool ring_reap(struct eng_helper *h)
 		any = true;
 		if (tag == POLL_TAG) {
 			h->poll_armed = false;
-			fd_drain(h->efd);
+			eng__fd_drain(h->efd);
 		} else {
 			ring_done(h, (struct eng_task *)(uintptr_t)tag, res);
 		}
@@ -342,7 +326,7 @@ static void helper_loop_sync(struct eng_helper *h)
 			task_run(t);
 			done_push(h->w, t);
 		} else if (!quit && poll(&pfd, 1, ENG_SLEEP_MS) > 0) {
-			fd_drain(h->efd);
+			eng__fd_drain(h->efd);
 		}
 	}
 }
@@ -526,7 +510,7 @@ void eng__helpers_stop(struct eng_worker *w)
 		h->quit = true;
 		pthread_mutex_unlock(&h->lock);
 		if (h->efd >= 0)
-			fd_signal(h->efd);
+			eng__fd_signal(h->efd);
 	}
 	for (i = 0; i < w->n_helpers; i++) {
 		struct eng_helper *h = &w->helper[i];
@@ -599,7 +583,7 @@ void eng__helpers_kick(struct eng_worker *w)
 	for (i = 0; i < w->n_helpers; i++)
 		if (w->helper[i].kick) {
 			w->helper[i].kick = false;
-			fd_signal(w->helper[i].efd);
+			eng__fd_signal(w->helper[i].efd);
 		}
 }
 

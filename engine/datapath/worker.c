@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
-#include <unistd.h>
 #include <string.h>
 
 void eng__thread_name(const struct eng_job *job, char kind, unsigned i, unsigned k)
@@ -95,12 +94,8 @@ static int worker_sleep(struct eng_worker *w, struct eng_wc *wc, int *n)
 		for (i = 0; i < k; i++)
 			if (pfd[i].revents & POLLIN)
 				w->tr.cq[i]->ops->ack_events(w->tr.cq[i]);
-		if (pfd[k + 1].revents & POLLIN) {
-			uint64_t v;
-
-			if (read(pfd[k + 1].fd, &v, sizeof(v)) < 0)
-				v = 0; /* drained by an earlier wake */
-		}
+		if (pfd[k + 1].revents & POLLIN)
+			eng__fd_drain(pfd[k + 1].fd);
 	}
 	return 0;
 }
