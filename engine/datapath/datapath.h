@@ -87,7 +87,6 @@ struct eng_task {
 	bool queued;	 /* handed out and not yet back (worker only) */
 	unsigned helper; /* the helper it went to */
 	int err;	 /* 0, or the error already recorded with eng__job_fail */
-	bool prepared;	 /* prepare succeeded: complete is owed */
 	uint32_t moved;	 /* bytes of op done so far */
 	struct io_op op; /* op.fd < 0: no I/O */
 	struct eng_chunk_hdr hdr;

@@ -106,7 +106,6 @@ static bool task_prepare(struct eng_task *t)
 		err = job->src.prepare(job->src.ctx, &t->hdr, slot_data(t), &t->op);
 	else
 		err = job->sink.prepare(job->sink.ctx, &t->hdr, slot_data(t), &t->op);
-	t->prepared = err == 0;
 	if (err)
 		task_fail(t, err);
 	return !err;
@@ -121,7 +120,6 @@ static void task_complete(struct eng_task *t, int64_t res)
 		err = job->src.complete(job->src.ctx, &t->hdr, slot_data(t), res);
 	else if (job->role == ENG_RECEIVER && job->sink.complete)
 		err = job->sink.complete(job->sink.ctx, &t->hdr, res);
-	t->prepared = false;
 	if (err)
 		task_fail(t, err);
 }
@@ -256,35 +254,61 @@ static void ring_wait(struct eng_helper *h)
 
 /* ---- the helper thread ---- */
 
-/* The next task of the queue, or NULL; *quit as the worker set it. */
-static struct eng_task *helper_take(struct eng_helper *h, bool *quit)
+/* h's queue of tasks (a helper's under its lock; the worker's own ring's is the worker's). */
+static void queue_put(struct eng_helper *h, struct eng_task *t)
 {
-	struct eng_task *t;
+	t->next = NULL;
+	if (h->tail)
+		h->tail->next = t;
+	else
+		h->head = t;
+	h->tail = t;
+}
 
-	pthread_mutex_lock(&h->lock);
-	*quit = h->quit;
-	t = *quit ? NULL : h->head;
+static struct eng_task *queue_take(struct eng_helper *h)
+{
+	struct eng_task *t = h->head;
+
 	if (t) {
 		h->head = t->next;
 		if (!h->head)
 			h->tail = NULL;
 	}
+	return t;
+}
+
+/* The next task of the queue, or NULL; *quit as the worker set it. */
+static struct eng_task *helper_take(struct eng_helper *h, bool *quit)
+{
+	struct eng_task *t = NULL;
+
+	pthread_mutex_lock(&h->lock);
+	*quit = h->quit;
+	if (!*quit)
+		t = queue_take(h);
 	pthread_mutex_unlock(&h->lock);
 	return t;
+}
+
+/* Prepare t and put its I/O in h's ring; true if it is done already (failed, or no I/O). */
+static bool ring_begin(struct eng_helper *h, struct eng_task *t)
+{
+	if (!task_prepare(t))
+		return true;
+	if (t->op.fd < 0 || t->op.len == 0) {
+		task_complete(t, 0);
+		return true;
+	}
+	ring_put(h, t);
+	ring_submit(h); /* at once: the next prepare may block (an open) */
+	return false;
 }
 
 /* A task from the queue into the ring (or done at once); completions stay flowing. */
 static void ring_start(struct eng_helper *h, struct eng_task *t)
 {
-	if (!task_prepare(t)) {
+	if (ring_begin(h, t))
 		done_push(h->w, t);
-	} else if (t->op.fd < 0 || t->op.len == 0) {
-		task_complete(t, 0);
-		done_push(h->w, t);
-	} else {
-		ring_put(h, t);
-		ring_submit(h); /* at once: the next prepare may block (an open) */
-	}
 	ring_reap(h);
 }
 
@@ -295,7 +319,7 @@ static void helper_loop_ring(struct eng_helper *h)
 	struct eng_task *t;
 	bool quit = false, busy;
 
-	while (!h->ring_dead && !(quit && h->inflight == 0 && h->n_unsub == 0)) {
+	while (!h->ring_dead) {
 		busy = false;
 		while (!h->ring_dead && h->inflight + h->n_unsub < depth &&
 		       (t = helper_take(h, &quit)) != NULL) {
@@ -304,8 +328,10 @@ static void helper_loop_ring(struct eng_helper *h)
 		}
 		ring_submit(h); /* what a short count or a busy kernel left */
 		busy |= ring_reap(h);
-		/* quit may have just been read, its wake-up drained before: then no wait */
-		if (!busy && !h->ring_dead && !(quit && h->inflight == 0 && h->n_unsub == 0))
+		/* checked here, once quit was read: its wake-up may have been drained already */
+		if (quit && h->inflight == 0 && h->n_unsub == 0)
+			break;
+		if (!busy && !h->ring_dead)
 			ring_wait(h);
 	}
 	/* What the kernel took still lands in slot memory, freed after the join: wait for it. */
@@ -411,23 +437,10 @@ static bool own_submit(struct eng_helper *h, struct eng_task *t)
 		return true;
 	}
 	if (h->inflight + h->n_unsub >= h->w->job->io_depth) {
-		t->next = NULL;
-		if (h->tail)
-			h->tail->next = t;
-		else
-			h->head = t;
-		h->tail = t;
+		queue_put(h, t);
 		return false;
 	}
-	if (!task_prepare(t))
-		return true;
-	if (t->op.fd < 0 || t->op.len == 0) {
-		task_complete(t, 0);
-		return true;
-	}
-	ring_put(h, t);
-	ring_submit(h);
-	return false;
+	return ring_begin(h, t);
 }
 
 /* The worker's own ring: its completions to the done list, then queued tasks as room allows. */
@@ -438,10 +451,7 @@ static void own_poll(struct eng_helper *h)
 	ring_submit(h); /* what a short count or a busy kernel left */
 	ring_reap(h);
 	while (h->head && (h->ring_dead || h->inflight + h->n_unsub < h->w->job->io_depth)) {
-		t = h->head;
-		h->head = t->next;
-		if (!h->head)
-			h->tail = NULL;
+		t = queue_take(h);
 		if (own_submit(h, t))
 			done_push(h->w, t);
 	}
@@ -564,13 +574,8 @@ bool eng__task_submit(struct eng_worker *w, struct eng_task *t)
 	h = least_loaded(w);
 	h->load++;
 	t->helper = (unsigned)(h - w->helper);
-	t->next = NULL;
 	pthread_mutex_lock(&h->lock);
-	if (h->tail)
-		h->tail->next = t;
-	else
-		h->head = t;
-	h->tail = t;
+	queue_put(h, t);
 	pthread_mutex_unlock(&h->lock);
 	h->kick = true;
 	return false;
