@@ -168,6 +168,16 @@ int eng__proto_recv(struct eng_ctl *c, int timeout_ms, const char *want_type, js
 	return eng__proto_recv_max(c, timeout_ms, want_type, ENG_PROTO_MAX_FRAME, msg_out);
 }
 
+/* An "error" frame's message as the sentence of -ECONNABORTED, after who ("the peer says"). */
+static int error_frame(const json_t *msg, const char *who)
+{
+	const char *text = json_string_value(json_object_get(msg, ENG_KEY_MESSAGE));
+	char esc[400];
+
+	return rcp_err(-ECONNABORTED, "%s: %s", who,
+		       rcp_printable(text ? text : "(no reason given)", esc, sizeof(esc)));
+}
+
 int eng__proto_recv_max(struct eng_ctl *c, int timeout_ms, const char *want_type, uint32_t max,
 			json_t **msg_out)
 {
@@ -179,11 +189,7 @@ int eng__proto_recv_max(struct eng_ctl *c, int timeout_ms, const char *want_type
 		return err;
 	type = json_string_value(json_object_get(msg, ENG_KEY_TYPE));
 	if (type && strcmp(type, ENG_MSG_ERROR) == 0) {
-		const char *text = json_string_value(json_object_get(msg, ENG_KEY_MESSAGE));
-		char esc[400];
-
-		err = rcp_err(-ECONNABORTED, "the peer says: %s",
-			      rcp_printable(text ? text : "(no reason given)", esc, sizeof(esc)));
+		err = error_frame(msg, "the peer says");
 	} else if (want_type && (!type || strcmp(type, want_type) != 0)) {
 		char esc[ENG_PROTO_ESC_SHORT];
 
@@ -201,18 +207,17 @@ int eng__proto_recv_max(struct eng_ctl *c, int timeout_ms, const char *want_type
 int eng__proto_peer_failed(struct eng_ctl *c, int timeout_ms, const char *peer_name)
 {
 	json_t *msg = NULL;
-	const char *type, *text;
-	char esc[400];
-	int err;
+	const char *type;
+	char who[64];
+	int err = 0;
 
 	if (frame_read(c, timeout_ms, ENG_PROTO_MAX_FRAME, &msg) != 0)
 		return 0;
 	type = json_string_value(json_object_get(msg, ENG_KEY_TYPE));
-	text = json_string_value(json_object_get(msg, ENG_KEY_MESSAGE));
-	err = type && strcmp(type, ENG_MSG_ERROR) == 0
-		      ? rcp_err(-ECONNABORTED, "%s failed: %s", peer_name,
-				rcp_printable(text ? text : "(no reason given)", esc, sizeof(esc)))
-		      : 0;
+	if (type && strcmp(type, ENG_MSG_ERROR) == 0) {
+		snprintf(who, sizeof(who), "%s failed", peer_name);
+		err = error_frame(msg, who);
+	}
 	json_decref(msg);
 	return err;
 }
