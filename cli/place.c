@@ -10,16 +10,24 @@
 #include "common/common.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
+
+/* A decimal count of at most max in v (no sign, nothing after it) into *x. */
+static bool count_of(const char *v, unsigned max, unsigned long *x)
+{
+	char *end;
+
+	errno = 0;
+	*x = strtoul(v, &end, 10);
+	return !errno && end != v && !*end && *x <= max && v[0] != '-';
+}
 
 int cli_parse_count(const char *cmd, const char *opt, const char *v, unsigned max, unsigned *out)
 {
-	char *end;
 	unsigned long x;
 
-	errno = 0;
-	x = strtoul(v, &end, 10);
-	if (errno || end == v || *end || x == 0 || x > max)
+	if (!count_of(v, max, &x) || x == 0)
 		return cli_usage_error(cmd, "%s needs a number from 1 to %u, not '%s'", opt, max,
 				       v);
 	*out = (unsigned)x;
@@ -30,12 +38,9 @@ int cli_parse_count(const char *cmd, const char *opt, const char *v, unsigned ma
 static int parse_count_or_none(const char *cmd, const char *opt, const char *v, unsigned max,
 			       unsigned *out)
 {
-	char *end;
 	unsigned long x;
 
-	errno = 0;
-	x = strtoul(v, &end, 10);
-	if (errno || end == v || *end || x > max || v[0] == '-')
+	if (!count_of(v, max, &x))
 		return cli_usage_error(cmd, "%s needs a number from 0 (none) to %u, not '%s'", opt,
 				       max, v);
 	*out = x == 0 ? TOPO_NONE : (unsigned)x;
