@@ -126,6 +126,15 @@ static void chunk_write(struct eng_stripe *s, unsigned slot, struct eng_write *o
 	};
 }
 
+/* The slot's task (its hdr set) out to the worker's helpers, or done at once; see task_done. */
+static void task_start(struct eng_stripe *s, struct eng_task *t)
+{
+	t->queued = true;
+	s->busy++;
+	if (eng__task_submit(s->worker, t))
+		eng__stripe_task_done(t);
+}
+
 void eng__stripe_flush(struct eng_stripe *s)
 {
 	struct eng_write batch[ENG_WRITE_BATCH];
@@ -173,10 +182,7 @@ void eng__stripe_pump(struct eng_stripe *s)
 		t = &s->task[slot];
 		t->hdr = (struct eng_chunk_hdr){
 			.magic = ENG_HDR_MAGIC, .slot = slot, .token = job->token, .seq = seq};
-		t->queued = true;
-		s->busy++;
-		if (eng__task_submit(s->worker, t))
-			eng__stripe_task_done(t);
+		task_start(s, t);
 	}
 }
 
@@ -255,10 +261,7 @@ static void on_chunk(struct eng_stripe *s, uint32_t slot)
 		return;
 	}
 	t->hdr = h;
-	t->queued = true;
-	s->busy++;
-	if (eng__task_submit(s->worker, t))
-		eng__stripe_task_done(t);
+	task_start(s, t);
 }
 
 /* Receiver: the slot's chunk is written (or checked): a receive again, and the credit back. */
