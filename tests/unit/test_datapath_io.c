@@ -105,6 +105,39 @@ static void push_and_pull(struct fx *fx, const struct topo_plan *plan, const cha
 	assert_int_equal(t_count_tmp(back), 0);
 }
 
+/*
+ * A server on root (one QP per rail) and the client's plan (qps per rail),
+ * both ends with these helpers and ring depth.
+ */
+static void start_both(struct fx *fx, const unsigned *rails, unsigned n_rails, unsigned qps,
+		       unsigned helpers, unsigned io_depth, const char *root,
+		       struct topo_plan *plan)
+{
+	plan_make(&fx->srv.plan, rails, n_rails, 1, 1, BUDGET);
+	fx->srv.plan.helpers = helpers;
+	fx->srv.plan.io_depth = io_depth;
+	server_start(&fx->srv, NULL, root, NULL);
+	plan_make(plan, rails, n_rails, qps, 1, BUDGET);
+	plan->helpers = helpers;
+	plan->io_depth = io_depth;
+}
+
+/* Way number i of a test: the tree pushed into root<i> and pulled back into back<i>. */
+static void one_way(struct fx *fx, const unsigned *rails, unsigned n_rails, unsigned qps,
+		    unsigned helpers, unsigned io_depth, size_t i, const char *src, const char *io)
+{
+	char root[4096], back[4096], name[32];
+	struct topo_plan plan;
+
+	snprintf(name, sizeof(name), "root%zu", i);
+	fx_dir(fx, name, root);
+	snprintf(name, sizeof(name), "back%zu", i);
+	fx_dir(fx, name, back);
+	start_both(fx, rails, n_rails, qps, helpers, io_depth, root, &plan);
+	push_and_pull(fx, &plan, src, root, back, io);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
 static void test_every_way_of_file_io_copies_a_tree_identically(void **state)
 {
 	static const unsigned rails[] = {1, 2};
@@ -121,28 +154,14 @@ static void test_every_way_of_file_io_copies_a_tree_identically(void **state)
 		 "pread and pwrite on the worker threads (no helpers; io_uring: off)"},
 	};
 	struct fx *fx = *state;
-	char src[4096], root[4096], back[4096], name[32];
-	struct topo_plan plan;
+	char src[4096];
 	size_t i;
 
 	fx_dir(fx, "src", src);
 	tree_make(src);
-	for (i = 0; i < RCP_ARRAY_SIZE(ways); i++) {
-		snprintf(name, sizeof(name), "root%zu", i);
-		fx_dir(fx, name, root);
-		snprintf(name, sizeof(name), "back%zu", i);
-		fx_dir(fx, name, back);
-		/* The server's end does its I/O the same way: both ends' paths are covered. */
-		plan_make(&fx->srv.plan, rails, 2, 1, 1, BUDGET);
-		fx->srv.plan.helpers = ways[i].helpers;
-		fx->srv.plan.io_depth = ways[i].io_depth;
-		server_start(&fx->srv, NULL, root, NULL);
-		plan_make(&plan, rails, 2, 2, 1, BUDGET);
-		plan.helpers = ways[i].helpers;
-		plan.io_depth = ways[i].io_depth;
-		push_and_pull(fx, &plan, src, root, back, ways[i].io);
-		assert_int_equal(server_stop(&fx->srv), 0);
-	}
+	/* The server's end does its I/O the same way: both ends' paths are covered. */
+	for (i = 0; i < RCP_ARRAY_SIZE(ways); i++)
+		one_way(fx, rails, 2, 2, ways[i].helpers, ways[i].io_depth, i, src, ways[i].io);
 }
 
 static void test_without_io_uring_helpers_and_workers_use_pread_and_pwrite(void **state)
@@ -158,26 +177,14 @@ static void test_without_io_uring_helpers_and_workers_use_pread_and_pwrite(void 
 		    "implemented)"},
 	};
 	struct fx *fx = *state;
-	char src[4096], root[4096], back[4096], name[32];
-	struct topo_plan plan;
+	char src[4096];
 	size_t i;
 
 	fx_dir(fx, "src", src);
 	tree_make(src);
 	atomic_store(&init_fails, true);
-	for (i = 0; i < RCP_ARRAY_SIZE(ways); i++) {
-		snprintf(name, sizeof(name), "root%zu", i);
-		fx_dir(fx, name, root);
-		snprintf(name, sizeof(name), "back%zu", i);
-		fx_dir(fx, name, back);
-		plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET);
-		fx->srv.plan.helpers = ways[i].helpers;
-		server_start(&fx->srv, NULL, root, NULL);
-		plan_make(&plan, rails, 1, 1, 1, BUDGET);
-		plan.helpers = ways[i].helpers;
-		push_and_pull(fx, &plan, src, root, back, ways[i].io);
-		assert_int_equal(server_stop(&fx->srv), 0);
-	}
+	for (i = 0; i < RCP_ARRAY_SIZE(ways); i++)
+		one_way(fx, rails, 1, 1, ways[i].helpers, 0, i, src, ways[i].io);
 	faults_clear();
 }
 
@@ -204,11 +211,7 @@ static void ring_refuses(struct fx *fx, enum eng_copy_dir dir, const char *end, 
 	fx_dir(fx, name, back);
 	pattern_write(dir == ENG_PUSH ? src : root, "big", 300 * KiB + 1234, 9);
 	t_path(big, src, "big");
-	plan_make(&fx->srv.plan, rails, 2, 1, 1, BUDGET);
-	fx->srv.plan.helpers = helpers;
-	server_start(&fx->srv, NULL, root, NULL);
-	plan_make(&plan, rails, 2, 1, 1, BUDGET);
-	plan.helpers = helpers;
+	start_both(fx, rails, 2, 1, helpers, 0, root, &plan);
 	atomic_store(&submit_left, 4);
 	atomic_store(&submit_fails_in, end);
 	cp = dir == ENG_PUSH ? copy_opts(ENG_PUSH, push_src, 1, "")
@@ -324,9 +327,7 @@ static void test_a_source_cut_short_while_read_fails_the_push_cleanly(void **sta
 	cut_tr.name = "cutting loopback";
 	cut_tr.conn_create = cut_conn_create;
 	atomic_store(&cut_done, false);
-	plan_make(&fx->srv.plan, rails, 2, 1, 1, BUDGET);
-	server_start(&fx->srv, NULL, root, NULL);
-	plan_make(&plan, rails, 2, 1, 1, BUDGET);
+	start_both(fx, rails, 2, 1, 0, 0, root, &plan);
 	cp = copy_opts(ENG_PUSH, push_src, 1, "");
 	err = copy(&fx->srv, &plan, &cp, &cut_tr, &r);
 	assert_true(atomic_load(&cut_done));
