@@ -136,9 +136,9 @@ struct eng_worker {
 	unsigned n_helpers;
 	struct eng_helper *own; /* without helpers: the worker's own ring, or NULL */
 	unsigned next_helper;	/* where the search for the least loaded starts */
-	pthread_mutex_t done_lock;
-	struct eng_task *done; /* tasks back from the helpers */
-	int done_fd;	       /* eventfd: done went from empty to not */
+	/* tasks back from the helpers: pushed by any thread, taken all at once by the worker */
+	struct eng_task *_Atomic done;
+	int done_fd; /* eventfd: done went from empty to not */
 	/* written by this worker only, read by the coordinator */
 	_Atomic uint64_t done_chunks; /* credited (sender) or consumed (receiver) */
 	_Atomic uint64_t t_first_ns;  /* first post (sender) or first chunk in (receiver) */

@@ -30,7 +30,8 @@
  *
  * Threading: the queue is under the helper's lock; the ring, its counts and
  * a task from dequeue to done belong to the helper thread; the done list is
- * under the worker's done_lock.
+ * a stack the helpers push onto and the worker empties at once (no lock:
+ * one taker, which takes everything, cannot meet a reused node).
  */
 #include "engine/datapath/datapath_int.h"
 
@@ -135,14 +136,12 @@ static void task_run(struct eng_task *t)
 
 static void done_push(struct eng_worker *w, struct eng_task *t)
 {
-	bool was_empty;
+	struct eng_task *head = atomic_load(&w->done);
 
-	pthread_mutex_lock(&w->done_lock);
-	was_empty = w->done == NULL;
-	t->next = w->done;
-	w->done = t;
-	pthread_mutex_unlock(&w->done_lock);
-	if (was_empty && !w->own)
+	do
+		t->next = head;
+	while (!atomic_compare_exchange_weak(&w->done, &head, t));
+	if (head == NULL && !w->own)
 		eng__fd_signal(w->done_fd); /* the worker's own ring signals it itself */
 }
 
@@ -483,7 +482,6 @@ int eng__helpers_start(struct eng_worker *w)
 	w->done_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (w->done_fd < 0)
 		return rcp_err(-errno, "eventfd: %s", strerror(errno));
-	pthread_mutex_init(&w->done_lock, NULL);
 	if (job->helpers == 0)
 		return own_start(w);
 	w->helper = calloc(job->helpers, sizeof(*w->helper));
@@ -535,10 +533,8 @@ void eng__helpers_stop(struct eng_worker *w)
 	free(w->helper);
 	w->helper = NULL;
 	w->n_helpers = 0;
-	if (w->done_fd >= 0) {
+	if (w->done_fd >= 0)
 		close(w->done_fd);
-		pthread_mutex_destroy(&w->done_lock);
-	}
 	w->done_fd = -1;
 }
 
@@ -600,10 +596,7 @@ struct eng_task *eng__helpers_done(struct eng_worker *w)
 		return NULL;
 	if (w->own)
 		own_poll(w->own);
-	pthread_mutex_lock(&w->done_lock);
-	first = w->done;
-	w->done = NULL;
-	pthread_mutex_unlock(&w->done_lock);
+	first = atomic_exchange(&w->done, NULL);
 	for (t = first; t && !w->own; t = t->next)
 		w->helper[t->helper].load--;
 	return first;
