@@ -40,6 +40,7 @@
 #ifndef RAILCP_IO_H
 #define RAILCP_IO_H
 
+#include <linux/openat2.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -287,23 +288,41 @@ const char *io_path_printable(const char *path, char out[IO_ESC_MAX]);
  */
 uint64_t io_chunk_hash(const void *buf, size_t len);
 
-/* ---- one read or write of a chunk ---- */
+/* ---- one step of file I/O ---- */
 
-enum io_op_kind { IO_OP_READ, IO_OP_WRITE };
+/*
+ * What a chunk's file side asks of the kernel, one system call at a time, so
+ * that a ring (engine/datapath/helpers.c) can do it as well as io_op_run:
+ * the read or write of a chunk, and for a file of one chunk also its opens
+ * and its rename, each a step of a few (see io_rfile_open_start and
+ * io_wfile_open_start).
+ */
+enum io_op_kind {
+	IO_OP_NONE,   /* nothing to do */
+	IO_OP_READ,   /* pread of len bytes at off of fd */
+	IO_OP_WRITE,  /* pwrite of len bytes at off of fd */
+	IO_OP_OPEN,   /* openat2(fd, path, &how): the new descriptor */
+	IO_OP_RENAME, /* renameat(fd, path, fd2, path2): 0 */
+};
 
-/* len bytes at off of fd: what a chunk's read or write asks of the kernel. */
 struct io_op {
-	int fd;
+	enum io_op_kind kind;
+	int fd; /* READ, WRITE: the file; OPEN, RENAME: the directory path is in */
 	uint64_t off;
 	uint32_t len;
+	const char *path;
+	int fd2;	     /* RENAME: the directory of path2 */
+	const char *path2;   /* RENAME: the new name */
+	struct open_how how; /* OPEN */
 };
 
 /*
- * Do op with pread or pwrite into or from buf, again after a short count,
- * until len bytes moved, the file ends (a read) or an error: the bytes
- * moved, or -errno. Thread-safe.
+ * Do op here and now. A read or write moves len bytes into or from buf, again
+ * after a short count, until done, the end of the file (a read) or an
+ * error: the bytes moved, or -errno. An open is the descriptor or -errno, a
+ * rename 0 or -errno, nothing 0. Thread-safe.
  */
-int64_t io_op_run(const struct io_op *op, enum io_op_kind kind, void *buf);
+int64_t io_op_run(const struct io_op *op, void *buf);
 
 /* ---- the sender's files ---- */
 
@@ -338,6 +357,17 @@ int io_chunk_read(struct io_rfile *f, uint64_t off, uint32_t len, void *buf, uin
 int io_chunk_read_start(struct io_rfile *f, uint64_t off, uint32_t len, const void *buf,
 			struct io_op *op);
 int io_chunk_read_end(struct io_rfile *f, uint64_t off, uint32_t len, int64_t got);
+
+/*
+ * io_rfile_open in two halves around its one call that may block, so a ring
+ * can do it: _start checks e and says in *op how to open it; _end takes
+ * res, what the open returned (a descriptor or -errno), checks that what it
+ * opened is still the file the walk saw, and makes the handle (a descriptor
+ * it refuses is closed). op must be _start's.
+ */
+int io_rfile_open_start(const struct io_root *root, const struct io_entry *e, struct io_op *op);
+int io_rfile_open_end(const struct io_root *root, const struct io_entry *e, unsigned flags,
+		      const struct io_op *op, int64_t res, struct io_rfile **f_out);
 
 /* Accepts NULL. */
 void io_rfile_close(struct io_rfile *f);
@@ -405,6 +435,18 @@ int io_wfile_open(struct io_root *root, const struct io_entry *e, uint32_t chunk
 		  struct io_wfile **f_out);
 
 /*
+ * io_wfile_open in steps, one blocking call each, so a ring can do them:
+ * _start checks e, makes the handle and says in *op the first call (the
+ * open of the directory); each _step takes what the call in *op returned
+ * (a descriptor or -errno) and either says the next one in *op (1) or ends
+ * the open (0, op->kind IO_OP_NONE), or fails (-errno with a sentence). A
+ * handle whose step failed is still ended with io_wfile_abort.
+ */
+int io_wfile_open_start(struct io_root *root, const struct io_entry *e, uint32_t chunk,
+			struct io_wfile **f_out, struct io_op *op);
+int io_wfile_open_step(struct io_wfile *f, struct io_op *op, int64_t res);
+
+/*
  * Write one chunk: it must be one of the file's planned chunks, and its
  * io_chunk_hash must equal hash (checked before anything is written: -EBADMSG, the
  * caller may ask for it again). A repeated chunk is written again but
@@ -446,6 +488,15 @@ uint64_t io_wfile_received(const struct io_wfile *f);
  * rename the temporary file is removed and the final name is untouched.
  */
 int io_wfile_finalize(struct io_wfile *f);
+
+/*
+ * io_wfile_finalize in two halves around the rename, so a ring can do it:
+ * _start does all before it and says the rename in *op (on a failure it
+ * ends the handle as finalize does); _end takes the rename's result and
+ * ends the handle.
+ */
+int io_wfile_finalize_start(struct io_wfile *f, struct io_op *op);
+int io_wfile_finalize_end(struct io_wfile *f, int64_t res);
 
 /* Remove the temporary file and end the handle. Accepts NULL. */
 void io_wfile_abort(struct io_wfile *f);

@@ -9,6 +9,7 @@
 
 #include "io/io.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -85,6 +86,34 @@ static inline uint64_t io__chunks_of(uint64_t len, uint32_t chunk)
  * The path is not checked lexically here: openat2 alone must refuse escapes.
  */
 int io__parent_open(int root_fd, const char *path, int *fd_out, const char **last_out);
+
+/*
+ * Split path into the directory holding its last component (into parent;
+ * "." for a bare name) and that component (*last_out, inside path).
+ */
+int io__parent_split(const char *path, char parent[IO_PATH_MAX], const char **last_out);
+
+/* How io__parent_open opens a parent: a handle for *at calls, nothing to read. */
+#define IO_PARENT_FLAGS (O_PATH | O_DIRECTORY)
+
+/*
+ * The sentence for err, a failed confined open of path ("refused ...: its
+ * <what> leads outside the root", "cannot open the <what> of ..."); returns err.
+ */
+int io__resolve_err(int err, const char *path, const char *what);
+
+/*
+ * An IO_OP_OPEN of path in dirfd with flags (O_CLOEXEC added; mode 0600 with
+ * O_CREAT), confined beneath dirfd (RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)
+ * when beneath is set.
+ */
+void io__open_op(int dirfd, const char *path, uint64_t flags, bool beneath, struct io_op *op);
+
+/*
+ * res, the result of the open op, after up to 8 more tries here while it is
+ * -EAGAIN (the kernel's answer when a rename raced a confined ".." step).
+ */
+int64_t io__open_retry(const struct io_op *op, int64_t res);
 
 /* Open directory path itself beneath root_fd, not following a final symlink (O_RDONLY). */
 int io__dir_open(int root_fd, const char *path, int *fd_out);

@@ -20,10 +20,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -106,26 +104,16 @@ const char *io__path_problem(const char *p, size_t len)
 
 static int openat2_beneath(int dirfd, const char *path, uint64_t flags, int *fd_out)
 {
-	struct open_how how = {
-		.flags = flags | O_CLOEXEC,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
-	};
-	int fd, tries;
+	struct io_op op;
+	int64_t fd;
 
-	/* The kernel answers EAGAIN when a concurrent rename raced a ".." step. */
-	for (tries = 0; tries < 8; tries++) {
-		fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-		if (fd >= 0) {
-			*fd_out = fd;
-			return 0;
-		}
-		if (errno != EAGAIN)
-			break;
-	}
-	return -errno;
+	io__open_op(dirfd, path, flags, true, &op);
+	fd = io__open_retry(&op, io_op_run(&op, NULL));
+	*fd_out = fd < 0 ? -1 : (int)fd;
+	return fd < 0 ? (int)fd : 0;
 }
 
-static int resolve_err(int err, const char *path, const char *what)
+int io__resolve_err(int err, const char *path, const char *what)
 {
 	char esc[IO_ESC_MAX];
 
@@ -145,30 +133,35 @@ static int resolve_err(int err, const char *path, const char *what)
 	}
 }
 
-int io__parent_open(int root_fd, const char *path, int *fd_out, const char **last_out)
+int io__parent_split(const char *path, char parent[IO_PATH_MAX], const char **last_out)
 {
 	const char *slash = strrchr(path, '/');
-	char parent[IO_PATH_MAX];
 	size_t n;
-	int fd, err;
 
 	if (!slash) {
 		strcpy(parent, ".");
 	} else {
 		n = (size_t)(slash - path);
-		if (n >= sizeof(parent))
-			return resolve_err(-ENAMETOOLONG, path, "directory");
+		if (n >= IO_PATH_MAX)
+			return io__resolve_err(-ENAMETOOLONG, path, "directory");
 		memcpy(parent, path, n);
 		parent[n] = '\0';
 		if (n == 0) /* "/x": the root of the file system, never beneath */
 			strcpy(parent, "/");
 	}
-	err = openat2_beneath(root_fd, parent, O_PATH | O_DIRECTORY, &fd);
-	if (err)
-		return resolve_err(err, path, "directory");
-	*fd_out = fd;
 	*last_out = slash ? slash + 1 : path;
 	return 0;
+}
+
+int io__parent_open(int root_fd, const char *path, int *fd_out, const char **last_out)
+{
+	char parent[IO_PATH_MAX];
+	int err;
+
+	err = io__parent_split(path, parent, last_out);
+	if (!err && (err = openat2_beneath(root_fd, parent, IO_PARENT_FLAGS, fd_out)) != 0)
+		err = io__resolve_err(err, path, "directory");
+	return err;
 }
 
 int io__dir_open(int root_fd, const char *path, int *fd_out)
@@ -177,7 +170,7 @@ int io__dir_open(int root_fd, const char *path, int *fd_out)
 
 	err = openat2_beneath(root_fd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, &fd);
 	if (err)
-		return resolve_err(err, path, "path");
+		return io__resolve_err(err, path, "path");
 	*fd_out = fd;
 	return 0;
 }
@@ -188,7 +181,7 @@ int io__sub_open(int root_fd, const char *path, int *fd_out)
 
 	err = openat2_beneath(root_fd, path, O_PATH | O_DIRECTORY, &fd);
 	if (err)
-		return resolve_err(err, path, "path");
+		return io__resolve_err(err, path, "path");
 	*fd_out = fd;
 	return 0;
 }
@@ -199,7 +192,7 @@ int io__file_open(int root_fd, const char *path, int flags, int *fd_out)
 
 	err = openat2_beneath(root_fd, path, (uint64_t)(flags | O_NOFOLLOW), &fd);
 	if (err)
-		return resolve_err(err, path, "path");
+		return io__resolve_err(err, path, "path");
 	*fd_out = fd;
 	return 0;
 }

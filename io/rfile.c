@@ -17,10 +17,11 @@
  * differs from what the walk recorded is refused: its chunks were planned
  * from the walk.
  *
- * A chunk's read comes in two halves, so the read itself can go through a
- * ring (engine/datapath/helpers.c): io_chunk_read_start says which
- * descriptor and how many bytes, io_chunk_read_end judges what came back.
- * io_chunk_read does all of it at once.
+ * The open and a chunk's read each come in two halves, so the system call
+ * itself can go through a ring (engine/datapath/helpers.c):
+ * io_rfile_open_start and io_chunk_read_start say what to call (struct
+ * io_op), io_rfile_open_end and io_chunk_read_end judge what came back.
+ * io_rfile_open and io_chunk_read do all of it at once.
  *
  * Threading: io_chunk_read* are thread-safe (pread only); open and close are not.
  */
@@ -41,19 +42,33 @@ struct io_rfile {
 	int dfd; /* O_DIRECT, or -1 */
 };
 
-/* Open e->src with flags, beneath root when there is one; -errno with a sentence. */
+/* The open of e->src with flags, beneath root when there is one. */
+static void src_op(const struct io_root *root, const struct io_entry *e, int flags,
+		   struct io_op *op)
+{
+	flags |= O_RDONLY | O_NOFOLLOW | O_NOCTTY;
+	io__open_op(root ? root->fd : AT_FDCWD, e->src, (uint64_t)flags, root != NULL, op);
+}
+
+/* The descriptor op's open returned, or -errno with a sentence. */
+static int src_opened(const struct io_root *root, const struct io_entry *e, const struct io_op *op,
+		      int64_t res, int *fd_out)
+{
+	res = io__open_retry(op, res);
+	if (res < 0 && root)
+		return io__resolve_err((int)res, e->src, "path");
+	if (res < 0)
+		return rcp_err((int)res, "cannot open %s: %s", e->src, strerror((int)-res));
+	*fd_out = (int)res;
+	return 0;
+}
+
 static int src_open(const struct io_root *root, const struct io_entry *e, int flags, int *fd_out)
 {
-	int fd;
+	struct io_op op;
 
-	flags |= O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY;
-	if (root)
-		return io__file_open(root->fd, e->src, flags, fd_out);
-	fd = open(e->src, flags);
-	if (fd < 0)
-		return rcp_err(-errno, "cannot open %s: %s", e->src, strerror(errno));
-	*fd_out = fd;
-	return 0;
+	src_op(root, e, flags, &op);
+	return src_opened(root, e, &op, io_op_run(&op, NULL), fd_out);
 }
 
 /* An O_DIRECT descriptor of the same file, or -1 (O_DIRECT is an option, not a need). */
@@ -76,22 +91,30 @@ static int direct_open(const struct io_root *root, const struct io_entry *e, int
 	return dfd;
 }
 
-int io_rfile_open(const struct io_root *root, const struct io_entry *e, unsigned flags,
-		  struct io_rfile **f_out)
+int io_rfile_open_start(const struct io_root *root, const struct io_entry *e, struct io_op *op)
 {
-	struct io_rfile *f;
+	if (e->type != IO_FILE || !e->src)
+		return rcp_err(-EINVAL, "%s is not a regular file of this host", e->path);
+	/* O_NONBLOCK: a FIFO swapped in since the walk must not hold the open. */
+	src_op(root, e, O_NONBLOCK, op);
+	return 0;
+}
+
+int io_rfile_open_end(const struct io_root *root, const struct io_entry *e, unsigned flags,
+		      const struct io_op *op, int64_t res, struct io_rfile **f_out)
+{
+	struct io_rfile *f = calloc(1, sizeof(*f));
 	struct stat st;
 	int err;
 
-	if (e->type != IO_FILE || !e->src)
-		return rcp_err(-EINVAL, "%s is not a regular file of this host", e->path);
-	f = calloc(1, sizeof(*f));
-	if (!f)
+	if (!f) {
+		if (res >= 0)
+			close((int)res);
 		return rcp_err(-ENOMEM, "out of memory opening %s", e->src);
+	}
 	f->e = e;
 	f->dfd = -1;
-	/* O_NONBLOCK: a FIFO swapped in since the walk must not hold the open. */
-	err = src_open(root, e, O_NONBLOCK, &f->fd);
+	err = src_opened(root, e, op, res, &f->fd);
 	if (err)
 		goto err_free;
 	if (fstat(f->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -119,6 +142,15 @@ err_free:
 	return err;
 }
 
+int io_rfile_open(const struct io_root *root, const struct io_entry *e, unsigned flags,
+		  struct io_rfile **f_out)
+{
+	struct io_op op;
+	int err = io_rfile_open_start(root, e, &op);
+
+	return err ? err : io_rfile_open_end(root, e, flags, &op, io_op_run(&op, NULL), f_out);
+}
+
 void io_rfile_close(struct io_rfile *f)
 {
 	if (!f)
@@ -140,6 +172,7 @@ int io_chunk_read_start(struct io_rfile *f, uint64_t off, uint32_t len, const vo
 			       (unsigned long long)off, len, f->e->src,
 			       (unsigned long long)f->e->size);
 	*op = (struct io_op){
+		.kind = IO_OP_READ,
 		.fd = direct ? f->dfd : f->fd,
 		.off = off,
 		.len = direct ? (len + IO_DIRECT_ALIGN - 1) / IO_DIRECT_ALIGN * IO_DIRECT_ALIGN
@@ -168,7 +201,7 @@ int io_chunk_read(struct io_rfile *f, uint64_t off, uint32_t len, void *buf, uin
 	int err = io_chunk_read_start(f, off, len, buf, &op);
 
 	if (!err)
-		err = io_chunk_read_end(f, off, len, io_op_run(&op, IO_OP_READ, buf));
+		err = io_chunk_read_end(f, off, len, io_op_run(&op, buf));
 	if (!err)
 		*hash_out = io_chunk_hash(buf, len);
 	return err;

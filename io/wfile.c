@@ -34,6 +34,13 @@
  * written, and an atomic count of chunks whose bit this call set: repeated
  * chunks count once, and exactly one writer sees the count reach the total.
  *
+ * Steps: the calls that may block on a disk (the open of the directory,
+ * the creation of the temporary, each write, the rename) can each be done
+ * by a ring elsewhere (engine/datapath/helpers.c): io_wfile_open_start and
+ * _step, io_chunk_write_start and _end, io_wfile_finalize_start and _end
+ * say in a struct io_op what to call and judge what it returned.
+ * io_wfile_open, io_chunk_write and io_wfile_finalize do it all at once.
+ *
  * Threading: io_chunk_write, io_wfile_complete and io_wfile_received are
  * thread-safe on one handle; open, finalize and abort are not, and finalize
  * must follow every write. The manifest entry must outlive the handle.
@@ -54,7 +61,9 @@
 struct io_wfile {
 	const struct io_entry *e;
 	struct io_root *root;
-	int pfd; /* the target directory, O_PATH */
+	int pfd;      /* the target directory, O_PATH */
+	char *parent; /* its path, while io_wfile_open_step opens it */
+	bool created; /* the temporary exists: abort removes it */
 	int fd;
 	int dfd;	  /* O_DIRECT, or -1 */
 	const char *last; /* final name, inside e->path */
@@ -139,36 +148,16 @@ static void wfile_free(struct io_wfile *f)
 		close(f->fd);
 	if (f->pfd >= 0)
 		close(f->pfd);
+	free(f->parent);
 	free(f->first);
 	free((void *)f->bits);
 	free(f);
 }
 
-static int wfile_create(struct io_wfile *f)
+int io_wfile_open_start(struct io_root *root, const struct io_entry *e, uint32_t chunk,
+			struct io_wfile **f_out, struct io_op *op)
 {
-	char esc[IO_ESC_MAX];
-	int err;
-
-	err = io__parent_open(f->root->fd, f->e->path, &f->pfd, &f->last);
-	if (err)
-		return err;
-	io__tmp_name(f->tmp);
-	f->fd = openat(f->pfd, f->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (f->fd < 0)
-		return rcp_err(-errno, "cannot create a temporary file for \"%s\": %s",
-			       name_of(f, esc), strerror(errno));
-	err = preallocate(f);
-	if (err)
-		return err;
-	if (f->root->flags & IO_ROOT_DIRECT)
-		direct_open(f);
-	return 0;
-}
-
-int io_wfile_open(struct io_root *root, const struct io_entry *e, uint32_t chunk,
-		  struct io_wfile **f_out)
-{
-	char esc[IO_ESC_MAX];
+	char esc[IO_ESC_MAX], parent[IO_PATH_MAX];
 	struct io_wfile *f;
 	const char *why = io__path_problem(e->path, strlen(e->path));
 	int err;
@@ -187,15 +176,61 @@ int io_wfile_open(struct io_root *root, const struct io_entry *e, uint32_t chunk
 	*f = (struct io_wfile){
 		.e = e, .root = root, .pfd = -1, .fd = -1, .dfd = -1, .chunk = chunk};
 	err = chunk_map_init(f);
-	err = err ? err : wfile_create(f);
+	err = err ? err : io__parent_split(e->path, parent, &f->last);
+	if (!err && !(f->parent = strdup(parent)))
+		err = rcp_err(-ENOMEM, "out of memory receiving \"%s\"", name_of(f, esc));
 	if (err) {
-		if (f->fd >= 0)
-			unlinkat(f->pfd, f->tmp, 0);
 		wfile_free(f);
 		return err;
 	}
+	io__open_op(root->fd, f->parent, IO_PARENT_FLAGS, true, op);
 	*f_out = f;
 	return 0;
+}
+
+int io_wfile_open_step(struct io_wfile *f, struct io_op *op, int64_t res)
+{
+	char esc[IO_ESC_MAX];
+	int err;
+
+	if (f->pfd < 0) { /* the directory is open: create the temporary in it */
+		res = io__open_retry(op, res);
+		if (res < 0)
+			return io__resolve_err((int)res, f->e->path, "directory");
+		f->pfd = (int)res;
+		free(f->parent);
+		f->parent = NULL;
+		io__tmp_name(f->tmp);
+		io__open_op(f->pfd, f->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, false, op);
+		return 1;
+	}
+	*op = (struct io_op){.kind = IO_OP_NONE};
+	if (res < 0)
+		return rcp_err((int)res, "cannot create a temporary file for \"%s\": %s",
+			       name_of(f, esc), strerror((int)-res));
+	f->fd = (int)res;
+	f->created = true;
+	err = preallocate(f);
+	if (!err && (f->root->flags & IO_ROOT_DIRECT))
+		direct_open(f);
+	return err;
+}
+
+int io_wfile_open(struct io_root *root, const struct io_entry *e, uint32_t chunk,
+		  struct io_wfile **f_out)
+{
+	struct io_wfile *f = NULL;
+	struct io_op op;
+	int err = io_wfile_open_start(root, e, chunk, &f, &op);
+
+	while (!err && op.kind != IO_OP_NONE)
+		if ((err = io_wfile_open_step(f, &op, io_op_run(&op, NULL))) > 0)
+			err = 0; /* one more step */
+	if (err && f)
+		io_wfile_abort(f);
+	else if (!err)
+		*f_out = f;
+	return err;
 }
 
 /* The planned chunk at off of len bytes, or -1. */
@@ -252,7 +287,8 @@ int io_chunk_write_start(struct io_wfile *f, uint64_t off, const void *data, uin
 			       (unsigned long long)off, len, name_of(f, esc));
 	if (atomic_load(&f->failed))
 		return rcp_err(-EIO, "\"%s\" already failed", name_of(f, esc));
-	*op = (struct io_op){.fd = direct ? f->dfd : f->fd, .off = off, .len = len};
+	*op = (struct io_op){
+		.kind = IO_OP_WRITE, .fd = direct ? f->dfd : f->fd, .off = off, .len = len};
 	return 0;
 }
 
@@ -292,8 +328,7 @@ int io_chunk_write(struct io_wfile *f, uint64_t off, const void *data, uint32_t 
 	err = err ? err : io_chunk_verify(f, off, data, len, hash);
 	if (err)
 		return err;
-	return io_chunk_write_end(f, off, len, io_op_run(&op, IO_OP_WRITE, (void *)data),
-				  complete_out);
+	return io_chunk_write_end(f, off, len, io_op_run(&op, (void *)data), complete_out);
 }
 
 bool io_wfile_complete(const struct io_wfile *f)
@@ -310,7 +345,8 @@ void io_wfile_abort(struct io_wfile *f)
 {
 	if (!f)
 		return;
-	unlinkat(f->pfd, f->tmp, 0);
+	if (f->created)
+		unlinkat(f->pfd, f->tmp, 0);
 	wfile_free(f);
 }
 
@@ -393,7 +429,7 @@ static int wfile_close(struct io_wfile *f)
 	return err;
 }
 
-int io_wfile_finalize(struct io_wfile *f)
+int io_wfile_finalize_start(struct io_wfile *f, struct io_op *op)
 {
 	char esc[IO_ESC_MAX];
 	int err;
@@ -413,15 +449,37 @@ int io_wfile_finalize(struct io_wfile *f)
 	err = err ? err : wfile_close(f);
 	if (err)
 		goto err_abort;
-	if (renameat(f->pfd, f->tmp, f->pfd, f->last) < 0) {
-		err = rcp_err(-errno, "cannot put \"%s\" in place: %s", name_of(f, esc),
-			      strerror(errno));
-		goto err_abort;
+	*op = (struct io_op){.kind = IO_OP_RENAME,
+			     .fd = f->pfd,
+			     .path = f->tmp,
+			     .fd2 = f->pfd,
+			     .path2 = f->last};
+	return 0;
+err_abort:
+	io_wfile_abort(f);
+	return err;
+}
+
+int io_wfile_finalize_end(struct io_wfile *f, int64_t res)
+{
+	char esc[IO_ESC_MAX];
+	int err;
+
+	if (res < 0) {
+		err = rcp_err((int)res, "cannot put \"%s\" in place: %s", name_of(f, esc),
+			      strerror((int)-res));
+		io_wfile_abort(f);
+		return err;
 	}
 	err = (f->root->flags & IO_ROOT_FSYNC) ? dir_sync(f) : 0;
 	wfile_free(f);
 	return err;
-err_abort:
-	io_wfile_abort(f);
-	return err;
+}
+
+int io_wfile_finalize(struct io_wfile *f)
+{
+	struct io_op op;
+	int err = io_wfile_finalize_start(f, &op);
+
+	return err ? err : io_wfile_finalize_end(f, io_op_run(&op, NULL));
 }

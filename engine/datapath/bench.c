@@ -55,7 +55,7 @@ int eng__bench_fill(void *ctx, struct eng_chunk_hdr *hdr, void *buf, struct io_o
 	uint64_t v, *w = buf;
 	uint32_t i, n;
 
-	op->fd = -1; /* no file: the pattern is the data */
+	op->kind = IO_OP_NONE; /* no file: the pattern is the data */
 	stream_place(ctx, hdr);
 	v = pattern_base(hdr->token, hdr->offset);
 	n = hdr->len / 8;
@@ -71,7 +71,7 @@ int eng__bench_check(void *ctx, const struct eng_chunk_hdr *hdr, const void *dat
 	const uint64_t *w = data;
 	uint32_t i, n = hdr->len / 8;
 
-	op->fd = -1;
+	op->kind = IO_OP_NONE;
 	if (ctx && hdr->offset != hdr->seq * *(const uint32_t *)ctx)
 		return rcp_err(-EBADMSG, "chunk %llu arrived for offset %llu, not its own",
 			       (unsigned long long)hdr->seq, (unsigned long long)hdr->offset);

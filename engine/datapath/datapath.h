@@ -33,43 +33,52 @@
 /* ---- what a job moves ---- */
 
 /*
- * A chunk's source and sink work in two steps around at most one file I/O
- * (struct io_op): prepare names the chunk and opens what it needs, the I/O
- * moves the bytes (a helper's ring, or pread/pwrite), complete judges what
- * the I/O returned and releases what prepare took. Both run on a worker's
- * helper threads (helpers.c), concurrently, or on the worker itself when
- * the job has no helpers or the source or sink is cheap (the bench
- * pattern). When prepare succeeds, complete is called exactly once, with
- * the bytes moved (0 without an I/O) or -errno. Errors are -errno with a
- * sentence (rcp_err), recorded on the calling thread.
+ * A chunk's source and sink work in steps around file I/O (struct io_op):
+ * prepare names the chunk and says the first I/O, a helper's ring (or
+ * io_op_run) does it, complete judges what it returned and either says the
+ * next I/O (returns ENG_STEP_MORE) or ends the chunk (0, or -errno). The
+ * chunk's read or write is one of those I/Os; for a file of one chunk its
+ * opens are too, and for every file the rename that puts it in place, so a
+ * tree of small files keeps a ring full of opens and renames instead of a
+ * thread blocked in each. Both run on a worker's helper threads
+ * (helpers.c), concurrently, or on the worker itself when the job has no
+ * helpers or the source or sink is cheap (the bench pattern). When prepare
+ * succeeds, complete is called until it no longer returns ENG_STEP_MORE,
+ * with res, what the I/O in *op returned (0 for IO_OP_NONE; the bytes
+ * moved, after any short counts, for a read or write; else -errno or the
+ * call's result), and *op as it was done. Errors are -errno with a sentence
+ * (rcp_err), recorded on the calling thread.
  */
+#define ENG_STEP_MORE 1
 
 /*
  * The sender's chunks, numbered 0 .. n_chunks-1. prepare gets a header with
  * seq set and names the chunk (file, offset, len <= chunk); it either fills
- * buf itself (op->fd = -1) or says in *op what to read into buf. complete
- * checks the read and sets hash.
+ * buf itself (op->kind IO_OP_NONE) or says in *op the first I/O towards
+ * reading into buf. complete checks the read and sets hash.
  */
 struct eng_source {
 	uint64_t total;
 	uint32_t chunk;
 	uint64_t n_chunks;
 	int (*prepare)(void *ctx, struct eng_chunk_hdr *hdr, void *buf, struct io_op *op);
-	int (*complete)(void *ctx, struct eng_chunk_hdr *hdr, const void *buf, int64_t got);
+	int (*complete)(void *ctx, struct eng_chunk_hdr *hdr, const void *buf, int64_t res,
+			struct io_op *op);
 	bool cheap; /* never blocks and costs little: run on the worker thread */
 	void *ctx;
 };
 
 /*
  * The receiver's consumer of one chunk whose header the stripe validated:
- * prepare checks it (its place, its hash) and says in *op where to write it
- * (op->fd = -1: nothing to write); complete records the write, and may put
- * a finished file in place.
+ * prepare checks it (its place, its hash) and says in *op the first I/O
+ * towards writing it (IO_OP_NONE: nothing to write); complete records the
+ * write, and may put a finished file in place.
  */
 struct eng_sink {
 	int (*prepare)(void *ctx, const struct eng_chunk_hdr *hdr, const void *data,
 		       struct io_op *op);
-	int (*complete)(void *ctx, const struct eng_chunk_hdr *hdr, int64_t put);
+	int (*complete)(void *ctx, const struct eng_chunk_hdr *hdr, const void *data, int64_t res,
+			struct io_op *op);
 	bool cheap;
 	void *ctx;
 };
@@ -88,7 +97,7 @@ struct eng_task {
 	unsigned helper; /* the helper it went to */
 	int err;	 /* 0, or the error already recorded with eng__job_fail */
 	uint32_t moved;	 /* bytes of op done so far */
-	struct io_op op; /* op.fd < 0: no I/O */
+	struct io_op op; /* the I/O under way (IO_OP_NONE: none) */
 	struct eng_chunk_hdr hdr;
 };
 

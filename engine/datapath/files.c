@@ -5,9 +5,14 @@
  * length); where the manifest comes from and where the files land is the
  * session's business.
  *
- * Each side works in the data path's two steps (datapath.h): prepare opens
- * and checks, a helper's ring (or pread/pwrite) moves the bytes between the
- * file and the slot, complete judges, hashes and closes.
+ * Each side works in the data path's steps (datapath.h): prepare opens and
+ * checks, a helper's ring (or pread/pwrite) moves the bytes between the
+ * file and the slot, complete judges, hashes and closes. A file of one
+ * chunk (most of a tree of small files) is opened by its chunk's task as
+ * ring entries too: prepare only says the open, and complete takes what it
+ * returned before it says the read or write. At the receiver the rename
+ * that puts a finished file in place is the last I/O of the task that
+ * finished it.
  *
  * Sender: chunk seq is plan chunk seq. A file is opened by the first
  * prepare that needs one of its chunks and closed by whichever complete
@@ -16,8 +21,11 @@
  * order, so only the files whose chunks are in flight are open. The hash
  * is taken once the read is in.
  *
- * Receiver: a chunk's hash is checked before anything is written. A file
- * is opened (as a temporary beside its final name) on its first chunk.
+ * Receiver: a chunk's hash is checked before anything is written (before
+ * a file of one chunk is even created). A file is opened (as a temporary
+ * beside its final name) on its first chunk; a second copy of the only
+ * chunk of a file, arriving while the first is still opening or writing
+ * it, is refused.
  * Writers of a file (from prepare to complete) are counted under its lock;
  * the writer that leaves the file complete with nobody else inside puts it
  * in place, so a repeated chunk from a broken or hostile sender can never
@@ -48,7 +56,8 @@ struct file_state {
 	uint64_t left;	    /* sender: chunks not yet read */
 	unsigned writers;   /* receiver: chunks between write prepare and complete */
 	bool complete;	    /* receiver: every chunk is in */
-	bool done;	    /* receiver: put in place */
+	bool done;	    /* receiver: being or already put in place */
+	bool single;	    /* one chunk: its opens are I/Os of that chunk's task */
 };
 
 struct eng_files {
@@ -90,6 +99,8 @@ int eng__files_create(enum eng_role role, struct io_manifest *m, uint32_t chunk,
 	}
 	for (i = 0; i < f->plan->n; i++)
 		f->st[f->plan->chunk[i].file].left++;
+	for (i = 0; i < m->n; i++)
+		f->st[i].single = f->st[i].left == 1;
 	/* A sender has nothing to read of a file without data: it is done from the start. */
 	for (i = 0; role == ENG_SENDER && i < m->n; i++)
 		if (m->entry[i].type == IO_FILE && f->st[i].left == 0)
@@ -154,6 +165,8 @@ static int files_read_prepare(void *ctx, struct eng_chunk_hdr *hdr, void *buf, s
 	hdr->file = c->file;
 	hdr->offset = c->offset;
 	hdr->len = c->len;
+	if (st->single) /* its only chunk: the open is this task's first I/O */
+		return io_rfile_open_start(f->root, &f->m->entry[c->file], op);
 	pthread_mutex_lock(lock);
 	if (!st->r)
 		err = io_rfile_open(f->root, &f->m->entry[c->file], f->io_flags, &st->r);
@@ -163,14 +176,25 @@ static int files_read_prepare(void *ctx, struct eng_chunk_hdr *hdr, void *buf, s
 	return err;
 }
 
-/* Sender: the read is in (or failed): its hash; the file's last chunk closes it. */
-static int files_read_complete(void *ctx, struct eng_chunk_hdr *hdr, const void *buf, int64_t got)
+/*
+ * Sender: a file of one chunk is open: its read next. The read is in (or
+ * failed): its hash; the file's last chunk closes it.
+ */
+static int files_read_complete(void *ctx, struct eng_chunk_hdr *hdr, const void *buf, int64_t got,
+			       struct io_op *op)
 {
 	struct eng_files *f = ctx;
 	struct file_state *st = &f->st[hdr->file];
 	pthread_mutex_t *lock = lock_of(f, hdr->file);
 	struct io_rfile *r, *fin = NULL;
 	int err;
+
+	if (op->kind == IO_OP_OPEN) { /* st is this task's alone */
+		err = io_rfile_open_end(f->root, &f->m->entry[hdr->file], f->io_flags, op, got,
+					&st->r);
+		err = err ? err : io_chunk_read_start(st->r, hdr->offset, hdr->len, buf, op);
+		return err ? err : ENG_STEP_MORE;
+	}
 
 	pthread_mutex_lock(lock);
 	r = st->r;
@@ -192,8 +216,20 @@ static int files_read_complete(void *ctx, struct eng_chunk_hdr *hdr, const void 
 }
 
 /*
+ * Receiver, under the file's lock: a file of one chunk whose opens have not
+ * begun (io_wfile_open_start made no system call) is as if never opened.
+ */
+static void unopen(struct eng_files *f, uint64_t file)
+{
+	io_wfile_abort(f->st[file].w);
+	f->st[file].w = NULL;
+	atomic_fetch_sub(&f->open_files, 1);
+}
+
+/*
  * Receiver: check a chunk (its file, its place, its hash) and open its
- * file; the write comes from the slot.
+ * file, or for a file of one chunk say its first open; the write comes from
+ * the slot.
  */
 static int files_write_prepare(void *ctx, const struct eng_chunk_hdr *hdr, const void *data,
 			       struct io_op *op)
@@ -202,6 +238,8 @@ static int files_write_prepare(void *ctx, const struct eng_chunk_hdr *hdr, const
 	char esc[IO_ESC_MAX];
 	struct file_state *st;
 	pthread_mutex_t *lock;
+	struct io_op check;
+	bool opening = false;
 	int err = 0;
 
 	if (hdr->file >= f->m->n || f->m->entry[hdr->file].type != IO_FILE)
@@ -215,6 +253,9 @@ static int files_write_prepare(void *ctx, const struct eng_chunk_hdr *hdr, const
 	if (st->complete || st->done)
 		err = rcp_err(-EPROTO, "the sender sent a chunk of \"%s\" after its last one",
 			      path_of(f, hdr->file, esc));
+	else if (st->single && st->w)
+		err = rcp_err(-EPROTO, "the sender sent the only chunk of \"%s\" twice at once",
+			      path_of(f, hdr->file, esc));
 	else if (!st->w && atomic_fetch_add(&f->open_files, 1) >= f->max_open) {
 		/* Chunks go out in plan order: more open files than chunks in flight is not honest.
 		 */
@@ -223,51 +264,103 @@ static int files_write_prepare(void *ctx, const struct eng_chunk_hdr *hdr, const
 			      "the sender started more than %u files at once, more than its "
 			      "chunks in flight allow",
 			      f->max_open);
-	} else if (!st->w && (err = io_wfile_open(f->root, &f->m->entry[hdr->file],
-						  f->plan->chunk_size, &st->w)) != 0) {
-		atomic_fetch_sub(&f->open_files, 1);
+	} else if (!st->w) {
+		/* A file of one chunk is opened by this task's I/Os (complete), others here. */
+		opening = st->single;
+		err = opening ? io_wfile_open_start(f->root, &f->m->entry[hdr->file],
+						    f->plan->chunk_size, &st->w, op)
+			      : io_wfile_open(f->root, &f->m->entry[hdr->file], f->plan->chunk_size,
+					      &st->w);
+		if (err)
+			atomic_fetch_sub(&f->open_files, 1);
 	}
+	/* Opening, it only checks the chunk is planned: the write comes after the opens. */
 	if (!err)
-		err = io_chunk_write_start(st->w, hdr->offset, data, hdr->len, op);
+		err = io_chunk_write_start(st->w, hdr->offset, data, hdr->len,
+					   opening ? &check : op);
 	if (!err)
 		st->writers++;
+	else if (opening)
+		unopen(f, hdr->file);
 	pthread_mutex_unlock(lock);
 	/* The hash is checked outside the lock: chunks of one file verify in parallel. */
 	if (!err && (err = io_chunk_verify(st->w, hdr->offset, data, hdr->len, hdr->hash)) != 0) {
 		pthread_mutex_lock(lock);
 		st->writers--; /* nothing is written, and complete is not called */
+		if (opening)
+			unopen(f, hdr->file);
 		pthread_mutex_unlock(lock);
 	}
 	return err;
 }
 
-/* Receiver: the write is done (or failed); the writer that completes the file puts it in place. */
-static int files_write_complete(void *ctx, const struct eng_chunk_hdr *hdr, int64_t put)
+/* Receiver: a writer leaves without a write (its chunk's I/O failed before it). */
+static int writer_gone(struct eng_files *f, uint64_t file, int err)
+{
+	pthread_mutex_lock(lock_of(f, file));
+	f->st[file].writers--;
+	pthread_mutex_unlock(lock_of(f, file));
+	return err;
+}
+
+/* Receiver: the rename is done (or failed): the file's handle ends. */
+static int files_placed(struct eng_files *f, uint64_t file, int64_t res)
+{
+	struct file_state *st = &f->st[file];
+	struct io_wfile *w;
+	int err;
+
+	pthread_mutex_lock(lock_of(f, file));
+	w = st->w;
+	st->w = NULL;
+	pthread_mutex_unlock(lock_of(f, file));
+	err = io_wfile_finalize_end(w, res);
+	if (!err)
+		atomic_fetch_add(&f->files_done, 1);
+	return err;
+}
+
+/*
+ * Receiver: a file of one chunk is open (or one of its opens is done): the
+ * write next. The write is done (or failed): the writer that completes the
+ * file settles it and puts it in place, the rename one more I/O.
+ */
+static int files_write_complete(void *ctx, const struct eng_chunk_hdr *hdr, const void *data,
+				int64_t put, struct io_op *op)
 {
 	struct eng_files *f = ctx;
 	struct file_state *st = &f->st[hdr->file];
 	pthread_mutex_t *lock = lock_of(f, hdr->file);
 	struct io_wfile *fin = NULL;
 	bool complete = false;
-	int err, err2;
+	int err;
 
+	if (op->kind == IO_OP_OPEN) { /* st->w is this task's alone until it is written */
+		err = io_wfile_open_step(st->w, op, put);
+		if (err == 0)
+			err = io_chunk_write_start(st->w, hdr->offset, data, hdr->len, op);
+		return err < 0 ? writer_gone(f, hdr->file, err) : ENG_STEP_MORE;
+	}
+	if (op->kind == IO_OP_RENAME)
+		return files_placed(f, hdr->file, put);
 	err = io_chunk_write_end(st->w, hdr->offset, hdr->len, put, &complete);
 	pthread_mutex_lock(lock);
 	st->writers--;
 	st->complete |= complete;
 	if (st->complete && st->writers == 0 && !st->done) {
-		fin = st->w;
-		st->w = NULL;
+		fin = st->w; /* stays in st->w until its rename is done */
 		st->done = true;
 	}
 	pthread_mutex_unlock(lock);
-	if (fin) {
-		atomic_fetch_sub(&f->open_files, 1);
-		err2 = io_wfile_finalize(fin);
-		if (!err2)
-			atomic_fetch_add(&f->files_done, 1);
-		err = err ? err : err2;
-	}
+	if (!fin) /* a complete file has had no failed write */
+		return err;
+	atomic_fetch_sub(&f->open_files, 1);
+	err = io_wfile_finalize_start(fin, op);
+	if (!err)
+		return ENG_STEP_MORE;
+	pthread_mutex_lock(lock);
+	st->w = NULL; /* ended by the failed finalize */
+	pthread_mutex_unlock(lock);
 	return err;
 }
 

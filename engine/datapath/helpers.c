@@ -12,8 +12,13 @@
  * ring straight into or out of the registered slot memory (O_DIRECT where
  * the file side allows: disk to wire with no copy), and when the ring
  * completes it runs complete (hash, count, close, put a file in place). A
- * short count is submitted again for the rest. The task then goes on the
- * worker's done list; the worker posts the chunk or returns its credit.
+ * short count is submitted again for the rest. A task may take several I/Os
+ * in turn (datapath.h): a file of one chunk is opened by ring entries
+ * before its read or write, and every file's rename into place is one
+ * after its last write, so a tree of small files keeps the ring full of
+ * opens and renames instead of a helper blocked in each. When complete
+ * says no more, the task goes on the worker's done list; the worker posts
+ * the chunk or returns its credit.
  *
  * One wait per helper: with a ring, a poll on the queue's eventfd sits in
  * the ring beside the I/O, so io_uring_submit_and_wait wakes on either.
@@ -82,9 +87,9 @@ static uint8_t *slot_data(const struct eng_task *t)
 	return t->stripe->link.data + (size_t)t->slot * t->stripe->link.slot_size;
 }
 
-static enum io_op_kind kind_of(const struct eng_job *job)
+static bool is_rw(const struct io_op *op)
 {
-	return job->role == ENG_SENDER ? IO_OP_READ : IO_OP_WRITE;
+	return op->kind == IO_OP_READ || op->kind == IO_OP_WRITE;
 }
 
 /* ---- the steps of a task, on whichever thread runs it ---- */
@@ -100,7 +105,7 @@ static bool task_prepare(struct eng_task *t)
 	struct eng_job *job = t->stripe->job;
 	int err;
 
-	t->op = (struct io_op){.fd = -1};
+	t->op = (struct io_op){.kind = IO_OP_NONE};
 	t->moved = 0;
 	t->err = 0;
 	if (job->role == ENG_SENDER)
@@ -112,26 +117,34 @@ static bool task_prepare(struct eng_task *t)
 	return !err;
 }
 
-static void task_complete(struct eng_task *t, int64_t res)
+/* Complete the I/O in t->op with res; true if the task has a next I/O (in t->op). */
+static bool task_complete(struct eng_task *t, int64_t res)
 {
 	struct eng_job *job = t->stripe->job;
 	int err = 0;
 
 	if (job->role == ENG_SENDER && job->src.complete)
-		err = job->src.complete(job->src.ctx, &t->hdr, slot_data(t), res);
+		err = job->src.complete(job->src.ctx, &t->hdr, slot_data(t), res, &t->op);
 	else if (job->role == ENG_RECEIVER && job->sink.complete)
-		err = job->sink.complete(job->sink.ctx, &t->hdr, res);
-	if (err)
+		err = job->sink.complete(job->sink.ctx, &t->hdr, slot_data(t), res, &t->op);
+	if (err < 0)
 		task_fail(t, err);
+	t->moved = 0;
+	return err == ENG_STEP_MORE && t->op.kind != IO_OP_NONE;
 }
 
-/* All of a task on the calling thread: prepare, pread or pwrite, complete. */
+/* The rest of a task on the calling thread: its I/Os with io_op_run, and their completes. */
+static void task_finish(struct eng_task *t, int64_t res)
+{
+	while (task_complete(t, res))
+		res = io_op_run(&t->op, slot_data(t));
+}
+
+/* All of a task on the calling thread. */
 static void task_run(struct eng_task *t)
 {
-	if (!task_prepare(t))
-		return;
-	task_complete(t,
-		      t->op.fd < 0 ? 0 : io_op_run(&t->op, kind_of(t->stripe->job), slot_data(t)));
+	if (task_prepare(t))
+		task_finish(t, io_op_run(&t->op, slot_data(t)));
 }
 
 static void done_push(struct eng_worker *w, struct eng_task *t)
@@ -150,13 +163,28 @@ static void done_push(struct eng_worker *w, struct eng_task *t)
 static void ring_put(struct eng_helper *h, struct eng_task *t)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&h->ring); /* room: see helper_take */
+	const struct io_op *op = &t->op;
 	uint8_t *buf = slot_data(t) + t->moved;
-	uint64_t off = t->op.off + t->moved;
+	uint64_t off = op->off + t->moved;
 
-	if (kind_of(h->w->job) == IO_OP_READ)
-		io_uring_prep_read(sqe, t->op.fd, buf, t->op.len - t->moved, off);
-	else
-		io_uring_prep_write(sqe, t->op.fd, buf, t->op.len - t->moved, off);
+	switch (op->kind) {
+	case IO_OP_READ:
+		io_uring_prep_read(sqe, op->fd, buf, op->len - t->moved, off);
+		break;
+	case IO_OP_WRITE:
+		io_uring_prep_write(sqe, op->fd, buf, op->len - t->moved, off);
+		break;
+	case IO_OP_OPEN:
+		/* the kernel copies path and how when it takes the entry */
+		io_uring_prep_openat2(sqe, op->fd, op->path, (struct open_how *)&op->how);
+		break;
+	case IO_OP_RENAME:
+		io_uring_prep_renameat(sqe, op->fd, op->path, op->fd2, op->path2, 0);
+		break;
+	case IO_OP_NONE:
+		io_uring_prep_nop(sqe); /* never put: see task_next */
+		break;
+	}
 	io_uring_sqe_set_data(sqe, t);
 	h->unsub[h->n_unsub++] = t;
 }
@@ -177,13 +205,13 @@ static void ring_submit(struct eng_helper *h)
 		/* The entries the kernel did not take never run once it is not entered again. */
 		rcp_err(n, "the I/O ring of worker %u refused work: %s", h->w->tr.index,
 			strerror(-n));
+		h->ring_dead = true;
 		for (i = 0; i < h->n_unsub; i++) {
 			task_fail(h->unsub[i], n);
-			task_complete(h->unsub[i], n);
+			task_finish(h->unsub[i], n);
 			done_push(h->w, h->unsub[i]);
 		}
 		h->n_unsub = 0;
-		h->ring_dead = true;
 		return;
 	}
 	h->inflight += (unsigned)n;
@@ -191,19 +219,36 @@ static void ring_submit(struct eng_helper *h)
 	memmove(h->unsub, h->unsub + n, h->n_unsub * sizeof(*h->unsub));
 }
 
-/* A read or write came back with res: the rest again after a short count, else complete. */
-static void ring_done(struct eng_helper *h, struct eng_task *t, int res)
+/*
+ * Complete t's I/O with res and put its next one in the ring (with the ring
+ * gone, do the rest here); true if the task is done.
+ */
+static bool task_next(struct eng_helper *h, struct eng_task *t, int64_t res)
+{
+	if (!task_complete(t, res))
+		return true;
+	if (h->ring_dead) {
+		task_finish(t, io_op_run(&t->op, slot_data(t)));
+		return true;
+	}
+	ring_put(h, t); /* room: its last I/O just left the ring */
+	return false;
+}
+
+/* An I/O came back with res: a read or write again for the rest after a short count. */
+static void ring_done(struct eng_helper *h, struct eng_task *t, int64_t res)
 {
 	h->inflight--;
-	if (res > 0) {
+	if (is_rw(&t->op) && res >= 0) {
 		t->moved += (uint32_t)res;
-		if (t->moved < t->op.len && !h->ring_dead) {
+		if (res > 0 && t->moved < t->op.len && !h->ring_dead) {
 			ring_put(h, t);
 			return;
 		}
+		res = t->moved;
 	}
-	task_complete(t, res < 0 ? res : (int64_t)t->moved);
-	done_push(h->w, t);
+	if (task_next(h, t, res))
+		done_push(h->w, t);
 }
 
 /* Take every completion the ring holds; true if there was one. */
@@ -294,11 +339,12 @@ static bool ring_begin(struct eng_helper *h, struct eng_task *t)
 {
 	if (!task_prepare(t))
 		return true;
-	if (t->op.fd < 0 || t->op.len == 0) {
-		task_complete(t, 0);
-		return true;
+	if (t->op.kind == IO_OP_NONE || (is_rw(&t->op) && t->op.len == 0)) {
+		if (task_next(h, t, 0))
+			return true;
+	} else {
+		ring_put(h, t);
 	}
-	ring_put(h, t);
 	ring_submit(h); /* at once: the next prepare may block (an open) */
 	return false;
 }

@@ -339,6 +339,183 @@ static void test_a_source_cut_short_while_read_fails_the_push_cleanly(void **sta
 	assert_int_equal(t_count_tmp(root), 0);
 }
 
+/* ---- a file of one chunk: its opens and its rename are I/Os of its task ---- */
+
+/* The three ways such a task's I/Os run: a helper's ring, the worker's own ring, here. */
+static const struct {
+	unsigned helpers, io_depth;
+} step_ways[] = {{1, 0}, {0, 0}, {TOPO_NONE, TOPO_NONE}};
+
+static struct eng_sink real_sink;
+static struct eng_transport hook_tr;
+static _Atomic bool hook_done;
+static char hook_path[4096]; /* what the hook did it to */
+static char hook_root[4096]; /* the receiver's root */
+static char hook_away[4096]; /* where the symlink leads */
+
+/* The first open that is a task's I/O: its file is gone before the ring opens it. */
+static int unlink_prepare(void *ctx, struct eng_chunk_hdr *hdr, void *buf, struct io_op *op)
+{
+	int err = real_src.prepare(ctx, hdr, buf, op);
+
+	if (!err && op->kind == IO_OP_OPEN && !atomic_exchange(&hook_done, true)) {
+		snprintf(hook_path, sizeof(hook_path), "%s", op->path);
+		assert_int_equal(unlink(op->path), 0);
+	}
+	return err;
+}
+
+/* The first directory a task will open: a symlink leading out of the root by then. */
+static int escape_prepare(void *ctx, const struct eng_chunk_hdr *hdr, const void *data,
+			  struct io_op *op)
+{
+	int err = real_sink.prepare(ctx, hdr, data, op);
+	char dir[4096], moved[4200];
+
+	if (!err && op->kind == IO_OP_OPEN && !atomic_exchange(&hook_done, true)) {
+		t_path(dir, hook_root, op->path);
+		snprintf(moved, sizeof(moved), "%s.moved", dir);
+		snprintf(hook_path, sizeof(hook_path), "%s", op->path);
+		assert_int_equal(rename(dir, moved), 0);
+		assert_int_equal(symlink(hook_away, dir), 0);
+	}
+	return err;
+}
+
+static int hook_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **conn_out)
+{
+	struct eng_job *job = ((struct eng_stripe *)cfg->link[0])->job; /* datapath.h */
+
+	if (job->role == ENG_SENDER && job->src.prepare != unlink_prepare) {
+		real_src = job->src;
+		job->src.prepare = unlink_prepare;
+	} else if (job->role == ENG_RECEIVER && job->sink.prepare != escape_prepare) {
+		real_sink = job->sink;
+		job->sink.prepare = escape_prepare;
+	}
+	return eng__transport_loopback()->conn_create(cfg, conn_out);
+}
+
+/*
+ * Push src/top into a fresh root<i>, both ends over a transport whose jobs
+ * are hooked (the sender's by unlink_prepare, the receiver's by
+ * escape_prepare, as the test arms them), their file I/O done the way i.
+ */
+static int hooked_push(struct fx *fx, const char *src, size_t i, bool snd, bool rcv,
+		       char root[4096])
+{
+	static const unsigned rails[] = {1, 2};
+	char top[4096], name[32];
+	const char *push_src[] = {top};
+	struct eng_copy_opts cp;
+	struct topo_plan plan;
+	struct eng_report r;
+	int err;
+
+	snprintf(name, sizeof(name), "root%zu", i);
+	fx_dir(fx, name, root);
+	snprintf(hook_root, sizeof(hook_root), "%s", root);
+	t_path(top, src, "top");
+	atomic_store(&hook_done, false);
+	hook_tr = *eng__transport_loopback();
+	hook_tr.name = "hooked loopback";
+	hook_tr.conn_create = hook_conn_create;
+	plan_make(&fx->srv.plan, rails, 2, 1, 1, BUDGET);
+	fx->srv.plan.helpers = step_ways[i].helpers;
+	fx->srv.plan.io_depth = step_ways[i].io_depth;
+	server_start(&fx->srv, rcv ? &hook_tr : NULL, root, NULL);
+	plan_make(&plan, rails, 2, 2, 1, BUDGET);
+	plan.helpers = step_ways[i].helpers;
+	plan.io_depth = step_ways[i].io_depth;
+	cp = copy_opts(ENG_PUSH, push_src, 1, "");
+	err = copy(&fx->srv, &plan, &cp, snd ? &hook_tr : NULL, &r);
+	assert_true(atomic_load(&hook_done));
+	assert_int_equal(server_stop(&fx->srv), 0);
+	assert_int_equal(t_count_tmp(root), 0);
+	return err;
+}
+
+static void test_a_small_file_gone_before_its_open_fails_the_push_cleanly(void **state)
+{
+	struct fx *fx = *state;
+	char src[4096], root[4096], rel[4096], name[32];
+	size_t i;
+	int err;
+
+	for (i = 0; i < RCP_ARRAY_SIZE(step_ways); i++) {
+		snprintf(name, sizeof(name), "src%zu", i); /* a tree each: each push loses a file */
+		fx_dir(fx, name, src);
+		tree_make(src);
+		err = hooked_push(fx, src, i, true, false, root);
+		assert_int_equal(err, -ENOENT);
+		if (!strstr(rcp_err_msg(err), "cannot open") ||
+		    !strstr(rcp_err_msg(err), hook_path))
+			fail_msg("way %zu: the push failed with \"%s\"", i, rcp_err_msg(err));
+		snprintf(rel, sizeof(rel), "%s", hook_path + strlen(src) + 1);
+		assert_false(t_exists(root, rel));
+	}
+}
+
+static void test_a_directory_that_leads_out_before_its_open_is_refused(void **state)
+{
+	struct fx *fx = *state;
+	char src[4096], root[4096];
+	size_t i;
+	int err;
+
+	fx_dir(fx, "src", src);
+	fx_dir(fx, "away", hook_away);
+	tree_make(src);
+	for (i = 0; i < RCP_ARRAY_SIZE(step_ways); i++) {
+		err = hooked_push(fx, src, i, false, true, root);
+		/* the client hears the server's sentence */
+		if (!err || !strstr(rcp_err_msg(err), "leads outside the root") ||
+		    !strstr(rcp_err_msg(err), hook_path))
+			fail_msg("way %zu: the push failed with \"%s\" (%d)", i, rcp_err_msg(err),
+				 err);
+		assert_true(dir_empty(hook_away));
+	}
+}
+
+static void test_a_rename_the_kernel_refuses_leaves_the_old_entry_and_no_temporary(void **state)
+{
+	static const unsigned rails[] = {1, 2};
+	struct fx *fx = *state;
+	char src[4096], top[4096], root[4096], name[32];
+	const char *push_src[] = {top};
+	struct eng_copy_opts cp;
+	struct topo_plan plan;
+	struct eng_report r;
+	size_t i;
+	int err;
+
+	fx_dir(fx, "src", src);
+	tree_make(src);
+	t_path(top, src, "top");
+	for (i = 0; i < RCP_ARRAY_SIZE(step_ways); i++) {
+		/* a directory where the file of one chunk "top/a.txt" is to go: EISDIR */
+		snprintf(name, sizeof(name), "root%zu", i);
+		fx_dir(fx, name, root);
+		t_path(top, root, "top");
+		assert_int_equal(mkdir(top, 0755), 0);
+		t_path(top, root, "top/a.txt");
+		assert_int_equal(mkdir(top, 0755), 0);
+		pattern_write(root, "top/a.txt/keep", 10, 9);
+		t_path(top, src, "top");
+		start_both(fx, rails, 2, 2, step_ways[i].helpers, step_ways[i].io_depth, root,
+			   &plan);
+		cp = copy_opts(ENG_PUSH, push_src, 1, "");
+		err = copy(&fx->srv, &plan, &cp, NULL, &r);
+		assert_int_equal(server_stop(&fx->srv), 0);
+		if (!err ||
+		    !strstr(rcp_err_msg(err), "cannot put \"top/a.txt\" in place: Is a directory"))
+			fail_msg("way %zu: the push failed with \"%s\" (%d)", i, rcp_err_msg(err),
+				 err);
+		assert_true(t_exists(root, "top/a.txt/keep"));
+		assert_int_equal(t_count_tmp(root), 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -347,6 +524,9 @@ int main(void)
 		T(test_a_ring_that_refuses_work_fails_the_copy_cleanly_at_either_end),
 		T(test_a_helper_that_cannot_start_fails_the_session_cleanly),
 		T(test_a_source_cut_short_while_read_fails_the_push_cleanly),
+		T(test_a_small_file_gone_before_its_open_fails_the_push_cleanly),
+		T(test_a_directory_that_leads_out_before_its_open_is_refused),
+		T(test_a_rename_the_kernel_refuses_leaves_the_old_entry_and_no_temporary),
 	};
 
 	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);

@@ -149,15 +149,18 @@ static int corrupting_prepare(void *ctx, const struct eng_chunk_hdr *hdr, const 
 	return real_sink.prepare(ctx, hdr, data, op);
 }
 
-/* A chunk through a sink as a helper takes it: prepare, the write, complete. */
+/* A chunk through a sink as a helper takes it: prepare, then each I/O and its complete. */
 static int consume(const struct eng_sink *sink, const struct eng_chunk_hdr *hdr, const char *data)
 {
-	struct io_op op;
+	struct io_op op = {.kind = IO_OP_NONE};
 	int err = sink->prepare(sink->ctx, hdr, data, &op);
 
 	if (err)
 		return err;
-	return sink->complete(sink->ctx, hdr, io_op_run(&op, IO_OP_WRITE, (void *)data));
+	do
+		err = sink->complete(sink->ctx, hdr, data, io_op_run(&op, (void *)data), &op);
+	while (err == ENG_STEP_MORE);
+	return err;
 }
 
 static void test_corrupt_chunk_fails_and_leaves_no_partial_file(void **state)

@@ -604,7 +604,8 @@ static struct gate {
 	_Atomic bool gave_up; /* it held 10 s in vain: open for good */
 	struct eng_job *job;
 	int (*prepare)(void *ctx, struct eng_chunk_hdr *hdr, void *buf, struct io_op *op);
-	int (*complete)(void *ctx, struct eng_chunk_hdr *hdr, const void *buf, int64_t got);
+	int (*complete)(void *ctx, struct eng_chunk_hdr *hdr, const void *buf, int64_t got,
+			struct io_op *op);
 	void *ctx;
 } gate;
 
@@ -618,16 +619,18 @@ static int gate_prepare(void *ctx, struct eng_chunk_hdr *hdr, void *buf, struct 
 }
 
 /* Held where a chunk's read finishes: the chunks before it are already on their way. */
-static int gate_complete(void *ctx, struct eng_chunk_hdr *hdr, const void *buf, int64_t got)
+static int gate_complete(void *ctx, struct eng_chunk_hdr *hdr, const void *buf, int64_t got,
+			 struct io_op *op)
 {
 	struct gate *g = ctx;
 
-	if (atomic_fetch_add(&g->filled, 1) >= g->after && !atomic_load(&g->gave_up)) {
+	if (op->kind == IO_OP_READ && atomic_fetch_add(&g->filled, 1) >= g->after &&
+	    !atomic_load(&g->gave_up)) {
 		atomic_store(&g->hit, true);
 		if (!WAIT_FOR(atomic_load(&g->job->stop)))
 			atomic_store(&g->gave_up, true);
 	}
-	return g->complete(g->ctx, hdr, buf, got);
+	return g->complete(g->ctx, hdr, buf, got, op);
 }
 
 static int gate_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **conn_out)
