@@ -293,9 +293,9 @@ uint64_t io_chunk_hash(const void *buf, size_t len);
 /*
  * What a chunk's file side asks of the kernel, one system call at a time, so
  * that a ring (engine/datapath/helpers.c) can do it as well as io_op_run:
- * the read or write of a chunk, and for a file of one chunk also its opens
- * and its rename, each a step of a few (see io_rfile_open_start and
- * io_wfile_open_start).
+ * the read or write of a chunk, the opens of a file of one chunk, and the
+ * fsyncs and rename that put a received file in place (see
+ * io_rfile_open_start, io_wfile_open_start and io_wfile_finalize_start).
  */
 enum io_op_kind {
 	IO_OP_NONE,   /* nothing to do */
@@ -303,6 +303,7 @@ enum io_op_kind {
 	IO_OP_WRITE,  /* pwrite of len bytes at off of fd */
 	IO_OP_OPEN,   /* openat2(fd, path, &how): the new descriptor */
 	IO_OP_RENAME, /* renameat(fd, path, fd2, path2): 0 */
+	IO_OP_FSYNC,  /* fsync(fd): 0 */
 };
 
 struct io_op {
@@ -320,7 +321,7 @@ struct io_op {
  * Do op here and now. A read or write moves len bytes into or from buf, again
  * after a short count, until done, the end of the file (a read) or an
  * error: the bytes moved, or -errno. An open is the descriptor or -errno, a
- * rename 0 or -errno, nothing 0. Thread-safe.
+ * rename or fsync 0 or -errno, nothing 0. Thread-safe.
  */
 int64_t io_op_run(const struct io_op *op, void *buf);
 
@@ -490,13 +491,15 @@ uint64_t io_wfile_received(const struct io_wfile *f);
 int io_wfile_finalize(struct io_wfile *f);
 
 /*
- * io_wfile_finalize in two halves around the rename, so a ring can do it:
- * _start does all before it and says the rename in *op (on a failure it
- * ends the handle as finalize does); _end takes the rename's result and
- * ends the handle.
+ * io_wfile_finalize in steps around its calls that may block on a disk (the
+ * fsync, the rename, the directory's fsync), so a ring can do them: _start
+ * does what comes before the first and says it in *op; each _step takes
+ * what the call in *op returned and says the next (1), or ends the handle
+ * (0, op->kind IO_OP_NONE, the file in place; or -errno with a sentence).
+ * On a failure either ends the handle as finalize does.
  */
 int io_wfile_finalize_start(struct io_wfile *f, struct io_op *op);
-int io_wfile_finalize_end(struct io_wfile *f, int64_t res);
+int io_wfile_finalize_step(struct io_wfile *f, struct io_op *op, int64_t res);
 
 /* Remove the temporary file and end the handle. Accepts NULL. */
 void io_wfile_abort(struct io_wfile *f);

@@ -1,6 +1,6 @@
 /*
  * op.c - one step of file I/O done here and now (struct io_op): pread and
- * pwrite of a chunk, openat2, renameat. It is the thread-pool path of the
+ * pwrite of a chunk, openat2, renameat, fsync. It is the thread-pool path of the
  * data path's I/O and the synchronous half of every two-step call of io/; a
  * ring does the same steps elsewhere (engine/datapath/helpers.c).
  *
@@ -50,6 +50,8 @@ int64_t io_op_run(const struct io_op *op, void *buf)
 		return r < 0 ? -errno : r;
 	case IO_OP_RENAME:
 		return renameat(op->fd, op->path, op->fd2, op->path2) < 0 ? -errno : 0;
+	case IO_OP_FSYNC:
+		return fsync(op->fd) < 0 ? -errno : 0;
 	case IO_OP_NONE:
 		break;
 	}

@@ -64,6 +64,7 @@ struct io_wfile {
 	int pfd;      /* the target directory, O_PATH */
 	char *parent; /* its path, while io_wfile_open_step opens it */
 	bool created; /* the temporary exists: abort removes it */
+	enum { FIN_SYNC, FIN_RENAME, FIN_DIR_SYNC } fin; /* finalize's I/O under way */
 	int fd;
 	int dfd;	  /* O_DIRECT, or -1 */
 	const char *last; /* final name, inside e->path */
@@ -350,18 +351,13 @@ void io_wfile_abort(struct io_wfile *f)
 	wfile_free(f);
 }
 
-/* fsync the target directory, so the rename itself survives a crash. */
-static int dir_sync(struct io_wfile *f)
+/* The sentence for a failed sync of the target directory (err: -errno). */
+static int dir_sync_err(const struct io_wfile *f, int err)
 {
 	char esc[IO_ESC_MAX];
-	int fd = openat(f->pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
 
-	if (fd < 0 || fsync(fd) < 0)
-		err = rcp_err(-errno, "cannot sync the directory of \"%s\": %s", name_of(f, esc),
-			      strerror(errno));
-	if (fd >= 0)
-		close(fd); /* read-only: its close has nothing to write back */
-	return err;
+	return rcp_err(err, "cannot sync the directory of \"%s\": %s", name_of(f, esc),
+		       strerror(-err));
 }
 
 static uint64_t data_end(const struct io_entry *e)
@@ -379,9 +375,9 @@ static int settle_err(const struct io_wfile *f, const char *what)
 }
 
 /*
- * Everything the file needs before it may have its final name: its size,
- * mode and mtime, then with IO_ROOT_FSYNC all of it on the disk (fsync comes
- * last so it covers the metadata set before it, not only the data).
+ * What the file needs before it may have its final name: its size, mode
+ * and mtime; with IO_ROOT_FSYNC all of it goes to the disk next (finalize's
+ * first I/O), so the fsync covers the metadata set here, not only the data.
  */
 static int wfile_settle(struct io_wfile *f)
 {
@@ -398,8 +394,6 @@ static int wfile_settle(struct io_wfile *f)
 		return settle_err(f, "set the mode of");
 	if (keep && futimens(f->fd, ts) < 0)
 		return settle_err(f, "set the time of");
-	if ((f->root->flags & IO_ROOT_FSYNC) && fsync(f->fd) < 0)
-		return settle_err(f, "sync");
 	return 0;
 }
 
@@ -429,6 +423,17 @@ static int wfile_close(struct io_wfile *f)
 	return err;
 }
 
+/* The rename over the final name, the step after a clean close. */
+static void rename_op(struct io_wfile *f, struct io_op *op)
+{
+	*op = (struct io_op){.kind = IO_OP_RENAME,
+			     .fd = f->pfd,
+			     .path = f->tmp,
+			     .fd2 = f->pfd,
+			     .path2 = f->last};
+	f->fin = FIN_RENAME;
+}
+
 int io_wfile_finalize_start(struct io_wfile *f, struct io_op *op)
 {
 	char esc[IO_ESC_MAX];
@@ -442,37 +447,69 @@ int io_wfile_finalize_start(struct io_wfile *f, struct io_op *op)
 		goto err_abort;
 	}
 	/*
-	 * Settled and closed without an error before it has a name: nothing is
-	 * renamed into place that the kernel did not accept in full.
+	 * Settled, synced and closed without an error before it has a name:
+	 * nothing is renamed into place that the kernel did not accept in full.
 	 */
 	err = wfile_settle(f);
-	err = err ? err : wfile_close(f);
 	if (err)
 		goto err_abort;
-	*op = (struct io_op){.kind = IO_OP_RENAME,
-			     .fd = f->pfd,
-			     .path = f->tmp,
-			     .fd2 = f->pfd,
-			     .path2 = f->last};
+	if (f->root->flags & IO_ROOT_FSYNC) {
+		*op = (struct io_op){.kind = IO_OP_FSYNC, .fd = f->fd};
+		f->fin = FIN_SYNC;
+		return 0;
+	}
+	err = wfile_close(f);
+	if (err)
+		goto err_abort;
+	rename_op(f, op);
 	return 0;
 err_abort:
 	io_wfile_abort(f);
 	return err;
 }
 
-int io_wfile_finalize_end(struct io_wfile *f, int64_t res)
+int io_wfile_finalize_step(struct io_wfile *f, struct io_op *op, int64_t res)
 {
 	char esc[IO_ESC_MAX];
-	int err;
+	int err = 0, dfd;
 
-	if (res < 0) {
-		err = rcp_err((int)res, "cannot put \"%s\" in place: %s", name_of(f, esc),
-			      strerror((int)-res));
-		io_wfile_abort(f);
-		return err;
+	switch (f->fin) {
+	case FIN_SYNC:
+		if (res < 0) {
+			errno = (int)-res;
+			err = settle_err(f, "sync");
+		}
+		err = err ? err : wfile_close(f);
+		if (err)
+			break;
+		rename_op(f, op);
+		return 1;
+	case FIN_RENAME:
+		if (res < 0) {
+			err = rcp_err((int)res, "cannot put \"%s\" in place: %s", name_of(f, esc),
+				      strerror((int)-res));
+			break;
+		}
+		f->created = false; /* the temporary is the final name now */
+		if (!(f->root->flags & IO_ROOT_FSYNC))
+			break;
+		/* The directory too, so the rename itself survives a crash. */
+		dfd = openat(f->pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0) {
+			err = dir_sync_err(f, -errno);
+			break;
+		}
+		f->fd = dfd; /* read-only: its close has nothing to write back */
+		*op = (struct io_op){.kind = IO_OP_FSYNC, .fd = dfd};
+		f->fin = FIN_DIR_SYNC;
+		return 1;
+	case FIN_DIR_SYNC:
+		if (res < 0)
+			err = dir_sync_err(f, (int)res);
+		break;
 	}
-	err = (f->root->flags & IO_ROOT_FSYNC) ? dir_sync(f) : 0;
-	wfile_free(f);
+	*op = (struct io_op){.kind = IO_OP_NONE};
+	io_wfile_abort(f); /* removes the temporary only if it was not renamed */
 	return err;
 }
 
@@ -481,5 +518,8 @@ int io_wfile_finalize(struct io_wfile *f)
 	struct io_op op;
 	int err = io_wfile_finalize_start(f, &op);
 
-	return err ? err : io_wfile_finalize_end(f, io_op_run(&op, NULL));
+	while (!err && op.kind != IO_OP_NONE)
+		if ((err = io_wfile_finalize_step(f, &op, io_op_run(&op, NULL))) > 0)
+			err = 0; /* one more step */
+	return err;
 }

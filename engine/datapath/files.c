@@ -10,9 +10,9 @@
  * file and the slot, complete judges, hashes and closes. A file of one
  * chunk (most of a tree of small files) is opened by its chunk's task as
  * ring entries too: prepare only says the open, and complete takes what it
- * returned before it says the read or write. At the receiver the rename
- * that puts a finished file in place is the last I/O of the task that
- * finished it.
+ * returned before it says the read or write. At the receiver the fsyncs
+ * and the rename that put a finished file in place are the last I/Os of the
+ * task that finished it.
  *
  * Sender: chunk seq is plan chunk seq. A file is opened by the first
  * prepare that needs one of its chunks and closed by whichever complete
@@ -303,18 +303,20 @@ static int writer_gone(struct eng_files *f, uint64_t file, int err)
 	return err;
 }
 
-/* Receiver: the rename is done (or failed): the file's handle ends. */
-static int files_placed(struct eng_files *f, uint64_t file, int64_t res)
+/*
+ * Receiver: one of the I/Os that put a finished file in place is done (or
+ * failed): the next, or the file's handle ends.
+ */
+static int files_placing(struct eng_files *f, uint64_t file, struct io_op *op, int64_t res)
 {
 	struct file_state *st = &f->st[file];
-	struct io_wfile *w;
-	int err;
+	int err = io_wfile_finalize_step(st->w, op, res);
 
+	if (err == 1)
+		return ENG_STEP_MORE;
 	pthread_mutex_lock(lock_of(f, file));
-	w = st->w;
-	st->w = NULL;
+	st->w = NULL; /* ended */
 	pthread_mutex_unlock(lock_of(f, file));
-	err = io_wfile_finalize_end(w, res);
 	if (!err)
 		atomic_fetch_add(&f->files_done, 1);
 	return err;
@@ -323,7 +325,8 @@ static int files_placed(struct eng_files *f, uint64_t file, int64_t res)
 /*
  * Receiver: a file of one chunk is open (or one of its opens is done): the
  * write next. The write is done (or failed): the writer that completes the
- * file settles it and puts it in place, the rename one more I/O.
+ * file settles it and puts it in place, with more I/Os (its fsync, the
+ * rename, the directory's fsync).
  */
 static int files_write_complete(void *ctx, const struct eng_chunk_hdr *hdr, const void *data,
 				int64_t put, struct io_op *op)
@@ -341,8 +344,8 @@ static int files_write_complete(void *ctx, const struct eng_chunk_hdr *hdr, cons
 			err = io_chunk_write_start(st->w, hdr->offset, data, hdr->len, op);
 		return err < 0 ? writer_gone(f, hdr->file, err) : ENG_STEP_MORE;
 	}
-	if (op->kind == IO_OP_RENAME)
-		return files_placed(f, hdr->file, put);
+	if (op->kind != IO_OP_WRITE) /* the file's fsync, rename, or its directory's fsync */
+		return files_placing(f, hdr->file, op, put);
 	err = io_chunk_write_end(st->w, hdr->offset, hdr->len, put, &complete);
 	pthread_mutex_lock(lock);
 	st->writers--;

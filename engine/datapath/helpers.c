@@ -14,9 +14,9 @@
  * completes it runs complete (hash, count, close, put a file in place). A
  * short count is submitted again for the rest. A task may take several I/Os
  * in turn (datapath.h): a file of one chunk is opened by ring entries
- * before its read or write, and every file's rename into place is one
- * after its last write, so a tree of small files keeps the ring full of
- * opens and renames instead of a helper blocked in each. When complete
+ * before its read or write, and every file's fsyncs and rename into place
+ * follow its last write, so a tree of small files keeps the ring full of
+ * opens, fsyncs and renames instead of a helper blocked in each. When complete
  * says no more, the task goes on the worker's done list; the worker posts
  * the chunk or returns its credit.
  *
@@ -180,6 +180,9 @@ static void ring_put(struct eng_helper *h, struct eng_task *t)
 		break;
 	case IO_OP_RENAME:
 		io_uring_prep_renameat(sqe, op->fd, op->path, op->fd2, op->path2, 0);
+		break;
+	case IO_OP_FSYNC:
+		io_uring_prep_fsync(sqe, op->fd, 0);
 		break;
 	case IO_OP_NONE:
 		io_uring_prep_nop(sqe); /* never put: see task_next */

@@ -89,6 +89,7 @@ static void push_and_pull(struct fx *fx, const struct topo_plan *plan, const cha
 
 	t_path(top, src, "top");
 	cp = copy_opts(ENG_PUSH, push_src, 1, "");
+	cp.fsync = true; /* each file's fsyncs and rename: I/Os of its task (files.c) */
 	assert_int_equal(copy(&fx->srv, plan, &cp, NULL, &r), 0);
 	if (!strstr(r.file_io, want_io))
 		fail_msg("the push read its files with \"%s\", not \"%s\"", r.file_io, want_io);
@@ -96,6 +97,7 @@ static void push_and_pull(struct fx *fx, const struct topo_plan *plan, const cha
 	assert_int_equal(r.bytes, TREE_BYTES);
 	tree_same(src, root);
 	cp = copy_opts(ENG_PULL, pull_src, 1, back);
+	cp.fsync = true;
 	assert_int_equal(copy(&fx->srv, plan, &cp, NULL, &r), 0);
 	if (!strstr(r.file_io, want_io))
 		fail_msg("the pull wrote its files with \"%s\", not \"%s\"", r.file_io, want_io);
