@@ -491,7 +491,11 @@ static bool own_submit(struct eng_helper *h, struct eng_task *t)
 	return ring_begin(h, t);
 }
 
-/* The worker's own ring: its completions to the done list, then queued tasks as room allows. */
+/*
+ * The worker's own ring: its completions to the done list, then queued
+ * tasks as room allows. Submitted at the end too: a completion may have put
+ * its task's next I/O in the ring, and the worker may sleep next.
+ */
 static void own_poll(struct eng_helper *h)
 {
 	struct eng_task *t;
@@ -503,6 +507,7 @@ static void own_poll(struct eng_helper *h)
 		if (own_submit(h, t))
 			done_push(h->w, t);
 	}
+	ring_submit(h);
 }
 
 static void own_stop(struct eng_worker *w)
