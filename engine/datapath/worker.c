@@ -135,9 +135,12 @@ static bool worker_round(struct eng_worker *w, uint64_t *idle_since, bool *told_
 	bool m;
 	int n, k, err;
 
+	/* Chunks ready at once (the bench pattern) go out now: the worker may sleep next. */
 	if (job->role == ENG_SENDER)
-		for (i = 0; i < w->n_stripes; i++)
+		for (i = 0; i < w->n_stripes; i++) {
 			eng__stripe_pump(w->stripe[i]);
+			eng__stripe_flush(w->stripe[i]);
+		}
 	eng__helpers_kick(w);
 	n = worker_poll(w, wc);
 	m = worker_reap(w, &done);
