@@ -118,9 +118,6 @@ int64_t io__open_retry(const struct io_op *op, int64_t res);
 /* Open directory path itself beneath root_fd, not following a final symlink (O_RDONLY). */
 int io__dir_open(int root_fd, const char *path, int *fd_out);
 
-/* Open the file path beneath root_fd with flags (O_NOFOLLOW added): a source of a pull. */
-int io__file_open(int root_fd, const char *path, int flags, int *fd_out);
-
 /* Open directory path beneath root_fd as O_PATH, following symlinks that stay beneath. */
 int io__sub_open(int root_fd, const char *path, int *fd_out);
 

@@ -185,14 +185,3 @@ int io__sub_open(int root_fd, const char *path, int *fd_out)
 	*fd_out = fd;
 	return 0;
 }
-
-int io__file_open(int root_fd, const char *path, int flags, int *fd_out)
-{
-	int fd, err;
-
-	err = openat2_beneath(root_fd, path, (uint64_t)(flags | O_NOFOLLOW), &fd);
-	if (err)
-		return io__resolve_err(err, path, "path");
-	*fd_out = fd;
-	return 0;
-}
