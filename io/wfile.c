@@ -35,11 +35,12 @@
  * chunks count once, and exactly one writer sees the count reach the total.
  *
  * Steps: the calls that may block on a disk (the open of the directory,
- * the creation of the temporary, each write, the rename) can each be done
- * by a ring elsewhere (engine/datapath/helpers.c): io_wfile_open_start and
- * _step, io_chunk_write_start and _end, io_wfile_finalize_start and _end
- * say in a struct io_op what to call and judge what it returned.
- * io_wfile_open, io_chunk_write and io_wfile_finalize do it all at once.
+ * the creation of the temporary, each write, the fsync, the rename, the
+ * directory's fsync) can each be done by a ring elsewhere
+ * (engine/datapath/helpers.c): io_wfile_open_start and _step,
+ * io_chunk_write_start and _end, io_wfile_finalize_start and _step say in a
+ * struct io_op what to call and judge what it returned. io_wfile_open,
+ * io_chunk_write and io_wfile_finalize do it all at once (steps_run).
  *
  * Threading: io_chunk_write, io_wfile_complete and io_wfile_received are
  * thread-safe on one handle; open, finalize and abort are not, and finalize
@@ -217,6 +218,19 @@ int io_wfile_open_step(struct io_wfile *f, struct io_op *op, int64_t res)
 	return err;
 }
 
+/*
+ * The calls of op and of each step after it here and now, until step says
+ * no more (0) or fails; the first call's err (from _start) goes through.
+ */
+static int steps_run(struct io_wfile *f, struct io_op *op, int err,
+		     int (*step)(struct io_wfile *f, struct io_op *op, int64_t res))
+{
+	while (!err && op->kind != IO_OP_NONE)
+		if ((err = step(f, op, io_op_run(op, NULL))) > 0)
+			err = 0; /* one more step */
+	return err;
+}
+
 int io_wfile_open(struct io_root *root, const struct io_entry *e, uint32_t chunk,
 		  struct io_wfile **f_out)
 {
@@ -224,9 +238,7 @@ int io_wfile_open(struct io_root *root, const struct io_entry *e, uint32_t chunk
 	struct io_op op;
 	int err = io_wfile_open_start(root, e, chunk, &f, &op);
 
-	while (!err && op.kind != IO_OP_NONE)
-		if ((err = io_wfile_open_step(f, &op, io_op_run(&op, NULL))) > 0)
-			err = 0; /* one more step */
+	err = steps_run(f, &op, err, io_wfile_open_step);
 	if (err && f)
 		io_wfile_abort(f);
 	else if (!err)
@@ -518,8 +530,5 @@ int io_wfile_finalize(struct io_wfile *f)
 	struct io_op op;
 	int err = io_wfile_finalize_start(f, &op);
 
-	while (!err && op.kind != IO_OP_NONE)
-		if ((err = io_wfile_finalize_step(f, &op, io_op_run(&op, NULL))) > 0)
-			err = 0; /* one more step */
-	return err;
+	return steps_run(f, &op, err, io_wfile_finalize_step);
 }
