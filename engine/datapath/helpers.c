@@ -160,6 +160,12 @@ static void done_push(struct eng_worker *w, struct eng_task *t)
 
 /* ---- the ring ---- */
 
+/* Whether h's ring can take one more task's I/O (each task has one there at a time). */
+static bool ring_room(const struct eng_helper *h)
+{
+	return h->inflight + h->n_unsub < h->w->job->io_depth;
+}
+
 static void ring_put(struct eng_helper *h, struct eng_task *t)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&h->ring); /* room: see helper_take */
@@ -362,15 +368,13 @@ static void ring_start(struct eng_helper *h, struct eng_task *t)
 
 static void helper_loop_ring(struct eng_helper *h)
 {
-	unsigned depth = h->w->job->io_depth;
 	struct io_uring_cqe *cqe;
 	struct eng_task *t;
 	bool quit = false, busy;
 
 	while (!h->ring_dead) {
 		busy = false;
-		while (!h->ring_dead && h->inflight + h->n_unsub < depth &&
-		       (t = helper_take(h, &quit)) != NULL) {
+		while (!h->ring_dead && ring_room(h) && (t = helper_take(h, &quit)) != NULL) {
 			busy = true;
 			ring_start(h, t);
 		}
@@ -484,7 +488,7 @@ static bool own_submit(struct eng_helper *h, struct eng_task *t)
 		task_run(t);
 		return true;
 	}
-	if (h->inflight + h->n_unsub >= h->w->job->io_depth) {
+	if (!ring_room(h)) {
 		queue_put(h, t);
 		return false;
 	}
@@ -502,7 +506,7 @@ static void own_poll(struct eng_helper *h)
 
 	ring_submit(h); /* what a short count or a busy kernel left */
 	ring_reap(h);
-	while (h->head && (h->ring_dead || h->inflight + h->n_unsub < h->w->job->io_depth)) {
+	while (h->head && (h->ring_dead || ring_room(h))) {
 		t = queue_take(h);
 		if (own_submit(h, t))
 			done_push(h->w, t);
