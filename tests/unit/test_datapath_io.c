@@ -108,17 +108,17 @@ static void push_and_pull(struct fx *fx, const struct topo_plan *plan, const cha
 }
 
 /*
- * A server on root (one QP per rail) and the client's plan (qps per rail),
- * both ends with these helpers and ring depth.
+ * A server on root (one QP per rail) over srv_tr (NULL: loopback) and the
+ * client's plan (qps per rail), both ends with these helpers and ring depth.
  */
 static void start_both(struct fx *fx, const unsigned *rails, unsigned n_rails, unsigned qps,
 		       unsigned helpers, unsigned io_depth, const char *root,
-		       struct topo_plan *plan)
+		       const struct eng_transport *srv_tr, struct topo_plan *plan)
 {
 	plan_make(&fx->srv.plan, rails, n_rails, 1, 1, BUDGET);
 	fx->srv.plan.helpers = helpers;
 	fx->srv.plan.io_depth = io_depth;
-	server_start(&fx->srv, NULL, root, NULL);
+	server_start(&fx->srv, srv_tr, root, NULL);
 	plan_make(plan, rails, n_rails, qps, 1, BUDGET);
 	plan->helpers = helpers;
 	plan->io_depth = io_depth;
@@ -135,7 +135,7 @@ static void one_way(struct fx *fx, const unsigned *rails, unsigned n_rails, unsi
 	fx_dir(fx, name, root);
 	snprintf(name, sizeof(name), "back%zu", i);
 	fx_dir(fx, name, back);
-	start_both(fx, rails, n_rails, qps, helpers, io_depth, root, &plan);
+	start_both(fx, rails, n_rails, qps, helpers, io_depth, root, NULL, &plan);
 	push_and_pull(fx, &plan, src, root, back, io);
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
@@ -213,7 +213,7 @@ static void ring_refuses(struct fx *fx, enum eng_copy_dir dir, const char *end, 
 	fx_dir(fx, name, back);
 	pattern_write(dir == ENG_PUSH ? src : root, "big", 300 * KiB + 1234, 9);
 	t_path(big, src, "big");
-	start_both(fx, rails, 2, 1, helpers, 0, root, &plan);
+	start_both(fx, rails, 2, 1, helpers, 0, root, NULL, &plan);
 	atomic_store(&submit_left, 4);
 	atomic_store(&submit_fails_in, end);
 	cp = dir == ENG_PUSH ? copy_opts(ENG_PUSH, push_src, 1, "")
@@ -329,7 +329,7 @@ static void test_a_source_cut_short_while_read_fails_the_push_cleanly(void **sta
 	cut_tr.name = "cutting loopback";
 	cut_tr.conn_create = cut_conn_create;
 	atomic_store(&cut_done, false);
-	start_both(fx, rails, 2, 1, 0, 0, root, &plan);
+	start_both(fx, rails, 2, 1, 0, 0, root, NULL, &plan);
 	cp = copy_opts(ENG_PUSH, push_src, 1, "");
 	err = copy(&fx->srv, &plan, &cp, &cut_tr, &r);
 	assert_true(atomic_load(&cut_done));
@@ -422,13 +422,8 @@ static int hooked_push(struct fx *fx, const char *src, size_t i, bool snd, bool 
 	hook_tr = *eng__transport_loopback();
 	hook_tr.name = "hooked loopback";
 	hook_tr.conn_create = hook_conn_create;
-	plan_make(&fx->srv.plan, rails, 2, 1, 1, BUDGET);
-	fx->srv.plan.helpers = step_ways[i].helpers;
-	fx->srv.plan.io_depth = step_ways[i].io_depth;
-	server_start(&fx->srv, rcv ? &hook_tr : NULL, root, NULL);
-	plan_make(&plan, rails, 2, 2, 1, BUDGET);
-	plan.helpers = step_ways[i].helpers;
-	plan.io_depth = step_ways[i].io_depth;
+	start_both(fx, rails, 2, 2, step_ways[i].helpers, step_ways[i].io_depth, root,
+		   rcv ? &hook_tr : NULL, &plan);
 	cp = copy_opts(ENG_PUSH, push_src, 1, "");
 	err = copy(&fx->srv, &plan, &cp, snd ? &hook_tr : NULL, &r);
 	assert_true(atomic_load(&hook_done));
@@ -504,7 +499,7 @@ static void test_a_rename_the_kernel_refuses_leaves_the_old_entry_and_no_tempora
 		assert_int_equal(mkdir(top, 0755), 0);
 		pattern_write(root, "top/a.txt/keep", 10, 9);
 		t_path(top, src, "top");
-		start_both(fx, rails, 2, 2, step_ways[i].helpers, step_ways[i].io_depth, root,
+		start_both(fx, rails, 2, 2, step_ways[i].helpers, step_ways[i].io_depth, root, NULL,
 			   &plan);
 		cp = copy_opts(ENG_PUSH, push_src, 1, "");
 		err = copy(&fx->srv, &plan, &cp, NULL, &r);
