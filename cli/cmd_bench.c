@@ -39,6 +39,8 @@ static void bench_usage(FILE *f)
 		"                     ~/.config/railcp/key; none: only a keyless server on\n"
 		"                     loopback will talk)\n"
 		"  --json             one JSON object on stdout\n"
+		"  --no-failover      a rail that fails fails the run (default: its chunks are\n"
+		"                     sent again on the other rails)\n"
 		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo\n");
 }
 
@@ -78,6 +80,9 @@ static int bench_opt(void *ctx, int c, const char *arg)
 	case 'K':
 		b->o.key_file = arg;
 		return 0;
+	case 'F':
+		b->o.no_failover = true;
+		return 0;
 	}
 	return cli_place_opt("bench", &b->place, c, arg);
 }
@@ -90,6 +95,7 @@ static int bench_args(int argc, char **argv, struct bench_cmd *b)
 		{"timeout", required_argument, NULL, 'T'},
 		{"json", no_argument, NULL, 'j'},
 		{"key-file", required_argument, NULL, 'K'},
+		{"no-failover", no_argument, NULL, 'F'},
 		{"help", no_argument, NULL, 'h'},
 		CLI_PLACE_OPTIONS,
 		{0},

@@ -55,6 +55,9 @@ static void copy_usage(FILE *f)
 		"  --timeout SEC      limit of each control and connection step (default 30)\n"
 		"  --key-file FILE    the key shared with the server (default: $RAILCP_KEY,\n"
 		"                     then ~/.config/railcp/key)\n"
+		"  --no-failover      a rail that fails fails the copy (default: its chunks are\n"
+		"                     sent again on the other rails; only when every rail\n"
+		"                     failed does the copy fail)\n"
 		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp "
 		"topo\n" CLI_IO_USAGE,
 		ENG_DEFAULT_PORT);
@@ -68,7 +71,8 @@ enum {
 	OPT_CHUNK,
 	OPT_PORT,
 	OPT_TIMEOUT,
-	OPT_KEY
+	OPT_KEY,
+	OPT_NO_FAILOVER
 };
 
 static int copy_opt(void *ctx, int c, const char *arg)
@@ -110,6 +114,9 @@ static int copy_opt(void *ctx, int c, const char *arg)
 		return cli_parse_timeout(NULL, arg, &cc->o.timeout_ms);
 	case OPT_KEY:
 		cc->o.key_file = arg;
+		return 0;
+	case OPT_NO_FAILOVER:
+		cc->o.no_failover = true;
 		return 0;
 	}
 	return cli_place_opt(NULL, &cc->place, c, arg);
@@ -157,6 +164,7 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 		{"port", required_argument, NULL, OPT_PORT},
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
 		{"key-file", required_argument, NULL, OPT_KEY},
+		{"no-failover", no_argument, NULL, OPT_NO_FAILOVER},
 		{"help", no_argument, NULL, 'h'},
 		CLI_PLACE_OPTIONS,
 		CLI_IO_OPTIONS,

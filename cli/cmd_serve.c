@@ -45,6 +45,8 @@ static void serve_usage(FILE *f)
 		"  --max-sessions N   authenticated sessions at once; more are refused (default\n"
 		"                     16); at most 64 connections may wait to authenticate\n"
 		"  --timeout SEC      limit of each control and connection step (default 30)\n"
+		"  --no-failover      a rail that fails fails the sessions on it (default: the\n"
+		"                     session goes on over its other rails)\n"
 		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo;\n"
 		"                     --buffer-mib is each worker's slot memory per "
 		"session\n" CLI_IO_USAGE,
@@ -90,6 +92,9 @@ static int serve_opt(void *ctx, int c, const char *arg)
 	case 'R':
 		sc->o.root = arg;
 		return 0;
+	case 'F':
+		sc->o.no_failover = true;
+		return 0;
 	}
 	return cli_place_opt("serve", &sc->place, c, arg);
 }
@@ -103,6 +108,7 @@ static int serve_args(int argc, char **argv, struct serve_cmd *sc)
 		{"key-file", required_argument, NULL, 'K'},
 		{"max-sessions", required_argument, NULL, 'M'},
 		{"timeout", required_argument, NULL, 'T'},
+		{"no-failover", no_argument, NULL, 'F'},
 		{"help", no_argument, NULL, 'h'},
 		CLI_PLACE_OPTIONS,
 		CLI_IO_OPTIONS,

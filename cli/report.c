@@ -55,6 +55,8 @@ void cli_report_json(json_t *o, const struct eng_report *r, double seconds)
 	json_object_set_new(o, "stripes", json_integer(r->n_stripes));
 	json_object_set_new(o, "slots_per_stripe", json_integer(r->n_slots));
 	json_object_set_new(o, "verified", json_true());
+	json_object_set_new(o, "failover", json_boolean(r->failover));
+	json_object_set_new(o, "rails_failed", json_integer(r->rails_failed));
 	if (r->file_io[0]) {
 		json_object_set_new(o, "file_io", json_string(r->file_io));
 		json_object_set_new(o, "helpers_per_worker", json_integer(r->helpers));
@@ -70,6 +72,13 @@ void cli_report_json(json_t *o, const struct eng_report *r, double seconds)
 		json_object_set_new(x, "gbps", json_real(cli_gbps(r->rail[i].bytes, seconds)));
 		json_object_set_new(x, "mib_per_s",
 				    json_real(cli_mibps(r->rail[i].bytes, seconds)));
+		json_object_set_new(x, "stripes", json_integer(r->rail[i].stripes));
+		json_object_set_new(x, "stripes_failed", json_integer(r->rail[i].stripes_lost));
+		json_object_set_new(x, "failed", json_boolean(r->rail[i].failed));
+		if (r->rail[i].failed)
+			json_object_set_new(x, "failed_after_s", json_real(r->rail[i].failed_at));
+		if (r->rail[i].why[0])
+			json_object_set_new(x, "error", json_string(r->rail[i].why));
 		json_array_append_new(rails, x);
 	}
 	n = node_totals(r, node, nb);
@@ -85,6 +94,18 @@ void cli_report_json(json_t *o, const struct eng_report *r, double seconds)
 	json_object_set_new(o, "nodes", nodes);
 }
 
+/* A rail that lost stripes: when, why, and that the others carried its chunks. */
+static void rail_failure_print(FILE *f, const struct eng_rail_report *rr)
+{
+	if (rr->failed)
+		fprintf(f,
+			"    failed after %.1f s, its chunks sent again on the other rails: %s\n",
+			rr->failed_at, rr->why);
+	else if (rr->stripes_lost)
+		fprintf(f, "    %u of its %u stripes failed, their chunks sent again: %s\n",
+			rr->stripes_lost, rr->stripes, rr->why);
+}
+
 void cli_report_print(FILE *f, const struct eng_report *r, double seconds)
 {
 	int node[TOPO_MAX_RAILS];
@@ -97,6 +118,7 @@ void cli_report_print(FILE *f, const struct eng_report *r, double seconds)
 		fprintf(f, "  rail %-10s node %-2d -> %-10s %10s  %.3f Gb/s  %.1f MiB/s\n",
 			r->rail[i].name, r->rail[i].node, r->rail[i].peer, sz,
 			cli_gbps(r->rail[i].bytes, seconds), cli_mibps(r->rail[i].bytes, seconds));
+		rail_failure_print(f, &r->rail[i]);
 	}
 	n = node_totals(r, node, nb);
 	for (i = 0; i < n; i++) {
@@ -107,6 +129,17 @@ void cli_report_print(FILE *f, const struct eng_report *r, double seconds)
 	fprintf(f, "  %u stripes, %u slots of %s each\n", r->n_stripes, r->n_slots, sz);
 	if (r->file_io[0])
 		fprintf(f, "  file I/O: %s\n", r->file_io);
+}
+
+/* A rail's rate in the progress line, or that it failed. */
+static const char *rate_or_failed(double rate, const struct eng_rail_report *rr)
+{
+	static __thread char buf[32];
+
+	if (rr->failed)
+		return "FAILED";
+	snprintf(buf, sizeof(buf), "%.2f", rate * 8 / 1e9);
+	return buf;
 }
 
 void cli_progress_update(struct cli_progress *p, const struct eng_report *r)
@@ -149,8 +182,9 @@ void cli_progress_update(struct cli_progress *p, const struct eng_report *r)
 		o += (size_t)snprintf(line + o, sizeof(line) - o, "  ETA %d:%02d", (int)left / 60,
 				      (int)left % 60);
 	for (i = 0; i < r->n_rails && i < TOPO_MAX_RAILS && o < sizeof(line); i++)
-		o += (size_t)snprintf(line + o, sizeof(line) - o, "%s%s %.2f", i ? "  " : "  [",
-				      r->rail[i].name, p->rail_rate[i] * 8 / 1e9);
+		o += (size_t)snprintf(line + o, sizeof(line) - o, "%s%s %s", i ? "  " : "  [",
+				      r->rail[i].name,
+				      rate_or_failed(p->rail_rate[i], &r->rail[i]));
 	if (r->n_rails && o < sizeof(line))
 		snprintf(line + o, sizeof(line) - o, " Gb/s]");
 	fprintf(stdout, "\r\033[K%s", line);

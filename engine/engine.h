@@ -91,6 +91,11 @@ struct eng_rail_report {
 	char peer[80]; /* the receiver rail(s) it was paired with */
 	uint64_t bytes;
 	uint64_t chunks;
+	unsigned stripes;      /* QPs on it */
+	unsigned stripes_lost; /* of them, failed on the fabric */
+	bool failed;	       /* every stripe of it failed: it carried nothing after failed_at */
+	double failed_at;      /* seconds from the job's start to its last stripe's failure */
+	char why[256];	       /* why its first stripe failed ("" if none did) */
 };
 
 struct eng_report {
@@ -105,6 +110,8 @@ struct eng_report {
 	unsigned n_slots; /* slots (credits) per stripe */
 	unsigned n_stripes;
 	unsigned n_rails;
+	bool failover;	       /* a failed stripe's chunks went to the others (else: fatal) */
+	unsigned rails_failed; /* rails whose every stripe failed */
 	struct eng_rail_report rail[TOPO_MAX_RAILS];
 	/* copies: how this end read or wrote its files ("" for bench) */
 	char file_io[128]; /* e.g. "io_uring, 3 helper threads per worker, 32 deep each" */
@@ -120,6 +127,7 @@ struct eng_bench_opts {
 	const struct topo_plan *plan;
 	int timeout_ms;	      /* for each control and connection step */
 	const char *key_file; /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
+	bool no_failover; /* a rail that fails fails the run (else its chunks go to the others) */
 	/* Called about every 20 ms from the calling thread with the figures so far. */
 	void (*progress)(const struct eng_report *so_far, void *ctx);
 	void *ctx;
@@ -152,6 +160,7 @@ struct eng_copy_opts {
 	const struct topo_plan *plan;
 	int timeout_ms;
 	const char *key_file; /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
+	bool no_failover; /* a rail that fails fails the copy (else its chunks go to the others) */
 	/* Set (e.g. from a signal handler) to stop the copy: it fails, its temporaries removed. */
 	const _Atomic bool *cancel;
 	/* Called about every 20 ms from the calling thread with the figures so far. */
@@ -177,6 +186,7 @@ struct eng_serve_opts {
 	const struct topo_plan *plan;
 	int timeout_ms;
 	unsigned max_sessions; /* authenticated sessions at once; more are refused with a message */
+	bool no_failover;      /* a rail that fails fails its session (else the others carry on) */
 	int stop_fd;	       /* readable (e.g. a signal's self-pipe): stop */
 	/* Listening: the address, the port, and how sessions are authenticated. */
 	void (*ready)(const char *addr, uint16_t port, const char *auth, void *ctx);

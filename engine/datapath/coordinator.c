@@ -12,8 +12,10 @@
  * out of work, one that failed, one that ended. It ends the job when every
  * chunk of a sender's job is credited back, when the job is stopped (the
  * receiver, once the session hears the sender is done) or failed, or when
- * every worker has ended; then it stops and joins the workers. Failover and
- * resume decisions belong here too: they need exactly this merged view.
+ * every worker has ended; then it stops and joins the workers. A failed
+ * stripe's chunks go back to the job (failover.c), so "every chunk credited"
+ * still means every chunk arrived once; the report names the rails that
+ * failed, when and why.
  *
  * Threading: eng__job_run on the session's thread; eng__job_fail,
  * eng__job_stop, eng__job_wake and the readers of the merged figures are
@@ -124,6 +126,9 @@ int eng__job_run(struct eng_job *job, void (*progress)(struct eng_job *job, void
 	unsigned i;
 	int err;
 
+	if ((err = eng__failover_init(job)) != 0)
+		return err;
+	job->t_start_ns = rcp_now_ns();
 	workers_start(job);
 	while (!job_over(job)) {
 		if (poll(&pfd, 1, ENG_PROGRESS_MS) > 0)
@@ -170,6 +175,30 @@ static void file_io_describe(const struct eng_job *job, struct eng_report *r)
 			 ring < 0 ? strerror(-ring) : "off");
 }
 
+/* Each rail's name, node and, if its stripes failed, when and why. */
+static void rails_report(const struct eng_job *job, struct eng_report *r)
+{
+	unsigned i;
+
+	pthread_mutex_lock((pthread_mutex_t *)&job->err_lock);
+	for (i = 0; i < job->n_rails && i < TOPO_MAX_RAILS; i++) {
+		const struct eng_rail_stat *rs = &job->rail[i];
+		struct eng_rail_report *rr = &r->rail[i];
+
+		snprintf(rr->name, sizeof(rr->name), "%s", rs->name);
+		rr->node = rs->node;
+		rr->stripes = rs->stripes;
+		rr->stripes_lost = rs->stripes_dead;
+		snprintf(rr->why, sizeof(rr->why), "%s", rs->stripes_dead ? rs->why : "");
+		rr->failed = rs->failed_ns != 0;
+		rr->failed_at = rr->failed && rs->failed_ns > job->t_start_ns
+					? (double)(rs->failed_ns - job->t_start_ns) / 1e9
+					: 0.0;
+		r->rails_failed += rr->failed;
+	}
+	pthread_mutex_unlock((pthread_mutex_t *)&job->err_lock);
+}
+
 void eng__job_report(const struct eng_job *job, struct eng_report *r)
 {
 	uint64_t t0 = 0, t1 = 0;
@@ -192,10 +221,8 @@ void eng__job_report(const struct eng_job *job, struct eng_report *r)
 	r->n_slots = job->n_stripes ? job->stripe[0].link.n_slots : 0;
 	r->n_stripes = job->n_stripes;
 	r->n_rails = job->n_rails;
-	for (i = 0; i < job->n_rails && i < TOPO_MAX_RAILS; i++) {
-		snprintf(r->rail[i].name, sizeof(r->rail[i].name), "%s", job->rail[i].name);
-		r->rail[i].node = job->rail[i].node;
-	}
+	r->failover = job->failover;
+	rails_report(job, r);
 	for (i = 0; i < job->n_stripes; i++) {
 		const struct eng_stripe *s = &job->stripe[i];
 

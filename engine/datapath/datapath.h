@@ -94,6 +94,7 @@ struct eng_task {
 	struct eng_stripe *stripe;
 	unsigned slot;
 	bool queued;	 /* handed out and not yet back (worker only) */
+	bool held;	 /* sender: the slot holds chunk hdr.seq until its credit comes back */
 	unsigned helper; /* the helper it went to */
 	int err;	 /* 0, or the error already recorded with eng__job_fail */
 	uint32_t moved;	 /* bytes of op done so far */
@@ -125,6 +126,10 @@ struct eng_stripe {
 	/* written by the owning worker only, read by the coordinator */
 	_Atomic uint64_t bytes;
 	_Atomic uint64_t chunks;
+	/* failover.c: the stripe failed on the fabric and carries nothing more */
+	bool dead;	       /* owning worker only */
+	_Atomic bool lost_req; /* another thread asks the worker to take it down */
+	char lost_why[200];    /* why, written before lost_req under the job's err_lock */
 };
 
 struct eng_helper;
@@ -158,6 +163,10 @@ struct eng_worker {
 struct eng_rail_stat {
 	char name[80]; /* "rxe0:1" */
 	int node;
+	/* failover.c, under the job's err_lock: */
+	unsigned stripes, stripes_dead;
+	uint64_t failed_ns; /* when its last stripe failed; 0: alive */
+	char why[256];	    /* why its first stripe failed */
 };
 
 struct eng_job {
@@ -187,6 +196,16 @@ struct eng_job {
 	/* the transport's view of the job, for eng_transport.conn_create */
 	struct eng_link **link;
 	struct eng_tr_worker **tr_worker;
+	/* failover.c */
+	bool failover;	     /* a stripe that fails on the fabric goes down alone */
+	uint64_t t_start_ns; /* when the workers started */
+	_Atomic unsigned stripes_alive;
+	_Atomic bool draining;	    /* receiver: the sender is done; end once tasks are back */
+	pthread_mutex_t retry_lock; /* sender: chunks of failed stripes, to be sent again */
+	uint64_t *retry;
+	size_t n_retry, retry_cap;
+	_Atomic size_t retry_pending; /* n_retry, readable without the lock */
+	_Atomic uint64_t *landed;     /* receiver: chunk seq consumed (bit seq % 64 of seq / 64) */
 };
 
 /*
@@ -233,8 +252,23 @@ int eng__job_run(struct eng_job *job, void (*progress)(struct eng_job *job, void
 bool eng__job_fail(struct eng_job *job, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* Stop the job without an error (the receiver, once the sender says it is done). Thread-safe. */
+/* Stop the job without an error. Thread-safe. */
 void eng__job_stop(struct eng_job *job);
+
+/*
+ * Receiver, once the sender says every chunk is credited back: end the job
+ * as soon as every task under way (a first copy of a chunk whose credit was
+ * lost with its rail) is back. Thread-safe.
+ */
+void eng__job_drain(struct eng_job *job);
+
+/*
+ * Ask the worker that owns link's stripe to take it down, as if it had
+ * failed on the fabric for the reason why (a port or device event, a
+ * disconnect): with failover its chunks go to the other stripes, without it
+ * the job fails. Thread-safe.
+ */
+void eng__job_link_lost(struct eng_job *job, unsigned link, const char *why);
 
 /* Chunks completed so far, over all workers. Thread-safe. */
 uint64_t eng__job_done_chunks(const struct eng_job *job);

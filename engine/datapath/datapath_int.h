@@ -81,4 +81,35 @@ void eng__fd_drain(int fd);
 /* Tell the coordinator to look at the job now (a worker went idle or failed). Thread-safe. */
 void eng__job_wake(struct eng_job *job);
 
+/* ---- failover (failover.c) ---- */
+
+/* The job's retry list (sender) or chunk map (receiver), before the workers start. */
+int eng__failover_init(struct eng_job *job);
+void eng__failover_fini(struct eng_job *job);
+
+/* Sender: the next chunk to send, a failed stripe's first; false when none is left. */
+bool eng__job_claim(struct eng_job *job, uint64_t *seq_out);
+
+/* Sender: chunk seq goes back to the job (its stripe failed before its credit came). */
+void eng__job_requeue(struct eng_job *job, uint64_t seq);
+
+/* Receiver: true the first time chunk seq is consumed, false for a second copy. */
+bool eng__job_landed(struct eng_job *job, uint64_t seq);
+
+/*
+ * s failed on the fabric (what: the error; the endpoint is named here): with
+ * failover it goes down and its chunks go to the other stripes, else the job
+ * fails. Later failures of a stripe already down are ignored.
+ */
+void eng__stripe_lost(struct eng_stripe *s, int err, const char *what);
+
+/* Take down w's stripes that another thread asked for (eng__job_link_lost). */
+void eng__worker_check_lost(struct eng_worker *w);
+
+/* w still has a stripe that carries chunks. */
+bool eng__worker_alive(const struct eng_worker *w);
+
+/* Receiver: the job drains and none of w's tasks is out. */
+bool eng__worker_drained(const struct eng_worker *w);
+
 #endif

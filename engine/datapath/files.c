@@ -21,11 +21,16 @@
  * order, so only the files whose chunks are in flight are open. The hash
  * is taken once the read is in.
  *
- * Receiver: a chunk's hash is checked before anything is written (before
+ * Receiver: a chunk must be the planned chunk its number names (file,
+ * offset, length). Its hash is checked before anything is written (before
  * a file of one chunk is even created). A file is opened (as a temporary
- * beside its final name) on its first chunk; a second copy of the only
- * chunk of a file, arriving while the first is still opening or writing
- * it, is refused.
+ * beside its final name) on its first chunk. A chunk can arrive twice when
+ * a rail fails after its first copy landed and before its credit came back
+ * (failover.c): a second copy of a chunk of a file that is complete, or of
+ * the only chunk of a file whose first copy is still being opened or
+ * written, is taken without a write (IO_OP_NONE); one of a file still
+ * being written is written again at its place, the same verified bytes,
+ * and counted once by the file's chunk map (io_chunk_write_end).
  * Writers of a file (from prepare to complete) are counted under its lock;
  * the writer that leaves the file complete with nobody else inside puts it
  * in place, so a repeated chunk from a broken or hostile sender can never
@@ -226,6 +231,17 @@ static void unopen(struct eng_files *f, uint64_t file)
 	atomic_fetch_sub(&f->open_files, 1);
 }
 
+/* Receiver: the header names the chunk the plan numbers hdr->seq, exactly. */
+static bool chunk_planned(const struct eng_files *f, const struct eng_chunk_hdr *hdr)
+{
+	const struct io_chunk *c;
+
+	if (hdr->seq >= f->plan->n)
+		return false;
+	c = &f->plan->chunk[hdr->seq];
+	return c->file == hdr->file && c->offset == hdr->offset && c->len == hdr->len;
+}
+
 /*
  * Receiver: check a chunk (its file, its place, its hash) and open its
  * file, or for a file of one chunk say its first open; the write comes from
@@ -247,16 +263,20 @@ static int files_write_prepare(void *ctx, const struct eng_chunk_hdr *hdr, const
 			       "the sender sent a chunk for entry %" PRIu64
 			       ", which is not a file of this job",
 			       hdr->file);
+	if (!chunk_planned(f, hdr))
+		return rcp_err(-EPROTO,
+			       "the sender sent chunk %" PRIu64 " as %u bytes at offset %" PRIu64
+			       " of \"%s\", which is not where the plan puts it",
+			       hdr->seq, hdr->len, hdr->offset, path_of(f, hdr->file, esc));
 	st = &f->st[hdr->file];
 	lock = lock_of(f, hdr->file);
 	pthread_mutex_lock(lock);
-	if (st->complete || st->done)
-		err = rcp_err(-EPROTO, "the sender sent a chunk of \"%s\" after its last one",
-			      path_of(f, hdr->file, esc));
-	else if (st->single && st->w)
-		err = rcp_err(-EPROTO, "the sender sent the only chunk of \"%s\" twice at once",
-			      path_of(f, hdr->file, esc));
-	else if (!st->w && atomic_fetch_add(&f->open_files, 1) >= f->max_open) {
+	if (st->complete || st->done || (st->single && st->w)) {
+		pthread_mutex_unlock(lock);
+		op->kind = IO_OP_NONE; /* a second copy: the first is in, or on its way */
+		return 0;
+	}
+	if (!st->w && atomic_fetch_add(&f->open_files, 1) >= f->max_open) {
 		/* Chunks go out in plan order: more open files than chunks in flight is not honest.
 		 */
 		atomic_fetch_sub(&f->open_files, 1);
@@ -338,6 +358,8 @@ static int files_write_complete(void *ctx, const struct eng_chunk_hdr *hdr, cons
 	bool complete = false;
 	int err;
 
+	if (op->kind == IO_OP_NONE)
+		return 0; /* a second copy, taken without a write (files_write_prepare) */
 	if (op->kind == IO_OP_OPEN) { /* st->w is this task's alone until it is written */
 		err = io_wfile_open_step(st->w, op, put);
 		if (err == 0)

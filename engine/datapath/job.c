@@ -86,6 +86,7 @@ static int job_alloc(const struct topo_plan *plan, struct eng_job **job_out)
 	job->link = calloc(n ? n : 1, sizeof(*job->link));
 	job->tr_worker = calloc(job->n_workers ? job->n_workers : 1, sizeof(*job->tr_worker));
 	pthread_mutex_init(&job->err_lock, NULL);
+	pthread_mutex_init(&job->retry_lock, NULL);
 	job->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	job->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	*job_out = job;
@@ -115,6 +116,8 @@ static void stripe_layout(struct eng_job *job, struct eng_stripe *s, unsigned k,
 				    .slot_size = slot_size,
 				    .send_depth = send_depth(job, n_slots)};
 	w->stripe[w->n_stripes++] = s;
+	job->rail[r].stripes++;
+	atomic_fetch_add(&job->stripes_alive, 1);
 	w->tr.cq_depth += s->link.send_depth + n_slots + 8;
 	job->link[k] = &s->link;
 }
@@ -216,6 +219,7 @@ int eng__job_create(enum eng_role role, const struct topo_plan *plan, unsigned n
 	}
 	job->role = role;
 	job->busy_poll_us = ENG_BUSY_POLL_US;
+	job->failover = true;
 	helpers_size(job, plan, n_slots);
 	*job_out = job;
 	return 0;
@@ -245,6 +249,8 @@ void eng__job_destroy(struct eng_job *job)
 		close(job->wake_fd);
 	if (job->stop_fd >= 0)
 		close(job->stop_fd);
+	eng__failover_fini(job);
+	pthread_mutex_destroy(&job->retry_lock);
 	pthread_mutex_destroy(&job->err_lock);
 	free(job->worker);
 	free(job->rail);

@@ -21,6 +21,10 @@
  * Only one in signal_every writes and sends asks for a completion: the
  * others' queue entries are freed by the next signaled one.
  *
+ * A failure on the fabric (an error completion, a post the device refused)
+ * goes to failover.c, which takes the stripe down alone or fails the job; a
+ * peer that breaks the protocol fails the job at once (stripe_fail).
+ *
  * Threading: a stripe belongs to its worker's thread; what it counts for the
  * coordinator (the stripe's and worker's counters) has that one writer.
  */
@@ -150,7 +154,7 @@ void eng__stripe_flush(struct eng_stripe *s)
 		done += n;
 		err = ep_of(s)->ops->write_imm(ep_of(s), batch, n);
 		if (err) {
-			stripe_fail(s, err, "posting RDMA writes failed");
+			eng__stripe_lost(s, err, "posting RDMA writes failed");
 			break;
 		}
 	}
@@ -172,16 +176,17 @@ void eng__stripe_pump(struct eng_stripe *s)
 	/* At most a batch per round: the worker's other stripes, and other workers, claim too. */
 	while (s->n_free > 0 && n++ < ENG_WRITE_BATCH &&
 	       !atomic_load_explicit(&job->stop, memory_order_relaxed)) {
-		uint64_t seq = atomic_fetch_add(&job->next_chunk, 1);
+		uint64_t seq;
 		unsigned slot;
 		struct eng_task *t;
 
-		if (seq >= job->src.n_chunks)
+		if (!eng__job_claim(job, &seq))
 			break;
 		slot = s->free_slot[--s->n_free];
 		t = &s->task[slot];
 		t->hdr = (struct eng_chunk_hdr){
 			.magic = ENG_HDR_MAGIC, .slot = slot, .token = job->token, .seq = seq};
+		t->held = true;
 		task_start(s, t);
 	}
 }
@@ -211,9 +216,10 @@ static void on_credit(struct eng_stripe *s, uint32_t slot)
 		}
 	s->free_slot[s->n_free++] = slot;
 	s->outstanding--;
+	s->task[slot].held = false;
 	chunk_done(s, s->link.hdr[slot].len);
 	if (ep_of(s)->ops->post_recv(ep_of(s), wr_id_of(s, ENG_WR_RECV), 1))
-		stripe_fail(s, -EIO, "reposting a receive failed");
+		eng__stripe_lost(s, -EIO, "reposting a receive failed");
 }
 
 /* Receiver: the header must match the session, the slot and the slot size. */
@@ -228,6 +234,8 @@ static const char *hdr_invalid(const struct eng_stripe *s, const struct eng_chun
 		return "a chunk header that names another slot";
 	if (h->len == 0 || h->len > s->link.slot_size)
 		return "a chunk longer than its slot";
+	if (h->seq >= s->job->src.n_chunks)
+		return "a chunk number beyond the job's last";
 	return NULL;
 }
 
@@ -264,18 +272,25 @@ static void on_chunk(struct eng_stripe *s, uint32_t slot)
 	task_start(s, t);
 }
 
-/* Receiver: the slot's chunk is written (or checked): a receive again, and the credit back. */
-static void chunk_consumed(struct eng_stripe *s, unsigned slot, uint32_t len)
+/*
+ * Receiver: the slot's chunk is written (or checked, or was a second copy):
+ * counted the first time its number lands, then a receive again and the
+ * credit back, unless the stripe went down meanwhile.
+ */
+static void chunk_consumed(struct eng_stripe *s, const struct eng_chunk_hdr *h)
 {
 	int err;
 
-	chunk_done(s, len);
+	if (eng__job_landed(s->job, h->seq))
+		chunk_done(s, h->len);
+	if (s->dead)
+		return;
 	err = ep_of(s)->ops->post_recv(ep_of(s), wr_id_of(s, ENG_WR_RECV), 1);
 	if (!err)
 		err = ep_of(s)->ops->send_imm(ep_of(s), wr_id_of(s, ENG_WR_SEND), signal_now(s),
-					      slot);
+					      h->slot);
 	if (err)
-		stripe_fail(s, err, "returning a credit failed");
+		eng__stripe_lost(s, err, "returning a credit failed");
 }
 
 void eng__stripe_task_done(struct eng_task *t)
@@ -286,10 +301,14 @@ void eng__stripe_task_done(struct eng_task *t)
 	s->busy--;
 	if (t->err || atomic_load_explicit(&s->job->stop, memory_order_relaxed))
 		return; /* the job failed (the error is recorded) or is ending */
-	if (s->job->role == ENG_SENDER)
+	if (s->job->role == ENG_RECEIVER)
+		chunk_consumed(s, &t->hdr);
+	else if (!s->dead)
 		s->ready[s->n_ready++] = t->slot;
-	else
-		chunk_consumed(s, t->slot, t->hdr.len);
+	else if (t->held) { /* read for a stripe that went down meanwhile: another sends it */
+		t->held = false;
+		eng__job_requeue(s->job, t->hdr.seq);
+	}
 }
 
 void eng__stripe_complete(const struct eng_wc *wc)
@@ -297,10 +316,12 @@ void eng__stripe_complete(const struct eng_wc *wc)
 	struct eng_stripe *s = (struct eng_stripe *)(uintptr_t)(wc->wr_id & ~(uint64_t)ENG_WR_MASK);
 	char what[160];
 
+	if (s->dead)
+		return; /* flushed out of a stripe that went down: failover.c has its chunks */
 	if (wc->status != 0) {
 		snprintf(what, sizeof(what), "work completion error '%s' (status %d)",
 			 wc->status_str, wc->status);
-		stripe_fail(s, -EIO, what);
+		eng__stripe_lost(s, -EIO, what);
 		return;
 	}
 	if ((wc->wr_id & ENG_WR_MASK) != ENG_WR_RECV)

@@ -41,8 +41,9 @@ bool eng__worker_idle(const struct eng_worker *w)
 	unsigned i;
 
 	if (job->role == ENG_RECEIVER)
-		return false; /* runs until the session stops it */
-	if (atomic_load(&job->next_chunk) < job->src.n_chunks)
+		return false; /* runs until the session stops or drains it */
+	if (atomic_load(&job->next_chunk) < job->src.n_chunks ||
+	    atomic_load(&job->retry_pending) > 0)
 		return false;
 	for (i = 0; i < w->n_stripes; i++)
 		if (w->stripe[i]->outstanding || w->stripe[i]->busy)
@@ -135,6 +136,8 @@ static bool worker_round(struct eng_worker *w, uint64_t *idle_since, bool *told_
 	bool m;
 	int n, k, err;
 
+	eng__worker_check_lost(
+		w); /* stripes the session saw fail go down before anything is posted */
 	/* Chunks ready at once (the bench pattern) go out now: the worker may sleep next. */
 	if (job->role == ENG_SENDER)
 		for (i = 0; i < w->n_stripes; i++) {
@@ -156,7 +159,9 @@ static bool worker_round(struct eng_worker *w, uint64_t *idle_since, bool *told_
 		eng__job_fail(job, n, "polling the completion queue failed: %s", strerror(-n));
 		return false;
 	}
-	if (n > 0 || m)
+	/* A worker whose stripes all went down waits for the others: nothing of its own can stall.
+	 */
+	if (n > 0 || m || !eng__worker_alive(w))
 		*idle_since = rcp_now_ns();
 	else if (!*told_idle && rcp_now_ns() - *idle_since > ENG_STALL_MS * 1000000ull)
 		worker_stalled(w);
@@ -174,7 +179,7 @@ static bool worker_round(struct eng_worker *w, uint64_t *idle_since, bool *told_
 		*told_idle = true; /* nothing more to do here: the coordinator decides */
 		eng__job_wake(job);
 	}
-	return true;
+	return !eng__worker_drained(w);
 }
 
 void *eng__worker_main(void *arg)

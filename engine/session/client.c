@@ -323,6 +323,7 @@ int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_o
 	eng__session_init(&c.s, ENG_CLIENT, o->tr, -1, o->timeout_ms);
 	c.s.role = cp && cp->dir == ENG_PULL ? ENG_RECEIVER : ENG_SENDER;
 	c.s.chunk = o->chunk;
+	c.s.no_failover = o->no_failover;
 	c.s.bench_bytes = o->bench_bytes;
 	c.s.cancel = cp ? cp->cancel : NULL;
 	c.s.cancel_err = -EINTR;
@@ -361,7 +362,7 @@ int eng_bench_run(const struct eng_bench_opts *o, struct eng_report *report_out)
 	struct eng_client_opts co = {o->host,	  o->port,	 o->chunk,
 				     o->plan,	  o->timeout_ms, o->key_file,
 				     o->progress, o->ctx,	 eng__transport_verbs(),
-				     o->bytes,	  NULL};
+				     o->bytes,	  NULL,		 o->no_failover};
 
 	if (o->chunk == 0 || o->chunk % ENG_CHUNK_MIN || o->chunk > ENG_CHUNK_MAX || o->bytes == 0)
 		return rcp_err(-EINVAL,
@@ -382,7 +383,8 @@ int eng_copy_run(const struct eng_copy_opts *o, struct eng_report *report_out)
 				     o->ctx,
 				     eng__transport_verbs(),
 				     0,
-				     o};
+				     o,
+				     o->no_failover};
 
 	if (o->chunk == 0 || o->chunk % ENG_CHUNK_MIN || o->chunk > ENG_CHUNK_MAX ||
 	    o->n_src == 0 || !o->dst)

@@ -7,8 +7,10 @@
  * ENG_PROGRESS_MS: a peer that closes the control connection, reports an
  * error or sends something unexpected, a link that rdma_cm reports
  * disconnected, or the cancel flag fails the job at once instead of waiting
- * for retries. A receiver expects one message, the sender's "done": it
- * means every chunk was credited back, so the receiver's job stops.
+ * for retries. A link the transport reports lost (its peer, port or device)
+ * goes to the job, which takes its stripe down (failover) or fails. A
+ * receiver expects one message, the sender's "done": it means every chunk
+ * was credited back, so the receiver's job drains and ends.
  *
  * Threading: see session_int.h.
  */
@@ -51,6 +53,7 @@ int eng__session_job(struct eng_session *s, const struct topo_plan *plan, unsign
 
 	if (err)
 		return err;
+	s->job->failover = !s->no_failover;
 	s->job->token = eng__seal_token(s->tokens, ENG_TOKEN_JOB, 0);
 	/* The server's links are the ones asked for: each admits its own token only. */
 	for (i = 0; s->side == ENG_SERVER && i < s->job->n_stripes; i++)
@@ -63,6 +66,12 @@ int eng__session_job(struct eng_session *s, const struct topo_plan *plan, unsign
 	return s->tr->conn_create(&s->conn_cfg, &s->conn);
 }
 
+/* The transport saw a link lose its peer, port or device: the job takes it down. */
+static void link_lost(void *ctx, unsigned link, const char *why)
+{
+	eng__job_link_lost(ctx, link, why);
+}
+
 static void session_watch(struct eng_job *job, void *ctx)
 {
 	struct eng_session *s = ctx;
@@ -72,17 +81,17 @@ static void session_watch(struct eng_job *job, void *ctx)
 
 	if (s->cancel && atomic_load(s->cancel) && !atomic_load(&job->stop))
 		eng__job_fail(job, s->cancel_err, "%s", s->cancel_why);
-	if (!atomic_load(&job->stop))
+	if (!atomic_load(&job->stop) && !s->done) /* after "done", only the drain is left */
 		got = eng__proto_poll(&s->ctl, want ? want : "(nothing during the transfer)", &msg);
 	if (got == 1 && want) {
 		s->done = msg;
-		eng__job_stop(job); /* the sender has every credit back */
+		eng__job_drain(job); /* the sender has every credit back */
 	} else if (got == 1) {
 		json_decref(msg);
 		eng__job_fail(job, -EPROTO, "%s sent a message in the middle of the transfer",
 			      s->peer_name);
 	} else if (got == 0 && !atomic_load(&job->stop)) {
-		got = s->tr->check_events(s->conn);
+		got = s->tr->check_events(s->conn, link_lost, job);
 	}
 	if (got < 0)
 		eng__job_fail(job, got, "%s went away: %s", s->peer_name, rcp_err_msg(got));

@@ -84,7 +84,8 @@ struct eng_session {
 	struct eng_job *job;
 	struct eng_conn_cfg conn_cfg;
 	struct eng_conn *conn;
-	json_t *done; /* the receiver's: the sender's "done" */
+	json_t *done;	  /* the receiver's: the sender's "done" */
+	bool no_failover; /* a failed rail fails the job (else its chunks go to the others) */
 	/* while the job runs */
 	const _Atomic bool *cancel; /* when set, the job fails with cancel_err */
 	int cancel_err;
@@ -168,6 +169,7 @@ struct eng_client_opts {
 	const struct eng_transport *tr;
 	uint64_t bench_bytes;		  /* bench */
 	const struct eng_copy_opts *copy; /* copies; NULL for bench */
+	bool no_failover;
 };
 
 /* eng_bench_run and eng_copy_run over o->tr. */

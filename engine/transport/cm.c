@@ -394,9 +394,76 @@ static int cm_accept_all(struct eng_conn *c, int ctl_fd, int timeout_ms)
 	return 0;
 }
 
-static int cm_check_events(struct eng_conn *c)
+/* Pass every link of c on ctx (and on port, unless 0) to lost, or fail without lost. */
+static int links_lost(struct eng_conn *c, struct ibv_context *ctx, uint8_t port, struct ibv_qp *qp,
+		      const char *what, eng_link_lost_fn lost, void *lctx)
+{
+	char why[256];
+	unsigned i;
+
+	for (i = 0; i < c->cfg->n_links; i++) {
+		struct rdma_cm_id *id = c->ep[i].id;
+
+		if (!id || id->verbs != ctx || (port && id->port_num != port) ||
+		    (qp && id->qp != qp))
+			continue;
+		snprintf(why, sizeof(why), "%s on %s", what, c->ep[i].desc);
+		if (!lost)
+			return rcp_err(-ECONNRESET, "%s", why);
+		lost(lctx, i, why);
+	}
+	return 0;
+}
+
+/*
+ * The devices' asynchronous events: a port that went down, a device that
+ * failed, a QP the device moved to the error state. The first session to
+ * read a device's event consumes it, so a server's other sessions on that
+ * port learn of the failure from their own completions instead (after the
+ * QP's retries).
+ */
+static int cm_async_events(struct eng_conn *c, eng_link_lost_fn lost, void *lctx)
+{
+	struct ibv_context *seen[ENG_MAX_CQS];
+	unsigned i, k, n = 0;
+	int err = 0;
+
+	for (i = 0; i < c->cfg->n_links && n < ENG_MAX_CQS; i++) {
+		struct ibv_context *ctx = c->ep[i].id ? c->ep[i].id->verbs : NULL;
+
+		for (k = 0; k < n && seen[k] != ctx; k++)
+			;
+		if (ctx && k == n) {
+			seen[n++] = ctx;
+			fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
+		}
+	}
+	for (k = 0; k < n && !err; k++) {
+		struct ibv_async_event ev;
+		char what[96];
+
+		while (!err && ibv_get_async_event(seen[k], &ev) == 0) {
+			snprintf(what, sizeof(what), "the device reported %s",
+				 ibv_event_type_str(ev.event_type));
+			if (ev.event_type == IBV_EVENT_PORT_ERR)
+				err = links_lost(c, seen[k], (uint8_t)ev.element.port_num, NULL,
+						 what, lost, lctx);
+			else if (ev.event_type == IBV_EVENT_DEVICE_FATAL)
+				err = links_lost(c, seen[k], 0, NULL, what, lost, lctx);
+			else if (ev.event_type == IBV_EVENT_QP_FATAL ||
+				 ev.event_type == IBV_EVENT_QP_REQ_ERR ||
+				 ev.event_type == IBV_EVENT_QP_ACCESS_ERR)
+				err = links_lost(c, seen[k], 0, ev.element.qp, what, lost, lctx);
+			ibv_ack_async_event(&ev);
+		}
+	}
+	return err;
+}
+
+static int cm_check_events(struct eng_conn *c, eng_link_lost_fn lost, void *lctx)
 {
 	struct rdma_cm_event *ev;
+	char why[256];
 	int err = 0;
 
 	while (!err && rdma_get_cm_event(c->ch, &ev) == 0) {
@@ -408,12 +475,17 @@ static int cm_check_events(struct eng_conn *c)
 			continue;
 		}
 		if (type == RDMA_CM_EVENT_DISCONNECTED || type == RDMA_CM_EVENT_DEVICE_REMOVAL ||
-		    type == RDMA_CM_EVENT_TIMEWAIT_EXIT)
-			err = rcp_err(-ECONNRESET, "%s: rdma_cm says %s",
-				      l ? c->ep[l->index].desc : "a rail", rdma_event_str(type));
+		    type == RDMA_CM_EVENT_TIMEWAIT_EXIT) {
+			snprintf(why, sizeof(why), "rdma_cm says %s on %s", rdma_event_str(type),
+				 l ? c->ep[l->index].desc : "a rail");
+			if (lost && l)
+				lost(lctx, l->index, why);
+			else
+				err = rcp_err(-ECONNRESET, "%s", why);
+		}
 		rdma_ack_cm_event(ev);
 	}
-	return err;
+	return err ? err : cm_async_events(c, lost, lctx);
 }
 
 static const struct eng_transport verbs_transport = {

@@ -288,6 +288,16 @@ static int loop_post_recv(struct eng_ep *ep, uint64_t wr_id, unsigned n)
 	return 0;
 }
 
+/* As a QP in the error state: nothing crosses the pair any more, either way. */
+static void loop_shutdown(struct eng_ep *ep)
+{
+	struct loop_ep *e = (struct loop_ep *)ep;
+
+	pthread_mutex_lock(&e->pair->lock);
+	e->pair->broken = true;
+	pthread_mutex_unlock(&e->pair->lock);
+}
+
 static const struct eng_tr_ops loop_ops = {
 	.name = "loopback",
 	.write_imm = loop_write_imm,
@@ -298,6 +308,7 @@ static const struct eng_tr_ops loop_ops = {
 	.event_fd = loop_event_fd,
 	.ack_events = loop_ack_events,
 	.describe = loop_describe,
+	.shutdown = loop_shutdown,
 };
 
 int eng__loop_cq_create(struct eng_cq **cq_out)

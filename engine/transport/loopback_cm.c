@@ -333,10 +333,13 @@ static int loop_accept_all(struct eng_conn *c, int ctl_fd, int timeout_ms)
 	return err;
 }
 
-static int loop_check_events(struct eng_conn *c)
+/* The peer closing is the whole connection set's end, not one link's: never passed to lost. */
+static int loop_check_events(struct eng_conn *c, eng_link_lost_fn lost, void *ctx)
 {
 	bool reset;
 
+	(void)lost;
+	(void)ctx;
 	pthread_mutex_lock(&fabric.lock);
 	reset = c->reset;
 	pthread_mutex_unlock(&fabric.lock);

@@ -119,6 +119,11 @@ struct eng_tr_ops {
 	void (*ack_events)(struct eng_cq *cq);
 	/* Text naming the endpoint in errors: device, port, QP number, peer. */
 	void (*describe)(struct eng_ep *ep, char *buf, size_t len);
+	/*
+	 * Give up on the endpoint: move it to the error state, so its queued work
+	 * flushes and the peer's next post to it fails instead of waiting.
+	 */
+	void (*shutdown)(struct eng_ep *ep);
 };
 
 struct eng_cq {
@@ -173,6 +178,9 @@ struct eng_rail_addr {
 	char text[INET_ADDRSTRLEN];
 };
 
+/* check_events: link (its eng_link index) cannot carry anything any more, for reason why. */
+typedef void (*eng_link_lost_fn)(void *ctx, unsigned link, const char *why);
+
 /* What a job asks of the transport when its connections are made. */
 struct eng_conn_cfg {
 	bool receiver; /* this side's slots are written by the peer */
@@ -217,8 +225,13 @@ struct eng_transport {
 	 * readable meanwhile: the caller reads why.
 	 */
 	int (*accept_all)(struct eng_conn *conn, int ctl_fd, int timeout_ms);
-	/* Consume pending events; -ECONNRESET with a sentence when a link lost its peer. */
-	int (*check_events)(struct eng_conn *conn);
+	/*
+	 * Consume pending events. A link that lost its peer, its port or its
+	 * device (a disconnect, a port or device event, its QP failing) is passed
+	 * to lost (link index and a sentence), or without lost, fails the call:
+	 * -ECONNRESET with a sentence.
+	 */
+	int (*check_events)(struct eng_conn *conn, eng_link_lost_fn lost, void *ctx);
 };
 
 /* RC queue pairs on real devices, connected with rdma_cm. */

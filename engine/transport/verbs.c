@@ -153,6 +153,25 @@ static void vb_describe(struct eng_ep *ep, char *buf, size_t len)
 	snprintf(buf, len, "%s", ((struct vep *)ep->tr)->desc);
 }
 
+/*
+ * The QP to the error state: its queued work flushes, and the peer's next
+ * packet to it gets no acknowledgement, so the peer's QP fails too (after
+ * its retries) instead of writing into slots nobody reads.
+ */
+static void vb_shutdown(struct eng_ep *ep)
+{
+	struct vep *e = ep->tr;
+	struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
+	int r;
+
+	if (!e->id || !e->id->qp)
+		return;
+	r = ibv_modify_qp(e->id->qp, &attr, IBV_QP_STATE);
+	if (r)
+		rcp_log(RCP_LOG_INFO, "%s: moving the QP to the error state failed: %s", e->desc,
+			strerror(r));
+}
+
 const struct eng_tr_ops eng__verbs_ops = {
 	.name = "verbs",
 	.write_imm = vb_write_imm,
@@ -163,6 +182,7 @@ const struct eng_tr_ops eng__verbs_ops = {
 	.event_fd = vb_event_fd,
 	.ack_events = vb_ack_events,
 	.describe = vb_describe,
+	.shutdown = vb_shutdown,
 };
 
 /* ---- per-worker resources ---- */

@@ -76,11 +76,17 @@ static void ep_describe(struct eng_ep *ep, char *buf, size_t len)
 	snprintf(buf, len, "fuzz0:1 qp 0x1");
 }
 
+static void ep_shutdown(struct eng_ep *e)
+{
+	(void)e;
+}
+
 static const struct eng_tr_ops ops = {.name = "fuzz",
 				      .write_imm = ep_write_imm,
 				      .send_imm = ep_send_imm,
 				      .post_recv = ep_post_recv,
-				      .describe = ep_describe};
+				      .describe = ep_describe,
+				      .shutdown = ep_shutdown};
 static struct eng_ep ep = {.ops = &ops};
 static struct topo_plan plan;
 

@@ -4,7 +4,7 @@
  * that needs it stays one file plus this.
  *
  * Both jobs run in threads; the harness stops one when the other fails, as
- * a session does through its control connection, and stops the receiver
+ * a session does through its control connection, and drains the receiver
  * once the sender has every credit back.
  */
 #ifndef RAILCP_TEST_ENGINE_HARNESS_H
@@ -132,7 +132,10 @@ static inline void h_run(struct harness *h)
 			eng__job_stop(h->snd); /* the receiver failed: the session ends */
 		nanosleep(&ts_, NULL);
 	}
-	eng__job_stop(h->rcv);
+	if (s.err) /* the sender failed: the session ends */
+		eng__job_stop(h->rcv);
+	else /* the sender has every credit back: the receiver drains, as a session's does */
+		eng__job_drain(h->rcv);
 	pthread_join(ts, NULL);
 	pthread_join(tr, NULL);
 	h->snd_err = s.err;

@@ -208,7 +208,7 @@ static void test_completions_from_many_workers_merge_to_totals(void **state)
 	h_destroy(&h);
 }
 
-static void test_injected_completion_error_fails_both_sides_cleanly(void **state)
+static void test_injected_completion_error_without_failover_fails_both_sides_cleanly(void **state)
 {
 	struct harness h = {0};
 
@@ -216,6 +216,7 @@ static void test_injected_completion_error_fails_both_sides_cleanly(void **state
 	h_plan(&h.plan, 2, 1, 2);
 	/* 0.33 s of link time: the error ends the job long before the other stripes could. */
 	assert_int_equal(h_create(&h, 4, 4 * KiB, 1000 * 4 * KiB, (double[]){0.1, 0.1}), 0);
+	h.snd->failover = h.rcv->failover = false;
 	eng__loop_inject_error(h.snd_ep[1], 7);
 	h_run(&h);
 	assert_int_equal(h.snd_err, -EIO);
@@ -223,6 +224,89 @@ static void test_injected_completion_error_fails_both_sides_cleanly(void **state
 	assert_non_null(strstr(h.snd_msg, "loopback qp 0x"));
 	assert_int_equal(h.rcv_err, 0); /* stopped by the session, not failed */
 	assert_true(eng__job_done_chunks(h.snd) < 1000);
+	h_destroy(&h);
+}
+
+static void test_failed_stripe_chunks_go_to_the_others(void **state)
+{
+	const uint64_t n = 1000, total = n * 4 * KiB;
+	struct harness h = {0};
+	struct eng_report r;
+
+	(void)state;
+	h_plan(&h.plan, 2, 1, 1);
+	assert_int_equal(h_create(&h, 4, 4 * KiB, total, (double[]){0.1, 0.1}), 0);
+	/* Stripe 1 (rail 1) fails on its 7th post; its credits back to the sender fail too. */
+	eng__loop_inject_error(h.snd_ep[1], 7);
+	h_run(&h);
+	assert_int_equal(h.snd_err, 0);
+	assert_int_equal(h.rcv_err, 0);
+	assert_int_equal(eng__job_done_chunks(h.snd), n);
+	/* Each chunk counted once at both ends, though some of rail 1's arrived twice. */
+	assert_int_equal(job_bytes(h.snd), total);
+	assert_int_equal(job_bytes(h.rcv), total);
+	eng__job_report(h.snd, &r);
+	assert_true(r.rail[0].bytes > total / 2);
+	assert_true(r.rail[1].failed);
+	assert_int_equal(r.rail[1].stripes_lost, 1);
+	assert_non_null(strstr(r.rail[1].why, "work completion error 'injected error'"));
+	assert_false(r.rail[0].failed);
+	assert_int_equal(r.rails_failed, 1);
+	assert_true(r.failover);
+	h_destroy(&h);
+}
+
+static void test_every_stripe_failed_fails_the_job_naming_the_rails(void **state)
+{
+	struct harness h = {0};
+
+	(void)state;
+	h_plan(&h.plan, 2, 1, 1);
+	assert_int_equal(h_create(&h, 4, 4 * KiB, 1000 * 4 * KiB, (double[]){0.1, 0.1}), 0);
+	eng__loop_inject_error(h.snd_ep[0], 5);
+	eng__loop_inject_error(h.snd_ep[1], 9);
+	h_run(&h);
+	assert_int_equal(h.snd_err, -EIO);
+	assert_non_null(strstr(h.snd_msg, "every rail failed"));
+	assert_non_null(strstr(h.snd_msg, "loop0:1"));
+	assert_non_null(strstr(h.snd_msg, "loop1:1"));
+	assert_true(eng__job_done_chunks(h.snd) < 1000);
+	h_destroy(&h);
+}
+
+static void test_link_lost_takes_its_stripe_down_before_it_carries_anything(void **state)
+{
+	const uint64_t total = 300 * 4 * KiB;
+	struct harness h = {0};
+	struct eng_report r;
+
+	(void)state;
+	h_plan(&h.plan, 1, 2, 1);
+	assert_int_equal(h_create(&h, 4, 4 * KiB, total, NULL), 0);
+	eng__job_link_lost(h.snd, 1, "the device reported port error on loop1");
+	h_run(&h);
+	assert_int_equal(h.snd_err, 0);
+	assert_int_equal(job_bytes(h.rcv), total);
+	eng__job_report(h.snd, &r);
+	assert_int_equal(r.rail[1].bytes, 0);
+	assert_int_equal(r.rail[0].bytes, total);
+	assert_true(r.rail[1].failed);
+	assert_string_equal(r.rail[1].why, "the device reported port error on loop1");
+	h_destroy(&h);
+}
+
+static void test_link_lost_without_failover_fails_the_job(void **state)
+{
+	struct harness h = {0};
+
+	(void)state;
+	h_plan(&h.plan, 1, 2, 1);
+	assert_int_equal(h_create(&h, 4, 4 * KiB, 300 * 4 * KiB, NULL), 0);
+	h.snd->failover = false;
+	eng__job_link_lost(h.snd, 1, "rdma_cm says RDMA_CM_EVENT_DISCONNECTED on loop1");
+	h_run(&h);
+	assert_int_equal(h.snd_err, -ECONNRESET);
+	assert_non_null(strstr(h.snd_msg, "RDMA_CM_EVENT_DISCONNECTED"));
 	h_destroy(&h);
 }
 
@@ -314,7 +398,12 @@ int main(void)
 		cmocka_unit_test(test_credit_blocks_when_window_empty_and_resumes),
 		cmocka_unit_test(test_striping_follows_rail_speed),
 		cmocka_unit_test(test_completions_from_many_workers_merge_to_totals),
-		cmocka_unit_test(test_injected_completion_error_fails_both_sides_cleanly),
+		cmocka_unit_test(
+			test_injected_completion_error_without_failover_fails_both_sides_cleanly),
+		cmocka_unit_test(test_failed_stripe_chunks_go_to_the_others),
+		cmocka_unit_test(test_every_stripe_failed_fails_the_job_naming_the_rails),
+		cmocka_unit_test(test_link_lost_takes_its_stripe_down_before_it_carries_anything),
+		cmocka_unit_test(test_link_lost_without_failover_fails_the_job),
 		cmocka_unit_test(test_receiver_refuses_chunk_of_another_session),
 		cmocka_unit_test(test_wrong_bytes_fail_the_check),
 		cmocka_unit_test(test_worker_without_stripes_gets_no_memory),

@@ -182,6 +182,35 @@ static void test_corrupt_chunk_fails_and_leaves_no_partial_file(void **state)
 	pair_destroy(&p);
 }
 
+/* base/rel holds exactly want. */
+static void expect_content(const char *base, const char *rel, const char *want)
+{
+	char path[4096], got[64] = {0};
+	FILE *f;
+
+	t_path(path, base, rel);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fread(got, 1, sizeof(got) - 1, f), strlen(want));
+	fclose(f);
+	assert_string_equal(got, want);
+}
+
+/* The number the plan (64 KiB chunks, as pair_make's) gives file's first chunk. */
+static uint64_t plan_seq(const struct io_manifest *m, uint64_t file)
+{
+	struct io_plan *plan;
+	uint64_t i, seq = UINT64_MAX;
+
+	assert_int_equal(io_plan_create(m, 64 * KiB, &plan), 0);
+	for (i = 0; i < plan->n && seq == UINT64_MAX; i++)
+		if (plan->chunk[i].file == file && plan->chunk[i].offset == 0)
+			seq = i;
+	io_plan_destroy(plan);
+	assert_true(seq != UINT64_MAX);
+	return seq;
+}
+
 static void test_misdirected_chunks_are_refused(void **state)
 {
 	struct pair p = {0};
@@ -205,14 +234,23 @@ static void test_misdirected_chunks_are_refused(void **state)
 	h.file = dir; /* not a file */
 	assert_int_equal(consume(&p.h.rcv->sink, &h, "deep\n"), -EPROTO);
 	h.file = file;
+	h.seq = plan_seq(m, file);
 	h.offset = 4096; /* not a planned chunk */
 	assert_int_not_equal(consume(&p.h.rcv->sink, &h, "deep\n"), 0);
 	h.offset = 0;
+	h.seq = plan_seq(m, file) + 1; /* the right place under another chunk's number */
+	assert_int_equal(consume(&p.h.rcv->sink, &h, "deep\n"), -EPROTO);
+	h.seq = plan_seq(m, file);
 	assert_int_equal(consume(&p.h.rcv->sink, &h, "deep\n"), 0);
 	assert_true(t_exists(p.dst, "top/sub/deep.txt"));
-	/* Complete, in place: a repeat must not write it again. */
-	assert_int_equal(consume(&p.h.rcv->sink, &h, "deep\n"), -EPROTO);
+	/*
+	 * Complete, in place: a second copy (its first's credit lost with a rail)
+	 * is taken without a write, so even other bytes do not reach the file.
+	 */
+	h.hash = io_chunk_hash("DEEP\n", 5);
+	assert_int_equal(consume(&p.h.rcv->sink, &h, "DEEP\n"), 0);
 	assert_int_equal(t_count_tmp(p.dst), 0);
+	expect_content(p.dst, "top/sub/deep.txt", "deep\n");
 	pair_destroy(&p);
 }
 

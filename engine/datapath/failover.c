@@ -1,0 +1,260 @@
+/*
+ * failover.c - what a job does when one of its stripes fails on the fabric:
+ * a work completion error, a post the device refused, or a port, device or
+ * connection event the session saw.
+ *
+ * With failover on (the default), the stripe goes down alone: its endpoint
+ * is moved to the error state, so the peer's side of it fails too instead
+ * of waiting for credits that cannot come; every chunk its slots held and
+ * the receiver had not credited back goes on the job's retry list, which
+ * every sender stripe claims from before the job's cursor. So each chunk is
+ * in exactly one place at any time - unclaimed, on the retry list, in one
+ * live slot, or credited - and the job ends when every chunk is credited
+ * once. A chunk whose first copy did land (its credit was lost with the
+ * rail) arrives twice: the receiver counts a chunk once, by a bit per chunk
+ * (landed), and its sink accepts the second copy without writing it again
+ * (files.c). Once the sender says it is done, a receiver drains: it ends
+ * when every task under way is back, so a first copy still being written
+ * finishes before the files are checked. Only when every stripe has failed
+ * does the job fail, with one sentence naming the last rail and why.
+ *
+ * Without failover the first such failure fails the job, as any other
+ * error does.
+ *
+ * A rail's record (when its last stripe failed, why its first did) is kept
+ * under the job's err_lock; the report and the summary name it.
+ *
+ * Threading: eng__stripe_lost and eng__worker_check_lost on the stripe's
+ * worker; eng__job_claim and eng__job_requeue on any sender worker (the
+ * retry lock); eng__job_link_lost and eng__job_drain from any thread.
+ */
+#include "engine/datapath/datapath_int.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int eng__failover_init(struct eng_job *job)
+{
+	if (job->role == ENG_SENDER) {
+		/* A chunk is on the list only while no slot holds it: every slot at most once. */
+		job->retry_cap =
+			(size_t)job->n_stripes * (job->n_stripes ? job->stripe[0].link.n_slots : 0);
+		job->retry = calloc(job->retry_cap ? job->retry_cap : 1, sizeof(*job->retry));
+		if (!job->retry)
+			return rcp_err(-ENOMEM, "out of memory for the job's retry list");
+	} else {
+		job->landed = calloc(job->src.n_chunks / 64 + 1, sizeof(*job->landed));
+		if (!job->landed)
+			return rcp_err(-ENOMEM, "out of memory for a map of %llu chunks",
+				       (unsigned long long)job->src.n_chunks);
+	}
+	return 0;
+}
+
+void eng__failover_fini(struct eng_job *job)
+{
+	free(job->retry);
+	free((void *)job->landed);
+	job->retry = NULL;
+	job->landed = NULL;
+}
+
+bool eng__job_claim(struct eng_job *job, uint64_t *seq_out)
+{
+	uint64_t seq;
+
+	if (atomic_load_explicit(&job->retry_pending, memory_order_acquire) > 0) {
+		bool got = false;
+
+		pthread_mutex_lock(&job->retry_lock);
+		if (job->n_retry > 0) {
+			*seq_out = job->retry[--job->n_retry];
+			atomic_store_explicit(&job->retry_pending, job->n_retry,
+					      memory_order_release);
+			got = true;
+		}
+		pthread_mutex_unlock(&job->retry_lock);
+		if (got)
+			return true;
+	}
+	seq = atomic_fetch_add(&job->next_chunk, 1);
+	if (seq >= job->src.n_chunks)
+		return false;
+	*seq_out = seq;
+	return true;
+}
+
+void eng__job_requeue(struct eng_job *job, uint64_t seq)
+{
+	pthread_mutex_lock(&job->retry_lock);
+	/* Cannot overflow: each entry came out of a slot, and slots are retry_cap. */
+	job->retry[job->n_retry++] = seq;
+	atomic_store_explicit(&job->retry_pending, job->n_retry, memory_order_release);
+	pthread_mutex_unlock(&job->retry_lock);
+}
+
+bool eng__job_landed(struct eng_job *job, uint64_t seq)
+{
+	uint64_t bit = 1ull << (seq % 64);
+
+	if (!job->landed || seq >= job->src.n_chunks)
+		return true; /* no map (a job without failover state): count every chunk */
+	return !(atomic_fetch_or(&job->landed[seq / 64], bit) & bit);
+}
+
+/* A short list of the failed rails and why, for the job's last sentence. */
+static void rails_why(const struct eng_job *job, char *buf, size_t len)
+{
+	size_t used = 0;
+	unsigned r;
+
+	buf[0] = '\0';
+	for (r = 0; r < job->n_rails && used < len; r++) {
+		const struct eng_rail_stat *rs = &job->rail[r];
+
+		if (!rs->stripes_dead)
+			continue;
+		used += (size_t)snprintf(buf + used, len - used, "%s%s: %s", used ? "; " : "",
+					 rs->name, rs->why);
+	}
+}
+
+/* The stripe's rail loses one stripe; the job fails when no stripe is left. */
+static void rail_record(struct eng_stripe *s, const char *why)
+{
+	struct eng_job *job = s->job;
+	struct eng_rail_stat *rs = &job->rail[s->rail];
+	char all[480];
+	bool last;
+
+	pthread_mutex_lock(&job->err_lock);
+	if (rs->stripes_dead++ == 0)
+		snprintf(rs->why, sizeof(rs->why), "%s", why);
+	if (rs->stripes_dead == rs->stripes)
+		rs->failed_ns = rcp_now_ns();
+	pthread_mutex_unlock(&job->err_lock);
+	last = atomic_fetch_sub(&job->stripes_alive, 1) == 1;
+	rcp_log(RCP_LOG_INFO, "stripe %u on %s failed (%s); %s", s->link.index, rs->name, why,
+		last ? "no stripe is left" : "its chunks go to the other stripes");
+	if (!last)
+		return;
+	pthread_mutex_lock(&job->err_lock);
+	rails_why(job, all, sizeof(all));
+	pthread_mutex_unlock(&job->err_lock);
+	if (eng__job_fail(job, -EIO, "every rail failed (%s)", all))
+		atomic_store(&job->fabric_err, true);
+}
+
+/*
+ * Take s down: nothing more is posted on it, completions still queued for it
+ * are ignored, and a sender's held chunks go back to the job. A task still
+ * out comes back to eng__stripe_task_done, which requeues its chunk then.
+ */
+static void stripe_down(struct eng_stripe *s, const char *why)
+{
+	unsigned i;
+
+	s->dead = true;
+	s->link.ep->ops->shutdown(s->link.ep);
+	if (s->job->role == ENG_SENDER) {
+		for (i = 0; i < s->link.n_slots; i++) {
+			struct eng_task *t = &s->task[i];
+
+			if (t->held && !t->queued) {
+				t->held = false;
+				eng__job_requeue(s->job, t->hdr.seq);
+			}
+		}
+		s->n_free = 0;
+		s->n_ready = 0;
+		s->outstanding = 0;
+	}
+	rail_record(s, why);
+	eng__job_wake(s->job);
+}
+
+void eng__stripe_lost(struct eng_stripe *s, int err, const char *what)
+{
+	char why[200], where[160];
+
+	if (s->dead)
+		return; /* the rest of its queue flushing out */
+	s->link.ep->ops->describe(s->link.ep, where, sizeof(where));
+	snprintf(why, sizeof(why), "%s on %s", what, where);
+	if (!s->job->failover) {
+		if (eng__job_fail(s->job, err, "%s", why))
+			atomic_store(&s->job->fabric_err, true);
+		return;
+	}
+	stripe_down(s, why);
+}
+
+void eng__job_link_lost(struct eng_job *job, unsigned link, const char *why)
+{
+	struct eng_stripe *s;
+
+	if (link >= job->n_stripes)
+		return;
+	s = &job->stripe[link];
+	pthread_mutex_lock(&job->err_lock);
+	if (!atomic_load(&s->lost_req)) {
+		snprintf(s->lost_why, sizeof(s->lost_why), "%s", why);
+		atomic_store_explicit(&s->lost_req, true, memory_order_release);
+	}
+	pthread_mutex_unlock(&job->err_lock);
+	/* The worker looks at least every ENG_SLEEP_MS; the stop fd would make it spin. */
+}
+
+void eng__worker_check_lost(struct eng_worker *w)
+{
+	char why[sizeof(w->stripe[0]->lost_why)];
+	unsigned i;
+
+	for (i = 0; i < w->n_stripes; i++) {
+		struct eng_stripe *s = w->stripe[i];
+
+		if (s->dead || !atomic_load_explicit(&s->lost_req, memory_order_acquire))
+			continue;
+		pthread_mutex_lock(&s->job->err_lock);
+		memcpy(why, s->lost_why, sizeof(why));
+		pthread_mutex_unlock(&s->job->err_lock);
+		if (!s->job->failover) {
+			if (eng__job_fail(s->job, -ECONNRESET, "%s", why))
+				atomic_store(&s->job->fabric_err, true);
+			continue;
+		}
+		stripe_down(s, why);
+	}
+}
+
+bool eng__worker_alive(const struct eng_worker *w)
+{
+	unsigned i;
+
+	for (i = 0; i < w->n_stripes; i++)
+		if (!w->stripe[i]->dead)
+			return true;
+	return false;
+}
+
+bool eng__worker_drained(const struct eng_worker *w)
+{
+	unsigned i;
+
+	if (!atomic_load(&w->job->draining))
+		return false;
+	for (i = 0; i < w->n_stripes; i++)
+		if (w->stripe[i]->busy)
+			return false;
+	return true;
+}
+
+void eng__job_drain(struct eng_job *job)
+{
+	atomic_store(&job->draining, true);
+	eng__job_wake(job);
+}
