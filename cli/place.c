@@ -127,6 +127,23 @@ int cli_place_plan(const struct cli_place *p, const struct topo_machine *m,
 	return err;
 }
 
+/*
+ * A port that is not ACTIVE is left out of the plan (topo_plan_build): say
+ * so, since the run then has fewer rails than the machine. A rail that comes
+ * back is in the next run's plan.
+ */
+static void say_left_out(const struct cli_place *p, const struct topo_machine *m)
+{
+	size_t i;
+
+	if (p->opts.n_rails || p->profile)
+		return; /* the rails were named: an inactive one named is an error of its own */
+	for (i = 0; i < m->n_rails; i++)
+		if (!m->rail[i].active)
+			rcp_log(RCP_LOG_NOTICE, "%s:%u is %s: this run goes without it",
+				m->rail[i].dev, m->rail[i].port, m->rail[i].state);
+}
+
 int cli_place_live(const struct cli_place *p, struct topo_plan **plan_out)
 {
 	struct topo_machine *m;
@@ -134,6 +151,7 @@ int cli_place_live(const struct cli_place *p, struct topo_plan **plan_out)
 
 	if (err)
 		return err;
+	say_left_out(p, m);
 	err = cli_place_plan(p, m, plan_out);
 	topo_machine_destroy(m);
 	return err;

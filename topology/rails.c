@@ -16,6 +16,7 @@
 #include "common/common.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -191,6 +192,24 @@ static int parse_rail_item(const char *item, struct topo_rail_sel *sel)
 	sel->dev[len] = '\0';
 	sel->port = (unsigned)port;
 	return 0;
+}
+
+bool topo_port_active(const char *sysfs_root, const char *dev, unsigned port)
+{
+	char path[512], state[32] = "";
+	FILE *f;
+
+	if (strchr(dev, '/') ||
+	    snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%u/state", sysfs_root, dev,
+		     port) >= (int)sizeof(path))
+		return false;
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	if (!fgets(state, sizeof(state), f))
+		state[0] = '\0';
+	fclose(f);
+	return strstr(state, "ACTIVE") != NULL && !strstr(state, "ACTIVE_DEFER");
 }
 
 int topo_opts_parse_rails(const char *text, struct topo_opts *opts)

@@ -180,6 +180,15 @@ struct topo_opts {
 /* Parse "mlx5_0:1,mlx5_2" into opts->rails (replacing them); -EINVAL with a sentence. */
 int topo_opts_parse_rails(const char *text, struct topo_opts *opts);
 
+/*
+ * The port's state now, from sysfs_root ("/sys") /class/infiniband/DEV/
+ * ports/PORT/state: true when ACTIVE, and when the file is missing (a rail
+ * sysfs does not list, such as the loopback transport's). A server asks per
+ * session, so a rail that went down is not offered and one that came back is.
+ * Thread-safe.
+ */
+bool topo_port_active(const char *sysfs_root, const char *dev, unsigned port);
+
 enum topo_page {
 	TOPO_PAGE_1G,  /* hugetlb 1 GiB pages */
 	TOPO_PAGE_2M,  /* hugetlb 2 MiB pages */

@@ -36,6 +36,7 @@ struct client {
 	json_t *welcome;
 	unsigned max_slots;	       /* per stripe, within this side's buffer budget */
 	char peer[TOPO_MAX_RAILS][80]; /* per rail: the server rails it was paired with */
+	struct topo_plan plan;	       /* the session's: the options' less unpaired stripes */
 };
 
 static int tcp_connect(const char *host, uint16_t port, int timeout_ms, int *fd_out)
@@ -266,6 +267,40 @@ static int stripe_connect(struct client *c, unsigned i, const json_t *w)
 				c->s.timeout_ms);
 }
 
+/*
+ * The session's plan: the options' plan less the stripes the server left
+ * unpaired (its rail on their subnet is down, or missing), said once per
+ * rail. The welcome answers for every stripe of the hello, in its order.
+ */
+static int plan_paired(struct client *c, const json_t *stripes)
+{
+	unsigned r, q, k = 0, n = 0;
+
+	c->plan = *c->o->plan;
+	for (r = 0; r < c->plan.n_rails; r++)
+		n += c->plan.rail[r].qps;
+	if (json_array_size(stripes) != n)
+		return rcp_err(-EPROTO, "the server answered for %zu stripes, not %u",
+			       json_array_size(stripes), n);
+	for (r = 0; r < c->plan.n_rails; r++) {
+		unsigned left = 0;
+
+		for (q = c->plan.rail[r].qps; q > 0; q--, k++)
+			left += json_is_true(
+				json_object_get(json_array_get(stripes, k), ENG_KEY_UNPAIRED));
+		if (left)
+			rcp_log(RCP_LOG_NOTICE,
+				"%s:%u: the server has no ACTIVE rail on its subnet: %u of its %u "
+				"stripes left out",
+				c->plan.rail[r].dev, c->plan.rail[r].port, left,
+				c->plan.rail[r].qps);
+		if (left == c->plan.rail[r].qps)
+			snprintf(c->peer[r], sizeof(c->peer[r]), "(none)");
+		c->plan.rail[r].qps -= left;
+	}
+	return 0;
+}
+
 /* The job as the welcome describes it, every stripe connected. */
 static int job_setup(struct client *c)
 {
@@ -291,14 +326,12 @@ static int job_setup(struct client *c)
 	if (c->s.files && chunks != want)
 		return rcp_err(-EPROTO, "the server planned %" PRIu64 " chunks, this side %" PRIu64,
 			       chunks, want);
-	for (i = 0, n = 0; i < c->o->plan->n_rails; i++)
-		n += c->o->plan->rail[i].qps;
-	if (json_array_size(stripes) != n)
-		return rcp_err(-EPROTO, "the server answered for %zu stripes, not %u",
-			       json_array_size(stripes), n);
-	err = eng__session_job(&c->s, c->o->plan, (unsigned)n_slots);
-	for (i = 0; i < n && !err; i++)
-		err = stripe_connect(c, i, json_array_get(stripes, i));
+	if ((err = plan_paired(c, stripes)) != 0)
+		return err;
+	err = eng__session_job(&c->s, &c->plan, (unsigned)n_slots);
+	for (i = 0, n = 0; i < json_array_size(stripes) && !err; i++)
+		if (!json_is_true(json_object_get(json_array_get(stripes, i), ENG_KEY_UNPAIRED)))
+			err = stripe_connect(c, n++, json_array_get(stripes, i));
 	return err;
 }
 

@@ -5,6 +5,9 @@
  * Rails are paired by subnet: separate rails of a multi-rail fabric sit on
  * separate subnets, and a stripe can only reach a receiver rail on its own.
  * Where no subnet matches (routed fabrics) the least loaded rail is used.
+ * A server rail whose port is not ACTIVE when the session starts takes no
+ * stripe, and a stripe whose subnet has no such rail is left out of the
+ * session (the client goes without that rail, and says so).
  * Slots come from the server's buffer budget per worker (--buffer-mib): the
  * client chooses stripes and chunk size, and must not make the server
  * allocate beyond what its operator allowed.
@@ -27,46 +30,85 @@ static bool same_subnet(struct in_addr a, struct in_addr b, unsigned prefix)
 	return (a.s_addr & mask) == (b.s_addr & mask);
 }
 
-unsigned eng__rail_pair(const struct eng_rail_addr *from, const struct eng_rail_addr *to,
-			unsigned n_to, unsigned *load)
+/* The least loaded of the rails that may take from; on its subnet first unless same_only. */
+static unsigned rail_pick(const struct eng_rail_addr *from, const struct eng_rail_addr *to,
+			  unsigned n_to, const bool *usable, bool same_only, unsigned *load)
 {
-	unsigned i, best = 0;
+	unsigned i, best = ENG_NO_RAIL;
 	bool best_match = false;
 
 	for (i = 0; i < n_to; i++) {
 		bool match = same_subnet(from->addr.sin_addr, to[i].addr.sin_addr, from->prefix);
 
-		if ((match && !best_match) || (match == best_match && load[i] < load[best])) {
+		if ((usable && !usable[i]) || (same_only && !match))
+			continue;
+		if (best == ENG_NO_RAIL || (match && !best_match) ||
+		    (match == best_match && load[i] < load[best])) {
 			best = i;
 			best_match = match;
 		}
 	}
-	load[best]++;
+	if (best != ENG_NO_RAIL)
+		load[best]++;
 	return best;
 }
 
-int eng__stripes_pair(const json_t *stripes, const struct eng_rail_addr *ours,
-		      struct topo_plan *plan, unsigned peer_rail[ENG_MAX_STRIPES])
+unsigned eng__rail_pair(const struct eng_rail_addr *from, const struct eng_rail_addr *to,
+			unsigned n_to, unsigned *load)
 {
-	unsigned load[TOPO_MAX_RAILS] = {0}, r;
-	size_t i;
+	return rail_pick(from, to, n_to, NULL, false, load);
+}
 
-	if (!json_is_array(stripes) || json_array_size(stripes) == 0 ||
-	    json_array_size(stripes) > ENG_MAX_STRIPES)
+/* Stripe i of the hello, as an address and prefix. */
+static int stripe_addr(const json_t *stripes, size_t i, struct eng_rail_addr *from)
+{
+	json_t *st = json_array_get(stripes, i);
+	const char *a = json_string_value(json_object_get(st, ENG_KEY_ADDR));
+	uint64_t prefix;
+
+	*from = (struct eng_rail_addr){.addr = {.sin_family = AF_INET}};
+	if (!a || inet_pton(AF_INET, a, &from->addr.sin_addr) != 1 ||
+	    eng__proto_get_u64(st, ENG_KEY_PREFIX, &prefix) || prefix > 32)
+		return rcp_err(-EINVAL, "stripe %zu has no valid IPv4 address and prefix", i);
+	from->prefix = (unsigned)prefix;
+	return 0;
+}
+
+/*
+ * Rails of a multi-rail fabric sit on separate subnets: a stripe whose
+ * subnet has rails of ours only pairs with one of them, and when none of
+ * them can be used now (down since the server started) it is left out
+ * rather than sent to a subnet it may not reach. A stripe whose subnet we
+ * have no rail on at all (a routed fabric) goes to the least loaded rail.
+ */
+int eng__stripes_pair(const json_t *stripes, const struct eng_rail_addr *ours,
+		      struct topo_plan *plan, const bool *usable,
+		      unsigned peer_rail[ENG_MAX_STRIPES])
+{
+	struct eng_rail_addr from[ENG_MAX_STRIPES];
+	unsigned load[TOPO_MAX_RAILS] = {0}, r, paired = 0;
+	size_t i, n = json_array_size(stripes);
+	bool partner;
+	int err;
+
+	if (!json_is_array(stripes) || n == 0 || n > ENG_MAX_STRIPES)
 		return rcp_err(-EINVAL, "a session needs 1 to %d stripes", ENG_MAX_STRIPES);
-	for (i = 0; i < json_array_size(stripes); i++) {
-		json_t *st = json_array_get(stripes, i);
-		const char *a = json_string_value(json_object_get(st, ENG_KEY_ADDR));
-		struct eng_rail_addr from = {.addr = {.sin_family = AF_INET}};
-		uint64_t prefix;
-
-		if (!a || inet_pton(AF_INET, a, &from.addr.sin_addr) != 1 ||
-		    eng__proto_get_u64(st, ENG_KEY_PREFIX, &prefix) || prefix > 32)
-			return rcp_err(-EINVAL, "stripe %zu has no valid IPv4 address and prefix",
-				       i);
-		from.prefix = (unsigned)prefix;
-		peer_rail[i] = eng__rail_pair(&from, ours, (unsigned)plan->n_rails, load);
+	for (i = 0; i < n; i++)
+		if ((err = stripe_addr(stripes, i, &from[i])) != 0)
+			return err;
+	for (i = 0; i < n; i++) {
+		for (r = 0, partner = false; r < plan->n_rails; r++)
+			partner |= same_subnet(from[i].addr.sin_addr, ours[r].addr.sin_addr,
+					       from[i].prefix);
+		peer_rail[i] =
+			rail_pick(&from[i], ours, (unsigned)plan->n_rails, usable, partner, load);
+		paired += peer_rail[i] != ENG_NO_RAIL;
 	}
+	if (paired == 0)
+		return rcp_err(-ENETUNREACH,
+			       "none of the client's %zu stripes can reach a rail of this server "
+			       "that is ACTIVE now",
+			       n);
 	for (r = 0; r < plan->n_rails; r++)
 		plan->rail[r].qps = load[r];
 	return 0;

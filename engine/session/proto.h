@@ -82,7 +82,8 @@
 #define ENG_KEY_RAIL "rail"
 #define ENG_KEY_PORT "port"
 #define ENG_KEY_STRIPE "stripe"
-#define ENG_KEY_FLAGS "flags" /* ENG_FLAG_* */
+#define ENG_KEY_UNPAIRED "unpaired" /* welcome: no rail of the server can take this stripe */
+#define ENG_KEY_FLAGS "flags"	    /* ENG_FLAG_* */
 #define ENG_KEY_BYTES "bytes"
 #define ENG_KEY_CHUNKS "chunks"
 #define ENG_KEY_FILES "files"

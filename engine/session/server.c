@@ -198,6 +198,11 @@ static int welcome_send(struct srv_session *ss, const uint16_t *port)
 		json_t *st = json_object();
 
 		r = ss->peer_rail[i];
+		if (r == ENG_NO_RAIL) {
+			json_object_set_new(st, ENG_KEY_UNPAIRED, json_true());
+			json_array_append_new(arr, st);
+			continue;
+		}
 		json_object_set_new(st, ENG_KEY_ADDR, json_string(ss->srv->addr[r].text));
 		json_object_set_new(st, ENG_KEY_PORT, json_integer(port[r]));
 		json_object_set_new(st, ENG_KEY_STRIPE, json_integer(base[r] + seen[r]++));
@@ -211,6 +216,19 @@ static int welcome_send(struct srv_session *ss, const uint16_t *port)
 	return err;
 }
 
+/* Which of the plan's rails can take stripes now: a port that went down since the start cannot. */
+static void rails_usable(struct srv_session *ss, bool usable[TOPO_MAX_RAILS])
+{
+	unsigned r;
+
+	for (r = 0; r < ss->plan.n_rails; r++) {
+		usable[r] = topo_port_active("/sys", ss->plan.rail[r].dev, ss->plan.rail[r].port);
+		if (!usable[r])
+			rcp_log(RCP_LOG_NOTICE, "session %u: %s:%u is not ACTIVE: not offered",
+				ss->id, ss->plan.rail[r].dev, ss->plan.rail[r].port);
+	}
+}
+
 /* Pairing, slots, the job, listening, the welcome, and every stripe connected. */
 static int session_setup(struct srv_session *ss)
 {
@@ -218,11 +236,13 @@ static int session_setup(struct srv_session *ss)
 	uint16_t port[TOPO_MAX_RAILS] = {0};
 	unsigned r, n_slots = 0;
 	uint64_t client_slots;
+	bool usable[TOPO_MAX_RAILS];
 	int err;
 
 	ss->plan = *ss->srv->o->plan;
+	rails_usable(ss, usable);
 	if ((err = eng__stripes_pair(json_object_get(ss->hello, ENG_KEY_STRIPES), ss->srv->addr,
-				     &ss->plan, ss->peer_rail)) != 0 ||
+				     &ss->plan, usable, ss->peer_rail)) != 0 ||
 	    (err = eng__slots_per_stripe(&ss->plan, ss->s.chunk, "the server", &n_slots)) != 0)
 		return err;
 	/* The client's memory is the client's: never more slots than its hello says it can take. */

@@ -247,11 +247,15 @@ unsigned eng__rail_pair(const struct eng_rail_addr *from, const struct eng_rail_
 
 /*
  * Pair each of the client's stripes (the hello's "stripes") with one of
- * plan's rails at ours[]: peer_rail[i] for stripe i; plan's QPs per rail
- * become the stripes each rail takes.
+ * plan's rails at ours[] that is usable[] (NULL: all are): peer_rail[i] for
+ * stripe i, ENG_NO_RAIL for a stripe left out (pairing.c says when); plan's
+ * QPs per rail become the stripes each rail takes. -ENETUNREACH when no
+ * stripe pairs.
  */
+#define ENG_NO_RAIL (~0u)
 int eng__stripes_pair(const json_t *stripes, const struct eng_rail_addr *ours,
-		      struct topo_plan *plan, unsigned peer_rail[ENG_MAX_STRIPES]);
+		      struct topo_plan *plan, const bool *usable,
+		      unsigned peer_rail[ENG_MAX_STRIPES]);
 
 /*
  * Slots per stripe: the smallest share of a worker's buffer budget, at most

@@ -219,11 +219,11 @@ static void test_stripes_pair_refuses_stripes_without_an_address_and_sets_qps(vo
 	plan_make(&plan, rails, 2, 7, 1, BUDGET);
 	assert_int_equal(eng__transport_loopback()->rail_addrs(&plan, ours), 0);
 	assert_string_equal(ours[1].text, "198.18.2.1");
-	assert_int_equal(eng__stripes_pair(st, ours, &plan, peer), -EINVAL); /* none */
+	assert_int_equal(eng__stripes_pair(st, ours, &plan, NULL, peer), -EINVAL); /* none */
 	json_array_append_new(st, stripe_json("198.18.2.7", 24));
 	json_array_append_new(st, stripe_json("198.18.2.8", 24));
 	json_array_append_new(st, stripe_json("198.18.1.7", 24));
-	assert_int_equal(eng__stripes_pair(st, ours, &plan, peer), 0);
+	assert_int_equal(eng__stripes_pair(st, ours, &plan, NULL, peer), 0);
 	assert_int_equal(peer[0], 1);
 	assert_int_equal(peer[1], 1);
 	assert_int_equal(peer[2], 0);
@@ -231,18 +231,55 @@ static void test_stripes_pair_refuses_stripes_without_an_address_and_sets_qps(vo
 	assert_int_equal(plan.rail[0].qps, 1);
 	assert_int_equal(plan.rail[1].qps, 2);
 	json_array_append_new(st, stripe_json("not an address", 24));
-	assert_int_equal(eng__stripes_pair(st, ours, &plan, peer), -EINVAL);
+	assert_int_equal(eng__stripes_pair(st, ours, &plan, NULL, peer), -EINVAL);
 	assert_non_null(strstr(rcp_err_msg(-EINVAL), "stripe 3"));
 	json_array_remove(st, 3);
 	json_array_append_new(st, stripe_json("198.18.1.7", 33));
-	assert_int_equal(eng__stripes_pair(st, ours, &plan, peer), -EINVAL);
+	assert_int_equal(eng__stripes_pair(st, ours, &plan, NULL, peer), -EINVAL);
 	json_array_remove(st, 3);
 	json_array_append_new(st, json_pack("{s:s}", "addr", "198.18.1.7"));
-	assert_int_equal(eng__stripes_pair(st, ours, &plan, peer), -EINVAL);
+	assert_int_equal(eng__stripes_pair(st, ours, &plan, NULL, peer), -EINVAL);
 	json_array_clear(st);
 	for (i = 0; i <= ENG_MAX_STRIPES; i++)
 		json_array_append_new(st, stripe_json("198.18.1.7", 24));
-	assert_int_equal(eng__stripes_pair(st, ours, &plan, peer), -EINVAL);
+	assert_int_equal(eng__stripes_pair(st, ours, &plan, NULL, peer), -EINVAL);
+	json_decref(st);
+}
+
+static void test_stripes_pair_leaves_out_stripes_whose_rail_is_down(void **state)
+{
+	static const unsigned rails[] = {1, 2};
+	unsigned peer[ENG_MAX_STRIPES];
+	struct eng_rail_addr ours[TOPO_MAX_RAILS];
+	struct topo_plan plan;
+	bool usable[2] = {true, false};
+	json_t *st = json_array();
+
+	(void)state;
+	plan_make(&plan, rails, 2, 7, 1, BUDGET);
+	assert_int_equal(eng__transport_loopback()->rail_addrs(&plan, ours), 0);
+	json_array_append_new(st, stripe_json("198.18.1.7", 24));
+	json_array_append_new(st, stripe_json("198.18.2.7", 24));
+	json_array_append_new(st, stripe_json("198.18.2.8", 24));
+	/* Rail 1 (198.18.2.1) is down: its subnet's stripes stay out, never sent to 198.18.1.1. */
+	assert_int_equal(eng__stripes_pair(st, ours, &plan, usable, peer), 0);
+	assert_int_equal(peer[0], 0);
+	assert_int_equal(peer[1], ENG_NO_RAIL);
+	assert_int_equal(peer[2], ENG_NO_RAIL);
+	assert_int_equal(plan.rail[0].qps, 1);
+	assert_int_equal(plan.rail[1].qps, 0);
+	/* Both down: nothing can pair, and the session says so. */
+	usable[0] = false;
+	assert_int_equal(eng__stripes_pair(st, ours, &plan, usable, peer), -ENETUNREACH);
+	assert_non_null(strstr(rcp_err_msg(-ENETUNREACH), "ACTIVE"));
+	/* Subnets we have no rail on (a routed fabric): any usable rail takes them. */
+	usable[0] = true;
+	json_array_clear(st);
+	json_array_append_new(st, stripe_json("192.0.2.7", 24));
+	json_array_append_new(st, stripe_json("192.0.3.7", 24));
+	assert_int_equal(eng__stripes_pair(st, ours, &plan, usable, peer), 0);
+	assert_int_equal(peer[0], 0);
+	assert_int_equal(peer[1], 0);
 	json_decref(st);
 }
 
@@ -511,6 +548,7 @@ int main(void)
 		T(test_stripes_without_a_subnet_match_go_to_the_least_loaded_rail),
 		cmocka_unit_test(test_rail_pair_prefers_the_least_loaded_rail_on_the_same_subnet),
 		cmocka_unit_test(test_stripes_pair_refuses_stripes_without_an_address_and_sets_qps),
+		cmocka_unit_test(test_stripes_pair_leaves_out_stripes_whose_rail_is_down),
 		cmocka_unit_test(test_slots_per_stripe_stay_within_the_budget),
 		T(test_a_server_budget_too_small_refuses_the_session_with_a_sentence),
 		T(test_slots_stay_within_the_clients_budget_too),
