@@ -77,6 +77,7 @@ static void session_watch(struct eng_job *job, void *ctx)
 	struct eng_session *s = ctx;
 	const char *want = s->role == ENG_RECEIVER ? ENG_MSG_DONE : NULL;
 	json_t *msg = NULL;
+	bool from_peer = true;
 	int got = 0;
 
 	if (s->cancel && atomic_load(s->cancel) && !atomic_load(&job->stop))
@@ -92,9 +93,15 @@ static void session_watch(struct eng_job *job, void *ctx)
 			      s->peer_name);
 	} else if (got == 0 && !atomic_load(&job->stop)) {
 		got = s->tr->check_events(s->conn, link_lost, job);
+		from_peer = false;
 	}
-	if (got < 0)
-		eng__job_fail(job, got, "%s went away: %s", s->peer_name, rcp_err_msg(got));
+	if (got < 0 &&
+	    !eng__job_fail(job, got, "%s went away: %s", s->peer_name, rcp_err_msg(got)) &&
+	    from_peer && atomic_load(&job->fabric_err) && !s->peer_err) {
+		/* Our rails failed as the peer failed: its own sentence names the cause. */
+		s->peer_err = got;
+		snprintf(s->peer_why, sizeof(s->peer_why), "%s", rcp_err_msg(got));
+	}
 	if (s->progress)
 		s->progress(s, s->ctx);
 }
@@ -113,6 +120,8 @@ int eng__session_run(struct eng_session *s)
 
 	if (!err || !atomic_load(&s->job->fabric_err) || s->ctl.fd < 0)
 		return err;
+	if (s->peer_err)
+		return rcp_err(s->peer_err, "%s", s->peer_why);
 	snprintf(mine, sizeof(mine), "%s", rcp_err_msg(err));
 	peer = eng__proto_peer_failed(&s->ctl, ENG_PEER_REASON_MS, s->peer_name);
 	return peer ? peer : rcp_err(err, "%s", mine);

@@ -86,6 +86,9 @@ struct eng_session {
 	struct eng_conn *conn;
 	json_t *done;	  /* the receiver's: the sender's "done" */
 	bool no_failover; /* a failed rail fails the job (else its chunks go to the others) */
+	/* the peer's own error, read while the job was already failing on the fabric */
+	int peer_err;
+	char peer_why[512];
 	/* while the job runs */
 	const _Atomic bool *cancel; /* when set, the job fails with cancel_err */
 	int cancel_err;
