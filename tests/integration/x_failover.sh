@@ -1,0 +1,151 @@
+# Rail failover across two hosts: host A pushes to and pulls from a server
+# on host B over two rails while rail 1's link on B is pulled mid-copy (a
+# real carrier loss, QEMU's set_link). The copy completes on rail 0, the
+# result is byte-identical, and --json names rxe1:1 as failed with its
+# reason and the bytes it carried before; rail 0 carried the rest, so the
+# chunks rail 1 held were sent again (without the retry path the copy
+# cannot finish). With --no-failover the same loss fails the copy with one
+# sentence. With both links down the copy fails with one sentence within
+# the verbs retry timeout + 2 s, leaves no file under its final name and no
+# temporary, and the server then serves the next copy. A copy started
+# while rail 1 of B is down goes without it and says so.
+. tests/integration/lib.sh
+[ "${TESTBED_HOSTS:-}" = 2 ] || skip "needs the two-host testbed: tools/testbed --hosts 2"
+[ "${TESTBED_RAILS:-0}" -ge 2 ] || skip "needs two rails per host"
+export TB_ENV="RAILCP_KEY"
+dir=$TESTBED_OUT/x_failover
+rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || fail "cannot make $dir"
+RAILCP_KEY=$(head -c 32 /dev/urandom | base64)
+export RAILCP_KEY
+port=7490
+
+# Everything on both sides lives in the guests' own tmpfs: /tmp/x.
+tb on a sh -c 'rm -rf /tmp/x && mkdir -p /tmp/x/src /tmp/x/pulled &&
+	head -c 48M /dev/urandom >/tmp/x/src/big && head -c 3M /dev/urandom >/tmp/x/src/mid &&
+	for i in 1 2 3 4 5 6 7 8; do head -c 5000 /dev/urandom >/tmp/x/src/small$i; done' ||
+	fail "cannot make the source on a"
+tb on b sh -c 'rm -rf /tmp/x && mkdir -p /tmp/x/root' || fail "cannot make the root on b"
+
+serve_b() {
+	tb spawn b srv "$RAILCP" serve --root /tmp/x/root --port $port -v ||
+		fail "cannot start the server on b"
+	wait_for_line "serving on " 60 "$TESTBED_OUT/tb/b.srv.err" ||
+		fail "the server on b did not become ready: $(cat "$TESTBED_OUT/tb/b.srv.err")"
+}
+serve_b
+
+# sums HOST DIR: the sha256 of every file beneath DIR, by name.
+sums() { tb on "$1" sh -c "cd $2 && sha256sum \$(find . -type f | sort)"; }
+src_sums=$(sums a /tmp/x/src) || fail "cannot sum the source"
+
+# copy_while_down SECS ARGS...: run the copy on a; SECS after it starts, take
+# rail 1 of b down. Output in copy.out, copy.err; status in $rc.
+copy_while_down() {
+	_at=$1
+	shift
+	tb spawn a cp "$RAILCP" "$@" || fail "cannot start the copy on a"
+	sleep "$_at"
+	tb link b 1 down || fail "tb link b 1 down failed"
+	tb wait a cp 240
+	rc=$?
+	cp "$TESTBED_OUT/tb/a.cp.out" copy.out
+	cp "$TESTBED_OUT/tb/a.cp.err" copy.err
+	tb link b 1 up || fail "tb link b 1 up failed"
+	wait_active b 1
+}
+
+# wait_active HOST RAIL: its rxe port is ACTIVE again (at most 20 s).
+wait_active() {
+	tb on "$1" sh -c "for i in \$(seq 200); do grep -q ACTIVE /sys/class/infiniband/rxe$2/ports/1/state && exit 0; sleep 0.1; done; exit 1" ||
+		fail "rxe$2 on $1 did not come back ACTIVE"
+}
+
+# check_failed_json FILE TOTAL: rxe1:1 failed mid-copy, rxe0:1 carried the rest.
+check_failed_json() {
+	/usr/bin/python3 - "$1" "$2" <<'PY' || fail "the copy's JSON does not show the failover: $(cat "$1")"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+total = int(sys.argv[2])
+rails = {r["name"]: r for r in doc["rails"]}
+assert doc["failover"] is True and doc["rails_failed"] == 1, doc
+r0, r1 = rails["rxe0:1"], rails["rxe1:1"]
+assert r1["failed"] is True and r1["failed_after_s"] > 0, r1
+assert "error" in r1 and r1["error"], r1
+assert r0["failed"] is False, r0
+assert 0 < r1["bytes"] < total, "rail 1 carried %d of %d bytes: not a mid-copy loss" % (r1["bytes"], total)
+assert r0["bytes"] + r1["bytes"] == total == doc["bytes"], (r0["bytes"], r1["bytes"], total, doc["bytes"])
+print("rxe1:1 failed after %.1f s having carried %d bytes (%s); rxe0:1 carried %d" %
+      (r1["failed_after_s"], r1["bytes"], r1["error"], r0["bytes"]))
+PY
+}
+total=$((48 * 1048576 + 3 * 1048576 + 8 * 5000))
+
+# A baseline, to place the loss at about 30% of a copy.
+start=$(date +%s%N)
+tb on a "$RAILCP" -q -r /tmp/x/src b:base --port $port || fail "the baseline push failed"
+base_ms=$((($(date +%s%N) - start) / 1000000))
+echo "baseline push: $base_ms ms"
+at=$(awk "BEGIN { printf \"%.2f\", $base_ms * 0.3 / 1000 }")
+
+# Push with rail 1 of b pulled at ~30%.
+copy_while_down "$at" -r --json /tmp/x/src b:pushed --port $port
+[ "$rc" -eq 0 ] || fail "the push with a rail lost failed ($rc): $(cat copy.err)"
+check_failed_json copy.out $total
+[ "$(sums b /tmp/x/root/pushed)" = "$src_sums" ] || fail "the pushed tree differs from the source"
+tb on b sh -c '! find /tmp/x/root -name ".railcp-tmp-*" | grep -q .' || fail "temporaries left on b"
+
+# Pull with rail 1 of b pulled at ~30%: the server is the sender now.
+copy_while_down "$at" -r --json b:pushed /tmp/x/pulled/p --port $port
+[ "$rc" -eq 0 ] || fail "the pull with a rail lost failed ($rc): $(cat copy.err)"
+check_failed_json copy.out $total
+[ "$(sums a /tmp/x/pulled/p)" = "$src_sums" ] || fail "the pulled tree differs from the source"
+
+# --no-failover: the same loss fails the copy, with one sentence.
+copy_while_down "$at" -r --no-failover /tmp/x/src b:nofail --port $port
+err=$(cat copy.err)
+expect_one_line_error "a push with --no-failover that lost a rail"
+tb on b sh -c '! find /tmp/x/root -name ".railcp-tmp-*" | grep -q .' || fail "temporaries left on b after --no-failover"
+
+# Both links down: one sentence within the retry timeout + 2 s (the
+# kernel's RoCE ACK timeout is 4.096 us x 2^17 = 0.54 s, retried 7 times:
+# 4.3 s), no final-named file, no temporary, and the server serves on.
+tb spawn a cp "$RAILCP" -r /tmp/x/src b:both --port $port || fail "cannot start the copy on a"
+sleep "$at"
+down_ns=$(date +%s%N)
+tb link b 0 down && tb link b 1 down || fail "cannot take b's links down"
+tb wait a cp 60
+rc=$?
+end_ms=$((($(date +%s%N) - down_ns) / 1000000))
+err=$(cat "$TESTBED_OUT/tb/a.cp.err")
+tb link b 0 up && tb link b 1 up || fail "cannot bring b's links up"
+wait_active b 0
+wait_active b 1
+expect_one_line_error "a push that lost both rails"
+echo "both rails down: the copy failed $end_ms ms after the links went down: $err"
+[ "$end_ms" -le 6300 ] || fail "the copy took $end_ms ms to fail after both links went down (limit 6.3 s)"
+tb on b sh -c 'test ! -e /tmp/x/root/both/big' || fail "a partial big exists under its final name"
+tb on b sh -c '! find /tmp/x/root -name ".railcp-tmp-*" | grep -q .' || fail "temporaries left on b after both rails failed"
+tb kill b srv 0 || fail "the server on b died: $(tail -n 3 "$TESTBED_OUT/tb/b.srv.err")"
+tb on a "$RAILCP" -q /tmp/x/src/mid b:after --port $port || fail "the server does not serve after both rails failed"
+
+# A copy that starts while rail 1 of b is down goes without it and says so.
+tb link b 1 down || fail "tb link b 1 down failed"
+tb on a "$RAILCP" -r --json /tmp/x/src b:downstart --port $port >start.out 2>start.err
+rc=$?
+tb link b 1 up || fail "tb link b 1 up failed"
+[ "$rc" -eq 0 ] || fail "a copy started with rail 1 of b down failed: $(cat start.err)"
+grep -q "rxe1:1: the server has no ACTIVE rail on its subnet" start.err ||
+	fail "the copy did not say it went without rxe1:1: $(cat start.err)"
+/usr/bin/python3 -c '
+import json, sys
+rails = {r["name"]: r for r in json.load(open("start.out"))["rails"]}
+assert rails["rxe1:1"]["bytes"] == 0 and rails["rxe0:1"]["bytes"] == int(sys.argv[1]), rails
+' $total || fail "rail 1 carried data while down: $(cat start.out)"
+[ "$(sums b /tmp/x/root/downstart)" = "$src_sums" ] || fail "the tree copied without rail 1 differs"
+wait_active b 1
+
+tb kill b srv TERM
+tb wait b srv 30 || fail "the server on b exited with an error: $(tail -n 3 "$TESTBED_OUT/tb/b.srv.err")"
+tb on a rm -rf /tmp/x
+tb on b rm -rf /tmp/x
+exit 0
