@@ -108,3 +108,69 @@ expect_no_temps() {
 tree_sums() {
 	(cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum)
 }
+
+# Two hosts: the x_*.sh scripts run on this machine under
+# 'tools/testbed --hosts 2' and drive its guests a and b with tb (tools/tb).
+# Their files live under $TESTBED_OUT, the one directory this machine and
+# both guests see at the same path (writable).
+
+# Skip unless a two-host testbed is up. A server that listens beyond
+# loopback needs a key: make one and pass it to both guests (tb passes on
+# the variables TB_ENV names). Jobs started by spawn_on are killed when the
+# script exits, however it exits.
+need_two_hosts() {
+	[ "${TESTBED_HOSTS:-}" = 2 ] && [ -n "${TESTBED_OUT:-}" ] && command -v tb >/dev/null 2>&1 ||
+		skip "no two-host testbed here; run: tools/testbed --hosts 2 -- tests/integration/run 'x_*.sh'"
+	RAILCP_KEY=$(head -c 32 /dev/urandom | base64)
+	TB_ENV="RAILCP_KEY ${TB_ENV:-}"
+	export RAILCP_KEY TB_ENV
+	_x_jobs=""
+	trap kill_jobs EXIT
+}
+
+kill_jobs() {
+	for _j in $_x_jobs; do
+		tb kill "${_j%%:*}" "${_j#*:}" KILL >/dev/null 2>&1
+		tb wait "${_j%%:*}" "${_j#*:}" 10 >/dev/null 2>&1
+	done
+	_x_jobs=""
+}
+
+# A new directory under $TESTBED_OUT, named after $1.
+x_dir() {
+	mktemp -d "$TESTBED_OUT/$1.XXXXXX" || fail "cannot make a directory in $TESTBED_OUT"
+}
+
+# The path of job $2's file $3 (out, err or rc) on host $1.
+job_file() {
+	echo "$TESTBED_OUT/tb/$1.$2.$3"
+}
+
+# Start "CMD..." as job $2 in host $1 (tb spawn), to be killed on exit.
+spawn_on() {
+	tb spawn "$@" || fail "tb spawn $1 $2 failed"
+	_x_jobs="$_x_jobs $1:$2"
+}
+
+# Start "railcp serve ARGS" as job $2 in host $1 and wait until it is ready.
+start_server_on() {
+	_h=$1 _n=$2
+	shift 2
+	spawn_on "$_h" "$_n" "$RAILCP" serve "$@"
+	_i=0
+	until grep -q "serving on " "$(job_file "$_h" "$_n" err)"; do
+		_i=$((_i + 1))
+		[ ! -e "$(job_file "$_h" "$_n" rc)" ] ||
+			fail "railcp serve on $_h exited: $(cat "$(job_file "$_h" "$_n" err)")"
+		[ $_i -lt 600 ] || fail "railcp serve on $_h did not become ready in 60 s: $(cat "$(job_file "$_h" "$_n" err)")"
+		sleep 0.1
+	done
+}
+
+# SIGTERM to the server job $2 in host $1; it must exit 0.
+stop_server_on() {
+	tb kill "$1" "$2" TERM || fail "cannot signal the server on $1"
+	tb wait "$1" "$2" 30
+	_rc=$?
+	[ $_rc -eq 0 ] || fail "railcp serve on $1 exited with status $_rc on SIGTERM: $(cat "$(job_file "$1" "$2" err)")"
+}
