@@ -126,10 +126,14 @@ struct eng_stripe {
 	/* written by the owning worker only, read by the coordinator */
 	_Atomic uint64_t bytes;
 	_Atomic uint64_t chunks;
-	/* failover.c: the stripe failed on the fabric and carries nothing more */
-	bool dead;	       /* owning worker only */
+	/*
+	 * failover.c: the stripe failed on the fabric and carries nothing more.
+	 * Written by the owning worker; the session reads it to tell the peer.
+	 */
+	_Atomic bool dead;
 	_Atomic bool lost_req; /* another thread asks the worker to take it down */
 	char lost_why[200];    /* why, written before lost_req under the job's err_lock */
+	char down_why[200];    /* why it went down, written before dead under the err_lock */
 };
 
 struct eng_helper;
@@ -269,6 +273,12 @@ void eng__job_drain(struct eng_job *job);
  * the job fails. Thread-safe.
  */
 void eng__job_link_lost(struct eng_job *job, unsigned link, const char *why);
+
+/*
+ * Whether link's stripe went down and stays down (failover), and if so why,
+ * into why (len bytes). The session tells the peer so. Thread-safe.
+ */
+bool eng__job_link_down(struct eng_job *job, unsigned link, char *why, size_t len);
 
 /* Chunks completed so far, over all workers. Thread-safe. */
 uint64_t eng__job_done_chunks(const struct eng_job *job);

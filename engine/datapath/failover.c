@@ -4,8 +4,11 @@
  * connection event the session saw.
  *
  * With failover on (the default), the stripe goes down alone: its endpoint
- * is moved to the error state, so the peer's side of it fails too instead
- * of waiting for credits that cannot come; every chunk its slots held and
+ * is moved to the error state, and the session tells the peer on the
+ * control connection (eng__job_link_down), because a peer with nothing to
+ * post on its side would otherwise wait for credits that cannot come (a
+ * QP in error sends nothing, and the rail that would carry a disconnect is
+ * the one that failed); every chunk its slots held and
  * the receiver had not credited back goes on the job's retry list, which
  * every sender stripe claims from before the job's cursor. So each chunk is
  * in exactly one place at any time - unclaimed, on the retry list, in one
@@ -26,7 +29,8 @@
  *
  * Threading: eng__stripe_lost and eng__worker_check_lost on the stripe's
  * worker; eng__job_claim and eng__job_requeue on any sender worker (the
- * retry lock); eng__job_link_lost and eng__job_drain from any thread.
+ * retry lock); eng__job_link_lost, eng__job_link_down and eng__job_drain
+ * from any thread.
  */
 #include "engine/datapath/datapath_int.h"
 
@@ -158,7 +162,10 @@ static void stripe_down(struct eng_stripe *s, const char *why)
 {
 	unsigned i;
 
-	s->dead = true;
+	pthread_mutex_lock(&s->job->err_lock);
+	snprintf(s->down_why, sizeof(s->down_why), "%s", why);
+	pthread_mutex_unlock(&s->job->err_lock);
+	atomic_store_explicit(&s->dead, true, memory_order_release);
 	s->link.ep->ops->shutdown(s->link.ep);
 	if (s->job->role == ENG_SENDER) {
 		for (i = 0; i < s->link.n_slots; i++) {
@@ -207,6 +214,18 @@ void eng__job_link_lost(struct eng_job *job, unsigned link, const char *why)
 	}
 	pthread_mutex_unlock(&job->err_lock);
 	/* The worker looks at least every ENG_SLEEP_MS; the stop fd would make it spin. */
+}
+
+bool eng__job_link_down(struct eng_job *job, unsigned link, char *why, size_t len)
+{
+	struct eng_stripe *s = link < job->n_stripes ? &job->stripe[link] : NULL;
+
+	if (!s || !atomic_load_explicit(&s->dead, memory_order_acquire))
+		return false;
+	pthread_mutex_lock(&job->err_lock);
+	snprintf(why, len, "%s", s->down_why);
+	pthread_mutex_unlock(&job->err_lock);
+	return true;
 }
 
 void eng__worker_check_lost(struct eng_worker *w)

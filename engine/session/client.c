@@ -263,6 +263,7 @@ static int stripe_connect(struct client *c, unsigned i, const json_t *w)
 		snprintf(peer + strlen(peer), sizeof(c->peer[0]) - strlen(peer), "%s%s",
 			 peer[0] ? "," : "", esc);
 	st->link.token = eng__seal_token(c->s.tokens, ENG_TOKEN_LINK, (uint32_t)peer_stripe);
+	c->s.peer_link[i] = (unsigned)peer_stripe;
 	return c->s.tr->connect(c->s.conn, &st->link, &src, &dst, (uint32_t)peer_stripe,
 				c->s.timeout_ms);
 }
@@ -374,8 +375,8 @@ int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_o
 		err = eng__session_run(&c.s);
 	if (!err)
 		err = eng__session_end(&c.s);
-	if (err && c.s.ctl.fd >= 0)
-		eng__proto_send_error(&c.s.ctl, err);
+	if (err)
+		eng__session_send_error(&c.s, err);
 	if (!err) {
 		eng__session_report(&c.s, report_out);
 		if (c.s.files)

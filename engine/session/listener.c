@@ -103,15 +103,15 @@ static void session_start(struct eng_server *srv, int fd, const struct sockaddr_
 		/* Only local users get here, and the sentence names their uid. */
 		rcp_log(RCP_LOG_NOTICE, "connection from %s port %u refused: %s", who,
 			ntohs(from->sin_port), rcp_err_msg(err));
-		eng__proto_send_error(&ENG_CTL_PLAIN(fd), err);
+		eng__proto_send_error(&ENG_CTL_PLAIN(fd), err, false);
 		close(fd);
 		return;
 	}
 	if ((err = pending_claim(srv, &from->sin_addr, who, &slot)) != 0) {
 		/* Not at NOTICE: a flood of these must not flood the log. */
 		rcp_log(RCP_LOG_INFO, "connection from %s refused: %s", who, rcp_err_msg(err));
-		eng__proto_send_error(&ENG_CTL_PLAIN(fd),
-				      err); /* a few bytes into an empty send buffer */
+		/* a few bytes into an empty send buffer */
+		eng__proto_send_error(&ENG_CTL_PLAIN(fd), err, false);
 		close(fd);
 		return;
 	}

@@ -178,13 +178,27 @@ static int error_frame(const json_t *msg, const char *who)
 		       rcp_printable(text ? text : "(no reason given)", esc, sizeof(esc)));
 }
 
+/* Whether msg is a "lost" frame, which a wait for a frame of another type passes over. */
+static bool is_lost(const json_t *msg)
+{
+	const char *type = json_string_value(json_object_get(msg, ENG_KEY_TYPE));
+
+	return type && strcmp(type, ENG_MSG_LOST) == 0;
+}
+
 int eng__proto_recv_max(struct eng_ctl *c, int timeout_ms, const char *want_type, uint32_t max,
 			json_t **msg_out)
 {
+	uint64_t end = rcp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	bool skip = want_type && strcmp(want_type, ENG_MSG_LOST) != 0;
 	const char *type;
 	json_t *msg = NULL;
-	int err = frame_read(c, timeout_ms, max, &msg);
+	int err;
 
+	/* One deadline for them all: a peer that sends only "lost" frames still times out. */
+	while ((err = frame_read(c, eng__proto_ms_left(end), max, &msg)) == 0 && skip &&
+	       is_lost(msg))
+		json_decref(msg);
 	if (err)
 		return err;
 	type = json_string_value(json_object_get(msg, ENG_KEY_TYPE));
@@ -206,15 +220,21 @@ int eng__proto_recv_max(struct eng_ctl *c, int timeout_ms, const char *want_type
 
 int eng__proto_peer_failed(struct eng_ctl *c, int timeout_ms, const char *peer_name)
 {
+	uint64_t end = rcp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	json_t *msg = NULL;
 	const char *type;
 	char who[64];
 	int err = 0;
 
-	if (frame_read(c, timeout_ms, ENG_PROTO_MAX_FRAME, &msg) != 0)
-		return 0;
+	do {
+		json_decref(msg);
+		msg = NULL;
+		if (frame_read(c, eng__proto_ms_left(end), ENG_PROTO_MAX_FRAME, &msg) != 0)
+			return 0;
+	} while (is_lost(msg));
 	type = json_string_value(json_object_get(msg, ENG_KEY_TYPE));
-	if (type && strcmp(type, ENG_MSG_ERROR) == 0) {
+	if (type && strcmp(type, ENG_MSG_ERROR) == 0 &&
+	    !json_is_true(json_object_get(msg, ENG_KEY_SYMPTOM))) {
 		snprintf(who, sizeof(who), "%s failed", peer_name);
 		err = error_frame(msg, who);
 	}
@@ -279,7 +299,7 @@ int eng__proto_check_hello(const json_t *msg)
 	return 0;
 }
 
-void eng__proto_send_error(struct eng_ctl *c, int err)
+void eng__proto_send_error(struct eng_ctl *c, int err, bool symptom)
 {
 	json_t *m = eng__proto_msg(ENG_MSG_ERROR, false);
 	char text[512];
@@ -287,6 +307,8 @@ void eng__proto_send_error(struct eng_ctl *c, int err)
 	snprintf(text, sizeof(text), "%s", rcp_err_msg(err));
 	if (m) {
 		json_object_set_new(m, ENG_KEY_MESSAGE, json_string(text));
+		if (symptom)
+			json_object_set_new(m, ENG_KEY_SYMPTOM, json_true());
 		eng__proto_send(c, m);
 		json_decref(m);
 	}

@@ -45,8 +45,12 @@
 #include "io/io.h"
 
 #define ENG_PROTO_NAME "railcp"
-/* 2: the client proves first; frames sealed after the proofs. 3: chunks carry a CRC-64 */
-#define ENG_PROTO_VERSION 3
+/*
+ * 2: the client proves first; frames sealed after the proofs. 3: chunks carry
+ * a CRC-64. 4: rail failover (a chunk may arrive twice; "lost" frames; the
+ * welcome's "unpaired" stripes).
+ */
+#define ENG_PROTO_VERSION 4
 #define ENG_PROTO_MAX_FRAME (1u << 20)
 /* A hello arrives before authentication: keep what a stranger can make us parse small. */
 #define ENG_PROTO_MAX_HELLO (64u << 10)
@@ -68,12 +72,22 @@
 #define ENG_MSG_DONE "done"
 #define ENG_MSG_RESULT "result"
 #define ENG_MSG_ERROR "error"
+/*
+ * During the transfer, from either side: {"stripe": N, "message": why}, the
+ * stripe the server numbers N went down at the side that says so; the other
+ * side takes its end down too, and the chunks go to the other stripes. A
+ * wait for a frame of another type passes over it.
+ */
+#define ENG_MSG_LOST "lost"
 
 /* Keys. */
 #define ENG_KEY_TYPE "type"
 #define ENG_KEY_PROTO "proto"
 #define ENG_KEY_VERSION "version"
 #define ENG_KEY_MESSAGE "message"
+/* error: this side failed on the fabric or because of the peer, so the peer's own reason is better
+ */
+#define ENG_KEY_SYMPTOM "symptom"
 #define ENG_KEY_JOB "job" /* ENG_JOB_* */
 #define ENG_KEY_CHUNK "chunk"
 #define ENG_KEY_STRIPES "stripes"
@@ -141,8 +155,9 @@ int eng__proto_send(struct eng_ctl *c, const json_t *msg);
 
 /*
  * Receive one frame within timeout_ms. If want_type is not NULL the frame
- * must have that "type"; a frame of type "error" becomes -ECONNABORTED with
- * the peer's message as the sentence.
+ * must have that "type" ("lost" frames before it are passed over); a frame
+ * of type "error" becomes -ECONNABORTED with the peer's message as the
+ * sentence.
  */
 int eng__proto_recv(struct eng_ctl *c, int timeout_ms, const char *want_type, json_t **msg_out);
 
@@ -153,7 +168,7 @@ int eng__proto_recv_max(struct eng_ctl *c, int timeout_ms, const char *want_type
 /*
  * Wait up to timeout_ms for the peer's "error" frame: -ECONNABORTED with
  * "<peer_name> failed: <its sentence>", or 0 (this thread's recorded
- * sentence then lost) when none came.
+ * sentence then lost) when none came or the peer's was only a symptom.
  */
 int eng__proto_peer_failed(struct eng_ctl *c, int timeout_ms, const char *peer_name);
 
@@ -177,10 +192,12 @@ int eng__proto_send_type(struct eng_ctl *c, const char *type);
 int eng__proto_check_hello(const json_t *msg);
 
 /*
- * Send {"type": "error", "message": <err's sentence>}, ignoring failures (the
- * peer may be gone); err's sentence stays recorded for the caller.
+ * Send {"type": "error", "message": <err's sentence>}, with "symptom" when
+ * this side failed only through the fabric or the peer (so the peer keeps
+ * its own sentence), ignoring failures (the peer may be gone); err's
+ * sentence stays recorded for the caller.
  */
-void eng__proto_send_error(struct eng_ctl *c, int err);
+void eng__proto_send_error(struct eng_ctl *c, int err, bool symptom);
 
 /* Fetch an integer member (>= 0); -EPROTO with a sentence when missing or wrong. */
 int eng__proto_get_u64(const json_t *msg, const char *key, uint64_t *v_out);

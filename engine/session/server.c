@@ -359,7 +359,7 @@ static void *session_main(void *arg)
 	if (!err)
 		err = session_end(ss);
 	if (err) {
-		eng__proto_send_error(&ss->s.ctl, err);
+		eng__session_send_error(&ss->s, err);
 		rcp_log(RCP_LOG_NOTICE, "session %u from %s failed: %s", ss->id, ss->peer,
 			rcp_err_msg(err));
 	}

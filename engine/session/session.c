@@ -8,7 +8,10 @@
  * error or sends something unexpected, a link that rdma_cm reports
  * disconnected, or the cancel flag fails the job at once instead of waiting
  * for retries. A link the transport reports lost (its peer, port or device)
- * goes to the job, which takes its stripe down (failover) or fails. A
+ * goes to the job, which takes its stripe down (failover) or fails. Each
+ * stripe that went down here is told to the peer in a "lost" frame, and the
+ * peer's "lost" takes ours down: the rail that failed cannot carry that
+ * word, and a side with nothing to post would not notice. Beyond those, a
  * receiver expects one message, the sender's "done": it means every chunk
  * was credited back, so the receiver's job drains and ends.
  *
@@ -54,6 +57,8 @@ int eng__session_job(struct eng_session *s, const struct topo_plan *plan, unsign
 	if (err)
 		return err;
 	s->job->failover = !s->no_failover;
+	for (i = 0; i < s->job->n_stripes; i++)
+		s->peer_link[i] = i; /* the server's own numbers; a client's connect sets its own */
 	s->job->token = eng__seal_token(s->tokens, ENG_TOKEN_JOB, 0);
 	/* The server's links are the ones asked for: each admits its own token only. */
 	for (i = 0; s->side == ENG_SERVER && i < s->job->n_stripes; i++)
@@ -72,29 +77,101 @@ static void link_lost(void *ctx, unsigned link, const char *why)
 	eng__job_link_lost(ctx, link, why);
 }
 
+/* The peer's "lost": its side of one of our stripes went down, so ours goes down too. */
+static int lost_heard(struct eng_session *s, const json_t *msg)
+{
+	const char *why = json_string_value(json_object_get(msg, ENG_KEY_MESSAGE));
+	char esc[256], text[320];
+	uint64_t n;
+	unsigned i;
+	int err = eng__proto_get_u64(msg, ENG_KEY_STRIPE, &n);
+
+	if (err)
+		return err;
+	for (i = 0; i < s->job->n_stripes && s->peer_link[i] != n; i++)
+		;
+	if (i == s->job->n_stripes)
+		return rcp_err(-EPROTO,
+			       "%s said stripe %" PRIu64 " was lost, which it does not have",
+			       s->peer_name, n);
+	s->link_told[i] = true; /* it knows */
+	snprintf(text, sizeof(text), "%s lost its side: %s", s->peer_name,
+		 rcp_printable(why ? why : "(no reason given)", esc, sizeof(esc)));
+	eng__job_link_lost(s->job, i, text);
+	return 0;
+}
+
+/*
+ * Tell the peer of each stripe that went down here since the last look: a
+ * peer with nothing to post on its side of it would wait for credits.
+ */
+static int lost_tell(struct eng_session *s)
+{
+	char why[200];
+	unsigned i;
+	int err = 0;
+
+	for (i = 0; i < s->job->n_stripes && !err; i++) {
+		json_t *m;
+
+		if (s->link_told[i] || !eng__job_link_down(s->job, i, why, sizeof(why)))
+			continue;
+		s->link_told[i] = true;
+		if (!(m = eng__proto_msg(ENG_MSG_LOST, false)))
+			return -ENOMEM;
+		json_object_set_new(m, ENG_KEY_STRIPE, json_integer(s->peer_link[i]));
+		json_object_set_new(m, ENG_KEY_MESSAGE, json_string(why));
+		err = eng__proto_send(&s->ctl, m);
+		json_decref(m);
+	}
+	return err;
+}
+
+/* A frame during the transfer: 0 when it was due (*kept: the message is held), else -errno. */
+static int heard(struct eng_session *s, json_t *msg, bool *kept)
+{
+	const char *type = json_string_value(json_object_get(msg, ENG_KEY_TYPE));
+
+	*kept = false;
+	if (type && strcmp(type, ENG_MSG_LOST) == 0)
+		return lost_heard(s, msg);
+	if (type && strcmp(type, ENG_MSG_DONE) == 0 && s->role == ENG_RECEIVER) {
+		s->done = msg;
+		*kept = true;
+		eng__job_drain(s->job); /* the sender has every credit back */
+		return 0;
+	}
+	return rcp_err(-EPROTO, "%s sent a message in the middle of the transfer", s->peer_name);
+}
+
 static void session_watch(struct eng_job *job, void *ctx)
 {
 	struct eng_session *s = ctx;
-	const char *want = s->role == ENG_RECEIVER ? ENG_MSG_DONE : NULL;
 	json_t *msg = NULL;
-	bool from_peer = true;
+	bool from_peer = true, kept;
 	int got = 0;
 
 	if (s->cancel && atomic_load(s->cancel) && !atomic_load(&job->stop))
 		eng__job_fail(job, s->cancel_err, "%s", s->cancel_why);
-	if (!atomic_load(&job->stop) && !s->done) /* after "done", only the drain is left */
-		got = eng__proto_poll(&s->ctl, want ? want : "(nothing during the transfer)", &msg);
-	if (got == 1 && want) {
-		s->done = msg;
-		eng__job_drain(job); /* the sender has every credit back */
-	} else if (got == 1) {
-		json_decref(msg);
-		eng__job_fail(job, -EPROTO, "%s sent a message in the middle of the transfer",
-			      s->peer_name);
-	} else if (got == 0 && !atomic_load(&job->stop)) {
+	/* After "done", only the drain is left. */
+	while (!atomic_load(&job->stop) && !s->done &&
+	       (got = eng__proto_poll(&s->ctl, NULL, &msg)) == 1) {
+		int bad = heard(s, msg, &kept);
+
+		if (!kept)
+			json_decref(msg);
+		got = 0;
+		if (bad) { /* a message out of turn: not the peer going away */
+			eng__job_fail(job, bad, "%s", rcp_err_msg(bad));
+			break;
+		}
+	}
+	if (got == 0 && !atomic_load(&job->stop)) {
 		got = s->tr->check_events(s->conn, link_lost, job);
 		from_peer = false;
 	}
+	if (got == 0 && !atomic_load(&job->stop) && !s->done)
+		got = lost_tell(s);
 	if (got < 0 &&
 	    !eng__job_fail(job, got, "%s went away: %s", s->peer_name, rcp_err_msg(got)) &&
 	    from_peer && atomic_load(&job->fabric_err) && !s->peer_err) {
@@ -111,7 +188,9 @@ static void session_watch(struct eng_job *job, void *ctx)
  * failed, a stall) mostly shows that the peer failed first and tore its side
  * down; the peer says why on the control connection right after. Its
  * sentence names the cause, ours only the symptom, so it is waited for, a
- * little: a side that failed for a reason of its own sends at once.
+ * little: a side that failed for a reason of its own sends at once. Ours
+ * goes first, so that two sides that both failed on the fabric (every rail
+ * down) do not each wait out the other.
  */
 int eng__session_run(struct eng_session *s)
 {
@@ -123,6 +202,7 @@ int eng__session_run(struct eng_session *s)
 	if (s->peer_err)
 		return rcp_err(s->peer_err, "%s", s->peer_why);
 	snprintf(mine, sizeof(mine), "%s", rcp_err_msg(err));
+	eng__session_send_error(s, err);
 	peer = eng__proto_peer_failed(&s->ctl, ENG_PEER_REASON_MS, s->peer_name);
 	return peer ? peer : rcp_err(err, "%s", mine);
 }
@@ -197,6 +277,15 @@ void eng__session_report(const struct eng_session *s, struct eng_report *r)
 		r->files = eng__files_done(s->files);
 		r->files_total = eng__files_manifest(s->files)->n_files;
 	}
+}
+
+void eng__session_send_error(struct eng_session *s, int err)
+{
+	if (s->err_sent || s->ctl.fd < 0)
+		return;
+	s->err_sent = true;
+	eng__proto_send_error(&s->ctl, err,
+			      err == -ECONNABORTED || (s->job && atomic_load(&s->job->fabric_err)));
 }
 
 void eng__session_fini(struct eng_session *s)

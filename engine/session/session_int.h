@@ -86,9 +86,16 @@ struct eng_session {
 	struct eng_conn *conn;
 	json_t *done;	  /* the receiver's: the sender's "done" */
 	bool no_failover; /* a failed rail fails the job (else its chunks go to the others) */
+	/*
+	 * Failover: each of the job's stripes by the server's number (what a
+	 * "lost" frame names), and whether the peer knows it went down.
+	 */
+	unsigned peer_link[ENG_MAX_STRIPES];
+	bool link_told[ENG_MAX_STRIPES];
 	/* the peer's own error, read while the job was already failing on the fabric */
 	int peer_err;
 	char peer_why[512];
+	bool err_sent; /* this side's error frame went (eng__session_send_error) */
 	/* while the job runs */
 	const _Atomic bool *cancel; /* when set, the job fails with cancel_err */
 	int cancel_err;
@@ -134,6 +141,12 @@ int eng__session_end(struct eng_session *s);
 
 /* The figures so far, with the files of a copy. Thread-safe. */
 void eng__session_report(const struct eng_session *s, struct eng_report *r);
+
+/*
+ * Tell the peer this side failed with err, once: a symptom when the job
+ * failed on the fabric or err is the peer's own word (-ECONNABORTED).
+ */
+void eng__session_send_error(struct eng_session *s, int err);
 
 /* Frees everything in reverse order (a receiver's unfinished temporaries are removed). */
 void eng__session_fini(struct eng_session *s);

@@ -20,7 +20,9 @@
  *
  * Checked: a receiver that took a chunk without failing took only a header
  * that matches the session, the slot and the slot size; a sender's free and
- * outstanding slots always add up to its slots.
+ * outstanding slots always add up to its slots while the stripe is up; a
+ * completion error takes its stripe down (failover, as eng__job_run sets it
+ * up), and the job with its last stripe.
  *
  * Threading: one thread plays the worker.
  */
@@ -265,7 +267,10 @@ static void rec_other(struct eng_job *rcv, struct eng_job *snd, uint8_t op)
 			    .op = op & FUZZ_F_OTHER_SEND ? ENG_WC_SEND : ENG_WC_WRITE};
 
 	eng__stripe_complete(&wc);
-	FUZZ_CHECK(!(op & FUZZ_F_OTHER_ERROR) || atomic_load(&job->err) != 0);
+	/* An error takes the stripe down (failover), and the job with its last stripe. */
+	FUZZ_CHECK(!(op & FUZZ_F_OTHER_ERROR) || atomic_load(&s->dead));
+	FUZZ_CHECK(!(op & FUZZ_F_OTHER_ERROR) || atomic_load(&job->err) != 0 ||
+		   atomic_load(&job->stripes_alive) > 0);
 }
 
 static void records(struct eng_job *rcv, struct eng_job *snd, struct in *in,
@@ -302,7 +307,7 @@ static void records(struct eng_job *rcv, struct eng_job *snd, struct in *in,
 			rec_other(rcv, snd, op);
 		}
 		fail_next = 0;
-		if (!atomic_load(&snd->stop))
+		if (!atomic_load(&snd->stop) && !atomic_load(&ss->dead))
 			FUZZ_CHECK(ss->n_free + ss->outstanding + ss->n_ready + ss->busy ==
 				   N_SLOTS);
 	}
@@ -338,6 +343,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(dir, sizeof(dir), "%s/run", fuzz_tmpdir());
 	if (take_byte(&in) & 1)
 		FUZZ_CHECK(files_make(rcv, dir, &files, &fplan) == 0);
+	/* What eng__job_run sets up first, for the job's chunks as attached: failover's state. */
+	FUZZ_CHECK(eng__failover_init(rcv) == 0 && eng__failover_init(snd) == 0);
 	records(rcv, snd, &in, fplan);
 	if (files) {
 		eng__files_finish(files);

@@ -90,7 +90,7 @@ static void stripes_field(const json_t *stripes, uint64_t chunk)
 	struct topo_plan p = plan;
 	size_t i, n = json_array_size(stripes);
 
-	if (eng__stripes_pair(stripes, ours, &p, peer) != 0)
+	if (eng__stripes_pair(stripes, ours, &p, NULL, peer) != 0)
 		return;
 	FUZZ_CHECK(n >= 1 && n <= ENG_MAX_STRIPES);
 	for (i = 0; i < n; i++)

@@ -156,6 +156,18 @@ static json_t *end_msg(const char *type, json_int_t chunks, json_int_t bytes)
 	return m;
 }
 
+/* A stripe gone down on its side, as session.c's lost_tell says so. */
+static json_t *lost_msg(json_int_t stripe)
+{
+	json_t *m = eng__proto_msg(ENG_MSG_LOST, false);
+
+	json_object_set_new(m, ENG_KEY_STRIPE, json_integer(stripe));
+	json_object_set_new(m, ENG_KEY_MESSAGE,
+			    json_string("work completion error 'transport retry counter "
+					"exceeded' (status 12) on rxe1:1 qp 0x11"));
+	return m;
+}
+
 static void frames(void)
 {
 	struct stream s;
@@ -171,6 +183,7 @@ static void frames(void)
 	stream_send(&s, hex_msg(ENG_MSG_PROOF, ENG_KEY_PROOF, 0xab, ENG_AUTH_RESPONSE_LEN));
 	stream_send(&s, eng__proto_msg(ENG_MSG_READY, false));
 	stream_send(&s, welcome(false));
+	stream_send(&s, lost_msg(1));
 	stream_send(&s, end_msg(ENG_MSG_RESULT, 12, 12 << 20));
 	stream_put(&s, "frame", "push_keyed");
 	/* A keyless pull: hello, its sources, a welcome with the token, done. */
@@ -184,6 +197,7 @@ static void frames(void)
 		json_pack("[o, o]", eng__proto_hex("data/set", 8), eng__proto_hex("x/.", 3)));
 	stream_send(&s, m);
 	stream_send(&s, welcome(true));
+	stream_send(&s, lost_msg(0));
 	stream_send(&s, end_msg(ENG_MSG_DONE, 12, 12 << 20));
 	stream_put(&s, "frame", "pull_keyless");
 	/* A bench; then the server refuses with a sentence. */
