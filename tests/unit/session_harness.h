@@ -89,7 +89,8 @@ struct server {
 	const struct eng_transport *tr;
 	pthread_t thread;
 	int stop_fd;
-	int timeout_ms; /* the server's --timeout; 0: TIMEOUT_MS */
+	int timeout_ms;	  /* the server's --timeout; 0: TIMEOUT_MS */
+	bool no_failover; /* the server's --no-failover */
 	_Atomic unsigned port;
 	_Atomic bool ended;
 	int err;
@@ -127,6 +128,7 @@ static inline void server_start(struct server *s, const struct eng_transport *tr
 				       .plan = &s->plan,
 				       .timeout_ms = s->timeout_ms ? s->timeout_ms : TIMEOUT_MS,
 				       .max_sessions = 4,
+				       .no_failover = s->no_failover,
 				       .stop_fd = s->stop_fd,
 				       .ready = server_ready,
 				       .ctx = s};
