@@ -59,6 +59,26 @@ wait_for_line() {
 	done
 }
 
+# Wait up to $2 seconds for a temporary file beneath $1: data has started to land.
+wait_for_temp() {
+	_i=0
+	until [ -n "$(find "$1" -name '.railcp-tmp-*')" ]; do
+		_i=$((_i + 1))
+		[ $_i -lt $(($2 * 10)) ] || return 1
+		sleep 0.1
+	done
+}
+
+# Wait up to $2 seconds for no temporary file to be left beneath $1.
+wait_for_no_temp() {
+	_i=0
+	until [ -z "$(find "$1" -name '.railcp-tmp-*')" ]; do
+		_i=$((_i + 1))
+		[ $_i -lt $(($2 * 10)) ] || return 1
+		sleep 0.1
+	done
+}
+
 # Check a bench --json document on stdin: bytes, verification, and (unless
 # $3 is "any", for runs smaller than the credit window, where the first
 # worker to start may take every chunk) bytes on every rail and NUMA node.

@@ -17,26 +17,6 @@ with open("big", "wb") as f:
         f.write(os.urandom(1 << 20))'
 echo "made 128 MiB in $(($(date +%s) - start)) s"
 
-# Wait up to $2 seconds for a temporary file beneath $1: data has started to land.
-wait_for_temp() {
-	_i=0
-	until [ -n "$(find "$1" -name '.railcp-tmp-*')" ]; do
-		_i=$((_i + 1))
-		[ $_i -lt $(($2 * 10)) ] || return 1
-		sleep 0.1
-	done
-}
-
-# Wait up to $2 seconds for no temporary file to be left beneath $1.
-wait_for_no_temp() {
-	_i=0
-	until [ -z "$(find "$1" -name '.railcp-tmp-*')" ]; do
-		_i=$((_i + 1))
-		[ $_i -lt $(($2 * 10)) ] || return 1
-		sleep 0.1
-	done
-}
-
 start_server serve.log --root "$dir/root"
 
 # Kill the client of a push once data lands at the server.

@@ -8,7 +8,8 @@
 # sentence. With both links down the copy fails with one sentence within
 # the verbs retry timeout + 2 s, leaves no file under its final name and no
 # temporary, and the server then serves the next copy. A copy started
-# while rail 1 of B is down goes without it and says so.
+# while rail 1 of B is down goes without it and says so; once it is ACTIVE
+# again, the next copy uses it.
 . tests/integration/lib.sh
 [ "${TESTBED_HOSTS:-}" = 2 ] || skip "needs the two-host testbed: tools/testbed --hosts 2"
 [ "${TESTBED_RAILS:-0}" -ge 2 ] || skip "needs two rails per host"
@@ -149,6 +150,17 @@ assert rails["rxe1:1"]["bytes"] == 0 and rails["rxe0:1"]["bytes"] == int(sys.arg
 ' $total || fail "rail 1 carried data while down: $(cat start.out)"
 [ "$(sums b /tmp/x/root/downstart)" = "$src_sums" ] || fail "the tree copied without rail 1 differs"
 wait_active b 1
+
+# Rail 1 is ACTIVE again: the next copy uses it.
+tb on a "$RAILCP" -r --json /tmp/x/src b:back --port $port >back.out 2>back.err ||
+	fail "a copy after rail 1 came back failed: $(cat back.err)"
+/usr/bin/python3 -c '
+import json
+doc = json.load(open("back.out"))
+rails = {r["name"]: r for r in doc["rails"]}
+assert doc["rails_failed"] == 0 and rails["rxe1:1"]["bytes"] > 0, rails
+print("after rail 1 came back: rxe1:1 carried %d bytes" % rails["rxe1:1"]["bytes"])
+' || fail "the copy after rail 1 came back did not use it: $(cat back.out)"
 
 tb kill b srv TERM
 tb wait b srv 30 || fail "the server on b exited with an error: $(tail -n 3 "$TESTBED_OUT/tb/b.srv.err")"

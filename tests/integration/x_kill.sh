@@ -13,26 +13,6 @@ mkdir root back
 slow="--port $port --qps-per-rail 1 --rails rxe0:1 --chunk 64K"
 head -c $((24 << 20)) /dev/urandom >big
 
-# Wait up to $2 seconds for a temporary file beneath $1: data has started to land.
-wait_for_temp() {
-	_i=0
-	until [ -n "$(find "$1" -name '.railcp-tmp-*')" ]; do
-		_i=$((_i + 1))
-		[ $_i -lt $(($2 * 10)) ] || return 1
-		sleep 0.1
-	done
-}
-
-# Wait up to $2 seconds for no temporary file to be left beneath $1.
-wait_for_no_temp() {
-	_i=0
-	until [ -z "$(find "$1" -name '.railcp-tmp-*')" ]; do
-		_i=$((_i + 1))
-		[ $_i -lt $(($2 * 10)) ] || return 1
-		sleep 0.1
-	done
-}
-
 start_server_on b srv --port $port --root "$dir/root"
 log=$(job_file b srv err)
 
