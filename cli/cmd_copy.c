@@ -41,6 +41,10 @@ static void copy_usage(FILE *f)
 		"  -r, --recursive    copy directories and their contents\n"
 		"  -p, --preserve     keep mode and modification time (default: mode less\n"
 		"                     the receiver's umask, time of the copy)\n"
+		"  -u, --update       send only what the destination lacks: a file already\n"
+		"                     there with the same size and modification time (to\n"
+		"                     the nanosecond, as -p copies it) or a symlink to the\n"
+		"                     same target is left alone (rsync's quick check)\n"
 		"  -q, --quiet        no progress line and no summary, only errors\n"
 		"  -v, --verbose      say more on stderr (-vv: debug)\n"
 		"  --json             the summary as one JSON object on stdout\n"
@@ -85,6 +89,9 @@ static int copy_opt(void *ctx, int c, const char *arg)
 		return 0;
 	case 'p':
 		cc->o.preserve = true;
+		return 0;
+	case 'u':
+		cc->o.update = true;
 		return 0;
 	case 'q':
 		rcp_log_set_level(RCP_LOG_SILENT);
@@ -154,6 +161,7 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 	static const struct option opts[] = {
 		{"recursive", no_argument, NULL, 'r'},
 		{"preserve", no_argument, NULL, 'p'},
+		{"update", no_argument, NULL, 'u'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"json", no_argument, NULL, OPT_JSON},
@@ -174,7 +182,7 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 	const char *dst_path;
 	int first, r, i, n;
 
-	r = cli_options_short(NULL, "hrpqv", argc, argv, opts, copy_opt, cc, copy_usage, &first);
+	r = cli_options_short(NULL, "hrpuqv", argc, argv, opts, copy_opt, cc, copy_usage, &first);
 	if (r)
 		return r;
 	if (cc->fsync_opts == (FSYNC_GIVEN | NO_FSYNC_GIVEN))
@@ -252,6 +260,10 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 				    json_string(cc->o.dir == ENG_PUSH ? "push" : "pull"));
 		json_object_set_new(o, "host", json_string(cc->host));
 		json_object_set_new(o, "files", json_integer((json_int_t)r->files_total));
+		json_object_set_new(o, "files_sent",
+				    json_integer((json_int_t)(r->files_total - r->files_skipped)));
+		json_object_set_new(o, "files_skipped", json_integer((json_int_t)r->files_skipped));
+		json_object_set_new(o, "bytes_skipped", json_integer((json_int_t)r->bytes_skipped));
 		json_object_set_new(o, "transfer_seconds", json_real(r->seconds));
 		json_object_set_new(o, "transfer_gbps", json_real(cli_gbps(r->bytes, r->seconds)));
 		json_object_set_new(o, "synced", json_boolean(cc->o.fsync));
@@ -265,10 +277,16 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 	printf("railcp: %s %llu files, %s %s %s in %.3f s: %.3f Gb/s (data phase %.3f s, %.3f "
 	       "Gb/s), "
 	       "every chunk checked, %s\n",
-	       verb, (unsigned long long)r->files_total, sz, cc->o.dir == ENG_PUSH ? "to" : "from",
-	       cc->host, r->wall_seconds, cli_gbps(r->bytes, r->wall_seconds), r->seconds,
-	       cli_gbps(r->bytes, r->seconds),
+	       verb, (unsigned long long)(r->files_total - r->files_skipped), sz,
+	       cc->o.dir == ENG_PUSH ? "to" : "from", cc->host, r->wall_seconds,
+	       cli_gbps(r->bytes, r->wall_seconds), r->seconds, cli_gbps(r->bytes, r->seconds),
 	       cc->o.fsync ? "every file synced to the disk" : "not synced (--no-fsync)");
+	if (cc->o.update) {
+		cli_size_str(r->bytes_skipped, sz, sizeof(sz));
+		printf("railcp: %llu files, %s, were at the destination already (same size and "
+		       "modification time): not sent\n",
+		       (unsigned long long)r->files_skipped, sz);
+	}
 	cli_report_print(stdout, r, r->wall_seconds);
 	return 0;
 }

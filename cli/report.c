@@ -171,9 +171,9 @@ void cli_progress_update(struct cli_progress *p, const struct eng_report *r)
 	cli_size_str(r->bytes, done, sizeof(done));
 	cli_size_str(r->bytes_total, total, sizeof(total));
 	o += (size_t)snprintf(line + o, sizeof(line) - o, "%s: %s of %s", p->label, done, total);
-	if (r->files_total)
+	if (r->files_total > r->files_skipped)
 		o += (size_t)snprintf(line + o, sizeof(line) - o, "  %" PRIu64 "/%" PRIu64 " files",
-				      r->files, r->files_total);
+				      r->files, r->files_total - r->files_skipped);
 	o += (size_t)snprintf(line + o, sizeof(line) - o, "  %.2f Gb/s", p->rate * 8 / 1e9);
 	left = p->rate > 0 && r->bytes_total > r->bytes
 		       ? (double)(r->bytes_total - r->bytes) / p->rate

@@ -74,6 +74,11 @@ struct io_entry {
 	uint64_t size;	       /* file: bytes; symlink: target length; dir: 0 */
 	struct io_extent *ext; /* file: data extents, sorted, disjoint, inside size */
 	uint32_t n_ext;
+	/*
+	 * Local to each side, never encoded: the receiver holds it already
+	 * (io_root_holds), so it gets no chunks and is left alone.
+	 */
+	bool skip;
 	uint64_t data_bytes; /* file: sum of the extents' lengths */
 };
 
@@ -262,7 +267,8 @@ struct io_plan {
 
 /*
  * Cut every file's data extents into chunks of at most chunk bytes (1 ..
- * IO_CHUNK_MAX); -EFBIG beyond IO_PLAN_MAX_CHUNKS.
+ * IO_CHUNK_MAX), leaving out the entries marked skip; -EFBIG beyond
+ * IO_PLAN_MAX_CHUNKS.
  */
 int io_plan_create(const struct io_manifest *m, uint32_t chunk, struct io_plan **plan_out);
 
@@ -411,6 +417,15 @@ void io_root_close(struct io_root *root);
  * made it.
  */
 int io_root_mkdir(struct io_root *root, const struct io_entry *e);
+
+/*
+ * Whether root already holds entry e as the copy would leave it, so that it
+ * need not travel (the quick check of --update): a regular file of e's size
+ * and e's mtime to the nanosecond, or a symlink to e's target. Never for a
+ * directory; false when anything is in the way (a name that leads out of
+ * the root, a missing parent): the copy then tells. Thread-safe.
+ */
+bool io_root_holds(const struct io_root *root, const struct io_entry *e);
 
 /* Create symlink e->path -> e->link, atomically replacing a non-directory there. */
 int io_root_symlink(struct io_root *root, const struct io_entry *e);

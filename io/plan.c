@@ -4,7 +4,8 @@
  * A chunk never crosses a data extent (so it never carries a hole) and is
  * at most the chunk size; an extent of len bytes gives ceil(len / chunk)
  * chunks, all full but the last. Files and extents are taken in manifest
- * order. The receiver relies on this exact cut (io_wfile_open recomputes
+ * order; an entry marked skip (already at the receiver) has none. The
+ * receiver relies on this exact cut (io_wfile_open recomputes
  * it per file to recognise chunks), so changing it changes the protocol.
  *
  * The checksum is CRC-64/XZ from ISA-L (crc64_ecma_refl), which applies
@@ -35,7 +36,7 @@ static uint64_t plan_count(const struct io_manifest *m, uint32_t chunk)
 	uint32_t x;
 
 	for (i = 0; i < m->n; i++)
-		for (x = 0; x < m->entry[i].n_ext; x++)
+		for (x = 0; !m->entry[i].skip && x < m->entry[i].n_ext; x++)
 			n += io__chunks_of(m->entry[i].ext[x].len, chunk);
 	return n;
 }
@@ -48,7 +49,7 @@ static void plan_fill(const struct io_manifest *m, struct io_plan *plan)
 	uint32_t x;
 
 	for (i = 0; i < m->n; i++) {
-		for (x = 0; x < m->entry[i].n_ext; x++) {
+		for (x = 0; !m->entry[i].skip && x < m->entry[i].n_ext; x++) {
 			ext = &m->entry[i].ext[x];
 			for (off = ext->off, left = ext->len; left; k++) {
 				plan->chunk[k].file = i;

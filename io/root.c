@@ -215,6 +215,35 @@ int io_root_mkdir(struct io_root *root, const struct io_entry *e)
 	return err;
 }
 
+bool io_root_holds(const struct io_root *root, const struct io_entry *e)
+{
+	size_t want = e->link ? strlen(e->link) : 0;
+	char target[IO_PATH_MAX];
+	const char *last;
+	struct stat st;
+	bool same = false;
+	ssize_t n;
+	int pfd;
+
+	if (e->type == IO_DIR)
+		return false;
+	if (io__parent_open(root->fd, e->path, &pfd, &last) != 0) {
+		rcp_err_clear(); /* not ours to report: the copy itself will */
+		return false;
+	}
+	if (fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (e->type == IO_FILE)
+			same = S_ISREG(st.st_mode) && (uint64_t)st.st_size == e->size &&
+			       (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec ==
+				       e->mtime_ns;
+		else if (e->type == IO_SYMLINK && S_ISLNK(st.st_mode) && want < sizeof(target))
+			same = (n = readlinkat(pfd, last, target, sizeof(target))) >= 0 &&
+			       (size_t)n == want && !memcmp(target, e->link, want);
+	}
+	close(pfd);
+	return same;
+}
+
 int io_root_symlink(struct io_root *root, const struct io_entry *e)
 {
 	char tmp[IO_TMP_NAME_LEN], esc[IO_ESC_MAX];

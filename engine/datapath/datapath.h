@@ -314,6 +314,29 @@ void eng__files_destroy(struct eng_files *f);
 
 const struct io_manifest *eng__files_manifest(const struct eng_files *f);
 uint64_t eng__files_chunks(const struct eng_files *f);
+/* The chunks of the whole manifest, before any skip: what both sides must agree on first. */
+uint64_t eng__files_chunks_all(const struct eng_files *f);
+
+/*
+ * The quick check (--update), receiver, before eng__files_prepare: mark skip
+ * every entry its root holds already (io_root_holds) and plan without them;
+ * *bits_out (malloc'd, eng__files_map_len bytes) has bit i set for entry i
+ * skipped, for the sender.
+ */
+int eng__files_holds(struct eng_files *f, uint8_t **bits_out, size_t *len_out);
+
+/* Bytes of a map of f's entries: a bit each, entry i at bit i % 8 of byte i / 8. */
+size_t eng__files_map_len(const struct eng_files *f);
+
+/*
+ * Mark skip the entries whose bit is set in bits (eng__files_map_len bytes;
+ * directories excepted) and plan again without them: the sender, with the
+ * receiver's map, before the job is made.
+ */
+int eng__files_skip(struct eng_files *f, const uint8_t *bits);
+
+/* The files left out as held already, and their data bytes. */
+void eng__files_skipped(const struct eng_files *f, uint64_t *files_out, uint64_t *bytes_out);
 
 /* Wire the job's source (sender) or sink (receiver) to f. */
 void eng__files_attach(struct eng_files *f, struct eng_job *job);

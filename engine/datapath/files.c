@@ -38,6 +38,11 @@
  * written again. On failure every unfinished file's temporary is removed;
  * files already in place stay, complete and verified.
  *
+ * With --update the receiver first looks for each file and symlink at its
+ * destination (io_root_holds); those it holds already are marked skip on
+ * both sides (a bit per entry travels back), so the plan has no chunks for
+ * them and the receiver leaves them alone; the summary counts them apart.
+ *
  * Threading: prepare and complete run on helper (or worker) threads,
  * concurrently; the rest on the session's thread before the workers start
  * or after they end.
@@ -74,9 +79,34 @@ struct eng_files {
 	struct file_state *st; /* one per manifest entry */
 	pthread_mutex_t lock[FILES_LOCKS];
 	_Atomic uint64_t files_done;
-	_Atomic unsigned open_files; /* receiver: files being written */
-	unsigned max_open;	     /* receiver: what an honest sender can have in flight */
+	uint64_t chunks_all;		 /* the plan's chunks before any skip */
+	uint64_t skip_files, skip_bytes; /* files (and their data) the receiver held already */
+	_Atomic unsigned open_files;	 /* receiver: files being written */
+	unsigned max_open;		 /* receiver: what an honest sender can have in flight */
 };
+
+/* f's chunk plan for its manifest as it is marked now, and what each file counts from it. */
+static int plan_make(struct eng_files *f, uint32_t chunk)
+{
+	const struct io_manifest *m = f->m;
+	uint64_t i;
+	int err = io_plan_create(m, chunk, &f->plan);
+
+	if (err)
+		return err;
+	atomic_store(&f->files_done, 0);
+	for (i = 0; i < m->n; i++)
+		f->st[i].left = 0;
+	for (i = 0; i < f->plan->n; i++)
+		f->st[f->plan->chunk[i].file].left++;
+	for (i = 0; i < m->n; i++)
+		f->st[i].single = f->st[i].left == 1;
+	/* A sender has nothing to read of a file without data: it is done from the start. */
+	for (i = 0; f->role == ENG_SENDER && i < m->n; i++)
+		if (m->entry[i].type == IO_FILE && !m->entry[i].skip && f->st[i].left == 0)
+			atomic_fetch_add(&f->files_done, 1);
+	return 0;
+}
 
 int eng__files_create(enum eng_role role, struct io_manifest *m, uint32_t chunk,
 		      struct io_root *root, unsigned io_flags, struct eng_files **f_out)
@@ -98,19 +128,58 @@ int eng__files_create(enum eng_role role, struct io_manifest *m, uint32_t chunk,
 		eng__files_destroy(f);
 		return rcp_err(-ENOMEM, "out of memory for a job of %zu entries", m->n);
 	}
-	if ((err = io_plan_create(m, chunk, &f->plan)) != 0) {
+	if ((err = plan_make(f, chunk)) != 0) {
 		eng__files_destroy(f);
 		return err;
 	}
-	for (i = 0; i < f->plan->n; i++)
-		f->st[f->plan->chunk[i].file].left++;
-	for (i = 0; i < m->n; i++)
-		f->st[i].single = f->st[i].left == 1;
-	/* A sender has nothing to read of a file without data: it is done from the start. */
-	for (i = 0; role == ENG_SENDER && i < m->n; i++)
-		if (m->entry[i].type == IO_FILE && f->st[i].left == 0)
-			f->files_done++;
+	f->chunks_all = f->plan->n;
 	*f_out = f;
+	return 0;
+}
+
+int eng__files_skip(struct eng_files *f, const uint8_t *bits)
+{
+	uint32_t chunk = f->plan->chunk_size;
+	size_t i;
+
+	f->skip_files = f->skip_bytes = 0;
+	for (i = 0; i < f->m->n; i++) {
+		struct io_entry *e = &f->m->entry[i];
+
+		/* A directory is never skipped: its contents are looked at one by one. */
+		e->skip = e->type != IO_DIR && (bits[i / 8] >> (i % 8) & 1);
+		if (e->skip && e->type == IO_FILE) {
+			f->skip_files++;
+			f->skip_bytes += e->data_bytes;
+		}
+	}
+	io_plan_destroy(f->plan);
+	f->plan = NULL;
+	return plan_make(f, chunk);
+}
+
+size_t eng__files_map_len(const struct eng_files *f)
+{
+	return f->m->n / 8 + 1;
+}
+
+int eng__files_holds(struct eng_files *f, uint8_t **bits_out, size_t *len_out)
+{
+	size_t i, len = eng__files_map_len(f);
+	uint8_t *bits = calloc(len, 1);
+	int err;
+
+	if (!bits)
+		return rcp_err(-ENOMEM, "out of memory for a map of %zu entries", f->m->n);
+	for (i = 0; i < f->m->n; i++)
+		if (io_root_holds(f->root, &f->m->entry[i]))
+			bits[i / 8] |= (uint8_t)(1u << (i % 8));
+	if ((err = eng__files_skip(f, bits)) != 0) {
+		free(bits);
+		return err;
+	}
+	*bits_out = bits;
+	*len_out = len;
 	return 0;
 }
 
@@ -141,6 +210,17 @@ const struct io_manifest *eng__files_manifest(const struct eng_files *f)
 uint64_t eng__files_chunks(const struct eng_files *f)
 {
 	return f->plan->n;
+}
+
+uint64_t eng__files_chunks_all(const struct eng_files *f)
+{
+	return f->chunks_all;
+}
+
+void eng__files_skipped(const struct eng_files *f, uint64_t *files_out, uint64_t *bytes_out)
+{
+	*files_out = f->skip_files;
+	*bytes_out = f->skip_bytes;
 }
 
 uint64_t eng__files_done(const struct eng_files *f)
@@ -391,7 +471,7 @@ static int files_write_complete(void *ctx, const struct eng_chunk_hdr *hdr, cons
 
 void eng__files_attach(struct eng_files *f, struct eng_job *job)
 {
-	uint64_t total = f->m->data_bytes;
+	uint64_t total = f->m->data_bytes - f->skip_bytes;
 
 	job->src = (struct eng_source){.total = total,
 				       .chunk = f->plan->chunk_size,
@@ -416,6 +496,8 @@ int eng__files_prepare(struct eng_files *f)
 		const struct io_entry *e = &f->m->entry[i];
 		struct io_wfile *w;
 
+		if (e->skip)
+			continue; /* held already: left as it is */
 		if (e->type == IO_DIR)
 			err = io_root_mkdir(f->root, e);
 		else if (e->type == IO_SYMLINK)
@@ -438,8 +520,8 @@ int eng__files_finish(struct eng_files *f)
 {
 	uint64_t done = atomic_load(&f->files_done);
 
-	if (done != f->m->n_files)
+	if (done + f->skip_files != f->m->n_files)
 		return rcp_err(-EIO, "only %" PRIu64 " of %" PRIu64 " files arrived complete", done,
-			       f->m->n_files);
+			       f->m->n_files - f->skip_files);
 	return io_root_dirs_finish(f->root, f->m);
 }

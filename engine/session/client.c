@@ -78,6 +78,7 @@ static json_t *copy_flags(const struct eng_copy_opts *cp)
 	json_object_set_new(flags, ENG_FLAG_FSYNC, json_boolean(cp->fsync));
 	json_object_set_new(flags, ENG_FLAG_DIRECT, json_boolean(cp->direct));
 	json_object_set_new(flags, ENG_FLAG_RECURSIVE, json_boolean(cp->recursive));
+	json_object_set_new(flags, ENG_FLAG_UPDATE, json_boolean(cp->update));
 	json_object_set_new(flags, ENG_FLAG_CONTENTS,
 			    json_boolean(io_src_contents_only(cp->src, cp->n_src)));
 	return flags;
@@ -186,6 +187,7 @@ static int pull_prepare(struct client *c)
 {
 	const struct eng_copy_opts *cp = c->o->copy;
 	struct io_manifest *m = NULL;
+	uint8_t *holds = NULL;
 	int err;
 
 	err = pull_sources_send(c);
@@ -196,7 +198,10 @@ static int pull_prepare(struct client *c)
 	if (!err)
 		err = eng__dest_files(NULL, cp->dst, io_src_contents_only(cp->src, cp->n_src),
 				      eng__dest_flags(cp->preserve, cp->fsync, cp->direct), m,
-				      c->s.chunk, &c->s.files);
+				      c->s.chunk, cp->update ? &holds : NULL, &c->s.files);
+	if (!err && holds)
+		err = eng__skip_send(&c->s.ctl, holds, eng__files_map_len(c->s.files));
+	free(holds);
 	return err;
 }
 
@@ -230,6 +235,8 @@ static int handshake(struct client *c)
 		json_decref(ready);
 		if (!err)
 			err = eng__manifest_send(&c->s.ctl, eng__files_manifest(c->s.files));
+		if (!err && cp->update)
+			err = eng__session_skip_recv(&c->s);
 	} else if (!err && cp) {
 		err = pull_prepare(c);
 	}

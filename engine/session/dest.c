@@ -73,11 +73,13 @@ int eng__dest_open(const struct io_root *parent, const char *dst, bool contents,
 }
 
 int eng__dest_files(const struct io_root *parent, const char *dst, bool contents,
-		    unsigned root_flags, struct io_manifest *m, uint32_t chunk,
+		    unsigned root_flags, struct io_manifest *m, uint32_t chunk, uint8_t **holds_out,
 		    struct eng_files **f_out)
 {
 	struct io_root *root;
 	struct eng_files *f;
+	uint8_t *holds = NULL;
+	size_t len;
 	int err = eng__dest_open(parent, dst, contents, root_flags, m, &root);
 
 	if (err) {
@@ -86,10 +88,17 @@ int eng__dest_files(const struct io_root *parent, const char *dst, bool contents
 	}
 	if ((err = eng__files_create(ENG_RECEIVER, m, chunk, root, 0, &f)) != 0)
 		return err;
-	if ((err = eng__files_prepare(f)) != 0) {
+	if (holds_out)
+		err = eng__files_holds(f, &holds, &len);
+	if (!err)
+		err = eng__files_prepare(f);
+	if (err) {
+		free(holds);
 		eng__files_destroy(f);
 		return err;
 	}
+	if (holds_out)
+		*holds_out = holds;
 	*f_out = f;
 	return 0;
 }

@@ -3,6 +3,8 @@
  * encoding (io/) in "manifest" frames of at most ENG_MANIFEST_PART bytes,
  * the first announcing the total. The announced total is bounded before
  * its buffer is allocated, and the parts must add up to exactly that total.
+ * With --update the receiver answers with a bit per entry it holds already,
+ * in "skip" frames whose sizes both sides know from the manifest.
  *
  * Threading: one thread per connection; no shared state.
  */
@@ -88,5 +90,44 @@ int eng__manifest_recv(struct eng_ctl *c, int timeout_ms, struct io_manifest **m
 	if (!err)
 		err = io_manifest_decode(buf, total, m_out);
 	free(buf);
+	return err;
+}
+
+int eng__skip_send(struct eng_ctl *c, const uint8_t *bits, size_t len)
+{
+	size_t off, n;
+	int err = 0;
+
+	for (off = 0; off < len && !err; off += n) {
+		json_t *msg = eng__proto_msg(ENG_MSG_SKIP, false);
+
+		n = len - off < ENG_MANIFEST_PART ? len - off : ENG_MANIFEST_PART;
+		err = msg ? eng__proto_set_hex(msg, ENG_KEY_PART, bits + off, n) : -ENOMEM;
+		if (!err)
+			err = eng__proto_send(c, msg);
+		json_decref(msg);
+	}
+	return err;
+}
+
+int eng__skip_recv(struct eng_ctl *c, int timeout_ms, size_t n, uint8_t *bits, size_t len)
+{
+	size_t off, k;
+	int err = 0;
+
+	for (off = 0; off < len && !err; off += k) {
+		json_t *msg = NULL;
+
+		k = len - off < ENG_MANIFEST_PART ? len - off : ENG_MANIFEST_PART;
+		err = eng__proto_recv(c, timeout_ms, ENG_MSG_SKIP, &msg);
+		if (!err)
+			err = eng__proto_get_hex(msg, ENG_KEY_PART, bits + off, k);
+		json_decref(msg);
+	}
+	/* No bit past the last entry. */
+	for (k = n / 8; !err && k < len; k++)
+		if (bits[k] & (k == n / 8 ? 0xffu << (n % 8) : 0xffu))
+			err = rcp_err(-EPROTO, "the receiver's map of what it holds names "
+					       "entries the file list does not have");
 	return err;
 }

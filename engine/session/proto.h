@@ -18,11 +18,13 @@
  *   S -> C  ready                                  (push: the job is accepted)
  *   C -> S  sources   src                          (pull: the names, as hex)
  *   either  manifest  total (first part), part     (push: C -> S; pull: S -> C)
+ *   rcvr    skip      part                         (--update: what it holds already)
  *   S -> C  welcome   token (keyless only), chunks, slots, slot_size,
  *                     stripes (addr, port, stripe, rail each)
  *   ...     RDMA connections, then the data ...
  *   sender  done      chunks, bytes, seconds
  *   rcvr    result    chunks, bytes, files
+ *   either  lost      stripe, message              (during the data: failover)
  *   either  error     message: ends the session with that sentence
  * Names travel as hex, so no byte of a file name can break the JSON.
  *
@@ -72,6 +74,8 @@
 #define ENG_MSG_DONE "done"
 #define ENG_MSG_RESULT "result"
 #define ENG_MSG_ERROR "error"
+/* --update: the receiver's map of the entries it holds already (eng__skip_send). */
+#define ENG_MSG_SKIP "skip"
 /*
  * During the transfer, from either side: {"stripe": N, "message": why}, the
  * stripe the server numbers N went down at the side that says so; the other
@@ -123,6 +127,7 @@
 #define ENG_FLAG_DIRECT "direct"
 #define ENG_FLAG_RECURSIVE "recursive"
 #define ENG_FLAG_CONTENTS "contents"
+#define ENG_FLAG_UPDATE "update" /* the quick check: what the receiver holds does not travel */
 
 /* A sealing key (seal.c) and a frame's tag. */
 #define ENG_SEAL_KEY_LEN 32
@@ -230,5 +235,13 @@ int eng__manifest_send(struct eng_ctl *c, const struct io_manifest *m);
  * it, and io_manifest_decode checks every entry.
  */
 int eng__manifest_recv(struct eng_ctl *c, int timeout_ms, struct io_manifest **m_out);
+
+/*
+ * The quick check's map (a bit per manifest entry, len bytes) as "skip"
+ * frames of at most ENG_MANIFEST_PART bytes each, and its receipt: exactly
+ * len bytes in as many frames, no bit set beyond entry n - 1 (n entries).
+ */
+int eng__skip_send(struct eng_ctl *c, const uint8_t *bits, size_t len);
+int eng__skip_recv(struct eng_ctl *c, int timeout_ms, size_t n, uint8_t *bits, size_t len);
 
 #endif

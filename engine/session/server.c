@@ -92,6 +92,7 @@ static int hello_check(struct srv_session *ss)
 static int push_prepare(struct srv_session *ss)
 {
 	struct io_manifest *m = NULL;
+	uint8_t *holds = NULL;
 	char *dst = NULL;
 	uint64_t chunks;
 	int err;
@@ -106,13 +107,18 @@ static int push_prepare(struct srv_session *ss)
 	if (!err) {
 		ss->bytes = m->data_bytes;
 		err = eng__dest_files(ss->srv->root, dst, flag(ss->hello, ENG_FLAG_CONTENTS),
-				      ss->root_flags, m, ss->s.chunk, &ss->s.files);
+				      ss->root_flags, m, ss->s.chunk,
+				      flag(ss->hello, ENG_FLAG_UPDATE) ? &holds : NULL,
+				      &ss->s.files);
 	}
 	free(dst);
-	if (!err && eng__files_chunks(ss->s.files) != chunks)
+	if (!err && eng__files_chunks_all(ss->s.files) != chunks)
 		err = rcp_err(-EPROTO,
 			      "the sender planned %" PRIu64 " chunks, this server %" PRIu64, chunks,
-			      eng__files_chunks(ss->s.files));
+			      eng__files_chunks_all(ss->s.files));
+	if (!err && holds)
+		err = eng__skip_send(&ss->s.ctl, holds, eng__files_map_len(ss->s.files));
+	free(holds);
 	return err;
 }
 
@@ -172,6 +178,8 @@ static int pull_prepare(struct srv_session *ss)
 				(ss->root_flags & IO_ROOT_DIRECT) ? IO_DIRECT : 0, &ss->s.files);
 	if (!err)
 		err = eng__manifest_send(&ss->s.ctl, eng__files_manifest(ss->s.files));
+	if (!err && flag(ss->hello, ENG_FLAG_UPDATE))
+		err = eng__session_skip_recv(&ss->s);
 	return err;
 }
 

@@ -28,6 +28,7 @@
 #include <openssl/crypto.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -69,6 +70,21 @@ int eng__session_job(struct eng_session *s, const struct topo_plan *plan, unsign
 		eng__bench_attach(s->job, s->bench_bytes, s->chunk);
 	eng__job_conn_cfg(s->job, &s->conn_cfg);
 	return s->tr->conn_create(&s->conn_cfg, &s->conn);
+}
+
+int eng__session_skip_recv(struct eng_session *s)
+{
+	size_t len = eng__files_map_len(s->files);
+	uint8_t *bits = malloc(len);
+	int err = bits ? 0 : rcp_err(-ENOMEM, "out of memory for a map of %zu bytes", len);
+
+	if (!err)
+		err = eng__skip_recv(&s->ctl, s->timeout_ms, eng__files_manifest(s->files)->n, bits,
+				     len);
+	if (!err)
+		err = eng__files_skip(s->files, bits);
+	free(bits);
+	return err;
 }
 
 /* The transport saw a link lose its peer, port or device: the job takes it down. */
@@ -276,6 +292,7 @@ void eng__session_report(const struct eng_session *s, struct eng_report *r)
 	if (s->files) {
 		r->files = eng__files_done(s->files);
 		r->files_total = eng__files_manifest(s->files)->n_files;
+		eng__files_skipped(s->files, &r->files_skipped, &r->bytes_skipped);
 	}
 }
 

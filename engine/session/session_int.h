@@ -127,6 +127,9 @@ int eng__session_rails(struct eng_session *s, const struct topo_plan *plan);
  */
 int eng__session_job(struct eng_session *s, const struct topo_plan *plan, unsigned n_slots);
 
+/* The sender of a copy with --update: the receiver's map of what it holds, applied to s->files. */
+int eng__session_skip_recv(struct eng_session *s);
+
 /* Run the job to its end while watching the peer. */
 int eng__session_run(struct eng_session *s);
 
@@ -303,9 +306,12 @@ int eng__dest_open(const struct io_root *parent, const char *dst, bool contents,
 /*
  * A receiving side for manifest m (taken over, also on failure): its root as
  * eng__dest_open names it, then eng__files_create and eng__files_prepare.
+ * With holds_out (--update), before the prepare: eng__files_holds, its map
+ * of what the root holds already in *holds_out (eng__files_map_len bytes,
+ * malloc'd) for the sender.
  */
 int eng__dest_files(const struct io_root *parent, const char *dst, bool contents,
-		    unsigned root_flags, struct io_manifest *m, uint32_t chunk,
+		    unsigned root_flags, struct io_manifest *m, uint32_t chunk, uint8_t **holds_out,
 		    struct eng_files **f_out);
 
 #endif

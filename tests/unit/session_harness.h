@@ -315,7 +315,8 @@ static inline void file_same(const char *a, const char *b, off_t size)
 	free(db);
 }
 
-/* Directories a and b hold the same entries, files byte for byte, and nothing else. */
+/* Directories a and b hold the same entries, files byte for byte, links to the same targets, and
+ * nothing else. */
 static inline void tree_same(const char *a, const char *b)
 {
 	char pa[4096], pb[4096];
@@ -337,6 +338,13 @@ static inline void tree_same(const char *a, const char *b)
 		assert_int_equal(sa.st_mode & S_IFMT, sb.st_mode & S_IFMT);
 		if (S_ISDIR(sa.st_mode)) {
 			tree_same(pa, pb);
+		} else if (S_ISLNK(sa.st_mode)) {
+			char ta[4096], tb[4096];
+			ssize_t la = readlink(pa, ta, sizeof(ta)),
+				lb = readlink(pb, tb, sizeof(tb));
+
+			assert_true(la >= 0 && la == lb);
+			assert_memory_equal(ta, tb, (size_t)la);
 		} else {
 			assert_int_equal(sa.st_size, sb.st_size);
 			file_same(pa, pb, sa.st_size);

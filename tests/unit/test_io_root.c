@@ -196,6 +196,66 @@ static void test_symlinks_leading_out_are_refused(void **state)
 	assert_nothing_escaped(fx);
 }
 
+/* Set base/rel's mtime to ns since the epoch, not following a symlink. */
+static void mtime_ns_set(const char *base, const char *rel, int64_t ns)
+{
+	const struct timespec ts[2] = {{ns / 1000000000, ns % 1000000000},
+				       {ns / 1000000000, ns % 1000000000}};
+	char p[4096];
+
+	t_path(p, base, rel);
+	assert_int_equal(utimensat(AT_FDCWD, p, ts, AT_SYMLINK_NOFOLLOW), 0);
+}
+
+static void test_holds_only_the_same_size_and_time_or_link_target(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_root *r = root_of(fx, 0);
+	const uint64_t one[] = {0, 5};
+	char p[4096];
+	struct fe f;
+
+	fe_file(&f, "f", 5, 1, one);
+	assert_false(io_root_holds(r, &f.e)); /* nothing there */
+	t_write(fx->root, "f", "hello", 5, 0644);
+	mtime_ns_set(fx->root, "f", f.e.mtime_ns);
+	assert_true(io_root_holds(r, &f.e));
+	f.e.mtime_ns++; /* a nanosecond apart */
+	assert_false(io_root_holds(r, &f.e));
+	f.e.mtime_ns--;
+	f.e.size = 6;
+	assert_false(io_root_holds(r, &f.e));
+	/* A directory, or a link to the file, at the name is not the file. */
+	fe_file(&f, "d", 0, 0, NULL);
+	t_path(p, fx->root, "d");
+	assert_int_equal(mkdir(p, 0755), 0);
+	assert_false(io_root_holds(r, &f.e));
+	fe_other(&f, IO_DIR, "d", NULL);
+	assert_false(io_root_holds(r, &f.e)); /* a directory is always looked into */
+	t_path(p, fx->root, "l");
+	assert_int_equal(symlink("f", p), 0);
+	fe_file(&f, "l", 5, 1, one);
+	mtime_ns_set(fx->root, "l", f.e.mtime_ns);
+	assert_false(io_root_holds(r, &f.e));
+	fe_other(&f, IO_SYMLINK, "l", "f");
+	assert_true(io_root_holds(r, &f.e));
+	fe_other(&f, IO_SYMLINK, "l", "g");
+	assert_false(io_root_holds(r, &f.e));
+	fe_other(&f, IO_SYMLINK, "l", "ff");
+	assert_false(io_root_holds(r, &f.e));
+	/* Beneath a missing directory, or one that leads out: not held, and no sentence left. */
+	fe_file(&f, "none/f", 5, 1, one);
+	assert_false(io_root_holds(r, &f.e));
+	t_write(fx->outside, "f", "hello", 5, 0644);
+	mtime_ns_set(fx->outside, "f", f.e.mtime_ns);
+	t_path(p, fx->root, "out");
+	assert_int_equal(symlink(fx->outside, p), 0);
+	fe_file(&f, "out/f", 5, 1, one);
+	assert_false(io_root_holds(r, &f.e));
+	assert_string_equal(rcp_err_msg(-EXDEV), strerror(EXDEV)); /* openat2's refusal forgotten */
+	io_root_close(r);
+}
+
 static void swap_for_symlink_out(const struct fixture *fx, const char *name)
 {
 	char p[4096], q[4096];
@@ -819,6 +879,7 @@ int main(void)
 		T(test_hostile_names_are_refused_before_anything_is_created),
 		T(test_openat2_alone_refuses_what_leads_out),
 		T(test_symlinks_leading_out_are_refused),
+		T(test_holds_only_the_same_size_and_time_or_link_target),
 		T(test_symlink_swapped_in_after_a_check_is_refused),
 		T(test_a_symlink_at_the_final_name_is_replaced_not_followed),
 		T(test_finalize_keeps_holes_mode_and_mtime),
