@@ -12,7 +12,9 @@
  * reads the next frame as the proof). As a client sees what follows: every
  * further frame is read (a peer's "error" frame becomes its sentence) and its
  * fields fetched as the ends fetch those of a pull's sources (server.c), a
- * welcome (client.c), done and result (session.c). Last, the same frames sealed with a known key
+ * welcome (client.c), done and result (session.c); the frames as the sender
+ * of a copy with --update reads the receiver's map of what it holds
+ * (eng__skip_recv). Last, the same frames sealed with a known key
  * (each given its right tag) are read by a sealed connection, then the raw input is read by one
  * too, whose tags fail.
  *
@@ -271,10 +273,36 @@ static void as_sealed(const uint8_t *data, size_t size, bool tagged)
 	free(copy);
 }
 
+/*
+ * The frames as the sender of a copy with --update reads the receiver's map
+ * of n entries: on success no bit is set past entry n - 1.
+ */
+static void as_update_sender(const uint8_t *data, size_t size, size_t n)
+{
+	size_t len = n / 8 + 1, k;
+	uint8_t *bits = malloc(len);
+	struct eng_ctl c = {0};
+	int peer;
+
+	if (!bits)
+		return;
+	if (fuzz_feed(data, size, &c.fd, &peer) == 0) {
+		if (eng__skip_recv(&c, FRAME_TIMEOUT_MS, n, bits, len) == 0)
+			for (k = n; k < len * 8; k++)
+				FUZZ_CHECK(!(bits[k / 8] >> (k % 8) & 1));
+		close(c.fd);
+		close(peer);
+	}
+	free(bits);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	as_server(data, size);
+	as_update_sender(data, size, 3);
+	as_update_sender(data, size, 8);
+	as_update_sender(data, size, 100);
 	as_sealed(data, size, true);
 	as_sealed(data, size, false);
 	return 0;

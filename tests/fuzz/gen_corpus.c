@@ -211,6 +211,12 @@ static void frames(void)
 	json_object_set_new(m, ENG_KEY_MESSAGE, json_string("the server is busy\n\x1b[31m"));
 	stream_send(&s, m);
 	stream_put(&s, "frame", "bench_refused");
+	/* --update: the receiver's map of 3 entries, the second held already. */
+	stream_open(&s);
+	m = eng__proto_msg(ENG_MSG_SKIP, false);
+	eng__proto_set_hex(m, ENG_KEY_PART, "\x02", 1);
+	stream_send(&s, m);
+	stream_put(&s, "frame", "skip_map");
 }
 
 /* ---- the manifest of a small tree: a directory, files, a hole, a symlink ---- */
