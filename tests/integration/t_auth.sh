@@ -49,7 +49,10 @@ echo "no key: $err"
 # The server's answer to a hello is a bare challenge: nothing a stranger
 # could test a guess of the key against. A forged proof is refused before
 # the welcome (no rails, no memory), again with nothing that depends on the key.
-/usr/bin/python3 - <<'PY' || fail "a forged proof was not refused"
+# The protocol version this checkout speaks, from its own header.
+version=$(sed -n 's/^#define ENG_PROTO_VERSION \([0-9]*\)$/\1/p' engine/session/proto.h)
+[ -n "$version" ] || fail "no ENG_PROTO_VERSION in engine/session/proto.h"
+RAILCP_PROTO_VERSION=$version /usr/bin/python3 - <<'PY' || fail "a forged proof was not refused"
 import json, os, socket, struct
 
 def send(s, m):
@@ -62,7 +65,7 @@ def recv(s):
     return json.loads(f.read(n))
 
 s = socket.create_connection(("127.0.0.1", 7482)); s.settimeout(20)
-send(s, {"proto": "railcp", "version": 3, "type": "hello", "job": "bench", "bytes": 1 << 20,
+send(s, {"proto": "railcp", "version": int(os.environ["RAILCP_PROTO_VERSION"]), "type": "hello", "job": "bench", "bytes": 1 << 20,
          "chunk": 1 << 20, "stripes": [{"addr": "198.18.0.1", "prefix": 24, "rail": "rxe0"}],
          "challenge": os.urandom(32).hex()})
 m = recv(s)
