@@ -165,12 +165,16 @@ static void session_watch(struct eng_job *job, void *ctx)
 	struct eng_session *s = ctx;
 	json_t *msg = NULL;
 	bool from_peer = true, kept;
+	unsigned frames = 0;
 	int got = 0;
 
 	if (s->cancel && atomic_load(s->cancel) && !atomic_load(&job->stop))
 		eng__job_fail(job, s->cancel_err, "%s", s->cancel_why);
-	/* After "done", only the drain is left. */
-	while (!atomic_load(&job->stop) && !s->done &&
+	/*
+	 * After "done", only the drain is left. A "lost" per stripe and a "done"
+	 * at most are due: a peer that sends more waits for the next look.
+	 */
+	while (!atomic_load(&job->stop) && !s->done && frames++ <= job->n_stripes &&
 	       (got = eng__proto_poll(&s->ctl, NULL, &msg)) == 1) {
 		int bad = heard(s, msg, &kept);
 
