@@ -415,12 +415,24 @@ static int links_lost(struct eng_conn *c, struct ibv_context *ctx, uint8_t port,
 	return 0;
 }
 
+/* Whether port of ctx is ACTIVE now (a query that fails says no). */
+static bool port_active(struct ibv_context *ctx, uint8_t port)
+{
+	struct ibv_port_attr attr;
+
+	return ibv_query_port(ctx, port, &attr) == 0 && attr.state == IBV_PORT_ACTIVE;
+}
+
 /*
  * The devices' asynchronous events: a port that went down, a device that
  * failed, a QP the device moved to the error state. The first session to
  * read a device's event consumes it, so a server's other sessions on that
  * port learn of the failure from their own completions instead (after the
- * QP's retries).
+ * QP's retries). An event stays queued until a session reads it: a port
+ * that went down while no session used it and is ACTIVE again left a
+ * PORT_ERR that is history, not news, so one for a port that is ACTIVE now
+ * is passed over (a flap that broke this session's QPs shows in their
+ * completions).
  */
 static int cm_async_events(struct eng_conn *c, eng_link_lost_fn lost, void *lctx)
 {
@@ -445,7 +457,13 @@ static int cm_async_events(struct eng_conn *c, eng_link_lost_fn lost, void *lctx
 		while (!err && ibv_get_async_event(seen[k], &ev) == 0) {
 			snprintf(what, sizeof(what), "the device reported %s",
 				 ibv_event_type_str(ev.event_type));
-			if (ev.event_type == IBV_EVENT_PORT_ERR)
+			if (ev.event_type == IBV_EVENT_PORT_ERR &&
+			    port_active(seen[k], (uint8_t)ev.element.port_num))
+				rcp_log(RCP_LOG_DEBUG,
+					"%s: a port error of port %d, which is ACTIVE again: "
+					"passed over",
+					ibv_get_device_name(seen[k]->device), ev.element.port_num);
+			else if (ev.event_type == IBV_EVENT_PORT_ERR)
 				err = links_lost(c, seen[k], (uint8_t)ev.element.port_num, NULL,
 						 what, lost, lctx);
 			else if (ev.event_type == IBV_EVENT_DEVICE_FATAL)
