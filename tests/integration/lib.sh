@@ -146,6 +146,7 @@ need_two_hosts() {
 	export RAILCP_KEY TB_ENV
 	_x_jobs=""
 	trap kill_jobs EXIT
+	trap 'exit 143' TERM # the runner's timeout: the EXIT trap still runs
 }
 
 kill_jobs() {
