@@ -49,35 +49,29 @@ stop_server() {
 	[ $_rc -eq 0 ] || fail "railcp serve exited with status $_rc on SIGTERM"
 }
 
-# Wait up to $2 seconds for the pattern $1 to appear in file $3.
-wait_for_line() {
-	_i=0
-	until grep -q "$1" "$3"; do
+# Wait up to $1 seconds, looking every 0.1 s, until the command $2... succeeds.
+wait_until() {
+	_n=$(($1 * 10)) _i=0
+	shift
+	until "$@"; do
 		_i=$((_i + 1))
-		[ $_i -lt $(($2 * 10)) ] || return 1
+		[ $_i -lt $_n ] || return 1
 		sleep 0.1
 	done
 }
+
+# Whether a railcp temporary file is beneath $1, or none is.
+has_temp() { [ -n "$(find "$1" -name '.railcp-tmp-*')" ]; }
+no_temp() { ! has_temp "$1"; }
+
+# Wait up to $2 seconds for the pattern $1 to appear in file $3.
+wait_for_line() { wait_until "$2" grep -q "$1" "$3"; }
 
 # Wait up to $2 seconds for a temporary file beneath $1: data has started to land.
-wait_for_temp() {
-	_i=0
-	until [ -n "$(find "$1" -name '.railcp-tmp-*')" ]; do
-		_i=$((_i + 1))
-		[ $_i -lt $(($2 * 10)) ] || return 1
-		sleep 0.1
-	done
-}
+wait_for_temp() { wait_until "$2" has_temp "$1"; }
 
 # Wait up to $2 seconds for no temporary file to be left beneath $1.
-wait_for_no_temp() {
-	_i=0
-	until [ -z "$(find "$1" -name '.railcp-tmp-*')" ]; do
-		_i=$((_i + 1))
-		[ $_i -lt $(($2 * 10)) ] || return 1
-		sleep 0.1
-	done
-}
+wait_for_no_temp() { wait_until "$2" no_temp "$1"; }
 
 # Check a bench --json document on stdin: bytes, verification, and (unless
 # $3 is "any", for runs smaller than the credit window, where the first
@@ -106,14 +100,7 @@ print("bench: %d MiB verified, %.1f MiB/s, rails %s" % (want >> 20, doc["mib_per
 }
 
 # Wait up to $2 seconds for file $1 to exist.
-wait_for_file() {
-	_i=0
-	until [ -e "$1" ]; do
-		_i=$((_i + 1))
-		[ $_i -lt $(($2 * 10)) ] || return 1
-		sleep 0.1
-	done
-}
+wait_for_file() { wait_until "$2" test -e "$1"; }
 
 # Fail if a railcp temporary file (.railcp-tmp-*) is left beneath any of the
 # directories given.
