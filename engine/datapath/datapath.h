@@ -323,7 +323,7 @@ uint64_t eng__files_chunks_all(const struct eng_files *f);
  * *bits_out (malloc'd, eng__files_map_len bytes) has bit i set for entry i
  * skipped, for the sender.
  */
-int eng__files_holds(struct eng_files *f, uint8_t **bits_out, size_t *len_out);
+int eng__files_holds(struct eng_files *f, uint8_t **bits_out);
 
 /* Bytes of a map of f's entries: a bit each, entry i at bit i % 8 of byte i / 8. */
 size_t eng__files_map_len(const struct eng_files *f);

@@ -163,7 +163,7 @@ size_t eng__files_map_len(const struct eng_files *f)
 	return f->m->n / 8 + 1;
 }
 
-int eng__files_holds(struct eng_files *f, uint8_t **bits_out, size_t *len_out)
+int eng__files_holds(struct eng_files *f, uint8_t **bits_out)
 {
 	size_t i, len = eng__files_map_len(f);
 	uint8_t *bits = calloc(len, 1);
@@ -179,7 +179,6 @@ int eng__files_holds(struct eng_files *f, uint8_t **bits_out, size_t *len_out)
 		return err;
 	}
 	*bits_out = bits;
-	*len_out = len;
 	return 0;
 }
 

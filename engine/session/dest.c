@@ -79,7 +79,6 @@ int eng__dest_files(const struct io_root *parent, const char *dst, bool contents
 	struct io_root *root;
 	struct eng_files *f;
 	uint8_t *holds = NULL;
-	size_t len;
 	int err = eng__dest_open(parent, dst, contents, root_flags, m, &root);
 
 	if (err) {
@@ -89,7 +88,7 @@ int eng__dest_files(const struct io_root *parent, const char *dst, bool contents
 	if ((err = eng__files_create(ENG_RECEIVER, m, chunk, root, 0, &f)) != 0)
 		return err;
 	if (holds_out)
-		err = eng__files_holds(f, &holds, &len);
+		err = eng__files_holds(f, &holds);
 	if (!err)
 		err = eng__files_prepare(f);
 	if (err) {
