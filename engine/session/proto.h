@@ -89,8 +89,7 @@
 #define ENG_KEY_PROTO "proto"
 #define ENG_KEY_VERSION "version"
 #define ENG_KEY_MESSAGE "message"
-/* error: this side failed on the fabric or because of the peer, so the peer's own reason is better
- */
+/* error: the side failed on the fabric or through the peer; the peer's own reason is better */
 #define ENG_KEY_SYMPTOM "symptom"
 #define ENG_KEY_JOB "job" /* ENG_JOB_* */
 #define ENG_KEY_CHUNK "chunk"
