@@ -423,7 +423,8 @@ static void receivers_credit_fails(struct fx *fx, enum eng_copy_dir dir)
 		fail_msg("no chunk arrived twice: the failover path was not taken");
 	if (dir == ENG_PULL) { /* the client is the receiver whose credit failed */
 		fo_rail1_failed(&r);
-		assert_true(r.rail[1].chunks <= r.n_slots);
+		/* The first window, and a chunk for each of the four credits that went back. */
+		assert_true(r.rail[1].chunks <= r.n_slots + 4);
 	}
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
@@ -536,7 +537,8 @@ static void test_a_server_without_failover_fails_the_session_on_its_rail_failing
 static void test_a_bench_survives_a_rail_failing_and_counts_each_byte_once(void **state)
 {
 	static const unsigned rails[] = {0, 1};
-	const uint64_t bytes = 4 * MiB + 12345;
+	/* 513 chunks: enough that loop1's worker, however late it starts, writes five. */
+	const uint64_t bytes = 32 * MiB + 12345;
 	const uint32_t chunk = 64 * KiB;
 	struct fx *fx = *state;
 	struct topo_plan plan;
