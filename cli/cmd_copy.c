@@ -45,6 +45,8 @@ static void copy_usage(FILE *f)
 		"                     there with the same size and modification time (to\n"
 		"                     the nanosecond, as -p copies it) or a symlink to the\n"
 		"                     same target is left alone (rsync's quick check)\n"
+		"  --partial          an interrupted copy keeps what it received; the next\n"
+		"                     --partial copy checks it again and sends only the rest\n"
 		"  -q, --quiet        no progress line and no summary, only errors\n"
 		"  -v, --verbose      say more on stderr (-vv: debug)\n"
 		"  --json             the summary as one JSON object on stdout\n"
@@ -76,7 +78,8 @@ enum {
 	OPT_PORT,
 	OPT_TIMEOUT,
 	OPT_KEY,
-	OPT_NO_FAILOVER
+	OPT_NO_FAILOVER,
+	OPT_PARTIAL
 };
 
 static int copy_opt(void *ctx, int c, const char *arg)
@@ -92,6 +95,9 @@ static int copy_opt(void *ctx, int c, const char *arg)
 		return 0;
 	case 'u':
 		cc->o.update = true;
+		return 0;
+	case OPT_PARTIAL:
+		cc->o.partial = true;
 		return 0;
 	case 'q':
 		rcp_log_set_level(RCP_LOG_SILENT);
@@ -162,6 +168,7 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 		{"recursive", no_argument, NULL, 'r'},
 		{"preserve", no_argument, NULL, 'p'},
 		{"update", no_argument, NULL, 'u'},
+		{"partial", no_argument, NULL, OPT_PARTIAL},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"json", no_argument, NULL, OPT_JSON},
@@ -264,6 +271,7 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 				    json_integer((json_int_t)(r->files_total - r->files_skipped)));
 		json_object_set_new(o, "files_skipped", json_integer((json_int_t)r->files_skipped));
 		json_object_set_new(o, "bytes_skipped", json_integer((json_int_t)r->bytes_skipped));
+		json_object_set_new(o, "bytes_kept", json_integer((json_int_t)r->bytes_kept));
 		json_object_set_new(o, "transfer_seconds", json_real(r->seconds));
 		json_object_set_new(o, "transfer_gbps", json_real(cli_gbps(r->bytes, r->seconds)));
 		json_object_set_new(o, "synced", json_boolean(cc->o.fsync));
@@ -286,6 +294,12 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 		printf("railcp: %llu files, %s, were at the destination already (same size and "
 		       "modification time): not sent\n",
 		       (unsigned long long)r->files_skipped, sz);
+	}
+	if (cc->o.partial && r->bytes_kept) {
+		cli_size_str(r->bytes_kept, sz, sizeof(sz));
+		printf("railcp: %s kept by an earlier copy were checked again (CRC-64) and not "
+		       "sent\n",
+		       sz);
 	}
 	cli_report_print(stdout, r, r->wall_seconds);
 	return 0;

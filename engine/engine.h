@@ -105,6 +105,7 @@ struct eng_report {
 	uint64_t files; /* copies: files read to the end (push) or in place (pull) */
 	uint64_t files_total;
 	uint64_t files_skipped, bytes_skipped; /* copies, --update: held already, not sent */
+	uint64_t bytes_kept; /* copies, --partial: kept by an earlier copy, checked, not sent */
 	double seconds;	     /* first post to last completion, as perftest's BW average */
 	double wall_seconds; /* copies: the whole run, from the walk to the last file in place */
 	uint32_t chunk;
@@ -158,6 +159,7 @@ struct eng_copy_opts {
 	bool fsync;	 /* each file reaches the disk before its rename */
 	bool direct;	 /* O_DIRECT on both sides where aligned */
 	bool update;	 /* what the receiver holds already (same size and mtime) is not sent */
+	bool partial;	 /* the receiver keeps what a failed copy got, and the next resumes it */
 	uint32_t chunk;	 /* a multiple of ENG_CHUNK_MIN, at most ENG_CHUNK_MAX */
 	const struct topo_plan *plan;
 	int timeout_ms;

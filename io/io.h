@@ -386,6 +386,7 @@ enum {
 				      * (of directories, only those the copy made) */
 	IO_ROOT_FSYNC = 1u << 1,     /* fsync each file (and its directory) when finalized */
 	IO_ROOT_DIRECT = 1u << 2,    /* O_DIRECT for aligned chunks */
+	IO_ROOT_PARTIAL = 1u << 3,   /* keep what an interrupted copy received (partial.c) */
 };
 
 /*
@@ -482,7 +483,7 @@ int io_chunk_write(struct io_wfile *f, uint64_t off, const void *data, uint32_t 
  */
 int io_chunk_write_start(struct io_wfile *f, uint64_t off, const void *data, uint32_t len,
 			 struct io_op *op);
-int io_chunk_verify(const struct io_wfile *f, uint64_t off, const void *data, uint32_t len,
+int io_chunk_verify(struct io_wfile *f, uint64_t off, const void *data, uint32_t len,
 		    uint64_t hash);
 int io_chunk_write_end(struct io_wfile *f, uint64_t off, uint32_t len, int64_t put,
 		       bool *complete_out);
@@ -518,5 +519,53 @@ int io_wfile_finalize_step(struct io_wfile *f, struct io_op *op, int64_t res);
 
 /* Remove the temporary file and end the handle. Accepts NULL. */
 void io_wfile_abort(struct io_wfile *f);
+
+/*
+ * ---- what an interrupted copy keeps (--partial) ----
+ *
+ * A file of several chunks received beneath a root with IO_ROOT_PARTIAL
+ * lands in a data file of a fixed name beside its final name; when the copy
+ * fails, io_wfile_keep keeps that file and writes a record of the chunks it
+ * holds and their CRC-64s. The next copy finds them with io_root_partial,
+ * trusts only a record that describes the same source, and holds only the
+ * chunks it reads back with the same CRC-64 (partial.c has the details).
+ */
+struct io_partial;
+
+/*
+ * What the partial file of e (beneath root, cut into chunk bytes) still
+ * holds, or NULL: none, none held, or a record that is ignored (with a
+ * notice saying why: damaged, another source, another chunk size). Reads
+ * back and hashes every chunk the record claims. Thread-safe.
+ */
+struct io_partial *io_root_partial(const struct io_root *root, const struct io_entry *e,
+				   uint32_t chunk);
+
+/* Accepts NULL. */
+void io_partial_destroy(struct io_partial *p);
+
+/* Whether p holds chunk k of its file (chunks numbered as the plan cuts the file). */
+bool io_partial_has(const struct io_partial *p, uint64_t k);
+
+/* The data bytes p holds. */
+uint64_t io_partial_bytes(const struct io_partial *p);
+
+/*
+ * Between io_wfile_open_start and the open's first step: with the root's
+ * IO_ROOT_PARTIAL, write f (if it has several chunks) in its partial file,
+ * taking on what resume holds (NULL: nothing; the file starts empty).
+ * -ENOMEM with a sentence.
+ */
+int io_wfile_partial(struct io_wfile *f, const struct io_partial *resume);
+
+/* The open's remaining steps here and now, from op; on a failure the handle is ended. */
+int io_wfile_open_rest(struct io_wfile *f, struct io_op *op);
+
+/*
+ * End the handle of an unfinished file: with a partial file, keep it and
+ * write its record (on a failure to, remove both); else as io_wfile_abort.
+ * Accepts NULL.
+ */
+void io_wfile_keep(struct io_wfile *f);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -120,6 +121,29 @@ int io__dir_open(int root_fd, const char *path, int *fd_out);
 
 /* Open directory path beneath root_fd as O_PATH, following symlinks that stay beneath. */
 int io__sub_open(int root_fd, const char *path, int *fd_out);
+
+/* ---- partial files (partial.c) ---- */
+
+/* The names of the data file and the record a partial file of final name last has. */
+void io__partial_names(const char *last, char data[IO_TMP_NAME_LEN], char rec[IO_TMP_NAME_LEN]);
+
+/* What a record says of one file, as its handle has it. */
+struct io__partial_what {
+	const char *path; /* the entry's, for sentences */
+	const char *last; /* its final name, in directory pfd */
+	uint32_t chunk;
+	uint64_t size;
+	int64_t mtime_ns;
+	uint64_t n_chunks;
+	const _Atomic uint64_t *bits; /* chunk k landed: bit k % 64 of word k / 64 */
+	const uint64_t *hash;	      /* the CRC-64 each landed chunk arrived with */
+};
+
+/* The CRC-64 chunk k was held with (io_partial_has), else 0. */
+uint64_t io_partial_hash(const struct io_partial *p, uint64_t k);
+
+/* Write w's record in directory pfd, atomically (a temporary, fsync, rename). */
+int io__partial_record_write(int pfd, const struct io__partial_what *w);
 
 /* Free the members of one entry (not the entry itself). */
 void io__entry_fini(struct io_entry *e);

@@ -56,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -77,6 +78,11 @@ struct io_wfile {
 	_Atomic uint64_t done;	/* chunks arrived */
 	_Atomic uint64_t received;
 	_Atomic bool failed; /* a write failed: never finalize */
+	/* IO_ROOT_PARTIAL (partial.c): the data file of a fixed name, locked by lockfd */
+	bool partial;
+	int lockfd;	/* a second descriptor of it, holding the flock to the end */
+	uint64_t *hash; /* the CRC-64 each chunk arrived with */
+	const struct io_partial *resume; /* what it held from before, until the open takes it on */
 };
 
 static const char *name_of(const struct io_wfile *f, char esc[IO_ESC_MAX])
@@ -144,6 +150,9 @@ static void direct_open(struct io_wfile *f)
 
 static void wfile_free(struct io_wfile *f)
 {
+	if (f->lockfd >= 0)
+		close(f->lockfd);
+	free(f->hash);
 	if (f->dfd >= 0)
 		close(f->dfd);
 	if (f->fd >= 0)
@@ -154,6 +163,58 @@ static void wfile_free(struct io_wfile *f)
 	free(f->first);
 	free((void *)f->bits);
 	free(f);
+}
+
+/*
+ * The partial file fd was opened by name: ours if we lock it and it is
+ * still the file of that name; then it starts from what resume held, or
+ * empty. Else (another copy writes it) a random temporary instead, made
+ * here: the file is received as without --partial. The descriptor, or
+ * -errno.
+ */
+static int partial_take(struct io_wfile *f, int fd)
+{
+	const struct io_partial *resume = f->resume;
+	struct stat a, b;
+	uint64_t k;
+	int lockfd = dup(fd);
+
+	f->resume = NULL;
+	if (lockfd >= 0 && flock(lockfd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 &&
+	    fstatat(f->pfd, f->tmp, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
+	    a.st_dev == b.st_dev && (resume || ftruncate(fd, 0) == 0)) {
+		f->lockfd = lockfd;
+		for (k = 0; k < f->n_chunks; k++) {
+			if (!io_partial_has(resume, k))
+				continue;
+			f->bits[k / 64] |= 1ull << (k % 64);
+			f->hash[k] = io_partial_hash(resume, k);
+			f->done++;
+		}
+		f->received = io_partial_bytes(resume);
+		return fd;
+	}
+	if (lockfd >= 0)
+		close(lockfd);
+	close(fd);
+	f->partial = false;
+	io__tmp_name(f->tmp);
+	fd = openat(f->pfd, f->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	return fd < 0 ? -errno : fd;
+}
+
+int io_wfile_partial(struct io_wfile *f, const struct io_partial *resume)
+{
+	char esc[IO_ESC_MAX];
+
+	if (!(f->root->flags & IO_ROOT_PARTIAL) || f->n_chunks < 2)
+		return 0; /* a file of one chunk has nothing to keep */
+	f->hash = calloc((size_t)f->n_chunks, sizeof(*f->hash));
+	if (!f->hash)
+		return rcp_err(-ENOMEM, "out of memory receiving \"%s\"", name_of(f, esc));
+	f->partial = true;
+	f->resume = resume;
+	return 0;
 }
 
 int io_wfile_open_start(struct io_root *root, const struct io_entry *e, uint32_t chunk,
@@ -176,7 +237,7 @@ int io_wfile_open_start(struct io_root *root, const struct io_entry *e, uint32_t
 		return rcp_err(-ENOMEM, "out of memory receiving \"%s\"",
 			       io__path_escape(e->path, strlen(e->path), esc));
 	*f = (struct io_wfile){
-		.e = e, .root = root, .pfd = -1, .fd = -1, .dfd = -1, .chunk = chunk};
+		.e = e, .root = root, .pfd = -1, .fd = -1, .dfd = -1, .lockfd = -1, .chunk = chunk};
 	err = chunk_map_init(f);
 	err = err ? err : io__parent_split(e->path, parent, &f->last);
 	if (!err && !(f->parent = strdup(parent)))
@@ -202,11 +263,20 @@ int io_wfile_open_step(struct io_wfile *f, struct io_op *op, int64_t res)
 		f->pfd = (int)res;
 		free(f->parent);
 		f->parent = NULL;
+		if (f->partial) { /* its own name: what an earlier copy kept may be there */
+			char rec[IO_TMP_NAME_LEN];
+
+			io__partial_names(f->last, f->tmp, rec);
+			io__open_op(f->pfd, f->tmp, O_RDWR | O_CREAT | O_NOFOLLOW, false, op);
+			return 1;
+		}
 		io__tmp_name(f->tmp);
 		io__open_op(f->pfd, f->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, false, op);
 		return 1;
 	}
 	*op = (struct io_op){.kind = IO_OP_NONE};
+	if (res >= 0 && f->partial)
+		res = partial_take(f, (int)res);
 	if (res < 0)
 		return rcp_err((int)res, "cannot create a temporary file for \"%s\": %s",
 			       name_of(f, esc), strerror((int)-res));
@@ -228,6 +298,15 @@ static int steps_run(struct io_wfile *f, struct io_op *op, int err,
 	while (!err && op->kind != IO_OP_NONE)
 		if ((err = step(f, op, io_op_run(op, NULL))) > 0)
 			err = 0; /* one more step */
+	return err;
+}
+
+int io_wfile_open_rest(struct io_wfile *f, struct io_op *op)
+{
+	int err = steps_run(f, op, 0, io_wfile_open_step);
+
+	if (err)
+		io_wfile_abort(f);
 	return err;
 }
 
@@ -271,14 +350,19 @@ static int64_t chunk_index(const struct io_wfile *f, uint64_t off, uint32_t len)
 	return (int64_t)(f->first[lo - 1] + in / f->chunk);
 }
 
-int io_chunk_verify(const struct io_wfile *f, uint64_t off, const void *data, uint32_t len,
-		    uint64_t hash)
+int io_chunk_verify(struct io_wfile *f, uint64_t off, const void *data, uint32_t len, uint64_t hash)
 {
 	char esc[IO_ESC_MAX];
 	uint64_t got = io_chunk_hash(data, len);
+	int64_t k;
 
-	if (got == hash)
+	if (got == hash) {
+		/* What the record says it arrived with, if the file is kept (a repeat: the same).
+		 */
+		if (f->hash && (k = chunk_index(f, off, len)) >= 0)
+			f->hash[k] = hash;
 		return 0;
+	}
 	return rcp_err(-EBADMSG,
 		       "the chunk at offset %llu of \"%s\" arrived damaged "
 		       "(CRC-64 %016llx, expected %016llx)",
@@ -354,13 +438,49 @@ uint64_t io_wfile_received(const struct io_wfile *f)
 	return atomic_load(&f->received);
 }
 
+/* A partial file's record goes when its data file does (put in place, or removed). */
+static void record_remove(struct io_wfile *f)
+{
+	char data[IO_TMP_NAME_LEN], rec[IO_TMP_NAME_LEN];
+
+	if (!f->partial || f->pfd < 0)
+		return;
+	io__partial_names(f->last, data, rec);
+	unlinkat(f->pfd, rec, 0);
+}
+
 void io_wfile_abort(struct io_wfile *f)
 {
 	if (!f)
 		return;
-	if (f->created)
+	if (f->created) {
 		unlinkat(f->pfd, f->tmp, 0);
+		record_remove(f);
+	}
 	wfile_free(f);
+}
+
+void io_wfile_keep(struct io_wfile *f)
+{
+	struct io__partial_what w;
+
+	if (!f || !f->partial || !f->created || atomic_load(&f->failed)) {
+		io_wfile_abort(f);
+		return;
+	}
+	w = (struct io__partial_what){.path = f->e->path,
+				      .last = f->last,
+				      .chunk = f->chunk,
+				      .size = f->e->size,
+				      .mtime_ns = f->e->mtime_ns,
+				      .n_chunks = f->n_chunks,
+				      .bits = f->bits,
+				      .hash = f->hash};
+	if (io__partial_record_write(f->pfd, &w) != 0) {
+		io_wfile_abort(f);
+		return;
+	}
+	wfile_free(f); /* the data file stays, with its record */
 }
 
 /* The sentence for a failed sync of the target directory (err: -errno). */
@@ -503,6 +623,7 @@ int io_wfile_finalize_step(struct io_wfile *f, struct io_op *op, int64_t res)
 			break;
 		}
 		f->created = false; /* the temporary is the final name now */
+		record_remove(f);
 		if (!(f->root->flags & IO_ROOT_FSYNC))
 			break;
 		/* The directory too, so the rename itself survives a crash. */

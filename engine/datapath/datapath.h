@@ -338,6 +338,27 @@ int eng__files_skip(struct eng_files *f, const uint8_t *bits);
 /* The files left out as held already, and their data bytes. */
 void eng__files_skipped(const struct eng_files *f, uint64_t *files_out, uint64_t *bytes_out);
 
+/*
+ * --partial, receiver, after any eng__files_holds and before
+ * eng__files_prepare: what earlier copies kept of each file (io_root_partial,
+ * every chunk read back and hashed), and the plan without those chunks;
+ * *bits_out (malloc'd, eng__files_kept_map_len bytes, over the plan as it
+ * was) has bit k set for chunk k kept, for the sender. Once per side.
+ */
+int eng__files_kept(struct eng_files *f, uint8_t **bits_out);
+
+/*
+ * Bytes of a map of f's planned chunks as the plan was before the kept ones
+ * were dropped: chunk k at bit k % 8 of byte k / 8.
+ */
+size_t eng__files_kept_map_len(const struct eng_files *f);
+
+/* Plan without the chunks whose bit is set (the sender, with the receiver's map). Once. */
+void eng__files_drop(struct eng_files *f, const uint8_t *bits);
+
+/* The data bytes kept from earlier copies, not sent (--partial). */
+uint64_t eng__files_kept_bytes(const struct eng_files *f);
+
 /* Wire the job's source (sender) or sink (receiver) to f. */
 void eng__files_attach(struct eng_files *f, struct eng_job *job);
 

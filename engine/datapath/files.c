@@ -61,13 +61,14 @@
 #define FILES_LOCKS 64
 
 struct file_state {
-	struct io_rfile *r; /* sender: open while chunks are in flight */
-	struct io_wfile *w; /* receiver: open from the first chunk to the last */
-	uint64_t left;	    /* sender: chunks not yet read */
-	unsigned writers;   /* receiver: chunks between write prepare and complete */
-	bool complete;	    /* receiver: every chunk is in */
-	bool done;	    /* receiver: being or already put in place */
-	bool single;	    /* one chunk: its opens are I/Os of that chunk's task */
+	struct io_rfile *r;	   /* sender: open while chunks are in flight */
+	struct io_wfile *w;	   /* receiver: open from the first chunk to the last */
+	uint64_t left;		   /* sender: chunks not yet read */
+	unsigned writers;	   /* receiver: chunks between write prepare and complete */
+	bool complete;		   /* receiver: every chunk is in */
+	bool done;		   /* receiver: being or already put in place */
+	bool single;		   /* one chunk: its opens are I/Os of that chunk's task */
+	struct io_partial *resume; /* receiver, --partial: what an earlier copy kept of it */
 };
 
 struct eng_files {
@@ -79,21 +80,19 @@ struct eng_files {
 	struct file_state *st; /* one per manifest entry */
 	pthread_mutex_t lock[FILES_LOCKS];
 	_Atomic uint64_t files_done;
-	uint64_t chunks_all;		 /* the plan's chunks before any skip */
-	uint64_t skip_files, skip_bytes; /* files (and their data) the receiver held already */
-	_Atomic unsigned open_files;	 /* receiver: files being written */
-	unsigned max_open;		 /* receiver: what an honest sender can have in flight */
+	uint64_t chunks_all;		  /* the plan's chunks before any skip */
+	uint64_t skip_files, skip_bytes;  /* files (and their data) the receiver held already */
+	uint64_t kept_bytes, kept_chunks; /* what earlier copies kept (--partial), not sent */
+	_Atomic unsigned open_files;	  /* receiver: files being written */
+	unsigned max_open;		  /* receiver: what an honest sender can have in flight */
 };
 
-/* f's chunk plan for its manifest as it is marked now, and what each file counts from it. */
-static int plan_make(struct eng_files *f, uint32_t chunk)
+/* What each file counts from f's plan. */
+static void plan_counts(struct eng_files *f)
 {
 	const struct io_manifest *m = f->m;
 	uint64_t i;
-	int err = io_plan_create(m, chunk, &f->plan);
 
-	if (err)
-		return err;
 	atomic_store(&f->files_done, 0);
 	for (i = 0; i < m->n; i++)
 		f->st[i].left = 0;
@@ -105,7 +104,16 @@ static int plan_make(struct eng_files *f, uint32_t chunk)
 	for (i = 0; f->role == ENG_SENDER && i < m->n; i++)
 		if (m->entry[i].type == IO_FILE && !m->entry[i].skip && f->st[i].left == 0)
 			atomic_fetch_add(&f->files_done, 1);
-	return 0;
+}
+
+/* f's chunk plan for its manifest as it is marked now, and what each file counts from it. */
+static int plan_make(struct eng_files *f, uint32_t chunk)
+{
+	int err = io_plan_create(f->m, chunk, &f->plan);
+
+	if (!err)
+		plan_counts(f);
+	return err;
 }
 
 int eng__files_create(enum eng_role role, struct io_manifest *m, uint32_t chunk,
@@ -163,6 +171,55 @@ size_t eng__files_map_len(const struct eng_files *f)
 	return f->m->n / 8 + 1;
 }
 
+size_t eng__files_kept_map_len(const struct eng_files *f)
+{
+	return (f->plan->n + f->kept_chunks) / 8 + 1; /* the plan before the drop */
+}
+
+void eng__files_drop(struct eng_files *f, const uint8_t *bits)
+{
+	struct io_plan *p = f->plan;
+	uint64_t k, n = 0;
+
+	for (k = 0; k < p->n; k++) {
+		if (bits[k / 8] >> (k % 8) & 1) {
+			f->kept_bytes += p->chunk[k].len;
+			f->kept_chunks++;
+		} else {
+			p->chunk[n++] = p->chunk[k];
+		}
+	}
+	p->n = n;
+	plan_counts(f);
+}
+
+int eng__files_kept(struct eng_files *f, uint8_t **bits_out)
+{
+	size_t i, len = eng__files_kept_map_len(f);
+	uint8_t *bits = calloc(len, 1);
+	uint64_t k, first = 0;
+
+	if (!bits)
+		return rcp_err(-ENOMEM, "out of memory for a map of %" PRIu64 " chunks",
+			       f->plan->n);
+	for (i = 0; i < f->m->n; i++)
+		if (f->m->entry[i].type == IO_FILE && !f->m->entry[i].skip)
+			f->st[i].resume =
+				io_root_partial(f->root, &f->m->entry[i], f->plan->chunk_size);
+	/* A file's chunks are consecutive in the plan, in the order its own map counts them. */
+	for (k = 0; k < f->plan->n; k++) {
+		uint64_t file = f->plan->chunk[k].file;
+
+		if (k == 0 || f->plan->chunk[k - 1].file != file)
+			first = k;
+		if (io_partial_has(f->st[file].resume, k - first))
+			bits[k / 8] |= (uint8_t)(1u << (k % 8));
+	}
+	eng__files_drop(f, bits);
+	*bits_out = bits;
+	return 0;
+}
+
 int eng__files_holds(struct eng_files *f, uint8_t **bits_out)
 {
 	size_t i, len = eng__files_map_len(f);
@@ -190,7 +247,8 @@ void eng__files_destroy(struct eng_files *f)
 		return;
 	for (i = 0; f->st && i < f->m->n; i++) {
 		io_rfile_close(f->st[i].r);
-		io_wfile_abort(f->st[i].w);
+		io_wfile_keep(f->st[i].w); /* with --partial, an unfinished file is kept */
+		io_partial_destroy(f->st[i].resume);
 	}
 	for (i = 0; i < FILES_LOCKS; i++)
 		pthread_mutex_destroy(&f->lock[i]);
@@ -220,6 +278,11 @@ void eng__files_skipped(const struct eng_files *f, uint64_t *files_out, uint64_t
 {
 	*files_out = f->skip_files;
 	*bytes_out = f->skip_bytes;
+}
+
+uint64_t eng__files_kept_bytes(const struct eng_files *f)
+{
+	return f->kept_bytes;
 }
 
 uint64_t eng__files_done(const struct eng_files *f)
@@ -300,6 +363,27 @@ static int files_read_complete(void *ctx, struct eng_chunk_hdr *hdr, const void 
 }
 
 /*
+ * Receiver: the handle of file, with what it may keep or had kept
+ * (--partial); with op, the open's first I/O in *op, else the whole open
+ * here.
+ */
+static int wopen(struct eng_files *f, uint64_t file, struct io_op *op, struct io_wfile **w_out)
+{
+	struct io_wfile *w = NULL;
+	struct io_op here;
+	int err = io_wfile_open_start(f->root, &f->m->entry[file], f->plan->chunk_size, &w,
+				      op ? op : &here);
+
+	if (!err && (err = io_wfile_partial(w, f->st[file].resume)) != 0)
+		io_wfile_abort(w);
+	else if (!err && !op)
+		err = io_wfile_open_rest(w, &here);
+	if (!err)
+		*w_out = w;
+	return err;
+}
+
+/*
  * Receiver, under the file's lock: a file of one chunk whose opens have not
  * begun (io_wfile_open_start made no system call) is as if never opened.
  */
@@ -366,10 +450,7 @@ static int files_write_prepare(void *ctx, const struct eng_chunk_hdr *hdr, const
 	} else if (!st->w) {
 		/* A file of one chunk is opened by this task's I/Os (complete), others here. */
 		opening = st->single;
-		err = opening ? io_wfile_open_start(f->root, &f->m->entry[hdr->file],
-						    f->plan->chunk_size, &st->w, op)
-			      : io_wfile_open(f->root, &f->m->entry[hdr->file], f->plan->chunk_size,
-					      &st->w);
+		err = wopen(f, hdr->file, opening ? op : NULL, &st->w);
 		if (err)
 			atomic_fetch_sub(&f->open_files, 1);
 	}
@@ -470,7 +551,7 @@ static int files_write_complete(void *ctx, const struct eng_chunk_hdr *hdr, cons
 
 void eng__files_attach(struct eng_files *f, struct eng_job *job)
 {
-	uint64_t total = f->m->data_bytes - f->skip_bytes;
+	uint64_t total = f->m->data_bytes - f->skip_bytes - f->kept_bytes;
 
 	job->src = (struct eng_source){.total = total,
 				       .chunk = f->plan->chunk_size,
@@ -502,8 +583,8 @@ int eng__files_prepare(struct eng_files *f)
 		else if (e->type == IO_SYMLINK)
 			err = io_root_symlink(f->root, e);
 		else if (f->st[i].left == 0) {
-			/* No chunk will come: empty, or all hole. */
-			err = io_wfile_open(f->root, e, f->plan->chunk_size, &w);
+			/* No chunk will come: empty, all hole, or all kept from before. */
+			err = wopen(f, i, NULL, &w);
 			if (!err)
 				err = io_wfile_finalize(w);
 			if (!err) {

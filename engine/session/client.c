@@ -79,6 +79,7 @@ static json_t *copy_flags(const struct eng_copy_opts *cp)
 	json_object_set_new(flags, ENG_FLAG_DIRECT, json_boolean(cp->direct));
 	json_object_set_new(flags, ENG_FLAG_RECURSIVE, json_boolean(cp->recursive));
 	json_object_set_new(flags, ENG_FLAG_UPDATE, json_boolean(cp->update));
+	json_object_set_new(flags, ENG_FLAG_PARTIAL, json_boolean(cp->partial));
 	json_object_set_new(flags, ENG_FLAG_CONTENTS,
 			    json_boolean(io_src_contents_only(cp->src, cp->n_src)));
 	return flags;
@@ -187,7 +188,7 @@ static int pull_prepare(struct client *c)
 {
 	const struct eng_copy_opts *cp = c->o->copy;
 	struct io_manifest *m = NULL;
-	uint8_t *holds = NULL;
+	uint8_t *holds = NULL, *kept = NULL;
 	int err;
 
 	err = pull_sources_send(c);
@@ -196,12 +197,15 @@ static int pull_prepare(struct client *c)
 	if (!err && (err = io_pull_names_check(cp->src, cp->n_src, cp->recursive, m)) != 0)
 		io_manifest_destroy(m);
 	if (!err)
-		err = eng__dest_files(NULL, cp->dst, io_src_contents_only(cp->src, cp->n_src),
-				      eng__dest_flags(cp->preserve, cp->fsync, cp->direct), m,
-				      c->s.chunk, cp->update ? &holds : NULL, &c->s.files);
-	if (!err && holds)
-		err = eng__skip_send(&c->s.ctl, holds, eng__files_map_len(c->s.files));
+		err = eng__dest_files(
+			NULL, cp->dst, io_src_contents_only(cp->src, cp->n_src),
+			eng__dest_flags(cp->preserve, cp->fsync, cp->direct, cp->partial), m,
+			c->s.chunk, cp->update ? &holds : NULL, cp->partial ? &kept : NULL,
+			&c->s.files);
+	if (!err)
+		err = eng__session_maps_send(&c->s, holds, kept);
 	free(holds);
+	free(kept);
 	return err;
 }
 
@@ -235,8 +239,8 @@ static int handshake(struct client *c)
 		json_decref(ready);
 		if (!err)
 			err = eng__manifest_send(&c->s.ctl, eng__files_manifest(c->s.files));
-		if (!err && cp->update)
-			err = eng__session_skip_recv(&c->s);
+		if (!err)
+			err = eng__session_maps_recv(&c->s, cp->update, cp->partial);
 	} else if (!err && cp) {
 		err = pull_prepare(c);
 	}

@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-unsigned eng__dest_flags(bool preserve, bool fsync, bool direct)
+unsigned eng__dest_flags(bool preserve, bool fsync, bool direct, bool partial)
 {
 	return (preserve ? IO_ROOT_KEEP_META : 0) | (fsync ? IO_ROOT_FSYNC : 0) |
-	       (direct ? IO_ROOT_DIRECT : 0);
+	       (direct ? IO_ROOT_DIRECT : 0) | (partial ? IO_ROOT_PARTIAL : 0);
 }
 
 static int dest_open(const struct io_root *parent, const char *dir, unsigned flags,
@@ -74,11 +74,11 @@ int eng__dest_open(const struct io_root *parent, const char *dst, bool contents,
 
 int eng__dest_files(const struct io_root *parent, const char *dst, bool contents,
 		    unsigned root_flags, struct io_manifest *m, uint32_t chunk, uint8_t **holds_out,
-		    struct eng_files **f_out)
+		    uint8_t **kept_out, struct eng_files **f_out)
 {
 	struct io_root *root;
 	struct eng_files *f;
-	uint8_t *holds = NULL;
+	uint8_t *holds = NULL, *kept = NULL;
 	int err = eng__dest_open(parent, dst, contents, root_flags, m, &root);
 
 	if (err) {
@@ -89,15 +89,20 @@ int eng__dest_files(const struct io_root *parent, const char *dst, bool contents
 		return err;
 	if (holds_out)
 		err = eng__files_holds(f, &holds);
+	if (!err && kept_out)
+		err = eng__files_kept(f, &kept);
 	if (!err)
 		err = eng__files_prepare(f);
 	if (err) {
 		free(holds);
+		free(kept);
 		eng__files_destroy(f);
 		return err;
 	}
 	if (holds_out)
 		*holds_out = holds;
+	if (kept_out)
+		*kept_out = kept;
 	*f_out = f;
 	return 0;
 }

@@ -4,7 +4,8 @@
  * the first announcing the total. The announced total is bounded before
  * its buffer is allocated, and the parts must add up to exactly that total.
  * With --update the receiver answers with a bit per entry it holds already,
- * in "skip" frames whose sizes both sides know from the manifest.
+ * in "skip" frames, and with --partial with a bit per planned chunk an
+ * earlier copy kept, in "kept" frames: both sides know the sizes.
  *
  * Threading: one thread per connection; no shared state.
  */
@@ -93,13 +94,13 @@ int eng__manifest_recv(struct eng_ctl *c, int timeout_ms, struct io_manifest **m
 	return err;
 }
 
-int eng__skip_send(struct eng_ctl *c, const uint8_t *bits, size_t len)
+int eng__map_send(struct eng_ctl *c, const char *type, const uint8_t *bits, size_t len)
 {
 	size_t off, n;
 	int err = 0;
 
 	for (off = 0; off < len && !err; off += n) {
-		json_t *msg = eng__proto_msg(ENG_MSG_SKIP, false);
+		json_t *msg = eng__proto_msg(type, false);
 
 		n = len - off < ENG_MANIFEST_PART ? len - off : ENG_MANIFEST_PART;
 		err = msg ? eng__proto_set_hex(msg, ENG_KEY_PART, bits + off, n) : -ENOMEM;
@@ -110,7 +111,8 @@ int eng__skip_send(struct eng_ctl *c, const uint8_t *bits, size_t len)
 	return err;
 }
 
-int eng__skip_recv(struct eng_ctl *c, int timeout_ms, size_t n, uint8_t *bits, size_t len)
+int eng__map_recv(struct eng_ctl *c, int timeout_ms, const char *type, size_t n, uint8_t *bits,
+		  size_t len)
 {
 	size_t off, k;
 	int err = 0;
@@ -119,7 +121,7 @@ int eng__skip_recv(struct eng_ctl *c, int timeout_ms, size_t n, uint8_t *bits, s
 		json_t *msg = NULL;
 
 		k = len - off < ENG_MANIFEST_PART ? len - off : ENG_MANIFEST_PART;
-		err = eng__proto_recv(c, timeout_ms, ENG_MSG_SKIP, &msg);
+		err = eng__proto_recv(c, timeout_ms, type, &msg);
 		if (!err)
 			err = eng__proto_get_hex(msg, ENG_KEY_PART, bits + off, k);
 		json_decref(msg);
@@ -127,7 +129,9 @@ int eng__skip_recv(struct eng_ctl *c, int timeout_ms, size_t n, uint8_t *bits, s
 	/* No bit past the last entry. */
 	for (k = n / 8; !err && k < len; k++)
 		if (bits[k] & (k == n / 8 ? 0xffu << (n % 8) : 0xffu))
-			err = rcp_err(-EPROTO, "the receiver's map of what it holds names "
-					       "entries the file list does not have");
+			err = rcp_err(-EPROTO,
+				      "the receiver's map (%s) names more than the %zu "
+				      "items the sender has",
+				      type, n);
 	return err;
 }

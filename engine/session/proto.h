@@ -19,6 +19,7 @@
  *   C -> S  sources   src                          (pull: the names, as hex)
  *   either  manifest  total (first part), part     (push: C -> S; pull: S -> C)
  *   rcvr    skip      part                         (--update: what it holds already)
+ *   rcvr    kept      part                         (--partial: chunks kept from before)
  *   S -> C  welcome   token (keyless only), chunks, slots, slot_size,
  *                     stripes (addr, port, stripe, rail each)
  *   ...     RDMA connections, then the data ...
@@ -74,8 +75,10 @@
 #define ENG_MSG_DONE "done"
 #define ENG_MSG_RESULT "result"
 #define ENG_MSG_ERROR "error"
-/* --update: the receiver's map of the entries it holds already (eng__skip_send). */
+/* --update: the receiver's map of the entries it holds already (eng__map_send). */
 #define ENG_MSG_SKIP "skip"
+/* --partial: the receiver's map of the planned chunks earlier copies kept (eng__map_send). */
+#define ENG_MSG_KEPT "kept"
 /*
  * During the transfer, from either side: {"stripe": N, "message": why}, the
  * stripe the server numbers N went down at the side that says so; the other
@@ -126,7 +129,8 @@
 #define ENG_FLAG_DIRECT "direct"
 #define ENG_FLAG_RECURSIVE "recursive"
 #define ENG_FLAG_CONTENTS "contents"
-#define ENG_FLAG_UPDATE "update" /* the quick check: what the receiver holds does not travel */
+#define ENG_FLAG_UPDATE "update"   /* the quick check: what the receiver holds does not travel */
+#define ENG_FLAG_PARTIAL "partial" /* the receiver keeps what a failed copy got, and resumes it */
 
 /* A sealing key (seal.c) and a frame's tag. */
 #define ENG_SEAL_KEY_LEN 32
@@ -236,11 +240,13 @@ int eng__manifest_send(struct eng_ctl *c, const struct io_manifest *m);
 int eng__manifest_recv(struct eng_ctl *c, int timeout_ms, struct io_manifest **m_out);
 
 /*
- * The quick check's map (a bit per manifest entry, len bytes) as "skip"
- * frames of at most ENG_MANIFEST_PART bytes each, and its receipt: exactly
- * len bytes in as many frames, no bit set beyond entry n - 1 (n entries).
+ * A receiver's map for the sender (a bit per manifest entry for "skip", per
+ * planned chunk for "kept"; len bytes) as frames of that type of at most
+ * ENG_MANIFEST_PART bytes each, and its receipt: exactly len bytes in as
+ * many frames, no bit set beyond item n - 1 (n items).
  */
-int eng__skip_send(struct eng_ctl *c, const uint8_t *bits, size_t len);
-int eng__skip_recv(struct eng_ctl *c, int timeout_ms, size_t n, uint8_t *bits, size_t len);
+int eng__map_send(struct eng_ctl *c, const char *type, const uint8_t *bits, size_t len);
+int eng__map_recv(struct eng_ctl *c, int timeout_ms, const char *type, size_t n, uint8_t *bits,
+		  size_t len);
 
 #endif

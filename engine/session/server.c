@@ -79,9 +79,9 @@ static int hello_check(struct srv_session *ss)
 			       chunk);
 	ss->s.chunk = (uint32_t)chunk;
 	ss->s.bench_bytes = bench ? ss->bytes : 0;
-	ss->root_flags =
-		eng__dest_flags(flag(ss->hello, ENG_FLAG_PRESERVE), flag(ss->hello, ENG_FLAG_FSYNC),
-				flag(ss->hello, ENG_FLAG_DIRECT));
+	ss->root_flags = eng__dest_flags(
+		flag(ss->hello, ENG_FLAG_PRESERVE), flag(ss->hello, ENG_FLAG_FSYNC),
+		flag(ss->hello, ENG_FLAG_DIRECT), flag(ss->hello, ENG_FLAG_PARTIAL));
 	if (!json_is_array(stripes) || json_array_size(stripes) == 0 ||
 	    json_array_size(stripes) > ENG_MAX_STRIPES)
 		return rcp_err(-EINVAL, "a session needs 1 to %d stripes", ENG_MAX_STRIPES);
@@ -92,7 +92,7 @@ static int hello_check(struct srv_session *ss)
 static int push_prepare(struct srv_session *ss)
 {
 	struct io_manifest *m = NULL;
-	uint8_t *holds = NULL;
+	uint8_t *holds = NULL, *kept = NULL;
 	char *dst = NULL;
 	uint64_t chunks;
 	int err;
@@ -106,19 +106,20 @@ static int push_prepare(struct srv_session *ss)
 	err = eng__manifest_recv(&ss->s.ctl, ss->s.timeout_ms, &m);
 	if (!err) {
 		ss->bytes = m->data_bytes;
-		err = eng__dest_files(ss->srv->root, dst, flag(ss->hello, ENG_FLAG_CONTENTS),
-				      ss->root_flags, m, ss->s.chunk,
-				      flag(ss->hello, ENG_FLAG_UPDATE) ? &holds : NULL,
-				      &ss->s.files);
+		err = eng__dest_files(
+			ss->srv->root, dst, flag(ss->hello, ENG_FLAG_CONTENTS), ss->root_flags, m,
+			ss->s.chunk, flag(ss->hello, ENG_FLAG_UPDATE) ? &holds : NULL,
+			flag(ss->hello, ENG_FLAG_PARTIAL) ? &kept : NULL, &ss->s.files);
 	}
 	free(dst);
 	if (!err && eng__files_chunks_all(ss->s.files) != chunks)
 		err = rcp_err(-EPROTO,
 			      "the sender planned %" PRIu64 " chunks, this server %" PRIu64, chunks,
 			      eng__files_chunks_all(ss->s.files));
-	if (!err && holds)
-		err = eng__skip_send(&ss->s.ctl, holds, eng__files_map_len(ss->s.files));
+	if (!err)
+		err = eng__session_maps_send(&ss->s, holds, kept);
 	free(holds);
+	free(kept);
 	return err;
 }
 
@@ -178,8 +179,9 @@ static int pull_prepare(struct srv_session *ss)
 				(ss->root_flags & IO_ROOT_DIRECT) ? IO_DIRECT : 0, &ss->s.files);
 	if (!err)
 		err = eng__manifest_send(&ss->s.ctl, eng__files_manifest(ss->s.files));
-	if (!err && flag(ss->hello, ENG_FLAG_UPDATE))
-		err = eng__session_skip_recv(&ss->s);
+	if (!err)
+		err = eng__session_maps_recv(&ss->s, flag(ss->hello, ENG_FLAG_UPDATE),
+					     flag(ss->hello, ENG_FLAG_PARTIAL));
 	return err;
 }
 

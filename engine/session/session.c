@@ -72,18 +72,44 @@ int eng__session_job(struct eng_session *s, const struct topo_plan *plan, unsign
 	return s->tr->conn_create(&s->conn_cfg, &s->conn);
 }
 
-int eng__session_skip_recv(struct eng_session *s)
+/* One map of the receiver's, of len bytes over n items, given to apply. */
+static int map_recv(struct eng_session *s, const char *type, size_t n, size_t len, bool chunks)
 {
-	size_t len = eng__files_map_len(s->files);
 	uint8_t *bits = malloc(len);
 	int err = bits ? 0 : rcp_err(-ENOMEM, "out of memory for a map of %zu bytes", len);
 
 	if (!err)
-		err = eng__skip_recv(&s->ctl, s->timeout_ms, eng__files_manifest(s->files)->n, bits,
-				     len);
-	if (!err)
+		err = eng__map_recv(&s->ctl, s->timeout_ms, type, n, bits, len);
+	if (!err && chunks)
+		eng__files_drop(s->files, bits);
+	else if (!err)
 		err = eng__files_skip(s->files, bits);
 	free(bits);
+	return err;
+}
+
+int eng__session_maps_recv(struct eng_session *s, bool update, bool partial)
+{
+	int err = 0;
+
+	if (update)
+		err = map_recv(s, ENG_MSG_SKIP, eng__files_manifest(s->files)->n,
+			       eng__files_map_len(s->files), false);
+	/* Over the plan as the skip left it, as the receiver made it. */
+	if (!err && partial)
+		err = map_recv(s, ENG_MSG_KEPT, eng__files_chunks(s->files),
+			       eng__files_kept_map_len(s->files), true);
+	return err;
+}
+
+int eng__session_maps_send(struct eng_session *s, const uint8_t *holds, const uint8_t *kept)
+{
+	int err = 0;
+
+	if (holds)
+		err = eng__map_send(&s->ctl, ENG_MSG_SKIP, holds, eng__files_map_len(s->files));
+	if (!err && kept)
+		err = eng__map_send(&s->ctl, ENG_MSG_KEPT, kept, eng__files_kept_map_len(s->files));
 	return err;
 }
 
@@ -297,6 +323,7 @@ void eng__session_report(const struct eng_session *s, struct eng_report *r)
 		r->files = eng__files_done(s->files);
 		r->files_total = eng__files_manifest(s->files)->n_files;
 		eng__files_skipped(s->files, &r->files_skipped, &r->bytes_skipped);
+		r->bytes_kept = eng__files_kept_bytes(s->files);
 	}
 }
 

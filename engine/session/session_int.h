@@ -127,8 +127,15 @@ int eng__session_rails(struct eng_session *s, const struct topo_plan *plan);
  */
 int eng__session_job(struct eng_session *s, const struct topo_plan *plan, unsigned n_slots);
 
-/* The sender of a copy with --update: the receiver's map of what it holds, applied to s->files. */
-int eng__session_skip_recv(struct eng_session *s);
+/*
+ * The sender of a copy: with update, the receiver's map of what it holds;
+ * with partial, then its map of the chunks kept from before; each applied
+ * to s->files.
+ */
+int eng__session_maps_recv(struct eng_session *s, bool update, bool partial);
+
+/* The receiver's side of that: the maps eng__dest_files made, sent (those not NULL). */
+int eng__session_maps_send(struct eng_session *s, const uint8_t *holds, const uint8_t *kept);
 
 /* Run the job to its end while watching the peer. */
 int eng__session_run(struct eng_session *s);
@@ -288,8 +295,8 @@ int eng__slots_per_stripe(const struct topo_plan *plan, uint32_t chunk, const ch
 
 /* ---- dest.c: where a copy lands ---- */
 
-/* The IO_ROOT_* flags of a copy's options (cp -p, --fsync, --direct). */
-unsigned eng__dest_flags(bool preserve, bool fsync, bool direct);
+/* The IO_ROOT_* flags of a copy's options (cp -p, --fsync, --direct, --partial). */
+unsigned eng__dest_flags(bool preserve, bool fsync, bool direct, bool partial);
 
 /*
  * Where a copy lands, as cp -r names it (io_dest_decide): dst, when it is an
@@ -308,10 +315,11 @@ int eng__dest_open(const struct io_root *parent, const char *dst, bool contents,
  * eng__dest_open names it, then eng__files_create and eng__files_prepare.
  * With holds_out (--update), before the prepare: eng__files_holds, its map
  * of what the root holds already in *holds_out (eng__files_map_len bytes,
- * malloc'd) for the sender.
+ * malloc'd) for the sender; with kept_out (--partial), then
+ * eng__files_kept, its map of the chunks kept from before likewise.
  */
 int eng__dest_files(const struct io_root *parent, const char *dst, bool contents,
 		    unsigned root_flags, struct io_manifest *m, uint32_t chunk, uint8_t **holds_out,
-		    struct eng_files **f_out);
+		    uint8_t **kept_out, struct eng_files **f_out);
 
 #endif

@@ -14,7 +14,7 @@
  * fields fetched as the ends fetch those of a pull's sources (server.c), a
  * welcome (client.c), done and result (session.c); the frames as the sender
  * of a copy with --update reads the receiver's map of what it holds
- * (eng__skip_recv). Last, the same frames sealed with a known key
+ * (eng__map_recv, "skip" and "kept"). Last, the same frames sealed with a known key
  * (each given its right tag) are read by a sealed connection, then the raw input is read by one
  * too, whose tags fail.
  *
@@ -287,7 +287,8 @@ static void as_update_sender(const uint8_t *data, size_t size, size_t n)
 	if (!bits)
 		return;
 	if (fuzz_feed(data, size, &c.fd, &peer) == 0) {
-		if (eng__skip_recv(&c, FRAME_TIMEOUT_MS, n, bits, len) == 0)
+		if (eng__map_recv(&c, FRAME_TIMEOUT_MS, n % 2 ? ENG_MSG_SKIP : ENG_MSG_KEPT, n,
+				  bits, len) == 0)
 			for (k = n; k < len * 8; k++)
 				FUZZ_CHECK(!(bits[k / 8] >> (k % 8) & 1));
 		close(c.fd);
