@@ -562,6 +562,13 @@ int io_wfile_partial(struct io_wfile *f, const struct io_partial *resume);
 int io_wfile_open_rest(struct io_wfile *f, struct io_op *op);
 
 /*
+ * With a partial file, write its record as it stands now (the chunks landed
+ * so far), so that even a receiver killed outright leaves one behind; else
+ * nothing. Not thread-safe against the handle's open, finalize or end.
+ */
+int io_wfile_checkpoint(struct io_wfile *f);
+
+/*
  * End the handle of an unfinished file: with a partial file, keep it and
  * write its record (on a failure to, remove both); else as io_wfile_abort.
  * Accepts NULL.

@@ -6,10 +6,11 @@
  * name of its own instead of a random one: ".railcp-tmp-p" and the CRC-64
  * of its final name in hex, beside that name; its record is ".railcp-tmp-r"
  * and the same hex. Both start with IO_TMP_PREFIX, so no peer can name
- * them and no walk lists them. The handle holds an exclusive flock on the
- * data file while it writes it: a second copy into the same directory that
- * finds it locked takes a random temporary instead (wfile.c), so two copies
- * never write one partial file.
+ * them and no walk lists them. A copy holds an exclusive flock on the data
+ * file from the check of what it holds (or the open) to the end: a second
+ * copy into the same directory that finds it locked resumes nothing of it
+ * and takes a random temporary instead (wfile.c), so two copies never
+ * write one partial file, and what was checked is what is written.
  *
  * When a copy fails, each unfinished file's handle writes its record
  * (io_wfile_keep): which of the file's chunks landed, each with the CRC-64
@@ -46,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -59,6 +61,7 @@ struct io_partial {
 	uint64_t *bits; /* chunk k held: bit k % 64 of word k / 64 */
 	uint64_t *hash; /* chunk k's CRC-64, where held */
 	uint64_t held, held_bytes;
+	int fd; /* the data file, flock-ed from the check of its chunks to the end */
 };
 
 void io__partial_names(const char *last, char data[IO_TMP_NAME_LEN], char rec[IO_TMP_NAME_LEN])
@@ -237,20 +240,29 @@ static bool chunk_still(int fd, const struct io_entry *e, uint32_t chunk, uint64
 }
 
 /* What the data file still holds of the record's claims, into p. */
-static int claims_verify(int pfd, const char *data, const struct io_entry *e, uint32_t chunk,
-			 const uint8_t *map, const uint8_t *hashes, struct io_partial *p)
+/*
+ * What the data file still holds of the record's claims, into p, the file
+ * locked first (into p->fd): what is checked is what this copy then writes,
+ * and no other copy touches it meanwhile. A reason when it cannot be.
+ */
+static const char *claims_verify(int pfd, const char *data, const struct io_entry *e,
+				 uint32_t chunk, const uint8_t *map, const uint8_t *hashes,
+				 struct io_partial *p)
 {
-	int fd = openat(pfd, data, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	int fd = openat(pfd, data, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	uint8_t *buf = malloc(chunk);
 	struct stat st;
 	uint64_t k;
 	uint32_t len;
 
-	if (fd < 0 || !buf || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	if (fd < 0 || !buf || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		bool busy = fd >= 0 && errno == EWOULDBLOCK;
+
 		if (fd >= 0)
 			close(fd);
 		free(buf);
-		return -ENOENT;
+		return busy ? "another copy is writing its file" : "its data file is gone";
 	}
 	for (k = 0; k < p->n_chunks; k++) {
 		uint64_t want = le64_at(hashes + 8 * k);
@@ -262,9 +274,9 @@ static int claims_verify(int pfd, const char *data, const struct io_entry *e, ui
 		p->held++;
 		p->held_bytes += len;
 	}
-	close(fd);
+	p->fd = fd;
 	free(buf);
-	return 0;
+	return NULL;
 }
 
 struct io_partial *io_root_partial(const struct io_root *root, const struct io_entry *e,
@@ -294,15 +306,16 @@ struct io_partial *io_root_partial(const struct io_root *root, const struct io_e
 		goto out;
 	why = r ? "it cannot be read"
 		: record_check(buf, len, last, e, chunk, n_chunks, &map, &hashes);
-	if (!why && !(p = calloc(1, sizeof(*p))))
+	if (!why && (p = calloc(1, sizeof(*p))) != NULL)
+		p->fd = -1;
+	else if (!why)
 		why = "out of memory";
 	if (!why && (!(p->bits = calloc((size_t)(n_chunks / 64 + 1), sizeof(*p->bits))) ||
 		     !(p->hash = calloc((size_t)n_chunks, sizeof(*p->hash)))))
 		why = "out of memory";
 	if (!why) {
 		p->n_chunks = n_chunks;
-		if (claims_verify(pfd, data, e, chunk, map, hashes, p) != 0)
-			why = "its data file is gone";
+		why = claims_verify(pfd, data, e, chunk, map, hashes, p);
 	}
 	if (why) {
 		rcp_log(RCP_LOG_NOTICE, "the partial record of \"%s\" is ignored: %s",
@@ -324,6 +337,8 @@ void io_partial_destroy(struct io_partial *p)
 {
 	if (!p)
 		return;
+	if (p->fd >= 0)
+		close(p->fd); /* the lock goes with the last descriptor of the file */
 	free(p->bits);
 	free(p->hash);
 	free(p);
@@ -342,4 +357,9 @@ uint64_t io_partial_bytes(const struct io_partial *p)
 uint64_t io_partial_hash(const struct io_partial *p, uint64_t k)
 {
 	return io_partial_has(p, k) ? p->hash[k] : 0;
+}
+
+int io_partial_fd(const struct io_partial *p)
+{
+	return p ? p->fd : -1;
 }

@@ -166,34 +166,34 @@ static void wfile_free(struct io_wfile *f)
 }
 
 /*
- * The partial file fd was opened by name: ours if we lock it and it is
- * still the file of that name; then it starts from what resume held, or
- * empty. Else (another copy writes it) a random temporary instead, made
- * here: the file is received as without --partial. The descriptor, or
- * -errno.
+ * The partial file fd was opened by name. With what an earlier copy kept,
+ * it is the file locked when those chunks were checked, or the file fails
+ * (the sender was told they are here). Else ours if we lock it and it is
+ * still the file of that name, emptied; else (another copy writes it) a
+ * random temporary instead, made here: the file is received as without
+ * --partial. The descriptor, or -errno.
  */
 static int partial_take(struct io_wfile *f, int fd)
 {
 	const struct io_partial *resume = f->resume;
+	int held = io_partial_fd(resume), lockfd = -1;
 	struct stat a, b;
 	uint64_t k;
-	int lockfd = dup(fd);
 
 	f->resume = NULL;
+	if (held >= 0) {
+		/* Locked since its chunks were checked: the file opened now must be that one. */
+		if (fstat(fd, &a) == 0 && fstat(held, &b) == 0 && a.st_ino == b.st_ino &&
+		    a.st_dev == b.st_dev && (lockfd = dup(held)) >= 0)
+			goto ours;
+		close(fd);
+		return -EIO; /* what the sender was told is kept is not there */
+	}
+	lockfd = dup(fd);
 	if (lockfd >= 0 && flock(lockfd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 &&
 	    fstatat(f->pfd, f->tmp, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
-	    a.st_dev == b.st_dev && (resume || ftruncate(fd, 0) == 0)) {
-		f->lockfd = lockfd;
-		for (k = 0; k < f->n_chunks; k++) {
-			if (!io_partial_has(resume, k))
-				continue;
-			f->bits[k / 64] |= 1ull << (k % 64);
-			f->hash[k] = io_partial_hash(resume, k);
-			f->done++;
-		}
-		f->received = io_partial_bytes(resume);
-		return fd;
-	}
+	    a.st_dev == b.st_dev && ftruncate(fd, 0) == 0)
+		goto ours;
 	if (lockfd >= 0)
 		close(lockfd);
 	close(fd);
@@ -201,6 +201,17 @@ static int partial_take(struct io_wfile *f, int fd)
 	io__tmp_name(f->tmp);
 	fd = openat(f->pfd, f->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	return fd < 0 ? -errno : fd;
+ours:
+	f->lockfd = lockfd;
+	for (k = 0; k < f->n_chunks; k++) {
+		if (!io_partial_has(resume, k))
+			continue;
+		f->bits[k / 64] |= 1ull << (k % 64);
+		f->hash[k] = io_partial_hash(resume, k);
+		f->done++;
+	}
+	f->received = io_partial_bytes(resume);
+	return fd;
 }
 
 int io_wfile_partial(struct io_wfile *f, const struct io_partial *resume)
@@ -460,23 +471,31 @@ void io_wfile_abort(struct io_wfile *f)
 	wfile_free(f);
 }
 
+/* The record of f as it stands, written: 0, or -errno with a sentence. */
+static int record_write(struct io_wfile *f)
+{
+	const struct io__partial_what w = {.path = f->e->path,
+					   .last = f->last,
+					   .chunk = f->chunk,
+					   .size = f->e->size,
+					   .mtime_ns = f->e->mtime_ns,
+					   .n_chunks = f->n_chunks,
+					   .bits = f->bits,
+					   .hash = f->hash};
+
+	return io__partial_record_write(f->pfd, &w);
+}
+
+int io_wfile_checkpoint(struct io_wfile *f)
+{
+	if (!f->partial || !f->created || atomic_load(&f->failed))
+		return 0;
+	return record_write(f);
+}
+
 void io_wfile_keep(struct io_wfile *f)
 {
-	struct io__partial_what w;
-
-	if (!f || !f->partial || !f->created || atomic_load(&f->failed)) {
-		io_wfile_abort(f);
-		return;
-	}
-	w = (struct io__partial_what){.path = f->e->path,
-				      .last = f->last,
-				      .chunk = f->chunk,
-				      .size = f->e->size,
-				      .mtime_ns = f->e->mtime_ns,
-				      .n_chunks = f->n_chunks,
-				      .bits = f->bits,
-				      .hash = f->hash};
-	if (io__partial_record_write(f->pfd, &w) != 0) {
+	if (!f || !f->partial || !f->created || atomic_load(&f->failed) || record_write(f) != 0) {
 		io_wfile_abort(f);
 		return;
 	}

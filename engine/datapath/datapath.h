@@ -359,6 +359,13 @@ void eng__files_drop(struct eng_files *f, const uint8_t *bits);
 /* The data bytes kept from earlier copies, not sent (--partial). */
 uint64_t eng__files_kept_bytes(const struct eng_files *f);
 
+/*
+ * Receiver, --partial, while the job runs: the record of every file being
+ * written, as it stands (io_wfile_checkpoint), so a receiver killed
+ * outright still leaves what it got. Thread-safe against the job.
+ */
+void eng__files_checkpoint(struct eng_files *f);
+
 /* Wire the job's source (sender) or sink (receiver) to f. */
 void eng__files_attach(struct eng_files *f, struct eng_job *job);
 

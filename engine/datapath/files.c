@@ -605,3 +605,24 @@ int eng__files_finish(struct eng_files *f)
 			       f->m->n_files - f->skip_files);
 	return io_root_dirs_finish(f->root, f->m);
 }
+
+void eng__files_checkpoint(struct eng_files *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->m->n; i++) {
+		struct file_state *st = &f->st[i];
+		pthread_mutex_t *lock = lock_of(f, i);
+
+		/*
+		 * Under the lock a file of several chunks is open whole (wopen ran
+		 * under it) and not being put in place (done and complete are set
+		 * under it first): its handle stays until the lock is released.
+		 */
+		pthread_mutex_lock(lock);
+		if (st->w && !st->single && !st->done && !st->complete)
+			io_wfile_checkpoint(
+				st->w); /* a failed one: the next, or the end, tries again */
+		pthread_mutex_unlock(lock);
+	}
+}

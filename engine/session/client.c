@@ -369,6 +369,7 @@ int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_o
 	c.s.role = cp && cp->dir == ENG_PULL ? ENG_RECEIVER : ENG_SENDER;
 	c.s.chunk = o->chunk;
 	c.s.no_failover = o->no_failover;
+	c.s.partial = cp && cp->partial;
 	c.s.bench_bytes = o->bench_bytes;
 	c.s.cancel = cp ? cp->cancel : NULL;
 	c.s.cancel_err = -EINTR;

@@ -78,6 +78,7 @@ static int hello_check(struct srv_session *ss)
 			       "(4 KiB to 64 MiB, multiples of 4 KiB)",
 			       chunk);
 	ss->s.chunk = (uint32_t)chunk;
+	ss->s.partial = flag(ss->hello, ENG_FLAG_PARTIAL);
 	ss->s.bench_bytes = bench ? ss->bytes : 0;
 	ss->root_flags = eng__dest_flags(
 		flag(ss->hello, ENG_FLAG_PRESERVE), flag(ss->hello, ENG_FLAG_FSYNC),

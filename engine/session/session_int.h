@@ -59,6 +59,8 @@
 #define ENG_PREAUTH_MS 10000
 /* accept4 out of descriptors or memory: wait this long before trying again. */
 #define ENG_ACCEPT_BACKOFF_MS 100
+/* --partial: how often a receiver writes the records of the files it is writing. */
+#define ENG_CHECKPOINT_MS 2000
 /* After a failure on the fabric, how long the peer's own reason is waited for. */
 #define ENG_PEER_REASON_MS 3000
 
@@ -92,6 +94,9 @@ struct eng_session {
 	 */
 	unsigned peer_link[ENG_MAX_STRIPES];
 	bool link_told[ENG_MAX_STRIPES];
+	/* --partial at the receiver: the records of the files being written, every so often */
+	bool partial;
+	uint64_t checkpoint_ns; /* the last */
 	/* the peer's own error, read while the job was already failing on the fabric */
 	int peer_err;
 	char peer_why[512];

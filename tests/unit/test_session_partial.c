@@ -96,13 +96,21 @@ static int pt_copy(struct fx *fx, struct pt *p, enum eng_copy_dir dir,
 	return err;
 }
 
+/* The server again, once every session of the one before has ended. */
+static void server_again(struct fx *fx, struct pt *p)
+{
+	assert_int_equal(server_stop(&fx->srv), 0);
+	server_start(&fx->srv, NULL, p->root, NULL);
+}
+
 /* A cut push: the server's session ends keeping the partial file and its record. */
 static void cut_push(struct fx *fx, struct pt *p)
 {
 	struct eng_report r;
 
 	pt_copy(fx, p, ENG_PUSH, gate_arm(ENG_WRITE_BATCH), true, &r);
-	assert_true(WAIT_FOR(count_prefix(p->root, ".railcp-tmp-r") == 1));
+	server_again(fx, p);
+	assert_int_equal(count_prefix(p->root, ".railcp-tmp-r"), 1);
 	assert_int_equal(count_prefix(p->root, ".railcp-tmp-p"), 1);
 	assert_false(t_exists(p->root, "big")); /* nothing under the final name */
 }
@@ -196,6 +204,58 @@ static void test_a_record_of_another_source_or_damaged_is_not_trusted(void **sta
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
 
+/* Another thread: once the gate holds and the receiver's record is there, cancel. */
+struct watcher {
+	_Atomic bool *flag;
+	const char *dir;
+	pthread_t thread;
+	bool held, saw_record;
+};
+
+static void *watcher_main(void *arg)
+{
+	struct watcher *w = arg;
+
+	w->held = WAIT_FOR(atomic_load(&gate.hit));
+	w->saw_record = WAIT_FOR(count_prefix(w->dir, ".railcp-tmp-r") == 1);
+	atomic_store(w->flag, true);
+	return NULL;
+}
+
+/*
+ * A receiver killed outright never ends its handles: what it got must be on
+ * record already. The server writes its records while the copy runs, every
+ * ENG_CHECKPOINT_MS: the record is there while the gate still holds the
+ * copy, before anything ends it.
+ */
+static void test_the_receiver_keeps_its_record_while_the_copy_runs(void **state)
+{
+	struct fx *fx = *state;
+	const char *push_src[1];
+	_Atomic bool cancel = false;
+	struct watcher w = {.flag = &cancel};
+	struct eng_copy_opts cp;
+	struct eng_report r;
+	struct pt p;
+
+	pt_start(fx, &p, NULL);
+	push_src[0] = p.big;
+	w.dir = p.root;
+	cp = copy_opts(ENG_PUSH, push_src, 1, "");
+	cp.partial = true;
+	cp.cancel = &cancel;
+	assert_int_equal(pthread_create(&w.thread, NULL, watcher_main, &w), 0);
+	assert_int_equal(copy(&fx->srv, &p.plan, &cp, gate_arm(ENG_WRITE_BATCH), &r), -EINTR);
+	pthread_join(w.thread, NULL);
+	assert_true(w.held);
+	assert_true(w.saw_record); /* before the cancel, so before any end */
+	server_again(fx, &p);
+	assert_int_equal(count_prefix(p.root, ".railcp-tmp-p"), 1);
+	resumed_push(fx, &p, &r);
+	assert_true(r.bytes_kept > 0);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
 static void test_a_cut_pull_with_partial_resumes_locally(void **state)
 {
 	struct fx *fx = *state;
@@ -209,9 +269,7 @@ static void test_a_cut_pull_with_partial_resumes_locally(void **state)
 	assert_int_equal(count_prefix(p.dst, ".railcp-tmp-r"), 1);
 	assert_int_equal(count_prefix(p.dst, ".railcp-tmp-p"), 1);
 	assert_false(t_exists(p.dst, "pullme"));
-	/* A server without the gate for the rest; the stop waits for the cut session's end. */
-	assert_int_equal(server_stop(&fx->srv), 0);
-	server_start(&fx->srv, NULL, p.root, NULL);
+	server_again(fx, &p); /* without the gate for the rest */
 	assert_int_equal(pt_copy(fx, &p, ENG_PULL, NULL, false, &r), 0);
 	assert_true(r.bytes_kept > 0);
 	assert_int_equal(r.bytes + r.bytes_kept, PBIG);
@@ -228,6 +286,7 @@ int main(void)
 		T(test_a_cut_push_with_partial_resumes_sending_only_the_rest),
 		T(test_kept_data_changed_on_disk_is_sent_again),
 		T(test_a_record_of_another_source_or_damaged_is_not_trusted),
+		T(test_the_receiver_keeps_its_record_while_the_copy_runs),
 		T(test_a_cut_pull_with_partial_resumes_locally),
 	};
 
