@@ -225,6 +225,8 @@ static void session_watch(struct eng_job *job, void *ctx)
 		s->peer_err = got;
 		snprintf(s->peer_why, sizeof(s->peer_why), "%s", rcp_err_msg(got));
 	}
+	if (s->partial && s->role == ENG_RECEIVER && s->files && !s->checkpoint_ns)
+		s->checkpoint_ns = rcp_now_ns(); /* the first, a period into the job */
 	if (s->partial && s->role == ENG_RECEIVER && s->files &&
 	    rcp_now_ns() - s->checkpoint_ns >= ENG_CHECKPOINT_MS * 1000000ull) {
 		eng__files_checkpoint(s->files);
