@@ -152,4 +152,20 @@ enum { FUZZ_REC_CHUNK = 0, FUZZ_REC_CREDIT = 1, FUZZ_REC_PUMP = 2, FUZZ_REC_OTHE
 #define FUZZ_F_OTHER_ERROR 0x20u  /* FUZZ_REC_OTHER: with an error status */
 #define FUZZ_CHUNK_TOKEN 0x5eed5eed0badf00dull
 
+/*
+ * fuzz_partial's file (gen_corpus writes a true record of it): "f", three
+ * chunks of FUZZ_PART_CHUNK bytes, bytes i * 7 + 3, this mtime.
+ */
+#define FUZZ_PART_CHUNK 4096u
+#define FUZZ_PART_CHUNKS 3u
+#define FUZZ_PART_MTIME 1700000000123456789ll
+
+static inline void fuzz_part_data(uint8_t *buf)
+{
+	uint32_t i;
+
+	for (i = 0; i < FUZZ_PART_CHUNK * FUZZ_PART_CHUNKS; i++)
+		buf[i] = (uint8_t)(i * 7 + 3);
+}
+
 #endif

@@ -439,6 +439,61 @@ static void profiles(void)
 	put("profile", "rails", "mlx5_0:1,mlx5_2", 15);
 }
 
+/* ---- a partial file's record (io__partial_record_write), of fuzz.h's file ---- */
+
+static void partials(void)
+{
+	static _Atomic uint64_t bits[1] = {0x5}; /* chunks 0 and 2 landed */
+	uint64_t hash[FUZZ_PART_CHUNKS] = {0};
+	static uint8_t buf[FUZZ_PART_CHUNK * FUZZ_PART_CHUNKS];
+	char dir[4200], data[IO_TMP_NAME_LEN], rec[IO_TMP_NAME_LEN], path[4300];
+	const struct io__partial_what w = {.path = "f",
+					   .last = "f",
+					   .chunk = FUZZ_PART_CHUNK,
+					   .size = sizeof(buf),
+					   .mtime_ns = FUZZ_PART_MTIME,
+					   .n_chunks = FUZZ_PART_CHUNKS,
+					   .bits = bits,
+					   .hash = hash};
+	struct io_extent ext = {0, sizeof(buf)};
+	const struct io_entry e = {.path = "f",
+				   .type = IO_FILE,
+				   .size = sizeof(buf),
+				   .mtime_ns = FUZZ_PART_MTIME,
+				   .ext = &ext,
+				   .n_ext = 1,
+				   .data_bytes = sizeof(buf)};
+	struct io_root *root;
+	struct io_partial *p;
+	uint8_t rbuf[4096];
+	unsigned k;
+	ssize_t n;
+	int pfd;
+
+	fuzz_part_data(buf);
+	for (k = 0; k < FUZZ_PART_CHUNKS; k++)
+		hash[k] = io_chunk_hash(buf + k * FUZZ_PART_CHUNK, FUZZ_PART_CHUNK);
+	snprintf(dir, sizeof(dir), "%s/partial", fuzz_tmpdir());
+	FUZZ_CHECK(mkdir(dir, 0755) == 0);
+	pfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	FUZZ_CHECK(pfd >= 0 && io__partial_record_write(pfd, &w) == 0);
+	close(pfd);
+	io__partial_names("f", data, rec);
+	snprintf(path, sizeof(path), "%s/%s", dir, rec);
+	pfd = open(path, O_RDONLY | O_CLOEXEC);
+	FUZZ_CHECK(pfd >= 0 && (n = read(pfd, rbuf, sizeof(rbuf))) > 0);
+	close(pfd);
+	put("partial", "chunks_0_2", rbuf, (size_t)n);
+	/* The seed is worth its name: beside its data file it holds chunks 0 and 2. */
+	snprintf(path, sizeof(path), "%s/%s", dir, data);
+	fuzz_write_file(path, buf, sizeof(buf));
+	FUZZ_CHECK(io_root_open(dir, 0, &root) == 0);
+	p = io_root_partial(root, &e, FUZZ_PART_CHUNK);
+	FUZZ_CHECK(io_partial_has(p, 0) && !io_partial_has(p, 1) && io_partial_has(p, 2));
+	io_partial_destroy(p);
+	io_root_close(root);
+}
+
 /* ---- names and hex ---- */
 
 static void names(void)
@@ -487,5 +542,6 @@ int main(int argc, char **argv)
 	profiles();
 	names();
 	hexes();
+	partials();
 	return 0;
 }
