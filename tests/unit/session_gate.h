@@ -85,10 +85,14 @@ static const struct eng_transport *gate_arm(unsigned after)
 	return &gate_tr;
 }
 
-/* Another thread: once the gate holds and dir has a temporary, set the flag. */
+/*
+ * Another thread: once the gate holds and dir has a temporary (or what
+ * until says of dir, if set), set the flag.
+ */
 struct canceller {
 	_Atomic bool *flag;
 	const char *dir;
+	bool (*until)(const char *dir);
 	pthread_t thread;
 	bool held, saw_tmp;
 };
@@ -98,7 +102,7 @@ static void *canceller_main(void *arg)
 	struct canceller *c = arg;
 
 	c->held = WAIT_FOR(atomic_load(&gate.hit));
-	c->saw_tmp = WAIT_FOR(t_count_tmp(c->dir) > 0);
+	c->saw_tmp = WAIT_FOR(c->until ? c->until(c->dir) : t_count_tmp(c->dir) > 0);
 	atomic_store(c->flag, true);
 	return NULL;
 }

@@ -204,22 +204,10 @@ static void test_a_record_of_another_source_or_damaged_is_not_trusted(void **sta
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
 
-/* Another thread: once the gate holds and the receiver's record is there, cancel. */
-struct watcher {
-	_Atomic bool *flag;
-	const char *dir;
-	pthread_t thread;
-	bool held, saw_record;
-};
-
-static void *watcher_main(void *arg)
+/* The receiver's record is there. */
+static bool has_record(const char *dir)
 {
-	struct watcher *w = arg;
-
-	w->held = WAIT_FOR(atomic_load(&gate.hit));
-	w->saw_record = WAIT_FOR(count_prefix(w->dir, ".railcp-tmp-r") == 1);
-	atomic_store(w->flag, true);
-	return NULL;
+	return count_prefix(dir, ".railcp-tmp-r") == 1;
 }
 
 /*
@@ -233,7 +221,7 @@ static void test_the_receiver_keeps_its_record_while_the_copy_runs(void **state)
 	struct fx *fx = *state;
 	const char *push_src[1];
 	_Atomic bool cancel = false;
-	struct watcher w = {.flag = &cancel};
+	struct canceller w = {.flag = &cancel, .until = has_record};
 	struct eng_copy_opts cp;
 	struct eng_report r;
 	struct pt p;
@@ -244,11 +232,11 @@ static void test_the_receiver_keeps_its_record_while_the_copy_runs(void **state)
 	cp = copy_opts(ENG_PUSH, push_src, 1, "");
 	cp.partial = true;
 	cp.cancel = &cancel;
-	assert_int_equal(pthread_create(&w.thread, NULL, watcher_main, &w), 0);
+	assert_int_equal(pthread_create(&w.thread, NULL, canceller_main, &w), 0);
 	assert_int_equal(copy(&fx->srv, &p.plan, &cp, gate_arm(ENG_WRITE_BATCH), &r), -EINTR);
 	pthread_join(w.thread, NULL);
 	assert_true(w.held);
-	assert_true(w.saw_record); /* before the cancel, so before any end */
+	assert_true(w.saw_tmp); /* the record, before the cancel, so before any end */
 	server_again(fx, &p);
 	assert_int_equal(count_prefix(p.root, ".railcp-tmp-p"), 1);
 	resumed_push(fx, &p, &r);
