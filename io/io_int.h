@@ -80,6 +80,17 @@ static inline uint64_t io__chunks_of(uint64_t len, uint32_t chunk)
 	return len / chunk + (len % chunk != 0);
 }
 
+/* The chunks the plan cuts e's data extents into. */
+static inline uint64_t io__entry_chunks(const struct io_entry *e, uint32_t chunk)
+{
+	uint64_t n = 0;
+	uint32_t x;
+
+	for (x = 0; x < e->n_ext; x++)
+		n += io__chunks_of(e->ext[x].len, chunk);
+	return n;
+}
+
 /*
  * Open the directory holding path's last component beneath root_fd
  * (openat2, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS) as O_PATH, and point

@@ -285,15 +285,12 @@ struct io_partial *io_root_partial(const struct io_root *root, const struct io_e
 	char data[IO_TMP_NAME_LEN], rec[IO_TMP_NAME_LEN], esc[IO_ESC_MAX];
 	const uint8_t *map, *hashes;
 	struct io_partial *p = NULL;
-	uint64_t n_chunks = 0;
+	uint64_t n_chunks = io__entry_chunks(e, chunk);
 	const char *last, *why;
 	uint8_t *buf = NULL;
 	size_t len = 0;
-	uint32_t x;
 	int pfd, r;
 
-	for (x = 0; x < e->n_ext; x++)
-		n_chunks += io__chunks_of(e->ext[x].len, chunk);
 	if (e->type != IO_FILE || n_chunks < 2)
 		return NULL; /* nothing a partial file could hold */
 	if (io__parent_open(root->fd, e->path, &pfd, &last) != 0) {

@@ -33,11 +33,10 @@ static uint64_t plan_count(const struct io_manifest *m, uint32_t chunk)
 {
 	uint64_t n = 0;
 	size_t i;
-	uint32_t x;
 
 	for (i = 0; i < m->n; i++)
-		for (x = 0; !m->entry[i].skip && x < m->entry[i].n_ext; x++)
-			n += io__chunks_of(m->entry[i].ext[x].len, chunk);
+		if (!m->entry[i].skip)
+			n += io__entry_chunks(&m->entry[i], chunk);
 	return n;
 }
 

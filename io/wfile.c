@@ -486,16 +486,20 @@ static int record_write(struct io_wfile *f)
 	return io__partial_record_write(f->pfd, &w);
 }
 
+/* A partial file whose writes all went well: what it holds is worth a record. */
+static bool keepable(const struct io_wfile *f)
+{
+	return f->partial && f->created && !atomic_load(&f->failed);
+}
+
 int io_wfile_checkpoint(struct io_wfile *f)
 {
-	if (!f->partial || !f->created || atomic_load(&f->failed))
-		return 0;
-	return record_write(f);
+	return keepable(f) ? record_write(f) : 0;
 }
 
 void io_wfile_keep(struct io_wfile *f)
 {
-	if (!f || !f->partial || !f->created || atomic_load(&f->failed) || record_write(f) != 0) {
+	if (!f || !keepable(f) || record_write(f) != 0) {
 		io_wfile_abort(f);
 		return;
 	}

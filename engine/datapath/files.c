@@ -620,9 +620,10 @@ void eng__files_checkpoint(struct eng_files *f)
 		 * under it first): its handle stays until the lock is released.
 		 */
 		pthread_mutex_lock(lock);
+		/* A record that fails to be written: the next checkpoint, or the end, tries again.
+		 */
 		if (st->w && !st->single && !st->done && !st->complete)
-			io_wfile_checkpoint(
-				st->w); /* a failed one: the next, or the end, tries again */
+			io_wfile_checkpoint(st->w);
 		pthread_mutex_unlock(lock);
 	}
 }
