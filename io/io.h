@@ -524,19 +524,20 @@ void io_wfile_abort(struct io_wfile *f);
  * ---- what an interrupted copy keeps (--partial) ----
  *
  * A file of several chunks received beneath a root with IO_ROOT_PARTIAL
- * lands in a data file of a fixed name beside its final name; when the copy
- * fails, io_wfile_keep keeps that file and writes a record of the chunks it
- * holds and their CRC-64s. The next copy finds them with io_root_partial,
- * trusts only a record that describes the same source, and holds only the
- * chunks it reads back with the same CRC-64 (partial.c has the details).
+ * lands in a data file of a fixed name beside its final name, with a log of
+ * each chunk as it lands; when the copy fails, io_wfile_keep keeps them and
+ * writes a record of the chunks it holds and their CRC-64s. The next copy
+ * finds them with io_root_partial, trusts only a record or log that
+ * describes the same source, and holds only the chunks it reads back with
+ * the same CRC-64 (partial.c has the details).
  */
 struct io_partial;
 
 /*
  * What the partial file of e (beneath root, cut into chunk bytes) still
- * holds, or NULL: none, none held, or a record that is ignored (with a
- * notice saying why: damaged, another source, another chunk size). Reads
- * back and hashes every chunk the record claims. Thread-safe.
+ * holds, or NULL: none, none held, or a record and log that are ignored
+ * (with a notice saying why: damaged, another source, another chunk size).
+ * Reads back and hashes every chunk they claim. Thread-safe.
  */
 struct io_partial *io_root_partial(const struct io_root *root, const struct io_entry *e,
 				   uint32_t chunk);
@@ -562,9 +563,10 @@ int io_wfile_partial(struct io_wfile *f, const struct io_partial *resume);
 int io_wfile_open_rest(struct io_wfile *f, struct io_op *op);
 
 /*
- * With a partial file, write its record as it stands now (the chunks landed
- * so far), so that even a receiver killed outright leaves one behind; else
- * nothing. Not thread-safe against the handle's open, finalize or end.
+ * With a partial file that gained chunks since its last record, write its
+ * record as it stands now (the chunks landed so far), so that even a
+ * receiver killed outright leaves one behind; else nothing. Not thread-safe
+ * against the handle's open, finalize or end, nor against itself.
  */
 int io_wfile_checkpoint(struct io_wfile *f);
 

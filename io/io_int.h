@@ -135,8 +135,9 @@ int io__sub_open(int root_fd, const char *path, int *fd_out);
 
 /* ---- partial files (partial.c) ---- */
 
-/* The names of the data file and the record a partial file of final name last has. */
-void io__partial_names(const char *last, char data[IO_TMP_NAME_LEN], char rec[IO_TMP_NAME_LEN]);
+/* The names of the data file, the record and the log a partial file of final name last has. */
+void io__partial_names(const char *last, char data[IO_TMP_NAME_LEN], char rec[IO_TMP_NAME_LEN],
+		       char log[IO_TMP_NAME_LEN]);
 
 /* What a record says of one file, as its handle has it. */
 struct io__partial_what {
@@ -158,6 +159,27 @@ int io_partial_fd(const struct io_partial *p);
 
 /* Write w's record in directory pfd, atomically (a temporary, fsync, rename). */
 int io__partial_record_write(int pfd, const struct io__partial_what *w);
+
+/* A partial file's log, mapped shared: a slot per chunk, written as each lands. */
+struct io__partial_log {
+	void *map; /* NULL: no log */
+	size_t len;
+	uint8_t *slots;
+};
+
+/*
+ * Open (create, or with keep take on if its head is w's) and map the log of
+ * w in directory pfd, its blocks reserved: 0, or -errno without a sentence
+ * (then there is no log, and none is left).
+ */
+int io__partial_log_open(int pfd, const struct io__partial_what *w, bool keep,
+			 struct io__partial_log *log);
+
+/* Chunk k landed with hash: one store into the mapping. Thread-safe on distinct k. */
+void io__partial_log_put(const struct io__partial_log *log, uint64_t k, uint64_t hash);
+
+/* Unmap it (the file stays). Accepts a log that is none. */
+void io__partial_log_close(struct io__partial_log *log);
 
 /* Free the members of one entry (not the entry itself). */
 void io__entry_fini(struct io_entry *e);

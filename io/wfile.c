@@ -80,8 +80,10 @@ struct io_wfile {
 	_Atomic bool failed; /* a write failed: never finalize */
 	/* IO_ROOT_PARTIAL (partial.c): the data file of a fixed name, locked by lockfd */
 	bool partial;
-	int lockfd;	/* a second descriptor of it, holding the flock to the end */
-	uint64_t *hash; /* the CRC-64 each chunk arrived with */
+	int lockfd;		    /* a second descriptor of it, holding the flock to the end */
+	uint64_t *hash;		    /* the CRC-64 each chunk arrived with */
+	uint64_t recorded;	    /* done, as the last record written saw it */
+	struct io__partial_log log; /* a slot per chunk, stored as it lands */
 	const struct io_partial *resume; /* what it held from before, until the open takes it on */
 };
 
@@ -150,6 +152,7 @@ static void direct_open(struct io_wfile *f)
 
 static void wfile_free(struct io_wfile *f)
 {
+	io__partial_log_close(&f->log);
 	if (f->lockfd >= 0)
 		close(f->lockfd);
 	free(f->hash);
@@ -165,6 +168,19 @@ static void wfile_free(struct io_wfile *f)
 	free(f);
 }
 
+/* What f's record and log say of it. */
+static struct io__partial_what what_of(const struct io_wfile *f)
+{
+	return (struct io__partial_what){.path = f->e->path,
+					 .last = f->last,
+					 .chunk = f->chunk,
+					 .size = f->e->size,
+					 .mtime_ns = f->e->mtime_ns,
+					 .n_chunks = f->n_chunks,
+					 .bits = f->bits,
+					 .hash = f->hash};
+}
+
 /*
  * The partial file fd was opened by name. With what an earlier copy kept,
  * it is the file locked when those chunks were checked, or the file fails
@@ -177,6 +193,7 @@ static int partial_take(struct io_wfile *f, int fd)
 {
 	const struct io_partial *resume = f->resume;
 	int held = io_partial_fd(resume), lockfd = -1;
+	struct io__partial_what what;
 	struct stat a, b;
 	uint64_t k;
 
@@ -211,6 +228,16 @@ ours:
 		f->done++;
 	}
 	f->received = io_partial_bytes(resume);
+	/*
+	 * The log: what a receiver killed outright leaves, up to its last
+	 * chunk (a record lags by up to a checkpoint). None is no error: the
+	 * records still keep what they say.
+	 */
+	what = what_of(f);
+	if (io__partial_log_open(f->pfd, &what, held >= 0, &f->log) == 0)
+		for (k = 0; k < f->n_chunks; k++)
+			if (io_partial_has(resume, k))
+				io__partial_log_put(&f->log, k, f->hash[k]);
 	return fd;
 }
 
@@ -275,9 +302,9 @@ int io_wfile_open_step(struct io_wfile *f, struct io_op *op, int64_t res)
 		free(f->parent);
 		f->parent = NULL;
 		if (f->partial) { /* its own name: what an earlier copy kept may be there */
-			char rec[IO_TMP_NAME_LEN];
+			char rec[IO_TMP_NAME_LEN], log[IO_TMP_NAME_LEN];
 
-			io__partial_names(f->last, f->tmp, rec);
+			io__partial_names(f->last, f->tmp, rec, log);
 			io__open_op(f->pfd, f->tmp, O_RDWR | O_CREAT | O_NOFOLLOW, false, op);
 			return 1;
 		}
@@ -421,6 +448,8 @@ int io_chunk_write_end(struct io_wfile *f, uint64_t off, uint32_t len, int64_t p
 	prev = atomic_fetch_or(&f->bits[k / 64], bit);
 	if (prev & bit)
 		return 0; /* a repeat: counted the first time */
+	if (f->log.map)	  /* written and checked: from now on a killed receiver keeps it */
+		io__partial_log_put(&f->log, (uint64_t)k, f->hash[k]);
 	atomic_fetch_add(&f->received, len);
 	*complete_out = atomic_fetch_add(&f->done, 1) + 1 == f->n_chunks;
 	return 0;
@@ -449,15 +478,16 @@ uint64_t io_wfile_received(const struct io_wfile *f)
 	return atomic_load(&f->received);
 }
 
-/* A partial file's record goes when its data file does (put in place, or removed). */
+/* A partial file's record and log go when its data file does (put in place, or removed). */
 static void record_remove(struct io_wfile *f)
 {
-	char data[IO_TMP_NAME_LEN], rec[IO_TMP_NAME_LEN];
+	char data[IO_TMP_NAME_LEN], rec[IO_TMP_NAME_LEN], log[IO_TMP_NAME_LEN];
 
 	if (!f->partial || f->pfd < 0)
 		return;
-	io__partial_names(f->last, data, rec);
+	io__partial_names(f->last, data, rec, log);
 	unlinkat(f->pfd, rec, 0);
+	unlinkat(f->pfd, log, 0);
 }
 
 void io_wfile_abort(struct io_wfile *f)
@@ -474,14 +504,7 @@ void io_wfile_abort(struct io_wfile *f)
 /* The record of f as it stands, written: 0, or -errno with a sentence. */
 static int record_write(struct io_wfile *f)
 {
-	const struct io__partial_what w = {.path = f->e->path,
-					   .last = f->last,
-					   .chunk = f->chunk,
-					   .size = f->e->size,
-					   .mtime_ns = f->e->mtime_ns,
-					   .n_chunks = f->n_chunks,
-					   .bits = f->bits,
-					   .hash = f->hash};
+	const struct io__partial_what w = what_of(f);
 
 	return io__partial_record_write(f->pfd, &w);
 }
@@ -494,7 +517,15 @@ static bool keepable(const struct io_wfile *f)
 
 int io_wfile_checkpoint(struct io_wfile *f)
 {
-	return keepable(f) ? record_write(f) : 0;
+	uint64_t done = atomic_load(&f->done); /* before the map is read: never ahead of it */
+	int err;
+
+	if (!keepable(f) || done == f->recorded)
+		return 0; /* the record on disk says as much */
+	err = record_write(f);
+	if (!err)
+		f->recorded = done;
+	return err;
 }
 
 void io_wfile_keep(struct io_wfile *f)

@@ -59,8 +59,13 @@
 #define ENG_PREAUTH_MS 10000
 /* accept4 out of descriptors or memory: wait this long before trying again. */
 #define ENG_ACCEPT_BACKOFF_MS 100
-/* --partial: how often a receiver writes the records of the files it is writing. */
-#define ENG_CHECKPOINT_MS 2000
+/*
+ * --partial: how often a receiver writes the records of the files it is
+ * writing (each that gained chunks since its last: one small write and a
+ * sync). A receiver killed outright keeps its logs, up to the last chunk;
+ * a record is what outlives a power loss, at most this old.
+ */
+#define ENG_CHECKPOINT_MS 1000
 /* After a failure on the fabric, how long the peer's own reason is waited for. */
 #define ENG_PEER_REASON_MS 3000
 

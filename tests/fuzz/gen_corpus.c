@@ -439,14 +439,17 @@ static void profiles(void)
 	put("profile", "rails", "mlx5_0:1,mlx5_2", 15);
 }
 
-/* ---- a partial file's record (io__partial_record_write), of fuzz.h's file ---- */
+/* ---- a partial file's record and log (io__partial_record_write, _log_open), of fuzz.h's file ----
+ */
 
 static void partials(void)
 {
 	static _Atomic uint64_t bits[1] = {0x5}; /* chunks 0 and 2 landed */
 	uint64_t hash[FUZZ_PART_CHUNKS] = {0};
 	static uint8_t buf[FUZZ_PART_CHUNK * FUZZ_PART_CHUNKS];
-	char dir[4200], data[IO_TMP_NAME_LEN], rec[IO_TMP_NAME_LEN], path[4300];
+	char dir[4200], data[IO_TMP_NAME_LEN], rec[IO_TMP_NAME_LEN], log[IO_TMP_NAME_LEN],
+		path[4300];
+	struct io__partial_log lg;
 	const struct io__partial_what w = {.path = "f",
 					   .last = "f",
 					   .chunk = FUZZ_PART_CHUNK,
@@ -478,7 +481,7 @@ static void partials(void)
 	pfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	FUZZ_CHECK(pfd >= 0 && io__partial_record_write(pfd, &w) == 0);
 	close(pfd);
-	io__partial_names("f", data, rec);
+	io__partial_names("f", data, rec, log);
 	snprintf(path, sizeof(path), "%s/%s", dir, rec);
 	pfd = open(path, O_RDONLY | O_CLOEXEC);
 	FUZZ_CHECK(pfd >= 0 && (n = read(pfd, rbuf, sizeof(rbuf))) > 0);
@@ -488,6 +491,23 @@ static void partials(void)
 	snprintf(path, sizeof(path), "%s/%s", dir, data);
 	fuzz_write_file(path, buf, sizeof(buf));
 	FUZZ_CHECK(io_root_open(dir, 0, &root) == 0);
+	p = io_root_partial(root, &e, FUZZ_PART_CHUNK);
+	FUZZ_CHECK(io_partial_has(p, 0) && !io_partial_has(p, 1) && io_partial_has(p, 2));
+	io_partial_destroy(p);
+	/* The log of the same chunks, alone (the record gone): the same two held. */
+	snprintf(path, sizeof(path), "%s/%s", dir, rec);
+	FUZZ_CHECK(unlink(path) == 0);
+	pfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	FUZZ_CHECK(pfd >= 0 && io__partial_log_open(pfd, &w, false, &lg) == 0);
+	close(pfd);
+	io__partial_log_put(&lg, 0, hash[0]);
+	io__partial_log_put(&lg, 2, hash[2]);
+	io__partial_log_close(&lg);
+	snprintf(path, sizeof(path), "%s/%s", dir, log);
+	pfd = open(path, O_RDONLY | O_CLOEXEC);
+	FUZZ_CHECK(pfd >= 0 && (n = read(pfd, rbuf, sizeof(rbuf))) > 0);
+	close(pfd);
+	put("partial", "log_0_2", rbuf, (size_t)n);
 	p = io_root_partial(root, &e, FUZZ_PART_CHUNK);
 	FUZZ_CHECK(io_partial_has(p, 0) && !io_partial_has(p, 1) && io_partial_has(p, 2));
 	io_partial_destroy(p);

@@ -4,8 +4,11 @@
 # got (a partial file and its record, written as the copy runs), and the
 # next copy with --partial sends only the rest. The figures held to are
 # --json's bytes and bytes_kept: what was kept must not travel again, and
-# kept and sent add up to the file. The result is compared byte for byte,
-# and no partial file or record is left once a copy succeeds.
+# kept and sent add up to the file. Then the two changes a resume must see:
+# a partial file whose bytes changed on disk since (its bad chunks travel
+# again) and a source changed since, to the same size (all of it travels
+# again). The result is compared byte for byte, and no partial file or
+# record is left once a copy succeeds.
 . tests/integration/lib.sh
 need_rdma
 dir=$(mktemp -d)
@@ -21,7 +24,7 @@ slow="--qps-per-rail 1 --rails rxe0:1 --chunk 64K"
 
 # landed DIR MIB: wait (at most 60 s) until a partial file beneath DIR holds
 # MIB MiB (tmpfs: its blocks are the bytes written), then until the
-# receiver has written its record since (it does every 2 s as it copies).
+# receiver has written its record since (it does twice a second as it copies).
 landed() {
 	wait_until 60 sh -c "find '$1' -name '.railcp-tmp-p*' -printf '%b\n' |
 		awk '\$1 * 512 >= $2 * 1048576 { f = 1 } END { exit !f }'" ||
@@ -89,6 +92,49 @@ start_server "$log.3" --root "$dir/root"
 resumed "pull, sender killed" pull.json
 cmp root/pullme back/pullme || fail "the resumed pull differs from the source"
 no_partials root back
+
+# cut: a push of big with --partial, its client killed once 24 MiB landed,
+# until the server's session has ended.
+cut() {
+	ended=$(grep -c failed "$log.3")
+	rm -f root/big
+	"$RAILCP" -q --partial $slow big 127.0.0.1:big &
+	client=$!
+	landed root 24
+	kill -KILL $client
+	wait $client 2>/dev/null
+	wait_until 60 sh -c "[ \$(grep -c failed '$log.3') -gt $ended ]" ||
+		fail "the server's session did not end: $(cat "$log.3")"
+}
+
+# 4. Kept bytes changed on disk: the resume hashes what the record claims,
+# finds the first chunk wrong and sends it again (else cmp fails).
+cut
+part=$(find root -name '.railcp-tmp-p*')
+printf 'changed on disk' | dd of="$part" conv=notrunc status=none ||
+	fail "cannot change $part"
+"$RAILCP" --partial --json $slow big 127.0.0.1:big >changed.json 2>changed.err ||
+	fail "the push over a changed partial file failed: $(cat changed.err)"
+resumed "partial file changed on disk" changed.json
+cmp big root/big || fail "a chunk changed on disk since the cut was trusted"
+no_partials root
+
+# 5. The source changed since, to the same size and a new mtime: the record
+# is not trusted and all of it travels (bytes_kept 0), with one notice.
+cut
+printf 'changed at the source' | dd of=big conv=notrunc status=none
+touch -d '+1 min' big
+"$RAILCP" --partial --json $slow big 127.0.0.1:big >source.json 2>source.err ||
+	fail "the push of a changed source failed: $(cat source.err)"
+grep -q 'the partial record of "big" is ignored: the source has changed' "$log.3" ||
+	fail "the server gave no notice that it set the record aside: $(cat "$log.3")"
+/usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["bytes_kept"] == 0 and d["bytes"] == int(sys.argv[2]), d
+' source.json $size || fail "a changed source was resumed: $(cat source.json)"
+cmp big root/big || fail "the copy of the changed source differs from it"
+no_partials root
 stop_server
 rm -rf "$dir"
 exit 0

@@ -13,8 +13,10 @@
  */
 #include "session_harness.h"
 #include "session_gate.h"
+#include "engine/session/session_int.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 
 #define PBIG (2 * MiB + 100) /* 513 chunks of 4 KiB */
 
@@ -103,7 +105,7 @@ static void server_again(struct fx *fx, struct pt *p)
 	server_start(&fx->srv, NULL, p->root, NULL);
 }
 
-/* A cut push: the server's session ends keeping the partial file and its record. */
+/* A cut push: the server's session ends keeping the partial file, its record and its log. */
 static void cut_push(struct fx *fx, struct pt *p)
 {
 	struct eng_report r;
@@ -112,6 +114,7 @@ static void cut_push(struct fx *fx, struct pt *p)
 	server_again(fx, p);
 	assert_int_equal(count_prefix(p->root, ".railcp-tmp-r"), 1);
 	assert_int_equal(count_prefix(p->root, ".railcp-tmp-p"), 1);
+	assert_int_equal(count_prefix(p->root, ".railcp-tmp-l"), 1);
 	assert_false(t_exists(p->root, "big")); /* nothing under the final name */
 }
 
@@ -170,7 +173,7 @@ static void test_kept_data_changed_on_disk_is_sent_again(void **state)
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
 
-static void test_a_record_of_another_source_or_damaged_is_not_trusted(void **state)
+static void test_a_record_and_log_of_another_source_or_damaged_are_not_trusted(void **state)
 {
 	const struct timespec later[2] = {{1600000000, 0}, {1600000000, 0}};
 	struct fx *fx = *state;
@@ -178,7 +181,7 @@ static void test_a_record_of_another_source_or_damaged_is_not_trusted(void **sta
 	char rec[4096];
 	uint8_t b;
 	struct pt p;
-	int fd;
+	int fd, i;
 
 	pt_start(fx, &p, NULL);
 	/* The source's mtime changed since: the file starts over. */
@@ -186,28 +189,82 @@ static void test_a_record_of_another_source_or_damaged_is_not_trusted(void **sta
 	assert_int_equal(utimensat(AT_FDCWD, p.big, later, 0), 0);
 	resumed_push(fx, &p, &r);
 	assert_int_equal(r.bytes_kept, 0);
-	/* A damaged record: one byte of it flipped. */
+	/* A damaged record and log: one byte of each flipped (the log's in its head's CRC). */
 	assert_int_equal(unlink(p.big), 0);
 	pattern_write(p.src, "big", PBIG, 7);
 	t_path(rec, p.root, "big");
 	assert_int_equal(unlink(rec), 0);
 	cut_push(fx, &p);
-	path_of_prefix(p.root, ".railcp-tmp-r", rec);
-	fd = open(rec, O_RDWR);
-	assert_true(fd >= 0);
-	assert_int_equal(pread(fd, &b, 1, 40), 1);
-	b ^= 0x10;
-	assert_int_equal(pwrite(fd, &b, 1, 40), 1);
-	close(fd);
+	for (i = 0; i < 2; i++) {
+		path_of_prefix(p.root, i ? ".railcp-tmp-l" : ".railcp-tmp-r", rec);
+		fd = open(rec, O_RDWR);
+		assert_true(fd >= 0);
+		assert_int_equal(pread(fd, &b, 1, 40), 1);
+		b ^= 0x10;
+		assert_int_equal(pwrite(fd, &b, 1, 40), 1);
+		close(fd);
+	}
 	resumed_push(fx, &p, &r);
 	assert_int_equal(r.bytes_kept, 0);
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
 
-/* The receiver's record is there. */
+/*
+ * What a receiver killed outright leaves may have no record of its last
+ * chunks, or none at all (killed before its first checkpoint): the log,
+ * stored into as each chunk lands, keeps them. Here the record is removed
+ * after the cut: the log alone resumes the same chunks.
+ */
+static void test_the_log_alone_resumes_what_landed(void **state)
+{
+	struct fx *fx = *state;
+	struct eng_report r;
+	char rec[4096];
+	struct pt p;
+
+	pt_start(fx, &p, NULL);
+	cut_push(fx, &p);
+	path_of_prefix(p.root, ".railcp-tmp-r", rec);
+	assert_int_equal(unlink(rec), 0);
+	resumed_push(fx, &p, &r);
+	assert_true(r.bytes_kept > 0);
+	assert_true(r.bytes < PBIG);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+/* The inode of dir's record, or 0. */
+static ino_t record_ino(const char *dir)
+{
+	char rec[4096];
+	struct stat st;
+
+	if (count_prefix(dir, ".railcp-tmp-r") != 1)
+		return 0;
+	path_of_prefix(dir, ".railcp-tmp-r", rec);
+	return stat(rec, &st) == 0 ? st.st_ino : 0;
+}
+
+static _Atomic bool record_stood, record_seen; /* set by has_record, once */
+
+/*
+ * The receiver's record is there; and while the gate holds it, with no
+ * chunk landing, the checkpoints that follow leave it alone (a record is
+ * written again only for a file that gained chunks, each time a new inode).
+ */
 static bool has_record(const char *dir)
 {
-	return count_prefix(dir, ".railcp-tmp-r") == 1;
+	ino_t before;
+
+	if (atomic_load(&record_seen))
+		return true; /* WAIT_FOR asks again once it holds */
+	if (!record_ino(dir))
+		return false;
+	atomic_store(&record_seen, true);
+	usleep(ENG_CHECKPOINT_MS * 1000); /* what was under way has landed */
+	before = record_ino(dir);
+	usleep(3 * ENG_CHECKPOINT_MS * 1000);
+	atomic_store(&record_stood, before != 0 && record_ino(dir) == before);
+	return true;
 }
 
 /*
@@ -237,6 +294,7 @@ static void test_the_receiver_keeps_its_record_while_the_copy_runs(void **state)
 	pthread_join(w.thread, NULL);
 	assert_true(w.held);
 	assert_true(w.saw_tmp); /* the record, before the cancel, so before any end */
+	assert_true(atomic_load(&record_stood));
 	server_again(fx, &p);
 	assert_int_equal(count_prefix(p.root, ".railcp-tmp-p"), 1);
 	resumed_push(fx, &p, &r);
@@ -273,8 +331,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_a_cut_push_with_partial_resumes_sending_only_the_rest),
 		T(test_kept_data_changed_on_disk_is_sent_again),
-		T(test_a_record_of_another_source_or_damaged_is_not_trusted),
+		T(test_a_record_and_log_of_another_source_or_damaged_are_not_trusted),
 		T(test_the_receiver_keeps_its_record_while_the_copy_runs),
+		T(test_the_log_alone_resumes_what_landed),
 		T(test_a_cut_pull_with_partial_resumes_locally),
 	};
 
