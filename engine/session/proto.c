@@ -168,7 +168,7 @@ int eng__proto_recv(struct eng_ctl *c, int timeout_ms, const char *want_type, js
 	return eng__proto_recv_max(c, timeout_ms, want_type, ENG_PROTO_MAX_FRAME, msg_out);
 }
 
-/* An "error" frame's message as the sentence of -ECONNABORTED, after who ("the peer says"). */
+/* An "error" frame's message as the sentence of -ECONNABORTED, after who ("the server says"). */
 static int error_frame(const json_t *msg, const char *who)
 {
 	const char *text = json_string_value(json_object_get(msg, ENG_KEY_MESSAGE));
@@ -203,7 +203,10 @@ int eng__proto_recv_max(struct eng_ctl *c, int timeout_ms, const char *want_type
 		return err;
 	type = json_string_value(json_object_get(msg, ENG_KEY_TYPE));
 	if (type && strcmp(type, ENG_MSG_ERROR) == 0) {
-		err = error_frame(msg, "the peer says");
+		char who[64];
+
+		snprintf(who, sizeof(who), "%s says", c->peer ? c->peer : "the peer");
+		err = error_frame(msg, who);
 	} else if (want_type && (!type || strcmp(type, want_type) != 0)) {
 		char esc[ENG_PROTO_ESC_SHORT];
 

@@ -41,6 +41,7 @@ void eng__session_init(struct eng_session *s, enum eng_side side, const struct e
 				  .ctl = ENG_CTL_PLAIN(fd),
 				  .timeout_ms = timeout_ms,
 				  .peer_name = side == ENG_CLIENT ? "the server" : "the client"};
+	s->ctl.peer = s->peer_name;
 }
 
 int eng__session_rails(struct eng_session *s, const struct topo_plan *plan)
@@ -218,8 +219,11 @@ static void session_watch(struct eng_job *job, void *ctx)
 	}
 	if (got == 0 && !atomic_load(&job->stop) && !s->done)
 		got = lost_tell(s);
+	/* The peer's own sentence ("the server says: ...") needs no more; else it went away. */
 	if (got < 0 &&
-	    !eng__job_fail(job, got, "%s went away: %s", s->peer_name, rcp_err_msg(got)) &&
+	    !(from_peer && got == -ECONNABORTED
+		      ? eng__job_fail(job, got, "%s", rcp_err_msg(got))
+		      : eng__job_fail(job, got, "%s went away: %s", s->peer_name, rcp_err_msg(got))) &&
 	    from_peer && atomic_load(&job->fabric_err) && !s->peer_err) {
 		/* Our rails failed as the peer failed: its own sentence names the cause. */
 		s->peer_err = got;
