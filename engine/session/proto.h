@@ -147,7 +147,7 @@ struct eng_ctl {
 	int fd;			  /* -1 when none */
 	const _Atomic bool *stop; /* when set, a read waiting for the peer gives up */
 	bool sealed;
-	const char *peer; /* "the server" or "the client", for the peer's own sentences; NULL: "the peer" */
+	const char *peer; /* who its sentences name: "the server", "the client"; NULL: "the peer" */
 	uint64_t seq_out, seq_in;
 	uint8_t key_out[ENG_SEAL_KEY_LEN], key_in[ENG_SEAL_KEY_LEN];
 };

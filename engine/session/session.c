@@ -221,9 +221,9 @@ static void session_watch(struct eng_job *job, void *ctx)
 		got = lost_tell(s);
 	/* The peer's own sentence ("the server says: ...") needs no more; else it went away. */
 	if (got < 0 &&
-	    !(from_peer && got == -ECONNABORTED
-		      ? eng__job_fail(job, got, "%s", rcp_err_msg(got))
-		      : eng__job_fail(job, got, "%s went away: %s", s->peer_name, rcp_err_msg(got))) &&
+	    !(from_peer && got == -ECONNABORTED ? eng__job_fail(job, got, "%s", rcp_err_msg(got))
+						: eng__job_fail(job, got, "%s went away: %s",
+								s->peer_name, rcp_err_msg(got))) &&
 	    from_peer && atomic_load(&job->fabric_err) && !s->peer_err) {
 		/* Our rails failed as the peer failed: its own sentence names the cause. */
 		s->peer_err = got;
