@@ -376,6 +376,14 @@ int io_rfile_open_start(const struct io_root *root, const struct io_entry *e, st
 int io_rfile_open_end(const struct io_root *root, const struct io_entry *e, unsigned flags,
 		      const struct io_op *op, int64_t res, struct io_rfile **f_out);
 
+/*
+ * After the last read of f: whether the file is still as the walk listed it
+ * (size, mtime). A write while it was read (grown, rewritten in place, cut
+ * short after its last chunk) changes its mtime: -ESTALE with a sentence,
+ * and what was read of it must not be put in place.
+ */
+int io_rfile_unchanged(const struct io_rfile *f);
+
 /* Accepts NULL. */
 void io_rfile_close(struct io_rfile *f);
 

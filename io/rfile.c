@@ -100,6 +100,13 @@ int io_rfile_open_start(const struct io_root *root, const struct io_entry *e, st
 	return 0;
 }
 
+/* Whether st is the file as the walk listed it: the same size and mtime. */
+static bool as_listed(const struct stat *st, const struct io_entry *e)
+{
+	return (uint64_t)st->st_size == e->size &&
+	       (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec == e->mtime_ns;
+}
+
 int io_rfile_open_end(const struct io_root *root, const struct io_entry *e, unsigned flags,
 		      const struct io_op *op, int64_t res, struct io_rfile **f_out)
 {
@@ -122,8 +129,7 @@ int io_rfile_open_end(const struct io_root *root, const struct io_entry *e, unsi
 		goto err_close;
 	}
 	/* What the walk saw is what the chunks were planned from: a change means another file. */
-	if ((uint64_t)st.st_size != e->size ||
-	    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec != e->mtime_ns) {
+	if (!as_listed(&st, e)) {
 		err = rcp_err(-ESTALE,
 			      "%s changed after it was listed (size or modification time): "
 			      "copy it again once it is no longer written to",
@@ -140,6 +146,21 @@ err_close:
 err_free:
 	free(f);
 	return err;
+}
+
+int io_rfile_unchanged(const struct io_rfile *f)
+{
+	struct stat st;
+
+	if (fstat(f->fd, &st) < 0)
+		return rcp_err(-errno, "cannot check %s after reading it: %s", f->e->src,
+			       strerror(errno));
+	if (!as_listed(&st, f->e))
+		return rcp_err(-ESTALE,
+			       "%s changed while it was being sent (size or modification time): "
+			       "copy it again once it is no longer written to",
+			       f->e->src);
+	return 0;
 }
 
 int io_rfile_open(const struct io_root *root, const struct io_entry *e, unsigned flags,

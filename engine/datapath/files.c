@@ -325,7 +325,8 @@ static int files_read_prepare(void *ctx, struct eng_chunk_hdr *hdr, void *buf, s
 
 /*
  * Sender: a file of one chunk is open: its read next. The read is in (or
- * failed): its hash; the file's last chunk closes it.
+ * failed): its hash; the file's last chunk checks that it did not change
+ * while it was read, and closes it.
  */
 static int files_read_complete(void *ctx, struct eng_chunk_hdr *hdr, const void *buf, int64_t got,
 			       struct io_op *op)
@@ -356,8 +357,15 @@ static int files_read_complete(void *ctx, struct eng_chunk_hdr *hdr, const void 
 	}
 	pthread_mutex_unlock(lock);
 	if (fin) {
+		/*
+		 * Checked before this chunk goes: the receiver puts the file in
+		 * place only once it has every chunk, so a file written to while
+		 * it was read never gets its final name.
+		 */
+		err = io_rfile_unchanged(fin);
 		io_rfile_close(fin);
-		atomic_fetch_add(&f->files_done, 1);
+		if (!err)
+			atomic_fetch_add(&f->files_done, 1);
 	}
 	return err;
 }

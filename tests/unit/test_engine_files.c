@@ -182,6 +182,45 @@ static void test_corrupt_chunk_fails_and_leaves_no_partial_file(void **state)
 	pair_destroy(&p);
 }
 
+/* A source that grows once a chunk of it was read, as a log being appended to would. */
+static struct eng_source real_src;
+static char grow_path[4096];
+
+static int growing_complete(void *ctx, struct eng_chunk_hdr *hdr, const void *buf, int64_t got,
+			    struct io_op *op)
+{
+	/* The first chunk of top/sparse's far extent: its other chunks' last read comes after. */
+	if (op->kind == IO_OP_READ && hdr->offset == SPARSE_FAR) {
+		int fd = open(grow_path, O_WRONLY | O_APPEND);
+
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, "more", 4), 4);
+		close(fd);
+	}
+	return real_src.complete(ctx, hdr, buf, got, op);
+}
+
+static void test_a_source_written_to_while_read_is_not_put_in_place(void **state)
+{
+	struct pair p = {0};
+	char path[4096];
+
+	(void)state;
+	pair_make(&p, 4 * KiB);
+	t_path(grow_path, p.src, "top/sparse");
+	real_src = p.h.snd->src;
+	p.h.snd->src.complete = growing_complete;
+	h_run(&p.h);
+	assert_int_equal(p.h.snd_err, -ESTALE);
+	assert_non_null(strstr(p.h.snd_msg, "changed while it was being sent"));
+	eng__files_destroy(p.rcv);
+	p.rcv = NULL;
+	t_path(path, p.dst, "top/sparse");
+	assert_int_equal(access(path, F_OK), -1); /* never under its final name */
+	assert_int_equal(t_count_tmp(p.dst), 0);
+	pair_destroy(&p);
+}
+
 /* base/rel holds exactly want. */
 static void expect_content(const char *base, const char *rel, const char *want)
 {
@@ -375,6 +414,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tree_arrives_identical),
 		cmocka_unit_test(test_corrupt_chunk_fails_and_leaves_no_partial_file),
+		cmocka_unit_test(test_a_source_written_to_while_read_is_not_put_in_place),
 		cmocka_unit_test(test_misdirected_chunks_are_refused),
 		cmocka_unit_test(test_destination_naming),
 		cmocka_unit_test(test_manifest_travels_in_parts),
