@@ -313,7 +313,7 @@ static void test_hello_and_proof_share_one_deadline(void **state)
 	/* Had the server given up already, a proof would only meet its close. */
 	if (!raw_wait_until(fd, r + 2200000000ull))
 		raw_json(fd, json_pack("{s:s, s:s}", "type", "proof", "proof", ZEROS_32));
-	assert_refused(fd, "the peer did not answer in time");
+	assert_refused(fd, "the client did not answer in time (waiting for its 'proof')");
 	bench_ok(&fx->srv, key);
 }
 
