@@ -200,9 +200,9 @@ int eng__proto_recv_max(struct eng_ctl *c, int timeout_ms, const char *want_type
 	       is_lost(msg))
 		json_decref(msg);
 	if (err == -ETIMEDOUT) /* what was waited for, and from whom */
-		return rcp_err(err, "%s did not answer in time (waiting for its '%s')",
-			       c->peer ? c->peer : "the peer",
-			       want_type ? want_type : "next message");
+		return rcp_err(err, "%s did not answer in time (waiting for its %s%s%s)",
+			       c->peer ? c->peer : "the peer", want_type ? "'" : "",
+			       want_type ? want_type : "next message", want_type ? "'" : "");
 	if (err)
 		return err;
 	type = json_string_value(json_object_get(msg, ENG_KEY_TYPE));
