@@ -6,6 +6,8 @@
 . tests/integration/lib.sh
 bc=/usr/share/bash-completion/bash_completion
 [ -r "$bc" ] || skip "bash-completion is not installed (apt-get install bash-completion)"
+# Not the user's own ~/.bash_completion, which it would source too.
+BASH_COMPLETION_USER_FILE=/dev/null
 # shellcheck source=/dev/null
 . "$bc"
 
