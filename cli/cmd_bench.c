@@ -41,7 +41,8 @@ static void bench_usage(FILE *f)
 		"  --json             one JSON object on stdout\n"
 		"  --no-failover      a rail that fails fails the run (default: its chunks are\n"
 		"                     sent again on the other rails)\n"
-		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo\n");
+		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo\n"
+		"  -h, --help         print these options and exit\n");
 }
 
 /* HOST, HOST:PORT or [V6HOST]:PORT */

@@ -65,7 +65,7 @@ static void copy_usage(FILE *f)
 		"                     sent again on the other rails; only when every rail\n"
 		"                     failed does the copy fail)\n"
 		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp "
-		"topo\n" CLI_IO_USAGE,
+		"topo\n" CLI_IO_USAGE "  -h, --help         print these options and exit\n",
 		ENG_DEFAULT_PORT);
 }
 

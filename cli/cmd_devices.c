@@ -113,7 +113,8 @@ static void devices_usage(FILE *f)
 		   "Lists RDMA devices and ports: state, link layer, active MTU, speed\n"
 		   "(lanes x lane rate), GIDs with their type, the netdev behind a RoCE port,\n"
 		   "and the NUMA node each device is local to.\n\n"
-		   "  --json   one JSON object on stdout\n");
+		   "  --json       one JSON object on stdout\n"
+		   "  -h, --help   print these options and exit\n");
 }
 
 static int devices_opt(void *ctx, int c, const char *arg)

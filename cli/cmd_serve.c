@@ -49,7 +49,7 @@ static void serve_usage(FILE *f)
 		"                     session goes on over its other rails)\n"
 		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo;\n"
 		"                     --buffer-mib is each worker's slot memory per "
-		"session\n" CLI_IO_USAGE,
+		"session\n" CLI_IO_USAGE "  -h, --help         print these options and exit\n",
 		ENG_DEFAULT_PORT, ENG_DEFAULT_PORT);
 }
 

@@ -77,7 +77,8 @@ static void topo_usage(FILE *f)
 		"  --profile FILE       take the plan from a profile, checked against the machine\n"
 		"  --save-profile FILE  write the plan as a profile\n"
 		"  --check-buffers      allocate the pools, first-touch them from the pinned\n"
-		"                       workers, and report page node, page size and CPU\n",
+		"                       workers, and report page node, page size and CPU\n"
+		"  -h, --help           print these options and exit\n",
 		TOPO_DEFAULT_QPS_PER_RAIL, TOPO_STRIPE_BUFFER_MIB);
 }
 

@@ -29,7 +29,10 @@ static void usage(FILE *f)
 
 	fprintf(f, "usage: railcp [options] SRC... HOST:DST     copy to a railcp server\n"
 		   "       railcp [options] HOST:SRC... DST     copy from a railcp server\n"
-		   "       railcp [-q|-v|-vv] COMMAND [OPTIONS]\n\ncommands:\n");
+		   "       railcp [-q|-v|-vv] COMMAND [OPTIONS]\n"
+		   "       railcp -h|--help|--version\n\n"
+		   "Before COMMAND: -q leaves out notices, -v adds details, -vv debug too.\n\n"
+		   "commands:\n");
 	for (i = 0; i < RCP_ARRAY_SIZE(commands); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\n'railcp COMMAND --help' describes a command's options; 'railcp --help-copy'\n"
