@@ -77,8 +77,10 @@ expect "railcp topo --" --save-profile
 expect "railcp bench host --" --bytes
 expect "railcp devices --" --json
 
+# --help is in each command's --help, so it is offered too.
+expect "railcp serve --" --help
+
 # Options the parser knows but --help does not list, or another command's.
-expect_not "railcp serve --" --help
 expect_not "railcp bench --" --root
 expect_not "railcp devices --" --bytes
 expect_not "railcp --" --fsync # accepted, only named in --no-fsync's text
