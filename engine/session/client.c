@@ -64,7 +64,7 @@ static int tcp_connect(const char *host, uint16_t port, int timeout_ms, int *fd_
 		return rcp_err(-(err ? err : EHOSTUNREACH),
 			       "cannot reach a railcp server at %s port %u: %s", host, port,
 			       strerror(err ? err : EHOSTUNREACH));
-	eng__tcp_tune(fd);
+	eng__tcp_tune(fd, timeout_ms);
 	*fd_out = fd;
 	return 0;
 }

@@ -115,7 +115,7 @@ static void session_start(struct eng_server *srv, int fd, const struct sockaddr_
 		close(fd);
 		return;
 	}
-	eng__tcp_tune(fd);
+	eng__tcp_tune(fd, srv->o->timeout_ms);
 	atomic_fetch_add(&srv->active, 1);
 	err = eng__server_session_start(srv, fd, who, slot);
 	if (err) {

@@ -102,6 +102,10 @@ int eng__proto_send(struct eng_ctl *c, const json_t *msg)
 				    (uint8_t *)frame + sizeof(be) + n);
 	if (!err)
 		err = write_all(c->fd, frame, sizeof(be) + n + tag);
+	if (err == -EAGAIN || err == -EWOULDBLOCK) /* SO_SNDTIMEO ran out (eng__tcp_tune) */
+		err = rcp_err(-ETIMEDOUT,
+			      "%s stopped reading: the control connection took nothing in time",
+			      c->peer ? c->peer : "the peer");
 	free(frame);
 	free(text);
 	return err;

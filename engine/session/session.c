@@ -388,11 +388,11 @@ int eng__tcp_connect_timeout(int fd, const struct sockaddr *sa, socklen_t len, i
 	return r;
 }
 
-void eng__tcp_tune(int fd)
+void eng__tcp_tune(int fd, int timeout_ms)
 {
 	int one = 1, idle = 10, intvl = 2, cnt = 3;
 	unsigned user_timeout_ms = 30000; /* unacknowledged data: keepalive does not cover it */
-	struct timeval snd = {.tv_sec = 30};
+	struct timeval snd = {.tv_sec = timeout_ms / 1000, .tv_usec = timeout_ms % 1000 * 1000};
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
@@ -400,5 +400,5 @@ void eng__tcp_tune(int fd)
 	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
 	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
 	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof(user_timeout_ms));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &snd, sizeof(snd)); /* a peer that never reads */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &snd, sizeof(snd)); /* a peer that stops reading */
 }

@@ -251,10 +251,11 @@ int eng__tcp_connect_timeout(int fd, const struct sockaddr *sa, socklen_t len, i
 
 /*
  * No Nagle delay; keepalive probes that notice a dead peer machine in about
- * 16 s (idle 10 s, then 3 probes 2 s apart); and sends that give up after
- * 30 s on a peer that stops reading or acknowledging.
+ * 16 s (idle 10 s, then 3 probes 2 s apart); sends that give up after
+ * timeout_ms on a peer that stops reading (eng__proto_send says so), and
+ * after 30 s on data it does not acknowledge.
  */
-void eng__tcp_tune(int fd);
+void eng__tcp_tune(int fd, int timeout_ms);
 
 /*
  * peercred.c: the uid that owns the peer's end of the IPv4 TCP connection

@@ -317,6 +317,37 @@ static void test_hello_and_proof_share_one_deadline(void **state)
 	bench_ok(&fx->srv, key);
 }
 
+/*
+ * A peer that stops reading the control connection: once its buffers are
+ * full a send gives up after the timeout (SO_SNDTIMEO, eng__tcp_tune) with
+ * a sentence naming the peer, rather than wait for ever.
+ */
+static void test_a_peer_that_stops_reading_is_named(void **state)
+{
+	static char big[60000];
+	struct eng_ctl c;
+	uint64_t t0;
+	int sv[2], err = 0, i;
+	json_t *m;
+
+	(void)state;
+	memset(big, 'x', sizeof(big) - 1);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	eng__tcp_tune(sv[0], 300); /* the TCP options do not apply here; the send timeout does */
+	c = ENG_CTL_PLAIN(sv[0]);
+	c.peer = "the server";
+	m = json_pack("{s:s, s:s}", "type", "error", "message", big);
+	t0 = rcp_now_ns();
+	for (i = 0; i < 1000 && !err; i++) /* 60 MB: far more than the socket holds */
+		err = eng__proto_send(&c, m);
+	json_decref(m);
+	assert_int_equal(err, -ETIMEDOUT);
+	assert_non_null(strstr(rcp_err_msg(err), "the server stopped reading"));
+	assert_true(rcp_now_ns() - t0 < 10000000000ull);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 static void test_the_peers_words_are_escaped_in_sentences(void **state)
 {
 	static const unsigned rails[] = {1};
@@ -676,6 +707,7 @@ int main(void)
 		T(test_a_proof_is_read_with_the_hello_limit),
 		T(test_idle_connections_from_one_address_lock_out_no_one_else),
 		T(test_hello_and_proof_share_one_deadline),
+		T(test_a_peer_that_stops_reading_is_named),
 		T(test_the_peers_words_are_escaped_in_sentences),
 		T(test_the_servers_rail_name_is_escaped_in_the_report),
 		T(test_accept_out_of_descriptors_backs_off_and_recovers),
