@@ -60,7 +60,7 @@ static int read_all(const struct eng_ctl *c, void *buf, size_t len, uint64_t dea
 		if (c->stop && atomic_load(c->stop))
 			return rcp_err(-ESHUTDOWN, "the server is shutting down");
 		if (now >= deadline_ns)
-			return rcp_err(-ETIMEDOUT, "the peer did not answer in time");
+			return -ETIME; /* the deadline: eng__proto_recv_max says what for */
 		wait_ms = (deadline_ns - now) / 1000000 + 1;
 		if (c->stop && wait_ms > PROTO_STOP_CHECK_MS)
 			wait_ms = PROTO_STOP_CHECK_MS;
@@ -203,8 +203,8 @@ int eng__proto_recv_max(struct eng_ctl *c, int timeout_ms, const char *want_type
 	while ((err = frame_read(c, eng__proto_ms_left(end), max, &msg)) == 0 && skip &&
 	       is_lost(msg))
 		json_decref(msg);
-	if (err == -ETIMEDOUT) /* what was waited for, and from whom */
-		return rcp_err(err, "%s did not answer in time (waiting for its %s%s%s)",
+	if (err == -ETIME) /* our deadline, not the socket's ETIMEDOUT: what was waited for */
+		return rcp_err(-ETIMEDOUT, "%s did not answer in time (waiting for its %s%s%s)",
 			       c->peer ? c->peer : "the peer", want_type ? "'" : "",
 			       want_type ? want_type : "next message", want_type ? "'" : "");
 	if (err)
