@@ -6,6 +6,7 @@
  */
 #include "cli/place.h"
 #include "cli/report.h"
+#include "cli/rsh.h"
 
 #include "common/common.h"
 
@@ -21,7 +22,10 @@ struct cli_copy {
 	char host[256];
 	const char **src;
 	bool json;
-	unsigned fsync_opts; /* FSYNC_GIVEN, NO_FSYNC_GIVEN: both is a contradiction */
+	const char *rsh;	 /* -e: always over ssh with this command */
+	const char *railcp_path; /* the far side's railcp, over ssh */
+	bool over_ssh;		 /* this copy went over ssh */
+	unsigned fsync_opts;	 /* FSYNC_GIVEN, NO_FSYNC_GIVEN: both is a contradiction */
 	struct cli_progress line;
 };
 
@@ -32,8 +36,11 @@ static void copy_usage(FILE *f)
 	fprintf(f,
 		"usage: railcp [options] SRC... HOST:DST     copy to a railcp server\n"
 		"       railcp [options] HOST:SRC... DST     copy from a railcp server\n\n"
-		"Copies files and trees over every planned RDMA rail; HOST runs\n"
-		"'railcp serve --root DIR' and remote paths are beneath DIR. As cp -r: a DST\n"
+		"Copies files and trees over every planned RDMA rail. When HOST runs\n"
+		"'railcp serve --root DIR', remote paths are beneath DIR; when nothing\n"
+		"answers there (or with -e), ssh starts railcp on HOST for this one copy\n"
+		"and remote paths are as scp reads them ([user@]HOST:PATH, PATH relative to\n"
+		"the home directory, or absolute). As cp -r: a DST\n"
 		"that is an existing directory receives each SRC under its own name, else\n"
 		"the one SRC is created as DST. Each file is written under a temporary name,\n"
 		"checked chunk by chunk (CRC-64), synced to the disk and renamed into place\n"
@@ -58,6 +65,9 @@ static void copy_usage(FILE *f)
 		"  --direct           O_DIRECT reads and writes where aligned\n"
 		"  --chunk N          bytes per RDMA write, a multiple of 4K (default 1M)\n"
 		"  --port P           the server's TCP port (default %d)\n"
+		"  -e, --rsh CMD      start the far side with CMD (default: $RAILCP_RSH, else\n"
+		"                     ssh) even when a server answers on --port\n"
+		"  --railcp-path PATH the railcp to run on HOST over ssh (default: railcp)\n"
 		"  --timeout SEC      limit of each control and connection step (default 30)\n"
 		"  --key-file FILE    the key shared with the server (default: $RAILCP_KEY,\n"
 		"                     then ~/.config/railcp/key)\n"
@@ -79,7 +89,8 @@ enum {
 	OPT_TIMEOUT,
 	OPT_KEY,
 	OPT_NO_FAILOVER,
-	OPT_PARTIAL
+	OPT_PARTIAL,
+	OPT_RAILCP_PATH
 };
 
 static int copy_opt(void *ctx, int c, const char *arg)
@@ -131,6 +142,12 @@ static int copy_opt(void *ctx, int c, const char *arg)
 	case OPT_NO_FAILOVER:
 		cc->o.no_failover = true;
 		return 0;
+	case 'e':
+		cc->rsh = arg;
+		return 0;
+	case OPT_RAILCP_PATH:
+		cc->railcp_path = arg;
+		return 0;
 	}
 	return cli_place_opt(NULL, &cc->place, c, arg);
 }
@@ -180,6 +197,8 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
 		{"key-file", required_argument, NULL, OPT_KEY},
 		{"no-failover", no_argument, NULL, OPT_NO_FAILOVER},
+		{"rsh", required_argument, NULL, 'e'},
+		{"railcp-path", required_argument, NULL, OPT_RAILCP_PATH},
 		{"help", no_argument, NULL, 'h'},
 		CLI_PLACE_OPTIONS,
 		CLI_IO_OPTIONS,
@@ -189,7 +208,7 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 	const char *dst_path;
 	int first, r, i, n;
 
-	r = cli_options_short(NULL, "hrpuqv", argc, argv, opts, copy_opt, cc, copy_usage, &first);
+	r = cli_options_short(NULL, "hrpuqve:", argc, argv, opts, copy_opt, cc, copy_usage, &first);
 	if (r)
 		return r;
 	if (cc->fsync_opts == (FSYNC_GIVEN | NO_FSYNC_GIVEN))
@@ -235,7 +254,9 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 	}
 	cc->o.src = cc->src;
 	cc->o.n_src = (size_t)n;
-	cc->o.host = cc->host;
+	cc->o.host = cli_rsh_hostname(cc->host); /* user@ is for ssh */
+	if (!cc->railcp_path)
+		cc->railcp_path = "railcp";
 	return cli_place_check(NULL, &cc->place) ? CLI_EXIT_USAGE : 0;
 }
 
@@ -275,6 +296,7 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 		json_object_set_new(o, "transfer_seconds", json_real(r->seconds));
 		json_object_set_new(o, "transfer_gbps", json_real(cli_gbps(r->bytes, r->seconds)));
 		json_object_set_new(o, "synced", json_boolean(cc->o.fsync));
+		json_object_set_new(o, "over_ssh", json_boolean(cc->over_ssh));
 		err = cli_json_print(stdout, o);
 		json_decref(o);
 		return err;
@@ -303,6 +325,68 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 	}
 	cli_report_print(stdout, r, r->wall_seconds);
 	return 0;
+}
+
+/*
+ * The copy through a far side that rsh starts for it (rsh.h): remote paths
+ * become names beneath its root, and the key is the one it made.
+ */
+static int copy_over_ssh(struct cli_copy *cc, const char *rsh, struct eng_report *rep)
+{
+	struct eng_copy_opts o = cc->o;
+	size_t i, n = o.dir == ENG_PUSH ? 1 : o.n_src;
+	char **names = calloc(n, sizeof(*names));
+	struct cli_rsh r;
+	int err = names ? cli_rsh_start(&r, rsh, cc->host, cc->railcp_path, o.timeout_ms)
+			: rcp_err(-ENOMEM, "out of memory");
+
+	for (i = 0; i < n && !err; i++) {
+		err = cli_rsh_path(&r, o.dir == ENG_PUSH ? o.dst : o.src[i], &names[i]);
+		if (!err && o.dir == ENG_PULL && !names[i][0])
+			names[i][0] = '.', names[i][1] = '\0'; /* "/": the root, "" pushes to it */
+	}
+	if (!err) {
+		if (o.dir == ENG_PUSH)
+			o.dst = names[0];
+		else
+			o.src = (const char *const *)names;
+		o.host = strcmp(r.addr, "0.0.0.0") ? r.addr : cli_rsh_hostname(cc->host);
+		o.port = r.port;
+		o.key = r.key;
+		cc->over_ssh = true;
+		err = eng_copy_run(&o, rep);
+	}
+	if (names)
+		cli_rsh_finish(&r, o.timeout_ms);
+	for (i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+	return err;
+}
+
+/*
+ * With -e, over ssh; else to the server on --port, and over ssh when none
+ * answers there (nothing listens: refused at once).
+ */
+static int copy_run(struct cli_copy *cc, struct eng_report *rep)
+{
+	const char *env = getenv(CLI_RSH_ENV);
+	char why[256];
+	int err;
+
+	if (cc->rsh)
+		return copy_over_ssh(cc, cc->rsh, rep);
+	err = eng_copy_run(&cc->o, rep);
+	if (err != -ECONNREFUSED || (cc->o.cancel && atomic_load(cc->o.cancel)))
+		return err;
+	snprintf(why, sizeof(why), "%s", rcp_err_msg(err));
+	rcp_log(RCP_LOG_INFO, "%s; starting railcp over ssh", why);
+	err = copy_over_ssh(cc, env && env[0] ? env : CLI_RSH_DEFAULT, rep);
+	if (err && !cc->over_ssh)
+		err = rcp_err(err, "no railcp serve answers on %s port %u, and over ssh: %s",
+			      cc->o.host, cc->o.port ? cc->o.port : ENG_DEFAULT_PORT,
+			      rcp_err_msg(err));
+	return err;
 }
 
 int cli_copy_parse(int argc, char **argv, struct cli_copy **cc_out)
@@ -361,7 +445,7 @@ int cli_cmd_copy(int argc, char **argv)
 			cc->o.progress = on_progress;
 			cc->o.ctx = &cc->line;
 		}
-		err = eng_copy_run(&cc->o, &rep);
+		err = copy_run(cc, &rep);
 		cli_progress_clear(&cc->line);
 	}
 	if (!err)

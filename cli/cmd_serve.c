@@ -1,16 +1,25 @@
 /*
  * cmd_serve.c - railcp serve: plan this host's workers and rails, then
  * receive sessions until SIGINT or SIGTERM (a self-pipe wakes the engine).
+ * With --ssh, the far side of a copy started over ssh (cli/rsh.h): one
+ * session, a fresh key, the greeting on stdout, and a stop when stdin
+ * closes (a thread waits for that and writes to the self-pipe).
  */
 #include "cli/place.h"
+#include "cli/rsh.h"
 
 #include "common/common.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 static int stop_pipe[2] = {-1, -1};
@@ -47,6 +56,9 @@ static void serve_usage(FILE *f)
 		"  --timeout SEC      limit of each control and connection step (default 30)\n"
 		"  --no-failover      a rail that fails fails the sessions on it (default: the\n"
 		"                     session goes on over its other rails)\n"
+		"  --ssh              serve one copy started over ssh by 'railcp SRC HOST:DST'\n"
+		"                     (files beneath /, a fresh key, a port of the kernel's\n"
+		"                     choice, said on stdout; ends when stdin closes)\n"
 		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo;\n"
 		"                     --buffer-mib is each worker's slot memory per "
 		"session\n" CLI_IO_USAGE "  -h, --help         print these options and exit\n",
@@ -70,7 +82,83 @@ static void on_ready(const char *addr, uint16_t port, const char *auth, void *ct
 struct serve_cmd {
 	struct cli_place place;
 	struct eng_serve_opts o;
+	bool ssh;
+	char key[CLI_RSH_KEY_HEX + 1];
+	char listen[INET_ADDRSTRLEN];
+	char home[4096];
 };
+
+/* --ssh: the greeting the client reads over the ssh channel (cli/rsh.h). */
+static void on_ready_ssh(const char *addr, uint16_t port, const char *auth, void *ctx)
+{
+	const struct serve_cmd *sc = ctx;
+
+	(void)auth;
+	printf("%s %d %s %u %s %s\n", CLI_RSH_GREETING, CLI_RSH_VERSION, addr, port, sc->key,
+	       sc->home);
+	fflush(stdout);
+}
+
+/*
+ * --ssh: stop when the ssh channel closes, however the client ended. arg is
+ * the thread's own descriptor of the self-pipe, so the server closing its
+ * ends never leaves this write to a reused descriptor.
+ */
+static void *stdin_watch(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	char buf[256];
+	ssize_t n;
+
+	while ((n = read(STDIN_FILENO, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+		;
+	if (write(fd, "x", 1) < 0)
+		(void)0; /* a stop is pending anyway, or the server is gone */
+	close(fd);
+	return NULL;
+}
+
+/* The address ssh reached us on (SSH_CONNECTION's third word) when it is IPv4. */
+static void ssh_listen_addr(struct serve_cmd *sc)
+{
+	const char *conn = getenv("SSH_CONNECTION");
+	char a[64], b[64], c[64];
+	struct in_addr ia;
+
+	if (sc->o.listen_addr || !conn || sscanf(conn, "%63s %63s %63s", a, b, c) != 3 ||
+	    inet_pton(AF_INET, c, &ia) != 1)
+		return;
+	inet_ntop(AF_INET, &ia, sc->listen, sizeof(sc->listen));
+	sc->o.listen_addr = sc->listen;
+}
+
+/* --ssh: a key of 32 random bytes, the root '/', one session, and the home to report. */
+static int serve_ssh_setup(struct serve_cmd *sc)
+{
+	static const char hex[] = "0123456789abcdef";
+	const struct passwd *pw = getpwuid(geteuid());
+	const char *home = getenv("HOME");
+	unsigned char raw[CLI_RSH_KEY_HEX / 2];
+	size_t i;
+
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		return rcp_err(-EIO, "cannot make a key: getrandom: %s", strerror(errno));
+	for (i = 0; i < sizeof(raw); i++) {
+		sc->key[2 * i] = hex[raw[i] >> 4];
+		sc->key[2 * i + 1] = hex[raw[i] & 15];
+	}
+	if (!home || home[0] != '/')
+		home = pw && pw->pw_dir[0] == '/' ? pw->pw_dir : "/";
+	snprintf(sc->home, sizeof(sc->home), "%s", home);
+	ssh_listen_addr(sc);
+	sc->o.key = sc->key;
+	sc->o.root = "/";
+	sc->o.once = true;
+	sc->o.max_sessions = 1;
+	sc->o.ready = on_ready_ssh;
+	sc->o.ctx = sc;
+	return 0;
+}
 
 static int serve_opt(void *ctx, int c, const char *arg)
 {
@@ -95,6 +183,9 @@ static int serve_opt(void *ctx, int c, const char *arg)
 	case 'F':
 		sc->o.no_failover = true;
 		return 0;
+	case 'S':
+		sc->ssh = true;
+		return 0;
 	}
 	return cli_place_opt("serve", &sc->place, c, arg);
 }
@@ -109,6 +200,7 @@ static int serve_args(int argc, char **argv, struct serve_cmd *sc)
 		{"max-sessions", required_argument, NULL, 'M'},
 		{"timeout", required_argument, NULL, 'T'},
 		{"no-failover", no_argument, NULL, 'F'},
+		{"ssh", no_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		CLI_PLACE_OPTIONS,
 		CLI_IO_OPTIONS,
@@ -121,6 +213,9 @@ static int serve_args(int argc, char **argv, struct serve_cmd *sc)
 		return r;
 	if (first < argc)
 		return cli_usage_error("serve", "unexpected argument '%s'", argv[first]);
+	if (sc->ssh && (sc->o.root || sc->o.key_file))
+		return cli_usage_error("serve", "--ssh serves files beneath / with a key of its "
+						"own: give neither --root nor --key-file");
 	return cli_place_check("serve", &sc->place) ? CLI_EXIT_USAGE : 0;
 }
 
@@ -149,13 +244,27 @@ int cli_cmd_serve(int argc, char **argv)
 	o->stop_fd = stop_pipe[0];
 	o->ready = on_ready;
 	o->ctx = o;
+	err = sc.ssh ? serve_ssh_setup(&sc) : 0;
+	if (!err && sc.ssh) {
+		int fd = fcntl(stop_pipe[1], F_DUPFD_CLOEXEC, 3);
+		pthread_t t;
+
+		err = fd < 0 ? -errno
+			     : -pthread_create(&t, NULL, stdin_watch, (void *)(intptr_t)fd);
+		if (!err)
+			pthread_detach(t);
+		else if (fd >= 0)
+			close(fd);
+	}
 	cli_raise_nofile();
-	err = eng_serve(o);
+	if (!err)
+		err = eng_serve(o);
 	topo_plan_destroy(plan);
 	close(stop_pipe[0]);
 	close(stop_pipe[1]);
 	if (err)
 		return cli_fail(err);
-	fprintf(stderr, "railcp: server stopped\n");
+	if (!sc.ssh)
+		fprintf(stderr, "railcp: server stopped\n");
 	return CLI_EXIT_OK;
 }

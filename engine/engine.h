@@ -164,6 +164,7 @@ struct eng_copy_opts {
 	const struct topo_plan *plan;
 	int timeout_ms;
 	const char *key_file; /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
+	const char *key;      /* the key itself (from railcp serve --ssh); NULL: key_file's */
 	bool no_failover; /* a rail that fails fails the copy (else its chunks go to the others) */
 	/* Set (e.g. from a signal handler) to stop the copy: it fails, its temporaries removed. */
 	const _Atomic bool *cancel;
@@ -185,13 +186,20 @@ int eng_copy_run(const struct eng_copy_opts *opts, struct eng_report *report_out
 struct eng_serve_opts {
 	const char *listen_addr; /* NULL: every address with a key, else 127.0.0.1 */
 	const char *key_file;	 /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
-	uint16_t port;		 /* 0: ENG_DEFAULT_PORT */
-	const char *root;	 /* the directory copies read and write beneath; NULL: bench only */
+	const char *key;	 /* the key itself (railcp serve --ssh); NULL: key_file's */
+	uint16_t port;	  /* 0: ENG_DEFAULT_PORT (with once: a port of the kernel's choice) */
+	const char *root; /* the directory copies read and write beneath; NULL: bench only */
 	const struct topo_plan *plan;
 	int timeout_ms;
 	unsigned max_sessions; /* authenticated sessions at once; more are refused with a message */
 	bool no_failover;      /* a rail that fails fails its session (else the others carry on) */
-	int stop_fd;	       /* readable (e.g. a signal's self-pipe): stop */
+	/*
+	 * Serve one session: the first client that proves the key; return when
+	 * it ends (with its error), or -ETIMEDOUT when none proved the key
+	 * within timeout_ms. For railcp serve --ssh.
+	 */
+	bool once;
+	int stop_fd; /* readable (e.g. a signal's self-pipe): stop */
 	/* Listening: the address, the port, and how sessions are authenticated. */
 	void (*ready)(const char *addr, uint16_t port, const char *auth, void *ctx);
 	void *ctx;
@@ -204,7 +212,7 @@ struct eng_serve_opts {
  * it, and every control frame after that is sealed; without a key the
  * server listens on loopback only and serves only the user running it. A
  * failed session is reported on stderr and never stops the server. Returns
- * 0 after a stop, or an error if it cannot listen.
+ * 0 after a stop, or an error if it cannot listen (with once: see there).
  */
 int eng_serve(const struct eng_serve_opts *opts);
 

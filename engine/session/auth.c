@@ -116,21 +116,20 @@ out_free:
 	return err;
 }
 
-static int key_from_env(const char *value, struct eng_auth_key *key_out)
+int eng__auth_key_text(const char *value, const char *origin, struct eng_auth_key *key_out)
 {
 	size_t len = strlen(value);
 	struct eng_auth_key *key;
 	int err;
 
 	if (len >= ENG_AUTH_KEY_MAX)
-		return rcp_err(-EINVAL, "%s is longer than %d bytes", ENG_AUTH_ENV,
-			       ENG_AUTH_KEY_MAX - 1);
+		return rcp_err(-EINVAL, "%s is longer than %d bytes", origin, ENG_AUTH_KEY_MAX - 1);
 	key = malloc(sizeof(*key));
 	if (!key)
-		return rcp_err(-ENOMEM, "out of memory reading %s", ENG_AUTH_ENV);
+		return rcp_err(-ENOMEM, "out of memory reading %s", origin);
 	memcpy(key->bytes, value, len);
 	key->len = len;
-	err = key_finish(key, ENG_AUTH_ENV);
+	err = key_finish(key, origin);
 	if (!err)
 		memcpy(key_out, key, sizeof(*key));
 	OPENSSL_cleanse(key, sizeof(*key));
@@ -147,7 +146,7 @@ int eng__auth_key_find(const char *key_file, struct eng_auth_key *key_out)
 	if (key_file)
 		return eng__auth_key_load(key_file, key_out);
 	if (env)
-		return key_from_env(env, key_out);
+		return eng__auth_key_text(env, ENG_AUTH_ENV, key_out);
 	if (xdg && xdg[0])
 		snprintf(path, sizeof(path), "%s/railcp/key", xdg);
 	else if (home && home[0])

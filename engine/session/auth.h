@@ -50,6 +50,7 @@
 #define ENG_AUTH_KEY_MIN 32
 #define ENG_AUTH_KEY_MAX 4096
 #define ENG_AUTH_ENV "RAILCP_KEY"
+#define ENG_AUTH_SSH "the key railcp serve --ssh made"
 
 struct eng_auth_key {
 	size_t len;
@@ -75,6 +76,13 @@ int eng__auth_key_load(const char *path, struct eng_auth_key *key_out);
  * configured, so a server can fall back to loopback only.
  */
 int eng__auth_key_find(const char *key_file, struct eng_auth_key *key_out);
+
+/*
+ * The key is the text value itself (RAILCP_KEY's, or the one a one-session
+ * server made for its ssh client); origin names it in messages. -EINVAL with
+ * a sentence when it is too short or too long.
+ */
+int eng__auth_key_text(const char *value, const char *origin, struct eng_auth_key *key_out);
 
 /* Overwrite the key's bytes (OPENSSL_cleanse). */
 void eng__auth_key_wipe(struct eng_auth_key *key);

@@ -155,9 +155,11 @@ static json_t *hello_make(struct client *c)
 /* The key, if one is configured; without one only a keyless server will talk. */
 static int client_key(struct client *c)
 {
-	int err = eng__auth_key_find(c->o->key_file, &c->key);
+	const char *text = c->o->copy ? c->o->copy->key : NULL;
+	int err = text ? eng__auth_key_text(text, ENG_AUTH_SSH, &c->key)
+		       : eng__auth_key_find(c->o->key_file, &c->key);
 
-	if (err == -ENOENT && !c->o->key_file) {
+	if (err == -ENOENT && !c->o->key_file && !text) {
 		rcp_err_clear();
 		return 0;
 	}

@@ -32,6 +32,9 @@
 /* Connections the kernel queues for accept. */
 #define ENG_LISTEN_BACKLOG 64
 
+/* How often a server serving once looks whether its session ended. */
+#define ENG_ONCE_POLL_MS 100
+
 /*
  * A pending slot for a connection from addr (who, as text): its index, or
  * -EBUSY with a sentence when addr has its share or no slot is free.
@@ -131,7 +134,8 @@ static void session_start(struct eng_server *srv, int fd, const struct sockaddr_
 static int server_key(struct eng_server *srv, struct in_addr *addr)
 {
 	const struct eng_serve_opts *o = srv->o;
-	int err = eng__auth_key_find(o->key_file, &srv->key);
+	int err = o->key ? eng__auth_key_text(o->key, ENG_AUTH_SSH, &srv->key)
+			 : eng__auth_key_find(o->key_file, &srv->key);
 
 	if (o->listen_addr && inet_pton(AF_INET, o->listen_addr, addr) != 1)
 		return rcp_err(-EINVAL, "cannot listen on '%s': not an IPv4 address",
@@ -140,7 +144,7 @@ static int server_key(struct eng_server *srv, struct in_addr *addr)
 		srv->keyed = true;
 		return 0;
 	}
-	if (err != -ENOENT || o->key_file)
+	if (err != -ENOENT || o->key_file || o->key)
 		return err;
 	rcp_err_clear();
 	if (!o->listen_addr)
@@ -158,8 +162,8 @@ static int server_listen(struct eng_server *srv, bool port_any)
 {
 	const struct eng_serve_opts *o = srv->o;
 	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_port = htons(port_any  ? 0
-						  : o->port ? o->port
+				.sin_port = htons(port_any || (o->once && !o->port) ? 0
+						  : o->port			    ? o->port
 							    : ENG_DEFAULT_PORT)};
 	socklen_t len = sizeof(a);
 	char where[INET_ADDRSTRLEN], how[300];
@@ -217,18 +221,40 @@ static bool accept_backoff(struct eng_server *srv, int err, bool *starved)
 	return poll(&stop, 1, ENG_ACCEPT_BACKOFF_MS) > 0;
 }
 
-static void server_loop(struct eng_server *srv)
+/*
+ * Serving once: true when the session has ended, or (-ETIMEDOUT in *err)
+ * when no client proved the key by the deadline.
+ */
+static bool once_done(struct eng_server *srv, uint64_t deadline_ns, int *err)
+{
+	if (atomic_load(&srv->served) > 0) {
+		*err = atomic_load(&srv->served_err);
+		return true;
+	}
+	if (atomic_load(&srv->sessions) > 0 || rcp_now_ns() < deadline_ns)
+		return false;
+	*err = rcp_err(-ETIMEDOUT, "no client proved the key within %d s",
+		       srv->o->timeout_ms / 1000);
+	return true;
+}
+
+/* Accept until told to stop (once: until the one session ended); 0 or once's status. */
+static int server_loop(struct eng_server *srv)
 {
 	struct pollfd pfd[2] = {{.fd = srv->lfd, .events = POLLIN},
 				{.fd = srv->o->stop_fd, .events = POLLIN}};
+	uint64_t deadline_ns = rcp_now_ns() + (uint64_t)srv->o->timeout_ms * 1000000u;
 	bool starved = false;
+	int err = 0;
 
 	for (;;) {
 		struct sockaddr_in from;
 		socklen_t len = sizeof(from);
 		int fd;
 
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+		if (srv->o->once && once_done(srv, deadline_ns, &err))
+			break;
+		if (poll(pfd, 2, srv->o->once ? ENG_ONCE_POLL_MS : -1) < 0 && errno != EINTR)
 			break;
 		if (pfd[1].revents)
 			break;
@@ -244,6 +270,7 @@ static void server_loop(struct eng_server *srv)
 			break;
 		}
 	}
+	return err;
 }
 
 int eng__serve(const struct eng_serve_opts *o, const struct eng_transport *tr, bool port_any)
@@ -260,7 +287,7 @@ int eng__serve(const struct eng_serve_opts *o, const struct eng_transport *tr, b
 	if (!err)
 		err = server_listen(&srv, port_any);
 	if (!err) {
-		server_loop(&srv);
+		err = server_loop(&srv);
 		atomic_store(&srv.stopping, true);
 		while (atomic_load(&srv.active) > 0)
 			usleep(10 * 1000);

@@ -376,8 +376,13 @@ static void *session_main(void *arg)
 	}
 	eng__session_fini(&ss->s);
 	json_decref(ss->hello);
-	if (counted)
+	if (counted) {
+		int none = 0;
+
+		atomic_compare_exchange_strong(&srv->served_err, &none, err);
+		atomic_fetch_add(&srv->served, 1);
 		atomic_fetch_sub(&srv->sessions, 1);
+	}
 	atomic_fetch_sub(&srv->active, 1);
 	free(ss);
 	return NULL;

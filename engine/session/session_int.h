@@ -232,6 +232,8 @@ struct eng_server {
 	 */
 	_Atomic uint32_t pending[ENG_MAX_PENDING];
 	_Atomic unsigned sessions; /* authenticated: what --max-sessions limits */
+	_Atomic unsigned served;   /* authenticated sessions that ended (once: stop at the first) */
+	_Atomic int served_err;	   /* the first of those's status (once: eng__serve returns it) */
 	_Atomic bool stopping;
 	_Atomic unsigned next_id;
 };

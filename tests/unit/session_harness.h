@@ -91,9 +91,12 @@ struct server {
 	int stop_fd;
 	int timeout_ms;	  /* the server's --timeout; 0: TIMEOUT_MS */
 	bool no_failover; /* the server's --no-failover */
+	bool once;	  /* serve one session (railcp serve --ssh) */
+	const char *key;  /* the key itself (serve --ssh's); NULL: key_file's */
 	_Atomic unsigned port;
 	_Atomic bool ended;
 	int err;
+	char msg[512]; /* err's sentence, taken on the server's thread */
 	bool running;
 };
 
@@ -111,6 +114,7 @@ static inline void *server_main(void *arg)
 	struct server *s = arg;
 
 	s->err = eng__serve(&s->o, s->tr, true);
+	snprintf(s->msg, sizeof(s->msg), "%s", s->err ? rcp_err_msg(s->err) : "");
 	atomic_store(&s->ended, true);
 	return NULL;
 }
@@ -129,6 +133,8 @@ static inline void server_start(struct server *s, const struct eng_transport *tr
 				       .timeout_ms = s->timeout_ms ? s->timeout_ms : TIMEOUT_MS,
 				       .max_sessions = 4,
 				       .no_failover = s->no_failover,
+				       .once = s->once,
+				       .key = s->key,
 				       .stop_fd = s->stop_fd,
 				       .ready = server_ready,
 				       .ctx = s};
