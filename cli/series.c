@@ -132,12 +132,16 @@ int cli_series_end(struct cli_series *s, uint64_t now_ns, const struct eng_repor
 
 int cli_series_json(json_t *o, const struct cli_series *s)
 {
-	json_t *x = json_object(), *rails = json_array(), *t = json_array(), *b = json_array();
+	json_t *x, *rails, *t, *b;
 	size_t k;
 	unsigned i;
 
 	if (s->err)
 		return s->err;
+	x = json_object();
+	rails = json_array();
+	t = json_array();
+	b = json_array();
 	for (i = 0; i < s->n_rails; i++)
 		json_array_append_new(rails, json_string(s->rail[i]));
 	for (k = 0; k < s->n; k++) {
