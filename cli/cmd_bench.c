@@ -22,6 +22,7 @@ struct bench_cmd {
 	bool json;
 	bool progress;
 	struct cli_progress line;
+	struct cli_series series; /* --json: each rail's bytes over time */
 };
 
 static void bench_usage(FILE *f)
@@ -131,7 +132,9 @@ static int print_json(const struct bench_cmd *b, const struct eng_report *r)
 			    json_integer(b->place.opts.qps_per_rail
 						 ? b->place.opts.qps_per_rail
 						 : r->n_stripes / (r->n_rails ? r->n_rails : 1)));
-	err = cli_json_print(stdout, o);
+	err = cli_series_json(o, &b->series);
+	if (!err)
+		err = cli_json_print(stdout, o);
 	json_decref(o);
 	return err;
 }
@@ -170,11 +173,18 @@ int cli_cmd_bench(int argc, char **argv)
 	if (b.progress) {
 		b.o.progress = on_progress;
 		b.o.ctx = &b.line;
+	} else if (b.json) {
+		b.o.progress = cli_series_progress;
+		b.o.ctx = &b.series;
 	}
+	cli_series_init(&b.series, rcp_now_ns(), CLI_SERIES_MAX);
 	err = eng_bench_run(&b.o, &rep);
 	cli_progress_clear(&b.line);
+	if (!err && b.json)
+		err = cli_series_end(&b.series, rcp_now_ns(), &rep);
 	if (!err)
 		err = b.json ? print_json(&b, &rep) : (print_human(&b, &rep), 0);
+	cli_series_fini(&b.series);
 	topo_plan_destroy(plan);
 	return err ? cli_fail(err) : CLI_EXIT_OK;
 }

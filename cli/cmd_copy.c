@@ -27,6 +27,7 @@ struct cli_copy {
 	bool over_ssh;		 /* this copy went over ssh */
 	unsigned fsync_opts;	 /* FSYNC_GIVEN, NO_FSYNC_GIVEN: both is a contradiction */
 	struct cli_progress line;
+	struct cli_series series; /* --json: each rail's bytes over time */
 };
 
 enum { FSYNC_GIVEN = 1, NO_FSYNC_GIVEN = 2 };
@@ -297,7 +298,9 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 		json_object_set_new(o, "transfer_gbps", json_real(cli_gbps(r->bytes, r->seconds)));
 		json_object_set_new(o, "synced", json_boolean(cc->o.fsync));
 		json_object_set_new(o, "over_ssh", json_boolean(cc->over_ssh));
-		err = cli_json_print(stdout, o);
+		err = cli_series_json(o, &cc->series);
+		if (!err)
+			err = cli_json_print(stdout, o);
 		json_decref(o);
 		return err;
 	}
@@ -444,12 +447,19 @@ int cli_cmd_copy(int argc, char **argv)
 		if (!cc->json && rcp_log_level() != RCP_LOG_SILENT && isatty(STDOUT_FILENO)) {
 			cc->o.progress = on_progress;
 			cc->o.ctx = &cc->line;
+		} else if (cc->json) {
+			cc->o.progress = cli_series_progress;
+			cc->o.ctx = &cc->series;
 		}
+		cli_series_init(&cc->series, rcp_now_ns(), CLI_SERIES_MAX);
 		err = copy_run(cc, &rep);
 		cli_progress_clear(&cc->line);
+		if (!err && cc->json)
+			err = cli_series_end(&cc->series, rcp_now_ns(), &rep);
 	}
 	if (!err)
 		err = print_summary(cc, &rep);
+	cli_series_fini(&cc->series);
 	topo_plan_destroy(plan);
 	cli_copy_destroy(cc);
 	return err ? cli_fail(err) : CLI_EXIT_OK;

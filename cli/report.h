@@ -32,4 +32,49 @@ void cli_progress_update(struct cli_progress *p, const struct eng_report *r);
 /* Erase the line, if one was drawn. */
 void cli_progress_clear(const struct cli_progress *p);
 
+/*
+ * A run's time series for --json (cli/series.c): every rail's bytes so far,
+ * sampled from the progress callback at most every CLI_SERIES_MS by the
+ * monotonic clock, from t0 (a sample of zeros) to a final sample of the
+ * finished run's figures. Beyond max samples, every other one is dropped
+ * and the interval doubles, so a run of any length takes bounded memory.
+ * Not thread-safe: one thread (the one that runs the transfer) feeds it.
+ */
+#define CLI_SERIES_MS 250
+/* 36 hours at 4 a second; (1 + rails) x 8 bytes each: 12 MiB with two rails, 36 with 8. */
+#define CLI_SERIES_MAX (1u << 19)
+
+struct cli_series {
+	uint64_t t0_ns;
+	uint64_t interval_ns;	       /* CLI_SERIES_MS, doubled at each decimation */
+	size_t max;		       /* samples held at most (at least 2) */
+	size_t n, cap;		       /* samples held, allocated */
+	unsigned n_rails;	       /* 0 until the first sample */
+	uint64_t *t_ns;		       /* each sample's time since t0 */
+	uint64_t *bytes;	       /* n x n_rails: each rail's bytes so far */
+	char rail[TOPO_MAX_RAILS][80]; /* the rails' names, as eng_rail_report has them */
+	int err;		       /* -ENOMEM once a sample could not be kept */
+};
+
+/* Start the clock at now_ns; keep at most max samples. */
+void cli_series_init(struct cli_series *s, uint64_t now_ns, size_t max);
+
+/* Free the samples; the series is empty again. */
+void cli_series_fini(struct cli_series *s);
+
+/* Keep r as a sample if one interval passed since the last; 0 or -ENOMEM (kept in s->err). */
+int cli_series_add(struct cli_series *s, uint64_t now_ns, const struct eng_report *r);
+
+/* The finished run's figures: always kept, in place of a last sample less than an interval old. */
+int cli_series_end(struct cli_series *s, uint64_t now_ns, const struct eng_report *r);
+
+/*
+ * Set "series" in o: {"interval_ms", "rails": [names], "t_ms": [ms since t0],
+ * "bytes": [[each rail's bytes so far] per sample]}. s->err if a sample was lost.
+ */
+int cli_series_json(json_t *o, const struct cli_series *s);
+
+/* A progress callback (ctx: a struct cli_series) that samples by rcp_now_ns. */
+void cli_series_progress(const struct eng_report *so_far, void *ctx);
+
 #endif

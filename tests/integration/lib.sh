@@ -73,7 +73,8 @@ wait_for_temp() { wait_until "$2" has_temp "$1"; }
 # Wait up to $2 seconds for no temporary file to be left beneath $1.
 wait_for_no_temp() { wait_until "$2" no_temp "$1"; }
 
-# Check a bench --json document on stdin: bytes, verification, and (unless
+# Check a bench --json document on stdin: bytes, verification, its time
+# series (2 or more samples, from zeros to each rail's bytes), and (unless
 # $3 is "any", for runs smaller than the credit window, where the first
 # worker to start may take every chunk) bytes on every rail and NUMA node.
 check_bench_json() {
@@ -94,8 +95,20 @@ if spread:
     for r in rails.values():
         assert r["bytes"] > 0, "rail %s carried nothing" % r["name"]
     assert all(b > 0 for b in nodes.values()), nodes
-print("bench: %d MiB verified, %.1f MiB/s, rails %s" % (want >> 20, doc["mib_per_s"],
-      ", ".join("%s %d MiB" % (n, r["bytes"] >> 20) for n, r in sorted(rails.items()))))
+# The time series (tools/plot): from zeros at 0 to the summary, an interval apart.
+s = doc["series"]
+t, rows = s["t_ms"], s["bytes"]
+assert s["rails"] == [r["name"] for r in doc["rails"]], s["rails"]
+assert len(t) == len(rows) >= 2 and t[0] == 0 and rows[0] == [0] * len(s["rails"]), s
+assert len(t) == 2 or all(b - a >= s["interval_ms"] - 1 for a, b in zip(t, t[1:])), t
+for k in range(len(s["rails"])):
+    assert all(a[k] <= b[k] for a, b in zip(rows, rows[1:])), "rail %d fell back" % k
+    assert rows[-1][k] == doc["rails"][k]["bytes"], (rows[-1], doc["rails"])
+assert sum(rows[-1]) == want, "the series ends at %d bytes, not %d" % (sum(rows[-1]), want)
+print("bench: %d MiB verified, %.1f MiB/s, rails %s; series of %d samples over %.1f s" % (
+      want >> 20, doc["mib_per_s"],
+      ", ".join("%s %d MiB" % (n, r["bytes"] >> 20) for n, r in sorted(rails.items())),
+      len(t), t[-1] / 1000))
 ' "$1" "$2" "${3:-spread}"
 }
 

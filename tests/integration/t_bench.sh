@@ -1,6 +1,7 @@
 # railcp bench of 64 MiB through the whole engine: verified by the server,
 # with both workers (NUMA nodes) and both rails carrying data; again with one
-# QP per rail; the server logs each session.
+# QP per rail; the server logs each session. Each --json carries its time
+# series (check_bench_json): zeros first, each rail's bytes last.
 . tests/integration/lib.sh
 need_rdma
 log=$(mktemp)
