@@ -11,6 +11,7 @@ BASH_COMPLETION_USER_FILE=/dev/null
 # shellcheck source=/dev/null
 . "$bc"
 
+local_rsh=$PWD/tests/integration/local_rsh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/bin" "$tmp/work" "$tmp/data/bash-completion/completions"
@@ -87,7 +88,9 @@ expect_not "railcp --" --fsync # accepted, only named in --no-fsync's text
 expect_not "railcp --" --max-sessions
 
 # Copy arguments: local paths, before or after options, as source and as
-# destination; a remote path completes nothing.
+# destination; a remote path completes nothing when the far side cannot be
+# listed (RAILCP_RSH=false: as ssh to a host that does not answer).
+export RAILCP_RSH=false
 mkdir datadir
 : >data-file.bin
 : >other
@@ -99,6 +102,19 @@ expect_not "railcp dat" other
 expect_none "railcp srv:dat"
 expect "railcp ./srv:d" data # readline replaces only what follows the last ':'
 expect_none "railcp data-file.bin srv:da"
+
+# A remote path lists the far side through the remote shell, as a copy over
+# ssh reads it: relative to the home there, or absolute (tests/integration/
+# local_rsh runs the listing here, as ssh would on the host).
+RAILCP_RSH=$local_rsh
+mkdir -p "$tmp/far/sub dir" "$tmp/far/.hid"
+: >"$tmp/far/file one"
+expect "railcp data-file.bin h:$tmp/far/f" "$tmp/far/file\\ one "
+expect "railcp data-file.bin ann@h:$tmp/far/s" "$tmp/far/sub\\ dir/"
+expect "railcp -r h:$tmp/far/." "$tmp/far/.hid/" # hidden names, as the shell globs them
+expect_none "railcp h:$tmp/far/none"
+(cd "$tmp/far" && HOME=$tmp/far && export HOME && expect "railcp h:fi" "file\\ one ") || exit 1
+export RAILCP_RSH=false
 
 # Option values: directories for DIR, files for FILE, nothing for a number;
 # a value is not taken for the command.
