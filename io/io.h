@@ -80,6 +80,12 @@ struct io_entry {
 	 */
 	bool skip;
 	uint64_t data_bytes; /* file: sum of the extents' lengths */
+	/*
+	 * Sender only, never encoded (0 after decode): the walk's device and
+	 * inode, so a file replaced by another of the same size and time
+	 * between the walk and its read is not taken for it.
+	 */
+	uint64_t dev, ino;
 };
 
 struct io_manifest {

@@ -102,6 +102,8 @@ static int entry_add(struct walk *w, const char *src, const char *rel, const str
 	e->type = type;
 	e->mode = st->st_mode & 07777;
 	e->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	e->dev = st->st_dev;
+	e->ino = st->st_ino;
 	e->path = strdup(rel);
 	e->src = strdup(src);
 	if (!e->path || !e->src)

@@ -101,9 +101,11 @@ int io_rfile_open_start(const struct io_root *root, const struct io_entry *e, st
 }
 
 /* Whether st is the file as the walk listed it: the same size and mtime. */
+/* The file the walk listed, as it was: the same inode (when the walk saw one), size and time. */
 static bool as_listed(const struct stat *st, const struct io_entry *e)
 {
-	return (uint64_t)st->st_size == e->size &&
+	return (!e->ino || (st->st_dev == e->dev && st->st_ino == e->ino)) &&
+	       (uint64_t)st->st_size == e->size &&
 	       (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec == e->mtime_ns;
 }
 
@@ -131,7 +133,8 @@ int io_rfile_open_end(const struct io_root *root, const struct io_entry *e, unsi
 	/* What the walk saw is what the chunks were planned from: a change means another file. */
 	if (!as_listed(&st, e)) {
 		err = rcp_err(-ESTALE,
-			      "%s changed after it was listed (size or modification time): "
+			      "%s changed after it was listed (replaced, or its size or "
+			      "modification time changed): "
 			      "copy it again once it is no longer written to",
 			      e->src);
 		goto err_close;
@@ -157,7 +160,8 @@ int io_rfile_unchanged(const struct io_rfile *f)
 			       strerror(errno));
 	if (!as_listed(&st, f->e))
 		return rcp_err(-ESTALE,
-			       "%s changed while it was being sent (size or modification time): "
+			       "%s changed while it was being sent (replaced, or its size or "
+			       "modification time changed): "
 			       "copy it again once it is no longer written to",
 			       f->e->src);
 	return 0;

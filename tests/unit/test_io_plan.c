@@ -242,7 +242,7 @@ static void test_a_source_changed_after_the_walk_is_refused(void **state)
 {
 	struct io_manifest *m = NULL;
 	struct io_rfile *f = NULL;
-	char base[4096], p[4096];
+	char base[4096], p[4096], q[4096];
 	const char *src[] = {p};
 	struct timespec ts[2] = {{0, 0}, {1000000, 0}};
 
@@ -259,6 +259,18 @@ static void test_a_source_changed_after_the_walk_is_refused(void **state)
 	t_write(base, "f", "9876543210", 10, 0644);
 	assert_int_equal(utimensat(AT_FDCWD, p, ts, 0), 0);
 	assert_int_equal(io_rfile_open(NULL, &m->entry[0], 0, &f), -ESTALE);
+	/* Replaced by another file of the same size and time: another inode. */
+	io_manifest_destroy(m);
+	assert_int_equal(io_manifest_walk(NULL, src, 1, 0, NULL, &m), 0);
+	assert_int_equal(io_rfile_open(NULL, &m->entry[0], 0, &f), 0); /* as listed: read */
+	io_rfile_close(f);
+	f = NULL;
+	t_write(base, "g", "abcdefghij", 10, 0644);
+	t_path(q, base, "g");
+	assert_int_equal(utimensat(AT_FDCWD, q, ts, 0), 0);
+	assert_int_equal(rename(q, p), 0);
+	assert_int_equal(io_rfile_open(NULL, &m->entry[0], 0, &f), -ESTALE);
+	assert_non_null(strstr(rcp_err_msg(-ESTALE), "replaced"));
 	/* A FIFO in its place: refused at once, never waited on for a writer. */
 	assert_int_equal(unlink(p), 0);
 	assert_int_equal(mkfifo(p, 0644), 0);
