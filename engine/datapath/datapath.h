@@ -123,6 +123,16 @@ struct eng_stripe {
 	struct eng_task *task; /* one per slot */
 	unsigned *ready;       /* sender: slots whose chunk is ready to post */
 	unsigned n_ready;
+	/*
+	 * The send queue's entries (stripe.c): posted and freed counts of work
+	 * requests, and for each signaled one not yet completed the posted count
+	 * its completion frees up to (a ring of link.send_depth).
+	 */
+	uint64_t sq_posted, sq_freed;
+	uint64_t *sq_mark;
+	unsigned sq_head, sq_marks;
+	unsigned *credit_wait; /* receiver: slots whose credit waits for the send queue */
+	unsigned n_credit_wait;
 	/* written by the owning worker only, read by the coordinator */
 	_Atomic uint64_t bytes;
 	_Atomic uint64_t chunks;

@@ -235,6 +235,8 @@ void eng__job_destroy(struct eng_job *job)
 		free(job->stripe[i].free_slot);
 		free(job->stripe[i].ready);
 		free(job->stripe[i].task);
+		free(job->stripe[i].sq_mark);
+		free(job->stripe[i].credit_wait);
 	}
 	for (i = 0; job->worker && i < job->n_workers; i++) {
 		struct eng_worker *w = &job->worker[i];

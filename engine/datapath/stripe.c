@@ -19,7 +19,13 @@
  * receive: an honest sender has no credit for it.
  *
  * Only one in signal_every writes and sends asks for a completion: the
- * others' queue entries are freed by the next signaled one.
+ * others' queue entries are freed by the next signaled one. The send queue
+ * is counted, not inferred from the credits: a credit can arrive before the
+ * completion of the write it answers is polled (the CQ holds both, in no
+ * promised order), so a sender that posted on credits alone could hold the
+ * new writes and the old ones' entries at once and overrun the queue. A
+ * chunk that does not fit waits among the ready ones, a credit that does
+ * not fit waits in credit_wait, until a signaled completion frees entries.
  *
  * A failure on the fabric (an error completion, a post the device refused)
  * goes to failover.c, which takes the stripe down alone or fails the job; a
@@ -32,6 +38,7 @@
 
 #include "common/common.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +62,40 @@ static struct eng_ep *ep_of(struct eng_stripe *s)
 	return s->link.ep;
 }
 
+/* Work requests a chunk takes: the header's write and the data's write-with-imm. */
+#define WRS_PER_CHUNK 2
+
+static unsigned sq_room(const struct eng_stripe *s)
+{
+	return s->link.send_depth - (unsigned)(s->sq_posted - s->sq_freed);
+}
+
+/* wrs more entries in use; a signaled one frees them all, and those before, on completion. */
+static void sq_use(struct eng_stripe *s, unsigned wrs, bool signaled)
+{
+	s->sq_posted += wrs;
+	if (signaled) {
+		assert(s->sq_marks < s->link.send_depth);
+		s->sq_mark[(s->sq_head + s->sq_marks++) % s->link.send_depth] = s->sq_posted;
+	}
+}
+
+/* A signaled write or send completed (in order, as a send queue's do). */
+static void sq_completed(struct eng_stripe *s)
+{
+	if (s->sq_marks == 0)
+		return; /* not one of ours to count: nothing was signaled */
+	s->sq_freed = s->sq_mark[s->sq_head];
+	s->sq_head = (s->sq_head + 1) % s->link.send_depth;
+	s->sq_marks--;
+}
+
+static int sq_init(struct eng_stripe *s)
+{
+	s->sq_mark = calloc(s->link.send_depth ? s->link.send_depth : 1, sizeof(*s->sq_mark));
+	return s->sq_mark ? 0 : -ENOMEM;
+}
+
 /* One task per slot, its stripe and slot set once. */
 static int tasks_init(struct eng_stripe *s)
 {
@@ -74,7 +115,7 @@ int eng__stripe_init_sender(struct eng_stripe *s)
 
 	s->free_slot = calloc(n, sizeof(*s->free_slot));
 	s->ready = calloc(n, sizeof(*s->ready));
-	if (!s->free_slot || !s->ready || tasks_init(s))
+	if (!s->free_slot || !s->ready || tasks_init(s) || sq_init(s))
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
 		s->free_slot[i] = n - 1 - i; /* slot 0 is used first */
@@ -84,7 +125,8 @@ int eng__stripe_init_sender(struct eng_stripe *s)
 
 int eng__stripe_init_receiver(struct eng_stripe *s)
 {
-	if (tasks_init(s))
+	s->credit_wait = calloc(s->link.n_slots, sizeof(*s->credit_wait));
+	if (!s->credit_wait || tasks_init(s) || sq_init(s))
 		return -ENOMEM;
 	return ep_of(s)->ops->post_recv(ep_of(s), wr_id_of(s, ENG_WR_RECV), s->link.n_slots);
 }
@@ -139,6 +181,7 @@ static void task_start(struct eng_stripe *s, struct eng_task *t)
 		eng__stripe_task_done(t);
 }
 
+/* Post the ready chunks that fit in the send queue; the rest wait for its completions. */
 void eng__stripe_flush(struct eng_stripe *s)
 {
 	struct eng_write batch[ENG_WRITE_BATCH];
@@ -147,8 +190,17 @@ void eng__stripe_flush(struct eng_stripe *s)
 
 	while (done < s->n_ready && !atomic_load_explicit(&s->job->stop, memory_order_relaxed)) {
 		n = s->n_ready - done < ENG_WRITE_BATCH ? s->n_ready - done : ENG_WRITE_BATCH;
-		for (i = 0; i < n; i++)
+		if (n > sq_room(s) / WRS_PER_CHUNK)
+			n = sq_room(s) / WRS_PER_CHUNK;
+		if (n == 0) { /* full: sq_completed makes room, and the worker flushes again */
+			memmove(s->ready, s->ready + done, (s->n_ready - done) * sizeof(*s->ready));
+			s->n_ready -= done;
+			return;
+		}
+		for (i = 0; i < n; i++) {
 			chunk_write(s, s->ready[done + i], &batch[i]);
+			sq_use(s, WRS_PER_CHUNK, batch[i].signaled);
+		}
 		worker_clock(s->worker, true);
 		s->outstanding += n;
 		done += n;
@@ -272,6 +324,29 @@ static void on_chunk(struct eng_stripe *s, uint32_t slot)
 	task_start(s, t);
 }
 
+/* Receiver: the waiting credits, in order, as far as the send queue has room. */
+static void credits_send(struct eng_stripe *s)
+{
+	unsigned i, n = 0;
+	int err = 0;
+
+	while (n < s->n_credit_wait && sq_room(s) > 0 && !s->dead) {
+		bool signaled = signal_now(s);
+
+		err = ep_of(s)->ops->send_imm(ep_of(s), wr_id_of(s, ENG_WR_SEND), signaled,
+					      s->credit_wait[n]);
+		if (err) {
+			eng__stripe_lost(s, err, "returning a credit failed");
+			return;
+		}
+		sq_use(s, 1, signaled);
+		n++;
+	}
+	for (i = n; i < s->n_credit_wait; i++)
+		s->credit_wait[i - n] = s->credit_wait[i];
+	s->n_credit_wait -= n;
+}
+
 /*
  * Receiver: the slot's chunk is written (or checked, or was a second copy):
  * counted the first time its number lands, then a receive again and the
@@ -286,11 +361,12 @@ static void chunk_consumed(struct eng_stripe *s, const struct eng_chunk_hdr *h)
 	if (s->dead)
 		return;
 	err = ep_of(s)->ops->post_recv(ep_of(s), wr_id_of(s, ENG_WR_RECV), 1);
-	if (!err)
-		err = ep_of(s)->ops->send_imm(ep_of(s), wr_id_of(s, ENG_WR_SEND), signal_now(s),
-					      h->slot);
-	if (err)
+	if (err) {
 		eng__stripe_lost(s, err, "returning a credit failed");
+		return;
+	}
+	s->credit_wait[s->n_credit_wait++] = h->slot;
+	credits_send(s);
 }
 
 void eng__stripe_task_done(struct eng_task *t)
@@ -324,8 +400,12 @@ void eng__stripe_complete(const struct eng_wc *wc)
 		eng__stripe_lost(s, -EIO, what);
 		return;
 	}
-	if ((wc->wr_id & ENG_WR_MASK) != ENG_WR_RECV)
-		return; /* a signaled write or send: its queue entries are free again */
+	if ((wc->wr_id & ENG_WR_MASK) != ENG_WR_RECV) {
+		sq_completed(s); /* a signaled write or send: its queue entries are free again */
+		if (s->job->role == ENG_RECEIVER)
+			credits_send(s);
+		return;
+	}
 	if (s->job->role == ENG_SENDER)
 		on_credit(s, wc->imm);
 	else

@@ -46,7 +46,7 @@ bool eng__worker_idle(const struct eng_worker *w)
 	    atomic_load(&job->retry_pending) > 0)
 		return false;
 	for (i = 0; i < w->n_stripes; i++)
-		if (w->stripe[i]->outstanding || w->stripe[i]->busy)
+		if (w->stripe[i]->outstanding || w->stripe[i]->busy || w->stripe[i]->n_ready)
 			return false;
 	return true;
 }

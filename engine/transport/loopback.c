@@ -18,6 +18,12 @@
  * error, so one side's teardown never leaves the other writing into freed
  * memory - what a QP whose peer vanished does on real hardware.
  *
+ * A send queue of a given depth (eng__loop_sq) is modelled too: a post that
+ * finds it full fails with ENOMEM as ibv_post_send does, and a work request's
+ * entry is free once a signaled one posted with or after it has completed.
+ * Its completions can be made late by a lag, so that credits arrive before
+ * the completions of the writes they answer, an order real CQs allow.
+ *
  * Threading: a CQ may be fed from any thread (its lock); an endpoint is
  * posted to only by its owning worker; receive counts are atomics because
  * the peer's worker consumes them.
@@ -47,7 +53,8 @@ struct loop_cq {
 	struct loop_item *item;
 	size_t n, cap;
 	int efd;
-	bool armed;
+	bool armed;	  /* the owner sleeps on efd: a push that is due sooner re-sets it */
+	uint64_t wake_ns; /* when efd fires while armed (UINT64_MAX: only on a push) */
 };
 
 /* What the two endpoints of a connection share. */
@@ -69,6 +76,17 @@ struct loop_ep {
 	_Atomic uint64_t recv_wr_id;
 	unsigned fail_countdown; /* 0: no error armed */
 	_Atomic unsigned in_flight, max_in_flight;
+	/* the send queue (eng__loop_sq; depth 0: not modelled), the owner's alone */
+	struct loop_sq {
+		unsigned depth;
+		uint64_t lag_ns;   /* added to each signaled completion's time */
+		uint64_t posted;   /* work requests ever posted */
+		uint64_t freed;	   /* of those, the ones whose entries are free again */
+		struct loop_mark { /* a signaled request: when it completes, what it frees */
+			uint64_t ready_ns, upto;
+		} * mark; /* a ring of depth */
+		unsigned head, n;
+	} sq;
 };
 
 static const struct eng_tr_ops loop_ops;
@@ -101,8 +119,8 @@ static int cq_push(struct loop_cq *c, const struct eng_wc *wc, uint64_t ready_ns
 		c->cap = cap;
 	}
 	c->item[c->n++] = (struct loop_item){*wc, ready_ns};
-	if (c->armed) {
-		c->armed = false;
+	if (c->armed && ready_ns < c->wake_ns) {
+		c->wake_ns = ready_ns;
 		err = cq_wake_at(c, ready_ns);
 	}
 out:
@@ -118,6 +136,7 @@ static int loop_poll(struct eng_cq *cq, struct eng_wc *wc, int max)
 	int n = 0;
 
 	pthread_mutex_lock(&c->lock);
+	c->armed = false; /* awake: it polls again before it sleeps */
 	for (i = 0; i < c->n; i++) {
 		if (n < max && c->item[i].ready_ns <= now)
 			wc[n++] = c->item[i].wc;
@@ -140,10 +159,14 @@ static int loop_arm(struct eng_cq *cq)
 	for (i = 0; i < c->n; i++)
 		if (c->item[i].ready_ns < first)
 			first = c->item[i].ready_ns;
+	/*
+	 * Armed either way: a completion pushed before the first one pending is
+	 * due (a credit before a late signaled write's) must wake it sooner.
+	 */
+	c->armed = true;
+	c->wake_ns = first;
 	if (first != UINT64_MAX)
 		err = cq_wake_at(c, first);
-	else
-		c->armed = true;
 	pthread_mutex_unlock(&c->lock);
 	return err;
 }
@@ -175,6 +198,39 @@ static int fail_wr(struct loop_ep *e, uint64_t wr_id, enum eng_wc_op op, const c
 		.wr_id = wr_id, .status = 12, .status_str = why, .op = op, .qp_num = e->qp_num};
 
 	return cq_push(e->cq, &wc, 0);
+}
+
+/*
+ * Whether e's send queue has room for wrs more work requests, its entries
+ * freed as far as its signaled requests have completed by now.
+ */
+static bool sq_room(struct loop_ep *e, unsigned wrs)
+{
+	struct loop_sq *q = &e->sq;
+	uint64_t now = rcp_now_ns();
+
+	if (q->depth == 0)
+		return true;
+	while (q->n > 0 && q->mark[q->head].ready_ns <= now) {
+		q->freed = q->mark[q->head].upto;
+		q->head = (q->head + 1) % q->depth;
+		q->n--;
+	}
+	return q->posted - q->freed + wrs <= q->depth;
+}
+
+/* wrs posted (sq_room said yes); a signaled one's completion, *ready_ns, comes lag_ns late. */
+static void sq_count(struct loop_ep *e, unsigned wrs, bool signaled, uint64_t *ready_ns)
+{
+	struct loop_sq *q = &e->sq;
+
+	if (q->depth == 0)
+		return;
+	q->posted += wrs;
+	if (signaled) {
+		*ready_ns += q->lag_ns;
+		q->mark[(q->head + q->n++) % q->depth] = (struct loop_mark){*ready_ns, q->posted};
+	}
 }
 
 static bool injected_error(struct loop_ep *e)
@@ -212,6 +268,8 @@ static int write_one(struct loop_ep *e, const struct eng_write *w)
 	unsigned f;
 	int err;
 
+	if (!sq_room(e, 2)) /* the header's write and the data's */
+		return -ENOMEM;
 	if (e->pair->broken)
 		return fail_wr(e, w->wr_id, ENG_WC_WRITE, "transport retry counter exceeded") ?: 1;
 	if (injected_error(e))
@@ -229,6 +287,7 @@ static int write_one(struct loop_ep *e, const struct eng_write *w)
 		return fail_wr(e, w->wr_id, ENG_WC_WRITE, "RNR retry counter exceeded") ?: 1;
 	if (err)
 		return err;
+	sq_count(e, 2, w->signaled, &ready);
 	return w->signaled ? cq_push(e->cq, &wc, ready) : 0;
 }
 
@@ -252,6 +311,8 @@ static int send_one(struct loop_ep *e, uint64_t wr_id, bool signaled, uint32_t i
 	uint64_t ready;
 	int err;
 
+	if (!sq_room(e, 1))
+		return -ENOMEM;
 	if (e->pair->broken)
 		return fail_wr(e, wr_id, ENG_WC_SEND, "transport retry counter exceeded");
 	if (injected_error(e))
@@ -265,6 +326,7 @@ static int send_one(struct loop_ep *e, uint64_t wr_id, bool signaled, uint32_t i
 		return fail_wr(e, wr_id, ENG_WC_SEND, "RNR retry counter exceeded");
 	if (err)
 		return err;
+	sq_count(e, 1, signaled, &ready);
 	return signaled ? cq_push(e->cq, &wc, ready) : 0;
 }
 
@@ -395,7 +457,20 @@ void eng__loop_ep_destroy(struct eng_ep *ep)
 		pthread_mutex_destroy(&p->lock);
 		free(p);
 	}
+	free(e->sq.mark);
 	free(e);
+}
+
+int eng__loop_sq(struct eng_ep *ep, unsigned depth, uint64_t lag_ns)
+{
+	struct loop_ep *e = (struct loop_ep *)ep;
+	struct loop_mark *mark = calloc(depth ? depth : 1, sizeof(*mark));
+
+	if (!mark)
+		return -ENOMEM;
+	free(e->sq.mark);
+	e->sq = (struct loop_sq){.depth = depth, .lag_ns = lag_ns, .mark = mark};
+	return 0;
 }
 
 void eng__loop_inject_error(struct eng_ep *ep, unsigned after)

@@ -34,6 +34,13 @@ void eng__loop_ep_destroy(struct eng_ep *ep);
 /* The after-th post from now on ep (1 = the next) completes with an error. */
 void eng__loop_inject_error(struct eng_ep *ep, unsigned after);
 
+/*
+ * Model ep's send queue as depth entries (0: not modelled): a post that
+ * does not fit fails with -ENOMEM, as on hardware. Each signaled completion
+ * comes lag_ns late. Before ep's first post only.
+ */
+int eng__loop_sq(struct eng_ep *ep, unsigned depth, uint64_t lag_ns);
+
 /* Most writes ever in flight (posted, not yet credited) on ep's direction. */
 unsigned eng__loop_max_in_flight(struct eng_ep *ep);
 

@@ -270,8 +270,14 @@ static int accept_one(struct eng_conn *c, struct loop_req *req)
 	err = c->cfg->receiver ? slots_join(cl, sl) : slots_join(sl, cl);
 	if (!err)
 		err = eng__loop_connect(cl->worker->cq[0], sl->worker->cq[0], 0, &a, &b);
-	if (err)
+	/* Each end's send queue as deep as the QP verbs would make for it, and no deeper. */
+	if (!err && (err = eng__loop_sq(a, cl->send_depth, 0)) == 0)
+		err = eng__loop_sq(b, sl->send_depth, 0);
+	if (err) {
+		eng__loop_ep_destroy(a);
+		eng__loop_ep_destroy(b);
 		return err;
+	}
 	c->ep[sl->index] = sl->ep = b;
 	req->client->ep[cl->index] = cl->ep = a;
 	if ((err = c->cfg->link_ready(c->cfg->ctx, sl)) != 0 ||

@@ -373,6 +373,50 @@ static void test_pattern_catches_misplaced_chunks_and_bad_tails(void **state)
 }
 
 /* A server's worker whose rails a session leaves unused gets no pool and no stripes. */
+/*
+ * Credits come back at once but the signaled completions of one end's send
+ * queue, as deep as verbs would make it, come 1 s late (a CQ promises no
+ * order between a send queue's completions and a receive queue's). That end
+ * may not post on credits (the sender) or on landed chunks (the receiver's
+ * credits) alone, or its queue overflows within the first second: -ENOMEM
+ * from the post, and the job fails. It waits for room, and every byte
+ * arrives. n chunks take n / (the queue's depth / WRs per chunk) lags.
+ */
+static void lagged_run(bool sender, uint64_t n)
+{
+	const uint64_t lag_ns = 1000ull * 1000 * 1000;
+	struct harness h = {0};
+	unsigned i;
+
+	h_plan(&h.plan, 1, 1, 1);
+	assert_int_equal(h_create(&h, 8, 4 * KiB, n * 4 * KiB, NULL), 0);
+	h.snd->failover = h.rcv->failover = false; /* an overflow fails the job, not one stripe */
+	for (i = 0; i < h.snd->n_stripes; i++)
+		assert_int_equal(
+			sender ? eng__loop_sq(h.snd_ep[i], h.snd->stripe[i].link.send_depth, lag_ns)
+			       : eng__loop_sq(h.rcv_ep[i], h.rcv->stripe[i].link.send_depth,
+					      lag_ns),
+			0);
+	h_run(&h);
+	if (h.snd_err || h.rcv_err)
+		fail_msg("sender: %s; receiver: %s", h.snd_msg, h.rcv_msg);
+	assert_int_equal(eng__job_done_chunks(h.rcv), n);
+	assert_int_equal(job_bytes(h.rcv), n * 4 * KiB);
+	h_destroy(&h);
+}
+
+static void test_a_sender_waits_for_send_queue_room_when_completions_lag_credits(void **state)
+{
+	(void)state;
+	lagged_run(true, 40); /* three rounds of 8 chunks, 48 entries, overflow a queue of 40 */
+}
+
+static void test_a_receiver_holds_credits_back_when_its_send_queue_is_full(void **state)
+{
+	(void)state;
+	lagged_run(false, 60); /* 41 credits overflow a queue of 40 */
+}
+
 static void test_worker_without_stripes_gets_no_memory(void **state)
 {
 	struct topo_plan plan;
@@ -407,6 +451,9 @@ int main(void)
 		cmocka_unit_test(test_receiver_refuses_chunk_of_another_session),
 		cmocka_unit_test(test_wrong_bytes_fail_the_check),
 		cmocka_unit_test(test_worker_without_stripes_gets_no_memory),
+		cmocka_unit_test(
+			test_a_sender_waits_for_send_queue_room_when_completions_lag_credits),
+		cmocka_unit_test(test_a_receiver_holds_credits_back_when_its_send_queue_is_full),
 		cmocka_unit_test(test_pattern_catches_misplaced_chunks_and_bad_tails),
 	};
 
