@@ -13,9 +13,10 @@
  * The gated transport: the loopback, but a sender job's chunk source holds
  * every chunk from the after-th on until the job stops (where its read
  * completes, on a helper thread), so a copy cannot finish before its cancel
- * is seen. The gate gives up after 10 s, and the copy then succeeds, which
- * fails the test rather than hanging it. The chunks before the after-th go
- * to the worker as their reads complete and reach the receiver: the tests
+ * is seen (or, armed with gate_arm_until, until the test sets a flag).
+ * The gate gives up after 10 s, and the copy then succeeds, which fails
+ * the test rather than hanging it. The chunks before the after-th go to
+ * the worker as their reads complete and reach the receiver: the tests
  * give the sender a helper thread, since a worker without helpers would be
  * held itself.
  */
@@ -23,7 +24,8 @@ static struct gate {
 	unsigned after;
 	_Atomic unsigned filled;
 	_Atomic bool hit;
-	_Atomic bool gave_up; /* it held 10 s in vain: open for good */
+	_Atomic bool gave_up;  /* it held 10 s in vain: open for good */
+	_Atomic bool *release; /* set: the held chunks go on (gate_arm_until) */
 	struct eng_job *job;
 	int (*prepare)(void *ctx, struct eng_chunk_hdr *hdr, void *buf, struct io_op *op);
 	int (*complete)(void *ctx, struct eng_chunk_hdr *hdr, const void *buf, int64_t got,
@@ -49,7 +51,8 @@ static int gate_complete(void *ctx, struct eng_chunk_hdr *hdr, const void *buf, 
 	if (op->kind == IO_OP_READ && atomic_fetch_add(&g->filled, 1) >= g->after &&
 	    !atomic_load(&g->gave_up)) {
 		atomic_store(&g->hit, true);
-		if (!WAIT_FOR(atomic_load(&g->job->stop)))
+		if (!WAIT_FOR(atomic_load(&g->job->stop) ||
+			      (g->release && atomic_load(g->release))))
 			atomic_store(&g->gave_up, true);
 	}
 	return g->complete(g->ctx, hdr, buf, got, op);
@@ -82,7 +85,17 @@ static const struct eng_transport *gate_arm(unsigned after)
 	atomic_store(&gate.filled, 0);
 	atomic_store(&gate.hit, false);
 	atomic_store(&gate.gave_up, false);
+	gate.release = NULL;
 	return &gate_tr;
+}
+
+/* gate_arm, but the held chunks also go on once *release is set. */
+static inline const struct eng_transport *gate_arm_until(unsigned after, _Atomic bool *release)
+{
+	const struct eng_transport *tr = gate_arm(after);
+
+	gate.release = release;
+	return tr;
 }
 
 /*

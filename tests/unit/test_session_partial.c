@@ -7,7 +7,8 @@
  * since costs its chunks, which travel again; a record is not trusted when
  * the source changed or the record is damaged. The report's bytes and
  * bytes_kept are what the tests hold to, so a resume that sent everything
- * again, or trusted what it should not, fails them.
+ * again, or trusted what it should not, fails them. Two copies with
+ * --partial into one directory at once never share a partial file.
  *
  * Threading: one gated copy at a time, and a canceller thread.
  */
@@ -326,6 +327,85 @@ static void test_a_cut_pull_with_partial_resumes_locally(void **state)
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
 
+struct held_copy {
+	struct fx *fx;
+	struct pt *p;
+	const char *src;
+	const struct eng_transport *tr; /* gate_arm_until's */
+	pthread_t thread;
+	struct eng_report r;
+	int err;
+};
+
+/* A push of src to "big" with --partial whose sender the gate holds until *release. */
+static void *held_copy_main(void *arg)
+{
+	struct held_copy *h = arg;
+	const char *src[] = {h->src};
+	struct eng_copy_opts cp = copy_opts(ENG_PUSH, src, 1, "");
+
+	cp.partial = true;
+	h->err = copy(&h->fx->srv, &h->p->plan, &cp, h->tr, &h->r);
+	return NULL;
+}
+
+/*
+ * Two copies with --partial into one directory at once, of the same name
+ * (and different bytes): the partial file's name comes from the final name
+ * only, so both would write one file. The first holds its flock on it from
+ * the open; the second, finding it locked, must leave it alone and receive
+ * its file in a temporary of its own, whole. Without the lock the second
+ * would empty the first's partial file and write its own chunks into it:
+ * the first would then finish with the other's bytes under its name, or
+ * fail when its partial file was renamed away by the second.
+ */
+static void test_two_partial_copies_into_one_directory_do_not_collide(void **state)
+{
+	const struct timespec earlier[2] = {{1500000000, 5}, {1500000000, 5}};
+	struct fx *fx = *state;
+	_Atomic bool release = false;
+	struct held_copy a = {.fx = fx, .tr = gate_arm_until(ENG_WRITE_BATCH, &release)};
+	const char *src_b[1];
+	struct eng_copy_opts cp;
+	struct eng_report r;
+	char other[4096], got[4096], part[4096];
+	struct pt p;
+
+	pt_start(fx, &p, NULL);
+	/* The second source: the same size, other bytes and another mtime. */
+	pattern_write(p.src, "other", PBIG, 9);
+	t_path(other, p.src, "other");
+	assert_int_equal(utimensat(AT_FDCWD, other, earlier, 0), 0);
+	t_path(got, p.root, "big");
+	a.p = &p;
+	a.src = p.big;
+	assert_int_equal(pthread_create(&a.thread, NULL, held_copy_main, &a), 0);
+	/* The first copy is held with its partial file made and some chunks in it. */
+	assert_true(WAIT_FOR(atomic_load(&gate.hit) && count_prefix(p.root, ".railcp-tmp-p") == 1));
+	path_of_prefix(p.root, ".railcp-tmp-p", part);
+	/* The second, meanwhile, to the same name: whole, and none of its bytes in the first's
+	 * file. */
+	src_b[0] = other;
+	cp = copy_opts(ENG_PUSH, src_b, 1, "big");
+	cp.partial = true;
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(copy(&fx->srv, &p.plan, &cp, NULL, &r), 0);
+	assert_int_equal(r.bytes, PBIG);
+	assert_int_equal(r.bytes_kept, 0);
+	file_same(other, got, PBIG);
+	assert_true(
+		t_exists(p.root, strrchr(part, '/') + 1)); /* the first's partial file is there */
+	/* The first goes on and finishes: its own bytes, whole, under the name. */
+	atomic_store(&release, true);
+	pthread_join(a.thread, NULL);
+	assert_false(atomic_load(&gate.gave_up)); /* it was held until released, not timed out */
+	assert_int_equal(a.err, 0);
+	assert_int_equal(a.r.bytes, PBIG);
+	file_same(p.big, got, PBIG);
+	assert_int_equal(t_count_tmp(p.root), 0); /* no partial file, record, log or temporary */
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -335,6 +415,7 @@ int main(void)
 		T(test_the_receiver_keeps_its_record_while_the_copy_runs),
 		T(test_the_log_alone_resumes_what_landed),
 		T(test_a_cut_pull_with_partial_resumes_locally),
+		T(test_two_partial_copies_into_one_directory_do_not_collide),
 	};
 
 	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
