@@ -1,0 +1,424 @@
+/*
+ * test_session_misbehave.c - peers that authenticate and then break the
+ * data path's rules on purpose (issue 13, item 4): a chunk in a slot that
+ * does not exist, a header that names another slot or lies about its file,
+ * offset or length, a chunk for a file already finished, a write into a
+ * slot without a credit, a credit for a slot that holds no chunk. Each runs
+ * through a whole session against eng__serve; the victim must end the
+ * session with one sentence of its own, leave nothing under a final name
+ * and no temporary, and the server must serve the next session.
+ *
+ * Design: the hostile end is the real client or server code over the
+ * loopback transport, with its endpoints' operations swapped for a const
+ * table (liar_ops) that forwards to the loopback's and alters one post: the
+ * immediate, the chunk header's bytes, a write posted twice, a credit
+ * naming another slot. The swap happens where the transport has made the
+ * endpoints (connect at a client, accept_all at a server), before the
+ * job's workers start. The victim runs unmodified. A server's sentence is
+ * its session's line in the log, read from stderr (log_capture); a
+ * client's is its rcp_err_msg.
+ *
+ * A manifest that changes between its parts is not repeated here: the parts
+ * are slices of one encoded list whose size the first part fixes, and
+ * test_engine_files.c's test_hostile_manifest_frames_are_refused pins what
+ * eng__manifest_recv refuses (parts that overrun it, parts not hex, a list
+ * that does not decode); a list that decodes is checked as any other
+ * (test_session_hostile.c).
+ *
+ * Threading: the server's threads and the hostile end's workers, which
+ * read the liar's state (set before the session starts) and change only
+ * its atomics.
+ */
+#include "session_harness.h"
+
+/* ---- the liar: the loopback transport with one post altered ---- */
+
+enum lie {
+	LIE_SLOT_UNKNOWN,   /* the immediate names a slot past the last */
+	LIE_HDR_SLOT,	    /* the header names another slot than the immediate */
+	LIE_FILE,	    /* the header names another file */
+	LIE_OFFSET,	    /* the header names another offset */
+	LIE_LEN_LONG,	    /* the header is longer than a slot */
+	LIE_LEN_SHORT,	    /* the header is a byte shorter than the planned chunk */
+	LIE_NO_CREDIT,	    /* a chunk's write posted twice: the second without a credit */
+	LIE_FINISHED,	    /* a chunk of a file already finished, in place of another */
+	LIE_CREDIT_UNUSED,  /* a credit for a slot that was never written */
+	LIE_CREDIT_UNKNOWN, /* a credit for a slot past the last */
+};
+
+static struct liar {
+	enum lie lie;
+	uint64_t seq;			/* the chunk whose write lies (writes) */
+	uint64_t finished_seq;		/* LIE_FINISHED: a chunk of the finished file */
+	const struct eng_tr_ops *real;	/* the loopback's data path */
+	const struct eng_conn_cfg *cfg; /* the liar's links */
+	struct eng_chunk_hdr finished;	/* LIE_FINISHED: that chunk's header, as it went */
+	_Atomic bool have_finished;
+	_Atomic bool finished_credited;
+	_Atomic bool told; /* the lie went out */
+} liar;
+
+static struct eng_transport liar_tr;
+
+static struct eng_link *liar_link(struct eng_ep *ep)
+{
+	unsigned i;
+
+	for (i = 0; i < liar.cfg->n_links; i++)
+		if (liar.cfg->link[i]->ep == ep)
+			return liar.cfg->link[i];
+	fail_msg("an endpoint the liar did not make");
+	return NULL;
+}
+
+/* Another file of the sender's job than file (the job's files: its source's context). */
+static uint64_t liar_other_file(struct eng_link *l, uint64_t file)
+{
+	const struct eng_job *job = ((struct eng_stripe *)l)->job; /* the link comes first */
+	const struct io_manifest *m = eng__files_manifest(job->src.ctx);
+	uint64_t i;
+
+	for (i = 0; i < m->n; i++)
+		if (i != file && m->entry[i].type == IO_FILE)
+			return i;
+	fail_msg("the job has one file only");
+	return file;
+}
+
+/* Whether the write w is the one to lie in; if so, the lie is told (once). */
+static bool liar_now(const struct eng_write *w, enum lie lie)
+{
+	bool no = false;
+
+	return liar.lie == lie && w->hdr->seq == liar.seq &&
+	       atomic_compare_exchange_strong(&liar.told, &no, true);
+}
+
+/* w, altered in place (its header is h, a copy), as liar.lie says. */
+static void liar_write(struct eng_link *l, struct eng_write *w, struct eng_chunk_hdr *h)
+{
+	*h = *w->hdr;
+	w->hdr = h;
+	if (liar_now(w, LIE_SLOT_UNKNOWN))
+		w->imm = l->n_slots + 3; /* the header and data still go to the slot's own place */
+	else if (liar_now(w, LIE_HDR_SLOT))
+		h->slot = (h->slot + 1) % l->n_slots;
+	else if (liar_now(w, LIE_FILE))
+		h->file = liar_other_file(l, h->file);
+	else if (liar_now(w, LIE_OFFSET))
+		h->offset += h->len;
+	else if (liar_now(w, LIE_LEN_LONG))
+		h->len = l->slot_size + 1;
+	else if (liar_now(w, LIE_LEN_SHORT))
+		h->len--;
+}
+
+static int liar_write_imm(struct eng_ep *ep, const struct eng_write *w, unsigned n)
+{
+	struct eng_link *l = liar_link(ep);
+	struct eng_chunk_hdr h[ENG_WRITE_BATCH];
+	struct eng_write ws[ENG_WRITE_BATCH];
+	unsigned i, again = n;
+	int err;
+
+	assert_true(n <= ENG_WRITE_BATCH);
+	for (i = 0; i < n; i++) {
+		ws[i] = w[i];
+		liar_write(l, &ws[i], &h[i]);
+		if (liar_now(&ws[i], LIE_NO_CREDIT))
+			again = i;
+	}
+	err = liar.real->write_imm(ep, ws, n);
+	/* The same write again at once: its slot's chunk has not even been seen yet. */
+	if (!err && again < n)
+		err = liar.real->write_imm(ep, &ws[again], 1);
+	return err;
+}
+
+static int liar_send_imm(struct eng_ep *ep, uint64_t wr_id, bool signaled, uint32_t imm)
+{
+	struct eng_link *l = liar_link(ep);
+	bool no = false;
+
+	if ((liar.lie == LIE_CREDIT_UNUSED || liar.lie == LIE_CREDIT_UNKNOWN) &&
+	    atomic_compare_exchange_strong(&liar.told, &no, true))
+		imm = liar.lie == LIE_CREDIT_UNUSED ? l->n_slots - 1 : l->n_slots + 3;
+	return liar.real->send_imm(ep, wr_id, signaled, imm);
+}
+
+static int liar_post_recv(struct eng_ep *ep, uint64_t wr_id, unsigned n)
+{
+	return liar.real->post_recv(ep, wr_id, n);
+}
+
+static int liar_poll(struct eng_cq *cq, struct eng_wc *wc, int max)
+{
+	return liar.real->poll(cq, wc, max);
+}
+
+static int liar_cq_arm(struct eng_cq *cq)
+{
+	return liar.real->arm(cq);
+}
+
+static int liar_event_fd(struct eng_cq *cq)
+{
+	return liar.real->event_fd(cq);
+}
+
+static void liar_ack_events(struct eng_cq *cq)
+{
+	liar.real->ack_events(cq);
+}
+
+static void liar_describe(struct eng_ep *ep, char *buf, size_t len)
+{
+	liar.real->describe(ep, buf, len);
+}
+
+static void liar_shutdown(struct eng_ep *ep)
+{
+	liar.real->shutdown(ep);
+}
+
+static const struct eng_tr_ops liar_ops = {
+	.name = "lying loopback",
+	.write_imm = liar_write_imm,
+	.send_imm = liar_send_imm,
+	.post_recv = liar_post_recv,
+	.poll = liar_poll,
+	.arm = liar_cq_arm,
+	.event_fd = liar_event_fd,
+	.ack_events = liar_ack_events,
+	.describe = liar_describe,
+	.shutdown = liar_shutdown,
+};
+
+/* The endpoint of l (made by the transport just now) posts through the liar. */
+static void liar_take(struct eng_link *l)
+{
+	if (!liar.real)
+		liar.real = l->ep->ops;
+	assert_ptr_equal(l->ep->ops, liar.real);
+	l->ep->ops = &liar_ops;
+}
+
+static int liar_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **conn_out)
+{
+	liar.cfg = cfg;
+	return eng__transport_loopback()->conn_create(cfg, conn_out);
+}
+
+static int liar_connect(struct eng_conn *conn, struct eng_link *l, const struct sockaddr_in *src,
+			const struct sockaddr_in *dst, uint32_t peer_link, int timeout_ms)
+{
+	int err = eng__transport_loopback()->connect(conn, l, src, dst, peer_link, timeout_ms);
+
+	if (!err)
+		liar_take(l);
+	return err;
+}
+
+static int liar_accept_all(struct eng_conn *conn, int ctl_fd, int timeout_ms)
+{
+	int err = eng__transport_loopback()->accept_all(conn, ctl_fd, timeout_ms);
+	unsigned i;
+
+	for (i = 0; !err && i < liar.cfg->n_links; i++)
+		liar_take(liar.cfg->link[i]);
+	return err;
+}
+
+/* The lying transport, for one session that tells lie about chunk seq. */
+static const struct eng_transport *liar_tell(enum lie lie, uint64_t seq)
+{
+	liar_tr = *eng__transport_loopback();
+	liar_tr.name = "lying loopback";
+	liar_tr.conn_create = liar_conn_create;
+	liar_tr.connect = liar_connect;
+	liar_tr.accept_all = liar_accept_all;
+	liar.lie = lie;
+	liar.seq = seq;
+	liar.real = NULL;
+	liar.cfg = NULL;
+	atomic_store(&liar.told, false);
+	atomic_store(&liar.have_finished, false);
+	atomic_store(&liar.finished_credited, false);
+	return &liar_tr;
+}
+
+/* ---- the server's log: stderr into a file while a session runs ---- */
+
+static struct {
+	int saved; /* the real stderr; -1 when not capturing */
+	char path[4096];
+} cap = {.saved = -1};
+
+static void log_capture_start(const struct fx *fx)
+{
+	int fd;
+
+	t_path(cap.path, fx->base, "log");
+	fd = open(cap.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	fflush(stderr);
+	cap.saved = dup(STDERR_FILENO);
+	assert_true(cap.saved >= 0);
+	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+	close(fd);
+}
+
+/* The log so far, NUL-terminated, into buf. */
+static void log_read(char *buf, size_t len)
+{
+	int fd = open(cap.path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+
+	buf[n > 0 ? n : 0] = '\0';
+	if (fd >= 0)
+		close(fd);
+}
+
+/* stderr back; what the server said meanwhile is shown there too. */
+static void log_capture_end(void)
+{
+	char buf[16384];
+
+	if (cap.saved < 0)
+		return;
+	fflush(stderr);
+	dup2(cap.saved, STDERR_FILENO);
+	close(cap.saved);
+	cap.saved = -1;
+	log_read(buf, sizeof(buf));
+	fputs(buf, stderr);
+}
+
+/* The sentence of the server's line "session N from ADDR failed: ..." (waited for). */
+static bool server_failed(char *out, size_t len)
+{
+	char buf[16384], *p = NULL, *end;
+
+	if (!WAIT_FOR((log_read(buf, sizeof(buf)), (p = strstr(buf, " failed: ")) != NULL)))
+		return false;
+	p += strlen(" failed: ");
+	end = strchr(p, '\n');
+	snprintf(out, len, "%.*s", (int)(end ? end - p : (ptrdiff_t)strlen(p)), p);
+	return true;
+}
+
+static int mis_teardown(void **state)
+{
+	log_capture_end();
+	return fx_teardown(state);
+}
+
+#define M(name) cmocka_unit_test_setup_teardown(name, fx_setup, mis_teardown)
+
+/* ---- sessions ---- */
+
+/* Two files of 512 KiB: 128 chunks of 4 KiB each, more than the slots of a stripe. */
+#define FILE_BYTES (512 * KiB)
+
+/*
+ * The server's sentence for a push of files a and b over tr (the liar): it
+ * must contain what. Nothing is left in the root, and the server serves on.
+ */
+static void push_refused(struct fx *fx, const struct eng_transport *tr, const char *what)
+{
+	static const unsigned rails[] = {1};
+	char src[4096], root[4096], a[4096], b[4096], said[1024];
+	const char *push_src[] = {a, b};
+	struct eng_copy_opts cp;
+	struct topo_plan plan;
+	struct eng_report r;
+	int err;
+
+	fx_dir(fx, "src", src);
+	fx_dir(fx, "root", root);
+	pattern_write(src, "a", FILE_BYTES, 1);
+	pattern_write(src, "b", FILE_BYTES, 2);
+	t_path(a, src, "a");
+	t_path(b, src, "b");
+	plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET);
+	server_start(&fx->srv, NULL, root, NULL);
+	plan_make(&plan, rails, 1, 1, 1, BUDGET);
+	cp = copy_opts(ENG_PUSH, push_src, 2, "");
+	log_capture_start(fx);
+	err = copy(&fx->srv, &plan, &cp, tr, &r);
+	assert_true(atomic_load(&liar.told));
+	assert_int_not_equal(err, 0);
+	assert_true(server_failed(said, sizeof(said)));
+	log_capture_end();
+	print_message("the client: %s\nthe server: %s\n", rcp_err_msg(err), said);
+	if (!strstr(said, what))
+		fail_msg("the server said \"%s\", not \"%s\"", said, what);
+	assert_false(t_exists(root, "a"));
+	assert_false(t_exists(root, "b"));
+	assert_int_equal(t_count_tmp(root), 0);
+	assert_true(dir_empty(root));
+	bench_ok(&fx->srv, NULL);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+static void
+test_a_chunk_with_an_unknown_slot_ends_the_session_and_the_server_serves_on(void **state)
+{
+	push_refused(*state, liar_tell(LIE_SLOT_UNKNOWN, 0),
+		     "the sender wrote to a slot that does not exist");
+}
+
+static void
+test_a_chunk_header_naming_another_slot_ends_the_session_and_the_server_serves_on(void **state)
+{
+	push_refused(*state, liar_tell(LIE_HDR_SLOT, 0),
+		     "the sender sent a chunk header that names another slot");
+}
+
+static void
+test_a_chunk_header_lying_about_its_file_ends_the_session_and_the_server_serves_on(void **state)
+{
+	push_refused(*state, liar_tell(LIE_FILE, 0), "which is not where the plan puts it");
+}
+
+static void
+test_a_chunk_header_lying_about_its_offset_ends_the_session_and_the_server_serves_on(void **state)
+{
+	push_refused(*state, liar_tell(LIE_OFFSET, 0),
+		     "as 4096 bytes at offset 4096 of \"a\", which is not where the plan puts it");
+}
+
+static void
+test_a_chunk_longer_than_its_slot_ends_the_session_and_the_server_serves_on(void **state)
+{
+	push_refused(*state, liar_tell(LIE_LEN_LONG, 0),
+		     "the sender sent a chunk longer than its slot");
+}
+
+static void
+test_a_chunk_shorter_than_planned_ends_the_session_and_the_server_serves_on(void **state)
+{
+	push_refused(*state, liar_tell(LIE_LEN_SHORT, 0),
+		     "as 4095 bytes at offset 0 of \"a\", which is not where the plan puts it");
+}
+
+static void test_a_write_without_a_credit_ends_the_session_and_the_server_serves_on(void **state)
+{
+	push_refused(*state, liar_tell(LIE_NO_CREDIT, 0),
+		     "the sender wrote into a slot it held no credit for");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		M(test_a_chunk_with_an_unknown_slot_ends_the_session_and_the_server_serves_on),
+		M(test_a_chunk_header_naming_another_slot_ends_the_session_and_the_server_serves_on),
+		M(test_a_chunk_header_lying_about_its_file_ends_the_session_and_the_server_serves_on),
+		M(test_a_chunk_header_lying_about_its_offset_ends_the_session_and_the_server_serves_on),
+		M(test_a_chunk_longer_than_its_slot_ends_the_session_and_the_server_serves_on),
+		M(test_a_chunk_shorter_than_planned_ends_the_session_and_the_server_serves_on),
+		M(test_a_write_without_a_credit_ends_the_session_and_the_server_serves_on),
+	};
+
+	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
+}
