@@ -30,6 +30,9 @@
  * its atomics.
  */
 #include "session_harness.h"
+#include "session_gate.h"
+
+#include <inttypes.h>
 
 /* ---- the liar: the loopback transport with one post altered ---- */
 
@@ -44,6 +47,7 @@ enum lie {
 	LIE_FINISHED,	    /* a chunk of a file already finished, in place of another */
 	LIE_CREDIT_UNUSED,  /* a credit for a slot that was never written */
 	LIE_CREDIT_UNKNOWN, /* a credit for a slot past the last */
+	LIE_CREDIT_HELD,    /* a credit for the next slot, whose chunk is still being read */
 };
 
 static struct liar {
@@ -94,6 +98,24 @@ static bool liar_now(const struct eng_write *w, enum lie lie)
 	       atomic_compare_exchange_strong(&liar.told, &no, true);
 }
 
+/*
+ * LIE_FINISHED: the first write of chunk liar.seq or later, once the chunk
+ * of the finished file (seq 0, the whole of file a) went out and came back.
+ */
+static bool liar_finished_now(const struct eng_write *w)
+{
+	bool no = false;
+
+	if (liar.lie != LIE_FINISHED)
+		return false;
+	if (w->hdr->seq == 0 && !atomic_load(&liar.have_finished)) {
+		liar.finished = *w->hdr;
+		atomic_store(&liar.have_finished, true);
+	}
+	return w->hdr->seq >= liar.seq && atomic_load(&liar.finished_credited) &&
+	       atomic_compare_exchange_strong(&liar.told, &no, true);
+}
+
 /* w, altered in place (its header is h, a copy), as liar.lie says. */
 static void liar_write(struct eng_link *l, struct eng_write *w, struct eng_chunk_hdr *h)
 {
@@ -111,6 +133,10 @@ static void liar_write(struct eng_link *l, struct eng_write *w, struct eng_chunk
 		h->len = l->slot_size + 1;
 	else if (liar_now(w, LIE_LEN_SHORT))
 		h->len--;
+	else if (liar_finished_now(w)) {
+		*h = liar.finished; /* the data stays the chunk's own: other bytes */
+		h->slot = w->imm;
+	}
 }
 
 static int liar_write_imm(struct eng_ep *ep, const struct eng_write *w, unsigned n)
@@ -140,9 +166,14 @@ static int liar_send_imm(struct eng_ep *ep, uint64_t wr_id, bool signaled, uint3
 	struct eng_link *l = liar_link(ep);
 	bool no = false;
 
-	if ((liar.lie == LIE_CREDIT_UNUSED || liar.lie == LIE_CREDIT_UNKNOWN) &&
-	    atomic_compare_exchange_strong(&liar.told, &no, true))
-		imm = liar.lie == LIE_CREDIT_UNUSED ? l->n_slots - 1 : l->n_slots + 3;
+	if (liar.lie < LIE_CREDIT_UNUSED || !atomic_compare_exchange_strong(&liar.told, &no, true))
+		return liar.real->send_imm(ep, wr_id, signaled, imm);
+	if (liar.lie == LIE_CREDIT_UNUSED)
+		imm = l->n_slots - 1;
+	else if (liar.lie == LIE_CREDIT_UNKNOWN)
+		imm = l->n_slots + 3;
+	else
+		imm = (imm + 1) % l->n_slots;
 	return liar.real->send_imm(ep, wr_id, signaled, imm);
 }
 
@@ -153,7 +184,13 @@ static int liar_post_recv(struct eng_ep *ep, uint64_t wr_id, unsigned n)
 
 static int liar_poll(struct eng_cq *cq, struct eng_wc *wc, int max)
 {
-	return liar.real->poll(cq, wc, max);
+	int n = liar.real->poll(cq, wc, max), i;
+
+	/* LIE_FINISHED: the credit of the finished file's chunk (its slot is not reused before). */
+	for (i = 0; i < n && liar.lie == LIE_FINISHED && atomic_load(&liar.have_finished); i++)
+		if (wc[i].op == ENG_WC_RECV_IMM && wc[i].imm == liar.finished.slot)
+			atomic_store(&liar.finished_credited, true);
+	return n;
 }
 
 static int liar_cq_arm(struct eng_cq *cq)
@@ -197,10 +234,16 @@ static const struct eng_tr_ops liar_ops = {
 /* The endpoint of l (made by the transport just now) posts through the liar. */
 static void liar_take(struct eng_link *l)
 {
+	unsigned i;
+
 	if (!liar.real)
 		liar.real = l->ep->ops;
 	assert_ptr_equal(l->ep->ops, liar.real);
 	l->ep->ops = &liar_ops;
+	/* Its worker's CQs too: a worker polls through the CQ's table, not the endpoint's. */
+	for (i = 0; i < l->worker->n_cqs; i++)
+		if (l->worker->cq[i]->ops == liar.real)
+			l->worker->cq[i]->ops = &liar_ops;
 }
 
 static int liar_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **conn_out)
@@ -317,17 +360,28 @@ static int mis_teardown(void **state)
 
 /* ---- sessions ---- */
 
-/* Two files of 512 KiB: 128 chunks of 4 KiB each, more than the slots of a stripe. */
+/* File b: 128 chunks of 4 KiB, more than a stripe has slots, so b cannot be whole at a lie. */
 #define FILE_BYTES (512 * KiB)
 
+/* The server's sentence said must contain what, and be its own, not the client's. */
+static void server_said(const char *said, const char *what)
+{
+	if (!strstr(said, what))
+		fail_msg("the server said \"%s\", not \"%s\"", said, what);
+	if (strstr(said, "the client"))
+		fail_msg("the server took the client's word: \"%s\"", said);
+}
+
 /*
- * The server's sentence for a push of files a and b over tr (the liar): it
- * must contain what. Nothing is left in the root, and the server serves on.
+ * A push of files a (a_bytes) and b (b_bytes) over tr, the liar: the
+ * push fails, the server's sentence goes to said, b is not in the root and
+ * no temporary is; the server then serves a bench. The root is root_out.
  */
-static void push_refused(struct fx *fx, const struct eng_transport *tr, const char *what)
+static void push_lied(struct fx *fx, const struct eng_transport *tr, size_t a_bytes, size_t b_bytes,
+		      char *said, size_t said_len, char root_out[4096])
 {
 	static const unsigned rails[] = {1};
-	char src[4096], root[4096], a[4096], b[4096], said[1024];
+	char src[4096], a[4096], b[4096];
 	const char *push_src[] = {a, b};
 	struct eng_copy_opts cp;
 	struct topo_plan plan;
@@ -335,28 +389,71 @@ static void push_refused(struct fx *fx, const struct eng_transport *tr, const ch
 	int err;
 
 	fx_dir(fx, "src", src);
-	fx_dir(fx, "root", root);
-	pattern_write(src, "a", FILE_BYTES, 1);
-	pattern_write(src, "b", FILE_BYTES, 2);
+	fx_dir(fx, "root", root_out);
+	pattern_write(src, "a", a_bytes, 1);
+	pattern_write(src, "b", b_bytes, 2);
 	t_path(a, src, "a");
 	t_path(b, src, "b");
 	plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET);
-	server_start(&fx->srv, NULL, root, NULL);
+	server_start(&fx->srv, NULL, root_out, NULL);
 	plan_make(&plan, rails, 1, 1, 1, BUDGET);
 	cp = copy_opts(ENG_PUSH, push_src, 2, "");
 	log_capture_start(fx);
 	err = copy(&fx->srv, &plan, &cp, tr, &r);
 	assert_true(atomic_load(&liar.told));
 	assert_int_not_equal(err, 0);
-	assert_true(server_failed(said, sizeof(said)));
+	assert_true(server_failed(said, said_len));
 	log_capture_end();
 	print_message("the client: %s\nthe server: %s\n", rcp_err_msg(err), said);
-	if (!strstr(said, what))
-		fail_msg("the server said \"%s\", not \"%s\"", said, what);
-	assert_false(t_exists(root, "a"));
-	assert_false(t_exists(root, "b"));
-	assert_int_equal(t_count_tmp(root), 0);
+	assert_false(t_exists(root_out, "b"));
+	assert_int_equal(t_count_tmp(root_out), 0);
+	bench_ok(&fx->srv, NULL);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+/* A push whose first chunk lies: the server says what, and nothing is left in the root. */
+static void push_refused(struct fx *fx, const struct eng_transport *tr, const char *what)
+{
+	char said[1024], root[4096];
+
+	push_lied(fx, tr, FILE_BYTES, FILE_BYTES, said, sizeof(said), root);
+	server_said(said, what);
 	assert_true(dir_empty(root));
+}
+
+/*
+ * A pull of files a and b from a server whose transport is tr, the liar:
+ * the client fails with a sentence containing what, leaves nothing in its
+ * destination, and the server serves a bench.
+ */
+static void pull_refused(struct fx *fx, const struct eng_transport *tr, const char *what)
+{
+	static const unsigned rails[] = {1};
+	const char *pull_src[] = {"a", "b"};
+	char root[4096], dst[4096];
+	struct eng_copy_opts cp;
+	struct topo_plan plan;
+	struct eng_report r;
+	int err;
+
+	fx_dir(fx, "root", root);
+	fx_dir(fx, "dst", dst);
+	pattern_write(root, "a", FILE_BYTES, 1);
+	pattern_write(root, "b", FILE_BYTES, 2);
+	plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET);
+	server_start(&fx->srv, tr, root, NULL);
+	plan_make(&plan, rails, 1, 1, 1, BUDGET);
+	cp = copy_opts(ENG_PULL, pull_src, 2, dst);
+	err = copy(&fx->srv, &plan, &cp, NULL, &r);
+	assert_true(atomic_load(&liar.told));
+	assert_int_not_equal(err, 0);
+	print_message("the client: %s\n", rcp_err_msg(err));
+	if (!strstr(rcp_err_msg(err), what))
+		fail_msg("the client said \"%s\", not \"%s\"", rcp_err_msg(err), what);
+	if (strstr(rcp_err_msg(err), "the server"))
+		fail_msg("the client took the server's word: \"%s\"", rcp_err_msg(err));
+	assert_int_equal(t_count_tmp(dst), 0);
+	assert_true(dir_empty(dst));
 	bench_ok(&fx->srv, NULL);
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
@@ -408,6 +505,137 @@ static void test_a_write_without_a_credit_ends_the_session_and_the_server_serves
 		     "the sender wrote into a slot it held no credit for");
 }
 
+/* File b of the test below: long enough that a's credit is back before b's last chunk leaves. */
+#define LONG_BYTES (8 * MiB)
+
+/*
+ * A chunk of a file the receiver has finished cannot touch it: a second copy
+ * (failover can send one) is taken without a write. Sent in place of another
+ * chunk, the one it displaced is missing, and the session must not succeed.
+ */
+static void test_a_chunk_for_a_finished_file_leaves_it_whole_and_the_server_serves_on(void **state)
+{
+	struct fx *fx = *state;
+	char said[1024], root[4096], a[4096], src_a[4096], what[256];
+	uint64_t n = 1 + LONG_BYTES / (4 * KiB), bytes = 100 + LONG_BYTES;
+
+	push_lied(fx, liar_tell(LIE_FINISHED, 1), 100, LONG_BYTES, said, sizeof(said), root);
+	t_path(a, root, "a");
+	t_path(src_a, fx->base, "src/a");
+	file_same(src_a, a, 100);
+	snprintf(what, sizeof(what),
+		 "the sender sent %" PRIu64 " chunks (%" PRIu64 " bytes of the %" PRIu64
+		 " announced), %" PRIu64 " chunks (%" PRIu64 " bytes) arrived",
+		 n, bytes, bytes, n - 1, bytes - 4 * KiB);
+	server_said(said, what);
+}
+
+static void test_a_pull_server_lying_about_an_offset_fails_the_pull_and_serves_on(void **state)
+{
+	pull_refused(*state, liar_tell(LIE_OFFSET, 0),
+		     "the sender sent chunk 0 as 4096 bytes at offset 4096 of \"a\", which is not "
+		     "where the plan puts it");
+}
+
+static void test_a_pull_server_writing_to_an_unknown_slot_fails_the_pull_and_serves_on(void **state)
+{
+	pull_refused(*state, liar_tell(LIE_SLOT_UNKNOWN, 0),
+		     "the sender wrote to a slot that does not exist");
+}
+
+/* ---- credits: a hostile receiver ---- */
+
+#define CREDIT_LIE "the receiver returned a credit for a slot it does not hold"
+
+/*
+ * A push of a_bytes (file a) to a server whose transport is tr, the liar,
+ * with the client's transport ctr (NULL: the loopback) and helpers: the
+ * client fails with its own sentence CREDIT_LIE, and the server serves on.
+ */
+static void push_credit_refused(struct fx *fx, const struct eng_transport *tr,
+				const struct eng_transport *ctr, size_t a_bytes, unsigned helpers)
+{
+	static const unsigned rails[] = {1};
+	char src[4096], root[4096], a[4096];
+	const char *push_src[] = {a};
+	struct eng_copy_opts cp;
+	struct topo_plan plan;
+	struct eng_report r;
+	int err;
+
+	fx_dir(fx, "src", src);
+	fx_dir(fx, "root", root);
+	pattern_write(src, "a", a_bytes, 1);
+	t_path(a, src, "a");
+	plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET);
+	server_start(&fx->srv, tr, root, NULL);
+	plan_make(&plan, rails, 1, 1, 1, BUDGET);
+	plan.helpers = helpers;
+	cp = copy_opts(ENG_PUSH, push_src, 1, "");
+	err = copy(&fx->srv, &plan, &cp, ctr, &r);
+	assert_true(atomic_load(&liar.told));
+	assert_int_not_equal(err, 0);
+	print_message("the client: %s\n", rcp_err_msg(err));
+	if (!strstr(rcp_err_msg(err), CREDIT_LIE))
+		fail_msg("the client said \"%s\", not \"%s\"", rcp_err_msg(err), CREDIT_LIE);
+	assert_int_equal(t_count_tmp(root), 0);
+	bench_ok(&fx->srv, NULL);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+/* One chunk, so every other slot is never written: a credit for the last of them. */
+static void
+test_a_credit_for_a_slot_never_used_fails_the_push_and_the_server_serves_on(void **state)
+{
+	push_credit_refused(*state, liar_tell(LIE_CREDIT_UNUSED, 0), NULL, 100, 0);
+}
+
+/*
+ * The sender's chunks after the first are held where their reads end
+ * (session_gate.h): the credit of the first names the second's slot, which
+ * the sender has claimed but not written. Taken, that slot would be claimed
+ * again while its task is still out.
+ */
+static void test_a_credit_for_a_slot_still_being_read_fails_the_push_at_once(void **state)
+{
+	push_credit_refused(*state, liar_tell(LIE_CREDIT_HELD, 0), gate_arm(1), FILE_BYTES, 1);
+	assert_true(atomic_load(&gate.hit));
+	assert_false(atomic_load(&gate.gave_up)); /* it ended at once, not after the gate's 10 s */
+}
+
+/* A pull: the server is the sender, the client the liar. */
+static void test_a_credit_for_an_unknown_slot_ends_the_pull_and_the_server_serves_on(void **state)
+{
+	static const unsigned rails[] = {1};
+	const char *pull_src[] = {"a"};
+	struct fx *fx = *state;
+	char root[4096], dst[4096], said[1024];
+	struct eng_copy_opts cp;
+	struct topo_plan plan;
+	struct eng_report r;
+	int err;
+
+	fx_dir(fx, "root", root);
+	fx_dir(fx, "dst", dst);
+	pattern_write(root, "a", FILE_BYTES, 1);
+	plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET);
+	server_start(&fx->srv, NULL, root, NULL);
+	plan_make(&plan, rails, 1, 1, 1, BUDGET);
+	cp = copy_opts(ENG_PULL, pull_src, 1, dst);
+	log_capture_start(fx);
+	err = copy(&fx->srv, &plan, &cp, liar_tell(LIE_CREDIT_UNKNOWN, 0), &r);
+	assert_true(atomic_load(&liar.told));
+	assert_int_not_equal(err, 0);
+	assert_true(server_failed(said, sizeof(said)));
+	log_capture_end();
+	print_message("the client: %s\nthe server: %s\n", rcp_err_msg(err), said);
+	server_said(said, CREDIT_LIE);
+	assert_int_equal(t_count_tmp(dst), 0);
+	assert_true(dir_empty(dst));
+	bench_ok(&fx->srv, NULL);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -418,7 +646,14 @@ int main(void)
 		M(test_a_chunk_longer_than_its_slot_ends_the_session_and_the_server_serves_on),
 		M(test_a_chunk_shorter_than_planned_ends_the_session_and_the_server_serves_on),
 		M(test_a_write_without_a_credit_ends_the_session_and_the_server_serves_on),
+		M(test_a_chunk_for_a_finished_file_leaves_it_whole_and_the_server_serves_on),
+		M(test_a_pull_server_lying_about_an_offset_fails_the_pull_and_serves_on),
+		M(test_a_pull_server_writing_to_an_unknown_slot_fails_the_pull_and_serves_on),
+		M(test_a_credit_for_a_slot_never_used_fails_the_push_and_the_server_serves_on),
+		M(test_a_credit_for_a_slot_still_being_read_fails_the_push_at_once),
+		M(test_a_credit_for_an_unknown_slot_ends_the_pull_and_the_server_serves_on),
 	};
 
+	(void)canceller_main; /* session_gate.h's, for tests that cancel */
 	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
 }
