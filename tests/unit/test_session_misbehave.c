@@ -59,7 +59,8 @@ static struct liar {
 	struct eng_chunk_hdr finished;	/* LIE_FINISHED: that chunk's header, as it went */
 	_Atomic bool have_finished;
 	_Atomic bool finished_credited;
-	_Atomic bool told; /* the lie went out */
+	_Atomic bool told;    /* the lie went out */
+	_Atomic bool dup_out; /* LIE_NO_CREDIT: the second write too */
 } liar;
 
 static struct eng_transport liar_tr;
@@ -156,8 +157,10 @@ static int liar_write_imm(struct eng_ep *ep, const struct eng_write *w, unsigned
 	}
 	err = liar.real->write_imm(ep, ws, n);
 	/* The same write again at once: its slot's chunk has not even been seen yet. */
-	if (!err && again < n)
+	if (!err && again < n) {
 		err = liar.real->write_imm(ep, &ws[again], 1);
+		atomic_store(&liar.dup_out, true);
+	}
 	return err;
 }
 
@@ -285,9 +288,86 @@ static const struct eng_transport *liar_tell(enum lie lie, uint64_t seq)
 	liar.real = NULL;
 	liar.cfg = NULL;
 	atomic_store(&liar.told, false);
+	atomic_store(&liar.dup_out, false);
 	atomic_store(&liar.have_finished, false);
 	atomic_store(&liar.finished_credited, false);
 	return &liar_tr;
+}
+
+/*
+ * The victim's transport for LIE_NO_CREDIT: the loopback, but its workers
+ * see no completion between the liar's two writes of one chunk, so both
+ * arrive in one poll, while the first one's task is surely still out (the
+ * victim has a helper). Otherwise a fast victim could have taken the first
+ * and returned its credit before the second arrived: a second copy then,
+ * which the receiver cannot tell from one sent with a credit.
+ */
+static const struct eng_tr_ops *held_real;
+static const struct eng_conn_cfg *held_cfg;
+static struct eng_transport held_tr;
+
+static int held_poll(struct eng_cq *cq, struct eng_wc *wc, int max)
+{
+	if (atomic_load(&liar.told) && !atomic_load(&liar.dup_out))
+		return 0;
+	return held_real->poll(cq, wc, max);
+}
+
+static int held_cq_arm(struct eng_cq *cq)
+{
+	return held_real->arm(cq);
+}
+
+static int held_event_fd(struct eng_cq *cq)
+{
+	return held_real->event_fd(cq);
+}
+
+static void held_ack_events(struct eng_cq *cq)
+{
+	held_real->ack_events(cq);
+}
+
+/* Only CQs use this table: the endpoints' operations are not in it. */
+static const struct eng_tr_ops held_ops = {
+	.name = "held loopback",
+	.poll = held_poll,
+	.arm = held_cq_arm,
+	.event_fd = held_event_fd,
+	.ack_events = held_ack_events,
+};
+
+static int held_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **conn_out)
+{
+	held_cfg = cfg;
+	return eng__transport_loopback()->conn_create(cfg, conn_out);
+}
+
+static int held_accept_all(struct eng_conn *conn, int ctl_fd, int timeout_ms)
+{
+	int err = eng__transport_loopback()->accept_all(conn, ctl_fd, timeout_ms);
+	unsigned i, k;
+
+	for (i = 0; !err && i < held_cfg->n_workers; i++)
+		for (k = 0; k < held_cfg->worker[i]->n_cqs; k++) {
+			struct eng_cq *cq = held_cfg->worker[i]->cq[k];
+
+			if (!held_real)
+				held_real = cq->ops;
+			if (cq->ops == held_real)
+				cq->ops = &held_ops;
+		}
+	return err;
+}
+
+static const struct eng_transport *held_arm(void)
+{
+	held_tr = *eng__transport_loopback();
+	held_tr.name = "held loopback";
+	held_tr.conn_create = held_conn_create;
+	held_tr.accept_all = held_accept_all;
+	held_real = NULL;
+	return &held_tr;
 }
 
 /* ---- the server's log: stderr into a file while a session runs ---- */
@@ -373,11 +453,13 @@ static void server_said(const char *said, const char *what)
 }
 
 /*
- * A push of files a (a_bytes) and b (b_bytes) over tr, the liar: the
+ * A push of files a (a_bytes) and b (b_bytes) over tr, the liar, to a
+ * server over srv_tr (NULL: the loopback; else held_tr, with a helper): the
  * push fails, the server's sentence goes to said, b is not in the root and
  * no temporary is; the server then serves a bench. The root is root_out.
  */
-static void push_lied(struct fx *fx, const struct eng_transport *tr, size_t a_bytes, size_t b_bytes,
+static void push_lied(struct fx *fx, const struct eng_transport *tr,
+		      const struct eng_transport *srv_tr, size_t a_bytes, size_t b_bytes,
 		      char *said, size_t said_len, char root_out[4096])
 {
 	static const unsigned rails[] = {1};
@@ -395,7 +477,8 @@ static void push_lied(struct fx *fx, const struct eng_transport *tr, size_t a_by
 	t_path(a, src, "a");
 	t_path(b, src, "b");
 	plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET);
-	server_start(&fx->srv, NULL, root_out, NULL);
+	fx->srv.plan.helpers = srv_tr ? 1 : 0; /* a held victim: chunks' tasks surely out */
+	server_start(&fx->srv, srv_tr, root_out, NULL);
 	plan_make(&plan, rails, 1, 1, 1, BUDGET);
 	cp = copy_opts(ENG_PUSH, push_src, 2, "");
 	log_capture_start(fx);
@@ -413,11 +496,12 @@ static void push_lied(struct fx *fx, const struct eng_transport *tr, size_t a_by
 }
 
 /* A push whose first chunk lies: the server says what, and nothing is left in the root. */
-static void push_refused(struct fx *fx, const struct eng_transport *tr, const char *what)
+static void push_refused(struct fx *fx, const struct eng_transport *tr,
+			 const struct eng_transport *srv_tr, const char *what)
 {
 	char said[1024], root[4096];
 
-	push_lied(fx, tr, FILE_BYTES, FILE_BYTES, said, sizeof(said), root);
+	push_lied(fx, tr, srv_tr, FILE_BYTES, FILE_BYTES, said, sizeof(said), root);
 	server_said(said, what);
 	assert_true(dir_empty(root));
 }
@@ -462,47 +546,47 @@ static void pull_refused(struct fx *fx, const struct eng_transport *tr, const ch
 static void
 test_a_chunk_with_an_unknown_slot_ends_the_session_and_the_server_serves_on(void **state)
 {
-	push_refused(*state, liar_tell(LIE_SLOT_UNKNOWN, 0),
+	push_refused(*state, liar_tell(LIE_SLOT_UNKNOWN, 0), NULL,
 		     "the sender wrote to a slot that does not exist");
 }
 
 static void
 test_a_chunk_header_naming_another_slot_ends_the_session_and_the_server_serves_on(void **state)
 {
-	push_refused(*state, liar_tell(LIE_HDR_SLOT, 0),
+	push_refused(*state, liar_tell(LIE_HDR_SLOT, 0), NULL,
 		     "the sender sent a chunk header that names another slot");
 }
 
 static void
 test_a_chunk_header_lying_about_its_file_ends_the_session_and_the_server_serves_on(void **state)
 {
-	push_refused(*state, liar_tell(LIE_FILE, 0), "which is not where the plan puts it");
+	push_refused(*state, liar_tell(LIE_FILE, 0), NULL, "which is not where the plan puts it");
 }
 
 static void
 test_a_chunk_header_lying_about_its_offset_ends_the_session_and_the_server_serves_on(void **state)
 {
-	push_refused(*state, liar_tell(LIE_OFFSET, 0),
+	push_refused(*state, liar_tell(LIE_OFFSET, 0), NULL,
 		     "as 4096 bytes at offset 4096 of \"a\", which is not where the plan puts it");
 }
 
 static void
 test_a_chunk_longer_than_its_slot_ends_the_session_and_the_server_serves_on(void **state)
 {
-	push_refused(*state, liar_tell(LIE_LEN_LONG, 0),
+	push_refused(*state, liar_tell(LIE_LEN_LONG, 0), NULL,
 		     "the sender sent a chunk longer than its slot");
 }
 
 static void
 test_a_chunk_shorter_than_planned_ends_the_session_and_the_server_serves_on(void **state)
 {
-	push_refused(*state, liar_tell(LIE_LEN_SHORT, 0),
+	push_refused(*state, liar_tell(LIE_LEN_SHORT, 0), NULL,
 		     "as 4095 bytes at offset 0 of \"a\", which is not where the plan puts it");
 }
 
 static void test_a_write_without_a_credit_ends_the_session_and_the_server_serves_on(void **state)
 {
-	push_refused(*state, liar_tell(LIE_NO_CREDIT, 0),
+	push_refused(*state, liar_tell(LIE_NO_CREDIT, 0), held_arm(),
 		     "the sender wrote into a slot it held no credit for");
 }
 
@@ -520,7 +604,7 @@ static void test_a_chunk_for_a_finished_file_leaves_it_whole_and_the_server_serv
 	char said[1024], root[4096], a[4096], src_a[4096], what[256];
 	uint64_t n = 1 + LONG_BYTES / (4 * KiB), bytes = 100 + LONG_BYTES;
 
-	push_lied(fx, liar_tell(LIE_FINISHED, 1), 100, LONG_BYTES, said, sizeof(said), root);
+	push_lied(fx, liar_tell(LIE_FINISHED, 1), NULL, 100, LONG_BYTES, said, sizeof(said), root);
 	t_path(a, root, "a");
 	t_path(src_a, fx->base, "src/a");
 	file_same(src_a, a, 100);
