@@ -175,8 +175,15 @@ static int liar_send_imm(struct eng_ep *ep, uint64_t wr_id, bool signaled, uint3
 		imm = l->n_slots - 1;
 	else if (liar.lie == LIE_CREDIT_UNKNOWN)
 		imm = l->n_slots + 3;
-	else
+	else {
+		/*
+		 * Not before the sender's second read is held (session_gate.h):
+		 * only then is the next slot surely claimed and not written. This
+		 * holds the liar's worker alone, never the victim's.
+		 */
+		(void)WAIT_FOR(atomic_load(&gate.hit)); /* the test asserts it held */
 		imm = (imm + 1) % l->n_slots;
+	}
 	return liar.real->send_imm(ep, wr_id, signaled, imm);
 }
 
