@@ -158,6 +158,7 @@ static void chunk_write(struct eng_stripe *s, unsigned slot, struct eng_write *o
 	struct eng_chunk_hdr *h = &l->hdr[slot];
 
 	*h = s->task[slot].hdr;
+	s->task[slot].posted = true;
 	*out = (struct eng_write){
 		.wr_id = wr_id_of(s, ENG_WR_WRITE),
 		.signaled = signal_now(s),
@@ -251,21 +252,22 @@ static void chunk_done(struct eng_stripe *s, uint32_t len)
 	atomic_fetch_add_explicit(&s->worker->done_chunks, 1, memory_order_release);
 }
 
-/* Sender: a credit came back for slot imm. */
+/*
+ * Sender: a credit came back for slot imm. Only a slot whose write is out
+ * may be credited: not one never written, free, credited already, or one
+ * claimed whose chunk is still being read (or ready, not yet posted). The
+ * count of writes out is not enough to tell: a hostile receiver that names
+ * a claimed slot would have it claimed again while its task is still out
+ * (test_session_misbehave.c).
+ */
 static void on_credit(struct eng_stripe *s, uint32_t slot)
 {
-	unsigned i;
-
-	if (slot >= s->link.n_slots || s->outstanding == 0) {
+	if (slot >= s->link.n_slots || !s->task[slot].posted) {
 		stripe_fail(s, -EPROTO,
 			    "the receiver returned a credit for a slot it does not hold");
 		return;
 	}
-	for (i = 0; i < s->n_free; i++)
-		if (s->free_slot[i] == slot) {
-			stripe_fail(s, -EPROTO, "the receiver returned a credit twice");
-			return;
-		}
+	s->task[slot].posted = false;
 	s->free_slot[s->n_free++] = slot;
 	s->outstanding--;
 	s->task[slot].held = false;
