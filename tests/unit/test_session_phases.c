@@ -457,7 +457,8 @@ PHASE_TEST(test_finish_server_silent, J_PUSH, true, "result", H_NONE, SHORT_MS,
 PHASE_TEST(test_finish_client_silent, J_PUSH, false, "done", H_NONE, SHORT_MS,
 	   "the client did not answer in time (waiting for its 'done')")
 
-int main(void)
+/* Optional argument: run only the tests whose names match it (cmocka's filter). */
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_hello_server_silent),	     T(test_hello_client_silent),
@@ -469,5 +470,7 @@ int main(void)
 		T(test_finish_server_silent),	     T(test_finish_client_silent),
 	};
 
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
 	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
 }
