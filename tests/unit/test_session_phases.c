@@ -145,7 +145,8 @@ static void *relay_main(void *arg)
 	r->sfd = raw_connect(r->server_port);
 	while (!atomic_load(&r->quit)) {
 		for (dir = 0; dir < 2; dir++)
-			pfd[dir] = (struct pollfd){.fd = r->d[dir].closed ? -1 : relay_fd(r, dir, true),
+			pfd[dir] = (struct pollfd){.fd = r->d[dir].closed ? -1
+									  : relay_fd(r, dir, true),
 						   .events = POLLIN};
 		if (poll(pfd, 2, 50) <= 0)
 			continue;
@@ -174,8 +175,11 @@ static void relay_start(struct relay *r, uint16_t server_port, int silent_dir, c
 	struct sockaddr_in a = {.sin_family = AF_INET};
 	socklen_t len = sizeof(a);
 
-	*r = (struct relay){.cfd = -1, .sfd = -1, .server_port = server_port,
-			    .silent_dir = silent_dir, .cut = cut};
+	*r = (struct relay){.cfd = -1,
+			    .sfd = -1,
+			    .server_port = server_port,
+			    .silent_dir = silent_dir,
+			    .cut = cut};
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	r->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	assert_true(r->lfd >= 0);
@@ -314,8 +318,8 @@ static void *client_main(void *arg)
 	return NULL;
 }
 
-static void client_start(struct client *c, const struct phase *ph, uint16_t port,
-			 const char *key, const char *big, const char *dst)
+static void client_start(struct client *c, const struct phase *ph, uint16_t port, const char *key,
+			 const char *big, const char *dst)
 {
 	static const unsigned rails[] = {1};
 
@@ -377,7 +381,10 @@ static void phase_run(struct fx *fx, const struct phase *ph)
 	fx->srv.timeout_ms = ph->server_silent ? LONG_MS : SHORT_MS;
 	server_start(&fx->srv, ph->server_silent ? &silent_tr : &waiting_tr, root, key);
 	relay_start(&rl, (uint16_t)atomic_load(&fx->srv.port),
-		    ph->hold ? -1 : ph->server_silent ? 1 : 0, ph->cut);
+		    ph->hold		? -1
+		    : ph->server_silent ? 1
+					: 0,
+		    ph->cut);
 	client_start(&cl, ph, rl.port, key, big, dst);
 	/* The waiting side's end: the client's return, or the server's close. */
 	if (ph->server_silent)
