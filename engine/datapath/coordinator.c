@@ -137,6 +137,17 @@ int eng__job_run(struct eng_job *job, void (*progress)(struct eng_job *job, void
 			progress(job, ctx);
 	}
 	eng__job_stop(job);
+	/*
+	 * Bounded against the peer and the fabric by construction: a worker reads
+	 * job->stop every round, and nothing in a round waits for them (posts and
+	 * polls return at once, its sleep is ENG_SLEEP_MS). Only local file I/O
+	 * can hold it: its own pread, pwrite, open or fsync when it has no
+	 * helpers, and eng__helpers_stop's joins (helpers.c). A disk that never
+	 * answers (a dead hard NFS mount, a suspended device) holds this join as
+	 * long; no user-space code can cancel that system call, and the I/O lands
+	 * in slot memory freed after the join, so waiting is the safe choice
+	 * (issue 13's audit). The peer meanwhile ends at its stall limit.
+	 */
 	for (i = 0; i < job->n_workers; i++)
 		if (job->worker[i].started)
 			pthread_join(job->worker[i].thread, NULL);

@@ -198,6 +198,7 @@ struct eng_job {
 	int wake_fd;	       /* eventfd: a worker has news for the coordinator */
 	int stop_fd;	       /* eventfd: readable once the job stops */
 	unsigned busy_poll_us; /* spin this long before sleeping on the CQ */
+	unsigned stall_ms;     /* ENG_STALL_MS; tests shorten it (no option sets it) */
 	unsigned helpers;      /* per worker; 0: prepare, I/O and complete on the worker */
 	unsigned io_depth;     /* per helper (or worker): ring entries; 0: pread and pwrite */
 	_Atomic int io_ring;   /* 1: the helpers' I/O goes through io_uring, -errno: it could not */

@@ -386,7 +386,14 @@ static void helper_loop_ring(struct eng_helper *h)
 		if (!busy && !h->ring_dead)
 			ring_wait(h);
 	}
-	/* What the kernel took still lands in slot memory, freed after the join: wait for it. */
+	/*
+	 * What the kernel took still lands in slot memory, freed after the join:
+	 * wait for it. Bounded as the disk is: inflight counts file I/O only (the
+	 * poll on efd is not counted, so no peer and no missing wake-up can hold
+	 * it), and a task's later steps (a short count, fsync, rename) are few.
+	 * A disk that never answers holds it, and must: returning would free
+	 * memory the kernel still writes. An error (EINTR) just waits again.
+	 */
 	while (h->inflight > 0)
 		if (io_uring_wait_cqe(&h->ring, &cqe) == 0)
 			ring_reap(h);
@@ -521,7 +528,11 @@ static void own_stop(struct eng_worker *w)
 
 	if (!h)
 		return;
-	/* What the kernel took still lands in slot memory, freed after the worker: wait for it. */
+	/*
+	 * What the kernel took still lands in slot memory, freed after the worker:
+	 * wait for it. Bounded as the disk is, for the reasons helper_loop_ring
+	 * gives for its own wait.
+	 */
 	while (h->inflight > 0)
 		if (io_uring_wait_cqe(&h->ring, &cqe) == 0)
 			ring_reap(h);
@@ -581,6 +592,14 @@ void eng__helpers_stop(struct eng_worker *w)
 	for (i = 0; i < w->n_helpers; i++) {
 		struct eng_helper *h = &w->helper[i];
 
+		/*
+		 * Bounded as the disk is: quit is set and efd signalled above (the
+		 * ring's poll or the sync loop's ENG_SLEEP_MS poll sees it), a helper
+		 * drops its queue and waits only for the file I/O it has in flight or
+		 * the task it is running (pread, pwrite, open, fsync, rename: local,
+		 * never the peer's). A hung disk holds it; the helper uses slot memory
+		 * and the task until then, so it is waited for, not abandoned.
+		 */
 		if (h->started)
 			pthread_join(h->thread, NULL);
 		if (h->efd >= 0)

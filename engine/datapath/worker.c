@@ -117,12 +117,12 @@ static void worker_stalled(struct eng_worker *w)
 		busy += w->stripe[i]->busy;
 	if (busy)
 		eng__job_fail(w->job, -ETIMEDOUT,
-			      "no chunk's file I/O finished for %d s: the disk or file system "
+			      "no chunk's file I/O finished for %u s: the disk or file system "
 			      "stalled",
-			      ENG_STALL_MS / 1000);
+			      w->job->stall_ms / 1000);
 	else if (eng__job_fail(w->job, -ETIMEDOUT,
-			       "no completion for %d s: the peer or the fabric stalled",
-			       ENG_STALL_MS / 1000))
+			       "no completion for %u s: the peer or the fabric stalled",
+			       w->job->stall_ms / 1000))
 		atomic_store(&w->job->fabric_err, true);
 }
 
@@ -163,7 +163,7 @@ static bool worker_round(struct eng_worker *w, uint64_t *idle_since, bool *told_
 	 */
 	if (n > 0 || m || !eng__worker_alive(w))
 		*idle_since = rcp_now_ns();
-	else if (!*told_idle && rcp_now_ns() - *idle_since > ENG_STALL_MS * 1000000ull)
+	else if (!*told_idle && rcp_now_ns() - *idle_since > job->stall_ms * 1000000ull)
 		worker_stalled(w);
 	for (k = 0; k < n; k++)
 		eng__stripe_complete(&wc[k]);

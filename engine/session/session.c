@@ -187,6 +187,25 @@ static int heard(struct eng_session *s, json_t *msg, bool *kept)
 	return rcp_err(-EPROTO, "%s sent a message in the middle of the transfer", s->peer_name);
 }
 
+/*
+ * A receiver that has every chunk waits for the sender's "done" alone: a
+ * control step, held to --timeout like the others. Without this deadline
+ * the wait ended only at the stall limit (60 s, and 3 s more for the peer's
+ * reason) with a sentence blaming the fabric (test_session_phases.c,
+ * test_finish_client_silent).
+ */
+static void done_deadline(struct eng_session *s, struct eng_job *job)
+{
+	if (s->role != ENG_RECEIVER || s->done || atomic_load(&job->stop) ||
+	    eng__job_done_chunks(job) < job->src.n_chunks)
+		return;
+	if (!s->all_in_ns)
+		s->all_in_ns = rcp_now_ns();
+	else if (rcp_now_ns() - s->all_in_ns > (uint64_t)s->timeout_ms * 1000000ull)
+		eng__job_fail(job, -ETIMEDOUT, "%s did not answer in time (waiting for its '%s')",
+			      s->peer_name, ENG_MSG_DONE);
+}
+
 static void session_watch(struct eng_job *job, void *ctx)
 {
 	struct eng_session *s = ctx;
@@ -219,6 +238,8 @@ static void session_watch(struct eng_job *job, void *ctx)
 	}
 	if (got == 0 && !atomic_load(&job->stop) && !s->done)
 		got = lost_tell(s);
+	if (got == 0)
+		done_deadline(s, job);
 	/* The peer's own sentence ("the server says: ...") needs no more; else it went away. */
 	if (got < 0 &&
 	    !(from_peer && got == -ECONNABORTED ? eng__job_fail(job, got, "%s", rcp_err_msg(got))

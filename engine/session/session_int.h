@@ -91,8 +91,9 @@ struct eng_session {
 	struct eng_job *job;
 	struct eng_conn_cfg conn_cfg;
 	struct eng_conn *conn;
-	json_t *done;	  /* the receiver's: the sender's "done" */
-	bool no_failover; /* a failed rail fails the job (else its chunks go to the others) */
+	json_t *done;	    /* the receiver's: the sender's "done" */
+	uint64_t all_in_ns; /* the receiver's: when every chunk had arrived (0: not yet) */
+	bool no_failover;   /* a failed rail fails the job (else its chunks go to the others) */
 	/*
 	 * Failover: each of the job's stripes by the server's number (what a
 	 * "lost" frame names), and whether the peer knows it went down.
