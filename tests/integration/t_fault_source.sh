@@ -1,8 +1,10 @@
 # A source file written to while railcp reads it, over real verbs: the copy
 # must end with one line and exit status 1, and the receiver must never
 # put what it got under the final name (it would be neither the old file
-# nor the new). Each case starts a slow push (one QP, 64 KiB chunks) of 48
-# MiB, waits until the receiver's temporary holds 8 MiB, then:
+# nor the new). Each case starts a slow push (one QP, 64 KiB chunks) of 128
+# MiB, waits until the receiver's temporary holds 8 MiB, then (with 120 MiB
+# still to go, seconds even on an idle host, so the change cannot come
+# after the copy ended; with 48 MiB a loaded CI host once missed it):
 # (a) appends to the source (grown);
 # (b) cuts it to 16 MiB (truncated);
 # (c) rewrites 1 MiB in place (same size, a new mtime);
@@ -14,7 +16,7 @@ dir=$(mktemp -d)
 cd "$dir" || fail "cannot enter $dir"
 mkdir root back
 log=serve.log
-size=$((48 << 20))
+size=$((128 << 20))
 slow="--qps-per-rail 1 --rails rxe0:1 --chunk 64K"
 
 # The temporary beneath $1 holds at least 8 MiB (tmpfs: its blocks are the bytes written).
