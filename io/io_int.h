@@ -47,6 +47,8 @@ bool io__is_memfs(int fd);
  */
 #define IO_TMP_PREFIX ".railcp-tmp-"
 #define IO_TMP_PREFIX_LEN (sizeof(IO_TMP_PREFIX) - 1)
+/* In a directory a --partial copy made, until its metadata is applied (root.c). */
+#define IO_DIR_MARKER IO_TMP_PREFIX "dir"
 
 /* Whether the component c of n bytes starts with IO_TMP_PREFIX. */
 static inline bool io__is_tmp_name(const char *c, size_t n)

@@ -12,6 +12,10 @@
  * (cp -p would change it; a server must not let a client set any directory
  * beneath its root to 0000). The made ones are remembered by device and
  * inode, so one swapped in under the same name later is left alone too.
+ * With IO_ROOT_PARTIAL a directory made gets a marker (IO_DIR_MARKER) until
+ * its metadata is applied, so a copy that resumes one an interrupted copy
+ * made knows it as made by a copy, not the receiver's own, and gives it the
+ * source's mode and mtime too; the marker goes just before them.
  * Symlinks are made under a temporary name and renamed over the final one,
  * so an existing entry is replaced atomically and a failure leaves nothing
  * half-made.
@@ -177,9 +181,46 @@ static void made_add(struct io_root *root, const struct stat *st)
 	pthread_mutex_unlock(&root->lock);
 }
 
+/* Whether directory last (beneath pfd) holds the marker of a copy that made it. */
+static bool dir_marked(int pfd, const char *last)
+{
+	struct stat st;
+	int fd = openat(pfd, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	bool marked = fd >= 0 && fstatat(fd, IO_DIR_MARKER, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		      S_ISREG(st.st_mode) && st.st_uid == geteuid();
+
+	if (fd >= 0)
+		close(fd);
+	return marked;
+}
+
+/* Mark directory last (beneath pfd), just made: a copy made it (see the top). */
+static int dir_mark(int pfd, const char *last, const char *path)
+{
+	char esc[IO_ESC_MAX];
+	int fd = openat(pfd, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), mfd = -1;
+
+	if (fd >= 0)
+		mfd = openat(fd, IO_DIR_MARKER, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			     0600);
+	if (mfd < 0 && errno != EEXIST) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return rcp_err(-e, "cannot mark the directory \"%s\" as made by this copy: %s",
+			       io__path_escape(path, strlen(path), esc), strerror(e));
+	}
+	if (mfd >= 0)
+		close(mfd);
+	close(fd);
+	return 0;
+}
+
 int io_root_mkdir(struct io_root *root, const struct io_entry *e)
 {
-	bool keep = root->flags & IO_ROOT_KEEP_META;
+	bool partial = root->flags & IO_ROOT_PARTIAL;
+	bool keep = root->flags & (IO_ROOT_KEEP_META | IO_ROOT_PARTIAL);
 	char esc[IO_ESC_MAX];
 	const char *last;
 	struct stat st;
@@ -196,8 +237,11 @@ int io_root_mkdir(struct io_root *root, const struct io_entry *e)
 	if (mkdirat(pfd, last, (e->mode & 0777) | 0700) < 0) {
 		err = -errno;
 		if (err == -EEXIST && fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISDIR(st.st_mode))
+		    S_ISDIR(st.st_mode)) {
 			err = 0; /* copying into an existing directory, as cp -r does */
+			if (partial && dir_marked(pfd, last))
+				made_add(root, &st); /* an interrupted copy made it */
+		}
 		else if (err == -EEXIST)
 			err = rcp_err(err,
 				      "cannot create the directory \"%s\": something else is "
@@ -210,6 +254,8 @@ int io_root_mkdir(struct io_root *root, const struct io_entry *e)
 	} else if (keep && fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		   S_ISDIR(st.st_mode)) {
 		made_add(root, &st); /* else it was swapped at once: not ours to change */
+		if (partial)
+			err = dir_mark(pfd, last, e->path);
 	}
 	close(pfd);
 	return err;
@@ -311,6 +357,14 @@ static int dir_meta_apply(struct io_root *root, const struct io_entry *e)
 	id = (struct io_dir_id){st.st_dev, st.st_ino};
 	if (!root->n_made || !bsearch(&id, root->made, root->n_made, sizeof(id), id_cmp))
 		goto out_close; /* it existed before the copy: the receiver's own */
+	if ((root->flags & IO_ROOT_PARTIAL) && unlinkat(fd, IO_DIR_MARKER, 0) < 0 &&
+	    errno != ENOENT) {
+		err = rcp_err(-errno, "cannot remove the marker of the directory \"%s\": %s",
+			      io__path_escape(e->path, strlen(e->path), esc), strerror(errno));
+		goto out_close;
+	}
+	if (!(root->flags & IO_ROOT_KEEP_META))
+		goto out_close; /* only the marker was to go */
 	io__mtime_times(e->mtime_ns, ts);
 	/* setuid/setgid never survive: the peer does not choose what runs as us */
 	if (fchmod(fd, e->mode & 01777) < 0 || futimens(fd, ts) < 0)
@@ -350,7 +404,7 @@ int io_root_dirs_finish(struct io_root *root, const struct io_manifest *m)
 	size_t i, n = 0;
 	int err = 0;
 
-	if (!(root->flags & IO_ROOT_KEEP_META))
+	if (!(root->flags & (IO_ROOT_KEEP_META | IO_ROOT_PARTIAL)))
 		return 0;
 	order = malloc((m->n ? m->n : 1) * sizeof(*order));
 	if (!order)

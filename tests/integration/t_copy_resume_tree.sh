@@ -8,7 +8,8 @@
 # the kill came plus a small margin (what was in flight); --json's bytes
 # (what travelled), bytes_kept (--partial) and bytes_skipped (-u) must add
 # up to the tree. The copy must equal the source, each file's bytes, mode
-# and mtime to the nanosecond, and no .railcp-tmp-* may be left. A resume
+# and mtime to the nanosecond and each directory's mode and mtime, and no
+# .railcp-tmp-* may be left. A resume
 # that sends everything again, or one that loses what landed, fails here.
 . tests/integration/lib.sh
 need_rdma
@@ -114,11 +115,9 @@ assert sent <= 0.55 * total, ("sent more than 55%% of the tree", sent, total)
 }
 
 # same LABEL: root/tree equals src/tree: the same names, each file's bytes,
-# mode and mtime (ns). Directories are compared too but only reported: the
-# resume finds the directories the cut copy made and leaves them as they
-# are (io/root.c gives mode and mtime only to the directories a copy makes
-# itself), so their mtimes are not the source's; issue 12's goal ("identical
-# with metadata") is not met for directories yet, and this says so.
+# mode and mtime (ns), and each directory's mode and mtime (ns): the resume
+# knows the directories the cut copy made by their marker (io/root.c) and
+# gives them the source's metadata as if it had made them itself.
 same() {
 	/usr/bin/python3 -c '
 import hashlib, os, stat, sys
@@ -141,9 +140,9 @@ assert set(a) == set(b), ("names differ", sorted(set(a) ^ set(b))[:10])
 bad = [(k, a[k], b[k]) for k in sorted(a) if a[k][0] == "f" and a[k] != b[k]]
 assert not bad, ("%d files differ (name, source, copy)" % len(bad), bad[:5])
 dirs = [(k, oct(a[k][1]), a[k][2], oct(b[k][1]), b[k][2]) for k in sorted(a) if a[k][0] == "d" and a[k] != b[k]]
-print("%s: %d files equal, bytes, mode and mtime; %d of %d directories differ in mode or mtime%s"
-      % (sys.argv[1], sum(v[0] == "f" for v in a.values()), len(dirs), sum(v[0] == "d" for v in a.values()),
-         (": " + repr(dirs[:2])) if dirs else ""))
+assert not dirs, ("%d directories differ in mode or mtime (name, source, copy)" % len(dirs), dirs[:3])
+print("%s: %d files and %d directories equal the source: bytes, mode and mtime"
+      % (sys.argv[1], sum(v[0] == "f" for v in a.values()), sum(v[0] == "d" for v in a.values())))
 ' "$1" || fail "$1: the copy differs from the source"
 	expect_no_temps root
 }

@@ -808,6 +808,56 @@ static void test_keep_meta_leaves_a_directory_swapped_in_after_mkdir_alone(void 
 	io_root_close(r);
 }
 
+/*
+ * --partial: a directory a copy made keeps a marker until its metadata is
+ * applied, so the copy that resumes an interrupted one treats it as made
+ * by a copy (mode and mtime from the source, the marker gone), while one
+ * without the marker is still the receiver's own.
+ */
+static void test_a_resume_gives_metadata_to_the_directories_a_cut_copy_made(void **state)
+{
+	const unsigned flags = IO_ROOT_KEEP_META | IO_ROOT_PARTIAL;
+	struct fixture *fx = *state;
+	struct io_root *r = root_of(fx, flags);
+	struct fe made, own;
+	char p[4096];
+	struct io_manifest m;
+
+	fe_other(&made, IO_DIR, "made", NULL);
+	made.e.mode = 0711;
+	made.e.mtime_ns = 1000000000ll * 2222 + 7;
+	fe_other(&own, IO_DIR, "own", NULL);
+	own.e.mode = 0;
+	own.e.mtime_ns = 1000000000ll * 1111;
+	mkdir_0750(fx, "own");
+	t_mtime(fx->root, "own", 1300000000, 42);
+	/* The cut copy: it made the directory, and never finished. */
+	assert_int_equal(io_root_mkdir(r, &made.e), 0);
+	t_path(p, fx->root, "made/.railcp-tmp-dir");
+	assert_int_equal(access(p, F_OK), 0);
+	io_root_close(r);
+	/* The resume finds it, marked, and finishes it as its own. */
+	r = root_of(fx, flags);
+	assert_int_equal(io_root_mkdir(r, &made.e), 0);
+	assert_int_equal(io_root_mkdir(r, &own.e), 0);
+	m = (struct io_manifest){.entry = (struct io_entry[]){made.e, own.e}, .n = 2};
+	assert_int_equal(io_root_dirs_finish(r, &m), 0);
+	assert_int_equal(access(p, F_OK), -1);
+	assert_dir_meta(fx, "made", 0711, 2222, 7);
+	assert_dir_meta(fx, "own", 0750, 1300000000, 42);
+	io_root_close(r);
+	/* Without -p, a resume only takes the marker away. */
+	t_path(p, fx->root, "made");
+	t_rm_rf(p);
+	t_path(p, fx->root, "made/.railcp-tmp-dir");
+	r = root_of(fx, IO_ROOT_PARTIAL);
+	assert_int_equal(io_root_mkdir(r, &made.e), 0);
+	assert_int_equal(access(p, F_OK), 0);
+	assert_int_equal(io_root_dirs_finish(r, &m), 0);
+	assert_int_equal(access(p, F_OK), -1);
+	io_root_close(r);
+}
+
 static void test_open_beneath_confines_the_destination(void **state)
 {
 	struct fixture *fx = *state;
@@ -895,6 +945,7 @@ int main(void)
 		T(test_dirs_finish_without_keep_meta_changes_nothing),
 		T(test_keep_meta_changes_only_directories_the_copy_made),
 		T(test_keep_meta_leaves_a_directory_swapped_in_after_mkdir_alone),
+		T(test_a_resume_gives_metadata_to_the_directories_a_cut_copy_made),
 		T(test_open_beneath_confines_the_destination),
 		T(test_direct_writes_give_the_same_bytes),
 	};
