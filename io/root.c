@@ -201,8 +201,8 @@ static int dir_mark(int pfd, const char *last, const char *path)
 	int fd = openat(pfd, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), mfd = -1;
 
 	if (fd >= 0)
-		mfd = openat(fd, IO_DIR_MARKER, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			     0600);
+		mfd = openat(fd, IO_DIR_MARKER,
+			     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (mfd < 0 && errno != EEXIST) {
 		int e = errno;
 
@@ -241,8 +241,7 @@ int io_root_mkdir(struct io_root *root, const struct io_entry *e)
 			err = 0; /* copying into an existing directory, as cp -r does */
 			if (partial && dir_marked(pfd, last))
 				made_add(root, &st); /* an interrupted copy made it */
-		}
-		else if (err == -EEXIST)
+		} else if (err == -EEXIST)
 			err = rcp_err(err,
 				      "cannot create the directory \"%s\": something else is "
 				      "in the way",
