@@ -131,13 +131,18 @@ int eng__stripe_init_receiver(struct eng_stripe *s)
 	return ep_of(s)->ops->post_recv(ep_of(s), wr_id_of(s, ENG_WR_RECV), s->link.n_slots);
 }
 
+/*
+ * The peer broke the protocol: that is this side's own finding, and the
+ * sentence it ends with. Not a fabric error, so the session neither waits
+ * for the peer's reason nor takes the peer's sentence for its own (a liar's
+ * rails fail too, once its victim stops, and it says so).
+ */
 static void stripe_fail(struct eng_stripe *s, int err, const char *what)
 {
 	char where[256];
 
 	ep_of(s)->ops->describe(ep_of(s), where, sizeof(where));
-	if (eng__job_fail(s->job, err, "%s on %s", what, where))
-		atomic_store(&s->job->fabric_err, true);
+	eng__job_fail(s->job, err, "%s on %s", what, where);
 }
 
 /* Keep the first and latest times of the worker's chunks: the coordinator merges them. */

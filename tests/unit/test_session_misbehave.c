@@ -11,7 +11,7 @@
  * Design: the hostile end is the real client or server code over the
  * loopback transport, with its endpoints' operations swapped for a const
  * table (liar_ops) that forwards to the loopback's and alters one post: the
- * immediate, the chunk header's bytes, a write posted twice, a credit
+ * immediate, the chunk header's bytes, a write into a slot already written, a credit
  * naming another slot. The swap happens where the transport has made the
  * endpoints (connect at a client, accept_all at a server), before the
  * job's workers start. The victim runs unmodified. A server's sentence is
@@ -43,7 +43,7 @@ enum lie {
 	LIE_OFFSET,	    /* the header names another offset */
 	LIE_LEN_LONG,	    /* the header is longer than a slot */
 	LIE_LEN_SHORT,	    /* the header is a byte shorter than the planned chunk */
-	LIE_NO_CREDIT,	    /* a chunk's write posted twice: the second without a credit */
+	LIE_NO_CREDIT,	    /* a chunk written into the slot of the write before it, no credit */
 	LIE_FINISHED,	    /* a chunk of a file already finished, in place of another */
 	LIE_CREDIT_UNUSED,  /* a credit for a slot that was never written */
 	LIE_CREDIT_UNKNOWN, /* a credit for a slot past the last */
@@ -55,12 +55,13 @@ static struct liar {
 	uint64_t seq;			/* the chunk whose write lies (writes) */
 	uint64_t finished_seq;		/* LIE_FINISHED: a chunk of the finished file */
 	const struct eng_tr_ops *real;	/* the loopback's data path */
-	const struct eng_conn_cfg *cfg; /* the liar's links */
+	const struct eng_conn_cfg *cfg; /* the liar's links (its first session's) */
+	const struct eng_conn *conn;	/* that session's connection */
 	struct eng_chunk_hdr finished;	/* LIE_FINISHED: that chunk's header, as it went */
 	_Atomic bool have_finished;
 	_Atomic bool finished_credited;
 	_Atomic bool told;    /* the lie went out */
-	_Atomic bool dup_out; /* LIE_NO_CREDIT: the second write too */
+	_Atomic bool dup_out; /* LIE_NO_CREDIT: the write without a credit is out */
 } liar;
 
 static struct eng_transport liar_tr;
@@ -152,15 +153,24 @@ static int liar_write_imm(struct eng_ep *ep, const struct eng_write *w, unsigned
 	for (i = 0; i < n; i++) {
 		ws[i] = w[i];
 		liar_write(l, &ws[i], &h[i]);
-		if (liar_now(&ws[i], LIE_NO_CREDIT))
+		/*
+		 * Into the slot of the write just before it, whose chunk the victim
+		 * has not even seen yet (its CQ is held from here): the liar holds
+		 * no credit for it. It takes the receive its own slot's write would
+		 * have, so it cannot fail for want of one (RNR) instead.
+		 */
+		if (i > 0 && liar.lie == LIE_NO_CREDIT && ws[i].hdr->seq >= liar.seq &&
+		    again == n && !atomic_exchange(&liar.told, true)) {
 			again = i;
+			h[i].slot = ws[i - 1].imm;
+			ws[i].imm = ws[i - 1].imm;
+			ws[i].hdr_dst = ws[i - 1].hdr_dst;
+			ws[i].data_dst = ws[i - 1].data_dst;
+		}
 	}
 	err = liar.real->write_imm(ep, ws, n);
-	/* The same write again at once: its slot's chunk has not even been seen yet. */
-	if (!err && again < n) {
-		err = liar.real->write_imm(ep, &ws[again], 1);
+	if (again < n)
 		atomic_store(&liar.dup_out, true);
-	}
 	return err;
 }
 
@@ -256,10 +266,20 @@ static void liar_take(struct eng_link *l)
 			l->worker->cq[i]->ops = &liar_ops;
 }
 
+/*
+ * Only the first session on the lying transport lies: a server's next one
+ * (the bench that shows it serves on) is honest, and leaves liar alone
+ * while the first one's workers may still read it.
+ */
 static int liar_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **conn_out)
 {
-	liar.cfg = cfg;
-	return eng__transport_loopback()->conn_create(cfg, conn_out);
+	int err = eng__transport_loopback()->conn_create(cfg, conn_out);
+
+	if (!err && !liar.cfg) {
+		liar.cfg = cfg;
+		liar.conn = *conn_out;
+	}
+	return err;
 }
 
 static int liar_connect(struct eng_conn *conn, struct eng_link *l, const struct sockaddr_in *src,
@@ -267,7 +287,7 @@ static int liar_connect(struct eng_conn *conn, struct eng_link *l, const struct 
 {
 	int err = eng__transport_loopback()->connect(conn, l, src, dst, peer_link, timeout_ms);
 
-	if (!err)
+	if (!err && conn == liar.conn)
 		liar_take(l);
 	return err;
 }
@@ -277,7 +297,7 @@ static int liar_accept_all(struct eng_conn *conn, int ctl_fd, int timeout_ms)
 	int err = eng__transport_loopback()->accept_all(conn, ctl_fd, timeout_ms);
 	unsigned i;
 
-	for (i = 0; !err && i < liar.cfg->n_links; i++)
+	for (i = 0; !err && conn == liar.conn && i < liar.cfg->n_links; i++)
 		liar_take(liar.cfg->link[i]);
 	return err;
 }
@@ -294,6 +314,7 @@ static const struct eng_transport *liar_tell(enum lie lie, uint64_t seq)
 	liar.seq = seq;
 	liar.real = NULL;
 	liar.cfg = NULL;
+	liar.conn = NULL;
 	atomic_store(&liar.told, false);
 	atomic_store(&liar.dup_out, false);
 	atomic_store(&liar.have_finished, false);
@@ -303,11 +324,11 @@ static const struct eng_transport *liar_tell(enum lie lie, uint64_t seq)
 
 /*
  * The victim's transport for LIE_NO_CREDIT: the loopback, but its workers
- * see no completion between the liar's two writes of one chunk, so both
- * arrive in one poll, while the first one's task is surely still out (the
- * victim has a helper). Otherwise a fast victim could have taken the first
- * and returned its credit before the second arrived: a second copy then,
- * which the receiver cannot tell from one sent with a credit.
+ * see no completion while the liar posts the batch with its two writes into
+ * one slot, so both arrive in one poll, while the first one's task is
+ * surely still out (the victim has a helper). Otherwise a fast victim could
+ * have taken the first and returned its credit before the second arrived:
+ * a write with a credit, then.
  */
 static const struct eng_tr_ops *held_real;
 static const struct eng_conn_cfg *held_cfg;
