@@ -97,9 +97,9 @@ static int series_start(struct cli_series *s, const struct eng_report *r)
 	return series_push(s, 0, &zero);
 }
 
-int cli_series_add(struct cli_series *s, uint64_t now_ns, const struct eng_report *r)
+/* Before a sample: the first one (zeros) made, and room for one more. */
+static int series_ready(struct cli_series *s, const struct eng_report *r)
 {
-	uint64_t t = now_ns - s->t0_ns;
 	int err;
 
 	if (s->err)
@@ -108,6 +108,16 @@ int cli_series_add(struct cli_series *s, uint64_t now_ns, const struct eng_repor
 		return err;
 	if (s->n == s->max)
 		series_thin(s);
+	return 0;
+}
+
+int cli_series_add(struct cli_series *s, uint64_t now_ns, const struct eng_report *r)
+{
+	uint64_t t = now_ns - s->t0_ns;
+	int err = series_ready(s, r);
+
+	if (err)
+		return err;
 	if (t < s->t_ns[s->n - 1] + s->interval_ns)
 		return 0;
 	return series_push(s, t, r);
@@ -116,14 +126,10 @@ int cli_series_add(struct cli_series *s, uint64_t now_ns, const struct eng_repor
 int cli_series_end(struct cli_series *s, uint64_t now_ns, const struct eng_report *r)
 {
 	uint64_t t = now_ns - s->t0_ns;
-	int err;
+	int err = series_ready(s, r);
 
-	if (s->err)
-		return s->err;
-	if (s->n == 0 && (err = series_start(s, r)) != 0)
+	if (err)
 		return err;
-	if (s->n == s->max)
-		series_thin(s);
 	/* A last sample less than an interval old gives way: every gap stays an interval. */
 	if (s->n >= 2 && t < s->t_ns[s->n - 1] + s->interval_ns)
 		s->n--;
