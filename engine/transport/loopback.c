@@ -122,6 +122,9 @@ static int cq_push(struct loop_cq *c, const struct eng_wc *wc, uint64_t ready_ns
 	if (c->armed && ready_ns < c->wake_ns) {
 		c->wake_ns = ready_ns;
 		err = cq_wake_at(c, ready_ns);
+		/* Due now: the owner wakes, and arms again before it sleeps. */
+		if (ready_ns <= rcp_now_ns())
+			c->armed = false;
 	}
 out:
 	pthread_mutex_unlock(&c->lock);
@@ -136,7 +139,6 @@ static int loop_poll(struct eng_cq *cq, struct eng_wc *wc, int max)
 	int n = 0;
 
 	pthread_mutex_lock(&c->lock);
-	c->armed = false; /* awake: it polls again before it sleeps */
 	for (i = 0; i < c->n; i++) {
 		if (n < max && c->item[i].ready_ns <= now)
 			wc[n++] = c->item[i].wc;
