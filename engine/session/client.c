@@ -315,31 +315,46 @@ static int plan_paired(struct client *c, const json_t *stripes)
 	return 0;
 }
 
+int eng__welcome_terms(const json_t *welcome, unsigned max_slots, bool keyed,
+		       const uint64_t *want_chunks, uint64_t *n_slots_out,
+		       uint8_t tokens[ENG_SEAL_KEY_LEN])
+{
+	const json_t *stripes = json_object_get(welcome, ENG_KEY_STRIPES);
+	uint64_t n_slots, chunks;
+	int err;
+
+	if ((err = eng__proto_get_u64(welcome, ENG_KEY_SLOTS, &n_slots)) != 0 ||
+	    (err = eng__proto_get_u64(welcome, ENG_KEY_CHUNKS, &chunks)) != 0)
+		return err;
+	if (n_slots == 0 || !json_is_array(stripes))
+		return rcp_err(-EPROTO, "the server's welcome is incomplete");
+	if (n_slots < 2 || n_slots > max_slots)
+		return rcp_err(-EPROTO,
+			       "the server offered %" PRIu64 " slots per stripe; this side's "
+			       "buffers take 2 to %u",
+			       n_slots, max_slots);
+	/* Keyed, the tokens were derived with the seal (and are never sent). */
+	if (!keyed &&
+	    (err = eng__proto_get_hex(welcome, ENG_KEY_TOKEN, tokens, ENG_SEAL_KEY_LEN)) != 0)
+		return err;
+	if (want_chunks && chunks != *want_chunks)
+		return rcp_err(-EPROTO, "the server planned %" PRIu64 " chunks, this side %" PRIu64,
+			       chunks, *want_chunks);
+	*n_slots_out = n_slots;
+	return 0;
+}
+
 /* The job as the welcome describes it, every stripe connected. */
 static int job_setup(struct client *c)
 {
 	const json_t *stripes = json_object_get(c->welcome, ENG_KEY_STRIPES);
-	uint64_t n_slots, chunks, want = c->s.files ? eng__files_chunks(c->s.files) : 0;
+	uint64_t n_slots, want = c->s.files ? eng__files_chunks(c->s.files) : 0;
 	unsigned i, n;
 	int err;
 
-	if ((err = eng__proto_get_u64(c->welcome, ENG_KEY_SLOTS, &n_slots)) != 0 ||
-	    (err = eng__proto_get_u64(c->welcome, ENG_KEY_CHUNKS, &chunks)) != 0)
+	if ((err = eng__welcome_terms(c->welcome, c->max_slots, c->s.key != NULL,
+				      c->s.files ? &want : NULL, &n_slots, c->s.tokens)) != 0)
 		return err;
-	if (n_slots == 0 || !json_is_array(stripes))
-		return rcp_err(-EPROTO, "the server's welcome is incomplete");
-	if (n_slots < 2 || n_slots > c->max_slots)
-		return rcp_err(-EPROTO,
-			       "the server offered %" PRIu64 " slots per stripe; this side's "
-			       "buffers take 2 to %u",
-			       n_slots, c->max_slots);
-	/* Keyed, the tokens were derived with the seal (and are never sent). */
-	if (!c->s.key && (err = eng__proto_get_hex(c->welcome, ENG_KEY_TOKEN, c->s.tokens,
-						   sizeof(c->s.tokens))) != 0)
-		return err;
-	if (c->s.files && chunks != want)
-		return rcp_err(-EPROTO, "the server planned %" PRIu64 " chunks, this side %" PRIu64,
-			       chunks, want);
 	if ((err = plan_paired(c, stripes)) != 0)
 		return err;
 	err = eng__session_job(&c->s, &c->plan, (unsigned)n_slots);

@@ -48,44 +48,63 @@ static bool flag(const json_t *hello, const char *name)
 	return json_is_true(json_object_get(json_object_get(hello, ENG_KEY_FLAGS), name));
 }
 
-static int hello_check(struct srv_session *ss)
+int eng__hello_terms(const json_t *hello, bool serves_files, struct eng_hello_terms *out)
 {
-	const char *job = json_string_value(json_object_get(ss->hello, ENG_KEY_JOB));
-	json_t *stripes = json_object_get(ss->hello, ENG_KEY_STRIPES);
+	const char *job = json_string_value(json_object_get(hello, ENG_KEY_JOB));
+	json_t *stripes = json_object_get(hello, ENG_KEY_STRIPES);
 	bool bench = job && !strcmp(job, ENG_JOB_BENCH);
-	uint64_t chunk;
+	uint64_t chunk, bytes = 0;
 	char esc[ENG_PROTO_ESC_SHORT];
 	int err;
 
+	memset(out, 0, sizeof(*out));
 	if (!job || (!bench && strcmp(job, ENG_JOB_PUSH) && strcmp(job, ENG_JOB_PULL)))
 		return rcp_err(-EPROTO, "this server does not run '%s' jobs",
 			       rcp_printable(job ? job : "?", esc, sizeof(esc)));
-	ss->kind = job;
-	ss->s.role = strcmp(job, ENG_JOB_PULL) ? ENG_RECEIVER : ENG_SENDER;
-	if (!bench && !ss->srv->root)
+	if (!bench && !serves_files)
 		return rcp_err(-EPERM,
 			       "this server was started without --root: it serves no files, "
 			       "only railcp bench");
-	if ((err = eng__proto_get_u64(ss->hello, ENG_KEY_CHUNK, &chunk)) != 0)
+	if ((err = eng__proto_get_u64(hello, ENG_KEY_CHUNK, &chunk)) != 0)
 		return err;
-	if (bench && (err = eng__proto_get_u64(ss->hello, ENG_KEY_BYTES, &ss->bytes)) != 0)
+	if (bench && (err = eng__proto_get_u64(hello, ENG_KEY_BYTES, &bytes)) != 0)
 		return err;
-	if (bench && (ss->bytes == 0 || ss->bytes > ENG_MAX_BENCH_BYTES))
-		return rcp_err(-EINVAL, "a bench of %" PRIu64 " bytes is out of bounds", ss->bytes);
+	if (bench && (bytes == 0 || bytes > ENG_MAX_BENCH_BYTES))
+		return rcp_err(-EINVAL, "a bench of %" PRIu64 " bytes is out of bounds", bytes);
 	if (chunk < ENG_CHUNK_MIN || chunk > ENG_CHUNK_MAX || chunk % ENG_CHUNK_MIN)
 		return rcp_err(-EINVAL,
 			       "a chunk of %" PRIu64 " bytes is out of bounds "
 			       "(4 KiB to 64 MiB, multiples of 4 KiB)",
 			       chunk);
-	ss->s.chunk = (uint32_t)chunk;
-	ss->s.partial = flag(ss->hello, ENG_FLAG_PARTIAL);
-	ss->s.bench_bytes = bench ? ss->bytes : 0;
-	ss->root_flags = eng__dest_flags(
-		flag(ss->hello, ENG_FLAG_PRESERVE), flag(ss->hello, ENG_FLAG_FSYNC),
-		flag(ss->hello, ENG_FLAG_DIRECT), flag(ss->hello, ENG_FLAG_PARTIAL));
 	if (!json_is_array(stripes) || json_array_size(stripes) == 0 ||
 	    json_array_size(stripes) > ENG_MAX_STRIPES)
 		return rcp_err(-EINVAL, "a session needs 1 to %d stripes", ENG_MAX_STRIPES);
+	out->kind = job;
+	out->role = strcmp(job, ENG_JOB_PULL) ? ENG_RECEIVER : ENG_SENDER;
+	out->chunk = (uint32_t)chunk;
+	out->bench_bytes = bytes;
+	out->partial = flag(hello, ENG_FLAG_PARTIAL);
+	out->root_flags =
+		eng__dest_flags(flag(hello, ENG_FLAG_PRESERVE), flag(hello, ENG_FLAG_FSYNC),
+				flag(hello, ENG_FLAG_DIRECT), out->partial);
+	return 0;
+}
+
+/* The session takes on the terms of the proven client's hello. */
+static int hello_check(struct srv_session *ss)
+{
+	struct eng_hello_terms t;
+	int err = eng__hello_terms(ss->hello, ss->srv->root != NULL, &t);
+
+	if (err)
+		return err;
+	ss->kind = t.kind;
+	ss->bytes = t.bench_bytes;
+	ss->root_flags = t.root_flags;
+	ss->s.role = t.role;
+	ss->s.chunk = t.chunk;
+	ss->s.partial = t.partial;
+	ss->s.bench_bytes = t.bench_bytes;
 	return 0;
 }
 

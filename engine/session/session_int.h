@@ -307,6 +307,34 @@ int eng__stripes_pair(const json_t *stripes, const struct eng_rail_addr *ours,
 int eng__slots_per_stripe(const struct topo_plan *plan, uint32_t chunk, const char *whose,
 			  unsigned *n_out);
 
+/*
+ * What a server takes from a proven client's hello: the job (kind points
+ * into the hello), the server's role in it and the copy's flags. Bounds
+ * are checked here (chunk, bench bytes, 1 to ENG_MAX_STRIPES stripes);
+ * serves_files false (no --root): only bench. -EPROTO, -EPERM or -EINVAL
+ * with a sentence; out is zeroed first.
+ */
+struct eng_hello_terms {
+	const char *kind;
+	enum eng_role role;
+	uint32_t chunk;
+	uint64_t bench_bytes; /* bench; 0 for copies */
+	bool partial;
+	unsigned root_flags; /* IO_ROOT_* */
+};
+int eng__hello_terms(const json_t *hello, bool serves_files, struct eng_hello_terms *out);
+
+/*
+ * What a client takes from the server's welcome before it connects: the
+ * slots per stripe (2 to max_slots, this side's own budget), the tokens
+ * unless keyed (then the seal derived them), and, for a copy
+ * (want_chunks not NULL), the chunk count both sides planned. -EPROTO with
+ * a sentence; *n_slots_out is set only on success.
+ */
+int eng__welcome_terms(const json_t *welcome, unsigned max_slots, bool keyed,
+		       const uint64_t *want_chunks, uint64_t *n_slots_out,
+		       uint8_t tokens[ENG_SEAL_KEY_LEN]);
+
 /* ---- dest.c: where a copy lands ---- */
 
 /* The IO_ROOT_* flags of a copy's options (cp -p, --fsync, --direct, --partial). */

@@ -4,23 +4,20 @@
  * lengths and JSON frames).
  *
  * As a server sees it: the first frame is read as a hello (the pre-auth frame
- * limit, eng__proto_recv_max), checked (eng__proto_check_hello), its fields
- * read as server.c reads them (chunk, bytes, chunks, slots, the destination's
- * name in hex, flags) and its stripes paired with two rails of ours (eng__stripes_pair,
- * then eng__slots_per_stripe); then both halves of a server's authentication
- * (eng__session_auth keyless and keyed: the keyed one sends a challenge and
- * reads the next frame as the proof). As a client sees what follows: every
- * further frame is read (a peer's "error" frame becomes its sentence) and its
- * fields fetched as the ends fetch those of a pull's sources (server.c), a
- * welcome (client.c), done and result (session.c); the frames as the sender
- * of a copy with --update reads the receiver's map of what it holds
- * (eng__map_recv, "skip" and "kept"). Last, the same frames sealed with a known key
- * (each given its right tag) are read by a sealed connection, then the raw input is read by one
- * too, whose tags fail.
- *
- * server.c's hello_check and client.c's job_setup are static: what they
- * decide on is reached here through the same helpers (proto.h), not through
- * those functions themselves.
+ * limit, eng__proto_recv_max), checked (eng__proto_check_hello), its terms
+ * taken as server.c takes them (eng__hello_terms, with and without a root;
+ * the destination's name in hex) and its stripes paired with two rails of
+ * ours (eng__stripes_pair, then eng__slots_per_stripe); then both halves of
+ * a server's authentication (eng__session_auth keyless and keyed: the keyed
+ * one sends a challenge and reads the next frame as the proof). As a client
+ * sees what follows: every further frame is read (a peer's "error" frame
+ * becomes its sentence) and its fields fetched as the ends fetch those of a
+ * pull's sources (server.c), a welcome's terms (client.c:
+ * eng__welcome_terms), done and result (session.c); the frames as the
+ * sender of a copy with --update reads the receiver's map of what it holds
+ * (eng__map_recv, "skip" and "kept"). Last, the same frames sealed with a
+ * known key (each given its right tag) are read by a sealed connection,
+ * then the raw input is read by one too, whose tags fail.
  *
  * Threading: one thread.
  */
@@ -106,21 +103,32 @@ static void stripes_field(const json_t *stripes, uint64_t chunk)
 		FUZZ_CHECK(n_slots >= 2 && n_slots <= ENG_MAX_SLOTS);
 }
 
-/* What a server reads of a hello (server.c: hello_check, push_prepare, session_setup). */
+/* What a server takes from a hello (server.c: hello_check, push_prepare, session_setup). */
 static void hello_fields(const json_t *hello)
 {
 	const char *job = json_string_value(json_object_get(hello, ENG_KEY_JOB));
-	json_t *flags = json_object_get(hello, ENG_KEY_FLAGS);
+	struct eng_hello_terms t;
 	char esc[ENG_PROTO_ESC_SHORT];
 	uint64_t chunk = 0, v;
 
 	rcp_printable(job ? job : "?", esc, sizeof(esc));
 	FUZZ_CHECK(strlen(esc) < sizeof(esc));
+	/* A server without --root takes bench only; the terms it takes are in bounds. */
+	if (eng__hello_terms(hello, false, &t) == 0)
+		FUZZ_CHECK(!strcmp(t.kind, ENG_JOB_BENCH) && t.bench_bytes > 0);
+	if (eng__hello_terms(hello, true, &t) == 0) {
+		FUZZ_CHECK(t.chunk >= ENG_CHUNK_MIN && t.chunk <= ENG_CHUNK_MAX &&
+			   t.chunk % ENG_CHUNK_MIN == 0);
+		FUZZ_CHECK(t.bench_bytes <= ENG_MAX_BENCH_BYTES);
+		FUZZ_CHECK(!strcmp(t.kind, ENG_JOB_BENCH) == (t.bench_bytes > 0));
+		FUZZ_CHECK(t.role == (strcmp(t.kind, ENG_JOB_PULL) ? ENG_RECEIVER : ENG_SENDER));
+		FUZZ_CHECK(json_array_size(json_object_get(hello, ENG_KEY_STRIPES)) >= 1);
+	} else {
+		FUZZ_CHECK(t.kind == NULL);
+	}
 	eng__proto_get_u64(hello, ENG_KEY_CHUNK, &chunk);
-	eng__proto_get_u64(hello, ENG_KEY_BYTES, &v);
 	eng__proto_get_u64(hello, ENG_KEY_CHUNKS, &v);
 	eng__proto_get_u64(hello, ENG_KEY_SLOTS, &v);
-	(void)json_is_true(json_object_get(flags, ENG_FLAG_PRESERVE));
 	name_field(json_object_get(hello, ENG_KEY_DST), "a destination");
 	stripes_field(json_object_get(hello, ENG_KEY_STRIPES), chunk);
 }
@@ -135,20 +143,30 @@ static void sources_field(const json_t *m)
 		name_field(json_array_get(src, i), "a source");
 }
 
-/* What a client reads of a welcome (client.c: job_setup, stripe_connect). */
+/*
+ * What a client takes from a welcome (client.c: job_setup, stripe_connect):
+ * its terms keyed and not, for a bench and for a copy of 5 chunks, with a
+ * budget of 16 slots; what it accepts is within that budget.
+ */
 static void welcome_fields(const json_t *m)
 {
+	static const unsigned max_slots = 16;
 	json_t *stripes = json_object_get(m, ENG_KEY_STRIPES);
 	uint8_t tokens[ENG_SEAL_KEY_LEN];
 	char esc[ENG_PROTO_ESC_SHORT];
-	uint64_t v;
+	uint64_t v, want = 5, n_slots;
 	size_t i;
 
 	eng__proto_check_hello(m);
-	eng__proto_get_u64(m, ENG_KEY_SLOTS, &v);
-	eng__proto_get_u64(m, ENG_KEY_CHUNKS, &v);
+	for (i = 0; i < 4; i++) {
+		n_slots = 0;
+		if (eng__welcome_terms(m, max_slots, i & 1, i & 2 ? &want : NULL, &n_slots,
+				       tokens) == 0)
+			FUZZ_CHECK(n_slots >= 2 && n_slots <= max_slots);
+		else
+			FUZZ_CHECK(n_slots == 0);
+	}
 	eng__proto_get_u64(m, ENG_KEY_SLOT_SIZE, &v);
-	eng__proto_get_hex(m, ENG_KEY_TOKEN, tokens, sizeof(tokens));
 	for (i = 0; json_is_array(stripes) && i < json_array_size(stripes); i++) {
 		json_t *w = json_array_get(stripes, i);
 		const char *addr = json_string_value(json_object_get(w, ENG_KEY_ADDR));

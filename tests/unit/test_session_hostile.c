@@ -5,8 +5,8 @@
  * server keeps serving; strangers who have not proven the key get small
  * frames, little time, a share of the pending slots per address, and
  * their words escaped; a server out of descriptors waits rather than
- * spins; a cancelled copy leaves no file under its final name and no
- * temporary behind.
+ * spins; a welcome is held to the client's own terms; a cancelled copy leaves no file under its
+ * final name and no temporary behind.
  *
  * Design: raw TCP peers (a client sending bad hellos, a fake server sending
  * hostile file lists) speak the framing by hand so they test it rather than
@@ -697,6 +697,60 @@ static void test_a_cancelled_pull_leaves_nothing_locally(void **state)
 	bench_ok(&fx->srv, NULL);
 }
 
+/*
+ * A server's welcome is held to this side's terms before anything connects:
+ * slots within this side's budget, its tokens when there is no key, and a
+ * copy's chunk count as this side planned it. Each refusal is a sentence.
+ */
+static void welcome_refused(json_t *w, bool keyed, const uint64_t *want, const char *what)
+{
+	uint8_t tokens[ENG_SEAL_KEY_LEN];
+	uint64_t n_slots = 0;
+	int err = eng__welcome_terms(w, 8, keyed, want, &n_slots, tokens);
+
+	assert_int_equal(err, -EPROTO);
+	if (!strstr(rcp_err_msg(err), what))
+		fail_msg("the client said \"%s\", not \"%s\"", rcp_err_msg(err), what);
+	assert_int_equal(n_slots, 0);
+	json_decref(w);
+}
+
+static json_t *welcome(json_int_t slots, json_int_t chunks)
+{
+	static const uint8_t token[ENG_SEAL_KEY_LEN] = {1, 2, 3};
+
+	return json_pack("{s:s, s:I, s:I, s:o, s:[]}", "type", "welcome", "slots", slots, "chunks",
+			 chunks, "token", eng__proto_hex(token, sizeof(token)), "stripes");
+}
+
+static void test_a_servers_welcome_is_held_to_this_sides_terms(void **state)
+{
+	uint8_t tokens[ENG_SEAL_KEY_LEN] = {0};
+	uint64_t want = 7, n_slots = 0;
+	json_t *w = welcome(8, 7);
+
+	(void)state;
+	assert_int_equal(eng__welcome_terms(w, 8, false, &want, &n_slots, tokens), 0);
+	assert_int_equal(n_slots, 8);
+	assert_int_equal(tokens[0], 1);
+	assert_int_equal(tokens[2], 3);
+	json_decref(w);
+	welcome_refused(welcome(9, 7), false, &want, "offered 9 slots per stripe");
+	welcome_refused(welcome(1, 7), true, &want, "offered 1 slots per stripe");
+	welcome_refused(welcome(0, 7), false, &want, "welcome is incomplete");
+	welcome_refused(welcome(4, 6), false, &want, "planned 6 chunks, this side 7");
+	w = welcome(4, 7);
+	json_object_del(w, "stripes");
+	welcome_refused(w, false, &want, "welcome is incomplete");
+	/* No key: the tokens must come; keyed, they are never read. */
+	w = welcome(4, 7);
+	json_object_del(w, "token");
+	assert_int_not_equal(eng__welcome_terms(w, 8, false, NULL, &n_slots, tokens), 0);
+	assert_int_equal(eng__welcome_terms(w, 8, true, NULL, &n_slots, tokens), 0);
+	assert_int_equal(n_slots, 4);
+	json_decref(w);
+}
+
 /* ---- main ---- */
 
 int main(void)
@@ -714,6 +768,7 @@ int main(void)
 		T(test_hostile_pull_file_lists_fail_and_create_nothing),
 		T(test_a_cancelled_push_leaves_nothing_at_the_server),
 		T(test_a_cancelled_pull_leaves_nothing_locally),
+		T(test_a_servers_welcome_is_held_to_this_sides_terms),
 	};
 
 	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
