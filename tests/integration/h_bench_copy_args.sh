@@ -9,7 +9,7 @@ one_line() {
 }
 for args in "--bogus" "--rounds 0" "--rounds x" "--bytes 12Q" "--bytes 0" "--chunk 1000" \
 	"--chunk 128M" "--bytes 512K" "--qps-per-rail 0" "--qps-per-rail 65" "--files 0" \
-	"--files -3" "--file-size 0" "--file-size 4X" "--run-timeout 0" "--timeout x" "extra"; do
+	"--files -3" "--file-size 0" "--file-size 4X" "--run-timeout 0" "--timeout x" "--mem 0" "--mem x" "extra"; do
 	capture $bc $args
 	[ "$rc" -eq 2 ] || fail "bench-copy $args: expected exit status 2, got $rc ($err)"
 	one_line "$args"

@@ -122,8 +122,9 @@ def check_json_dest(prog, path):
             die(prog, "cannot write --json %s: %s is not a writable directory" % (path, json_dir))
 
 
-def run_guest(prog, script, testbed, timeout, guest_args):
-    """Boots one testbed guest running 'SCRIPT --guest --results FILE GUEST_ARGS...'.
+def run_guest(prog, script, testbed, timeout, guest_args, testbed_args=()):
+    """Boots one testbed guest running 'SCRIPT --guest --results FILE GUEST_ARGS...'
+    (TESTBED_ARGS go to tools/testbed before its '--').
 
     The guest's output streams to stdout. Returns (results, out, seconds):
     the guest's results document, the share directory (the caller removes it
@@ -134,7 +135,8 @@ def run_guest(prog, script, testbed, timeout, guest_args):
     results_path = os.path.join(out, "results.json")
     guest_argv = ["/usr/bin/python3", os.path.abspath(script), "--guest", "--results", results_path] + guest_args
     started = time.monotonic()
-    rc = subprocess.call([testbed, "--timeout", str(timeout), "--out", out, "--"] + guest_argv)
+    rc = subprocess.call([testbed, "--timeout", str(timeout), "--out", out] + list(testbed_args) +
+                         ["--"] + guest_argv)
     elapsed = time.monotonic() - started
     try:
         with open(results_path + ".error") as f:
