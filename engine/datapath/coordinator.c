@@ -120,6 +120,51 @@ static int workers_start(struct eng_job *job)
 	return 0;
 }
 
+static bool workers_finished(const struct eng_job *job)
+{
+	unsigned i;
+
+	for (i = 0; i < job->n_workers; i++)
+		if (job->worker[i].started && !atomic_load(&job->worker[i].finished))
+			return false;
+	return true;
+}
+
+/*
+ * The stopped job's workers, each until it has finished (its helpers
+ * joined), before they are joined. Bounded against the peer and the fabric
+ * by construction: a worker reads job->stop every round, and nothing in a
+ * round waits for them (posts and polls return at once, its sleep is
+ * ENG_SLEEP_MS). Only local file I/O can hold it: its own pread, pwrite,
+ * open or fsync when it has no helpers, and eng__helpers_stop's joins
+ * (helpers.c). A disk that never answers (a dead hard NFS mount, a
+ * suspended device) holds it as long: no user-space code can cancel that
+ * system call, and the I/O lands in slot memory freed after the join, so
+ * waiting is the safe choice (issue 13's audit). What it can do is say so:
+ * after job->hold_ms, one notice names the wait, so a side held by its disk
+ * is not silent (the peer meanwhile ends at its stall limit).
+ */
+static void workers_wait(struct eng_job *job)
+{
+	struct pollfd pfd = {.fd = job->wake_fd, .events = POLLIN};
+	uint64_t since = rcp_now_ns(), held_ns = (uint64_t)job->hold_ms * 1000000u;
+
+	while (!workers_finished(job)) {
+		if (poll(&pfd, 1, ENG_PROGRESS_MS) > 0)
+			eng__fd_drain(job->wake_fd);
+		if (!atomic_load(&job->held) && rcp_now_ns() - since >= held_ns) {
+			rcp_log(RCP_LOG_NOTICE,
+				"the %s has stopped, but its file I/O has not returned for %g s: "
+				"waiting for the disk (a hung device or file system holds this "
+				"side "
+				"until it answers)",
+				job->role == ENG_SENDER ? "sender" : "receiver",
+				job->hold_ms / 1000.0);
+			atomic_store(&job->held, true);
+		}
+	}
+}
+
 int eng__job_run(struct eng_job *job, void (*progress)(struct eng_job *job, void *ctx), void *ctx)
 {
 	struct pollfd pfd = {.fd = job->wake_fd, .events = POLLIN};
@@ -137,17 +182,7 @@ int eng__job_run(struct eng_job *job, void (*progress)(struct eng_job *job, void
 			progress(job, ctx);
 	}
 	eng__job_stop(job);
-	/*
-	 * Bounded against the peer and the fabric by construction: a worker reads
-	 * job->stop every round, and nothing in a round waits for them (posts and
-	 * polls return at once, its sleep is ENG_SLEEP_MS). Only local file I/O
-	 * can hold it: its own pread, pwrite, open or fsync when it has no
-	 * helpers, and eng__helpers_stop's joins (helpers.c). A disk that never
-	 * answers (a dead hard NFS mount, a suspended device) holds this join as
-	 * long; no user-space code can cancel that system call, and the I/O lands
-	 * in slot memory freed after the join, so waiting is the safe choice
-	 * (issue 13's audit). The peer meanwhile ends at its stall limit.
-	 */
+	workers_wait(job);
 	for (i = 0; i < job->n_workers; i++)
 		if (job->worker[i].started)
 			pthread_join(job->worker[i].thread, NULL);

@@ -199,6 +199,8 @@ struct eng_job {
 	int stop_fd;	       /* eventfd: readable once the job stops */
 	unsigned busy_poll_us; /* spin this long before sleeping on the CQ */
 	unsigned stall_ms;     /* ENG_STALL_MS; tests shorten it (no option sets it) */
+	unsigned hold_ms;      /* ENG_HOLD_NOTICE_MS; tests shorten it */
+	_Atomic bool held;     /* the job stopped, its file I/O had not: the notice went */
 	unsigned helpers;      /* per worker; 0: prepare, I/O and complete on the worker */
 	unsigned io_depth;     /* per helper (or worker): ring entries; 0: pread and pwrite */
 	_Atomic int io_ring;   /* 1: the helpers' I/O goes through io_uring, -errno: it could not */

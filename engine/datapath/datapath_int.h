@@ -13,6 +13,11 @@
 
 /* A worker that saw no completion for this long fails the job: the peer or fabric stalled. */
 #define ENG_STALL_MS 60000
+/*
+ * A job that stopped but whose workers are still held by their file I/O
+ * after this long says so once (a hung disk: eng__job_run), then waits on.
+ */
+#define ENG_HOLD_NOTICE_MS 10000
 /* A worker sleeping on its CQs wakes at least this often. */
 #define ENG_SLEEP_MS 100
 /* Spin on the CQs this long after the last completion before sleeping (real runs). */

@@ -220,6 +220,7 @@ int eng__job_create(enum eng_role role, const struct topo_plan *plan, unsigned n
 	job->role = role;
 	job->busy_poll_us = ENG_BUSY_POLL_US;
 	job->stall_ms = ENG_STALL_MS;
+	job->hold_ms = ENG_HOLD_NOTICE_MS;
 	job->failover = true;
 	helpers_size(job, plan, n_slots);
 	*job_out = job;

@@ -2,7 +2,7 @@
  * test_engine.c - the data path over the loopback transport: every byte
  * arrives and is verified, credits bound what is in flight, chunks spread by
  * rail speed, completions from many workers add up, and errors end both
- * sides without a hang.
+ * sides without a hang; a side held by its own file I/O says so.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -417,6 +417,69 @@ static void test_a_receiver_holds_credits_back_when_its_send_queue_is_full(void 
 	lagged_run(false, 60); /* 41 credits overflow a queue of 40 */
 }
 
+/* ---- a disk that does not answer ---- */
+
+static struct eng_job *hung_rcv;
+static _Atomic unsigned hung_seen;
+static _Atomic bool hung_released; /* the job said it waits, so the chunk was let go */
+
+/* The receiver's third chunk does not return until its job says it waits for it (10 s at most). */
+static int hung_consume(void *ctx, const struct eng_chunk_hdr *hdr, const void *data,
+			struct io_op *op)
+{
+	if (atomic_fetch_add(&hung_seen, 1) == 2)
+		atomic_store(&hung_released, WAIT_FOR(atomic_load(&hung_rcv->held)));
+	return eng__bench_check(ctx, hdr, data, op);
+}
+
+/*
+ * A receiver whose file I/O hangs: the sender ends at its stall limit with
+ * its sentence; the stopped receiver waits for the I/O rather than free the
+ * memory it uses, and says so once its hold_ms have passed, then ends when
+ * the I/O returns. The notice is on stderr, read back from a file.
+ */
+static void test_a_side_held_by_its_disk_says_so_and_ends_when_it_answers(void **state)
+{
+	char path[] = "/tmp/railcp-test-held-XXXXXX", log[4096] = "";
+	struct harness h = {0};
+	int fd, saved;
+	ssize_t n;
+
+	(void)state;
+	atomic_store(&hung_seen, 0);
+	atomic_store(&hung_released, false);
+	h_plan(&h.plan, 1, 1, 1);
+	assert_int_equal(h_create(&h, 2, 4 * KiB, 40 * 4 * KiB, NULL), 0);
+	hung_rcv = h.rcv;
+	h.rcv->sink.prepare = hung_consume;
+	h.snd->stall_ms = 300;
+	h.rcv->hold_ms = 200;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+	h_run(&h);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	n = pread(fd, log, sizeof(log) - 1, 0);
+	close(fd);
+	unlink(path);
+	fputs(log, stderr);
+	assert_true(n > 0);
+	assert_true(atomic_load(&hung_released));
+	assert_int_equal(h.snd_err, -ETIMEDOUT);
+	if (!strstr(h.snd_msg, "no completion for"))
+		fail_msg("the sender said \"%s\"", h.snd_msg);
+	if (!strstr(log, "the receiver has stopped, but its file I/O has not returned for 0.2 s: "
+			 "waiting for the disk"))
+		fail_msg("the receiver's log: \"%s\"", log);
+	assert_int_equal(h.rcv_err, 0); /* stopped from outside, as its session would be */
+	assert_false(h.snd->held);	/* the sender's own I/O never hung */
+	h_destroy(&h);
+}
+
 static void test_worker_without_stripes_gets_no_memory(void **state)
 {
 	struct topo_plan plan;
@@ -455,6 +518,7 @@ int main(void)
 			test_a_sender_waits_for_send_queue_room_when_completions_lag_credits),
 		cmocka_unit_test(test_a_receiver_holds_credits_back_when_its_send_queue_is_full),
 		cmocka_unit_test(test_pattern_catches_misplaced_chunks_and_bad_tails),
+		cmocka_unit_test(test_a_side_held_by_its_disk_says_so_and_ends_when_it_answers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
