@@ -60,6 +60,11 @@ wait_until() {
 	done
 }
 
+# Whether $RAILCP is an ASan build. Its RSS is ASan's (freed memory held in
+# quarantine, shadow memory): a bound on RSS means nothing there, while its
+# leak check at exit and the descriptor and thread counts still do.
+is_asan() { grep -q __asan_init "$RAILCP" 2>/dev/null; }
+
 # Whether a railcp temporary file is beneath $1, or none is.
 has_temp() { [ -n "$(find "$1" -name '.railcp-tmp-*')" ]; }
 no_temp() { ! has_temp "$1"; }

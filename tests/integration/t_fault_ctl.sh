@@ -35,6 +35,8 @@ tc qdisc add dev lo root netem loss 100% || fail "cannot make lo drop packets (t
 t0=$(date +%s)
 wait $client
 rc=$? took=$(($(date +%s) - t0)) err=$(cat err)
+# A copy that got through the cut: what lo dropped, and what the server saw, to tell why.
+[ "$rc" -ne 0 ] || echo "lo's qdisc after the cut: $(tc -s qdisc show dev lo | tr '\n' ' '); server: $(cat "$log")"
 expect_one_line_error "the client after its control connection was cut"
 [ "$rc" -eq 1 ] || fail "the client exited $rc, not 1: $err"
 [ "$took" -le 45 ] || fail "the client ended $took s after the cut, past keepalive's 16 s and its 30 s limits: $err"

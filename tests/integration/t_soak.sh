@@ -4,8 +4,10 @@
 # threads once it is idle again at the end equal those after the first few
 # sessions, and its RSS has not grown past them by more than 4 MiB (the
 # allocator's caches): nothing leaks per session. RAILCP_SOAK_SESSIONS
-# sets how many (default 40; tools/check runs the default, the README's
-# figures are from 300). Every copy is checked.
+# sets how many (default 40; tools/check runs the default in the release
+# build and 12 in the ASan build, the README's figures are from 300).
+# Every copy is checked. In the ASan build the RSS is printed, not bounded
+# (is_asan); its leak check at the server's exit covers memory there.
 . tests/integration/lib.sh
 need_rdma
 n=${RAILCP_SOAK_SESSIONS:-40}
@@ -56,7 +58,7 @@ fd1=$1 rss1=$2 thr1=$3
 echo "$n sessions ($killed with the client killed) in $(($(date +%s) - t0)) s; the server after 8: $fd0 fds, $rss0 KiB RSS, $thr0 threads; after $n: $fd1 fds, $rss1 KiB, $thr1 threads"
 [ "$fd1" -eq "$fd0" ] || fail "the server's descriptors went from $fd0 to $fd1"
 [ "$thr1" -eq "$thr0" ] || fail "the server's threads went from $thr0 to $thr1"
-[ "$rss1" -le $((rss0 + 4096)) ] || fail "the server's RSS grew from $rss0 to $rss1 KiB"
+is_asan || [ "$rss1" -le $((rss0 + 4096)) ] || fail "the server's RSS grew from $rss0 to $rss1 KiB"
 stop_server
 rm -rf "$dir"
 exit 0
