@@ -96,6 +96,7 @@ struct eng_task {
 	bool queued;	 /* handed out and not yet back (worker only) */
 	bool held;	 /* sender: the slot holds chunk hdr.seq until its credit comes back */
 	bool posted;	 /* sender: its write is out and its credit not yet back */
+	bool owed;	 /* receiver: its credit waits in credit_wait, not yet sent */
 	unsigned helper; /* the helper it went to */
 	int err;	 /* 0, or the error already recorded with eng__job_fail */
 	uint32_t moved;	 /* bytes of op done so far */

@@ -323,7 +323,8 @@ static void on_chunk(struct eng_stripe *s, uint32_t slot)
 		return;
 	}
 	t = &s->task[slot];
-	if (t->queued) {
+	/* Held here (its chunk being written) or its credit not yet sent: the sender has none. */
+	if (t->queued || t->owed) {
 		stripe_fail(s, -EPROTO, "the sender wrote into a slot it held no credit for");
 		return;
 	}
@@ -347,6 +348,7 @@ static void credits_send(struct eng_stripe *s)
 			return;
 		}
 		sq_use(s, 1, signaled);
+		s->task[s->credit_wait[n]].owed = false;
 		n++;
 	}
 	for (i = n; i < s->n_credit_wait; i++)
@@ -372,6 +374,8 @@ static void chunk_consumed(struct eng_stripe *s, const struct eng_chunk_hdr *h)
 		eng__stripe_lost(s, err, "returning a credit failed");
 		return;
 	}
+	/* At most one credit per slot waits: on_chunk refuses a slot whose credit is owed. */
+	s->task[h->slot].owed = true;
 	s->credit_wait[s->n_credit_wait++] = h->slot;
 	credits_send(s);
 }
