@@ -60,6 +60,21 @@ wait_until() {
 	done
 }
 
+# dm_ext4 NAME MIB DIR: ext4 on the device-mapper device NAME, dm-linear
+# over a brd RAM disk of MIB MiB, mounted on DIR: a disk whose table a test
+# can swap or suspend. Sets $dm_sectors (the RAM disk's size in sectors).
+# The caller's cleanup unmounts DIR, removes NAME and unloads brd.
+dm_ext4() {
+	modprobe brd rd_nr=1 rd_size=$(($2 * 1024)) 2>/dev/null
+	[ -b /dev/ram0 ] || fail "no RAM disk (brd) in the guest"
+	dm_sectors=$(blockdev --getsz /dev/ram0)
+	# No udev in the guest: dmsetup makes the node when asked.
+	dmsetup create "$1" --noudevsync --table "0 $dm_sectors linear /dev/ram0 0" &&
+		dmsetup mknodes "$1" || fail "dmsetup create failed"
+	mkfs.ext4 -q -F "/dev/mapper/$1" || fail "mkfs.ext4 failed"
+	mount "/dev/mapper/$1" "$3" || fail "cannot mount ext4 on /dev/mapper/$1"
+}
+
 # Whether $RAILCP is an ASan build. Its RSS is ASan's (freed memory held in
 # quarantine, shadow memory): a bound on RSS means nothing there, while its
 # leak check at exit and the descriptor and thread counts still do.

@@ -76,19 +76,12 @@ server_pid=
 # (c) fsync failing: ext4 on dm-linear over a RAM disk, its table swapped
 # for dm-flakey with every write failing (reads pass) once the file system
 # is made; the data reaches the page cache, the sync before the rename fails.
-modprobe brd rd_nr=1 rd_size=$((128 * 1024)) 2>/dev/null
 modprobe dm-flakey 2>/dev/null
-[ -b /dev/ram0 ] || fail "no RAM disk (brd) in the guest"
-sectors=$(blockdev --getsz /dev/ram0)
-# No udev in the guest: dmsetup makes the node when asked.
-dmsetup create "$dm" --noudevsync --table "0 $sectors linear /dev/ram0 0" &&
-	dmsetup mknodes "$dm" || fail "dmsetup create failed"
-mkfs.ext4 -q -F "/dev/mapper/$dm" || fail "mkfs.ext4 failed"
-mount "/dev/mapper/$dm" "$dir/ext" || fail "cannot mount ext4 on /dev/mapper/$dm"
+dm_ext4 "$dm" 128 "$dir/ext"
 cp one ext/served && sync
 start_server "$log.2" --root "$dir/ext"
 dmsetup suspend --noudevsync "$dm" &&
-	dmsetup load "$dm" --table "0 $sectors flakey /dev/ram0 0 0 1 1 error_writes" &&
+	dmsetup load "$dm" --table "0 $dm_sectors flakey /dev/ram0 0 0 1 1 error_writes" &&
 	dmsetup resume --noudevsync "$dm" || fail "cannot make the device's writes fail"
 capture "$RAILCP" one 127.0.0.1:one
 expect_one_line_error "a push whose sync fails"

@@ -29,14 +29,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 143' TERM
 
-modprobe brd rd_nr=1 rd_size=$((384 * 1024)) 2>/dev/null
-[ -b /dev/ram0 ] || fail "no RAM disk (brd) in the guest"
-sectors=$(blockdev --getsz /dev/ram0)
-# No udev in the guest: dmsetup makes the node when asked.
-dmsetup create "$dm" --noudevsync --table "0 $sectors linear /dev/ram0 0" &&
-	dmsetup mknodes "$dm" || fail "dmsetup create failed"
-mkfs.ext4 -q -F "/dev/mapper/$dm" || fail "mkfs.ext4 failed"
-mount "/dev/mapper/$dm" "$dir/ext" || fail "cannot mount ext4 on /dev/mapper/$dm"
+dm_ext4 "$dm" 384 "$dir/ext"
 head -c $((192 << 20)) /dev/urandom >big
 head -c $((1 << 20)) /dev/urandom >one
 start_server "$log" --root "$dir/ext"
