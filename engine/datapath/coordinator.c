@@ -156,8 +156,7 @@ static void workers_wait(struct eng_job *job)
 			rcp_log(RCP_LOG_NOTICE,
 				"the %s has stopped, but its file I/O has not returned for %g s: "
 				"waiting for the disk (a hung device or file system holds this "
-				"side "
-				"until it answers)",
+				"side until it answers)",
 				job->role == ENG_SENDER ? "sender" : "receiver",
 				job->hold_ms / 1000.0);
 			atomic_store(&job->held, true);

@@ -5,8 +5,8 @@
  * server keeps serving; strangers who have not proven the key get small
  * frames, little time, a share of the pending slots per address, and
  * their words escaped; a server out of descriptors waits rather than
- * spins; a welcome is held to the client's own terms; a cancelled copy leaves no file under its
- * final name and no temporary behind.
+ * spins; a welcome is held to the client's own terms; a cancelled copy
+ * leaves no file under its final name and no temporary behind.
  *
  * Design: raw TCP peers (a client sending bad hellos, a fake server sending
  * hostile file lists) speak the framing by hand so they test it rather than
