@@ -31,17 +31,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* hwloc bitmap -> ours, ignoring indexes beyond TOPO_MAX_CPUS. */
+/*
+ * hwloc bitmap -> ours, ignoring indexes beyond TOPO_MAX_CPUS. Not
+ * hwloc_bitmap_foreach: an XML file can give an infinite set ("0xf...f"),
+ * on which it asserts.
+ */
 static void bitmap_from_hwloc(struct topo_bitmap *out, hwloc_const_bitmap_t hb)
 {
 	int i;
 
 	topo_bitmap_zero(out);
-	hwloc_bitmap_foreach_begin(i, hb)
-	{
+	for (i = hwloc_bitmap_first(hb); i >= 0 && i < TOPO_MAX_CPUS; i = hwloc_bitmap_next(hb, i))
 		topo_bitmap_set(out, (unsigned)i);
-	}
-	hwloc_bitmap_foreach_end();
 }
 
 static void node_fill_pages(struct topo_node *n, hwloc_obj_t obj, bool live)
@@ -139,6 +140,7 @@ static int machine_fill(struct topo_machine *m, hwloc_topology_t topo,
 	struct topo_bitmap cpus, nodes;
 	hwloc_obj_t obj = NULL;
 	const char *host;
+	size_t i;
 
 	machine_allowed(topo, bind, &cpus, &nodes);
 	host = hwloc_obj_get_info_by_name(hwloc_get_root_obj(topo), "HostName");
@@ -152,6 +154,11 @@ static int machine_fill(struct topo_machine *m, hwloc_topology_t topo,
 	if (m->n_nodes == 0)
 		return rcp_err(-ENODEV, "hwloc found no NUMA node in %s", m->source);
 	topo__sort_nodes(m);
+	/* An XML file can repeat an OS index; topo_machine_node_index finds nodes by it. */
+	for (i = 1; i < m->n_nodes; i++)
+		if (m->node[i].id == m->node[i - 1].id)
+			return rcp_err(-EINVAL, "%s lists NUMA node %d twice", m->source,
+				       m->node[i].id);
 	machine_fill_distances(m, topo);
 	m->thp = live ? topo__thp_enabled() : true;
 	return live ? 0 : topo__xml_rails(m, topo);
@@ -248,7 +255,9 @@ int topo_machine_node_index(const struct topo_machine *m, int id)
 
 static int node_cmp(const void *a, const void *b)
 {
-	return ((const struct topo_node *)a)->id - ((const struct topo_node *)b)->id;
+	int x = ((const struct topo_node *)a)->id, y = ((const struct topo_node *)b)->id;
+
+	return (x > y) - (x < y); /* not x - y: an XML file's OS index can be 2^31 and more */
 }
 
 void topo__sort_nodes(struct topo_machine *m)

@@ -112,7 +112,8 @@ static int worker_key(struct prof *pf, struct prof_worker *w, const char *k, con
 		return perr(pf, pf->line, "'%s' is already set on line %u", k, *line);
 	*line = pf->line;
 	if (!strcmp(k, "node")) {
-		if (parse_uint(v, 0, TOPO_MAX_NODES - 1, &x))
+		/* Any node a worker can have: an id the binding's bitmaps hold, not a count. */
+		if (parse_uint(v, 0, TOPO_MAX_CPUS - 1, &x))
 			return perr(pf, pf->line, "node: '%s' is not a NUMA node number", v);
 		w->node = (int)x;
 	} else if (!strcmp(k, "cpus")) {
@@ -183,7 +184,8 @@ static int parse_line(struct prof *pf, char *line)
 
 static int prof_read(struct prof *pf)
 {
-	char line[4096];
+	/* Longer than the longest line railcp writes: 64 rails of 63-character names. */
+	char line[8192];
 	FILE *f = fopen(pf->path, "re");
 	int err = 0;
 
@@ -352,17 +354,30 @@ out_free:
 	return err;
 }
 
+/* s for a comment: a newline in a file's or a host's name would end it. */
+static void comment_text(char *buf, size_t len, const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i + 1 < len; i++)
+		buf[i] = iscntrl((unsigned char)s[i]) ? '?' : s[i];
+	buf[i] = '\0';
+}
+
 static int profile_write(FILE *f, const struct topo_plan *plan, const struct topo_machine *m)
 {
-	char cpus[1024];
+	/* The longest list of TOPO_MAX_CPUS CPUs ("0-1,3-4,...") is 2,673 characters. */
+	char cpus[4096], source[sizeof(m->source)], host[sizeof(m->host)];
 	size_t w, r;
 
+	comment_text(source, sizeof(source), m->source);
+	comment_text(host, sizeof(host), m->host);
 	fprintf(f,
 		"# railcp profile, format 1: one [worker] section per worker thread.\n"
 		"# Written by 'railcp topo --save-profile' for %s (host %s).\n"
 		"# Edit freely; --profile FILE checks every line against the machine it runs on.\n"
 		"\nqps_per_rail = %u\n",
-		m->source, m->host, plan->qps_per_rail);
+		source, host, plan->qps_per_rail);
 	for (w = 0; w < plan->n_workers; w++) {
 		const struct topo_worker *wk = &plan->worker[w];
 

@@ -15,6 +15,7 @@
 
 #include "common/common.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,6 +158,30 @@ static int xml_device_rails(struct topo_machine *m, hwloc_topology_t topo, hwloc
 	}
 }
 
+/*
+ * A device name --rails and a profile can give back: printable, without
+ * the ',', space and '#' that separate and end their lists. The kernel's
+ * names are; an XML file's need not be.
+ */
+static int xml_check_name(const struct topo_machine *m, const char *name)
+{
+	char shown[64];
+	size_t i;
+	bool ok = name[0] != '\0';
+
+	for (i = 0; name[i]; i++)
+		ok &= isgraph((unsigned char)name[i]) && name[i] != ',' && name[i] != '#';
+	if (ok)
+		return 0;
+	for (i = 0; name[i] && i < sizeof(shown) - 1; i++)
+		shown[i] = isgraph((unsigned char)name[i]) ? name[i] : '?';
+	shown[i] = '\0';
+	return rcp_err(-EINVAL,
+		       "%s: OpenFabrics device '%s' has a name railcp cannot use in --rails or a "
+		       "profile (empty, or with a space, ',', '#' or an unprintable character)",
+		       m->source, shown);
+}
+
 int topo__xml_rails(struct topo_machine *m, hwloc_topology_t topo)
 {
 	hwloc_obj_t osdev = NULL;
@@ -165,7 +190,8 @@ int topo__xml_rails(struct topo_machine *m, hwloc_topology_t topo)
 	while ((osdev = hwloc_get_next_osdev(topo, osdev)) != NULL) {
 		if (osdev->attr->osdev.type != HWLOC_OBJ_OSDEV_OPENFABRICS || !osdev->name)
 			continue;
-		err = xml_device_rails(m, topo, osdev);
+		err = xml_check_name(m, osdev->name);
+		err = err ? err : xml_device_rails(m, topo, osdev);
 		if (err)
 			return err;
 	}
@@ -215,7 +241,8 @@ bool topo_port_active(const char *sysfs_root, const char *dev, unsigned port)
 int topo_opts_parse_rails(const char *text, struct topo_opts *opts)
 {
 	struct topo_rail_sel sel[TOPO_MAX_RAILS];
-	char buf[4096], *save = NULL, *item;
+	/* Room for TOPO_MAX_RAILS items "DEV:PORT" of the longest names, as profiles have. */
+	char buf[8192], *save = NULL, *item;
 	size_t n = 0;
 
 	if (strlen(text) >= sizeof(buf))

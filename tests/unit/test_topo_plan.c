@@ -16,9 +16,11 @@
 
 #include "common/common.h"
 #include "topology/topology.h"
+#include "topology/topo_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +79,99 @@ static struct topo_machine *load(const char *fixture, const char *cpus, const ch
 	assert_int_equal(topo_machine_create(path, cpus || nodes ? &b : NULL, &m), 0);
 	assert_non_null(m);
 	return m;
+}
+
+/* text with every `from` replaced by `to`, in a new string (text is freed). */
+static char *replace_all(char *text, const char *from, const char *to)
+{
+	size_t n = 0, flen = strlen(from), tlen = strlen(to);
+	char *out, *o, *p, *at;
+
+	assert_non_null(strstr(text, from));
+	for (p = text; (at = strstr(p, from)) != NULL; p = at + flen)
+		n++;
+	out = malloc(strlen(text) + n * tlen + 1);
+	assert_non_null(out);
+	for (o = out, p = text; (at = strstr(p, from)) != NULL; p = at + flen) {
+		memcpy(o, p, (size_t)(at - p));
+		o += at - p;
+		memcpy(o, to, tlen);
+		o += tlen;
+	}
+	strcpy(o, p);
+	free(text);
+	return out;
+}
+
+/*
+ * topo_machine_create on a fixture with every `from` replaced by its `to`
+ * (pairs, then NULL): a file as someone may hand railcp one, found by
+ * fuzz_topo. The machine or NULL, and the error.
+ */
+static struct topo_machine *load_edited(const char *fixture, int *err_out, ...)
+{
+	char path[512], tmp[] = "/tmp/railcp-topo-XXXXXX", *text;
+	struct topo_machine *m = NULL;
+	const char *from;
+	va_list ap;
+	FILE *f;
+	long len;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", RAILCP_FIXTURES, fixture);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	len = ftell(f);
+	rewind(f);
+	text = calloc(1, (size_t)len + 1);
+	assert_non_null(text);
+	assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	va_start(ap, err_out);
+	while ((from = va_arg(ap, const char *)) != NULL)
+		text = replace_all(text, from, va_arg(ap, const char *));
+	va_end(ap);
+	fd = mkstemp(tmp);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+	free(text);
+	*err_out = topo_machine_create(tmp, NULL, &m);
+	unlink(tmp);
+	return m;
+}
+
+/* The default plan of m saved as a profile and loaded back: its one worker's node and CPUs. */
+static void profile_round_trip(const struct topo_machine *m, int node, const char *cpus)
+{
+	char path[] = "/tmp/railcp-profile-XXXXXX", list[4096];
+	struct topo_plan *p = NULL, *again = NULL;
+	int fd = mkstemp(path), err;
+	size_t r;
+
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(topo_plan_build(m, NULL, &p), 0);
+	assert_int_equal(topo_profile_save(p, m, path), 0);
+	err = topo_profile_load(path, m, NULL, &again);
+	unlink(path);
+	if (err)
+		fail_msg("the saved profile does not load: %s", rcp_err_msg(err));
+	assert_int_equal(again->n_workers, 1);
+	assert_int_equal(again->worker[0].node, node);
+	topo_bitmap_format(&again->worker[0].cpus, list, sizeof(list));
+	assert_string_equal(list, cpus);
+	assert_true(topo_bitmap_equal(&again->worker[0].cpus, &p->worker[0].cpus));
+	assert_int_equal(again->n_rails, p->n_rails);
+	for (r = 0; r < p->n_rails; r++) {
+		assert_string_equal(again->rail[r].dev, p->rail[r].dev);
+		assert_int_equal(again->rail[r].port, p->rail[r].port);
+	}
+	topo_plan_destroy(again);
+	topo_plan_destroy(p);
 }
 
 /* Build the plan and return its signature (and notes). */
@@ -413,6 +508,164 @@ static void test_missing_rail_and_bad_xml_errors(void **state)
 	topo_machine_destroy(m);
 }
 
+/* ---- XML files railcp must refuse or read right (found by fuzz_topo) ---- */
+
+static void test_xml_with_a_node_twice_is_refused(void **state)
+{
+	struct topo_machine *m;
+	int err;
+
+	(void)state;
+	/* Before, node 0 was listed twice and --numa 0 or a rail could find either. */
+	m = load_edited("topo_2s_4nic.xml", &err, "type=\"NUMANode\" os_index=\"1\"",
+			"type=\"NUMANode\" os_index=\"0\"", NULL);
+	assert_null(m);
+	assert_int_equal(err, -EINVAL);
+	assert_non_null(strstr(rcp_err_msg(err), "lists NUMA node 0 twice"));
+}
+
+static void test_xml_with_infinite_sets_reads_them_up_to_the_limit(void **state)
+{
+	struct topo_machine *m;
+	struct topo_plan *p = NULL;
+	int err;
+
+	(void)state;
+	/* Before, hwloc_bitmap_foreach asserted on "0xf...f" and railcp dumped core. */
+	m = load_edited("topo_1node_dualport.xml", &err, "cpuset=\"0x0000000f\"",
+			"cpuset=\"0xf...f\"", NULL);
+	assert_int_equal(err, 0);
+	assert_int_equal(m->node[0].n_cpus_all, TOPO_MAX_CPUS);
+	assert_int_equal(topo_bitmap_count(&m->node[0].cpus), TOPO_MAX_CPUS);
+	assert_int_equal(topo_plan_build(m, NULL, &p), 0);
+	assert_int_equal(p->n_workers, 1);
+	topo_plan_destroy(p);
+	topo_machine_destroy(m);
+	m = load_edited("topo_1node_dualport.xml", &err, "nodeset=\"0x00000001\"",
+			"nodeset=\"0xf...f\"", NULL);
+	assert_int_equal(err, 0);
+	assert_int_equal(m->n_nodes, 1);
+	assert_true(m->node[0].usable);
+	assert_int_equal(m->rail[0].numa_node, TOPO_NUMA_UNKNOWN);
+	topo_machine_destroy(m);
+}
+
+static void test_xml_device_name_railcp_cannot_give_back_is_refused(void **state)
+{
+	struct topo_machine *m;
+	int err;
+
+	(void)state;
+	/* Before, a plan on "m,x5_0" was saved as a profile that named rails "m" and "x5_0:1". */
+	m = load_edited("topo_1node_dualport.xml", &err, "name=\"mlx5_0\"", "name=\"m,x5_0\"",
+			NULL);
+	assert_null(m);
+	assert_int_equal(err, -EINVAL);
+	assert_non_null(strstr(rcp_err_msg(err), "OpenFabrics device 'm,x5_0' has a name"));
+	m = load_edited("topo_1node_dualport.xml", &err, "name=\"mlx5_0\"", "name=\"mlx5 0\"",
+			NULL);
+	assert_null(m);
+	assert_non_null(strstr(rcp_err_msg(err), "device 'mlx5?0'"));
+}
+
+static void test_xml_profile_of_node_100_loads_back(void **state)
+{
+	struct topo_machine *m;
+	int err;
+
+	(void)state;
+	/* Before, the profile said "node = 100" and loading it refused any node past 63. */
+	m = load_edited("topo_1node_dualport.xml", &err, "type=\"NUMANode\" os_index=\"0\"",
+			"type=\"NUMANode\" os_index=\"100\"", "nodeset=\"0x00000001\"",
+			"nodeset=\"0x00000010,0x00000000,0x00000000,0x00000000\"", NULL);
+	assert_int_equal(err, 0);
+	assert_int_equal(m->node[0].id, 100);
+	profile_round_trip(m, 100, "0-3");
+	topo_machine_destroy(m);
+}
+
+static void test_xml_profile_of_every_other_cpu_loads_back(void **state)
+{
+	char attr[420] = "cpuset=\"", even[2100];
+	struct topo_machine *m;
+	size_t i, used = 0;
+	int err;
+
+	(void)state;
+	/* CPUs 0,2,...,1022 on one node: 2,004 characters, which the profile cut at 1,023. */
+	for (i = 0; i < TOPO_MAX_CPUS / 32; i++)
+		strcat(attr, i ? ",0x55555555" : "0x55555555");
+	strcat(attr, "\"");
+	for (i = 0; i < TOPO_MAX_CPUS; i += 2)
+		used += (size_t)snprintf(even + used, sizeof(even) - used, "%s%zu", i ? "," : "",
+					 i);
+	assert_int_equal(used, 2004);
+	m = load_edited("topo_1node_dualport.xml", &err, "cpuset=\"0x0000000f\"", attr, NULL);
+	assert_int_equal(err, 0);
+	assert_int_equal(topo_bitmap_count(&m->node[0].cpus), TOPO_MAX_CPUS / 2);
+	profile_round_trip(m, 0, even);
+	topo_machine_destroy(m);
+}
+
+static void test_xml_profile_of_64_ports_with_long_names_loads_back(void **state)
+{
+	char osdev[4096];
+	struct topo_machine *m;
+	size_t used;
+	unsigned port;
+	int err;
+
+	(void)state;
+	/* Before, its rails line (4,286 characters) was longer than a profile line may be. */
+	used = (size_t)snprintf(osdev, sizeof(osdev), "name=\"%.63s\" osdev_type=\"3\">",
+				"d123456789d123456789d123456789d123456789d123456789d123456789xyz");
+	for (port = 3; port <= TOPO_MAX_RAILS; port++)
+		used += (size_t)snprintf(osdev + used, sizeof(osdev) - used,
+					 "<info name=\"Port%uState\" value=\"4\"/>", port);
+	assert_true(used < sizeof(osdev));
+	m = load_edited("topo_1node_dualport.xml", &err, "name=\"mlx5_0\" osdev_type=\"3\">", osdev,
+			NULL);
+	assert_int_equal(err, 0);
+	assert_int_equal(m->n_rails, TOPO_MAX_RAILS);
+	profile_round_trip(m, 0, "0-3");
+	topo_machine_destroy(m);
+}
+
+static void test_xml_profile_of_host_name_with_newline_loads_back(void **state)
+{
+	struct topo_machine *m;
+	int err;
+
+	(void)state;
+	/* Before, the profile's comment ended at the newline and "node = 7)." was read as a key. */
+	m = load_edited("topo_1node_dualport.xml", &err, "value=\"one-node-dualport\"",
+			"value=\"one\nnode = 7\"", NULL);
+	assert_int_equal(err, 0);
+	assert_string_equal(m->host, "one\nnode = 7");
+	profile_round_trip(m, 0, "0-3");
+	topo_machine_destroy(m);
+}
+
+static void test_nodes_sort_by_id_past_int_max(void **state)
+{
+	/* OS indexes 2^31 and 2^32 - 2 of an XML file, as railcp's int ids. */
+	static const int ids[] = {1, INT_MIN, -2, 0, INT_MAX};
+	static const int sorted[] = {INT_MIN, -2, 0, 1, INT_MAX};
+	struct topo_machine *m = calloc(1, sizeof(*m));
+	size_t i;
+
+	(void)state;
+	assert_non_null(m);
+	m->n_nodes = RCP_ARRAY_SIZE(ids);
+	for (i = 0; i < m->n_nodes; i++)
+		m->node[i].id = ids[i];
+	/* Before, node_cmp returned INT_MIN - 1 (overflow) and sorted 2^31 after node 1. */
+	topo__sort_nodes(m);
+	for (i = 0; i < m->n_nodes; i++)
+		assert_int_equal(m->node[i].id, sorted[i]);
+	topo_machine_destroy(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -436,6 +689,14 @@ int main(void)
 		cmocka_unit_test(test_no_rdma_numa_gives_railless_workers),
 		cmocka_unit_test(test_no_rdma_bound_numa_outside_binding_is_an_error),
 		cmocka_unit_test(test_missing_rail_and_bad_xml_errors),
+		cmocka_unit_test(test_xml_with_a_node_twice_is_refused),
+		cmocka_unit_test(test_xml_with_infinite_sets_reads_them_up_to_the_limit),
+		cmocka_unit_test(test_xml_device_name_railcp_cannot_give_back_is_refused),
+		cmocka_unit_test(test_xml_profile_of_node_100_loads_back),
+		cmocka_unit_test(test_xml_profile_of_every_other_cpu_loads_back),
+		cmocka_unit_test(test_xml_profile_of_64_ports_with_long_names_loads_back),
+		cmocka_unit_test(test_xml_profile_of_host_name_with_newline_loads_back),
+		cmocka_unit_test(test_nodes_sort_by_id_past_int_max),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
