@@ -20,14 +20,19 @@ start_server "$log" --buffer-mib 16 # 8 hugepages a worker: both ends fit in the
 
 "$RAILCP" bench 127.0.0.1 --bytes 384M --chunk 1M --buffer-mib 16 >bench_a.out 2>bench_a.err &
 a=$!
-wait_for_line "session 1 from" 60 "$log" || fail "the first bench never started: $(cat bench_a.err)"
+# Held mid-run with SIGSTOP from its session's start, so that a fast host
+# cannot finish it before the pages go (it once did, in CI): the second
+# bench below takes a few seconds, far inside the 60 s stall limit.
+wait_until 60 grep -q "session 1 from .*MiB over" "$log" || fail "the first bench never started: $(cat bench_a.err)"
+kill -STOP $a
 used=$((128 - $(free_huge)))
 [ "$used" -gt 0 ] || fail "the running bench holds no hugepages (free: $(free_huge) of 128)"
 echo 0 >"$hp"
 [ "$(free_huge)" -eq 0 ] || fail "hugepages still free after nr_hugepages=0: $(free_huge)"
-kill -0 $a 2>/dev/null || fail "the first bench ended before the hugepages were taken away; make it longer"
+grep -q "session 1 from .* done" "$log" && fail "the first bench ended before the hugepages were taken away"
 
 capture "$RAILCP" bench 127.0.0.1 --bytes 32M --chunk 1M --buffer-mib 16
+kill -CONT $a
 [ "$rc" -eq 0 ] || fail "a bench with no free hugepages exited $rc: $err"
 wait $a
 rc_a=$?
