@@ -59,8 +59,16 @@ int cli_parse_chunk(const char *cmd, const char *v, uint32_t *out);
 /* --port: 1 to 65535; CLI_EXIT_USAGE (after one line) when not one. */
 int cli_parse_port(const char *cmd, const char *v, uint16_t *out);
 
-/* --timeout SEC (1 to 3600) as milliseconds; CLI_EXIT_USAGE (after one line) when not one. */
-int cli_parse_timeout(const char *cmd, const char *v, int *ms_out);
+/*
+ * The seconds of option opt (--timeout, --stall: 1 to 3600) as
+ * milliseconds; CLI_EXIT_USAGE (after one line) when not such a number.
+ */
+int cli_parse_secs(const char *cmd, const char *opt, const char *v, int *ms_out);
+
+/* --stall's line in a command's usage. */
+#define CLI_STALL_USAGE                                                                            \
+	"  --stall SEC        fail the data phase after SEC seconds without a completed\n"         \
+	"                     chunk: a stopped peer, fabric or disk (default 60)\n"
 
 /* "1.5 GiB" */
 void cli_size_str(uint64_t bytes, char *buf, size_t len);

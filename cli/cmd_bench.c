@@ -35,7 +35,8 @@ static void bench_usage(FILE *f)
 		"in total, per rail and per NUMA node.\n\n"
 		"  --bytes N          bytes to move (default 1G; suffixes K, M, G, T)\n"
 		"  --chunk N          bytes per RDMA write, a multiple of 4K (default 1M)\n"
-		"  --timeout SEC      limit of each control and connection step (default 30)\n"
+		"  --timeout SEC      limit of each control and connection step (default "
+		"30)\n" CLI_STALL_USAGE
 		"  --key-file FILE    the key shared with the server (default: $RAILCP_KEY, then\n"
 		"                     ~/.config/railcp/key; none: only a keyless server on\n"
 		"                     loopback will talk)\n"
@@ -75,7 +76,9 @@ static int bench_opt(void *ctx, int c, const char *arg)
 	case 'C':
 		return cli_parse_chunk("bench", arg, &b->o.chunk);
 	case 'T':
-		return cli_parse_timeout("bench", arg, &b->o.timeout_ms);
+		return cli_parse_secs("bench", "--timeout", arg, &b->o.timeout_ms);
+	case 'W':
+		return cli_parse_secs("bench", "--stall", arg, &b->o.stall_ms);
 	case 'j':
 		b->json = true;
 		return 0;
@@ -95,6 +98,7 @@ static int bench_args(int argc, char **argv, struct bench_cmd *b)
 		{"bytes", required_argument, NULL, 'B'},
 		{"chunk", required_argument, NULL, 'C'},
 		{"timeout", required_argument, NULL, 'T'},
+		{"stall", required_argument, NULL, 'W'},
 		{"json", no_argument, NULL, 'j'},
 		{"key-file", required_argument, NULL, 'K'},
 		{"no-failover", no_argument, NULL, 'F'},

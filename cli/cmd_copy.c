@@ -69,7 +69,8 @@ static void copy_usage(FILE *f)
 		"  -e, --rsh CMD      start the far side with CMD (default: $RAILCP_RSH, else\n"
 		"                     ssh) even when a server answers on --port\n"
 		"  --railcp-path PATH the railcp to run on HOST over ssh (default: railcp)\n"
-		"  --timeout SEC      limit of each control and connection step (default 30)\n"
+		"  --timeout SEC      limit of each control and connection step (default "
+		"30)\n" CLI_STALL_USAGE
 		"  --key-file FILE    the key shared with the server (default: $RAILCP_KEY,\n"
 		"                     then ~/.config/railcp/key)\n"
 		"  --no-failover      a rail that fails fails the copy (default: its chunks are\n"
@@ -88,6 +89,7 @@ enum {
 	OPT_CHUNK,
 	OPT_PORT,
 	OPT_TIMEOUT,
+	OPT_STALL,
 	OPT_KEY,
 	OPT_NO_FAILOVER,
 	OPT_PARTIAL,
@@ -136,7 +138,9 @@ static int copy_opt(void *ctx, int c, const char *arg)
 	case OPT_PORT:
 		return cli_parse_port(NULL, arg, &cc->o.port);
 	case OPT_TIMEOUT:
-		return cli_parse_timeout(NULL, arg, &cc->o.timeout_ms);
+		return cli_parse_secs(NULL, "--timeout", arg, &cc->o.timeout_ms);
+	case OPT_STALL:
+		return cli_parse_secs(NULL, "--stall", arg, &cc->o.stall_ms);
 	case OPT_KEY:
 		cc->o.key_file = arg;
 		return 0;
@@ -196,6 +200,7 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 		{"chunk", required_argument, NULL, OPT_CHUNK},
 		{"port", required_argument, NULL, OPT_PORT},
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
+		{"stall", required_argument, NULL, OPT_STALL},
 		{"key-file", required_argument, NULL, OPT_KEY},
 		{"no-failover", no_argument, NULL, OPT_NO_FAILOVER},
 		{"rsh", required_argument, NULL, 'e'},
@@ -340,8 +345,9 @@ static int copy_over_ssh(struct cli_copy *cc, const char *rsh, struct eng_report
 	size_t i, n = o.dir == ENG_PUSH ? 1 : o.n_src;
 	char **names = calloc(n, sizeof(*names));
 	struct cli_rsh r;
-	int err = names ? cli_rsh_start(&r, rsh, cc->host, cc->railcp_path, o.timeout_ms)
-			: rcp_err(-ENOMEM, "out of memory");
+	int err =
+		names ? cli_rsh_start(&r, rsh, cc->host, cc->railcp_path, o.timeout_ms, o.stall_ms)
+		      : rcp_err(-ENOMEM, "out of memory");
 
 	for (i = 0; i < n && !err; i++) {
 		err = cli_rsh_path(&r, o.dir == ENG_PUSH ? o.dst : o.src[i], &names[i]);

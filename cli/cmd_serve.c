@@ -53,7 +53,8 @@ static void serve_usage(FILE *f)
 		"                     then ~/.config/railcp/key; the file must be chmod 600)\n"
 		"  --max-sessions N   authenticated sessions at once; more are refused (default\n"
 		"                     16); at most 64 connections may wait to authenticate\n"
-		"  --timeout SEC      limit of each control and connection step (default 30)\n"
+		"  --timeout SEC      limit of each control and connection step (default "
+		"30)\n" CLI_STALL_USAGE
 		"  --no-failover      a rail that fails fails the sessions on it (default: the\n"
 		"                     session goes on over its other rails)\n"
 		"  --ssh              serve one copy started over ssh by 'railcp SRC HOST:DST'\n"
@@ -170,7 +171,9 @@ static int serve_opt(void *ctx, int c, const char *arg)
 	case 'M':
 		return cli_parse_count("serve", "--max-sessions", arg, 1024, &sc->o.max_sessions);
 	case 'T':
-		return cli_parse_timeout("serve", arg, &sc->o.timeout_ms);
+		return cli_parse_secs("serve", "--timeout", arg, &sc->o.timeout_ms);
+	case 'W':
+		return cli_parse_secs("serve", "--stall", arg, &sc->o.stall_ms);
 	case 'L':
 		sc->o.listen_addr = arg;
 		return 0;
@@ -199,6 +202,7 @@ static int serve_args(int argc, char **argv, struct serve_cmd *sc)
 		{"key-file", required_argument, NULL, 'K'},
 		{"max-sessions", required_argument, NULL, 'M'},
 		{"timeout", required_argument, NULL, 'T'},
+		{"stall", required_argument, NULL, 'W'},
 		{"no-failover", no_argument, NULL, 'F'},
 		{"ssh", no_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},

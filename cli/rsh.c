@@ -232,15 +232,18 @@ static int greeting_read(struct cli_rsh *r, char *line, size_t len, int timeout_
 }
 
 int cli_rsh_start(struct cli_rsh *r, const char *rsh, const char *host, const char *railcp_path,
-		  int timeout_ms)
+		  int timeout_ms, int stall_ms)
 {
 	char remote[4200], quoted[4096], line[RSH_GREETING_MAX];
-	int err;
+	int err, n;
 
 	*r = (struct cli_rsh){.pid = -1, .in_fd = -1, .out_fd = -1, .err_fd = -1};
 	if (!shell_quote(railcp_path, quoted, sizeof(quoted)))
 		return rcp_err(-ENAMETOOLONG, "--railcp-path is too long");
-	snprintf(remote, sizeof(remote), "%s serve --ssh --timeout %d", quoted, timeout_ms / 1000);
+	n = snprintf(remote, sizeof(remote), "%s serve --ssh --timeout %d", quoted,
+		     timeout_ms / 1000);
+	if (stall_ms > 0)
+		snprintf(remote + n, sizeof(remote) - (size_t)n, " --stall %d", stall_ms / 1000);
 	rcp_log(RCP_LOG_INFO, "starting the far side: %s %s %s", rsh, host, remote);
 	err = spawn(r, rsh, host, remote);
 	if (err)

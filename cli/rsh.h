@@ -42,13 +42,14 @@ struct cli_rsh {
 /*
  * Start 'RAILCP_PATH serve --ssh' on host ([user@]name) through the shell
  * command rsh (run by /bin/sh with the host and the remote command as its
- * last two words) and read its greeting within timeout_ms. On success *r
+ * last two words) and read its greeting within timeout_ms; the far side
+ * gets the same --timeout, and --stall when stall_ms is not 0. On success *r
  * is filled and the far side waits for its one session. Errors are one
  * sentence naming what failed: ssh itself, railcp missing on the host, or
  * the far side's own error line.
  */
 int cli_rsh_start(struct cli_rsh *r, const char *rsh, const char *host, const char *railcp_path,
-		  int timeout_ms);
+		  int timeout_ms, int stall_ms);
 
 /*
  * A remote path as scp reads it (relative to the far side's home, or

@@ -135,11 +135,11 @@ int cli_parse_port(const char *cmd, const char *v, uint16_t *out)
 	return 0;
 }
 
-int cli_parse_timeout(const char *cmd, const char *v, int *ms_out)
+int cli_parse_secs(const char *cmd, const char *opt, const char *v, int *ms_out)
 {
 	unsigned sec;
 
-	if (cli_parse_count(cmd, "--timeout", v, 3600, &sec))
+	if (cli_parse_count(cmd, opt, v, 3600, &sec))
 		return CLI_EXIT_USAGE;
 	*ms_out = (int)sec * 1000;
 	return 0;

@@ -127,7 +127,8 @@ struct eng_bench_opts {
 	uint64_t bytes;
 	uint32_t chunk; /* a multiple of ENG_CHUNK_MIN, at most ENG_CHUNK_MAX */
 	const struct topo_plan *plan;
-	int timeout_ms;	      /* for each control and connection step */
+	int timeout_ms; /* for each control and connection step */
+	int stall_ms;	/* the data phase fails after this long without a completion; 0: 60 s */
 	const char *key_file; /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
 	bool no_failover; /* a rail that fails fails the run (else its chunks go to the others) */
 	/* Called about every 20 ms from the calling thread with the figures so far. */
@@ -163,6 +164,7 @@ struct eng_copy_opts {
 	uint32_t chunk;	 /* a multiple of ENG_CHUNK_MIN, at most ENG_CHUNK_MAX */
 	const struct topo_plan *plan;
 	int timeout_ms;
+	int stall_ms; /* the data phase fails after this long without a completion; 0: 60 s */
 	const char *key_file; /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
 	const char *key;      /* the key itself (from railcp serve --ssh); NULL: key_file's */
 	bool no_failover; /* a rail that fails fails the copy (else its chunks go to the others) */
@@ -191,6 +193,7 @@ struct eng_serve_opts {
 	const char *root; /* the directory copies read and write beneath; NULL: bench only */
 	const struct topo_plan *plan;
 	int timeout_ms;
+	int stall_ms;	       /* each session's data phase, as for a client; 0: 60 s */
 	unsigned max_sessions; /* authenticated sessions at once; more are refused with a message */
 	bool no_failover;      /* a rail that fails fails its session (else the others carry on) */
 	/*

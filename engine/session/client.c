@@ -386,6 +386,7 @@ int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_o
 	c.s.role = cp && cp->dir == ENG_PULL ? ENG_RECEIVER : ENG_SENDER;
 	c.s.chunk = o->chunk;
 	c.s.no_failover = o->no_failover;
+	c.s.stall_ms = o->stall_ms;
 	c.s.partial = cp && cp->partial;
 	c.s.bench_bytes = o->bench_bytes;
 	c.s.cancel = cp ? cp->cancel : NULL;
@@ -425,7 +426,8 @@ int eng_bench_run(const struct eng_bench_opts *o, struct eng_report *report_out)
 	struct eng_client_opts co = {o->host,	  o->port,	 o->chunk,
 				     o->plan,	  o->timeout_ms, o->key_file,
 				     o->progress, o->ctx,	 eng__transport_verbs(),
-				     o->bytes,	  NULL,		 o->no_failover};
+				     o->bytes,	  NULL,		 o->no_failover,
+				     o->stall_ms};
 
 	if (o->chunk == 0 || o->chunk % ENG_CHUNK_MIN || o->chunk > ENG_CHUNK_MAX || o->bytes == 0)
 		return rcp_err(-EINVAL,
@@ -447,7 +449,8 @@ int eng_copy_run(const struct eng_copy_opts *o, struct eng_report *report_out)
 				     eng__transport_verbs(),
 				     0,
 				     o,
-				     o->no_failover};
+				     o->no_failover,
+				     o->stall_ms};
 
 	if (o->chunk == 0 || o->chunk % ENG_CHUNK_MIN || o->chunk > ENG_CHUNK_MAX ||
 	    o->n_src == 0 || !o->dst)

@@ -78,6 +78,7 @@ struct eng_session {
 	const char *peer_name; /* "the server" or "the client", for sentences */
 	struct eng_ctl ctl;    /* the control connection (fd -1 when none) */
 	int timeout_ms;	       /* each control and connection step */
+	int stall_ms;	       /* the data phase without a completion (0: the job's default) */
 	/* authentication */
 	uint64_t auth_end_ns;			   /* server: hello and proof are due by then */
 	const struct eng_auth_key *key;		   /* NULL: no key configured */
@@ -207,6 +208,7 @@ struct eng_client_opts {
 	uint64_t bench_bytes;		  /* bench */
 	const struct eng_copy_opts *copy; /* copies; NULL for bench */
 	bool no_failover;
+	int stall_ms; /* 0: the job's default */
 };
 
 /* eng_bench_run and eng_copy_run over o->tr. */

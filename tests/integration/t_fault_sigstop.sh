@@ -2,14 +2,15 @@
 # its kernel still answers TCP and RDMA, so nothing but railcp's own
 # deadlines can end the other side's wait. Each case asserts that side ends
 # with one line and status 1 within its documented limit (--timeout for a
-# control or connection step, here 5 s; ENG_STALL_MS, 60 s, for a data
-# phase without completions), and that the stopped server, once continued,
-# serves the next copy.
+# control or connection step, here 5 s; --stall for a data phase without
+# completions, here 15 s on both sides), and that the stopped server, once
+# continued, serves the next copy.
 # (a) the server stopped before the client's hello: the client ends in
 #     about --timeout;
-# (b) the server stopped mid-push: the client ends in about 60 s;
-# (c) the client stopped mid-push: the server's session ends in about 60
-#     s, leaving no temporary, while it serves another client meanwhile.
+# (b) the server stopped mid-push: the client ends in about --stall;
+# (c) the client stopped mid-push: the server's session ends in about
+#     --stall, leaving no temporary, while it serves another client
+#     meanwhile.
 . tests/integration/lib.sh
 need_rdma
 dir=$(mktemp -d)
@@ -18,7 +19,8 @@ mkdir root
 log=serve.log
 head -c $((96 << 20)) /dev/urandom >big
 head -c 65536 /dev/urandom >small
-slow="--qps-per-rail 1 --rails rxe0:1 --chunk 64K --timeout 5"
+stall=15
+slow="--qps-per-rail 1 --rails rxe0:1 --chunk 64K --timeout 5 --stall $stall"
 
 cleanup() {
 	[ -n "${server_pid:-}" ] && kill -CONT "$server_pid" 2>/dev/null && kill "$server_pid" 2>/dev/null
@@ -41,7 +43,7 @@ ended() {
 	echo "$1: ended in $took s: $err"
 }
 
-start_server "$log" --root "$dir/root"
+start_server "$log" --root "$dir/root" --stall "$stall"
 
 # (a) Stopped before the hello.
 kill -STOP "$server_pid"
@@ -59,7 +61,7 @@ wait_for_temp root 30 || fail "the push never started"
 wait_until 60 sh -c "find root -name '.railcp-tmp-*' -size +8M | grep -q ." ||
 	fail "the push never reached 8 MiB"
 kill -STOP "$server_pid"
-ended "server stopped mid-push" 30 90 $client b.err
+ended "server stopped mid-push" $((stall - 5)) $((stall + 30)) $client b.err
 client=
 kill -CONT "$server_pid"
 wait_for_no_temp root 20 || fail "the continued server left a temporary: $(ls -A root)"
@@ -79,10 +81,10 @@ t0=$(date +%s)
 capture "$RAILCP" small 127.0.0.1:small
 [ "$rc" -eq 0 ] || fail "the server did not serve another client while one was stopped: $err"
 rm root/small
-wait_until 90 sh -c "[ \$(grep -c 'session .* failed' '$log') -gt $before ]" ||
+wait_until $((stall + 30)) sh -c "[ \$(grep -c 'session .* failed' '$log') -gt $before ]" ||
 	fail "the server's session with a stopped client never ended: $(cat "$log")"
 took=$(($(date +%s) - t0))
-[ "$took" -ge 30 ] || fail "the server's session with a stopped client ended after $took s, before any limit"
+[ "$took" -ge $((stall - 5)) ] || fail "the server's session with a stopped client ended after $took s, before any limit"
 echo "client stopped mid-push: the server's session ended in $took s: $(grep "session .* failed" "$log" | tail -n 1)"
 wait_for_no_temp root 20 || fail "the server left a temporary of the stopped client: $(ls -A root)"
 kill -KILL "$client"

@@ -1,7 +1,9 @@
 /*
  * test_cli_copy.c - a copy's command line as cli_cmd_copy would run it:
  * every file is synced to the disk unless --no-fsync says otherwise,
- * --fsync is still accepted, and the two together are a usage error.
+ * --fsync is still accepted, and the two together are a usage error;
+ * --stall sets the data phase's stall limit (default: the engine's own)
+ * and takes 1 to 3600 seconds only.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -76,6 +78,26 @@ static void test_fsync_and_no_fsync_together_are_a_usage_error(void **state)
 	assert_null(cc);
 }
 
+static void test_stall_sets_the_data_phases_limit_in_seconds(void **state)
+{
+	static const char *const bad[] = {"0", "3601", "-1", "x", "1.5", ""};
+	struct cli_copy *cc;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(copy_parse((const char *[]){NULL}, &cc), 0);
+	assert_int_equal(cli_copy_opts(cc)->stall_ms, 0);
+	cli_copy_destroy(cc);
+	assert_int_equal(copy_parse((const char *[]){"--stall", "15", NULL}, &cc), 0);
+	assert_int_equal(cli_copy_opts(cc)->stall_ms, 15000);
+	cli_copy_destroy(cc);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(copy_parse((const char *[]){"--stall", bad[i], NULL}, &cc),
+				 CLI_EXIT_USAGE);
+		assert_null(cc);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -83,6 +105,7 @@ int main(void)
 		cmocka_unit_test(test_no_fsync_turns_syncing_off),
 		cmocka_unit_test(test_fsync_is_still_accepted),
 		cmocka_unit_test(test_fsync_and_no_fsync_together_are_a_usage_error),
+		cmocka_unit_test(test_stall_sets_the_data_phases_limit_in_seconds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
