@@ -34,9 +34,8 @@ static void bench_usage(FILE *f)
 		"over every planned rail; the server verifies each byte. Prints throughput\n"
 		"in total, per rail and per NUMA node.\n\n"
 		"  --bytes N          bytes to move (default 1G; suffixes K, M, G, T)\n"
-		"  --chunk N          bytes per RDMA write, a multiple of 4K (default 1M)\n"
-		"  --timeout SEC      limit of each control and connection step (default "
-		"30)\n" CLI_STALL_USAGE
+		"  --chunk N          bytes per RDMA write, a multiple of 4K (default "
+		"1M)\n" CLI_LIMITS_USAGE
 		"  --key-file FILE    the key shared with the server (default: $RAILCP_KEY, then\n"
 		"                     ~/.config/railcp/key; none: only a keyless server on\n"
 		"                     loopback will talk)\n"

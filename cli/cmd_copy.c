@@ -68,9 +68,8 @@ static void copy_usage(FILE *f)
 		"  --port P           the server's TCP port (default %d)\n"
 		"  -e, --rsh CMD      start the far side with CMD (default: $RAILCP_RSH, else\n"
 		"                     ssh) even when a server answers on --port\n"
-		"  --railcp-path PATH the railcp to run on HOST over ssh (default: railcp)\n"
-		"  --timeout SEC      limit of each control and connection step (default "
-		"30)\n" CLI_STALL_USAGE
+		"  --railcp-path PATH the railcp to run on HOST over ssh (default: "
+		"railcp)\n" CLI_LIMITS_USAGE
 		"  --key-file FILE    the key shared with the server (default: $RAILCP_KEY,\n"
 		"                     then ~/.config/railcp/key)\n"
 		"  --no-failover      a rail that fails fails the copy (default: its chunks are\n"

@@ -52,9 +52,8 @@ static void serve_usage(FILE *f)
 		"  --key-file FILE    the shared key senders must prove (default: $RAILCP_KEY,\n"
 		"                     then ~/.config/railcp/key; the file must be chmod 600)\n"
 		"  --max-sessions N   authenticated sessions at once; more are refused (default\n"
-		"                     16); at most 64 connections may wait to authenticate\n"
-		"  --timeout SEC      limit of each control and connection step (default "
-		"30)\n" CLI_STALL_USAGE
+		"                     16); at most 64 connections may wait to "
+		"authenticate\n" CLI_LIMITS_USAGE
 		"  --no-failover      a rail that fails fails the sessions on it (default: the\n"
 		"                     session goes on over its other rails)\n"
 		"  --ssh              serve one copy started over ssh by 'railcp SRC HOST:DST'\n"

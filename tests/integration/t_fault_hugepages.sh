@@ -23,7 +23,7 @@ a=$!
 # Held mid-run with SIGSTOP from its session's start, so that a fast host
 # cannot finish it before the pages go (it once did, in CI): the second
 # bench below takes a few seconds, far inside the 60 s stall limit.
-wait_until 60 grep -q "session 1 from .*MiB over" "$log" || fail "the first bench never started: $(cat bench_a.err)"
+wait_for_line "session 1 from .*MiB over" 60 "$log" || fail "the first bench never started: $(cat bench_a.err)"
 kill -STOP $a
 used=$((128 - $(free_huge)))
 [ "$used" -gt 0 ] || fail "the running bench holds no hugepages (free: $(free_huge) of 128)"
