@@ -93,7 +93,7 @@ int cli_machine_load(const char *xml, struct topo_machine **m_out)
 	int err;
 
 	if (xml)
-		return topo_machine_create(xml, NULL, m_out);
+		return topo_machine_read_xml(xml, m_out);
 	err = topo_binding_of_process(&bind);
 	err = err ? err : topo_machine_create(NULL, &bind, &m);
 	if (err)

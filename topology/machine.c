@@ -18,7 +18,18 @@
  * layer comes from the netdev hwloc lists next to the device (a 6-byte
  * address is Ethernet, a 20-byte one IPoIB).
  *
- * Threading: topo_machine_create is thread-safe (its hwloc topology is private).
+ * A file a user names is read in a child process (topo_machine_read_xml):
+ * hwloc 2.9 dies on some malformed files (failed assertions, NULL
+ * dereferences, a double free in its 1.x import; tests/fuzz/fuzz_topo.c
+ * lists them) and spends up to 512 MiB and seconds on a PU without an OS
+ * index. The machine is a flat struct, so the child sends it whole through
+ * a pipe, or its error code and sentence; a child that dies or runs past
+ * TOPO_XML_SECONDS becomes one sentence in the caller, whose memory hwloc
+ * never touched.
+ *
+ * Threading: topo_machine_create is thread-safe (its hwloc topology is
+ * private); topo_machine_read_xml is thread-safe too, but forks: call it
+ * before threads that hold locks the child could need (malloc's are safe).
  */
 #include "topology/topology.h"
 #include "topology/topo_int.h"
@@ -26,10 +37,18 @@
 #include "common/common.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <hwloc.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* How long hwloc may take to read a file: the largest real exports take well under a second. */
+#define TOPO_XML_SECONDS 30
 
 /*
  * hwloc bitmap -> ours, ignoring indexes beyond TOPO_MAX_CPUS. Not
@@ -208,6 +227,135 @@ int topo_machine_create(const char *xml_path, const struct topo_binding *binding
 	hwloc_topology_destroy(topo);
 	if (err)
 		goto err_free;
+	*machine_out = m;
+	return 0;
+
+err_free:
+	free(m);
+	return err;
+}
+
+/* What the child sends: its result, then the machine when err is 0. */
+struct xml_reply {
+	int err;
+	char msg[512];
+};
+
+static bool write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+/* Bytes read until len or the end of the pipe. */
+static size_t read_all(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < len) {
+		n = read(fd, p + got, len - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	return got;
+}
+
+static __attribute__((noreturn)) void xml_child(const char *xml_path, int fd)
+{
+	struct topo_machine *m = NULL;
+	struct xml_reply r = {0};
+
+	alarm(TOPO_XML_SECONDS); /* SIGALRM's default action ends the child */
+	/* hwloc's own words (an assertion's line) only with -v: the caller says the sentence */
+	if (rcp_log_level() < RCP_LOG_INFO) {
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+		if (null >= 0 && dup2(null, STDERR_FILENO) < 0)
+			_exit(1);
+	}
+	r.err = topo_machine_create(xml_path, NULL, &m);
+	if (r.err)
+		snprintf(r.msg, sizeof(r.msg), "%s", rcp_err_msg(r.err));
+	/* _exit: no atexit handler, no stdio buffer of the parent's flushed twice */
+	_exit(write_all(fd, &r, sizeof(r)) && (r.err || write_all(fd, m, sizeof(*m))) ? 0 : 1);
+}
+
+/* The sentence for a child that ended without a whole reply. */
+static int xml_child_failed(const char *xml_path, int status)
+{
+	char how[64];
+
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+		return rcp_err(-ETIMEDOUT, "hwloc did not finish reading %s in %d s", xml_path,
+			       TOPO_XML_SECONDS);
+	if (WIFSIGNALED(status))
+		snprintf(how, sizeof(how), "%s", strsignal(WTERMSIG(status)));
+	else /* a sanitizer's report, or a write to the pipe that failed */
+		snprintf(how, sizeof(how), "exit status %d", WEXITSTATUS(status));
+	return rcp_err(-EINVAL,
+		       "hwloc crashed reading %s (%s): is it an hwloc 2.x XML export, "
+		       "as `lstopo FILE.xml` writes one?",
+		       xml_path, how);
+}
+
+int topo_machine_read_xml(const char *xml_path, struct topo_machine **machine_out)
+{
+	struct topo_machine *m;
+	struct xml_reply r;
+	int fds[2], status = 0, err;
+	size_t got = 0;
+	pid_t pid;
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	if (pipe2(fds, O_CLOEXEC) != 0) {
+		err = rcp_err(-errno, "pipe2: %s", strerror(errno));
+		goto err_free;
+	}
+	pid = fork();
+	if (pid < 0) {
+		err = rcp_err(-errno, "fork, to read %s: %s", xml_path, strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		goto err_free;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		xml_child(xml_path, fds[1]);
+	}
+	close(fds[1]);
+	got = read_all(fds[0], &r, sizeof(r));
+	if (got == sizeof(r) && r.err == 0)
+		got += read_all(fds[0], m, sizeof(*m));
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (got == sizeof(r) && r.err != 0) {
+		r.msg[sizeof(r.msg) - 1] = '\0';
+		err = rcp_err(r.err, "%s", r.msg);
+		goto err_free;
+	}
+	if (got != sizeof(r) + sizeof(*m)) {
+		err = xml_child_failed(xml_path, status);
+		goto err_free;
+	}
 	*machine_out = m;
 	return 0;
 

@@ -131,6 +131,15 @@ int topo_binding_of_process(struct topo_binding *out);
 int topo_machine_create(const char *xml_path, const struct topo_binding *binding,
 			struct topo_machine **machine_out);
 
+/*
+ * topo_machine_create(xml_path, NULL, ...) run in a child process, for a file
+ * a user names: hwloc crashing on a malformed file, or taking longer than
+ * 30 s, becomes an error with one sentence instead of taking the caller
+ * down. The same machine and the same errors otherwise. Forks: see
+ * machine.c's threading note.
+ */
+int topo_machine_read_xml(const char *xml_path, struct topo_machine **machine_out);
+
 /* Accepts NULL. */
 void topo_machine_destroy(struct topo_machine *m);
 

@@ -68,8 +68,10 @@ static char xml_path[4200], profile_path[4200];
  *    release build of railcp too;
  *  - its import of the hwloc 1.x format (a root <topology> without a 2.x
  *    version, or <root>) frees memory twice on some inputs, which
- *    AddressSanitizer stops at (railcp, which asks for 2.x exports, then
- *    dies of a segmentation fault).
+ *    AddressSanitizer stops at.
+ * (The command reads a user's file with topo_machine_read_xml, in a child
+ * process, so these end in one sentence there; this harness calls
+ * topo_machine_create in-process, where libFuzzer sees the coverage.)
  * The definitions below take the place of libhwloc's for machine.c. What
  * hwloc allocates while it reads the file and loads the topology is
  * recorded (a malloc hook); what is left of that once the topology is

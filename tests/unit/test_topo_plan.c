@@ -103,17 +103,11 @@ static char *replace_all(char *text, const char *from, const char *to)
 	return out;
 }
 
-/*
- * topo_machine_create on a fixture with every `from` replaced by its `to`
- * (pairs, then NULL): a file as someone may hand railcp one, found by
- * fuzz_topo. The machine or NULL, and the error.
- */
-static struct topo_machine *load_edited(const char *fixture, int *err_out, ...)
+/* A copy of a fixture in tmp (mkstemp's template) with every `from` replaced by its `to`. */
+static void write_edited(char *tmp, const char *fixture, va_list ap)
 {
-	char path[512], tmp[] = "/tmp/railcp-topo-XXXXXX", *text;
-	struct topo_machine *m = NULL;
+	char path[512], *text;
 	const char *from;
-	va_list ap;
 	FILE *f;
 	long len;
 	int fd;
@@ -128,10 +122,8 @@ static struct topo_machine *load_edited(const char *fixture, int *err_out, ...)
 	assert_non_null(text);
 	assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
 	fclose(f);
-	va_start(ap, err_out);
 	while ((from = va_arg(ap, const char *)) != NULL)
 		text = replace_all(text, from, va_arg(ap, const char *));
-	va_end(ap);
 	fd = mkstemp(tmp);
 	assert_true(fd >= 0);
 	f = fdopen(fd, "w");
@@ -139,7 +131,38 @@ static struct topo_machine *load_edited(const char *fixture, int *err_out, ...)
 	fputs(text, f);
 	assert_int_equal(fclose(f), 0);
 	free(text);
+}
+
+/*
+ * topo_machine_create on a fixture with every `from` replaced by its `to`
+ * (pairs, then NULL): a file as someone may hand railcp one, found by
+ * fuzz_topo. The machine or NULL, and the error.
+ */
+static struct topo_machine *load_edited(const char *fixture, int *err_out, ...)
+{
+	char tmp[] = "/tmp/railcp-topo-XXXXXX";
+	struct topo_machine *m = NULL;
+	va_list ap;
+
+	va_start(ap, err_out);
+	write_edited(tmp, fixture, ap);
+	va_end(ap);
 	*err_out = topo_machine_create(tmp, NULL, &m);
+	unlink(tmp);
+	return m;
+}
+
+/* The same through topo_machine_read_xml (a child process), as the CLI reads a file. */
+static struct topo_machine *read_edited(const char *fixture, int *err_out, ...)
+{
+	char tmp[] = "/tmp/railcp-topo-XXXXXX";
+	struct topo_machine *m = NULL;
+	va_list ap;
+
+	va_start(ap, err_out);
+	write_edited(tmp, fixture, ap);
+	va_end(ap);
+	*err_out = topo_machine_read_xml(tmp, &m);
 	unlink(tmp);
 	return m;
 }
@@ -524,6 +547,66 @@ static void test_xml_with_a_node_twice_is_refused(void **state)
 	assert_non_null(strstr(rcp_err_msg(err), "lists NUMA node 0 twice"));
 }
 
+/* Every fixture: the machine read in a child is the one read in this process, byte for byte. */
+static void test_xml_read_in_a_child_is_the_same_machine(void **state)
+{
+	static const char *const fixtures[] = {"topo_1node_dualport.xml", "topo_2s_4nic.xml",
+					       "topo_gpu8.xml", "topo_no_rdma.xml",
+					       "topo_node_without_nic.xml"};
+	struct topo_machine *here, *there;
+	char path[512];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < RCP_ARRAY_SIZE(fixtures); i++) {
+		snprintf(path, sizeof(path), "%s/%s", RAILCP_FIXTURES, fixtures[i]);
+		here = there = NULL;
+		assert_int_equal(topo_machine_create(path, NULL, &here), 0);
+		assert_int_equal(topo_machine_read_xml(path, &there), 0);
+		assert_memory_equal(here, there, sizeof(*here));
+		topo_machine_destroy(here);
+		topo_machine_destroy(there);
+	}
+}
+
+/* A refusal in the child reaches the caller with its code and sentence. */
+static void test_xml_read_in_a_child_keeps_the_refusal(void **state)
+{
+	struct topo_machine *m, *bad = NULL;
+	int err;
+
+	(void)state;
+	m = read_edited("topo_2s_4nic.xml", &err, "type=\"NUMANode\" os_index=\"1\"",
+			"type=\"NUMANode\" os_index=\"0\"", NULL);
+	assert_null(m);
+	assert_int_equal(err, -EINVAL);
+	assert_non_null(strstr(rcp_err_msg(err), "lists NUMA node 0 twice"));
+	err = topo_machine_read_xml(RAILCP_FIXTURES "/no-such.xml", &bad);
+	assert_int_equal(err, -ENOENT);
+	assert_null(bad);
+	assert_non_null(strstr(rcp_err_msg(err), "cannot read hwloc XML file"));
+}
+
+/*
+ * hwloc 2.9 asserts on a cpuset that starts with a comma (railcp dumped
+ * core on `topo --topology` of such a file): now one sentence, and this
+ * process goes on.
+ */
+static void test_xml_that_crashes_hwloc_is_one_sentence(void **state)
+{
+	struct topo_machine *m;
+	int err;
+
+	(void)state;
+	m = read_edited("topo_1node_dualport.xml", &err,
+			"type=\"PU\" os_index=\"0\" cpuset=\"0x00000001\"",
+			"type=\"PU\" os_index=\"0\" cpuset=\",0x1\"", NULL);
+	assert_null(m);
+	assert_int_equal(err, -EINVAL);
+	assert_non_null(strstr(rcp_err_msg(err), "hwloc crashed reading /tmp/railcp-topo-"));
+	assert_non_null(strstr(rcp_err_msg(err), "hwloc 2.x XML export"));
+}
+
 static void test_xml_with_infinite_sets_reads_them_up_to_the_limit(void **state)
 {
 	struct topo_machine *m;
@@ -690,6 +773,9 @@ int main(void)
 		cmocka_unit_test(test_no_rdma_bound_numa_outside_binding_is_an_error),
 		cmocka_unit_test(test_missing_rail_and_bad_xml_errors),
 		cmocka_unit_test(test_xml_with_a_node_twice_is_refused),
+		cmocka_unit_test(test_xml_read_in_a_child_is_the_same_machine),
+		cmocka_unit_test(test_xml_read_in_a_child_keeps_the_refusal),
+		cmocka_unit_test(test_xml_that_crashes_hwloc_is_one_sentence),
 		cmocka_unit_test(test_xml_with_infinite_sets_reads_them_up_to_the_limit),
 		cmocka_unit_test(test_xml_device_name_railcp_cannot_give_back_is_refused),
 		cmocka_unit_test(test_xml_profile_of_node_100_loads_back),
