@@ -19,6 +19,7 @@
 #include "engine/session/auth.h"
 #include "topology/topology.h"
 #include "tests/fuzz/fuzz.h"
+#include "tests/fuzz/fuzz_plan.h"
 
 #include <stdbool.h>
 #include <sys/stat.h>
@@ -67,23 +68,6 @@ static void sound_plan(const struct topo_plan *p, const struct topo_machine *m)
 	}
 }
 
-static void same_plan(const struct topo_plan *a, const struct topo_plan *b)
-{
-	size_t w, r;
-
-	FUZZ_CHECK(a->n_workers == b->n_workers && a->n_rails == b->n_rails);
-	FUZZ_CHECK(a->qps_per_rail == b->qps_per_rail && a->buffer_total == b->buffer_total);
-	for (w = 0; w < a->n_workers; w++)
-		FUZZ_CHECK(a->worker[w].node == b->worker[w].node &&
-			   topo_bitmap_equal(&a->worker[w].cpus, &b->worker[w].cpus) &&
-			   a->worker[w].buffer_bytes == b->worker[w].buffer_bytes);
-	for (r = 0; r < a->n_rails; r++)
-		FUZZ_CHECK(!strcmp(a->rail[r].dev, b->rail[r].dev) &&
-			   a->rail[r].port == b->rail[r].port &&
-			   a->rail[r].worker == b->rail[r].worker &&
-			   a->rail[r].qps == b->rail[r].qps);
-}
-
 /* Load the profile against m (with opts); 0 if it loaded. */
 static int profile(const struct topo_machine *m, const struct topo_opts *opts)
 {
@@ -97,7 +81,7 @@ static int profile(const struct topo_machine *m, const struct topo_opts *opts)
 	sound_plan(p, m);
 	FUZZ_CHECK(topo_profile_save(p, m, saved_path) == 0);
 	FUZZ_CHECK(topo_profile_load(saved_path, m, NULL, &again) == 0);
-	same_plan(p, again);
+	fuzz_same_plan(p, again);
 	topo_plan_destroy(again);
 	topo_plan_destroy(p);
 	return 0;

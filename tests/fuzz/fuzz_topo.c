@@ -42,6 +42,7 @@
 #include "common/common.h"
 #include "topology/topology.h"
 #include "tests/fuzz/fuzz.h"
+#include "tests/fuzz/fuzz_plan.h"
 
 #include <ctype.h>
 #include <dlfcn.h>
@@ -554,26 +555,6 @@ static void all_rails_placed(const struct topo_plan *p, const struct topo_machin
 	}
 }
 
-static void same_plan(const struct topo_plan *a, const struct topo_plan *b)
-{
-	size_t w, r;
-
-	FUZZ_CHECK(a->n_workers == b->n_workers && a->n_rails == b->n_rails);
-	FUZZ_CHECK(a->qps_per_rail == b->qps_per_rail && a->buffer_total == b->buffer_total);
-	for (w = 0; w < a->n_workers; w++)
-		FUZZ_CHECK(a->worker[w].node == b->worker[w].node &&
-			   topo_bitmap_equal(&a->worker[w].cpus, &b->worker[w].cpus) &&
-			   a->worker[w].first_rail == b->worker[w].first_rail &&
-			   a->worker[w].n_rails == b->worker[w].n_rails &&
-			   a->worker[w].buffer_bytes == b->worker[w].buffer_bytes &&
-			   a->worker[w].page == b->worker[w].page);
-	for (r = 0; r < a->n_rails; r++)
-		FUZZ_CHECK(!strcmp(a->rail[r].dev, b->rail[r].dev) &&
-			   a->rail[r].port == b->rail[r].port &&
-			   a->rail[r].worker == b->rail[r].worker &&
-			   a->rail[r].qps == b->rail[r].qps);
-}
-
 /* A plan for opts: sound if built, else an error and no plan. Returns the error. */
 static int plan(const struct topo_machine *m, const struct topo_opts *o, bool profile)
 {
@@ -591,7 +572,7 @@ static int plan(const struct topo_machine *m, const struct topo_opts *o, bool pr
 	if (profile) {
 		FUZZ_CHECK(topo_profile_save(p, m, profile_path) == 0);
 		FUZZ_CHECK(topo_profile_load(profile_path, m, NULL, &again) == 0);
-		same_plan(p, again);
+		fuzz_same_plan(p, again);
 		topo_plan_destroy(again);
 	}
 	topo_plan_destroy(p);
