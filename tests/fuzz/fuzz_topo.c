@@ -69,7 +69,10 @@ static char xml_path[4200], profile_path[4200];
  *    release build of railcp too;
  *  - its import of the hwloc 1.x format (a root <topology> without a 2.x
  *    version, or <root>) frees memory twice on some inputs, which
- *    AddressSanitizer stops at.
+ *    AddressSanitizer stops at;
+ *  - a root object other than a Machine whose import fails (a Bridge with
+ *    a bridge_pci it cannot parse) is freed twice when the topology is
+ *    destroyed after the failed load.
  * (The command reads a user's file with topo_machine_read_xml, in a child
  * process, so these end in one sentence there; this harness calls
  * topo_machine_create in-process, where libFuzzer sees the coverage.)
@@ -82,7 +85,7 @@ static char xml_path[4200], profile_path[4200];
  * state. A crash inside the load (a signal) makes it fail as if hwloc had
  * refused the file, and the topology is destroyed under the same guard (if
  * that crashes too, the rest of it is left, and the leak check runs).
- * Inputs of the last two kinds are skipped before hwloc sees them. Nothing
+ * Inputs of the last three kinds are skipped before hwloc sees them. Nothing
  * of railcp's runs inside these, and railcp's own use of hwloc is still
  * checked: a topology it forgot to destroy is a leak (nothing is freed for
  * it), so are distances it did not release (they are not recorded).
@@ -90,7 +93,7 @@ static char xml_path[4200], profile_path[4200];
  * failures for its maintainers.
  */
 static bool hwloc_strict;
-static unsigned long hwloc_crashes, hwloc_huge_skipped, hwloc_v1_skipped;
+static unsigned long hwloc_crashes, hwloc_huge_skipped, hwloc_v1_skipped, hwloc_root_skipped;
 static hwloc_topology_t hwloc_broken; /* crashed in load: destroy it guarded */
 static sigjmp_buf hwloc_jmp;
 
@@ -302,8 +305,9 @@ static void hwloc_report(void)
 {
 	fprintf(stderr,
 		"fuzz_topo: %lu inputs crashed hwloc_topology_load; skipped: %lu for a PU or "
-		"NUMA node without a usable os_index, %lu in the hwloc 1.x format\n",
-		hwloc_crashes, hwloc_huge_skipped, hwloc_v1_skipped);
+		"NUMA node without a usable os_index, %lu in the hwloc 1.x format, %lu with a "
+		"root other than a Machine\n",
+		hwloc_crashes, hwloc_huge_skipped, hwloc_v1_skipped, hwloc_root_skipped);
 }
 
 /* The last kind: the root as hwloc's minimalistic parser finds it (hwloc_nolibxml_look_init). */
@@ -384,6 +388,29 @@ static bool hwloc_huge_index(const uint8_t *data, size_t size)
 	while ((at = memmem(p, (size_t)(end - p), "<object", 7)) != NULL) {
 		p = at + 7;
 		if (object_huge_index(p, end))
+			return true;
+	}
+	return false;
+}
+
+/* The first object's type (hwloc's root) is not a Machine, or not one hwloc reads as one. */
+static bool hwloc_odd_root(const uint8_t *data, size_t size)
+{
+	const char *p = memmem(data, size, "<object", 7), *end = (const char *)data + size;
+	const char *name, *value;
+	size_t name_len, value_len;
+	hwloc_obj_type_t type;
+	char buf[64];
+
+	if (!p)
+		return false;
+	p += 7;
+	while (tag_attr(&p, end, &name, &name_len, &value, &value_len)) {
+		if (name_len != 4 || memcmp(name, "type", 4))
+			continue;
+		snprintf(buf, sizeof(buf), "%.*s", (int)value_len, value);
+		if (value_len >= sizeof(buf) || hwloc_type_sscanf(buf, &type, NULL, 0) != 0 ||
+		    type != HWLOC_OBJ_MACHINE)
 			return true;
 	}
 	return false;
@@ -636,6 +663,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (!hwloc_strict && hwloc_huge_index(data, size)) {
 		hwloc_huge_skipped++;
+		return -1;
+	}
+	if (!hwloc_strict && hwloc_odd_root(data, size)) {
+		hwloc_root_skipped++;
 		return -1;
 	}
 	fuzz_write_file(xml_path, data, size);

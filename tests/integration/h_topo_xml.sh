@@ -1,5 +1,6 @@
 # `railcp topo --topology FILE`: a file hwloc 2.9 crashes on (a cpuset that
-# starts with a comma makes it fail an assertion) is read in a child
+# starts with a comma makes it fail an assertion; a root Bridge it cannot
+# read is freed twice) is read in a child
 # process, so railcp says one sentence and exits 1 instead of dumping core;
 # -v adds hwloc's own line. A good export still gives its plan.
 . tests/integration/lib.sh
@@ -24,6 +25,11 @@ case "$err" in *"hwloc crashed reading $dir/bad.xml"*"hwloc 2.x XML export"*) ;;
 capture "$RAILCP" -v topo --topology "$dir/bad.xml"
 [ "$rc" -eq 1 ] || fail "-v topo of bad.xml: expected exit status 1, got $rc"
 printf '%s\n' "$err" | grep -q "Assertion" || fail "-v topo of bad.xml does not show hwloc's line: $err"
+
+# hwloc frees a root Bridge it could not read twice (glibc stops it: Aborted).
+capture "$RAILCP" topo --topology tests/fixtures/bad_hwloc_bridge_root.xml
+expect_one_line_error topo --topology bad_hwloc_bridge_root.xml
+[ "$rc" -eq 1 ] || fail "topo of bad_hwloc_bridge_root.xml: expected exit status 1, got $rc"
 
 capture "$RAILCP" topo --topology "$dir/none.xml"
 expect_one_line_error topo --topology none.xml
