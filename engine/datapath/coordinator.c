@@ -60,21 +60,43 @@ void eng__job_stop(struct eng_job *job)
 	eng__job_wake(job);
 }
 
-bool eng__job_fail(struct eng_job *job, int err, const char *fmt, ...)
+/* fabric is set with the error, under the same lock: a reader of both sees them together. */
+static __attribute__((format(printf, 4, 0))) bool
+job_fail_v(struct eng_job *job, int err, bool fabric, const char *fmt, va_list ap)
 {
 	bool first;
-	va_list ap;
 
 	pthread_mutex_lock(&job->err_lock);
 	first = atomic_load(&job->err) == 0;
 	if (first) {
-		va_start(ap, fmt);
 		vsnprintf(job->err_text, sizeof(job->err_text), fmt, ap);
-		va_end(ap);
+		atomic_store(&job->fabric_err, fabric);
 		atomic_store(&job->err, err ? err : -EIO);
 	}
 	pthread_mutex_unlock(&job->err_lock);
 	eng__job_stop(job);
+	return first;
+}
+
+bool eng__job_fail(struct eng_job *job, int err, const char *fmt, ...)
+{
+	va_list ap;
+	bool first;
+
+	va_start(ap, fmt);
+	first = job_fail_v(job, err, false, fmt, ap);
+	va_end(ap);
+	return first;
+}
+
+bool eng__job_fail_fabric(struct eng_job *job, int err, const char *fmt, ...)
+{
+	va_list ap;
+	bool first;
+
+	va_start(ap, fmt);
+	first = job_fail_v(job, err, true, fmt, ap);
+	va_end(ap);
 	return first;
 }
 
@@ -142,9 +164,12 @@ static bool workers_finished(const struct eng_job *job)
  * system call, and the I/O lands in slot memory freed after the join, so
  * waiting is the safe choice (issue 13's audit). What it can do is say so:
  * after job->hold_ms, one notice names the wait, so a side held by its disk
- * is not silent (the peer meanwhile ends at its stall limit).
+ * is not silent. The caller's progress still runs each period, so its
+ * session can tell the peer why at once instead of after the join (the peer
+ * then ends with this side's reason, not at its own stall limit).
  */
-static void workers_wait(struct eng_job *job)
+static void workers_wait(struct eng_job *job, void (*progress)(struct eng_job *job, void *ctx),
+			 void *ctx)
 {
 	struct pollfd pfd = {.fd = job->wake_fd, .events = POLLIN};
 	uint64_t since = rcp_now_ns(), held_ns = (uint64_t)job->hold_ms * 1000000u;
@@ -161,6 +186,8 @@ static void workers_wait(struct eng_job *job)
 				job->hold_ms / 1000.0);
 			atomic_store(&job->held, true);
 		}
+		if (progress)
+			progress(job, ctx);
 	}
 }
 
@@ -181,7 +208,7 @@ int eng__job_run(struct eng_job *job, void (*progress)(struct eng_job *job, void
 			progress(job, ctx);
 	}
 	eng__job_stop(job);
-	workers_wait(job);
+	workers_wait(job, progress, ctx);
 	for (i = 0; i < job->n_workers; i++)
 		if (job->worker[i].started)
 			pthread_join(job->worker[i].thread, NULL);

@@ -259,7 +259,9 @@ int eng__stripe_init_receiver(struct eng_stripe *s);
  * complete (sender: every chunk credited back), stopped or failed, then
  * stop and join them. Returns 0 or the job's first error (its sentence
  * recorded with rcp_err). progress (may be NULL) is called about every
- * ENG_PROGRESS_MS from the calling thread; it may stop or fail the job.
+ * ENG_PROGRESS_MS from the calling thread; it may stop or fail the job. It
+ * is also called, with job->stop set, while the stopped job waits for
+ * workers held by file I/O.
  */
 #define ENG_PROGRESS_MS 20
 int eng__job_run(struct eng_job *job, void (*progress)(struct eng_job *job, void *ctx), void *ctx);
@@ -269,6 +271,13 @@ int eng__job_run(struct eng_job *job, void (*progress)(struct eng_job *job, void
  * this was the first. Thread-safe.
  */
 bool eng__job_fail(struct eng_job *job, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * The same for a failure on the fabric (a completion, a post, a stall):
+ * job->fabric_err is set with the error, under err_lock. Thread-safe.
+ */
+bool eng__job_fail_fabric(struct eng_job *job, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Stop the job without an error. Thread-safe. */

@@ -149,8 +149,7 @@ static void rail_record(struct eng_stripe *s, const char *why)
 	pthread_mutex_lock(&job->err_lock);
 	rails_why(job, all, sizeof(all));
 	pthread_mutex_unlock(&job->err_lock);
-	if (eng__job_fail(job, -EIO, "every rail failed (%s)", all))
-		atomic_store(&job->fabric_err, true);
+	eng__job_fail_fabric(job, -EIO, "every rail failed (%s)", all);
 }
 
 /*
@@ -193,8 +192,7 @@ void eng__stripe_lost(struct eng_stripe *s, int err, const char *what)
 	s->link.ep->ops->describe(s->link.ep, where, sizeof(where));
 	snprintf(why, sizeof(why), "%s on %s", what, where);
 	if (!s->job->failover) {
-		if (eng__job_fail(s->job, err, "%s", why))
-			atomic_store(&s->job->fabric_err, true);
+		eng__job_fail_fabric(s->job, err, "%s", why);
 		return;
 	}
 	stripe_down(s, why);
@@ -242,8 +240,7 @@ void eng__worker_check_lost(struct eng_worker *w)
 		memcpy(why, s->lost_why, sizeof(why));
 		pthread_mutex_unlock(&s->job->err_lock);
 		if (!s->job->failover) {
-			if (eng__job_fail(s->job, -ECONNRESET, "%s", why))
-				atomic_store(&s->job->fabric_err, true);
+			eng__job_fail_fabric(s->job, -ECONNRESET, "%s", why);
 			continue;
 		}
 		stripe_down(s, why);

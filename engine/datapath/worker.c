@@ -120,10 +120,10 @@ static void worker_stalled(struct eng_worker *w)
 			      "no chunk's file I/O finished for %u s: the disk or file system "
 			      "stalled",
 			      w->job->stall_ms / 1000);
-	else if (eng__job_fail(w->job, -ETIMEDOUT,
-			       "no completion for %u s: the peer or the fabric stalled",
-			       w->job->stall_ms / 1000))
-		atomic_store(&w->job->fabric_err, true);
+	else
+		eng__job_fail_fabric(w->job, -ETIMEDOUT,
+				     "no completion for %u s: the peer or the fabric stalled",
+				     w->job->stall_ms / 1000);
 }
 
 /* One round: pump, poll (or sleep), handle, post. False when the worker must stop. */

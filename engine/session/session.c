@@ -208,6 +208,34 @@ static void done_deadline(struct eng_session *s, struct eng_job *job)
 			      s->peer_name, ENG_MSG_DONE);
 }
 
+/*
+ * A job stopped by this side's own failure (its disk stalled, a file
+ * failed, an interruption) tells the peer at once, while eng__job_run still
+ * waits for its workers: one held by a hung disk can keep this side there
+ * far past the peer's stall limit, and the peer should end with this side's
+ * reason, not with its own symptom. A failure on the fabric is told after
+ * the join by eng__session_run, which also waits for the peer's reason;
+ * one the peer reported (ECONNABORTED) needs no answer. (To a peer that
+ * went away the send fails, as it would after the join.)
+ */
+static void stopped_tell(struct eng_session *s, struct eng_job *job)
+{
+	char text[sizeof(job->err_text)];
+	bool fabric;
+	int err;
+
+	if (s->err_sent || s->ctl.fd < 0 || !atomic_load(&job->stop))
+		return;
+	pthread_mutex_lock(&job->err_lock);
+	err = atomic_load(&job->err);
+	fabric = atomic_load(&job->fabric_err);
+	snprintf(text, sizeof(text), "%s", job->err_text);
+	pthread_mutex_unlock(&job->err_lock);
+	if (!err || fabric || err == -ECONNABORTED)
+		return;
+	eng__session_send_error(s, rcp_err(err, "%s", text));
+}
+
 static void session_watch(struct eng_job *job, void *ctx)
 {
 	struct eng_session *s = ctx;
@@ -218,6 +246,7 @@ static void session_watch(struct eng_job *job, void *ctx)
 
 	if (s->cancel && atomic_load(s->cancel) && !atomic_load(&job->stop))
 		eng__job_fail(job, s->cancel_err, "%s", s->cancel_why);
+	stopped_tell(s, job);
 	/*
 	 * After "done", only the drain is left. A "lost" per stripe and a "done"
 	 * at most are due: a peer that sends more waits for the next look.
