@@ -28,8 +28,10 @@
  * never touched.
  *
  * Threading: topo_machine_create is thread-safe (its hwloc topology is
- * private); topo_machine_read_xml is thread-safe too, but forks: call it
- * before threads that hold locks the child could need (malloc's are safe).
+ * private). topo_machine_read_xml is not: it forks, and the child needs
+ * locks another thread could hold at that instant (hwloc's, the dynamic
+ * loader's for hwloc's plugins, stdio's); call it while the process has
+ * one thread, as the command does.
  */
 #include "topology/topology.h"
 #include "topology/topo_int.h"
@@ -39,6 +41,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <hwloc.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -46,9 +49,6 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-/* How long hwloc may take to read a file: the largest real exports take well under a second. */
-#define TOPO_XML_SECONDS 30
 
 /*
  * hwloc bitmap -> ours, ignoring indexes beyond TOPO_MAX_CPUS. Not
@@ -258,14 +258,27 @@ static bool write_all(int fd, const void *buf, size_t len)
 	return true;
 }
 
-/* Bytes read until len or the end of the pipe. */
-static size_t read_all(int fd, void *buf, size_t len)
+/*
+ * Bytes read until len, the end of the pipe or the deadline (the child's
+ * alarm ends it first; this holds if the child cannot be ended that way).
+ */
+static size_t read_all(int fd, void *buf, size_t len, uint64_t deadline_ns)
 {
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
 	char *p = buf;
 	size_t got = 0;
 	ssize_t n;
 
 	while (got < len) {
+		uint64_t now = rcp_now_ns();
+
+		pfd.revents = 0;
+		if (now >= deadline_ns ||
+		    (poll(&pfd, 1, (int)((deadline_ns - now) / 1000000u) + 1) < 0 &&
+		     errno != EINTR))
+			break;
+		if (!(pfd.revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
 		n = read(fd, p + got, len - got);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -276,11 +289,38 @@ static size_t read_all(int fd, void *buf, size_t len)
 	return got;
 }
 
+/* The write end is closed (the child ended): a read would not block. */
+static bool pipe_ended(int fd)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR));
+}
+
+/*
+ * The caller's signal dispositions and mask are inherited: a handler that
+ * recovers from SIGSEGV (cmocka's, in the unit tests) would carry the child
+ * on past hwloc's crash, an ignored or blocked SIGALRM would not end it.
+ */
+static void xml_child_signals(void)
+{
+	static const int sigs[] = {SIGALRM, SIGSEGV, SIGBUS, SIGILL,  SIGFPE,
+				   SIGABRT, SIGSYS,  SIGINT, SIGTERM, SIGPIPE};
+	sigset_t none;
+	size_t i;
+
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 static __attribute__((noreturn)) void xml_child(const char *xml_path, int fd)
 {
 	struct topo_machine *m = NULL;
 	struct xml_reply r = {0};
 
+	xml_child_signals();
 	alarm(TOPO_XML_SECONDS); /* SIGALRM's default action ends the child */
 	/* hwloc's own words (an assertion's line) only with -v: the caller says the sentence */
 	if (rcp_log_level() < RCP_LOG_INFO) {
@@ -296,14 +336,38 @@ static __attribute__((noreturn)) void xml_child(const char *xml_path, int fd)
 	_exit(write_all(fd, &r, sizeof(r)) && (r.err || write_all(fd, m, sizeof(*m))) ? 0 : 1);
 }
 
+/* How the child ended: its status, or why there is none. */
+enum xml_end {
+	XML_EXITED,    /* status is the child's */
+	XML_TIMED_OUT, /* its alarm, or this side's deadline after it */
+	XML_LOST,      /* not waited for (SIGCHLD ignored): no status */
+};
+
+/* Reap the child; late: its reply did not come by the deadline, so end it first. */
+static enum xml_end xml_child_reap(pid_t pid, bool late, int *status)
+{
+	pid_t w;
+
+	if (late)
+		kill(pid, SIGKILL);
+	while ((w = waitpid(pid, status, 0)) < 0 && errno == EINTR)
+		;
+	if (late || (w == pid && WIFSIGNALED(*status) && WTERMSIG(*status) == SIGALRM))
+		return XML_TIMED_OUT;
+	return w == pid ? XML_EXITED : XML_LOST;
+}
+
 /* The sentence for a child that ended without a whole reply. */
-static int xml_child_failed(const char *xml_path, int status)
+static int xml_child_failed(const char *xml_path, enum xml_end end, int status)
 {
 	char how[64];
 
-	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+	if (end == XML_TIMED_OUT)
 		return rcp_err(-ETIMEDOUT, "hwloc did not finish reading %s in %d s", xml_path,
 			       TOPO_XML_SECONDS);
+	if (end == XML_LOST)
+		return rcp_err(-ECHILD, "the process that read %s with hwloc ended unseen",
+			       xml_path);
 	if (WIFSIGNALED(status))
 		snprintf(how, sizeof(how), "%s", strsignal(WTERMSIG(status)));
 	else /* a sanitizer's report, or a write to the pipe that failed */
@@ -314,12 +378,27 @@ static int xml_child_failed(const char *xml_path, int status)
 		       xml_path, how);
 }
 
+/* The child's reply into r and m; true when it is whole (a refusal, or the machine). */
+static bool xml_reply_read(int fd, struct xml_reply *r, struct topo_machine *m)
+{
+	uint64_t deadline = rcp_now_ns() + (TOPO_XML_SECONDS + 5) * 1000000000ull;
+
+	if (read_all(fd, r, sizeof(*r), deadline) != sizeof(*r))
+		return false;
+	if (r->err != 0) {
+		r->msg[sizeof(r->msg) - 1] = '\0';
+		return true;
+	}
+	return read_all(fd, m, sizeof(*m), deadline) == sizeof(*m);
+}
+
 int topo_machine_read_xml(const char *xml_path, struct topo_machine **machine_out)
 {
 	struct topo_machine *m;
 	struct xml_reply r;
+	enum xml_end end;
 	int fds[2], status = 0, err;
-	size_t got = 0;
+	bool whole;
 	pid_t pid;
 
 	m = calloc(1, sizeof(*m));
@@ -341,19 +420,16 @@ int topo_machine_read_xml(const char *xml_path, struct topo_machine **machine_ou
 		xml_child(xml_path, fds[1]);
 	}
 	close(fds[1]);
-	got = read_all(fds[0], &r, sizeof(r));
-	if (got == sizeof(r) && r.err == 0)
-		got += read_all(fds[0], m, sizeof(*m));
+	whole = xml_reply_read(fds[0], &r, m);
+	/* A reply cut short by the deadline, not by the child's end: the pipe is still open. */
+	end = xml_child_reap(pid, !whole && !pipe_ended(fds[0]), &status);
 	close(fds[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (got == sizeof(r) && r.err != 0) {
-		r.msg[sizeof(r.msg) - 1] = '\0';
-		err = rcp_err(r.err, "%s", r.msg);
+	if (!whole) {
+		err = xml_child_failed(xml_path, end, status);
 		goto err_free;
 	}
-	if (got != sizeof(r) + sizeof(*m)) {
-		err = xml_child_failed(xml_path, status);
+	if (r.err != 0) {
+		err = rcp_err(r.err, "%s", r.msg);
 		goto err_free;
 	}
 	*machine_out = m;

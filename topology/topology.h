@@ -134,10 +134,11 @@ int topo_machine_create(const char *xml_path, const struct topo_binding *binding
 /*
  * topo_machine_create(xml_path, NULL, ...) run in a child process, for a file
  * a user names: hwloc crashing on a malformed file, or taking longer than
- * 30 s, becomes an error with one sentence instead of taking the caller
- * down. The same machine and the same errors otherwise. Forks: see
- * machine.c's threading note.
+ * TOPO_XML_SECONDS, becomes an error with one sentence instead of taking
+ * the caller down. The same machine and the same errors otherwise. Not
+ * thread-safe: it forks, so call it while the process has one thread.
  */
+#define TOPO_XML_SECONDS 30
 int topo_machine_read_xml(const char *xml_path, struct topo_machine **machine_out);
 
 /* Accepts NULL. */

@@ -12,7 +12,8 @@
  * out of work, one that failed, one that ended. It ends the job when every
  * chunk of a sender's job is credited back, when the job is stopped (the
  * receiver, once the session hears the sender is done) or failed, or when
- * every worker has ended; then it stops and joins the workers. A failed
+ * every worker has ended; then it stops the workers and, calling the
+ * progress callback still, waits for them to finish and joins them. A failed
  * stripe's chunks go back to the job (failover.c), so "every chunk credited"
  * still means every chunk arrived once; the report names the rails that
  * failed, when and why.

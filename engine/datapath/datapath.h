@@ -260,8 +260,8 @@ int eng__stripe_init_receiver(struct eng_stripe *s);
  * stop and join them. Returns 0 or the job's first error (its sentence
  * recorded with rcp_err). progress (may be NULL) is called about every
  * ENG_PROGRESS_MS from the calling thread; it may stop or fail the job. It
- * is also called, with job->stop set, while the stopped job waits for
- * workers held by file I/O.
+ * is also called, with job->stop set, while the stopped job waits for its
+ * workers to finish (which file I/O can hold for long: a hung disk).
  */
 #define ENG_PROGRESS_MS 20
 int eng__job_run(struct eng_job *job, void (*progress)(struct eng_job *job, void *ctx), void *ctx);

@@ -4,7 +4,9 @@
  * teardown, and the TCP set-up of the control connection.
  *
  * While the job runs, the coordinator calls the watch every
- * ENG_PROGRESS_MS: a peer that closes the control connection, reports an
+ * ENG_PROGRESS_MS (and still, once the job has stopped, while it waits for
+ * workers held by file I/O: the watch then only tells the peer why this
+ * side stopped, stopped_tell): a peer that closes the control connection, reports an
  * error or sends something unexpected, a link that rdma_cm reports
  * disconnected, or the cancel flag fails the job at once instead of waiting
  * for retries. A link the transport reports lost (its peer, port or device)
@@ -246,7 +248,12 @@ static void session_watch(struct eng_job *job, void *ctx)
 
 	if (s->cancel && atomic_load(s->cancel) && !atomic_load(&job->stop))
 		eng__job_fail(job, s->cancel_err, "%s", s->cancel_why);
-	stopped_tell(s, job);
+	if (atomic_load(&job->stop)) {
+		/* Nothing else once stopped: no checkpoint or progress, which could wait on the
+		 * disk. */
+		stopped_tell(s, job);
+		return;
+	}
 	/*
 	 * After "done", only the drain is left. A "lost" per stripe and a "done"
 	 * at most are due: a peer that sends more waits for the next look.

@@ -74,8 +74,9 @@ static char xml_path[4200], profile_path[4200];
  *    a bridge_pci it cannot parse) is freed twice when the topology is
  *    destroyed after the failed load.
  * (The command reads a user's file with topo_machine_read_xml, in a child
- * process, so these end in one sentence there; this harness calls
- * topo_machine_create in-process, where libFuzzer sees the coverage.)
+ * process, so its crashes end there in one sentence, and its leaks and its
+ * 512 MiB with the child; this harness calls topo_machine_create
+ * in-process, where libFuzzer sees the coverage.)
  * The definitions below take the place of libhwloc's for machine.c. What
  * hwloc allocates while it reads the file and loads the topology is
  * recorded (a malloc hook); what is left of that once the topology is
@@ -393,7 +394,12 @@ static bool hwloc_huge_index(const uint8_t *data, size_t size)
 	return false;
 }
 
-/* The first object's type (hwloc's root) is not a Machine, or not one hwloc reads as one. */
+/*
+ * The first <object> (hwloc's root) has a type other than Machine, or one
+ * hwloc does not read: all such roots are skipped, not only those whose
+ * import fails, which only hwloc could tell. (A first "<object" inside a
+ * comment is taken as the root too; a skip is all it costs.)
+ */
 static bool hwloc_odd_root(const uint8_t *data, size_t size)
 {
 	const char *p = memmem(data, size, "<object", 7), *end = (const char *)data + size;

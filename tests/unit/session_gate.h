@@ -1,6 +1,7 @@
 /*
  * session_gate.h - a copy held mid-way for tests of what an interrupted
- * copy leaves (test_session_hostile.c, test_session_partial.c).
+ * copy leaves (test_session_hostile.c, test_session_partial.c) and of a
+ * side whose disk hangs (test_session_held.c).
  *
  * Threading: the gate's state is atomic; one gated copy at a time.
  */
@@ -26,6 +27,7 @@ static struct gate {
 	_Atomic bool hit;
 	_Atomic bool gave_up;  /* it held 10 s in vain: open for good */
 	_Atomic bool *release; /* set: the held chunks go on (gate_arm_until) */
+	bool past_stop;	       /* the job's stop does not open it: a hung disk (gate_arm_held) */
 	struct eng_job *job;
 	int (*prepare)(void *ctx, struct eng_chunk_hdr *hdr, void *buf, struct io_op *op);
 	int (*complete)(void *ctx, struct eng_chunk_hdr *hdr, const void *buf, int64_t got,
@@ -51,7 +53,7 @@ static int gate_complete(void *ctx, struct eng_chunk_hdr *hdr, const void *buf, 
 	if (op->kind == IO_OP_READ && atomic_fetch_add(&g->filled, 1) >= g->after &&
 	    !atomic_load(&g->gave_up)) {
 		atomic_store(&g->hit, true);
-		if (!WAIT_FOR(atomic_load(&g->job->stop) ||
+		if (!WAIT_FOR((!g->past_stop && atomic_load(&g->job->stop)) ||
 			      (g->release && atomic_load(g->release))))
 			atomic_store(&g->gave_up, true);
 	}
@@ -86,6 +88,7 @@ static const struct eng_transport *gate_arm(unsigned after)
 	atomic_store(&gate.hit, false);
 	atomic_store(&gate.gave_up, false);
 	gate.release = NULL;
+	gate.past_stop = false;
 	return &gate_tr;
 }
 
@@ -95,6 +98,18 @@ static inline const struct eng_transport *gate_arm_until(unsigned after, _Atomic
 	const struct eng_transport *tr = gate_arm(after);
 
 	gate.release = release;
+	return tr;
+}
+
+/*
+ * gate_arm_until, but the held reads wait for *release alone, as reads from
+ * a hung disk would: the sender's job stops, its helper stays held.
+ */
+static inline const struct eng_transport *gate_arm_held(unsigned after, _Atomic bool *release)
+{
+	const struct eng_transport *tr = gate_arm_until(after, release);
+
+	gate.past_stop = true;
 	return tr;
 }
 

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -607,6 +608,26 @@ static void test_xml_that_crashes_hwloc_is_one_sentence(void **state)
 	assert_non_null(strstr(rcp_err_msg(err), "hwloc 2.x XML export"));
 }
 
+/* A caller that ignores SIGCHLD (its children are reaped for it): a machine, or a sentence. */
+static void test_xml_read_in_a_child_with_sigchld_ignored(void **state)
+{
+	struct topo_machine *m = NULL;
+	void (*old)(int) = signal(SIGCHLD, SIG_IGN);
+	int err;
+
+	(void)state;
+	err = topo_machine_read_xml(RAILCP_FIXTURES "/topo_2s_4nic.xml", &m);
+	assert_int_equal(err, 0);
+	assert_int_equal(m->n_nodes, 2);
+	topo_machine_destroy(m);
+	m = NULL;
+	err = topo_machine_read_xml(RAILCP_FIXTURES "/bad_hwloc_bridge_root.xml", &m);
+	signal(SIGCHLD, old);
+	assert_null(m);
+	assert_true(err < 0);
+	assert_non_null(strstr(rcp_err_msg(err), "bad_hwloc_bridge_root.xml"));
+}
+
 /*
  * bad_hwloc_bridge_root.xml: a Bridge as the root object, with a bridge_pci
  * hwloc cannot parse. hwloc 2.9 frees it twice as it destroys the topology
@@ -796,6 +817,7 @@ int main(void)
 		cmocka_unit_test(test_xml_read_in_a_child_keeps_the_refusal),
 		cmocka_unit_test(test_xml_that_crashes_hwloc_is_one_sentence),
 		cmocka_unit_test(test_xml_that_hwloc_frees_twice_is_one_sentence),
+		cmocka_unit_test(test_xml_read_in_a_child_with_sigchld_ignored),
 		cmocka_unit_test(test_xml_with_infinite_sets_reads_them_up_to_the_limit),
 		cmocka_unit_test(test_xml_device_name_railcp_cannot_give_back_is_refused),
 		cmocka_unit_test(test_xml_profile_of_node_100_loads_back),
