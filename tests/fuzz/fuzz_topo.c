@@ -395,10 +395,12 @@ static bool hwloc_huge_index(const uint8_t *data, size_t size)
 }
 
 /*
- * The first <object> (hwloc's root) has a type other than Machine, or one
- * hwloc does not read: all such roots are skipped, not only those whose
- * import fails, which only hwloc could tell. (A first "<object" inside a
- * comment is taken as the root too; a skip is all it costs.)
+ * hwloc's root, the first <object> tag, is odd: not a whole tag of
+ * name="value" pairs ended by > or />, or without a type, or with a type
+ * other than Machine (as hwloc reads it: hwloc_type_sscanf takes a prefix).
+ * Skipped whether or not hwloc's import of it would fail, which only hwloc
+ * could tell. (A first "<object" inside a comment is taken as the root
+ * too; a skip is all it costs.)
  */
 static bool hwloc_odd_root(const uint8_t *data, size_t size)
 {
@@ -406,11 +408,14 @@ static bool hwloc_odd_root(const uint8_t *data, size_t size)
 	const char *name, *value;
 	size_t name_len, value_len;
 	hwloc_obj_type_t type;
+	bool machine = false;
 	char buf[64];
 
 	if (!p)
-		return false;
+		return false; /* no object at all: hwloc refuses the file before it has a root */
 	p += 7;
+	if (p == end || !isspace((unsigned char)*p))
+		return true;
 	while (tag_attr(&p, end, &name, &name_len, &value, &value_len)) {
 		if (name_len != 4 || memcmp(name, "type", 4))
 			continue;
@@ -418,8 +423,11 @@ static bool hwloc_odd_root(const uint8_t *data, size_t size)
 		if (value_len >= sizeof(buf) || hwloc_type_sscanf(buf, &type, NULL, 0) != 0 ||
 		    type != HWLOC_OBJ_MACHINE)
 			return true;
+		machine = true;
 	}
-	return false;
+	while (p < end && isspace((unsigned char)*p))
+		p++;
+	return !machine || p == end || (*p != '>' && (*p != '/' || p + 1 == end || p[1] != '>'));
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
