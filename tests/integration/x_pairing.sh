@@ -9,7 +9,10 @@ port=7515
 dir=$(x_dir x_pairing)
 cd "$dir" || fail "cannot enter $dir"
 mkdir root
-head -c $((8 << 20)) /dev/urandom >file
+# Larger than a worker's slot memory (32 MiB by default): with 8 MiB, a
+# worker that started first could claim every chunk before the other's
+# stripes asked (seen in CI on a loaded host: rail 1 carried nothing).
+head -c $((64 << 20)) /dev/urandom >file
 
 # Check a --json document (bench or copy) on stdin: rail i -> rxe<i> on b.
 check_pairs() {
