@@ -309,7 +309,7 @@ static void xml_child_signals(void)
 	sigset_t none;
 	size_t i;
 
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+	for (i = 0; i < RCP_ARRAY_SIZE(sigs); i++)
 		signal(sigs[i], SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);

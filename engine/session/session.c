@@ -4,9 +4,7 @@
  * teardown, and the TCP set-up of the control connection.
  *
  * While the job runs, the coordinator calls the watch every
- * ENG_PROGRESS_MS (and still, once the job has stopped, while it waits for
- * workers held by file I/O: the watch then only tells the peer why this
- * side stopped, stopped_tell): a peer that closes the control connection, reports an
+ * ENG_PROGRESS_MS: a peer that closes the control connection, reports an
  * error or sends something unexpected, a link that rdma_cm reports
  * disconnected, or the cancel flag fails the job at once instead of waiting
  * for retries. A link the transport reports lost (its peer, port or device)
@@ -15,7 +13,10 @@
  * peer's "lost" takes ours down: the rail that failed cannot carry that
  * word, and a side with nothing to post would not notice. Beyond those, a
  * receiver expects one message, the sender's "done": it means every chunk
- * was credited back, so the receiver's job drains and ends.
+ * was credited back, so the receiver's job drains and ends. Once the job
+ * has stopped, the watch still runs while the job waits for workers held by
+ * file I/O, and then only tells the peer why this side stopped
+ * (stopped_tell).
  *
  * Threading: see session_int.h.
  */
@@ -211,14 +212,13 @@ static void done_deadline(struct eng_session *s, struct eng_job *job)
 }
 
 /*
- * A job stopped by this side's own failure (its disk stalled, a file
- * failed, an interruption) tells the peer at once, while eng__job_run still
- * waits for its workers: one held by a hung disk can keep this side there
- * far past the peer's stall limit, and the peer should end with this side's
- * reason, not with its own symptom. A failure on the fabric is told after
- * the join by eng__session_run, which also waits for the peer's reason;
- * one the peer reported (ECONNABORTED) needs no answer. (To a peer that
- * went away the send fails, as it would after the join.)
+ * Called once the job has stopped. A job stopped by this side's own failure (its disk stalled, a
+ * file failed, an interruption) tells the peer at once, while eng__job_run still waits for its
+ * workers: one held by a hung disk can keep this side there far past the peer's stall limit, and
+ * the peer should end with this side's reason, not with its own symptom. A failure on the fabric is
+ * told after the join by eng__session_run, which also waits for the peer's reason; one the peer
+ * reported (ECONNABORTED) needs no answer. (To a peer that went away the send fails, as it would
+ * after the join.)
  */
 static void stopped_tell(struct eng_session *s, struct eng_job *job)
 {
@@ -226,7 +226,7 @@ static void stopped_tell(struct eng_session *s, struct eng_job *job)
 	bool fabric;
 	int err;
 
-	if (s->err_sent || s->ctl.fd < 0 || !atomic_load(&job->stop))
+	if (s->err_sent || s->ctl.fd < 0)
 		return;
 	pthread_mutex_lock(&job->err_lock);
 	err = atomic_load(&job->err);
@@ -249,8 +249,8 @@ static void session_watch(struct eng_job *job, void *ctx)
 	if (s->cancel && atomic_load(s->cancel) && !atomic_load(&job->stop))
 		eng__job_fail(job, s->cancel_err, "%s", s->cancel_why);
 	if (atomic_load(&job->stop)) {
-		/* Nothing else once stopped: no checkpoint or progress, which could wait on the
-		 * disk. */
+		/* Nothing else once stopped: a checkpoint or the progress could wait on the disk.
+		 */
 		stopped_tell(s, job);
 		return;
 	}
