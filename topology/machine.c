@@ -27,11 +27,15 @@
  * TOPO_XML_SECONDS becomes one sentence in the caller, whose memory hwloc
  * never touched.
  *
+ * hwloc runs with its built-in components only (hwloc_plugins_none): the
+ * same plan, and the same XML reader, with or without libhwloc-plugins.
+ *
  * Threading: topo_machine_create is thread-safe (its hwloc topology is
- * private). topo_machine_read_xml is not: it forks, and the child needs
- * locks another thread could hold at that instant (hwloc's, the dynamic
- * loader's for hwloc's plugins, stdio's); call it while the process has
- * one thread, as the command does.
+ * private), but the process's first call sets HWLOC_PLUGINS_PATH in the
+ * environment: make it before other threads read the environment, as the
+ * command does. topo_machine_read_xml is not: it forks, and the child needs
+ * locks another thread could hold at that instant (hwloc's, stdio's); call
+ * it while the process has one thread, as the command does.
  */
 #include "topology/topology.h"
 #include "topology/topo_int.h"
@@ -42,6 +46,7 @@
 #include <fcntl.h>
 #include <hwloc.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -183,15 +188,42 @@ static int machine_fill(struct topo_machine *m, hwloc_topology_t topo,
 	return live ? 0 : topo__xml_rails(m, topo);
 }
 
+/*
+ * hwloc loads every plugin in its plugin directory when a process's first
+ * topology is made, whether or not the load will use it: with Debian's
+ * libhwloc-plugins that is libpciaccess, OpenCL, X11, XNVCtrl, xcb, libxml2
+ * and ICU's data (4 MiB more resident, allocations left behind when they are
+ * unloaded). railcp needs none of them: the components built into libhwloc
+ * are enough (linux for nodes, CPUs and distances; the xml component with
+ * hwloc's own parser for --topology). An empty plugin path, set before the
+ * first hwloc_topology_init, loads none, so the plan does not depend on what
+ * else the host has installed, and one XML reader reads every file: libxml2
+ * would turn a newline or tab inside an attribute into a space, as XML
+ * requires; hwloc's parser keeps it. Set once, unconditionally: the process's
+ * own environment is the only way hwloc 2.9 offers, and a plugin asked for
+ * through it (HWLOC_PLUGINS_PATH) would give railcp a second behaviour.
+ */
+static void hwloc_plugins_none(void)
+{
+	setenv("HWLOC_PLUGINS_PATH", "", 1);
+}
+
 static int topology_open(const char *xml_path, hwloc_topology_t *topo_out)
 {
+	static pthread_once_t plugins_once = PTHREAD_ONCE_INIT;
 	hwloc_topology_t topo = NULL;
 	const char *what = xml_path ? xml_path : "this host";
 
+	pthread_once(&plugins_once, hwloc_plugins_none);
 	if (hwloc_topology_init(&topo) != 0)
 		return rcp_err(-errno, "hwloc_topology_init: %s", strerror(errno));
 	hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
-	hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+	/*
+	 * On this host rails come from the verbs devices (engine/), so only an
+	 * XML export needs hwloc's I/O objects: its OpenFabrics devices.
+	 */
+	hwloc_topology_set_io_types_filter(topo, xml_path ? HWLOC_TYPE_FILTER_KEEP_IMPORTANT
+							  : HWLOC_TYPE_FILTER_KEEP_NONE);
 	if (xml_path && hwloc_topology_set_xml(topo, xml_path) != 0) {
 		int err = -errno;
 

@@ -126,7 +126,9 @@ int topo_binding_of_process(struct topo_binding *out);
  * hwloc XML export xml_path (whose OpenFabrics devices become the rails).
  * binding (may be NULL) further restricts CPUs and nodes, on top of what
  * hwloc reports as allowed. On this host the rails are left empty: add them
- * with topo_machine_add_rail.
+ * with topo_machine_add_rail. hwloc loads none of its plugins (GPU, X11,
+ * libxml2): the first call sets HWLOC_PLUGINS_PATH empty, so make it before
+ * other threads read the environment; thread-safe after that.
  */
 int topo_machine_create(const char *xml_path, const struct topo_binding *binding,
 			struct topo_machine **machine_out);

@@ -8,12 +8,13 @@
  *
  * Design: the input is written to a file in the harness's temporary
  * directory and loaded with topo_machine_create and no binding, as the CLI
- * does for an XML file. hwloc parses it: railcp links the system libhwloc,
- * whose XML reader is its own minimalistic parser unless the libxml2 plugin
- * (Debian's libhwloc-plugins) is installed; HWLOC_LIBXML_IMPORT=0 keeps the
- * harness on that default parser either way (set HWLOC_LIBXML_IMPORT=1 to
- * fuzz the libxml2 one). hwloc is not built with the sanitizers: its own
- * memory errors are seen only where it calls into libc.
+ * does for an XML file. hwloc parses it: railcp links the system libhwloc
+ * and loads none of its plugins (topology/machine.c), so the reader is
+ * always hwloc's own minimalistic parser, with or without Debian's
+ * libhwloc-plugins and whatever HWLOC_LIBXML asks: the libxml2 reader is
+ * code railcp never runs, and is not fuzzed here. hwloc is not built with
+ * the sanitizers: its own memory errors are seen only where it calls into
+ * libc.
  * hwloc's messages about bad XML are silenced (HWLOC_HIDE_ERRORS=2,
  * HWLOC_XML_VERBOSE=0 unless set: set them to see why an input is refused).
  *
@@ -436,7 +437,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	/* Not overwritten: whoever reproduces an input may want hwloc's reasons. */
-	setenv("HWLOC_LIBXML_IMPORT", "0", 0);
 	setenv("HWLOC_HIDE_ERRORS", "2", 0);
 	setenv("HWLOC_XML_VERBOSE", "0", 0);
 	hwloc_strict = getenv("RAILCP_FUZZ_HWLOC_STRICT") != NULL;

@@ -760,7 +760,11 @@ static void test_xml_profile_of_host_name_with_newline_loads_back(void **state)
 	int err;
 
 	(void)state;
-	/* Before, the profile's comment ended at the newline and "node = 7)." was read as a key. */
+	/*
+	 * Before, the profile's comment ended at the newline and "node = 7)." was read as a key.
+	 * The newline is read as one because railcp reads XML with hwloc's own parser only
+	 * (libxml2 would make it a space): test_topo_hwloc.c holds that.
+	 */
 	m = load_edited("topo_1node_dualport.xml", &err, "value=\"one-node-dualport\"",
 			"value=\"one\nnode = 7\"", NULL);
 	assert_int_equal(err, 0);
