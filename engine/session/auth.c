@@ -25,8 +25,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define LABEL_CLIENT "railcp-auth-2 client"
-#define LABEL_SERVER "railcp-auth-2 server"
+_Static_assert(ENG_AUTH_TRANSCRIPT_LEN == ENG_TRANSCRIPT_LEN, "the proofs cover the transcript");
+
+#define LABEL_CLIENT "railcp-auth-3 client"
+#define LABEL_SERVER "railcp-auth-3 server"
 
 void eng__auth_key_wipe(struct eng_auth_key *key)
 {
@@ -193,44 +195,51 @@ int eng__auth_response(const struct eng_auth_key *key,
 	return 0;
 }
 
-/* context = the prover's role label || the prover's own challenge */
+/* context = the prover's role label || the prover's own challenge || the transcript */
 static int role_response(const struct eng_auth_key *key, enum eng_auth_role prover,
 			 const uint8_t answered[ENG_AUTH_CHALLENGE_LEN],
 			 const uint8_t provers_own[ENG_AUTH_CHALLENGE_LEN],
+			 const uint8_t transcript[ENG_AUTH_TRANSCRIPT_LEN],
 			 uint8_t response_out[ENG_AUTH_RESPONSE_LEN])
 {
 	const char *label = prover == ENG_AUTH_SERVER ? LABEL_SERVER : LABEL_CLIENT;
-	uint8_t ctx[64 + ENG_AUTH_CHALLENGE_LEN];
+	uint8_t ctx[64 + ENG_AUTH_CHALLENGE_LEN + ENG_AUTH_TRANSCRIPT_LEN];
 	size_t n = strlen(label);
 
 	memcpy(ctx, label, n);
 	memcpy(ctx + n, provers_own, ENG_AUTH_CHALLENGE_LEN);
-	return eng__auth_response(key, answered, ctx, n + ENG_AUTH_CHALLENGE_LEN, response_out);
+	memcpy(ctx + n + ENG_AUTH_CHALLENGE_LEN, transcript, ENG_AUTH_TRANSCRIPT_LEN);
+	return eng__auth_response(key, answered, ctx,
+				  n + ENG_AUTH_CHALLENGE_LEN + ENG_AUTH_TRANSCRIPT_LEN,
+				  response_out);
 }
 
 int eng__auth_prove(const struct eng_auth_key *key, enum eng_auth_role me,
 		    const uint8_t mine[ENG_AUTH_CHALLENGE_LEN],
 		    const uint8_t theirs[ENG_AUTH_CHALLENGE_LEN],
+		    const uint8_t transcript[ENG_AUTH_TRANSCRIPT_LEN],
 		    uint8_t response_out[ENG_AUTH_RESPONSE_LEN])
 {
-	return role_response(key, me, theirs, mine, response_out);
+	return role_response(key, me, theirs, mine, transcript, response_out);
 }
 
 int eng__auth_check(const struct eng_auth_key *key, enum eng_auth_role peer,
 		    const uint8_t mine[ENG_AUTH_CHALLENGE_LEN],
 		    const uint8_t theirs[ENG_AUTH_CHALLENGE_LEN],
+		    const uint8_t transcript[ENG_AUTH_TRANSCRIPT_LEN],
 		    const uint8_t response[ENG_AUTH_RESPONSE_LEN])
 {
 	uint8_t want[ENG_AUTH_RESPONSE_LEN];
 	int err, same;
 
-	err = role_response(key, peer, mine, theirs, want);
+	err = role_response(key, peer, mine, theirs, transcript, want);
 	if (err)
 		return err;
 	same = CRYPTO_memcmp(want, response, sizeof(want)) == 0;
 	OPENSSL_cleanse(want, sizeof(want));
 	if (!same)
-		return rcp_err(-EACCES, "the peer does not know the shared key (its answer to our "
+		return rcp_err(-EACCES, "the peer does not know the shared key, or a frame before "
+					"the proofs was altered on the way (its answer to our "
 					"challenge is wrong)");
 	return 0;
 }
@@ -268,6 +277,7 @@ static int recv_hex(struct eng_ctl *c, int timeout_ms, const char *want, const c
 static int auth_client(struct eng_session *s)
 {
 	uint8_t theirs[ENG_AUTH_CHALLENGE_LEN], proof[ENG_AUTH_RESPONSE_LEN];
+	uint8_t before[ENG_TRANSCRIPT_LEN];
 	int err;
 
 	err = recv_hex(&s->ctl, s->timeout_ms, ENG_MSG_CHALLENGE, ENG_KEY_CHALLENGE, theirs,
@@ -275,16 +285,21 @@ static int auth_client(struct eng_session *s)
 	if (err == -EPROTO)
 		err = rcp_err(-EACCES, "the server did not answer with a challenge (it has no "
 				       "key?): refusing to send to it");
+	/* The hello and the challenge, as they crossed the wire. */
 	if (!err)
-		err = eng__auth_prove(s->key, ENG_AUTH_CLIENT, s->challenge, theirs, proof);
+		err = eng__auth_prove(s->key, ENG_AUTH_CLIENT, s->challenge, theirs,
+				      s->ctl.transcript, proof);
 	if (!err)
 		err = send_hex(&s->ctl, ENG_MSG_PROOF, ENG_KEY_PROOF, proof, sizeof(proof));
+	/* ...and this proof: what the server's covers. */
+	if (!err)
+		memcpy(before, s->ctl.transcript, sizeof(before));
 	if (!err)
 		err = recv_hex(&s->ctl, s->timeout_ms, ENG_MSG_PROOF, ENG_KEY_PROOF, proof,
 			       sizeof(proof));
 	/* Nothing but the proof went out before the server proved the key too. */
 	if (!err)
-		err = eng__auth_check(s->key, ENG_AUTH_SERVER, s->challenge, theirs, proof);
+		err = eng__auth_check(s->key, ENG_AUTH_SERVER, s->challenge, theirs, before, proof);
 	/* From here on every frame is sealed. */
 	if (!err)
 		err = eng__seal_keys(s->key, ENG_AUTH_CLIENT, s->challenge, theirs, &s->ctl,
@@ -299,7 +314,7 @@ static int auth_client(struct eng_session *s)
 static int auth_server(struct eng_session *s, const json_t *hello)
 {
 	uint8_t mine[ENG_AUTH_CHALLENGE_LEN], theirs[ENG_AUTH_CHALLENGE_LEN];
-	uint8_t proof[ENG_AUTH_RESPONSE_LEN];
+	uint8_t proof[ENG_AUTH_RESPONSE_LEN], before[ENG_TRANSCRIPT_LEN];
 	int err;
 
 	if ((err = eng__proto_get_hex(hello, ENG_KEY_CHALLENGE, theirs, sizeof(theirs))) != 0 ||
@@ -307,13 +322,17 @@ static int auth_server(struct eng_session *s, const json_t *hello)
 	    (err = send_hex(&s->ctl, ENG_MSG_CHALLENGE, ENG_KEY_CHALLENGE, mine, sizeof(mine))) !=
 		    0)
 		return err;
+	/* The client's proof covers the hello and the challenge as they crossed the wire. */
+	memcpy(before, s->ctl.transcript, sizeof(before));
 	/* Not yet authenticated: the hello's small frame limit, by the hello's deadline. */
 	err = recv_hex(&s->ctl, eng__proto_ms_left(s->auth_end_ns), ENG_MSG_PROOF, ENG_KEY_PROOF,
 		       proof, sizeof(proof));
 	if (!err)
-		err = eng__auth_check(s->key, ENG_AUTH_CLIENT, mine, theirs, proof);
+		err = eng__auth_check(s->key, ENG_AUTH_CLIENT, mine, theirs, before, proof);
+	/* Ours covers the client's proof too. */
 	if (!err)
-		err = eng__auth_prove(s->key, ENG_AUTH_SERVER, mine, theirs, proof);
+		err = eng__auth_prove(s->key, ENG_AUTH_SERVER, mine, theirs, s->ctl.transcript,
+				      proof);
 	if (!err)
 		err = send_hex(&s->ctl, ENG_MSG_PROOF, ENG_KEY_PROOF, proof, sizeof(proof));
 	/* From here on every frame is sealed. */

@@ -19,18 +19,24 @@
  * other's answer; eng__session_auth runs it on the control connection):
  *   client -> server  Cc                    (hello; 32 random bytes)
  *   server -> client  Cs                    (challenge; nothing that depends on K)
- *   client -> server  prove(CLIENT)         = HMAC(K, Cs || "railcp-auth-2 client" || Cc)
+ *   client -> server  prove(CLIENT)         = HMAC(K, Cs || "railcp-auth-3 client" || Cc || T1)
  *   server            check(CLIENT); on failure it refuses the session before any
  *                     file or rail is touched, having sent nothing that depends on K
- *   server -> client  prove(SERVER)         = HMAC(K, Cc || "railcp-auth-2 server" || Cs)
+ *   server -> client  prove(SERVER)         = HMAC(K, Cc || "railcp-auth-3 server" || Cs || T2)
  *   client            check(SERVER); on failure it stops before sending anything else
+ * T1 is the transcript (proto.h, seal.c) of the hello and the challenge as
+ * their bytes crossed the wire, T2 that of the hello, the challenge and the
+ * client's proof: whatever the hello asks (destination, flags, chunk,
+ * stripes) is proven by both sides together with the key, so an on-path
+ * attacker who changes a byte of it, or of the challenge frame, makes the
+ * proofs fail instead of steering the session.
  * The client proves first, so a stranger who connects to a server learns
  * nothing to test a guess of the key against; a client talks only to the
  * server it named. The response covers (challenge || context): the context
  * names the role of the prover, so an answer can never be reflected back as
  * the other role's, and holds the prover's own challenge, binding the
- * answer to both fresh challenges of this session. Comparison is constant
- * time (CRYPTO_memcmp).
+ * answer to both fresh challenges of this session and to what was said
+ * before it. Comparison is constant time (CRYPTO_memcmp).
  *
  * Threading: every function is thread-safe (no shared state; OpenSSL 3's
  * RAND_bytes and HMAC are thread-safe).
@@ -95,23 +101,30 @@ int eng__auth_response(const struct eng_auth_key *key,
 		       const uint8_t challenge[ENG_AUTH_CHALLENGE_LEN], const void *context,
 		       size_t context_len, uint8_t response_out[ENG_AUTH_RESPONSE_LEN]);
 
+#define ENG_AUTH_TRANSCRIPT_LEN 32 /* SHA-256: ENG_TRANSCRIPT_LEN of proto.h */
+
 /*
  * The answer of role `me` to the peer's challenge `theirs`, where `mine` is
- * the challenge this side sent (see the exchange above).
+ * the challenge this side sent and transcript the frames before this proof
+ * (see the exchange above).
  */
 int eng__auth_prove(const struct eng_auth_key *key, enum eng_auth_role me,
 		    const uint8_t mine[ENG_AUTH_CHALLENGE_LEN],
 		    const uint8_t theirs[ENG_AUTH_CHALLENGE_LEN],
+		    const uint8_t transcript[ENG_AUTH_TRANSCRIPT_LEN],
 		    uint8_t response_out[ENG_AUTH_RESPONSE_LEN]);
 
 /*
  * Check the peer's answer: the peer has role `peer`, `mine` is the challenge
- * this side sent, `theirs` the one the peer sent. 0, or -EACCES with a
- * sentence saying the peer does not know the key.
+ * this side sent, `theirs` the one the peer sent, transcript the frames
+ * before the peer's proof as this side saw them. 0, or -EACCES with a
+ * sentence saying the peer does not know the key or the frames before the
+ * proofs were altered.
  */
 int eng__auth_check(const struct eng_auth_key *key, enum eng_auth_role peer,
 		    const uint8_t mine[ENG_AUTH_CHALLENGE_LEN],
 		    const uint8_t theirs[ENG_AUTH_CHALLENGE_LEN],
+		    const uint8_t transcript[ENG_AUTH_TRANSCRIPT_LEN],
 		    const uint8_t response[ENG_AUTH_RESPONSE_LEN]);
 
 #endif

@@ -100,6 +100,8 @@ int eng__proto_send(struct eng_ctl *c, const json_t *msg)
 	if (c->sealed)
 		err = eng__seal_tag(c->key_out, c->seq_out++, text, (uint32_t)n,
 				    (uint8_t *)frame + sizeof(be) + n);
+	else
+		err = eng__seal_fold(c, text, (uint32_t)n);
 	if (!err)
 		err = write_all(c->fd, frame, sizeof(be) + n + tag);
 	if (err == -EAGAIN || err == -EWOULDBLOCK) /* SO_SNDTIMEO ran out (eng__tcp_tune) */
@@ -154,6 +156,8 @@ static int frame_read(struct eng_ctl *c, int timeout_ms, uint32_t max, json_t **
 	err = read_all(c, buf, len, deadline);
 	if (!err && c->sealed)
 		err = frame_open(c, buf, &len);
+	else if (!err)
+		err = eng__seal_fold(c, buf, len);
 	msg = err ? NULL : json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	free(buf);
 	if (err)

@@ -51,9 +51,10 @@
 /*
  * 2: the client proves first; frames sealed after the proofs. 3: chunks carry
  * a CRC-64. 4: rail failover (a chunk may arrive twice; "lost" frames; the
- * welcome's "unpaired" stripes).
+ * welcome's "unpaired" stripes). 5: the proofs and the seal's keys cover
+ * every frame before them (the hello and the challenge: a transcript).
  */
-#define ENG_PROTO_VERSION 4
+#define ENG_PROTO_VERSION 5
 #define ENG_PROTO_MAX_FRAME (1u << 20)
 /* A hello arrives before authentication: keep what a stranger can make us parse small. */
 #define ENG_PROTO_MAX_HELLO (64u << 10)
@@ -135,6 +136,7 @@
 /* A sealing key (seal.c) and a frame's tag. */
 #define ENG_SEAL_KEY_LEN 32
 #define ENG_SEAL_TAG_LEN 32
+#define ENG_TRANSCRIPT_LEN 32 /* SHA-256 */
 
 /*
  * The control connection: its socket and, once both sides proved the key,
@@ -142,6 +144,11 @@
  * counts its JSON and the tag that follows it, HMAC-SHA256 under the
  * direction's key over the frame's number in that direction, the JSON's
  * length and the JSON. A frame that fails its tag ends the session.
+ *
+ * Until then every frame sent or received, as its exact bytes, is folded
+ * into transcript (eng__seal_fold): both proofs and the seal's keys cover
+ * it, so a hello or a challenge altered on the way fails the proofs, as
+ * TLS 1.3 and SSH bind their handshakes.
  */
 struct eng_ctl {
 	int fd;			  /* -1 when none */
@@ -150,10 +157,18 @@ struct eng_ctl {
 	const char *peer; /* who its sentences name: "the server", "the client"; NULL: "the peer" */
 	uint64_t seq_out, seq_in;
 	uint8_t key_out[ENG_SEAL_KEY_LEN], key_in[ENG_SEAL_KEY_LEN];
+	uint8_t transcript[ENG_TRANSCRIPT_LEN]; /* SHA-256 chain of the frames before the seal */
 };
 
 /* An unsealed control connection on fd. */
 #define ENG_CTL_PLAIN(fd_) ((struct eng_ctl){.fd = (fd_)})
+
+/*
+ * Fold a frame's body of len bytes, as sent or received before the seal,
+ * into c->transcript: SHA-256(transcript || len as 4 bytes big-endian ||
+ * body) (seal.c).
+ */
+int eng__seal_fold(struct eng_ctl *c, const void *body, uint32_t len);
 
 /* The tag of frame number seq of len bytes under key (seal.c). */
 int eng__seal_tag(const uint8_t key[ENG_SEAL_KEY_LEN], uint64_t seq, const void *body, uint32_t len,

@@ -1,13 +1,18 @@
 /*
  * seal.c - what a proven key gives a session beyond the proof (auth.h):
- * keys derived with HKDF-SHA256 (RFC 5869) from the shared key and both
- * challenges, the tag that seals each control frame, and the tokens that
- * admit RDMA connections.
+ * the transcript of the frames before it, keys derived with HKDF-SHA256
+ * (RFC 5869) from the shared key, both challenges and that transcript, the
+ * tag that seals each control frame, and the tokens that admit RDMA
+ * connections.
  *
- * From the key K and the challenges Cc (client's) and Cs (server's):
- *   PRK       = HKDF-Extract(salt = Cc || Cs, K)
- *   c2s, s2c  = HKDF-Expand(PRK, "railcp-2 client to server" / "... server to client", 32)
- *   tokens    = HKDF-Expand(PRK, "railcp-2 tokens", 32)
+ * The transcript T: every frame's exact bytes, sent or received before the
+ * seal, chained as T = SHA-256(T || len || body) from 32 zero bytes (the
+ * hello, the challenge and both proofs; auth.h says which part each proof
+ * covers). From the key K, the challenges Cc (client's) and Cs (server's)
+ * and T after the server's proof:
+ *   PRK       = HKDF-Extract(salt = Cc || Cs || T, K)
+ *   c2s, s2c  = HKDF-Expand(PRK, "railcp-3 client to server" / "... server to client", 32)
+ *   tokens    = HKDF-Expand(PRK, "railcp-3 tokens", 32)
  * A frame's tag is HMAC-SHA256(direction's key, seq || len || body) with
  * seq the frame's number in its direction (both 8 bytes, big-endian) and
  * len the body's (4 bytes), so a frame altered, dropped, replayed,
@@ -31,9 +36,23 @@
 #include <openssl/kdf.h>
 #include <string.h>
 
-#define INFO_C2S "railcp-2 client to server"
-#define INFO_S2C "railcp-2 server to client"
-#define INFO_TOKENS "railcp-2 tokens"
+#define INFO_C2S "railcp-3 client to server"
+#define INFO_S2C "railcp-3 server to client"
+#define INFO_TOKENS "railcp-3 tokens"
+
+int eng__seal_fold(struct eng_ctl *c, const void *body, uint32_t len)
+{
+	EVP_MD_CTX *h = EVP_MD_CTX_new();
+	uint32_t len_be = htobe32(len);
+	unsigned int n = 0;
+	int ok = h && EVP_DigestInit_ex(h, EVP_sha256(), NULL) &&
+		 EVP_DigestUpdate(h, c->transcript, sizeof(c->transcript)) &&
+		 EVP_DigestUpdate(h, &len_be, sizeof(len_be)) && EVP_DigestUpdate(h, body, len) &&
+		 EVP_DigestFinal_ex(h, c->transcript, &n) && n == sizeof(c->transcript);
+
+	EVP_MD_CTX_free(h);
+	return ok ? 0 : rcp_err(-EIO, "SHA-256 failed in libcrypto");
+}
 
 static int hkdf(const struct eng_auth_key *key, const uint8_t *salt, size_t salt_len,
 		const char *info, uint8_t *out, size_t out_len)
@@ -59,11 +78,13 @@ int eng__seal_keys(const struct eng_auth_key *key, enum eng_auth_role me,
 		   const uint8_t cs[ENG_AUTH_CHALLENGE_LEN], struct eng_ctl *ctl,
 		   uint8_t tokens_out[ENG_SEAL_KEY_LEN])
 {
-	uint8_t salt[2 * ENG_AUTH_CHALLENGE_LEN], c2s[ENG_SEAL_KEY_LEN], s2c[ENG_SEAL_KEY_LEN];
+	uint8_t salt[2 * ENG_AUTH_CHALLENGE_LEN + ENG_TRANSCRIPT_LEN];
+	uint8_t c2s[ENG_SEAL_KEY_LEN], s2c[ENG_SEAL_KEY_LEN];
 	int err;
 
 	memcpy(salt, cc, ENG_AUTH_CHALLENGE_LEN);
 	memcpy(salt + ENG_AUTH_CHALLENGE_LEN, cs, ENG_AUTH_CHALLENGE_LEN);
+	memcpy(salt + 2 * ENG_AUTH_CHALLENGE_LEN, ctl->transcript, ENG_TRANSCRIPT_LEN);
 	err = hkdf(key, salt, sizeof(salt), INFO_C2S, c2s, sizeof(c2s));
 	if (!err)
 		err = hkdf(key, salt, sizeof(salt), INFO_S2C, s2c, sizeof(s2c));

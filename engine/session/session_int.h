@@ -178,8 +178,8 @@ void eng__session_fini(struct eng_session *s);
 /*
  * After both proofs: the keys that seal ctl's frames from now on (its
  * sequence numbers restart at 0) and the material tokens derive from, all
- * from key and both challenges (cc the client's, cs the server's); me is
- * this side's role.
+ * from key, both challenges (cc the client's, cs the server's) and ctl's
+ * transcript of the frames before the seal; me is this side's role.
  */
 int eng__seal_keys(const struct eng_auth_key *key, enum eng_auth_role me,
 		   const uint8_t cc[ENG_AUTH_CHALLENGE_LEN],

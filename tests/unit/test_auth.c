@@ -78,8 +78,14 @@ static struct eng_auth_key *load(const char *path)
 	return k;
 }
 
-/* The whole mutual exchange; returns the first refusal, or 0. */
-static int exchange(const struct eng_auth_key *client, const struct eng_auth_key *server)
+/*
+ * The whole mutual exchange, each side with the transcript it saw (tc the
+ * client's, ts the server's; the same unless a frame was altered); returns
+ * the first refusal, or 0.
+ */
+static int exchange_seen(const struct eng_auth_key *client, const struct eng_auth_key *server,
+			 const uint8_t tc[ENG_AUTH_TRANSCRIPT_LEN],
+			 const uint8_t ts[ENG_AUTH_TRANSCRIPT_LEN])
 {
 	uint8_t cc[ENG_AUTH_CHALLENGE_LEN], cs[ENG_AUTH_CHALLENGE_LEN];
 	uint8_t rs[ENG_AUTH_RESPONSE_LEN], rc[ENG_AUTH_RESPONSE_LEN];
@@ -88,12 +94,19 @@ static int exchange(const struct eng_auth_key *client, const struct eng_auth_key
 	assert_int_equal(eng__auth_challenge(cc), 0);
 	assert_int_equal(eng__auth_challenge(cs), 0);
 	/* The client proves first (auth.h). */
-	assert_int_equal(eng__auth_prove(client, ENG_AUTH_CLIENT, cc, cs, rc), 0);
-	err = eng__auth_check(server, ENG_AUTH_CLIENT, cs, cc, rc);
+	assert_int_equal(eng__auth_prove(client, ENG_AUTH_CLIENT, cc, cs, tc, rc), 0);
+	err = eng__auth_check(server, ENG_AUTH_CLIENT, cs, cc, ts, rc);
 	if (err)
 		return err;
-	assert_int_equal(eng__auth_prove(server, ENG_AUTH_SERVER, cs, cc, rs), 0);
-	return eng__auth_check(client, ENG_AUTH_SERVER, cc, cs, rs);
+	assert_int_equal(eng__auth_prove(server, ENG_AUTH_SERVER, cs, cc, ts, rs), 0);
+	return eng__auth_check(client, ENG_AUTH_SERVER, cc, cs, tc, rs);
+}
+
+static int exchange(const struct eng_auth_key *client, const struct eng_auth_key *server)
+{
+	static const uint8_t t[ENG_AUTH_TRANSCRIPT_LEN] = {1, 2, 3};
+
+	return exchange_seen(client, server, t, t);
 }
 
 static void test_the_right_key_is_accepted_both_ways(void **state)
@@ -127,6 +140,7 @@ static void test_an_answer_cannot_be_reflected_as_the_other_role(void **state)
 {
 	struct fixture *fx = *state;
 	uint8_t c1[ENG_AUTH_CHALLENGE_LEN], c2[ENG_AUTH_CHALLENGE_LEN], r[ENG_AUTH_RESPONSE_LEN];
+	static const uint8_t t[ENG_AUTH_TRANSCRIPT_LEN] = {7};
 	struct eng_auth_key *k;
 
 	key_file(fx->path, KEY_A, 0600);
@@ -134,9 +148,24 @@ static void test_an_answer_cannot_be_reflected_as_the_other_role(void **state)
 	assert_int_equal(eng__auth_challenge(c1), 0);
 	assert_int_equal(eng__auth_challenge(c2), 0);
 	/* a server's own answer to c1, sent back to it as if from a client */
-	assert_int_equal(eng__auth_prove(k, ENG_AUTH_SERVER, c2, c1, r), 0);
-	assert_int_equal(eng__auth_check(k, ENG_AUTH_CLIENT, c1, c2, r), -EACCES);
-	assert_int_equal(eng__auth_check(k, ENG_AUTH_SERVER, c1, c2, r), 0);
+	assert_int_equal(eng__auth_prove(k, ENG_AUTH_SERVER, c2, c1, t, r), 0);
+	assert_int_equal(eng__auth_check(k, ENG_AUTH_CLIENT, c1, c2, t, r), -EACCES);
+	assert_int_equal(eng__auth_check(k, ENG_AUTH_SERVER, c1, c2, t, r), 0);
+}
+
+static void test_proofs_over_transcripts_that_differ_are_refused(void **state)
+{
+	struct fixture *fx = *state;
+	uint8_t tc[ENG_AUTH_TRANSCRIPT_LEN] = {0}, ts[ENG_AUTH_TRANSCRIPT_LEN] = {0};
+	struct eng_auth_key *k;
+
+	key_file(fx->path, KEY_A, 0600);
+	k = load(fx->path);
+	assert_int_equal(exchange_seen(k, k, tc, ts), 0);
+	/* One bit of what was said before the proofs differs between the sides. */
+	ts[ENG_AUTH_TRANSCRIPT_LEN - 1] ^= 1;
+	assert_int_equal(exchange_seen(k, k, tc, ts), -EACCES);
+	assert_non_null(strstr(rcp_err_msg(-EACCES), "altered on the way"));
 }
 
 static void test_a_key_file_open_to_others_is_refused(void **state)
@@ -270,6 +299,7 @@ int main(void)
 		T(test_the_right_key_is_accepted_both_ways),
 		T(test_a_wrong_key_is_refused_on_either_side),
 		T(test_an_answer_cannot_be_reflected_as_the_other_role),
+		T(test_proofs_over_transcripts_that_differ_are_refused),
 		T(test_a_key_file_open_to_others_is_refused),
 		T(test_an_empty_or_short_key_is_refused),
 		T(test_different_challenges_give_different_responses),

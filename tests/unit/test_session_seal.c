@@ -4,9 +4,13 @@
  * direction ends the session with a sentence; the tokens that admit RDMA
  * connections are derived on both sides, never sent, and differ per link.
  *
+ * Before the seal, the proofs cover the frames that crossed the wire (the
+ * hello and the challenge): one rewritten there fails the proofs.
+ *
  * Design: a relay thread sits between client and server on the control
  * connection, forwarding whole frames and altering one chosen frame, as an
- * on-path attacker would.
+ * on-path attacker would: one byte flipped, or (before the seal, where the
+ * JSON is all the frame holds) a well-formed frame with one key set.
  */
 #include "session_harness.h"
 
@@ -16,11 +20,13 @@
 struct relay {
 	uint16_t server_port, port;
 	int lfd;
-	int flip_dir;	     /* the direction of the frame to alter: 0 client to server, 1 back */
-	unsigned flip_frame; /* its number in that direction, from 0; UINT_MAX: none */
-	unsigned keep_frame; /* the server's frame to keep in seen; UINT_MAX: none */
-	unsigned frames[2];  /* forwarded in each direction */
-	json_t *seen;	     /* that frame's JSON */
+	int flip_dir;	      /* the direction of the frame to alter: 0 client to server, 1 back */
+	unsigned flip_frame;  /* its number in that direction, from 0; UINT_MAX: none */
+	unsigned keep_frame;  /* the server's frame to keep in seen; UINT_MAX: none */
+	const char *set_key;  /* instead of flipping a byte: set this key of the JSON... */
+	json_int_t set_value; /* ...to this */
+	unsigned frames[2];   /* forwarded in each direction */
+	json_t *seen;	      /* that frame's JSON */
 	pthread_t thread;
 };
 
@@ -56,8 +62,22 @@ static bool relay_frame(struct relay *r, int dir, int from, int to)
 	ok = raw_read(from, buf, n);
 	if (ok && keep) /* the JSON is in clear, the tag (if any) after it */
 		r->seen = json_loadb(buf, n, JSON_DISABLE_EOF_CHECK, NULL);
-	if (ok && chosen)
+	if (ok && chosen && r->set_key) {
+		json_t *m = json_loadb(buf, n, 0, NULL);
+		char *text = NULL;
+
+		ok = m && !json_object_set_new(m, r->set_key, json_integer(r->set_value)) &&
+		     (text = json_dumps(m, JSON_COMPACT)) != NULL;
+		json_decref(m);
+		if (ok) {
+			free(buf);
+			buf = text;
+			n = (uint32_t)strlen(text);
+			be = htonl(n);
+		}
+	} else if (ok && chosen) {
 		buf[1] ^= 0x20; /* '"' becomes '\x02' in the JSON: any one byte would do */
+	}
 	ok = ok && write_full(to, &be, sizeof(be)) && write_full(to, buf, n);
 	r->frames[dir]++;
 	free(buf);
@@ -94,8 +114,9 @@ static void *relay_main(void *arg)
 	return NULL;
 }
 
-static void relay_start(struct relay *r, const struct server *srv, int flip_dir,
-			unsigned flip_frame)
+/* The relay listening, its thread not yet started: set what it alters, then relay_go. */
+static void relay_prepare(struct relay *r, const struct server *srv, int flip_dir,
+			  unsigned flip_frame)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t len = sizeof(a);
@@ -110,7 +131,18 @@ static void relay_start(struct relay *r, const struct server *srv, int flip_dir,
 	assert_int_equal(listen(r->lfd, 1), 0);
 	assert_int_equal(getsockname(r->lfd, (struct sockaddr *)&a, &len), 0);
 	r->port = ntohs(a.sin_port);
+}
+
+static void relay_go(struct relay *r)
+{
 	assert_int_equal(pthread_create(&r->thread, NULL, relay_main, r), 0);
+}
+
+static void relay_start(struct relay *r, const struct server *srv, int flip_dir,
+			unsigned flip_frame)
+{
+	relay_prepare(r, srv, flip_dir, flip_frame);
+	relay_go(r);
 }
 
 static void relay_join(struct relay *r)
@@ -186,6 +218,45 @@ static void test_an_altered_frame_after_authentication_ends_the_session(void **s
 			fail_msg("a session with %s altered succeeded", cases[i].what);
 		if (!strstr(rcp_err_msg(err), "failed its integrity check"))
 			fail_msg("%s altered: %s", cases[i].what, rcp_err_msg(err));
+		bench_ok(&fx->srv, key);
+	}
+}
+
+/*
+ * The hello and the challenge travel before the proofs; rewritten there, as
+ * well-formed frames, they must fail the proofs instead of steering the
+ * session (the chunk size here; a destination or the fsync flag alike).
+ */
+static void test_a_rewritten_hello_or_challenge_fails_the_proofs(void **state)
+{
+	static const struct {
+		int dir;
+		const char *key;
+		json_int_t value;
+		const char *what;
+	} cases[] = {
+		{0, ENG_KEY_CHUNK, 128 * KiB, "the client's hello (its chunk size)"},
+		{1, "padding", 1, "the server's challenge (a key added)"},
+	};
+	struct fx *fx = *state;
+	struct eng_report rep;
+	struct relay r;
+	char key[4096];
+	unsigned i;
+	int err;
+
+	keyed_server(fx, key);
+	for (i = 0; i < RCP_ARRAY_SIZE(cases); i++) {
+		relay_prepare(&r, &fx->srv, cases[i].dir, 0);
+		r.set_key = cases[i].key;
+		r.set_value = cases[i].value;
+		relay_go(&r);
+		err = bench_via(fx, &r, key, &rep);
+		relay_join(&r);
+		if (err == 0)
+			fail_msg("a session with %s rewritten succeeded", cases[i].what);
+		if (!strstr(rcp_err_msg(err), "altered on the way"))
+			fail_msg("%s rewritten: %s", cases[i].what, rcp_err_msg(err));
 		bench_ok(&fx->srv, key);
 	}
 }
@@ -315,6 +386,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_an_altered_frame_after_authentication_ends_the_session),
+		T(test_a_rewritten_hello_or_challenge_fails_the_proofs),
 		T(test_a_keyed_welcome_carries_no_token),
 		T(test_a_sniffed_token_admits_no_other_stripe),
 		cmocka_unit_test(test_tokens_differ_per_link_and_both_sides_derive_the_same_keys),
