@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -43,17 +44,24 @@ bool io__is_memfs(int fd);
  * The prefix of every temporary name. It is reserved: a peer's name with a
  * component that starts with it is refused (io__path_problem), and walks
  * skip such entries, so no session can name, replace or send another's
- * temporary.
+ * temporary. Reserved in any case of its ASCII letters: beneath a root on a
+ * case-insensitive file system (ext4 casefold, CIFS, vfat) ".RAILCP-TMP-x"
+ * is the same file as railcp's ".railcp-tmp-x". railcp's own names are
+ * always made in lower case.
  */
 #define IO_TMP_PREFIX ".railcp-tmp-"
 #define IO_TMP_PREFIX_LEN (sizeof(IO_TMP_PREFIX) - 1)
 /* In a directory a --partial copy made, until its metadata is applied (root.c). */
 #define IO_DIR_MARKER IO_TMP_PREFIX "dir"
 
-/* Whether the component c of n bytes starts with IO_TMP_PREFIX. */
+/*
+ * Whether the component c of n bytes starts with IO_TMP_PREFIX, in any case
+ * (ASCII: railcp never calls setlocale, and glibc folds these letters alike
+ * in every locale, Turkish ones too).
+ */
 static inline bool io__is_tmp_name(const char *c, size_t n)
 {
-	return n >= IO_TMP_PREFIX_LEN && !memcmp(c, IO_TMP_PREFIX, IO_TMP_PREFIX_LEN);
+	return n >= IO_TMP_PREFIX_LEN && !strncasecmp(c, IO_TMP_PREFIX, IO_TMP_PREFIX_LEN);
 }
 
 /* A fresh temporary name, IO_TMP_PREFIX and 16 hex digits: clearly ours, never a peer's. */

@@ -9,7 +9,8 @@
  * opened once, its metadata taken from that fd, and its data extents found
  * with SEEK_DATA/SEEK_HOLE, so holes never travel. One fd stays open per
  * directory level while its children are walked. Temporaries (IO_TMP_PREFIX)
- * are skipped silently: they are railcp's own, not data.
+ * are skipped silently: they are railcp's own, not data. So are names that
+ * differ from the prefix in case alone, which a receiver refuses as well.
  *
  * Threading: io_manifest_walk is thread-safe (no shared state); a manifest
  * is read-only afterwards and may be shared.
@@ -246,8 +247,9 @@ static void names_free(char **name, size_t n)
 
 /*
  * The names in dir, sorted; "." and ".." left out, and so are temporaries
- * (IO_TMP_PREFIX): another session's file being received, or one a killed
- * receiver left, is never sent, and a receiver would refuse the name.
+ * (IO_TMP_PREFIX, in any case): another session's file being received, or
+ * one a killed receiver left, is never sent, and a receiver would refuse the
+ * name.
  */
 static int dir_names(DIR *dir, const char *src, char ***names_out, size_t *n_out)
 {

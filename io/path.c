@@ -4,7 +4,7 @@
  *
  * Two independent defences: a lexical check (io__path_problem) that the
  * manifest decoder and every io_root_* call apply (it also keeps peers off
- * the temporary names, see IO_TMP_PREFIX), and openat2 with
+ * the temporary names in any case, see IO_TMP_PREFIX), and openat2 with
  * RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS for every resolution, which the
  * kernel performs atomically, so a symlink swapped in after any check of
  * ours still cannot lead out. Objects are then created with *at() calls

@@ -22,6 +22,7 @@
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/params.h>
+#include <strings.h>
 
 struct fixture {
 	char base[4096];
@@ -229,7 +230,7 @@ static bool has_tmp_component(const char *path)
 	const char *c, *slash;
 
 	for (c = path;; c = slash + 1) {
-		if (!strncmp(c, ".railcp-tmp-", 12))
+		if (!strncasecmp(c, ".railcp-tmp-", 12))
 			return true;
 		slash = strchr(c, '/');
 		if (!slash)
@@ -253,6 +254,7 @@ static void test_walk_skips_temporary_names(void **state)
 	assert_int_equal(mkdir(p, 0755), 0);
 	t_write(fx->base, "top/.railcp-tmp-dir/inside", "x", 1, 0644);
 	t_write(fx->base, "top/x.railcp-tmp-1", "ok", 2, 0644); /* not the prefix: data */
+	t_write(fx->base, "top/.RAILCP-TMP-x", "up", 2, 0644);	/* the prefix in another case */
 	m = walk1(fx->base, "top", IO_WALK_RECURSIVE, NULL);
 	assert_int_equal(m->n, 8); /* the tree's 7 and x.railcp-tmp-1 */
 	for (i = 0; i < m->n; i++)
@@ -265,6 +267,10 @@ static void test_walk_skips_temporary_names(void **state)
 	assert_int_equal(io_manifest_walk(NULL, src, 1, 0, NULL, &bad), -EINVAL);
 	assert_non_null(strstr(rcp_err_msg(-EINVAL), TMP_A ": names that start with "
 							   "\".railcp-tmp-\" are reserved"));
+	t_path(p, fx->base, "top/.RAILCP-TMP-x"); /* in any case */
+	assert_int_equal(io_manifest_walk(NULL, src, 1, 0, NULL, &bad), -EINVAL);
+	assert_non_null(strstr(rcp_err_msg(-EINVAL), ".RAILCP-TMP-x: names that start with "
+						     "\".railcp-tmp-\" are reserved"));
 	/* a server's tree, walked for a pull, gives no temporary either */
 	t_path(p, fx->base, "top");
 	assert_int_equal(io_root_open(p, 0, &root), 0);
@@ -283,6 +289,11 @@ static void test_walk_skips_temporary_names(void **state)
 	assert_int_equal(io_manifest_walk(root, src, 1, 0, NULL, &bad), -EINVAL);
 	assert_non_null(strstr(rcp_err_msg(-EINVAL),
 			       "\".railcp-tmp-dir/inside\": the name has a "
+			       "component that starts with \".railcp-tmp-\""));
+	src[0] = ".Railcp-Tmp-dir/inside";
+	assert_int_equal(io_manifest_walk(root, src, 1, 0, NULL, &bad), -EINVAL);
+	assert_non_null(strstr(rcp_err_msg(-EINVAL),
+			       "\".Railcp-Tmp-dir/inside\": the name has a "
 			       "component that starts with \".railcp-tmp-\""));
 	assert_null(bad);
 	io_root_close(root);
@@ -483,8 +494,10 @@ static void test_decode_refuses_hostile_names(void **state)
 static void test_decode_refuses_temporary_names(void **state)
 {
 	static const char *const fine[] = {
-		"x.railcp-tmp-1", ".railcp-tmpx",     ".railcp-tmp",
-		".Railcp-tmp-1",  "a/x.railcp-tmp-1",
+		"x.railcp-tmp-1",
+		".railcp-tmpx",
+		".railcp-tmp",
+		"a/x.railcp-tmp-1",
 	};
 	struct mb m;
 	size_t i;
@@ -514,12 +527,43 @@ static void test_decode_refuses_temporary_names(void **state)
 	mb_dir(&m, "a/" TMP_A);
 	mb_file(&m, "a/" TMP_A "/f", 0, 0, NULL);
 	expect_bad(&m, -EBADMSG, "at entry 1: the name \"a/" TMP_A "\" has a component");
-	/* only the exact prefix at the start of a component is reserved */
+	/* only the prefix at the start of a component is reserved */
 	mb_hdr(&m, 1, 1 + RCP_ARRAY_SIZE(fine));
 	mb_dir(&m, "a");
 	for (i = 0; i < RCP_ARRAY_SIZE(fine); i++)
 		mb_file(&m, fine[i], 0, 0, NULL);
 	expect_good(&m, 1 + RCP_ARRAY_SIZE(fine));
+}
+
+/*
+ * Beneath a root on a case-insensitive file system (ext4 casefold, CIFS)
+ * ".RAILCP-TMP-x" is railcp's ".railcp-tmp-x": the prefix is reserved in any
+ * case, with the same sentence.
+ */
+static void test_decode_refuses_temporary_names_in_any_case(void **state)
+{
+	static const char *const bad[] = {
+		".RAILCP-TMP-x",
+		".Railcp-Tmp-x",
+		".railcp-TMP-0123456789abcdef",
+		"a/.rAiLcP-tMp-",
+	};
+	char words[512];
+	struct mb m;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < RCP_ARRAY_SIZE(bad); i++) {
+		mb_hdr(&m, 1, bad[i][0] == 'a' ? 2 : 1);
+		if (bad[i][0] == 'a')
+			mb_dir(&m, "a");
+		mb_file(&m, bad[i], 0, 0, NULL);
+		snprintf(words, sizeof(words),
+			 "the name \"%s\" has a component that starts with \".railcp-tmp-\", "
+			 "which is reserved for railcp's temporary files",
+			 bad[i]);
+		expect_bad(&m, -EBADMSG, words);
+	}
 }
 
 static void test_decode_refuses_absurd_counts(void **state)
@@ -898,6 +942,7 @@ int main(void)
 			teardown),
 		cmocka_unit_test(test_decode_refuses_hostile_names),
 		cmocka_unit_test(test_decode_refuses_temporary_names),
+		cmocka_unit_test(test_decode_refuses_temporary_names_in_any_case),
 		cmocka_unit_test(test_decode_refuses_absurd_counts),
 		cmocka_unit_test(test_decode_refuses_bad_extents),
 		cmocka_unit_test(test_decode_refuses_bad_structure),
