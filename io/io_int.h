@@ -145,6 +145,21 @@ int io__sub_open(int root_fd, const char *path, int *fd_out);
 
 /* ---- partial files (partial.c) ---- */
 
+/*
+ * Open name in directory pfd, one of the partial objects (data file,
+ * record, log, directory marker), only if it is the receiver's own: opened
+ * without following a symlink (O_NOFOLLOW, and O_NONBLOCK so a FIFO or a
+ * device cannot hold the open), then checked on the descriptor to be a
+ * regular file of the effective user, of one name (st_nlink 1), that no
+ * group or other may write. Anything else is another user's or a link to
+ * one: it is removed (with a notice naming path, the entry's) and, with
+ * O_CREAT in flags, made again with O_CREAT | O_EXCL, mode 0600. flags:
+ * O_RDONLY, O_WRONLY or O_RDWR, and O_CREAT. The descriptor (blocking);
+ * -ENOENT when there is none and no O_CREAT; else -errno without a sentence
+ * (the unlink's when what is there cannot be removed: a sticky directory).
+ */
+int io__partial_open(int pfd, const char *name, int flags, const char *path);
+
 /* The names of the data file, the record and the log a partial file of final name last has. */
 void io__partial_names(const char *last, char data[IO_TMP_NAME_LEN], char rec[IO_TMP_NAME_LEN],
 		       char log[IO_TMP_NAME_LEN]);

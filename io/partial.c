@@ -47,6 +47,21 @@
  * 64 bytes, then per chunk k a slot of 16 bytes: the CRC-64 it landed with
  * and the CRC-64 of k and that (u64 each) xor LOG_SALT.
  *
+ * Trust: the names are predictable, and the directory may be one another
+ * local user writes too (a group's project, shared scratch). So each of
+ * these objects, and the directory marker (root.c), is opened without
+ * following a symlink and taken only if the descriptor shows a regular file
+ * of the receiver's effective user with one name and no group or other
+ * write (io__partial_open); anything else is removed and made anew with
+ * O_EXCL, before anything is read, truncated, written or mapped. Else a
+ * root receiver would keep her chunks and put her inode in place; any
+ * receiver would truncate the target of her hard link, outside the root;
+ * and a log she can truncate beneath the mapping would raise SIGBUS in the
+ * whole server. Where what is there cannot be removed (a sticky directory
+ * not the receiver's) nothing of it is used: no claims from it, no log, and
+ * the data file is received under a random temporary name, as without
+ * --partial (wfile.c).
+ *
  * Threading: io_root_partial and io_partial_* are thread-safe on distinct
  * entries; a record is written by one thread at a time (the session's, or
  * the one that ends the handle), a log's slots by the workers, each its own.
@@ -86,6 +101,75 @@ struct io_partial {
 	uint64_t held, held_bytes;
 	int fd; /* the data file, flock-ed from the check of its chunks to the end */
 };
+
+/* Why what st describes is not one of the receiver's own partial objects, or NULL. */
+static const char *not_own(const struct stat *st)
+{
+	if (S_ISLNK(st->st_mode))
+		return "it is a symbolic link";
+	if (!S_ISREG(st->st_mode))
+		return "it is not a regular file";
+	if (st->st_uid != geteuid())
+		return "another user owns it";
+	if (st->st_nlink != 1)
+		return "it is hard-linked under another name";
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
+		return "others may write it";
+	return NULL;
+}
+
+/*
+ * Whether name, opened or not as res says (a descriptor, or -errno), is the
+ * receiver's own: 0, with *why_out NULL; or its reason not to be, or -errno.
+ */
+static int own_check(int pfd, const char *name, int res, const char **why_out)
+{
+	struct stat st;
+	int err = res < 0 ? res : 0;
+
+	/* Not opened: judged by what the name is (a symlink answers ELOOP). */
+	if (res >= 0 ? fstat(res, &st) < 0 : fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	*why_out = not_own(&st);
+	return *why_out ? 0 : err; /* its own and yet not opened: that error */
+}
+
+int io__partial_open(int pfd, const char *name, int flags, const char *path)
+{
+	int acc = flags & O_ACCMODE, fd, fl, err;
+	const char *why = NULL;
+	char esc[IO_ESC_MAX];
+
+	fd = openat(pfd, name, acc | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	err = own_check(pfd, name, fd < 0 ? -errno : fd, &why);
+	if (!err && !why &&
+	    ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0))
+		err = -errno;
+	if (fd >= 0 && (err || why))
+		close(fd);
+	if (err == -ENOENT)
+		goto make;
+	if (err || !why)
+		return err ? err : fd;
+	io__path_escape(path, strlen(path), esc);
+	/* Its name is reserved for the receiver: not its own, it goes (never written through). */
+	if (unlinkat(pfd, name, 0) < 0 && errno != ENOENT) {
+		err = -errno;
+		rcp_log(RCP_LOG_NOTICE,
+			"the partial file %s of \"%s\" is not this receiver's own (%s) and cannot "
+			"be removed (%s), so it is not used",
+			name, esc, why, strerror(-err));
+		return err;
+	}
+	rcp_log(RCP_LOG_NOTICE,
+		"the partial file %s of \"%s\" is not this receiver's own (%s), so it is removed",
+		name, esc, why);
+make:
+	if (!(flags & O_CREAT))
+		return -ENOENT;
+	fd = openat(pfd, name, acc | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+	return fd < 0 ? -errno : fd;
+}
 
 void io__partial_names(const char *last, char data[IO_TMP_NAME_LEN], char rec[IO_TMP_NAME_LEN],
 		       char log[IO_TMP_NAME_LEN])
@@ -238,16 +322,17 @@ int io__partial_log_open(int pfd, const struct io__partial_what *w, bool keep,
 
 	*log = (struct io__partial_log){0};
 	io__partial_names(w->last, data, rec, name);
-	fd = openat(pfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+	/* Ours alone before anything is truncated or mapped: no other user can truncate it. */
+	fd = io__partial_open(pfd, name, O_RDWR | O_CREAT, w->path);
 	if (!want || !had || fd < 0) {
-		err = fd < 0 ? -errno : -ENOMEM;
+		err = fd < 0 ? fd : -ENOMEM;
 		goto out;
 	}
 	head_put(&p, LOG_MAGIC, w);
 	put64(&p, io_chunk_hash(want, PART_HEAD + name_len));
-	/* Ours alone (no other name for it); its slots kept only if it is this file's. */
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
-		err = -EEXIST;
+	/* Its slots kept only if it is this file's. */
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
 		goto out;
 	}
 	if (!keep || (uint64_t)st.st_size != len || pread(fd, had, head, 0) != (ssize_t)head ||
@@ -294,17 +379,21 @@ void io__partial_log_close(struct io__partial_log *log)
 	*log = (struct io__partial_log){0};
 }
 
-/* Read at most max bytes of name in pfd into a new buffer; -errno without a sentence. */
-static int slurp(int pfd, const char *name, size_t max, uint8_t **buf_out, size_t *len_out)
+/*
+ * Read at most max bytes of name in pfd (the receiver's own: else it goes,
+ * and counts as none) into a new buffer; -errno without a sentence.
+ */
+static int slurp(int pfd, const char *name, const char *path, size_t max, uint8_t **buf_out,
+		 size_t *len_out)
 {
-	int fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	int fd = io__partial_open(pfd, name, O_RDONLY, path);
 	struct stat st;
 	uint8_t *buf;
 	ssize_t n;
 
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max ||
+		return fd;
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size > max ||
 	    !(buf = malloc(st.st_size ? (size_t)st.st_size : 1))) {
 		close(fd);
 		return -EBADMSG;
@@ -435,20 +524,20 @@ static bool chunk_still(int fd, const struct io_entry *e, uint32_t chunk, uint64
 static const char *claims_verify(int pfd, const char *data, const struct io_entry *e,
 				 uint32_t chunk, struct io_partial *p)
 {
-	int fd = openat(pfd, data, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	int fd = io__partial_open(pfd, data, O_RDWR, e->path);
 	uint8_t *buf = malloc(chunk);
-	struct stat st;
 	uint64_t k;
 	uint32_t len;
 
-	if (fd < 0 || !buf || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		bool busy = fd >= 0 && errno == EWOULDBLOCK;
+	if (fd < 0 || !buf || flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		bool busy = fd >= 0 && buf && errno == EWOULDBLOCK;
 
 		if (fd >= 0)
 			close(fd);
 		free(buf);
-		return busy ? "another copy is writing its file" : "its data file is gone";
+		if (busy)
+			return "another copy is writing its file";
+		return fd == -ENOENT ? "its data file is gone" : "its data file cannot be used";
 	}
 	for (k = 0; k < p->n_chunks; k++) {
 		if (!io_partial_has(p, k))
@@ -480,7 +569,7 @@ static const char *claims_from(int pfd, const char *name, size_t max,
 	uint8_t *buf = NULL;
 	size_t len = 0;
 	const char *why;
-	int r = slurp(pfd, name, max, &buf, &len);
+	int r = slurp(pfd, name, e->path, max, &buf, &len);
 
 	if (r == -ENOENT)
 		return NULL;

@@ -15,7 +15,10 @@
  * With IO_ROOT_PARTIAL a directory made gets a marker (IO_DIR_MARKER) until
  * its metadata is applied, so a copy that resumes one an interrupted copy
  * made knows it as made by a copy, not the receiver's own, and gives it the
- * source's mode and mtime too; the marker goes just before them.
+ * source's mode and mtime too; the marker goes just before them. A marker
+ * counts only if it is the receiver's own (io__partial_open: not a link, its
+ * user's, one name), so no other user can plant one to have the receiver
+ * chmod a directory that is not a copy's.
  * Symlinks are made under a temporary name and renamed over the final one,
  * so an existing entry is replaced atomically and a failure leaves nothing
  * half-made.
@@ -181,39 +184,41 @@ static void made_add(struct io_root *root, const struct stat *st)
 	pthread_mutex_unlock(&root->lock);
 }
 
-/* Whether directory last (beneath pfd) holds the marker of a copy that made it. */
-static bool dir_marked(int pfd, const char *last)
+/*
+ * The marker of directory last (beneath pfd), path, opened (made, with
+ * O_CREAT in flags) as the receiver's own; a descriptor or -errno.
+ */
+static int marker_open(int pfd, const char *last, const char *path, int flags)
 {
-	struct stat st;
-	int fd = openat(pfd, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	bool marked = fd >= 0 && fstatat(fd, IO_DIR_MARKER, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		      S_ISREG(st.st_mode) && st.st_uid == geteuid();
+	int fd = openat(pfd, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), mfd;
 
-	if (fd >= 0)
-		close(fd);
-	return marked;
+	if (fd < 0)
+		return -errno;
+	mfd = io__partial_open(fd, IO_DIR_MARKER, flags, path);
+	close(fd);
+	return mfd;
+}
+
+/* Whether directory last (beneath pfd), path, holds the marker of a copy that made it. */
+static bool dir_marked(int pfd, const char *last, const char *path)
+{
+	int mfd = marker_open(pfd, last, path, O_RDONLY);
+
+	if (mfd >= 0)
+		close(mfd);
+	return mfd >= 0;
 }
 
 /* Mark directory last (beneath pfd), just made: a copy made it (see the top). */
 static int dir_mark(int pfd, const char *last, const char *path)
 {
 	char esc[IO_ESC_MAX];
-	int fd = openat(pfd, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), mfd = -1;
+	int mfd = marker_open(pfd, last, path, O_RDONLY | O_CREAT);
 
-	if (fd >= 0)
-		mfd = openat(fd, IO_DIR_MARKER,
-			     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (mfd < 0 && errno != EEXIST) {
-		int e = errno;
-
-		if (fd >= 0)
-			close(fd);
-		return rcp_err(-e, "cannot mark the directory \"%s\" as made by this copy: %s",
-			       io__path_escape(path, strlen(path), esc), strerror(e));
-	}
-	if (mfd >= 0)
-		close(mfd);
-	close(fd);
+	if (mfd < 0)
+		return rcp_err(mfd, "cannot mark the directory \"%s\" as made by this copy: %s",
+			       io__path_escape(path, strlen(path), esc), strerror(-mfd));
+	close(mfd);
 	return 0;
 }
 
@@ -239,7 +244,7 @@ int io_root_mkdir(struct io_root *root, const struct io_entry *e)
 		if (err == -EEXIST && fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISDIR(st.st_mode)) {
 			err = 0; /* copying into an existing directory, as cp -r does */
-			if (partial && dir_marked(pfd, last))
+			if (partial && dir_marked(pfd, last, e->path))
 				made_add(root, &st); /* an interrupted copy made it */
 		} else if (err == -EEXIST)
 			err = rcp_err(err,

@@ -182,30 +182,38 @@ static struct io__partial_what what_of(const struct io_wfile *f)
 }
 
 /*
- * The partial file fd was opened by name. With what an earlier copy kept,
- * it is the file locked when those chunks were checked, or the file fails
- * (the sender was told they are here). Else ours if we lock it and it is
- * still the file of that name, emptied; else (another copy writes it) a
- * random temporary instead, made here: the file is received as without
- * --partial. The descriptor, or -errno.
+ * The partial file, as the open with O_EXCL of its name answered (res: a
+ * new file, or -EEXIST): one there already is taken only if it is the
+ * receiver's own, else removed and made anew (io__partial_open), so nothing
+ * another user planted is kept, emptied or written. With what an earlier
+ * copy kept, it is the file locked when those chunks were checked, or the
+ * file fails (the sender was told they are here). Else ours if we lock it
+ * and it is still the file of that name, emptied; else (another copy writes
+ * it, or another user's file holds the name and cannot be removed) a random
+ * temporary instead, made here: the file is received as without --partial.
+ * The descriptor, or -errno.
  */
-static int partial_take(struct io_wfile *f, int fd)
+static int partial_take(struct io_wfile *f, int res)
 {
 	const struct io_partial *resume = f->resume;
-	int held = io_partial_fd(resume), lockfd = -1;
+	int held = io_partial_fd(resume), lockfd = -1, fd;
 	struct io__partial_what what;
 	struct stat a, b;
 	uint64_t k;
 
 	f->resume = NULL;
+	fd = res >= 0 ? res : io__partial_open(f->pfd, f->tmp, O_RDWR | O_CREAT, f->e->path);
 	if (held >= 0) {
 		/* Locked since its chunks were checked: the file opened now must be that one. */
-		if (fstat(fd, &a) == 0 && fstat(held, &b) == 0 && a.st_ino == b.st_ino &&
+		if (fd >= 0 && fstat(fd, &a) == 0 && fstat(held, &b) == 0 && a.st_ino == b.st_ino &&
 		    a.st_dev == b.st_dev && (lockfd = dup(held)) >= 0)
 			goto ours;
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		return -EIO; /* what the sender was told is kept is not there */
 	}
+	if (fd < 0)
+		goto fresh;
 	lockfd = dup(fd);
 	if (lockfd >= 0 && flock(lockfd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 &&
 	    fstatat(f->pfd, f->tmp, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
@@ -214,6 +222,7 @@ static int partial_take(struct io_wfile *f, int fd)
 	if (lockfd >= 0)
 		close(lockfd);
 	close(fd);
+fresh:
 	f->partial = false;
 	io__tmp_name(f->tmp);
 	fd = openat(f->pfd, f->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -305,15 +314,15 @@ int io_wfile_open_step(struct io_wfile *f, struct io_op *op, int64_t res)
 			char rec[IO_TMP_NAME_LEN], log[IO_TMP_NAME_LEN];
 
 			io__partial_names(f->last, f->tmp, rec, log);
-			io__open_op(f->pfd, f->tmp, O_RDWR | O_CREAT | O_NOFOLLOW, false, op);
-			return 1;
+		} else {
+			io__tmp_name(f->tmp);
 		}
-		io__tmp_name(f->tmp);
+		/* O_EXCL for a partial file too: one there already is judged by partial_take. */
 		io__open_op(f->pfd, f->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, false, op);
 		return 1;
 	}
 	*op = (struct io_op){.kind = IO_OP_NONE};
-	if (res >= 0 && f->partial)
+	if (f->partial && (res >= 0 || res == -EEXIST))
 		res = partial_take(f, (int)res);
 	if (res < 0)
 		return rcp_err((int)res, "cannot create a temporary file for \"%s\": %s",

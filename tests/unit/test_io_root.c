@@ -3,7 +3,8 @@
  * hostile names and symlinks (also swapped in after a check), atomic
  * finalize with holes, mode and mtime, cleanup on every failure, chunk
  * accounting under concurrent writers, directory metadata deepest first and
- * only on the directories the copy made.
+ * only on the directories the copy made (or, with --partial, a copy marked
+ * with a marker of the receiver's own).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -858,6 +859,51 @@ static void test_a_resume_gives_metadata_to_the_directories_a_cut_copy_made(void
 	io_root_close(r);
 }
 
+/*
+ * --partial: a marker counts only if it is the receiver's own. One another
+ * user planted in a directory of the receiver's (a hard link to a file of
+ * the receiver's elsewhere, or a file of another user) marks nothing: the
+ * directory keeps its mode and mtime, the marker goes, and the file the
+ * link named is left as it was.
+ */
+static void test_a_marker_not_the_receivers_own_marks_nothing(void **state)
+{
+	const unsigned flags = IO_ROOT_KEEP_META | IO_ROOT_PARTIAL;
+	struct fixture *fx = *state;
+	struct io_root *r;
+	char marker[4096], target[4096];
+	struct stat st;
+	struct fe d;
+	int i;
+
+	fe_other(&d, IO_DIR, "d", NULL);
+	d.e.mode = 0711;
+	d.e.mtime_ns = 1000000000ll * 2222;
+	t_write(fx->outside, "target", "kept", 4, 0600);
+	t_path(target, fx->outside, "target");
+	mkdir_0750(fx, "d");
+	t_path(marker, fx->root, "d/.railcp-tmp-dir");
+	for (i = 0; i < 2; i++) {
+		if (i == 0) {
+			assert_int_equal(link(target, marker), 0);
+		} else {
+			t_write(fx->root, "d/.railcp-tmp-dir", "", 0, 0600);
+			assert_int_equal(chown(marker, 65534, 65534), 0);
+		}
+		t_mtime(fx->root, "d", 1300000000, 42);
+		r = root_of(fx, flags);
+		assert_int_equal(io_root_mkdir(r, &d.e), 0);
+		assert_int_equal(
+			io_root_dirs_finish(r, &(struct io_manifest){.entry = &d.e, .n = 1}), 0);
+		io_root_close(r);
+		assert_dir_meta(fx, "d", 0750, -1, 0);
+		assert_int_equal(lstat(marker, &st), -1);
+		assert_int_equal(stat(target, &st), 0);
+		assert_int_equal(st.st_nlink, 1);
+		assert_int_equal(st.st_size, 4);
+	}
+}
+
 static void test_open_beneath_confines_the_destination(void **state)
 {
 	struct fixture *fx = *state;
@@ -946,6 +992,7 @@ int main(void)
 		T(test_keep_meta_changes_only_directories_the_copy_made),
 		T(test_keep_meta_leaves_a_directory_swapped_in_after_mkdir_alone),
 		T(test_a_resume_gives_metadata_to_the_directories_a_cut_copy_made),
+		T(test_a_marker_not_the_receivers_own_marks_nothing),
 		T(test_open_beneath_confines_the_destination),
 		T(test_direct_writes_give_the_same_bytes),
 	};

@@ -1,0 +1,234 @@
+/*
+ * test_io_partial_owner.c - what --partial keeps is trusted only if it is
+ * the receiver's own (io__partial_open): whole copies over the loopback
+ * transport (partial_harness.h) into a root where another user may have
+ * planted, under the predictable names, a data file of hers, hard links to
+ * files elsewhere, symlinks, or a log she owns. None of it is kept, read
+ * through, truncated, written or mapped; the final file is the receiver's,
+ * with the sender's bytes. The tests run as root, which may open anything:
+ * only the checks of owner and link count stand between it and these.
+ *
+ * Threading: one gated copy at a time, and a canceller thread.
+ */
+#include "partial_harness.h"
+#include "io/io_int.h"
+
+#define OTHER_UID 65534 /* nobody */
+
+/* The whole of the file at path, in a new buffer of *len_out bytes. */
+static uint8_t *slurp_path(const char *path, size_t *len_out)
+{
+	struct stat st;
+	uint8_t *buf;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW);
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	buf = malloc(st.st_size ? (size_t)st.st_size : 1);
+	assert_non_null(buf);
+	assert_int_equal(pread(fd, buf, (size_t)st.st_size, 0), st.st_size);
+	close(fd);
+	*len_out = (size_t)st.st_size;
+	return buf;
+}
+
+/* What fd holds is still the len bytes at want. */
+static void assert_holds(int fd, const uint8_t *want, size_t len)
+{
+	uint8_t *got = malloc(len + 1);
+	struct stat st;
+
+	assert_non_null(got);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(st.st_size, len);
+	assert_int_equal(pread(fd, got, len + 1, 0), (ssize_t)len);
+	assert_memory_equal(got, want, len);
+	free(got);
+}
+
+/* The final file is the receiver's own, not the inode planted as ino, with the sender's bytes. */
+static void assert_final_own(const struct pt *p, ino_t planted)
+{
+	char got[4096];
+	struct stat st;
+
+	t_path(got, p->root, "big");
+	assert_int_equal(lstat(got, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_uid, geteuid());
+	assert_int_equal(st.st_nlink, 1);
+	assert_int_not_equal(st.st_ino, planted);
+	file_same(p->big, got, PBIG);
+}
+
+/*
+ * (a) A data file of another user under the partial file's name, with the
+ * very bytes a cut copy left (a record of the receiver's claims them): as
+ * root the receiver could open it, check its chunks, keep them and rename
+ * her inode into place, which she could change later. It is removed
+ * instead, every byte travels, and the file put in place is the receiver's.
+ */
+static void test_another_users_data_file_is_not_kept_nor_put_in_place(void **state)
+{
+	struct fx *fx = *state;
+	struct eng_report r;
+	char data[4096];
+	struct stat st;
+	struct pt p;
+	int fd;
+
+	pt_start(fx, &p, NULL);
+	cut_push(fx, &p);
+	path_of_prefix(p.root, ".railcp-tmp-p", data);
+	assert_int_equal(chown(data, OTHER_UID, OTHER_UID), 0);
+	fd = open(data, O_RDONLY);
+	assert_true(fd >= 0);
+	resumed_push(fx, &p, &r);
+	assert_int_equal(r.bytes_kept, 0);
+	assert_int_equal(r.bytes, PBIG);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(st.st_uid, OTHER_UID);
+	assert_int_equal(st.st_nlink, 0); /* removed, not renamed into place */
+	assert_final_own(&p, st.st_ino);
+	close(fd);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+/*
+ * (b) Hard links, planted under the data file's, the record's and the
+ * log's names, to files outside the root (what fs.protected_hardlinks=0
+ * lets any user make to any file): the receiver must not truncate or write
+ * them. Each target keeps its bytes and its one name.
+ */
+static void test_hard_links_in_place_of_partial_files_are_not_written_through(void **state)
+{
+	static const char *const outside[] = {"out-data", "out-rec", "out-log"};
+	char names[3][IO_TMP_NAME_LEN], at[4096], target[4096];
+	struct fx *fx = *state;
+	uint8_t *want[3];
+	size_t len[3];
+	struct eng_report r;
+	struct stat st;
+	struct pt p;
+	int i, fd[3];
+
+	pt_start(fx, &p, NULL);
+	io__partial_names("big", names[0], names[1], names[2]);
+	for (i = 0; i < 3; i++) {
+		pattern_write(fx->base, outside[i], 5000 + i, 20 + (uint32_t)i);
+		t_path(target, fx->base, outside[i]);
+		want[i] = slurp_path(target, &len[i]);
+		t_path(at, p.root, names[i]);
+		assert_int_equal(link(target, at), 0);
+		fd[i] = open(target, O_RDONLY);
+		assert_true(fd[i] >= 0);
+	}
+	resumed_push(fx, &p, &r);
+	assert_int_equal(r.bytes_kept, 0);
+	for (i = 0; i < 3; i++) {
+		assert_holds(fd[i], want[i], len[i]);
+		assert_int_equal(fstat(fd[i], &st), 0);
+		assert_int_equal(st.st_nlink, 1); /* the link is gone, the file is not */
+		if (i == 0)
+			assert_final_own(&p, st.st_ino);
+		close(fd[i]);
+		free(want[i]);
+	}
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+/*
+ * (c) Symlinks in place of the record and the log, to copies of the very
+ * record and log a cut copy left, outside the root: neither is followed
+ * (their targets keep their bytes) and neither stays. The next cut copy
+ * makes a log and a record of its own under those names, and a copy after
+ * it resumes from them.
+ */
+static void test_symlinks_in_place_of_record_and_log_are_not_followed(void **state)
+{
+	static const char *const prefix[] = {".railcp-tmp-r", ".railcp-tmp-l"};
+	static const char *const outside[] = {"real-rec", "real-log"};
+	char at[2][4096], target[4096];
+	struct fx *fx = *state;
+	uint8_t *want[2];
+	size_t len[2];
+	struct eng_report r;
+	struct stat st;
+	struct pt p;
+	int i, fd[2];
+
+	pt_start(fx, &p, NULL);
+	cut_push(fx, &p);
+	for (i = 0; i < 2; i++) {
+		path_of_prefix(p.root, prefix[i], at[i]);
+		t_path(target, fx->base, outside[i]);
+		assert_int_equal(rename(at[i], target), 0);
+		assert_int_equal(symlink(target, at[i]), 0);
+		want[i] = slurp_path(target, &len[i]);
+		fd[i] = open(target, O_RDONLY);
+		assert_true(fd[i] >= 0);
+	}
+	pt_copy(fx, &p, ENG_PUSH, gate_arm(ENG_WRITE_BATCH), true, &r);
+	server_again(fx, &p);
+	assert_int_equal(r.bytes_kept, 0);
+	for (i = 0; i < 2; i++) {
+		assert_holds(fd[i], want[i], len[i]);
+		close(fd[i]);
+		free(want[i]);
+		assert_int_equal(lstat(at[i], &st), 0);
+		assert_true(S_ISREG(st.st_mode));
+		assert_int_equal(st.st_uid, geteuid());
+	}
+	resumed_push(fx, &p, &r);
+	assert_true(r.bytes_kept > 0);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+/*
+ * (d) A log another user owns, its slots those of chunks that did land
+ * (the record gone, so only the log claims them): she could truncate it
+ * beneath the receiver's shared mapping and raise SIGBUS in the whole
+ * server. It claims nothing and is neither mapped nor stored into: its
+ * bytes stay as they were, and it is removed.
+ */
+static void test_a_log_another_user_owns_is_not_mapped(void **state)
+{
+	struct fx *fx = *state;
+	struct eng_report r;
+	char rec[4096], log[4096];
+	uint8_t *want;
+	size_t len;
+	struct stat st;
+	struct pt p;
+	int fd;
+
+	pt_start(fx, &p, NULL);
+	cut_push(fx, &p);
+	path_of_prefix(p.root, ".railcp-tmp-r", rec);
+	assert_int_equal(unlink(rec), 0);
+	path_of_prefix(p.root, ".railcp-tmp-l", log);
+	assert_int_equal(chown(log, OTHER_UID, OTHER_UID), 0);
+	want = slurp_path(log, &len);
+	fd = open(log, O_RDONLY);
+	assert_true(fd >= 0);
+	resumed_push(fx, &p, &r);
+	assert_int_equal(r.bytes_kept, 0);
+	assert_holds(fd, want, len);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(st.st_nlink, 0);
+	close(fd);
+	free(want);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_another_users_data_file_is_not_kept_nor_put_in_place),
+		T(test_hard_links_in_place_of_partial_files_are_not_written_through),
+		T(test_symlinks_in_place_of_record_and_log_are_not_followed),
+		T(test_a_log_another_user_owns_is_not_mapped),
+	};
+
+	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
+}
