@@ -257,6 +257,9 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 			cc->src[i] = arg;
 		}
 	}
+	/* Before anything starts: ssh, or the fallback to it, would take it for an option. */
+	if (cli_rsh_host_check(cc->host))
+		return cli_usage_error(NULL, "%s", rcp_err_msg(-EINVAL));
 	cc->o.src = cc->src;
 	cc->o.n_src = (size_t)n;
 	cc->o.host = cli_rsh_hostname(cc->host); /* user@ is for ssh */

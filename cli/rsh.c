@@ -59,24 +59,70 @@ static bool shell_quote(const char *s, char *buf, size_t len)
 	return true;
 }
 
-static void child_exec(const char *rsh, const char *host, const char *remote, int in, int out,
-		       int err)
+int cli_rsh_host_check(const char *host)
 {
-	char cmd[4096];
+	const char *name = cli_rsh_hostname(host);
+	char esc[200];
 
-	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-		_exit(126);
+	if (host[0] != '-' && name[0] != '-')
+		return 0;
+	return rcp_err(-EINVAL,
+		       "the host '%s' begins with '-': ssh would read it as an option (write ./ "
+		       "before a local name that has a ':')",
+		       rcp_printable(host[0] == '-' ? host : name, esc, sizeof(esc)));
+}
+
+/* Whether the program rsh runs (its first word) is ssh, and whether rsh ends in "--" already. */
+static bool runs_ssh(const char *rsh, bool *dashes_out)
+{
+	const char *prog = rsh + strspn(rsh, " \t"), *base = prog, *end;
+	size_t n = strcspn(prog, " \t");
+
+	for (end = prog; end < prog + n; end++)
+		if (*end == '/')
+			base = end + 1;
+	for (end = rsh + strlen(rsh); end > rsh && (end[-1] == ' ' || end[-1] == '\t'); end--)
+		;
+	*dashes_out = end - rsh >= 3 && !memcmp(end - 3, " --", 3);
+	return prog + n - base == 3 && !memcmp(base, "ssh", 3);
+}
+
+int cli_rsh_argv(const char *rsh, const char *host, const char *remote, char cmd[CLI_RSH_CMD_MAX],
+		 const char *argv_out[CLI_RSH_ARGV_MAX])
+{
+	bool dashes, ssh = runs_ssh(rsh, &dashes);
+	int n = 0, k;
+
 	/*
 	 * The user's command as the shell reads it (rsync's -e does the same),
 	 * then ours; exec, so that signals reach ssh itself.
 	 */
-	snprintf(cmd, sizeof(cmd), "exec %s \"$@\"", rsh);
+	k = snprintf(cmd, CLI_RSH_CMD_MAX, "exec %s \"$@\"", rsh);
+	if (k < 0 || k >= CLI_RSH_CMD_MAX)
+		return rcp_err(-ENAMETOOLONG, "the remote shell command is too long: '%.40s...'",
+			       rsh);
+	argv_out[n++] = "/bin/sh";
+	argv_out[n++] = "-c";
+	argv_out[n++] = cmd;
+	argv_out[n++] = "railcp-rsh"; /* $0 */
+	if (ssh && !dashes)
+		argv_out[n++] = "--"; /* the end of ssh's options: the host is never one */
+	argv_out[n++] = host;
+	argv_out[n++] = remote;
+	argv_out[n] = NULL;
+	return 0;
+}
+
+static void child_exec(const char *const *argv, int in, int out, int err)
+{
+	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+		_exit(126);
 	signal(SIGPIPE, SIG_DFL);
-	execl("/bin/sh", "sh", "-c", cmd, "railcp-rsh", host, remote, (char *)NULL);
+	execv(argv[0], (char *const *)argv);
 	_exit(127);
 }
 
-static int spawn(struct cli_rsh *r, const char *rsh, const char *host, const char *remote)
+static int spawn(struct cli_rsh *r, const char *rsh, const char *const *argv)
 {
 	int in[2], out[2];
 
@@ -94,7 +140,7 @@ static int spawn(struct cli_rsh *r, const char *rsh, const char *host, const cha
 	}
 	r->pid = fork();
 	if (r->pid == 0)
-		child_exec(rsh, host, remote, in[0], out[1], r->err_fd);
+		child_exec(argv, in[0], out[1], r->err_fd);
 	close(in[0]);
 	close(out[1]);
 	r->in_fd = in[1];
@@ -155,15 +201,16 @@ static int start_failed(struct cli_rsh *r, const char *rsh, const char *host, co
 {
 	char prog[256];
 	char line[512];
+	char esc[84]; /* what it said, cut to about 80 bytes */
 	int status = reap(r, 2000);
 	int code = status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 
 	last_err_line(r, line, sizeof(line));
-	if (said)
-		return rcp_err(
-			-EPROTO,
-			"%s did not answer as 'railcp serve --ssh' does (it said '%.80s')%s%s",
-			host, said, line[0] ? ": " : "", line);
+	if (said) /* the far side's words: never a terminal escape (scp's CVE-2019-6109) */
+		return rcp_err(-EPROTO,
+			       "%s did not answer as 'railcp serve --ssh' does (it said '%s')%s%s",
+			       host, rcp_printable(said, esc, sizeof(esc)), line[0] ? ": " : "",
+			       line);
 	if (code == 255)
 		return rcp_err(-EHOSTUNREACH, "ssh to %s failed: %s", host,
 			       line[0] ? line : "it exited with status 255");
@@ -186,12 +233,16 @@ int cli_rsh_greeting_parse(struct cli_rsh *r, const char *line)
 	char word[16], addr[sizeof(r->addr)], key[sizeof(r->key)];
 	unsigned version, port;
 	int home = -1;
+	size_t i;
 
 	if (sscanf(line, "%15s %u %63s %u %64s %n", word, &version, addr, &port, key, &home) != 5 ||
 	    home < 0 || strcmp(word, CLI_RSH_GREETING) != 0 || version != CLI_RSH_VERSION ||
 	    port == 0 || port > 65535 || strlen(key) != CLI_RSH_KEY_HEX || line[home] != '/' ||
 	    strlen(line + home) >= sizeof(r->home))
 		return -EPROTO;
+	for (i = (size_t)home; line[i]; i++) /* no home has one; a hostile far side might */
+		if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+			return -EPROTO;
 	memcpy(r->addr, addr, sizeof(addr));
 	r->port = (uint16_t)port;
 	memcpy(r->key, key, sizeof(key));
@@ -234,18 +285,27 @@ static int greeting_read(struct cli_rsh *r, char *line, size_t len, int timeout_
 int cli_rsh_start(struct cli_rsh *r, const char *rsh, const char *host, const char *railcp_path,
 		  int timeout_ms, int stall_ms)
 {
-	char remote[4200], quoted[4096], line[RSH_GREETING_MAX];
+	char remote[4200], quoted[4096], line[RSH_GREETING_MAX], cmd[CLI_RSH_CMD_MAX];
+	char esc[512];
+	const char *argv[CLI_RSH_ARGV_MAX];
 	int err, n;
 
 	*r = (struct cli_rsh){.pid = -1, .in_fd = -1, .out_fd = -1, .err_fd = -1};
+	err = cli_rsh_host_check(host);
+	if (err)
+		return err;
 	if (!shell_quote(railcp_path, quoted, sizeof(quoted)))
 		return rcp_err(-ENAMETOOLONG, "--railcp-path is too long");
 	n = snprintf(remote, sizeof(remote), "%s serve --ssh --timeout %d", quoted,
 		     timeout_ms / 1000);
 	if (stall_ms > 0)
 		snprintf(remote + n, sizeof(remote) - (size_t)n, " --stall %d", stall_ms / 1000);
-	rcp_log(RCP_LOG_INFO, "starting the far side: %s %s %s", rsh, host, remote);
-	err = spawn(r, rsh, host, remote);
+	err = cli_rsh_argv(rsh, host, remote, cmd, argv);
+	if (err)
+		return err;
+	rcp_log(RCP_LOG_INFO, "starting the far side: %s %s%s %s", rsh,
+		argv[4] == host ? "" : "-- ", host, remote);
+	err = spawn(r, rsh, argv);
 	if (err)
 		return err;
 	err = greeting_read(r, line, sizeof(line), timeout_ms);
@@ -261,7 +321,7 @@ int cli_rsh_start(struct cli_rsh *r, const char *rsh, const char *host, const ch
 	if (cli_rsh_greeting_parse(r, line) != 0)
 		return start_failed(r, rsh, host, line);
 	rcp_log(RCP_LOG_INFO, "the far side listens on %s port %u; its home is %s", r->addr,
-		r->port, r->home);
+		r->port, rcp_printable(r->home, esc, sizeof(esc)));
 	return 0;
 }
 

@@ -27,6 +27,8 @@
 #define CLI_RSH_KEY_HEX 64 /* 32 random bytes */
 #define CLI_RSH_DEFAULT "ssh"
 #define CLI_RSH_ENV "RAILCP_RSH"
+#define CLI_RSH_ARGV_MAX 8 /* /bin/sh -c CMD railcp-rsh [--] HOST REMOTE NULL */
+#define CLI_RSH_CMD_MAX 4096
 
 struct cli_rsh {
 	pid_t pid;  /* the remote shell */
@@ -42,11 +44,14 @@ struct cli_rsh {
 /*
  * Start 'RAILCP_PATH serve --ssh' on host ([user@]name) through the shell
  * command rsh (run by /bin/sh with the host and the remote command as its
- * last two words) and read its greeting within timeout_ms; the far side
- * gets the same --timeout, and --stall when stall_ms is not 0. On success *r
- * is filled and the far side waits for its one session. Errors are one
- * sentence naming what failed: ssh itself, railcp missing on the host, or
- * the far side's own error line.
+ * last two words, and "--" before them when rsh is ssh: cli_rsh_argv) and
+ * read its greeting within timeout_ms; the far side gets the same --timeout,
+ * and --stall when stall_ms is not 0. On success *r is filled and the far
+ * side waits for its one session. Errors are one sentence naming what
+ * failed: a host ssh would read as an option (cli_rsh_host_check, before
+ * anything starts), ssh itself, railcp missing on the host, or the far
+ * side's own error line; whatever the far side said is quoted through
+ * rcp_printable, so no byte of it reaches the terminal as a control.
  */
 int cli_rsh_start(struct cli_rsh *r, const char *rsh, const char *host, const char *railcp_path,
 		  int timeout_ms, int stall_ms);
@@ -65,7 +70,30 @@ void cli_rsh_finish(struct cli_rsh *r, int timeout_ms);
 /* "[user@]name" without the "user@". */
 const char *cli_rsh_hostname(const char *host);
 
-/* The greeting line's parts; 0, or -EPROTO when line is not a greeting of this version. */
+/*
+ * The greeting line's parts; 0, or -EPROTO when line is not a greeting of
+ * this version or its home holds a control byte (< 0x20, 0x7f).
+ */
 int cli_rsh_greeting_parse(struct cli_rsh *r, const char *line);
+
+/*
+ * 0 when host ([user@]name) may be handed to the remote shell; -EINVAL with
+ * one sentence when it or its name begins with '-', which ssh would read as
+ * an option ("-oProxyCommand=..." runs a command here). The sentence quotes
+ * host through rcp_printable.
+ */
+int cli_rsh_host_check(const char *host);
+
+/*
+ * The remote shell's argv for execv: /bin/sh -c "exec RSH \"$@\""
+ * railcp-rsh [--] HOST REMOTE. The "--" comes when RSH's program is ssh (and
+ * RSH does not end in "--" already): ssh's options end there, so HOST is
+ * never one. Another program gets HOST and REMOTE as its last two words, as
+ * rsync's -e does; cli_rsh_host_check keeps an option out of HOST for it.
+ * cmd (CLI_RSH_CMD_MAX bytes) holds the -c string argv_out points into.
+ * 0, or -ENAMETOOLONG with a sentence.
+ */
+int cli_rsh_argv(const char *rsh, const char *host, const char *remote, char cmd[CLI_RSH_CMD_MAX],
+		 const char *argv_out[CLI_RSH_ARGV_MAX]);
 
 #endif

@@ -3,7 +3,8 @@
  * every file is synced to the disk unless --no-fsync says otherwise,
  * --fsync is still accepted, and the two together are a usage error;
  * --stall sets the data phase's stall limit (default: the engine's own)
- * and takes 1 to 3600 seconds only.
+ * and takes 1 to 3600 seconds only; a host that begins with '-' is refused
+ * before anything starts, as ssh would read it as an option.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,7 +13,9 @@
 #include <cmocka.h>
 
 #include "cli/cli.h"
+#include "common/common.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +101,52 @@ static void test_stall_sets_the_data_phases_limit_in_seconds(void **state)
 	}
 }
 
+/* cli_copy_parse of "railcp -- <arg...>" (arg NULL-terminated). */
+static int copy_parse_args(const char *const *arg, struct cli_copy **cc_out)
+{
+	char args[8][64], *argv[8];
+	int argc = 0, i;
+
+	snprintf(args[argc++], sizeof(args[0]), "railcp");
+	snprintf(args[argc++], sizeof(args[0]), "--"); /* so that "-o..." is no option of ours */
+	for (i = 0; arg[i]; i++)
+		snprintf(args[argc++], sizeof(args[0]), "%s", arg[i]);
+	for (i = 0; i < argc; i++)
+		argv[i] = args[i];
+	*cc_out = NULL;
+	return cli_copy_parse(argc, argv, cc_out);
+}
+
+static void test_a_host_that_begins_with_a_dash_is_refused(void **state)
+{
+	static const struct {
+		const char *src, *dst, *words;
+	} bad[] = {
+		{"src", "-oProxyCommand=touch x:dst", "the host '-oProxyCommand=touch x' begins"},
+		{"-oProxyCommand=touch x:f", "dst", "the host '-oProxyCommand=touch x' begins"},
+		{"ann@-oProxyCommand=x:f", "dst", "the host '-oProxyCommand=x' begins with '-'"},
+		{"src", "[-oProxyCommand=x]:dst", "the host '-oProxyCommand=x' begins with '-'"},
+	};
+	struct cli_copy *cc;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		rcp_err_clear();
+		assert_int_equal(
+			copy_parse_args((const char *[]){bad[i].src, bad[i].dst, NULL}, &cc),
+			CLI_EXIT_USAGE);
+		assert_null(cc);
+		if (!strstr(rcp_err_msg(-EINVAL), bad[i].words))
+			fail_msg("'%s' '%s': \"%s\"", bad[i].src, bad[i].dst, rcp_err_msg(-EINVAL));
+	}
+	/* a host with a dash elsewhere is a host, and ./ makes a local name of anything */
+	assert_int_equal(copy_parse_args((const char *[]){"src", "b-1:dst", NULL}, &cc), 0);
+	cli_copy_destroy(cc);
+	assert_int_equal(copy_parse_args((const char *[]){"./-o:x", "b:dst", NULL}, &cc), 0);
+	cli_copy_destroy(cc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -106,6 +155,7 @@ int main(void)
 		cmocka_unit_test(test_fsync_is_still_accepted),
 		cmocka_unit_test(test_fsync_and_no_fsync_together_are_a_usage_error),
 		cmocka_unit_test(test_stall_sets_the_data_phases_limit_in_seconds),
+		cmocka_unit_test(test_a_host_that_begins_with_a_dash_is_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,11 @@
 /*
  * test_rsh.c - copies over ssh (cli/rsh.h): the far side's greeting is
  * read strictly, and remote paths map to names beneath its root '/' as scp
- * reads them (relative to the home, or absolute).
+ * reads them (relative to the home, or absolute). What the far side says
+ * reaches the terminal escaped (scp's CVE-2019-6109), and no host becomes
+ * one of ssh's options: "--" comes before it, and one that begins with '-'
+ * is refused before anything starts. A remote shell here is printf or a
+ * script, never ssh.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,10 +14,15 @@
 #include <cmocka.h>
 
 #include "cli/rsh.h"
+#include "common/common.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define KEY "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
@@ -91,6 +100,166 @@ static void test_the_user_is_for_ssh_alone(void **state)
 	assert_string_equal(cli_rsh_hostname("a@b@c"), "c");
 }
 
+/* Fail unless text is printable ASCII alone (and newlines, when lines is true). */
+static void assert_printable(const char *text, bool lines)
+{
+	const unsigned char *c;
+
+	for (c = (const unsigned char *)text; *c; c++)
+		if ((*c < 0x20 && !(lines && *c == '\n')) || *c >= 0x7f)
+			fail_msg("byte 0x%02x at %zu of \"%s\"", *c,
+				 (size_t)(c - (const unsigned char *)text), text);
+}
+
+static void test_a_greeting_that_is_not_one_is_quoted_escaped(void **state)
+{
+	struct cli_rsh r;
+	const char *msg;
+
+	(void)state;
+	/* sets the title, clears the screen, and an 8-bit CSI (0x9b) */
+	assert_int_equal(cli_rsh_start(&r, "printf 'hi \\033]0;pwned\\007 \\033[2J \\2332J\\n' #",
+				       "h", "railcp", 10000, 0),
+			 -EPROTO);
+	msg = rcp_err_msg(-EPROTO);
+	assert_printable(msg, false);
+	if (!strstr(msg, "(it said 'hi \\x1b]0;pwned\\x07 \\x1b[2J \\x9b2J')"))
+		fail_msg("\"%s\"", msg);
+	cli_rsh_finish(&r, 1000);
+}
+
+static void test_a_home_with_a_control_byte_is_refused(void **state)
+{
+	static const char *const bad[] = {"/home/\x1b[2J", "/home/a\x7f", "/home/a\rb", "/\x07"};
+	char line[256];
+	struct cli_rsh r = {0};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(line, sizeof(line), "railcp-ssh 1 1.2.3.4 40123 " KEY " %s", bad[i]);
+		assert_int_equal(cli_rsh_greeting_parse(&r, line), -EPROTO);
+	}
+	assert_int_equal(r.port, 0);
+	assert_int_equal(
+		cli_rsh_greeting_parse(&r, "railcp-ssh 1 1.2.3.4 40123 " KEY " /home/jos\xc3\xa9"),
+		0); /* UTF-8 is no control */
+	assert_string_equal(r.home, "/home/jos\xc3\xa9");
+}
+
+static void test_the_home_is_logged_escaped(void **state)
+{
+	FILE *f = tmpfile();
+	char text[4096];
+	struct cli_rsh r;
+	int saved, err;
+	size_t n;
+
+	(void)state;
+	assert_non_null(f);
+	fflush(stderr);
+	saved = dup(2);
+	assert_true(saved >= 0 && dup2(fileno(f), 2) == 2);
+	rcp_log_set_level(RCP_LOG_INFO);
+	/* a home with an 8-bit CSI (0x9b) that clears the screen */
+	err = cli_rsh_start(&r, "printf 'railcp-ssh 1 127.0.0.1 40123 " KEY " /home/\\2332J\\n' #",
+			    "h", "railcp", 10000, 0);
+	rcp_log_set_level(RCP_LOG_NOTICE);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	assert_int_equal(err, 0);
+	cli_rsh_finish(&r, 1000);
+	rewind(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	assert_printable(text, true);
+	if (!strstr(text, "its home is /home/\\x9b2J\n"))
+		fail_msg("\"%s\"", text);
+}
+
+static void test_a_host_that_begins_with_a_dash_is_refused(void **state)
+{
+	static const char *const fine[] = {"b", "ann@b", "b-1", "::1", "a-n@b"};
+	struct cli_rsh r;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(cli_rsh_host_check("-oProxyCommand=touch x"), -EINVAL);
+	assert_non_null(strstr(rcp_err_msg(-EINVAL),
+			       "the host '-oProxyCommand=touch x' begins with '-': ssh would read "
+			       "it as an option"));
+	assert_int_equal(cli_rsh_host_check("ann@-oProxyCommand=x"), -EINVAL);
+	assert_non_null(
+		strstr(rcp_err_msg(-EINVAL), "the host '-oProxyCommand=x' begins with '-'"));
+	assert_int_equal(cli_rsh_host_check("-o\x1b]0;pwned\x07"), -EINVAL); /* quoted escaped */
+	assert_printable(rcp_err_msg(-EINVAL), false);
+	assert_non_null(strstr(rcp_err_msg(-EINVAL), "the host '-o\\x1b]0;pwned\\x07' begins"));
+	for (i = 0; i < sizeof(fine) / sizeof(fine[0]); i++)
+		if (cli_rsh_host_check(fine[i]) != 0)
+			fail_msg("'%s' refused: %s", fine[i], rcp_err_msg(-EINVAL));
+	/* before anything starts: no remote shell, whatever it is */
+	rcp_err_clear();
+	assert_int_equal(cli_rsh_start(&r, "false", "-oProxyCommand=x", "railcp", 10000, 0),
+			 -EINVAL);
+	assert_int_equal(r.pid, -1);
+	assert_non_null(strstr(rcp_err_msg(-EINVAL), "the host '-oProxyCommand=x' begins"));
+}
+
+/* Fail unless cli_rsh_argv gives want for rsh: its words, each followed by '|'. */
+static void argv_is(const char *rsh, const char *want)
+{
+	const char *argv[CLI_RSH_ARGV_MAX];
+	char cmd[CLI_RSH_CMD_MAX], got[CLI_RSH_CMD_MAX + 256];
+	size_t n = 0, i;
+
+	assert_int_equal(cli_rsh_argv(rsh, "ann@b", "REMOTE", cmd, argv), 0);
+	for (i = 0; argv[i]; i++)
+		n += (size_t)snprintf(got + n, sizeof(got) - n, "%s|", argv[i]);
+	if (strcmp(got, want) != 0)
+		fail_msg("'%s' runs '%s', not '%s'", rsh, got, want);
+}
+
+static void test_ssh_reads_the_host_after_dashes(void **state)
+{
+	(void)state;
+	argv_is("ssh", "/bin/sh|-c|exec ssh \"$@\"|railcp-rsh|--|ann@b|REMOTE|");
+	argv_is("/usr/bin/ssh -p 2222 -o BatchMode=yes",
+		"/bin/sh|-c|exec /usr/bin/ssh -p 2222 -o BatchMode=yes \"$@\"|railcp-rsh|--|ann@b|"
+		"REMOTE|");
+	argv_is(" ssh -i k -- ", "/bin/sh|-c|exec  ssh -i k --  \"$@\"|railcp-rsh|ann@b|REMOTE|");
+	/* another program gets the host and the command as its last two words, as rsync's -e */
+	argv_is("tests/integration/local_rsh",
+		"/bin/sh|-c|exec tests/integration/local_rsh \"$@\"|railcp-rsh|ann@b|REMOTE|");
+	argv_is("sshd", "/bin/sh|-c|exec sshd \"$@\"|railcp-rsh|ann@b|REMOTE|");
+}
+
+/* What an "ssh" that prints its arguments as its greeting receives. */
+static void test_ssh_receives_dashes_before_the_host(void **state)
+{
+	char dir[] = "/tmp/test_rsh.XXXXXX", ssh[64];
+	struct cli_rsh r;
+	const char *msg;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(ssh, sizeof(ssh), "%s/ssh", dir);
+	f = fopen(ssh, "w");
+	assert_non_null(f);
+	fputs("#!/bin/sh\nprintf '%s|' \"$@\"; echo\n", f);
+	fclose(f);
+	assert_int_equal(chmod(ssh, 0755), 0);
+	assert_int_equal(cli_rsh_start(&r, ssh, "ann@b", "railcp", 10000, 0), -EPROTO);
+	msg = rcp_err_msg(-EPROTO);
+	if (!strstr(msg, "(it said '--|ann@b|'railcp' serve --ssh --timeout 10|')"))
+		fail_msg("\"%s\"", msg);
+	cli_rsh_finish(&r, 1000);
+	unlink(ssh);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -98,6 +267,12 @@ int main(void)
 		cmocka_unit_test(test_anything_else_is_not_a_greeting),
 		cmocka_unit_test(test_remote_paths_are_read_as_scp_reads_them),
 		cmocka_unit_test(test_the_user_is_for_ssh_alone),
+		cmocka_unit_test(test_a_greeting_that_is_not_one_is_quoted_escaped),
+		cmocka_unit_test(test_a_home_with_a_control_byte_is_refused),
+		cmocka_unit_test(test_the_home_is_logged_escaped),
+		cmocka_unit_test(test_a_host_that_begins_with_a_dash_is_refused),
+		cmocka_unit_test(test_ssh_reads_the_host_after_dashes),
+		cmocka_unit_test(test_ssh_receives_dashes_before_the_host),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
