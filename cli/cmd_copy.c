@@ -345,7 +345,7 @@ static int copy_over_ssh(struct cli_copy *cc, const char *rsh, struct eng_report
 {
 	struct eng_copy_opts o = cc->o;
 	size_t i, n = o.dir == ENG_PUSH ? 1 : o.n_src;
-	char **names = calloc(n, sizeof(*names));
+	char **names = calloc(n, sizeof(*names)), host[256], home[4200];
 	struct cli_rsh r;
 	int err =
 		names ? cli_rsh_start(&r, rsh, cc->host, cc->railcp_path, o.timeout_ms, o.stall_ms)
@@ -365,6 +365,12 @@ static int copy_over_ssh(struct cli_copy *cc, const char *rsh, struct eng_report
 		o.port = r.port;
 		o.key = r.key;
 		cc->over_ssh = true;
+		/* Said whatever the way to ssh: the paths now mean something else there. */
+		rcp_log(RCP_LOG_NOTICE,
+			"over ssh to %s: its railcp serves this copy; a relative path there is "
+			"beneath %s",
+			rcp_printable(cc->host, host, sizeof(host)),
+			rcp_printable(r.home, home, sizeof(home)));
 		err = eng_copy_run(&o, rep);
 	}
 	if (names)
@@ -377,23 +383,30 @@ static int copy_over_ssh(struct cli_copy *cc, const char *rsh, struct eng_report
 
 /*
  * With -e, over ssh; else to the server on --port, and over ssh when none
- * answers there (nothing listens: refused at once).
+ * answers there (nothing listens: refused at once) or, without a key, when
+ * what answers is not a server of this user on this host (the engine
+ * refuses it with -ENOKEY before sending anything).
  */
 static int copy_run(struct cli_copy *cc, struct eng_report *rep)
 {
 	const char *env = getenv(CLI_RSH_ENV);
-	char why[256];
+	char why[512];
+	bool keyless;
 	int err;
 
 	if (cc->rsh)
 		return copy_over_ssh(cc, cc->rsh, rep);
 	err = eng_copy_run(&cc->o, rep);
-	if (err != -ECONNREFUSED || (cc->o.cancel && atomic_load(cc->o.cancel)))
+	if ((err != -ECONNREFUSED && err != -ENOKEY) || (cc->o.cancel && atomic_load(cc->o.cancel)))
 		return err;
+	keyless = err == -ENOKEY;
 	snprintf(why, sizeof(why), "%s", rcp_err_msg(err));
 	rcp_log(RCP_LOG_INFO, "%s; starting railcp over ssh", why);
 	err = copy_over_ssh(cc, env && env[0] ? env : CLI_RSH_DEFAULT, rep);
-	if (err && !cc->over_ssh)
+	if (err && !cc->over_ssh && keyless)
+		err = rcp_err(err, "no key for a railcp server on %s, and over ssh: %s", cc->o.host,
+			      rcp_err_msg(err));
+	else if (err && !cc->over_ssh)
 		err = rcp_err(err, "no railcp serve answers on %s port %u, and over ssh: %s",
 			      cc->o.host, cc->o.port ? cc->o.port : ENG_DEFAULT_PORT,
 			      rcp_err_msg(err));

@@ -1,15 +1,14 @@
 /*
  * client.c - the client's end of a session: railcp bench, push and pull.
  *
- * In order: TCP connect; hello with the job and one entry per stripe (its
- * rail's address and subnet); mutual authentication; for a push the file
- * list goes to the server once it says "ready", for a pull it comes back,
- * is checked against what was asked for (io_pull_names_check) and the
- * destination is prepared here; the server's welcome names the session
- * token, the slot count and size, and for each stripe the server's
- * address, port and stripe to connect to. Then every stripe connects, the
- * job runs, and the end-of-job exchange confirms what arrived (session.c).
- * The client sends for bench and push and receives for pull.
+ * In order: TCP connect (without a key: only to a loopback listener of
+ * this user, else -ENOKEY before anything is sent); hello with the job and one entry per stripe
+ * (its rail's address and subnet); mutual authentication; for a push the file list goes to the
+ * server once it says "ready", for a pull it comes back, is checked against what was asked for
+ * (io_pull_names_check) and the destination is prepared here; the server's welcome names the
+ * session token, the slot count and size, and for each stripe the server's address, port and stripe
+ * to connect to. Then every stripe connects, the job runs, and the end-of-job exchange confirms
+ * what arrived (session.c). The client sends for bench and push and receives for pull.
  *
  * Threading: eng_bench_run and eng_copy_run run on the caller's thread plus
  * one thread per worker; they return after all of them have stopped.
@@ -39,17 +38,32 @@ struct client {
 	struct topo_plan plan;	       /* the session's: the options' less unpaired stripes */
 };
 
-static int tcp_connect(const char *host, uint16_t port, int timeout_ms, int *fd_out)
+static bool is_loopback4(const struct addrinfo *ai)
+{
+	const struct sockaddr_in *a = (const struct sockaddr_in *)ai->ai_addr;
+
+	return ai->ai_family == AF_INET && (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+}
+
+/*
+ * Connect to host's port. keyless: to a loopback IPv4 address only (a
+ * keyless server listens on 127.0.0.1 alone), else -ENOKEY without
+ * connecting anywhere.
+ */
+static int tcp_connect(const char *host, uint16_t port, int timeout_ms, bool keyless, int *fd_out)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
 	char service[8];
-	int fd = -1, r, err = 0;
+	int fd = -1, r, err = 0, tried = 0;
 
 	snprintf(service, sizeof(service), "%u", port);
 	r = getaddrinfo(host, service, &hints, &res);
 	if (r)
 		return rcp_err(-EHOSTUNREACH, "cannot resolve %s: %s", host, gai_strerror(r));
 	for (ai = res; ai; ai = ai->ai_next) {
+		if (keyless && !is_loopback4(ai))
+			continue;
+		tried++;
 		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
 		if (fd < 0)
 			continue;
@@ -60,12 +74,40 @@ static int tcp_connect(const char *host, uint16_t port, int timeout_ms, int *fd_
 		fd = -1;
 	}
 	freeaddrinfo(res);
+	if (!tried)
+		return rcp_err(-ENOKEY,
+			       "no key, and %s is not this host: without a key railcp talks only "
+			       "to a server of its own user on this host (configure a key: "
+			       "--key-file, RAILCP_KEY or ~/.config/railcp/key)",
+			       host);
 	if (fd < 0)
 		return rcp_err(-(err ? err : EHOSTUNREACH),
 			       "cannot reach a railcp server at %s port %u: %s", host, port,
 			       strerror(err ? err : EHOSTUNREACH));
 	eng__tcp_tune(fd, timeout_ms);
 	*fd_out = fd;
+	return 0;
+}
+
+/*
+ * Without a key nothing proves who answers, and any user of this host can
+ * listen on a port above 1024: the listener must be this user's (sock_diag,
+ * as a keyless server checks its clients), or nothing is sent to it.
+ */
+static int keyless_peer_check(const struct client *c, uint16_t port)
+{
+	uid_t uid;
+	int err = eng__tcp_peer_uid(c->s.ctl.fd, &uid);
+
+	if (err)
+		return rcp_err(-ENOKEY, "no key, and who listens on %s port %u cannot be told: %s",
+			       c->o->host, port, rcp_err_msg(err));
+	if (uid != geteuid())
+		return rcp_err(-ENOKEY,
+			       "no key, and what listens on %s port %u belongs to uid %u, not to "
+			       "this user (uid %u): without a key railcp talks only to a server "
+			       "of its own user; refusing to send to it",
+			       c->o->host, port, (unsigned)uid, (unsigned)geteuid());
 	return 0;
 }
 
@@ -215,6 +257,7 @@ static int pull_prepare(struct client *c)
 static int handshake(struct client *c)
 {
 	const struct eng_copy_opts *cp = c->o->copy;
+	uint16_t port = c->o->port ? c->o->port : ENG_DEFAULT_PORT;
 	json_t *hello;
 	int err;
 
@@ -224,8 +267,12 @@ static int handshake(struct client *c)
 	if (!err) /* what this side's buffers take, before anything is asked of the server */
 		err = eng__slots_per_stripe(c->o->plan, c->s.chunk, "this side", &c->max_slots);
 	if (!err)
-		err = tcp_connect(c->o->host, c->o->port ? c->o->port : ENG_DEFAULT_PORT,
-				  c->s.timeout_ms, &c->s.ctl.fd);
+		err = tcp_connect(c->o->host, port, c->s.timeout_ms, !c->s.key, &c->s.ctl.fd);
+	if (!err && !c->s.key && (err = keyless_peer_check(c, port)) != 0) {
+		/* Not even the error frame goes to a listener that is not ours. */
+		close(c->s.ctl.fd);
+		c->s.ctl.fd = -1;
+	}
 	if (err)
 		return err;
 	hello = hello_make(c);

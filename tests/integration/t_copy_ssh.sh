@@ -38,8 +38,11 @@ capture "$RAILCP" -r -q -e "$rsh" --railcp-path "$RAILCP" "127.0.0.1:$dir/home/t
 expect_no_far_side "after a pull"
 
 # 2. Nothing listens on --port: the copy goes over the remote shell RAILCP_RSH names.
-capture env RAILCP_RSH="$rsh" "$RAILCP" -r -q --port 7598 --railcp-path "$RAILCP" src/sub 127.0.0.1:
+# Said without -v: relative paths now mean the far side's home.
+capture env RAILCP_RSH="$rsh" "$RAILCP" -r --port 7598 --railcp-path "$RAILCP" src/sub 127.0.0.1:
 [ "$rc" -eq 0 ] || fail "push with no server on the port exited $rc: $err"
+case "$err" in *"over ssh to 127.0.0.1: "*"a relative path there is beneath $HOME"*) ;;
+*) fail "the fallback to ssh was not said: $err" ;; esac
 cmp -s src/sub/c.txt home/sub/c.txt || fail "HOST: is not the home: $(find home)"
 capture env RAILCP_RSH="$rsh" "$RAILCP" -r -q --port 7598 --railcp-path "$RAILCP" 127.0.0.1: pulled
 [ "$rc" -eq 0 ] || fail "pull of HOST: exited $rc: $err"

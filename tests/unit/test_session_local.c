@@ -6,6 +6,9 @@
  * decides; the lookup names the user that made a connection, and refuses
  * one whose peer has gone; where the kernel cannot say who connected, the
  * server refuses to start, and a connection it cannot trace is refused.
+ * The other way round, a client without a key talks only to a listener of
+ * its own user on this host: another user's gets nothing, and a host that
+ * is not this one is not even connected to.
  *
  * Design: another local user is played by a helper thread that takes uid
  * OTHER_UID for itself alone (the raw setresuid system call: glibc's
@@ -327,6 +330,62 @@ static void test_a_connection_the_server_cannot_trace_is_refused(void **state)
 	child_run(child_connection_refused);
 }
 
+/* ---- the client ---- */
+
+/* A bench without a key to 127.0.0.1 port; its error. */
+static int keyless_bench_to(const char *host, uint16_t port)
+{
+	static const unsigned one[] = {1};
+	struct topo_plan plan;
+	struct eng_client_opts o;
+	struct eng_report r;
+
+	plan_make(&plan, one, 1, 1, 1, BUDGET);
+	o = (struct eng_client_opts){.host = host,
+				     .port = port,
+				     .chunk = 64 * KiB,
+				     .plan = &plan,
+				     .timeout_ms = TIMEOUT_MS,
+				     .bench_bytes = 256 * KiB,
+				     .tr = eng__transport_loopback()};
+	return eng__client_run(&o, &r);
+}
+
+static void test_a_keyless_client_sends_nothing_to_another_users_listener(void **state)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t len = sizeof(a);
+	int lfd = other_socket(), fd, err;
+	char byte;
+
+	(void)state;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(lfd, 4), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&a, &len), 0);
+	/* Any user may listen on a port above 1024, the railcp port included. */
+	err = keyless_bench_to("127.0.0.1", ntohs(a.sin_port));
+	assert_int_equal(err, -ENOKEY);
+	assert_non_null(strstr(rcp_err_msg(err), "belongs to uid 65534, not to this user"));
+	/* The connection was made (the owner is asked of it) but nothing went over it. */
+	fd = accept(lfd, NULL, NULL);
+	assert_true(fd >= 0);
+	assert_int_equal(recv(fd, &byte, 1, 0), 0);
+	close(fd);
+	close(lfd);
+}
+
+static void test_a_keyless_client_connects_to_no_other_host(void **state)
+{
+	int err;
+
+	(void)state;
+	/* Not even a connection is tried: the address need not exist. */
+	err = keyless_bench_to("198.18.0.1", 7470);
+	assert_int_equal(err, -ENOKEY);
+	assert_non_null(strstr(rcp_err_msg(err), "198.18.0.1 is not this host"));
+}
+
 /* ---- main ---- */
 
 int main(void)
@@ -338,6 +397,8 @@ int main(void)
 		T(test_a_keyless_server_serves_only_its_own_user),
 		T(test_with_a_key_other_users_reach_the_hello),
 		cmocka_unit_test(test_peer_uid_names_the_user_that_made_the_connection),
+		cmocka_unit_test(test_a_keyless_client_sends_nothing_to_another_users_listener),
+		cmocka_unit_test(test_a_keyless_client_connects_to_no_other_host),
 	};
 
 	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
