@@ -410,6 +410,39 @@ static int xml_child_failed(const char *xml_path, enum xml_end end, int status)
 		       xml_path, how);
 }
 
+/* Each of n strings of size bytes at p ends inside its array. */
+static bool strings_end(const char *p, size_t n, size_t size, size_t stride)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++, p += stride)
+		if (!memchr(p, '\0', size))
+			return false;
+	return true;
+}
+
+/*
+ * Whether a machine from the child stays inside its arrays: counts within
+ * their limits, every string ended. The child runs hwloc on a file anyone
+ * may hand over, so what it sends is checked as a peer's bytes are.
+ */
+bool topo__machine_bounded(const struct topo_machine *m)
+{
+	return m->n_nodes <= TOPO_MAX_NODES && m->n_rails <= TOPO_MAX_RAILS &&
+	       strings_end(m->source, 1, sizeof(m->source), 0) &&
+	       strings_end(m->host, 1, sizeof(m->host), 0) &&
+	       strings_end(m->node[0].why, TOPO_MAX_NODES, sizeof(m->node[0].why),
+			   sizeof(m->node[0])) &&
+	       strings_end(m->rail[0].dev, TOPO_MAX_RAILS, sizeof(m->rail[0].dev),
+			   sizeof(m->rail[0])) &&
+	       strings_end(m->rail[0].state, TOPO_MAX_RAILS, sizeof(m->rail[0].state),
+			   sizeof(m->rail[0])) &&
+	       strings_end(m->rail[0].link_layer, TOPO_MAX_RAILS, sizeof(m->rail[0].link_layer),
+			   sizeof(m->rail[0])) &&
+	       strings_end(m->rail[0].rule, TOPO_MAX_RAILS, sizeof(m->rail[0].rule),
+			   sizeof(m->rail[0]));
+}
+
 /* The child's reply into r and m; true when it is whole (a refusal, or the machine). */
 static bool xml_reply_read(int fd, struct xml_reply *r, struct topo_machine *m)
 {
@@ -462,6 +495,13 @@ int topo_machine_read_xml(const char *xml_path, struct topo_machine **machine_ou
 	}
 	if (r.err != 0) {
 		err = rcp_err(r.err, "%s", r.msg);
+		goto err_free;
+	}
+	if (!topo__machine_bounded(m)) {
+		err = rcp_err(-EPROTO,
+			      "the process that read %s with hwloc sent a machine past "
+			      "railcp's limits",
+			      xml_path);
 		goto err_free;
 	}
 	*machine_out = m;

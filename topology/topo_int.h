@@ -20,6 +20,12 @@ int topo__membind_nodes(struct topo_bitmap *nodes_out, bool *set_out);
 /* Sort m->node by id. */
 void topo__sort_nodes(struct topo_machine *m);
 
+/*
+ * Whether m stays inside its arrays (counts within their limits, every
+ * string ended): what topo_machine_read_xml's child sends is checked so.
+ */
+bool topo__machine_bounded(const struct topo_machine *m);
+
 /* Add hwloc's OpenFabrics devices of an XML export to m as rails. */
 int topo__xml_rails(struct topo_machine *m, hwloc_topology_t topo);
 

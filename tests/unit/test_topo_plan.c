@@ -773,6 +773,30 @@ static void test_xml_profile_of_host_name_with_newline_loads_back(void **state)
 	topo_machine_destroy(m);
 }
 
+/* What the hwloc child sends is bounded before the caller takes it: counts, and strings ended. */
+static void test_a_machine_past_its_arrays_is_not_taken(void **state)
+{
+	struct topo_machine *m = NULL;
+	int err;
+
+	(void)state;
+	m = load_edited("topo_1node_dualport.xml", &err, NULL);
+	assert_non_null(m);
+	assert_true(topo__machine_bounded(m));
+	m->n_nodes = TOPO_MAX_NODES + 1;
+	assert_false(topo__machine_bounded(m));
+	m->n_nodes = 1;
+	m->n_rails = TOPO_MAX_RAILS + 1;
+	assert_false(topo__machine_bounded(m));
+	m->n_rails = 0;
+	memset(m->host, 'h', sizeof(m->host));
+	assert_false(topo__machine_bounded(m));
+	m->host[0] = '\0';
+	memset(m->rail[TOPO_MAX_RAILS - 1].rule, 'r', sizeof(m->rail[0].rule));
+	assert_false(topo__machine_bounded(m));
+	topo_machine_destroy(m);
+}
+
 static void test_nodes_sort_by_id_past_int_max(void **state)
 {
 	/* OS indexes 2^31 and 2^32 - 2 of an XML file, as railcp's int ids. */
@@ -829,6 +853,7 @@ int main(void)
 		cmocka_unit_test(test_xml_profile_of_64_ports_with_long_names_loads_back),
 		cmocka_unit_test(test_xml_profile_of_host_name_with_newline_loads_back),
 		cmocka_unit_test(test_nodes_sort_by_id_past_int_max),
+		cmocka_unit_test(test_a_machine_past_its_arrays_is_not_taken),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
