@@ -329,8 +329,8 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 	}
 	if (cc->o.partial && r->bytes_kept) {
 		cli_size_str(r->bytes_kept, sz, sizeof(sz));
-		printf("railcp: %s kept by an earlier copy were checked again (CRC-64) and not "
-		       "sent\n",
+		printf("railcp: %s kept by an earlier copy were confirmed by the sender (a keyed "
+		       "digest of each chunk) and not sent\n",
 		       sz);
 	}
 	cli_report_print(stdout, r, r->wall_seconds);

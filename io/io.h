@@ -566,6 +566,19 @@ bool io_partial_has(const struct io_partial *p, uint64_t k);
 uint64_t io_partial_bytes(const struct io_partial *p);
 
 /*
+ * Read len bytes at off of p's data file (a chunk it holds) into buf: 0, or
+ * -errno with a sentence (-EIO for a short read). Thread-safe.
+ */
+int io_partial_read(const struct io_partial *p, uint64_t off, uint32_t len, void *buf);
+
+/*
+ * p no longer holds chunk k, of len bytes (the sender did not confirm it):
+ * the file written from p receives it again. Before io_wfile_partial takes p
+ * on; not thread-safe.
+ */
+void io_partial_forget(struct io_partial *p, uint64_t k, uint32_t len);
+
+/*
  * Between io_wfile_open_start and the open's first step: with the root's
  * IO_ROOT_PARTIAL, write f (if it has several chunks) in its partial file,
  * taking on what resume holds (NULL: nothing; the file starts empty).

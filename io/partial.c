@@ -660,6 +660,29 @@ uint64_t io_partial_hash(const struct io_partial *p, uint64_t k)
 	return io_partial_has(p, k) ? p->hash[k] : 0;
 }
 
+int io_partial_read(const struct io_partial *p, uint64_t off, uint32_t len, void *buf)
+{
+	ssize_t n = p ? pread(p->fd, buf, len, (off_t)off) : -1;
+
+	if (n == (ssize_t)len)
+		return 0;
+	if (n < 0)
+		return rcp_err(p ? -errno : -EINVAL,
+			       "cannot read back a kept chunk at %" PRIu64 ": %s", off,
+			       p ? strerror(errno) : "no partial file");
+	return rcp_err(-EIO, "a kept chunk at %" PRIu64 " is cut short (%zd of %u bytes)", off, n,
+		       len);
+}
+
+void io_partial_forget(struct io_partial *p, uint64_t k, uint32_t len)
+{
+	if (!io_partial_has(p, k))
+		return;
+	p->bits[k / 64] &= ~(1ull << (k % 64));
+	p->held--;
+	p->held_bytes -= len;
+}
+
 int io_partial_fd(const struct io_partial *p)
 {
 	return p ? p->fd : -1;

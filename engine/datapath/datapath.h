@@ -363,13 +363,31 @@ int eng__files_skip(struct eng_files *f, const uint8_t *bits);
 void eng__files_skipped(const struct eng_files *f, uint64_t *files_out, uint64_t *bytes_out);
 
 /*
- * --partial, receiver, after any eng__files_holds and before
- * eng__files_prepare: what earlier copies kept of each file (io_root_partial,
- * every chunk read back and hashed), and the plan without those chunks;
- * *bits_out (malloc'd, eng__files_kept_map_len bytes, over the plan as it
- * was) has bit k set for chunk k kept, for the sender. Once per side.
+ * --partial, receiver, after any eng__files_holds: what earlier copies kept
+ * of each file (io_root_partial, every chunk read back and hashed);
+ * *bits_out (malloc'd, eng__files_kept_map_len bytes, over the plan) has bit
+ * k set for chunk k kept, for the sender to confirm. The plan still holds
+ * them until eng__files_kept_settle. Once per side.
  */
 int eng__files_kept(struct eng_files *f, uint8_t **bits_out);
+
+/*
+ * For each chunk k of the plan whose bit is set, in plan order, its bytes
+ * given to fn: the receiver's from its partial file, the sender's read from
+ * the source (one open per file). Stops at the first error (fn's too).
+ * Session thread, before the job.
+ */
+int eng__files_kept_each(struct eng_files *f, const uint8_t *bits,
+			 int (*fn)(void *ctx, uint64_t k, const void *buf, uint32_t len),
+			 void *ctx);
+
+/*
+ * Receiver, after the sender's answer to eng__files_kept's map: the kept
+ * chunks it did not confirm are forgotten (received again), the confirmed
+ * ones leave the plan (eng__files_drop). Before eng__files_prepare. Returns
+ * how many were forgotten.
+ */
+uint64_t eng__files_kept_settle(struct eng_files *f, const uint8_t *kept, const uint8_t *confirmed);
 
 /*
  * Bytes of a map of f's planned chunks as the plan was before the kept ones

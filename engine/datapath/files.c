@@ -215,9 +215,68 @@ int eng__files_kept(struct eng_files *f, uint8_t **bits_out)
 		if (io_partial_has(f->st[file].resume, k - first))
 			bits[k / 8] |= (uint8_t)(1u << (k % 8));
 	}
-	eng__files_drop(f, bits);
 	*bits_out = bits;
 	return 0;
+}
+
+static bool bit_set(const uint8_t *bits, uint64_t k)
+{
+	return bits[k / 8] >> (k % 8) & 1;
+}
+
+int eng__files_kept_each(struct eng_files *f, const uint8_t *bits,
+			 int (*fn)(void *ctx, uint64_t k, const void *buf, uint32_t len), void *ctx)
+{
+	const struct io_plan *p = f->plan;
+	struct io_rfile *r = NULL;
+	uint64_t k, open = UINT64_MAX, hash;
+	uint8_t *buf = malloc(p->chunk_size);
+	int err =
+		buf ? 0 : rcp_err(-ENOMEM, "out of memory for a chunk of %u bytes", p->chunk_size);
+
+	for (k = 0; k < p->n && !err; k++) {
+		const struct io_chunk *c = &p->chunk[k];
+
+		if (!bit_set(bits, k))
+			continue;
+		if (f->role == ENG_RECEIVER) {
+			err = io_partial_read(f->st[c->file].resume, c->offset, c->len, buf);
+		} else {
+			/* The plan holds a file's chunks together: one open each. */
+			if (c->file != open) {
+				io_rfile_close(r);
+				r = NULL;
+				open = c->file;
+				err = io_rfile_open(f->root, &f->m->entry[c->file], 0, &r);
+			}
+			if (!err)
+				err = io_chunk_read(r, c->offset, c->len, buf, &hash);
+		}
+		if (!err)
+			err = fn(ctx, k, buf, c->len);
+	}
+	io_rfile_close(r);
+	free(buf);
+	return err;
+}
+
+uint64_t eng__files_kept_settle(struct eng_files *f, const uint8_t *kept, const uint8_t *confirmed)
+{
+	const struct io_plan *p = f->plan;
+	uint64_t k, first = 0, n = 0;
+
+	for (k = 0; k < p->n; k++) {
+		uint64_t file = p->chunk[k].file;
+
+		if (k == 0 || p->chunk[k - 1].file != file)
+			first = k;
+		if (bit_set(kept, k) && !bit_set(confirmed, k)) {
+			io_partial_forget(f->st[file].resume, k - first, p->chunk[k].len);
+			n++;
+		}
+	}
+	eng__files_drop(f, confirmed);
+	return n;
 }
 
 int eng__files_holds(struct eng_files *f, uint8_t **bits_out)

@@ -91,8 +91,6 @@ int eng__dest_files(const struct io_root *parent, const char *dst, bool contents
 		err = eng__files_holds(f, &holds);
 	if (!err && kept_out)
 		err = eng__files_kept(f, &kept);
-	if (!err)
-		err = eng__files_prepare(f);
 	if (err) {
 		free(holds);
 		free(kept);

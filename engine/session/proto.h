@@ -20,6 +20,8 @@
  *   either  manifest  total (first part), part     (push: C -> S; pull: S -> C)
  *   rcvr    skip      part                         (--update: what it holds already)
  *   rcvr    kept      part                         (--partial: chunks kept from before)
+ *   rcvr    kept_digests part                      (--partial: a keyed digest of each, kept.c)
+ *   sender  confirmed part                         (--partial: those it read the same)
  *   S -> C  welcome   token (keyless only), chunks, slots, slot_size,
  *                     stripes (addr, port, stripe, rail each)
  *   ...     RDMA connections, then the data ...
@@ -80,6 +82,10 @@
 #define ENG_MSG_SKIP "skip"
 /* --partial: the receiver's map of the planned chunks earlier copies kept (eng__map_send). */
 #define ENG_MSG_KEPT "kept"
+/* --partial: the receiver's keyed digest of each kept chunk, in plan order (kept.c). */
+#define ENG_MSG_KEPT_DIGESTS "kept_digests"
+/* --partial: the sender's map of the kept chunks it confirmed (kept.c). */
+#define ENG_MSG_CONFIRMED "confirmed"
 /*
  * During the transfer, from either side: {"stripe": N, "message": why}, the
  * stripe the server numbers N went down at the side that says so; the other

@@ -124,6 +124,18 @@ int eng__seal_tag(const uint8_t key[ENG_SEAL_KEY_LEN], uint64_t seq, const void 
 	return ok ? 0 : rcp_err(-EIO, "HMAC-SHA256 failed in libcrypto");
 }
 
+int eng__seal_kept_key(const uint8_t tokens[ENG_SEAL_KEY_LEN], uint8_t key_out[ENG_SEAL_KEY_LEN])
+{
+	static const char label[] = "railcp-3 kept digests";
+	unsigned int n = 0;
+
+	if (!HMAC(EVP_sha256(), tokens, ENG_SEAL_KEY_LEN, (const uint8_t *)label, sizeof(label) - 1,
+		  key_out, &n) ||
+	    n != ENG_SEAL_KEY_LEN)
+		return rcp_err(-EIO, "HMAC-SHA256 failed in libcrypto");
+	return 0;
+}
+
 uint64_t eng__seal_token(const uint8_t tokens[ENG_SEAL_KEY_LEN], const char *label, uint32_t index)
 {
 	uint8_t msg[64], md[EVP_MAX_MD_SIZE];

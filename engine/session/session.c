@@ -87,7 +87,7 @@ static int map_recv(struct eng_session *s, const char *type, size_t n, size_t le
 	if (!err)
 		err = eng__map_recv(&s->ctl, s->timeout_ms, type, n, bits, len);
 	if (!err && chunks)
-		eng__files_drop(s->files, bits);
+		err = eng__kept_confirm(s, bits);
 	else if (!err)
 		err = eng__files_skip(s->files, bits);
 	free(bits);
@@ -101,7 +101,7 @@ int eng__session_maps_recv(struct eng_session *s, bool update, bool partial)
 	if (update)
 		err = map_recv(s, ENG_MSG_SKIP, eng__files_manifest(s->files)->n,
 			       eng__files_map_len(s->files), false);
-	/* Over the plan as the skip left it, as the receiver made it. */
+	/* Over the plan as the skip left it, as the receiver made it; confirmed chunk by chunk. */
 	if (!err && partial)
 		err = map_recv(s, ENG_MSG_KEPT, eng__files_chunks(s->files),
 			       eng__files_kept_map_len(s->files), true);
@@ -116,6 +116,10 @@ int eng__session_maps_send(struct eng_session *s, const uint8_t *holds, const ui
 		err = eng__map_send(&s->ctl, ENG_MSG_SKIP, holds, eng__files_map_len(s->files));
 	if (!err && kept)
 		err = eng__map_send(&s->ctl, ENG_MSG_KEPT, kept, eng__files_kept_map_len(s->files));
+	if (!err && kept)
+		err = eng__kept_send(s, kept);
+	if (!err)
+		err = eng__files_prepare(s->files);
 	return err;
 }
 

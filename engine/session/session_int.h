@@ -146,8 +146,28 @@ int eng__session_job(struct eng_session *s, const struct topo_plan *plan, unsign
  */
 int eng__session_maps_recv(struct eng_session *s, bool update, bool partial);
 
-/* The receiver's side of that: the maps eng__dest_files made, sent (those not NULL). */
+/*
+ * The receiver's side of that: the maps eng__dest_files made, sent (those
+ * not NULL); with kept, the sender's confirmation of each kept chunk
+ * (kept.c) settled; then eng__files_prepare.
+ */
 int eng__session_maps_send(struct eng_session *s, const uint8_t *holds, const uint8_t *kept);
+
+/* ---- kept.c: chunks kept from before (--partial), confirmed by the sender ---- */
+
+/*
+ * Receiver: after the kept map, a keyed digest of each kept chunk as it is
+ * on this side's disk; then the sender's map of those it confirmed, a
+ * subset of kept, settled (eng__files_kept_settle).
+ */
+int eng__kept_send(struct eng_session *s, const uint8_t *kept);
+
+/*
+ * Sender: the receiver's digests of the chunks kept (bits) against this
+ * side's own read of them; the map of those that match goes back, and only
+ * those leave the plan (eng__files_drop).
+ */
+int eng__kept_confirm(struct eng_session *s, const uint8_t *kept);
 
 /* Run the job to its end while watching the peer. */
 int eng__session_run(struct eng_session *s);
@@ -185,6 +205,12 @@ int eng__seal_keys(const struct eng_auth_key *key, enum eng_auth_role me,
 		   const uint8_t cc[ENG_AUTH_CHALLENGE_LEN],
 		   const uint8_t cs[ENG_AUTH_CHALLENGE_LEN], struct eng_ctl *ctl,
 		   uint8_t tokens_out[ENG_SEAL_KEY_LEN]);
+
+/*
+ * The key of the kept chunks' digests (kept.c): derived from tokens as
+ * HMAC-SHA256(tokens, "railcp-3 kept digests").
+ */
+int eng__seal_kept_key(const uint8_t tokens[ENG_SEAL_KEY_LEN], uint8_t key_out[ENG_SEAL_KEY_LEN]);
 
 /* Token number index of kind label (ENG_TOKEN_*) from tokens: 64 bits of an HMAC. */
 uint64_t eng__seal_token(const uint8_t tokens[ENG_SEAL_KEY_LEN], const char *label, uint32_t index);
@@ -356,11 +382,12 @@ int eng__dest_open(const struct io_root *parent, const char *dst, bool contents,
 
 /*
  * A receiving side for manifest m (taken over, also on failure): its root as
- * eng__dest_open names it, then eng__files_create and eng__files_prepare.
- * With holds_out (--update), before the prepare: eng__files_holds, its map
- * of what the root holds already in *holds_out (eng__files_map_len bytes,
- * malloc'd) for the sender; with kept_out (--partial), then
- * eng__files_kept, its map of the chunks kept from before likewise.
+ * eng__dest_open names it, then eng__files_create. With holds_out
+ * (--update): eng__files_holds, its map of what the root holds already in
+ * *holds_out (eng__files_map_len bytes, malloc'd) for the sender; with
+ * kept_out (--partial), then eng__files_kept, its map of the chunks kept
+ * from before likewise. eng__session_maps_send then sends them, settles
+ * what the sender confirmed and prepares the files.
  */
 int eng__dest_files(const struct io_root *parent, const char *dst, bool contents,
 		    unsigned root_flags, struct io_manifest *m, uint32_t chunk, uint8_t **holds_out,

@@ -57,6 +57,74 @@ static void test_kept_data_changed_on_disk_is_sent_again(void **state)
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
 
+/* Give path the modification time of like (a forger knows it: a pull or a listing tells). */
+static void same_mtime(const char *path, const char *like)
+{
+	struct stat st;
+	struct timespec t[2];
+
+	assert_int_equal(stat(like, &st), 0);
+	t[0] = st.st_atim;
+	t[1] = st.st_mtim;
+	assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
+/*
+ * A key holder pushes a forged file under the real one's name, size and
+ * modification time and cuts the copy: the receiver's record describes the
+ * real source, and its chunks pass the receiver's own check (their CRC-64s
+ * are the ones they landed with). The honest resumed push must not keep
+ * them: the sender finds that their digests are not those of its own read,
+ * and sends them again. Before, the file ended with the forged bytes and the
+ * copy said every chunk was checked.
+ */
+static void test_kept_chunks_the_sender_does_not_confirm_are_sent_again(void **state)
+{
+	struct fx *fx = *state;
+	struct eng_report r;
+	char forged_dir[4096];
+	struct pt p, forger;
+
+	pt_start(fx, &p, NULL);
+	fx_dir(fx, "forged", forged_dir);
+	pattern_write(forged_dir, "big", PBIG, 99);
+	forger = p;
+	t_path(forger.big, forged_dir, "big");
+	same_mtime(forger.big, p.big);
+	cut_push(fx, &forger);
+	resumed_push(fx, &p, &r); /* the file as the real source has it */
+	assert_int_equal(r.bytes_kept, 0);
+	assert_int_equal(r.bytes, PBIG);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+/* The same for a pull: what this side kept is not what the server now has. */
+static void test_a_resumed_pull_keeps_only_what_the_server_confirms(void **state)
+{
+	struct fx *fx = *state;
+	struct eng_report r;
+	char a[4096], b[4096], other[4096];
+	struct pt p;
+
+	pt_start(fx, &p, gate_arm(ENG_WRITE_BATCH));
+	pt_copy(fx, &p, ENG_PULL, NULL, true, &r);
+	assert_int_equal(count_prefix(p.dst, ".railcp-tmp-p"), 1);
+	/* Other bytes of the same size and time behind the same name. */
+	fx_dir(fx, "other", other);
+	pattern_write(other, "pullme", PBIG, 77);
+	t_path(a, p.root, "pullme");
+	t_path(b, other, "pullme");
+	same_mtime(b, a);
+	assert_int_equal(rename(b, a), 0);
+	server_again(fx, &p);
+	assert_int_equal(pt_copy(fx, &p, ENG_PULL, NULL, false, &r), 0);
+	assert_int_equal(r.bytes_kept, 0);
+	assert_int_equal(r.bytes, PBIG);
+	t_path(b, p.dst, "pullme");
+	file_same(a, b, PBIG);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
 static void test_a_record_and_log_of_another_source_or_damaged_are_not_trusted(void **state)
 {
 	const struct timespec later[2] = {{1600000000, 0}, {1600000000, 0}};
@@ -294,6 +362,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_a_cut_push_with_partial_resumes_sending_only_the_rest),
 		T(test_kept_data_changed_on_disk_is_sent_again),
+		T(test_kept_chunks_the_sender_does_not_confirm_are_sent_again),
+		T(test_a_resumed_pull_keeps_only_what_the_server_confirms),
 		T(test_a_record_and_log_of_another_source_or_damaged_are_not_trusted),
 		T(test_the_receiver_keeps_its_record_while_the_copy_runs),
 		T(test_the_log_alone_resumes_what_landed),

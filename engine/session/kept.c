@@ -1,0 +1,179 @@
+/*
+ * kept.c - the chunks a --partial copy keeps from an earlier one, confirmed
+ * by the sender before they are left out.
+ *
+ * The receiver's own check of a kept chunk (partial.c: its bytes read back
+ * against the CRC-64 its record holds) proves only that its disk still says
+ * what it wrote. Whoever wrote it may have lied: a key holder who pushed a
+ * forged file with the real one's size and mtime and cut the copy, or a
+ * hostile server of an earlier pull; CRC-64 collisions are anyone's to make.
+ * So the receiver sends, for each kept chunk k in plan order, a digest of
+ * what its disk holds, HMAC-SHA256(K, k as 8 bytes big-endian || length as
+ * 4 || bytes) cut to ENG_KEPT_DIGEST_LEN bytes (eng__seal_tag's form), and the sender computes the
+ * same over its own read of chunk k. Only the chunks whose digests match leave the plan on both
+ * sides (the sender's "confirmed" map); every other one is received again, written over what was
+ * kept. K is derived from the session's keys (eng__seal_kept_key), so an observer of the control
+ * connection cannot test guesses of the content against the digests, and forged bytes written
+ * before the session cannot be made to match: they would need a collision of HMAC-SHA256 under a
+ * key that did not exist yet. Without a key K is zero: such a session runs between two processes of
+ * one user on one host, where no third party sees the frames.
+ *
+ * The cost is one local read of every kept chunk at the sender (the
+ * receiver reads them back already), and the digests' frames: 16 bytes a
+ * chunk.
+ *
+ * Threading: the session's thread, before the job.
+ */
+#include "engine/session/session_int.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <openssl/crypto.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ENG_KEPT_DIGEST_LEN 16
+
+struct digests {
+	uint8_t key[ENG_SEAL_KEY_LEN];
+	uint8_t *d;	    /* ENG_KEPT_DIGEST_LEN bytes per kept chunk, in plan order */
+	size_t n, at;	    /* kept chunks; digests made (or compared) so far */
+	uint8_t *confirmed; /* sender: the map of those that match */
+	uint64_t differ;    /* sender: those that do not */
+};
+
+static size_t bits_count(const uint8_t *bits, size_t len)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < len; i++)
+		n += (size_t)__builtin_popcount(bits[i]);
+	return n;
+}
+
+/* HMAC-SHA256(key, k || len || bytes) (the seal's tag, under its own key), cut short. */
+static int digest(const uint8_t key[ENG_SEAL_KEY_LEN], uint64_t k, const void *buf, uint32_t len,
+		  uint8_t out[ENG_KEPT_DIGEST_LEN])
+{
+	uint8_t tag[ENG_SEAL_TAG_LEN];
+	int err = eng__seal_tag(key, k, buf, len, tag);
+
+	if (!err)
+		memcpy(out, tag, ENG_KEPT_DIGEST_LEN);
+	return err;
+}
+
+/* The digests' key for session s, and room for n of them. */
+static int digests_init(const struct eng_session *s, size_t n, struct digests *d)
+{
+	int err = s->key ? eng__seal_kept_key(s->tokens, d->key) : 0;
+
+	if (!s->key)
+		memset(d->key, 0, sizeof(d->key));
+	d->n = n;
+	d->at = 0;
+	d->d = err ? NULL : malloc(n ? n * ENG_KEPT_DIGEST_LEN : 1);
+	if (!err && !d->d)
+		err = rcp_err(-ENOMEM, "out of memory for %zu digests", n);
+	return err;
+}
+
+static void digests_fini(struct digests *d)
+{
+	OPENSSL_cleanse(d->key, sizeof(d->key));
+	free(d->d);
+	free(d->confirmed);
+}
+
+/* Receiver: the digest of kept chunk k as this side's disk holds it. */
+static int digest_make(void *ctx, uint64_t k, const void *buf, uint32_t len)
+{
+	struct digests *d = ctx;
+
+	if (d->at == d->n)
+		return rcp_err(-EPROTO, "more kept chunks than the map counts");
+	return digest(d->key, k, buf, len, d->d + d->at++ * ENG_KEPT_DIGEST_LEN);
+}
+
+/* Sender: kept chunk k confirmed when the receiver's digest is that of our read. */
+static int digest_check(void *ctx, uint64_t k, const void *buf, uint32_t len)
+{
+	struct digests *d = ctx;
+	uint8_t mine[ENG_KEPT_DIGEST_LEN];
+	int err;
+
+	if (d->at == d->n)
+		return rcp_err(-EPROTO, "more kept chunks than the map counts");
+	err = digest(d->key, k, buf, len, mine);
+	if (err)
+		return err;
+	if (CRYPTO_memcmp(mine, d->d + d->at++ * ENG_KEPT_DIGEST_LEN, sizeof(mine)) == 0)
+		d->confirmed[k / 8] |= (uint8_t)(1u << (k % 8));
+	else
+		d->differ++;
+	return 0;
+}
+
+int eng__kept_send(struct eng_session *s, const uint8_t *kept)
+{
+	size_t len = eng__files_kept_map_len(s->files);
+	struct digests d = {0};
+	uint8_t *confirmed = malloc(len);
+	uint64_t forgot;
+	size_t i;
+	int err = confirmed ? digests_init(s, bits_count(kept, len), &d)
+			    : rcp_err(-ENOMEM, "out of memory for a map of %zu bytes", len);
+
+	if (!err)
+		err = eng__files_kept_each(s->files, kept, digest_make, &d);
+	if (!err)
+		err = eng__map_send(&s->ctl, ENG_MSG_KEPT_DIGESTS, d.d, d.n * ENG_KEPT_DIGEST_LEN);
+	if (!err)
+		err = eng__map_recv(&s->ctl, s->timeout_ms, ENG_MSG_CONFIRMED,
+				    eng__files_chunks(s->files), confirmed, len);
+	/* Only what was kept can be confirmed: anything else would be a chunk nobody sends. */
+	for (i = 0; !err && i < len; i++)
+		if (confirmed[i] & ~kept[i])
+			err = rcp_err(-EPROTO,
+				      "the sender confirmed a chunk this side did not keep");
+	if (!err) {
+		forgot = eng__files_kept_settle(s->files, kept, confirmed);
+		if (forgot)
+			rcp_log(RCP_LOG_NOTICE,
+				"%" PRIu64 " chunks kept from an earlier copy differ from the "
+				"sender's: they are received again",
+				forgot);
+	}
+	digests_fini(&d);
+	free(confirmed);
+	return err;
+}
+
+int eng__kept_confirm(struct eng_session *s, const uint8_t *kept)
+{
+	size_t len = eng__files_kept_map_len(s->files);
+	struct digests d = {0};
+	int err = digests_init(s, bits_count(kept, len), &d);
+
+	if (!err && !(d.confirmed = calloc(len, 1)))
+		err = rcp_err(-ENOMEM, "out of memory for a map of %zu bytes", len);
+	if (!err)
+		err = eng__map_recv(&s->ctl, s->timeout_ms, ENG_MSG_KEPT_DIGESTS,
+				    d.n * ENG_KEPT_DIGEST_LEN * 8, d.d, d.n * ENG_KEPT_DIGEST_LEN);
+	if (!err)
+		err = eng__files_kept_each(s->files, kept, digest_check, &d);
+	if (!err)
+		err = eng__map_send(&s->ctl, ENG_MSG_CONFIRMED, d.confirmed, len);
+	if (!err) {
+		eng__files_drop(s->files, d.confirmed);
+		if (d.differ)
+			rcp_log(RCP_LOG_NOTICE,
+				"%" PRIu64 " chunks the receiver kept from an earlier copy differ "
+				"from the source: they are sent again",
+				d.differ);
+	}
+	digests_fini(&d);
+	return err;
+}
