@@ -9,8 +9,12 @@
  * lookup does not work the server does not start. Strangers get little
  * (session_int.h): at most ENG_MAX_PENDING connections may wait to
  * authenticate, at most ENG_MAX_PENDING_PER_ADDR of them from one address,
- * each for at most ENG_PREAUTH_MS; more are refused with a sentence and
- * closed at once. When accept4 runs out of descriptors or memory the loop
+ * each for at most ENG_PREAUTH_MS; past the address's share a connection is
+ * refused with a sentence and closed at once. When every place is taken,
+ * the connection that has waited longest gives its place to the newcomer:
+ * idle connections from a few addresses, renewed as they expire, then hold
+ * places only until newer ones come, and a client that proves the key at
+ * once still gets in. When accept4 runs out of descriptors or memory the loop
  * backs off rather than spin. On stop, running sessions are told to end
  * (their cancel flag) and are waited for.
  *
@@ -35,35 +39,70 @@
 /* How often a server serving once looks whether its session ended. */
 #define ENG_ONCE_POLL_MS 100
 
+/* Every place taken: the oldest waiter's, its socket shut down (under pending_lock). */
+static unsigned pending_evict(struct eng_server *srv, const char *who)
+{
+	struct in_addr a;
+	char old[INET_ADDRSTRLEN];
+	unsigned i, oldest = 0;
+
+	for (i = 1; i < ENG_MAX_PENDING; i++)
+		if (srv->pending_ns[i] < srv->pending_ns[oldest])
+			oldest = i;
+	/* Its session's read ends; it no longer owns the slot (the generation). */
+	shutdown(srv->pending_fd[oldest], SHUT_RDWR);
+	a.s_addr = srv->pending[oldest];
+	rcp_log(RCP_LOG_INFO,
+		"%u connections wait to authenticate: the one from %s that waited longest "
+		"gives its place to %s",
+		ENG_MAX_PENDING, inet_ntop(AF_INET, &a, old, sizeof(old)), who);
+	return oldest;
+}
+
 /*
- * A pending slot for a connection from addr (who, as text): its index, or
- * -EBUSY with a sentence when addr has its share or no slot is free.
+ * A pending slot for the connection fd from addr (who, as text): its index
+ * and generation, or -EBUSY with a sentence when addr has its share.
  */
-static int pending_claim(struct eng_server *srv, const struct in_addr *addr, const char *who,
-			 unsigned *slot_out)
+static int pending_claim(struct eng_server *srv, int fd, const struct in_addr *addr,
+			 const char *who, unsigned *slot_out, uint32_t *gen_out)
 {
 	unsigned i, same = 0, slot = ENG_MAX_PENDING;
+	int err = 0;
 
+	pthread_mutex_lock(&srv->pending_lock);
 	for (i = 0; i < ENG_MAX_PENDING; i++) {
-		uint32_t a = atomic_load(&srv->pending[i]);
+		uint32_t a = srv->pending[i];
 
 		if (a == 0 && slot == ENG_MAX_PENDING)
 			slot = i;
 		same += a != 0 && a == addr->s_addr;
 	}
-	if (same >= ENG_MAX_PENDING_PER_ADDR)
-		return rcp_err(-EBUSY,
-			       "the server has %u connections from %s waiting to authenticate; "
-			       "try again later",
-			       same, who);
-	if (slot == ENG_MAX_PENDING)
-		return rcp_err(-EBUSY,
-			       "the server has %u connections waiting to authenticate; try again "
-			       "later",
-			       ENG_MAX_PENDING);
-	atomic_store(&srv->pending[slot], addr->s_addr);
-	*slot_out = slot;
-	return 0;
+	if (same >= ENG_MAX_PENDING_PER_ADDR) {
+		err = rcp_err(-EBUSY,
+			      "the server has %u connections from %s waiting to authenticate; "
+			      "try again later",
+			      same, who);
+	} else {
+		if (slot == ENG_MAX_PENDING)
+			slot = pending_evict(srv, who);
+		srv->pending[slot] = addr->s_addr;
+		srv->pending_fd[slot] = fd;
+		srv->pending_ns[slot] = rcp_now_ns();
+		*gen_out = ++srv->pending_gen[slot];
+		*slot_out = slot;
+	}
+	pthread_mutex_unlock(&srv->pending_lock);
+	return err;
+}
+
+void eng__server_pending_release(struct eng_server *srv, unsigned slot, uint32_t gen)
+{
+	pthread_mutex_lock(&srv->pending_lock);
+	if (srv->pending_gen[slot] == gen) {
+		srv->pending[slot] = 0;
+		srv->pending_fd[slot] = -1;
+	}
+	pthread_mutex_unlock(&srv->pending_lock);
 }
 
 /*
@@ -99,6 +138,7 @@ static void session_start(struct eng_server *srv, int fd, const struct sockaddr_
 {
 	char who[64];
 	unsigned slot = 0;
+	uint32_t gen = 0;
 	int err;
 
 	inet_ntop(AF_INET, &from->sin_addr, who, sizeof(who));
@@ -110,7 +150,7 @@ static void session_start(struct eng_server *srv, int fd, const struct sockaddr_
 		close(fd);
 		return;
 	}
-	if ((err = pending_claim(srv, &from->sin_addr, who, &slot)) != 0) {
+	if ((err = pending_claim(srv, fd, &from->sin_addr, who, &slot, &gen)) != 0) {
 		/* Not at NOTICE: a flood of these must not flood the log. */
 		rcp_log(RCP_LOG_INFO, "connection from %s refused: %s", who, rcp_err_msg(err));
 		/* a few bytes into an empty send buffer */
@@ -120,12 +160,12 @@ static void session_start(struct eng_server *srv, int fd, const struct sockaddr_
 	}
 	eng__tcp_tune(fd, srv->o->timeout_ms);
 	atomic_fetch_add(&srv->active, 1);
-	err = eng__server_session_start(srv, fd, who, slot);
+	err = eng__server_session_start(srv, fd, who, slot, gen);
 	if (err) {
 		rcp_log(RCP_LOG_NOTICE, "session from %s refused: cannot start a thread: %s", who,
 			strerror(-err));
 		atomic_fetch_sub(&srv->active, 1);
-		atomic_store(&srv->pending[slot], 0);
+		eng__server_pending_release(srv, slot, gen);
 		close(fd);
 	}
 }
@@ -275,7 +315,8 @@ static int server_loop(struct eng_server *srv)
 
 int eng__serve(const struct eng_serve_opts *o, const struct eng_transport *tr, bool port_any)
 {
-	struct eng_server srv = {.o = o, .tr = tr, .lfd = -1};
+	struct eng_server srv = {
+		.o = o, .tr = tr, .lfd = -1, .pending_lock = PTHREAD_MUTEX_INITIALIZER};
 	int err = 0;
 
 	if (o->plan->n_rails == 0)

@@ -32,7 +32,8 @@ struct srv_session {
 	struct eng_session s;
 	struct eng_server *srv;
 	unsigned id;
-	unsigned slot; /* in srv->pending until authenticated */
+	unsigned slot;	   /* in srv->pending until authenticated */
+	uint32_t slot_gen; /* the slot's generation while it is this session's */
 	char peer[64];
 	json_t *hello;
 	const char *kind;		     /* ENG_JOB_* */
@@ -355,7 +356,7 @@ static int session_admit(struct srv_session *ss, bool *counted)
 		err = eng__proto_check_hello(ss->hello);
 	if (!err)
 		err = eng__session_auth(&ss->s, ss->hello);
-	atomic_store(&srv->pending[ss->slot], 0);
+	eng__server_pending_release(srv, ss->slot, ss->slot_gen);
 	if (err)
 		return err;
 	/* Only a proven client counts: strangers cannot hold the slots. */
@@ -407,7 +408,8 @@ static void *session_main(void *arg)
 	return NULL;
 }
 
-int eng__server_session_start(struct eng_server *srv, int fd, const char *who, unsigned slot)
+int eng__server_session_start(struct eng_server *srv, int fd, const char *who, unsigned slot,
+			      uint32_t gen)
 {
 	struct srv_session *ss = calloc(1, sizeof(*ss));
 	int preauth_ms = srv->o->timeout_ms < ENG_PREAUTH_MS ? srv->o->timeout_ms : ENG_PREAUTH_MS;
@@ -420,6 +422,7 @@ int eng__server_session_start(struct eng_server *srv, int fd, const char *who, u
 	ss->srv = srv;
 	ss->id = atomic_fetch_add(&srv->next_id, 1) + 1;
 	ss->slot = slot;
+	ss->slot_gen = gen;
 	snprintf(ss->peer, sizeof(ss->peer), "%s", who);
 	eng__session_init(&ss->s, ENG_SERVER, srv->tr, fd, srv->o->timeout_ms);
 	ss->s.no_failover = srv->o->no_failover;

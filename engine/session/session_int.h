@@ -29,6 +29,7 @@
 
 #include <jansson.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/socket.h>
@@ -256,10 +257,19 @@ struct eng_server {
 	_Atomic unsigned active; /* session threads, authenticated or not */
 	/*
 	 * Of those, the ones not yet authenticated: a slot each, holding the
-	 * peer's IPv4 address (s_addr; no TCP peer is 0.0.0.0), 0 when free.
-	 * Only the listener fills a slot; the session empties its own.
+	 * peer's IPv4 address (s_addr; no TCP peer is 0.0.0.0), 0 when free,
+	 * with the socket, when it was taken and a generation. Only the
+	 * listener fills a slot, or takes a full table's oldest for a newcomer
+	 * (its socket shut down: that session then ends, and its generation
+	 * no longer matches); the session empties its own if still its own
+	 * (eng__server_pending_release), before it closes the socket. Under
+	 * pending_lock.
 	 */
-	_Atomic uint32_t pending[ENG_MAX_PENDING];
+	pthread_mutex_t pending_lock;
+	uint32_t pending[ENG_MAX_PENDING];
+	int pending_fd[ENG_MAX_PENDING];
+	uint64_t pending_ns[ENG_MAX_PENDING];
+	uint32_t pending_gen[ENG_MAX_PENDING];
 	_Atomic unsigned sessions; /* authenticated: what --max-sessions limits */
 	_Atomic unsigned served;   /* authenticated sessions that ended (once: stop at the first) */
 	_Atomic int served_err;	   /* the first of those's status (once: eng__serve returns it) */
@@ -269,11 +279,15 @@ struct eng_server {
 
 /*
  * The thread of one session on the control socket fd from the IPv4 address
- * who (counted in srv->active and holding srv->pending[slot], both of which
- * the caller gives up with fd to it): hello, authentication, the job, one
- * log line.
+ * who (counted in srv->active and holding srv->pending[slot] of generation
+ * gen, both of which the caller gives up with fd to it): hello,
+ * authentication, the job, one log line.
  */
-int eng__server_session_start(struct eng_server *srv, int fd, const char *who, unsigned slot);
+int eng__server_session_start(struct eng_server *srv, int fd, const char *who, unsigned slot,
+			      uint32_t gen);
+
+/* Empty pending slot slot if it still holds generation gen (listener.c). Thread-safe. */
+void eng__server_pending_release(struct eng_server *srv, unsigned slot, uint32_t gen);
 
 /* ---- TCP ---- */
 

@@ -264,6 +264,36 @@ static void test_idle_connections_from_one_address_lock_out_no_one_else(void **s
 	}
 }
 
+/*
+ * Eight addresses, each holding its share of idle connections, fill every
+ * place before authentication; a client that proves the key still gets in:
+ * the connection that waited longest gives its place. Before, every client
+ * was refused until an idle one expired (and a flood renews them).
+ */
+static void test_idle_connections_from_many_addresses_lock_out_no_keyed_client(void **state)
+{
+	struct fx *fx = *state;
+	int idle[ENG_MAX_PENDING], i;
+	struct pollfd pfd;
+	char key[4096], from[32];
+	uint16_t port;
+
+	keyed_server_start(fx, TIMEOUT_MS, key);
+	port = (uint16_t)atomic_load(&fx->srv.port);
+	/* Accepted in this order (one listener, a FIFO queue), each claims a place. */
+	for (i = 0; i < ENG_MAX_PENDING; i++) {
+		snprintf(from, sizeof(from), "127.0.0.%d", 2 + i / ENG_MAX_PENDING_PER_ADDR);
+		idle[i] = raw_connect_from(port, from);
+	}
+	bench_ok(&fx->srv, key);
+	/* The oldest made room: the server shut it; the newest still waits. */
+	assert_true(raw_closed(idle[0]));
+	pfd = (struct pollfd){.fd = idle[ENG_MAX_PENDING - 1], .events = POLLIN};
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	for (i = 0; i < ENG_MAX_PENDING; i++)
+		close(idle[i]);
+}
+
 /* Wait until the time t (rcp_now_ns) or until fd has something to read; true for the latter. */
 static bool raw_wait_until(int fd, uint64_t t)
 {
@@ -760,6 +790,7 @@ int main(void)
 		T(test_a_stranger_gets_nothing_that_depends_on_the_key),
 		T(test_a_proof_is_read_with_the_hello_limit),
 		T(test_idle_connections_from_one_address_lock_out_no_one_else),
+		T(test_idle_connections_from_many_addresses_lock_out_no_keyed_client),
 		T(test_hello_and_proof_share_one_deadline),
 		T(test_a_peer_that_stops_reading_is_named),
 		T(test_the_peers_words_are_escaped_in_sentences),
