@@ -11,23 +11,12 @@
  * hwloc's own parser read the file although HWLOC_LIBXML=1 asked for
  * libxml2 and its plugin was there to be loaded.
  */
-#include "topology/topology.h"
-
-#include "common/common.h"
+#include "topo_fixture.h"
 
 #include <dlfcn.h>
 #include <hwloc.h>
 #include <libgen.h>
 #include <limits.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-#include <cmocka.h>
 
 /* The directory hwloc loads plugins from: "hwloc" beside libhwloc itself. */
 static char plugin_dir[PATH_MAX];
@@ -40,43 +29,17 @@ static bool libxml_plugin_installed(void)
 	return access(path, R_OK) == 0;
 }
 
-/* fixture with `from` replaced by `to`, written to a temporary file in path (a mkstemp template).
- */
-static void write_edited(char *path, const char *fixture, const char *from, const char *to)
-{
-	char src[PATH_MAX], buf[1 << 16], *at;
-	FILE *f;
-	size_t n;
-	int fd;
-
-	snprintf(src, sizeof(src), "%s/%s", RAILCP_FIXTURES, fixture);
-	f = fopen(src, "r");
-	assert_non_null(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	at = strstr(buf, from);
-	assert_non_null(at);
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	f = fdopen(fd, "w");
-	assert_non_null(f);
-	fprintf(f, "%.*s%s%s", (int)(at - buf), buf, to, at + strlen(from));
-	assert_int_equal(fclose(f), 0);
-}
-
 static void test_xml_is_read_by_hwlocs_own_parser_when_libxml2_is_asked_for(void **state)
 {
-	char path[] = "/tmp/railcp-topo-hwloc-XXXXXX";
-	struct topo_machine *m = NULL;
+	struct topo_machine *m;
+	int err;
 
 	(void)state;
 	if (!libxml_plugin_installed())
 		skip(); /* main said why */
-	write_edited(path, "topo_1node_dualport.xml", "value=\"one-node-dualport\"",
-		     "value=\"one\nnode\t= 7\"");
-	assert_int_equal(topo_machine_create(path, NULL, &m), 0);
-	unlink(path);
+	m = load_edited("topo_1node_dualport.xml", &err, "value=\"one-node-dualport\"",
+			"value=\"one\nnode\t= 7\"", NULL);
+	assert_int_equal(err, 0);
 	/* With libxml2: "one node = 7". */
 	assert_string_equal(m->host, "one\nnode\t= 7");
 	topo_machine_destroy(m);
