@@ -114,6 +114,8 @@ expect "railcp data-file.bin ann@h:$tmp/far/s" "$tmp/far/sub\\ dir/"
 expect "railcp -r h:$tmp/far/." "$tmp/far/.hid/" # hidden names, as the shell globs them
 expect_none "railcp h:$tmp/far/none"
 (cd "$tmp/far" && HOME=$tmp/far && export HOME && expect "railcp h:fi" "file\\ one ") || exit 1
+# A host that begins with '-' is never handed to the remote shell (ssh would read an option).
+expect_none "railcp data-file.bin ann@-oh:$tmp/far/f"
 export RAILCP_RSH=false
 
 # Option values: directories for DIR, files for FILE, nothing for a number;
