@@ -10,7 +10,8 @@
  *
  * Checked against a plain reading of the rules: an accepted path is
  * relative, has no NUL, no empty, "." or ".." component, none longer than
- * IO_NAME_MAX and none that starts with ".railcp-tmp-"; escapes are
+ * IO_NAME_MAX and none that starts with ".railcp-tmp-" in any letter case
+ * (a case-insensitive file system would take it for railcp's); escapes are
  * printable, NUL-terminated and fit their buffer; a destination's
  * decision names a directory and, but for "into", one component.
  *
@@ -20,11 +21,23 @@
 #include "io/io_int.h"
 #include "tests/fuzz/fuzz.h"
 
+#include <ctype.h>
 #include <stdbool.h>
 
 #define MAX_LINES 16
 
 /* The rules, read the plain way: what io__path_problem must agree with. */
+/* Whether p starts with ".railcp-tmp-", its ASCII letters in any case. */
+static bool is_tmp_prefix(const uint8_t *p)
+{
+	size_t i;
+
+	for (i = 0; i < IO_TMP_PREFIX_LEN; i++)
+		if (tolower(p[i]) != IO_TMP_PREFIX[i])
+			return false;
+	return true;
+}
+
 static bool path_ok(const uint8_t *p, size_t len)
 {
 	size_t start = 0, i;
@@ -39,8 +52,7 @@ static bool path_ok(const uint8_t *p, size_t len)
 		n = i - start;
 		if (n == 0 || n > IO_NAME_MAX || (n == 1 && p[start] == '.') ||
 		    (n == 2 && p[start] == '.' && p[start + 1] == '.') ||
-		    (n >= IO_TMP_PREFIX_LEN &&
-		     !memcmp(p + start, IO_TMP_PREFIX, IO_TMP_PREFIX_LEN)))
+		    (n >= IO_TMP_PREFIX_LEN && is_tmp_prefix(p + start)))
 			return false;
 		start = i + 1;
 	}
