@@ -145,6 +145,12 @@ int eng__files_create(enum eng_role role, struct io_manifest *m, uint32_t chunk,
 	return 0;
 }
 
+/* Whether bit k of a map (chunk or entry k at bit k % 8 of byte k / 8) is set. */
+static bool bit_set(const uint8_t *bits, uint64_t k)
+{
+	return bits[k / 8] >> (k % 8) & 1;
+}
+
 int eng__files_skip(struct eng_files *f, const uint8_t *bits)
 {
 	uint32_t chunk = f->plan->chunk_size;
@@ -155,7 +161,7 @@ int eng__files_skip(struct eng_files *f, const uint8_t *bits)
 		struct io_entry *e = &f->m->entry[i];
 
 		/* A directory is never skipped: its contents are looked at one by one. */
-		e->skip = e->type != IO_DIR && (bits[i / 8] >> (i % 8) & 1);
+		e->skip = e->type != IO_DIR && bit_set(bits, i);
 		if (e->skip && e->type == IO_FILE) {
 			f->skip_files++;
 			f->skip_bytes += e->data_bytes;
@@ -182,7 +188,7 @@ void eng__files_drop(struct eng_files *f, const uint8_t *bits)
 	uint64_t k, n = 0;
 
 	for (k = 0; k < p->n; k++) {
-		if (bits[k / 8] >> (k % 8) & 1) {
+		if (bit_set(bits, k)) {
 			f->kept_bytes += p->chunk[k].len;
 			f->kept_chunks++;
 		} else {
@@ -217,11 +223,6 @@ int eng__files_kept(struct eng_files *f, uint8_t **bits_out)
 	}
 	*bits_out = bits;
 	return 0;
-}
-
-static bool bit_set(const uint8_t *bits, uint64_t k)
-{
-	return bits[k / 8] >> (k % 8) & 1;
 }
 
 int eng__files_kept_each(struct eng_files *f, const uint8_t *bits,

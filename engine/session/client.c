@@ -2,13 +2,16 @@
  * client.c - the client's end of a session: railcp bench, push and pull.
  *
  * In order: TCP connect (without a key: only to a loopback listener of
- * this user, else -ENOKEY before anything is sent); hello with the job and one entry per stripe
- * (its rail's address and subnet); mutual authentication; for a push the file list goes to the
- * server once it says "ready", for a pull it comes back, is checked against what was asked for
- * (io_pull_names_check) and the destination is prepared here; the server's welcome names the
- * session token, the slot count and size, and for each stripe the server's address, port and stripe
- * to connect to. Then every stripe connects, the job runs, and the end-of-job exchange confirms
- * what arrived (session.c). The client sends for bench and push and receives for pull.
+ * this user, else -ENOKEY before anything is sent); hello with the job and
+ * one entry per stripe (its rail's address and subnet); mutual
+ * authentication; for a push the file list goes to the server once it says
+ * "ready", for a pull it comes back, is checked against what was asked for
+ * (io_pull_names_check) and the destination is prepared here; the server's
+ * welcome names the session token, the slot count and size, and for each
+ * stripe the server's address, port and stripe to connect to. Then every
+ * stripe connects, the job runs, and the end-of-job exchange confirms what
+ * arrived (session.c). The client sends for bench and push and receives for
+ * pull.
  *
  * Threading: eng_bench_run and eng_copy_run run on the caller's thread plus
  * one thread per worker; they return after all of them have stopped.

@@ -9,14 +9,17 @@
  * hostile server of an earlier pull; CRC-64 collisions are anyone's to make.
  * So the receiver sends, for each kept chunk k in plan order, a digest of
  * what its disk holds, HMAC-SHA256(K, k as 8 bytes big-endian || length as
- * 4 || bytes) cut to ENG_KEPT_DIGEST_LEN bytes (eng__seal_tag's form), and the sender computes the
- * same over its own read of chunk k. Only the chunks whose digests match leave the plan on both
- * sides (the sender's "confirmed" map); every other one is received again, written over what was
- * kept. K is derived from the session's keys (eng__seal_kept_key), so an observer of the control
- * connection cannot test guesses of the content against the digests, and forged bytes written
- * before the session cannot be made to match: they would need a collision of HMAC-SHA256 under a
- * key that did not exist yet. Without a key K is zero: such a session runs between two processes of
- * one user on one host, where no third party sees the frames.
+ * 4 || bytes) cut to ENG_KEPT_DIGEST_LEN bytes (eng__seal_tag's form), and
+ * the sender computes the same over its own read of chunk k. Only the
+ * chunks whose digests match leave the plan on both sides (the sender's
+ * "confirmed" map); every other one is received again, written over what
+ * was kept. K is derived from the session's keys (eng__seal_kept_key), so
+ * an observer of the control connection cannot test guesses of the content
+ * against the digests, and forged bytes written before the session cannot
+ * be made to match: they would need a collision of HMAC-SHA256 under a key
+ * that did not exist yet. Without a key K is zero: such a session runs
+ * between two processes of one user on one host, where no third party sees
+ * the frames.
  *
  * The cost is one local read of every kept chunk at the sender (the
  * receiver reads them back already), and the digests' frames: 16 bytes a
@@ -40,7 +43,7 @@ struct digests {
 	uint8_t key[ENG_SEAL_KEY_LEN];
 	uint8_t *d;	    /* ENG_KEPT_DIGEST_LEN bytes per kept chunk, in plan order */
 	size_t n, at;	    /* kept chunks; digests made (or compared) so far */
-	uint8_t *confirmed; /* sender: the map of those that match */
+	uint8_t *confirmed; /* the map of those that match: the sender's, as the receiver got it */
 	uint64_t differ;    /* sender: those that do not */
 };
 
@@ -65,18 +68,20 @@ static int digest(const uint8_t key[ENG_SEAL_KEY_LEN], uint64_t k, const void *b
 	return err;
 }
 
-/* The digests' key for session s, and room for n of them. */
-static int digests_init(const struct eng_session *s, size_t n, struct digests *d)
+/*
+ * d (zeroed) for session s and kept, a map of len bytes: the digests' key
+ * (zero without a key), room for one digest per kept chunk, an empty
+ * confirmed map.
+ */
+static int digests_init(const struct eng_session *s, const uint8_t *kept, size_t len,
+			struct digests *d)
 {
 	int err = s->key ? eng__seal_kept_key(s->tokens, d->key) : 0;
 
-	if (!s->key)
-		memset(d->key, 0, sizeof(d->key));
-	d->n = n;
-	d->at = 0;
-	d->d = err ? NULL : malloc(n ? n * ENG_KEPT_DIGEST_LEN : 1);
-	if (!err && !d->d)
-		err = rcp_err(-ENOMEM, "out of memory for %zu digests", n);
+	d->n = bits_count(kept, len);
+	if (!err && (!(d->d = malloc(d->n ? d->n * ENG_KEPT_DIGEST_LEN : 1)) ||
+		     !(d->confirmed = calloc(len, 1))))
+		err = rcp_err(-ENOMEM, "out of memory for %zu digests", d->n);
 	return err;
 }
 
@@ -87,29 +92,36 @@ static void digests_fini(struct digests *d)
 	free(d->confirmed);
 }
 
+/* The next kept chunk's place in d->d, or NULL past the count. */
+static uint8_t *digest_next(struct digests *d)
+{
+	return d->at < d->n ? d->d + d->at++ * ENG_KEPT_DIGEST_LEN : NULL;
+}
+
 /* Receiver: the digest of kept chunk k as this side's disk holds it. */
 static int digest_make(void *ctx, uint64_t k, const void *buf, uint32_t len)
 {
 	struct digests *d = ctx;
+	uint8_t *at = digest_next(d);
 
-	if (d->at == d->n)
+	if (!at)
 		return rcp_err(-EPROTO, "more kept chunks than the map counts");
-	return digest(d->key, k, buf, len, d->d + d->at++ * ENG_KEPT_DIGEST_LEN);
+	return digest(d->key, k, buf, len, at);
 }
 
 /* Sender: kept chunk k confirmed when the receiver's digest is that of our read. */
 static int digest_check(void *ctx, uint64_t k, const void *buf, uint32_t len)
 {
 	struct digests *d = ctx;
-	uint8_t mine[ENG_KEPT_DIGEST_LEN];
+	uint8_t mine[ENG_KEPT_DIGEST_LEN], *theirs = digest_next(d);
 	int err;
 
-	if (d->at == d->n)
+	if (!theirs)
 		return rcp_err(-EPROTO, "more kept chunks than the map counts");
 	err = digest(d->key, k, buf, len, mine);
 	if (err)
 		return err;
-	if (CRYPTO_memcmp(mine, d->d + d->at++ * ENG_KEPT_DIGEST_LEN, sizeof(mine)) == 0)
+	if (CRYPTO_memcmp(mine, theirs, sizeof(mine)) == 0)
 		d->confirmed[k / 8] |= (uint8_t)(1u << (k % 8));
 	else
 		d->differ++;
@@ -118,13 +130,10 @@ static int digest_check(void *ctx, uint64_t k, const void *buf, uint32_t len)
 
 int eng__kept_send(struct eng_session *s, const uint8_t *kept)
 {
-	size_t len = eng__files_kept_map_len(s->files);
+	size_t len = eng__files_kept_map_len(s->files), i;
 	struct digests d = {0};
-	uint8_t *confirmed = malloc(len);
 	uint64_t forgot;
-	size_t i;
-	int err = confirmed ? digests_init(s, bits_count(kept, len), &d)
-			    : rcp_err(-ENOMEM, "out of memory for a map of %zu bytes", len);
+	int err = digests_init(s, kept, len, &d);
 
 	if (!err)
 		err = eng__files_kept_each(s->files, kept, digest_make, &d);
@@ -132,14 +141,14 @@ int eng__kept_send(struct eng_session *s, const uint8_t *kept)
 		err = eng__map_send(&s->ctl, ENG_MSG_KEPT_DIGESTS, d.d, d.n * ENG_KEPT_DIGEST_LEN);
 	if (!err)
 		err = eng__map_recv(&s->ctl, s->timeout_ms, ENG_MSG_CONFIRMED,
-				    eng__files_chunks(s->files), confirmed, len);
+				    eng__files_chunks(s->files), d.confirmed, len);
 	/* Only what was kept can be confirmed: anything else would be a chunk nobody sends. */
 	for (i = 0; !err && i < len; i++)
-		if (confirmed[i] & ~kept[i])
+		if (d.confirmed[i] & ~kept[i])
 			err = rcp_err(-EPROTO,
 				      "the sender confirmed a chunk this side did not keep");
 	if (!err) {
-		forgot = eng__files_kept_settle(s->files, kept, confirmed);
+		forgot = eng__files_kept_settle(s->files, kept, d.confirmed);
 		if (forgot)
 			rcp_log(RCP_LOG_NOTICE,
 				"%" PRIu64 " chunks kept from an earlier copy differ from the "
@@ -147,7 +156,6 @@ int eng__kept_send(struct eng_session *s, const uint8_t *kept)
 				forgot);
 	}
 	digests_fini(&d);
-	free(confirmed);
 	return err;
 }
 
@@ -155,10 +163,8 @@ int eng__kept_confirm(struct eng_session *s, const uint8_t *kept)
 {
 	size_t len = eng__files_kept_map_len(s->files);
 	struct digests d = {0};
-	int err = digests_init(s, bits_count(kept, len), &d);
+	int err = digests_init(s, kept, len, &d);
 
-	if (!err && !(d.confirmed = calloc(len, 1)))
-		err = rcp_err(-ENOMEM, "out of memory for a map of %zu bytes", len);
 	if (!err)
 		err = eng__map_recv(&s->ctl, s->timeout_ms, ENG_MSG_KEPT_DIGESTS,
 				    d.n * ENG_KEPT_DIGEST_LEN * 8, d.d, d.n * ENG_KEPT_DIGEST_LEN);
