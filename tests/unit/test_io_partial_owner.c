@@ -46,6 +46,25 @@ static void assert_holds(int fd, const uint8_t *want, size_t len)
 	free(got);
 }
 
+/* The file at path made another user's, and held open: what the receiver does with it shows. */
+static int give_to_other_user(const char *path)
+{
+	int fd;
+
+	assert_int_equal(chown(path, OTHER_UID, OTHER_UID), 0);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	return fd;
+}
+
+/* The file held open as fd is still another user's, and no longer has a name: it was removed. */
+static void assert_removed_and_not_ours(int fd, struct stat *st_out)
+{
+	assert_int_equal(fstat(fd, st_out), 0);
+	assert_int_equal(st_out->st_uid, OTHER_UID);
+	assert_int_equal(st_out->st_nlink, 0);
+}
+
 /* The final file is the receiver's own, not the inode planted as ino, with the sender's bytes. */
 static void assert_final_own(const struct pt *p, ino_t planted)
 {
@@ -80,15 +99,11 @@ static void test_another_users_data_file_is_not_kept_nor_put_in_place(void **sta
 	pt_start(fx, &p, NULL);
 	cut_push(fx, &p);
 	path_of_prefix(p.root, ".railcp-tmp-p", data);
-	assert_int_equal(chown(data, OTHER_UID, OTHER_UID), 0);
-	fd = open(data, O_RDONLY);
-	assert_true(fd >= 0);
+	fd = give_to_other_user(data);
 	resumed_push(fx, &p, &r);
 	assert_int_equal(r.bytes_kept, 0);
 	assert_int_equal(r.bytes, PBIG);
-	assert_int_equal(fstat(fd, &st), 0);
-	assert_int_equal(st.st_uid, OTHER_UID);
-	assert_int_equal(st.st_nlink, 0); /* removed, not renamed into place */
+	assert_removed_and_not_ours(fd, &st); /* removed, not renamed into place */
 	assert_final_own(&p, st.st_ino);
 	close(fd);
 	assert_int_equal(server_stop(&fx->srv), 0);
@@ -207,15 +222,12 @@ static void test_a_log_another_user_owns_is_not_mapped(void **state)
 	path_of_prefix(p.root, ".railcp-tmp-r", rec);
 	assert_int_equal(unlink(rec), 0);
 	path_of_prefix(p.root, ".railcp-tmp-l", log);
-	assert_int_equal(chown(log, OTHER_UID, OTHER_UID), 0);
 	want = slurp_path(log, &len);
-	fd = open(log, O_RDONLY);
-	assert_true(fd >= 0);
+	fd = give_to_other_user(log);
 	resumed_push(fx, &p, &r);
 	assert_int_equal(r.bytes_kept, 0);
 	assert_holds(fd, want, len);
-	assert_int_equal(fstat(fd, &st), 0);
-	assert_int_equal(st.st_nlink, 0);
+	assert_removed_and_not_ours(fd, &st);
 	close(fd);
 	free(want);
 	assert_int_equal(server_stop(&fx->srv), 0);

@@ -87,15 +87,12 @@ static struct topo_machine *load(const char *fixture, const char *cpus, const ch
 /* The same through topo_machine_read_xml (a child process), as the CLI reads a file. */
 static struct topo_machine *read_edited(const char *fixture, int *err_out, ...)
 {
-	char tmp[] = "/tmp/railcp-topo-XXXXXX";
-	struct topo_machine *m = NULL;
+	struct topo_machine *m;
 	va_list ap;
 
 	va_start(ap, err_out);
-	write_edited(tmp, fixture, ap);
+	m = edited_machine(true, fixture, err_out, ap);
 	va_end(ap);
-	*err_out = topo_machine_read_xml(tmp, &m);
-	unlink(tmp);
 	return m;
 }
 

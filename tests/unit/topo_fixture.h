@@ -8,6 +8,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -72,21 +73,32 @@ static inline void write_edited(char *tmp, const char *fixture, va_list ap)
 }
 
 /*
- * topo_machine_create on a fixture with every `from` replaced by its `to`
- * (pairs, then NULL): a file as someone may hand railcp one, found by
- * fuzz_topo. The machine or NULL, and the error.
+ * The machine of a fixture with every `from` replaced by its `to` (ap:
+ * pairs, then NULL), read in this process (topo_machine_create) or, with
+ * in_child, as the CLI reads a file (topo_machine_read_xml). The machine or
+ * NULL, and the error.
  */
-static inline struct topo_machine *load_edited(const char *fixture, int *err_out, ...)
+static inline struct topo_machine *edited_machine(bool in_child, const char *fixture, int *err_out,
+						  va_list ap)
 {
 	char tmp[] = "/tmp/railcp-topo-XXXXXX";
 	struct topo_machine *m = NULL;
+
+	write_edited(tmp, fixture, ap);
+	*err_out = in_child ? topo_machine_read_xml(tmp, &m) : topo_machine_create(tmp, NULL, &m);
+	unlink(tmp);
+	return m;
+}
+
+/* edited_machine in this process: a file as someone may hand railcp one, found by fuzz_topo. */
+static inline struct topo_machine *load_edited(const char *fixture, int *err_out, ...)
+{
+	struct topo_machine *m;
 	va_list ap;
 
 	va_start(ap, err_out);
-	write_edited(tmp, fixture, ap);
+	m = edited_machine(false, fixture, err_out, ap);
 	va_end(ap);
-	*err_out = topo_machine_create(tmp, NULL, &m);
-	unlink(tmp);
 	return m;
 }
 
