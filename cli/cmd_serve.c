@@ -51,6 +51,9 @@ static void serve_usage(FILE *f)
 		"                     key, 127.0.0.1 without one)\n"
 		"  --key-file FILE    the shared key senders must prove (default: $RAILCP_KEY,\n"
 		"                     then ~/.config/railcp/key; the file must be chmod 600)\n"
+		"  --name HOST[:PORT] a name clients may dial this server by besides its own\n"
+		"                     addresses and host name (a NAT, an alias); may be\n"
+		"                     repeated; a session dialed to another server is refused\n"
 		"  --max-sessions N   authenticated sessions at once; more are refused (default\n"
 		"                     16); at most 64 connections may wait to "
 		"authenticate\n" CLI_LIMITS_USAGE
@@ -79,10 +82,14 @@ static void on_ready(const char *addr, uint16_t port, const char *auth, void *ct
 	fputc('\n', stderr);
 }
 
+#define CLI_SERVE_NAMES_MAX 32
+
 struct serve_cmd {
 	struct cli_place place;
 	struct eng_serve_opts o;
 	bool ssh;
+	const char *names[CLI_SERVE_NAMES_MAX + 1]; /* --name, NULL-terminated */
+	unsigned n_names;
 	char key[CLI_RSH_KEY_HEX + 1];
 	char listen[INET_ADDRSTRLEN];
 	char home[4096];
@@ -154,6 +161,7 @@ static int serve_ssh_setup(struct serve_cmd *sc)
 	sc->o.key = sc->key;
 	sc->o.root = "/";
 	sc->o.once = true;
+	sc->o.any_name = true; /* the key is this session's alone */
 	sc->o.max_sessions = 1;
 	sc->o.ready = on_ready_ssh;
 	sc->o.ctx = sc;
@@ -188,6 +196,15 @@ static int serve_opt(void *ctx, int c, const char *arg)
 	case 'S':
 		sc->ssh = true;
 		return 0;
+	case 'N':
+		if (sc->n_names == CLI_SERVE_NAMES_MAX)
+			return cli_usage_error("serve", "at most %d --name options",
+					       CLI_SERVE_NAMES_MAX);
+		if (eng_serve_name_check(arg))
+			return cli_usage_error("serve", "%s", rcp_err_msg(-EINVAL));
+		sc->names[sc->n_names++] = arg;
+		sc->o.names = sc->names;
+		return 0;
 	}
 	return cli_place_opt("serve", &sc->place, c, arg);
 }
@@ -204,6 +221,7 @@ static int serve_args(int argc, char **argv, struct serve_cmd *sc)
 		{"stall", required_argument, NULL, 'W'},
 		{"no-failover", no_argument, NULL, 'F'},
 		{"ssh", no_argument, NULL, 'S'},
+		{"name", required_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
 		CLI_PLACE_OPTIONS,
 		CLI_IO_OPTIONS,
@@ -216,9 +234,9 @@ static int serve_args(int argc, char **argv, struct serve_cmd *sc)
 		return r;
 	if (first < argc)
 		return cli_usage_error("serve", "unexpected argument '%s'", argv[first]);
-	if (sc->ssh && (sc->o.root || sc->o.key_file))
+	if (sc->ssh && (sc->o.root || sc->o.key_file || sc->n_names))
 		return cli_usage_error("serve", "--ssh serves files beneath / with a key of its "
-						"own: give neither --root nor --key-file");
+						"own: give neither --root, --key-file nor --name");
 	return cli_place_check("serve", &sc->place) ? CLI_EXIT_USAGE : 0;
 }
 

@@ -197,6 +197,17 @@ struct eng_serve_opts {
 	unsigned max_sessions; /* authenticated sessions at once; more are refused with a message */
 	bool no_failover;      /* a rail that fails fails its session (else the others carry on) */
 	/*
+	 * Each client names the server it dialed (the host as its user gave
+	 * it, and the port), and a session dialed to another server is
+	 * refused: the host must be an address of this host, its name, or a
+	 * name that resolves to one, and the port this one. names adds more,
+	 * "HOST" (at this port) or "HOST:PORT", for a NAT or an alias only the
+	 * clients know; NULL-terminated, or NULL. any_name: take every name,
+	 * for a key that is this server's alone (railcp serve --ssh).
+	 */
+	const char *const *names;
+	bool any_name;
+	/*
 	 * Serve one session: the first client that proves the key; return when
 	 * it ends (with its error), or -ETIMEDOUT when none proved the key
 	 * within timeout_ms. For railcp serve --ssh.
@@ -218,5 +229,8 @@ struct eng_serve_opts {
  * 0 after a stop, or an error if it cannot listen (with once: see there).
  */
 int eng_serve(const struct eng_serve_opts *opts);
+
+/* 0 when name is a --name eng_serve takes (HOST or HOST:PORT), else -EINVAL with a sentence. */
+int eng_serve_name_check(const char *name);
 
 #endif

@@ -171,6 +171,17 @@ static int pull_sources_send(struct client *c)
 	return err;
 }
 
+/* The server as its user named it, which only that server will serve (identity.c). */
+static json_t *dialed(const struct eng_client_opts *o)
+{
+	json_t *server = json_object();
+
+	json_object_set_new(server, ENG_KEY_HOST, json_string(o->host));
+	json_object_set_new(server, ENG_KEY_PORT,
+			    json_integer(o->port ? o->port : ENG_DEFAULT_PORT));
+	return server;
+}
+
 static json_t *hello_make(struct client *c)
 {
 	const struct topo_plan *plan = c->o->plan;
@@ -189,6 +200,7 @@ static json_t *hello_make(struct client *c)
 			json_array_append_new(stripes, st);
 		}
 	json_object_set_new(m, ENG_KEY_STRIPES, stripes);
+	json_object_set_new(m, ENG_KEY_SERVER, dialed(c->o));
 	if (hello_job(c, m) || (c->s.key && eng__proto_set_hex(m, ENG_KEY_CHALLENGE, c->s.challenge,
 							       sizeof(c->s.challenge)))) {
 		json_decref(m);

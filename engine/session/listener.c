@@ -228,6 +228,7 @@ static int server_listen(struct eng_server *srv, bool port_any)
 			       "RAILCP_KEY",
 			       rcp_err_msg(err));
 	getsockname(srv->lfd, (struct sockaddr *)&a, &len);
+	srv->port = ntohs(a.sin_port);
 	inet_ntop(AF_INET, &a.sin_addr, where, sizeof(where));
 	if (srv->keyed)
 		snprintf(how, sizeof(how), "senders must prove the key from %s", srv->key.origin);
@@ -317,9 +318,14 @@ int eng__serve(const struct eng_serve_opts *o, const struct eng_transport *tr, b
 {
 	struct eng_server srv = {
 		.o = o, .tr = tr, .lfd = -1, .pending_lock = PTHREAD_MUTEX_INITIALIZER};
+	const char *const *name;
+	char host[256];
+	uint16_t port;
 	int err = 0;
 
-	if (o->plan->n_rails == 0)
+	for (name = o->names; name && *name && !err; name++)
+		err = eng__identity_parse(*name, ENG_DEFAULT_PORT, host, &port);
+	if (!err && o->plan->n_rails == 0)
 		err = rcp_err(-ENODEV, "the plan has no rail to serve on");
 	if (!err)
 		err = tr->rail_addrs(o->plan, srv.addr);

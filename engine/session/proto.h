@@ -10,6 +10,7 @@
  * job's data may be either):
  *   C -> S  hello     job, chunk, slots (the most per stripe its buffers take),
  *                     stripes (address, prefix, rail each), flags,
+ *                     server (the host and port it dialed: identity.c),
  *                     the job's own keys, challenge (when keyed)
  *   S -> C  challenge challenge                    (auth.c, when keyed)
  *   C -> S  proof     proof
@@ -54,9 +55,10 @@
  * 2: the client proves first; frames sealed after the proofs. 3: chunks carry
  * a CRC-64. 4: rail failover (a chunk may arrive twice; "lost" frames; the
  * welcome's "unpaired" stripes). 5: the proofs and the seal's keys cover
- * every frame before them (the hello and the challenge: a transcript).
+ * every frame before them (the hello and the challenge: a transcript). 6: the
+ * hello names the server the client dialed, and only that server serves it.
  */
-#define ENG_PROTO_VERSION 5
+#define ENG_PROTO_VERSION 6
 #define ENG_PROTO_MAX_FRAME (1u << 20)
 /* A hello arrives before authentication: keep what a stranger can make us parse small. */
 #define ENG_PROTO_MAX_HELLO (64u << 10)
@@ -124,6 +126,8 @@
 #define ENG_KEY_TOKEN "token"
 #define ENG_KEY_SLOTS "slots"
 #define ENG_KEY_SLOT_SIZE "slot_size"
+#define ENG_KEY_SERVER "server" /* hello: the server the client dialed (identity.c) */
+#define ENG_KEY_HOST "host"
 
 /* Jobs. */
 #define ENG_JOB_BENCH "bench"

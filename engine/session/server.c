@@ -359,6 +359,9 @@ static int session_admit(struct srv_session *ss, bool *counted)
 	eng__server_pending_release(srv, ss->slot, ss->slot_gen);
 	if (err)
 		return err;
+	if (!srv->o->any_name &&
+	    (err = eng__identity_check(srv->o->names, srv->port, ss->s.ctl.fd, ss->hello)) != 0)
+		return err;
 	/* Only a proven client counts: strangers cannot hold the slots. */
 	*counted = true;
 	if (atomic_fetch_add(&srv->sessions, 1) >= srv->o->max_sessions)

@@ -246,6 +246,24 @@ int eng__serve(const struct eng_serve_opts *o, const struct eng_transport *tr, b
 
 /* ---- the server: listener.c accepts, server.c runs each session ---- */
 
+/*
+ * identity.c: 0 when the server the client's hello names ("server": host
+ * and port) is this one, listening on own_port with names (serve --name,
+ * NULL-terminated or NULL) and accepting on fd; else -EACCES with a
+ * sentence, or -EPROTO when the hello names none. May wait for DNS.
+ */
+int eng__identity_check(const char *const *names, uint16_t own_port, int fd, const json_t *hello);
+
+/* The host and port a hello names; -EPROTO with a sentence when it names none. */
+int eng__identity_dialed(const json_t *hello, char host_out[256], uint16_t *port_out);
+
+/*
+ * A --name, HOST or HOST:PORT (default_port when none), into its parts;
+ * -EINVAL with a sentence when it is neither.
+ */
+int eng__identity_parse(const char *name, uint16_t default_port, char host_out[256],
+			uint16_t *port_out);
+
 struct eng_server {
 	const struct eng_serve_opts *o;
 	const struct eng_transport *tr;
@@ -254,6 +272,7 @@ struct eng_server {
 	struct eng_rail_addr addr[TOPO_MAX_RAILS]; /* the plan's rails */
 	struct io_root *root; /* --root, NULL when the server runs bench only */
 	int lfd;
+	uint16_t port;		 /* the one it listens on */
 	_Atomic unsigned active; /* session threads, authenticated or not */
 	/*
 	 * Of those, the ones not yet authenticated: a slot each, holding the

@@ -89,10 +89,12 @@ struct server {
 	const struct eng_transport *tr;
 	pthread_t thread;
 	int stop_fd;
-	int timeout_ms;	  /* the server's --timeout; 0: TIMEOUT_MS */
-	bool no_failover; /* the server's --no-failover */
-	bool once;	  /* serve one session (railcp serve --ssh) */
-	const char *key;  /* the key itself (serve --ssh's); NULL: key_file's */
+	int timeout_ms;		  /* the server's --timeout; 0: TIMEOUT_MS */
+	bool no_failover;	  /* the server's --no-failover */
+	bool once;		  /* serve one session (railcp serve --ssh) */
+	const char *key;	  /* the key itself (serve --ssh's); NULL: key_file's */
+	const char *const *names; /* serve --name */
+	bool any_name;		  /* any server a client dialed will do (serve --ssh) */
 	_Atomic unsigned port;
 	_Atomic bool ended;
 	int err;
@@ -135,6 +137,8 @@ static inline void server_start(struct server *s, const struct eng_transport *tr
 				       .no_failover = s->no_failover,
 				       .once = s->once,
 				       .key = s->key,
+				       .names = s->names,
+				       .any_name = s->any_name,
 				       .stop_fd = s->stop_fd,
 				       .ready = server_ready,
 				       .ctx = s};
@@ -435,6 +439,12 @@ static inline bool raw_read(int fd, void *buf, size_t len)
 		len -= (size_t)n;
 	}
 	return len == 0;
+}
+
+/* A hello's "server": the one listening on port of 127.0.0.1, which it serves. */
+static inline json_t *dialed_json(uint16_t port)
+{
+	return json_pack("{s:s, s:i}", ENG_KEY_HOST, "127.0.0.1", ENG_KEY_PORT, (int)port);
 }
 
 /* The peer's next frame as JSON; NULL when it closed or sent something else. */

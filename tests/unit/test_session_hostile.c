@@ -41,6 +41,9 @@ static void hello_refused(const struct server *s, json_t *hello, const char *wha
 {
 	int fd = raw_connect((uint16_t)atomic_load(&s->port));
 
+	if (!json_object_get(hello, ENG_KEY_SERVER))
+		json_object_set_new(hello, ENG_KEY_SERVER,
+				    dialed_json((uint16_t)atomic_load(&s->port)));
 	raw_json(fd, hello);
 	assert_refused(fd, what);
 }
@@ -57,6 +60,7 @@ static void raw_push_refused(const struct server *s, const char *dst, const char
 	json_object_set_new(hello, "chunks", json_integer(0));
 	json_object_set_new(hello, "dst", eng__proto_hex(dst, strlen(dst)));
 	json_object_set_new(hello, "flags", json_pack("{s:b}", "recursive", 1));
+	json_object_set_new(hello, ENG_KEY_SERVER, dialed_json((uint16_t)atomic_load(&s->port)));
 	raw_json(fd, hello);
 	ready = raw_recv(fd);
 	assert_non_null(ready);

@@ -379,6 +379,7 @@ static void phase_run(struct fx *fx, const struct phase *ph)
 	transports_arm(ph);
 	plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET);
 	fx->srv.timeout_ms = ph->server_silent ? LONG_MS : SHORT_MS;
+	fx->srv.any_name = true; /* the client dials the relay */
 	server_start(&fx->srv, ph->server_silent ? &silent_tr : &waiting_tr, root, key);
 	relay_start(&rl, (uint16_t)atomic_load(&fx->srv.port),
 		    ph->hold		? -1

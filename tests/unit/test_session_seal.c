@@ -25,6 +25,7 @@ struct relay {
 	unsigned keep_frame;  /* the server's frame to keep in seen; UINT_MAX: none */
 	const char *set_key;  /* instead of flipping a byte: set this key of the JSON... */
 	json_int_t set_value; /* ...to this */
+	bool redial;	      /* instead: the hello's server, to the one the relay reaches */
 	unsigned frames[2];   /* forwarded in each direction */
 	json_t *seen;	      /* that frame's JSON */
 	pthread_t thread;
@@ -62,11 +63,15 @@ static bool relay_frame(struct relay *r, int dir, int from, int to)
 	ok = raw_read(from, buf, n);
 	if (ok && keep) /* the JSON is in clear, the tag (if any) after it */
 		r->seen = json_loadb(buf, n, JSON_DISABLE_EOF_CHECK, NULL);
-	if (ok && chosen && r->set_key) {
+	if (ok && chosen && (r->set_key || r->redial)) {
 		json_t *m = json_loadb(buf, n, 0, NULL);
 		char *text = NULL;
 
-		ok = m && !json_object_set_new(m, r->set_key, json_integer(r->set_value)) &&
+		ok = m &&
+		     !(r->redial
+			       ? json_object_set_new(json_object_get(m, ENG_KEY_SERVER),
+						     ENG_KEY_PORT, json_integer(r->server_port))
+			       : json_object_set_new(m, r->set_key, json_integer(r->set_value))) &&
 		     (text = json_dumps(m, JSON_COMPACT)) != NULL;
 		json_decref(m);
 		if (ok) {
@@ -114,23 +119,29 @@ static void *relay_main(void *arg)
 	return NULL;
 }
 
-/* The relay listening, its thread not yet started: set what it alters, then relay_go. */
-static void relay_prepare(struct relay *r, const struct server *srv, int flip_dir,
-			  unsigned flip_frame)
+/* The relay listening on a port of its own, altering nothing, not yet bound to a server. */
+static void relay_listen(struct relay *r)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t len = sizeof(a);
 
-	*r = (struct relay){.server_port = (uint16_t)atomic_load(&srv->port),
-			    .flip_dir = flip_dir,
-			    .flip_frame = flip_frame,
-			    .keep_frame = UINT_MAX};
+	*r = (struct relay){.flip_frame = UINT_MAX, .keep_frame = UINT_MAX};
 	r->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	assert_true(r->lfd >= 0);
 	assert_int_equal(bind(r->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
 	assert_int_equal(listen(r->lfd, 1), 0);
 	assert_int_equal(getsockname(r->lfd, (struct sockaddr *)&a, &len), 0);
 	r->port = ntohs(a.sin_port);
+}
+
+/* The relay listening, its thread not yet started: set what it alters, then relay_go. */
+static void relay_prepare(struct relay *r, const struct server *srv, int flip_dir,
+			  unsigned flip_frame)
+{
+	relay_listen(r);
+	r->server_port = (uint16_t)atomic_load(&srv->port);
+	r->flip_dir = flip_dir;
+	r->flip_frame = flip_frame;
 }
 
 static void relay_go(struct relay *r)
@@ -171,10 +182,17 @@ static int bench_via(const struct fx *fx, struct relay *r, const char *key, stru
 	return eng__client_run(&o, rep);
 }
 
+/*
+ * A keyed server. The client dials the relay's port, which is not the
+ * server's: most tests here let the server take a session dialed to any
+ * server (any_name) and test the seal; test_a_session_dialed_to_another_
+ * server_is_refused tests that check.
+ */
 static void keyed_server(struct fx *fx, char key[4096])
 {
 	static const unsigned one[] = {1};
 
+	fx->srv.any_name = fx->srv.names == NULL;
 	fx_key(fx, "key", TEST_KEY, key);
 	plan_make(&fx->srv.plan, one, 1, 1, 1, BUDGET);
 	server_start(&fx->srv, NULL, NULL, key);
@@ -268,6 +286,55 @@ static void test_a_rewritten_hello_or_challenge_fails_the_proofs(void **state)
 }
 
 /*
+ * A relay that takes a session dialed to one server (here: the relay's own
+ * port) to another holding the same key is refused by it, and rewriting
+ * the hello to name that other server fails the proofs; the server serves
+ * sessions dialed to it, and the names it is given (serve --name).
+ */
+static void test_a_session_dialed_to_another_server_is_refused(void **state)
+{
+	struct fx *fx = *state;
+	struct eng_report rep;
+	struct relay r;
+	char key[4096], name[32];
+	const char *names[] = {name, NULL};
+	int err;
+
+	fx->srv.names = names;
+	snprintf(name, sizeof(name), "127.0.0.1:1"); /* a name of no use to the relay */
+	keyed_server(fx, key);
+	assert_false(fx->srv.any_name);
+	relay_start(&r, &fx->srv, 0, UINT_MAX);
+	err = bench_via(fx, &r, key, &rep);
+	relay_join(&r);
+	relay_free(&r);
+	if (err == 0 || !strstr(rcp_err_msg(err), "which is not this server"))
+		fail_msg("a session moved to another server: %s",
+			 err ? rcp_err_msg(err) : "served");
+	relay_prepare(&r, &fx->srv, 0, 0);
+	r.redial = true;
+	relay_go(&r);
+	err = bench_via(fx, &r, key, &rep);
+	relay_join(&r);
+	relay_free(&r);
+	if (err == 0 || !strstr(rcp_err_msg(err), "altered on the way"))
+		fail_msg("the hello's server rewritten: %s", err ? rcp_err_msg(err) : "served");
+	bench_ok(&fx->srv, key);
+	assert_int_equal(server_stop(&fx->srv), 0);
+
+	/* Given the relay's address as a name of its own, the server takes the session. */
+	relay_listen(&r);
+	snprintf(name, sizeof(name), "127.0.0.1:%u", r.port);
+	keyed_server(fx, key);
+	r.server_port = (uint16_t)atomic_load(&fx->srv.port);
+	relay_go(&r);
+	assert_int_equal(bench_via(fx, &r, key, &rep), 0);
+	relay_join(&r);
+	relay_free(&r);
+	fx->srv.names = NULL;
+}
+
+/*
  * Keyless, the tokens travel in the welcome (there is no secret to derive
  * them from; the server serves its own user on loopback only). Keyed, both
  * sides derive them and the welcome carries none.
@@ -282,6 +349,7 @@ static void test_a_keyed_welcome_carries_no_token(void **state)
 	const char *hex;
 
 	plan_make(&fx->srv.plan, one, 1, 1, 1, BUDGET);
+	fx->srv.any_name = true; /* the client dials the relay */
 	server_start(&fx->srv, NULL, NULL, NULL);
 	relay_start(&r, &fx->srv, 0, UINT_MAX);
 	r.keep_frame = 0; /* keyless, the welcome is the server's first frame */
@@ -393,6 +461,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_an_altered_frame_after_authentication_ends_the_session),
 		T(test_a_rewritten_hello_or_challenge_fails_the_proofs),
+		T(test_a_session_dialed_to_another_server_is_refused),
 		T(test_a_keyed_welcome_carries_no_token),
 		T(test_a_sniffed_token_admits_no_other_stripe),
 		cmocka_unit_test(test_tokens_differ_per_link_and_both_sides_derive_the_same_keys),

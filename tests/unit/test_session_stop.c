@@ -23,6 +23,7 @@ static int push_halfway(uint16_t port)
 	json_object_set_new(hello, ENG_KEY_CHUNKS, json_integer(0));
 	json_object_set_new(hello, ENG_KEY_DST, eng__proto_hex("d", 1));
 	json_object_set_new(hello, ENG_KEY_STRIPES, st);
+	json_object_set_new(hello, ENG_KEY_SERVER, dialed_json(port));
 	assert_int_equal(eng__proto_send(&c, hello), 0);
 	json_decref(hello);
 	assert_int_equal(eng__proto_recv(&c, TIMEOUT_MS, ENG_MSG_READY, &ready), 0);
