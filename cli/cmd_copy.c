@@ -25,6 +25,7 @@ struct cli_copy {
 	const char *rsh;	 /* -e: always over ssh with this command */
 	const char *railcp_path; /* the far side's railcp, over ssh */
 	bool over_ssh;		 /* this copy went over ssh */
+	char ssh_home[4200];	 /* there, what relative paths are beneath (escaped) */
 	unsigned fsync_opts;	 /* FSYNC_GIVEN, NO_FSYNC_GIVEN: both is a contradiction */
 	struct cli_progress line;
 	struct cli_series series; /* --json: each rail's bytes over time */
@@ -305,6 +306,8 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 		json_object_set_new(o, "transfer_gbps", json_real(cli_gbps(r->bytes, r->seconds)));
 		json_object_set_new(o, "synced", json_boolean(cc->o.fsync));
 		json_object_set_new(o, "over_ssh", json_boolean(cc->over_ssh));
+		if (cc->over_ssh)
+			json_object_set_new(o, "ssh_home", json_string(cc->ssh_home));
 		err = cli_series_json(o, &cc->series);
 		if (!err)
 			err = cli_json_print(stdout, o);
@@ -314,11 +317,12 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 	if (rcp_log_level() == RCP_LOG_SILENT)
 		return 0;
 	cli_size_str(r->bytes, sz, sizeof(sz));
-	printf("railcp: %s %llu files, %s %s %s in %.3f s: %.3f Gb/s (data phase %.3f s, %.3f "
-	       "Gb/s), "
-	       "every chunk checked, %s\n",
+	printf("railcp: %s %llu files, %s %s %s%s%s%s in %.3f s: %.3f Gb/s (data phase %.3f s, "
+	       "%.3f Gb/s), every chunk checked, %s\n",
 	       verb, (unsigned long long)(r->files_total - r->files_skipped), sz,
-	       cc->o.dir == ENG_PUSH ? "to" : "from", cc->host, r->wall_seconds,
+	       cc->o.dir == ENG_PUSH ? "to" : "from", cc->host,
+	       cc->over_ssh ? " over ssh (relative paths beneath " : "",
+	       cc->over_ssh ? cc->ssh_home : "", cc->over_ssh ? ")" : "", r->wall_seconds,
 	       cli_gbps(r->bytes, r->wall_seconds), r->seconds, cli_gbps(r->bytes, r->seconds),
 	       cc->o.fsync ? "every file synced to the disk" : "not synced (--no-fsync)");
 	if (cc->o.update) {
@@ -345,7 +349,7 @@ static int copy_over_ssh(struct cli_copy *cc, const char *rsh, struct eng_report
 {
 	struct eng_copy_opts o = cc->o;
 	size_t i, n = o.dir == ENG_PUSH ? 1 : o.n_src;
-	char **names = calloc(n, sizeof(*names)), host[256], home[4200];
+	char **names = calloc(n, sizeof(*names)), host[256];
 	struct cli_rsh r;
 	int err =
 		names ? cli_rsh_start(&r, rsh, cc->host, cc->railcp_path, o.timeout_ms, o.stall_ms)
@@ -365,12 +369,14 @@ static int copy_over_ssh(struct cli_copy *cc, const char *rsh, struct eng_report
 		o.port = r.port;
 		o.key = r.key;
 		cc->over_ssh = true;
+		rcp_printable(r.home, cc->ssh_home, sizeof(cc->ssh_home));
+		if (cc->line.label) /* the progress line says it too */
+			cc->line.label = o.dir == ENG_PUSH ? "push over ssh" : "pull over ssh";
 		/* Said whatever the way to ssh: the paths now mean something else there. */
 		rcp_log(RCP_LOG_NOTICE,
 			"over ssh to %s: its railcp serves this copy; a relative path there is "
 			"beneath %s",
-			rcp_printable(cc->host, host, sizeof(host)),
-			rcp_printable(r.home, home, sizeof(home)));
+			rcp_printable(cc->host, host, sizeof(host)), cc->ssh_home);
 		err = eng_copy_run(&o, rep);
 	}
 	if (names)

@@ -31,6 +31,7 @@ capture "$RAILCP" -r -p --json -e "$rsh" --railcp-path "$RAILCP" src 127.0.0.1:t
 [ "$(tree_sums src)" = "$(tree_sums home/tree)" ] || fail "home/tree differs from src"
 [ "$(readlink home/tree/link)" = a.txt ] || fail "the symlink did not arrive"
 echo "$out" | grep -q '"over_ssh": true' || fail "--json does not say the copy went over ssh: $out"
+echo "$out" | grep -q "\"ssh_home\": \"$HOME\"" || fail "--json does not say where relative paths are: $out"
 expect_no_far_side "after a push"
 capture "$RAILCP" -r -q -e "$rsh" --railcp-path "$RAILCP" "127.0.0.1:$dir/home/tree" back
 [ "$rc" -eq 0 ] || fail "pull over ssh exited $rc: $err"
@@ -43,6 +44,8 @@ capture env RAILCP_RSH="$rsh" "$RAILCP" -r --port 7598 --railcp-path "$RAILCP" s
 [ "$rc" -eq 0 ] || fail "push with no server on the port exited $rc: $err"
 case "$err" in *"over ssh to 127.0.0.1: "*"a relative path there is beneath $HOME"*) ;;
 *) fail "the fallback to ssh was not said: $err" ;; esac
+case "$out" in *"to 127.0.0.1 over ssh (relative paths beneath $HOME) in "*) ;;
+*) fail "the summary does not say the copy went over ssh: $out" ;; esac
 cmp -s src/sub/c.txt home/sub/c.txt || fail "HOST: is not the home: $(find home)"
 capture env RAILCP_RSH="$rsh" "$RAILCP" -r -q --port 7598 --railcp-path "$RAILCP" 127.0.0.1: pulled
 [ "$rc" -eq 0 ] || fail "pull of HOST: exited $rc: $err"
