@@ -296,7 +296,7 @@ const char *io_path_printable(const char *path, char out[IO_ESC_MAX]);
  * A chunk's integrity hash: CRC-64/XZ (ECMA-182 polynomial, reflected, as xz
  * uses it) of len bytes, with ISA-L. Chosen by tests/bench/bench_hash: it
  * runs as fast as CRC-32C (the same carry-less multiply code) with twice the
- * bits; see the README. Thread-safe.
+ * bits; see doc/benchmarks.md. Thread-safe.
  */
 uint64_t io_chunk_hash(const void *buf, size_t len);
 

@@ -251,7 +251,7 @@ struct topo_plan {
 #define TOPO_MAX_IO_DEPTH 1024
 
 /*
- * Place workers and rails (policy in plan.c's header and the README).
+ * Place workers and rails (policy in plan.c's header and doc/operations.md).
  * Errors, each with a sentence: -EINVAL for options that contradict the
  * machine (a missing or inactive rail named by --rails, a node --numa names
  * that does not exist or is not allowed), -ENODEV when no rail is usable and
@@ -265,7 +265,7 @@ void topo_plan_destroy(struct topo_plan *plan);
 
 /* ---- profiles ---------------------------------------------------------- */
 
-/* Write plan as a profile (format: profile.c header, README); -errno with a sentence. */
+/* Write plan as a profile (format: profile.c header, doc/operations.md); -errno with a sentence. */
 int topo_profile_save(const struct topo_plan *plan, const struct topo_machine *m, const char *path);
 
 /*

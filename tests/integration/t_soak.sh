@@ -5,7 +5,7 @@
 # sessions, and its RSS has not grown past them by more than 4 MiB (the
 # allocator's caches): nothing leaks per session. RAILCP_SOAK_SESSIONS
 # sets how many (default 40; tools/check runs the default in the release
-# build and 12 in the ASan build, the README's figures are from 300).
+# build and 12 in the ASan build, doc/testing.md's figures are from 300).
 # Every copy is checked. In the ASan build the RSS is printed, not bounded
 # (is_asan); its leak check at the server's exit covers memory there.
 . tests/integration/lib.sh
