@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -437,9 +438,11 @@ static void client_progress(struct eng_session *s, void *ctx)
 	c->o->progress(&so_far, c->o->ctx);
 }
 
-int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_out)
+/* One session; *busy_out when the server said, before any job began, to try again. */
+static int client_once(const struct eng_client_opts *o, uint64_t t0_ns,
+		       struct eng_report *report_out, bool *busy_out)
 {
-	struct client c = {.o = o, .t0_ns = rcp_now_ns()};
+	struct client c = {.o = o, .t0_ns = t0_ns};
 	const struct eng_copy_opts *cp = o->copy;
 	unsigned r;
 	int err;
@@ -459,8 +462,8 @@ int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_o
 		c.s.ctx = &c;
 	}
 	err = cp && cp->dir == ENG_PUSH ? push_prepare(&c) : 0;
-	if (!err)
-		err = handshake(&c);
+	if (!err && (err = handshake(&c)) == -EBUSY)
+		*busy_out = true;
 	if (!err)
 		err = job_setup(&c);
 	if (!err)
@@ -480,6 +483,49 @@ int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_o
 	eng__session_fini(&c.s);
 	json_decref(c.welcome);
 	eng__auth_key_wipe(&c.key);
+	return err;
+}
+
+/* A number no other client of the burst draws alike. */
+static unsigned jitter(void)
+{
+	unsigned r;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+		r = (unsigned)(rcp_now_ns() ^ ((uint64_t)getpid() << 20));
+	return r;
+}
+
+/*
+ * A server that says it is busy (its sessions all taken, or this address's
+ * queue of connections full) is asked again, after a backoff that doubles
+ * from ENG_RETRY_FIRST_MS to ENG_RETRY_MAX_MS with jitter (many clients of
+ * one burst do not come back together), until --timeout has passed since
+ * the first try.
+ */
+int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_out)
+{
+	const _Atomic bool *cancel = o->copy ? o->copy->cancel : NULL;
+	uint64_t t0 = rcp_now_ns(), end = t0 + (uint64_t)o->timeout_ms * 1000000u;
+	unsigned backoff = ENG_RETRY_FIRST_MS, tries = 1;
+	bool busy = false;
+	int err;
+
+	while ((err = client_once(o, t0, report_out, &busy)) == -EBUSY && busy &&
+	       !(cancel && atomic_load(cancel))) {
+		unsigned wait = backoff / 2 + jitter() % backoff;
+		char why[512];
+
+		if (rcp_now_ns() + (uint64_t)wait * 1000000u >= end)
+			return rcp_err(err, "%s (asked %u times within %d s)", rcp_err_msg(err),
+				       tries, o->timeout_ms / 1000);
+		snprintf(why, sizeof(why), "%s", rcp_err_msg(err));
+		rcp_log(RCP_LOG_INFO, "%s; asking again in %u ms", why, wait);
+		usleep(wait * 1000u);
+		backoff = backoff * 2 > ENG_RETRY_MAX_MS ? ENG_RETRY_MAX_MS : backoff * 2;
+		busy = false;
+		tries++;
+	}
 	return err;
 }
 

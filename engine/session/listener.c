@@ -9,8 +9,13 @@
  * lookup does not work the server does not start. Strangers get little
  * (session_int.h): at most ENG_MAX_PENDING connections may wait to
  * authenticate, at most ENG_MAX_PENDING_PER_ADDR of them from one address,
- * each for at most ENG_PREAUTH_MS; past the address's share a connection is
- * refused with a sentence and closed at once. When every place is taken,
+ * each for at most ENG_PREAUTH_MS; past the address's share a connection
+ * waits its turn, parked (a descriptor; no thread, nothing read), and is
+ * served in arrival order when its address's place frees (a session that
+ * authenticates or fails says so on an eventfd), so a burst of honest
+ * clients from one host is served, not refused; a connection that waited
+ * ENG_PREAUTH_MS, or finds the queue full, is refused with a sentence the
+ * client takes as "try again" (client.c). When every place is taken,
  * the connection that has waited longest gives its place to the newcomer:
  * idle connections from a few addresses, renewed as they expire, then hold
  * places only until newer ones come, and a client that proves the key at
@@ -20,7 +25,8 @@
  *
  * Threading: the caller's thread listens; sessions run on threads of their
  * own; the server's state is read-only after start-up except the counts and
- * the pending slots (atomics: only the listener fills a slot).
+ * the pending slots (atomics: only the listener fills a slot) and the
+ * parked connections (the listener's alone).
  */
 #include "engine/session/session_int.h"
 
@@ -28,9 +34,11 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 /* Connections the kernel queues for accept. */
@@ -61,7 +69,8 @@ static unsigned pending_evict(struct eng_server *srv, const char *who)
 
 /*
  * A pending slot for the connection fd from addr (who, as text): its index
- * and generation, or -EBUSY with a sentence when addr has its share.
+ * and generation, or -EAGAIN when addr has its share (the connection then
+ * waits its turn: park_add).
  */
 static int pending_claim(struct eng_server *srv, int fd, const struct in_addr *addr,
 			 const char *who, unsigned *slot_out, uint32_t *gen_out)
@@ -78,10 +87,7 @@ static int pending_claim(struct eng_server *srv, int fd, const struct in_addr *a
 		same += a != 0 && a == addr->s_addr;
 	}
 	if (same >= ENG_MAX_PENDING_PER_ADDR) {
-		err = rcp_err(-EBUSY,
-			      "the server has %u connections from %s waiting to authenticate; "
-			      "try again later",
-			      same, who);
+		err = -EAGAIN;
 	} else {
 		if (slot == ENG_MAX_PENDING)
 			slot = pending_evict(srv, who);
@@ -103,6 +109,46 @@ void eng__server_pending_release(struct eng_server *srv, unsigned slot, uint32_t
 		srv->pending_fd[slot] = -1;
 	}
 	pthread_mutex_unlock(&srv->pending_lock);
+	/* A place freed: the listener serves the next connection waiting its turn. */
+	if (eventfd_write(srv->wake_fd, 1))
+		(void)0; /* the counter is full: a wake-up is pending anyway */
+}
+
+/* Refuse fd with err's sentence (logged at INFO: a flood must not flood the log), and close it. */
+static void refuse(int fd, int err, const char *who)
+{
+	rcp_log(RCP_LOG_INFO, "connection from %s refused: %s", who, rcp_err_msg(err));
+	/* a few bytes into an empty send buffer */
+	eng__proto_send_error(&ENG_CTL_PLAIN(fd), err, false);
+	close(fd);
+}
+
+/* Connections from addr waiting their turn. */
+static unsigned parked_from(const struct eng_server *srv, uint32_t addr)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < srv->park_n; i++)
+		n += srv->park[(srv->park_head + i) % ENG_MAX_PARKED].addr == addr;
+	return n;
+}
+
+/* fd from addr waits its turn at the queue's end; refused when the queue is full. */
+static void park_add(struct eng_server *srv, int fd, const struct in_addr *addr, const char *who)
+{
+	unsigned mine = parked_from(srv, addr->s_addr);
+
+	if (mine >= ENG_MAX_PARKED_PER_ADDR || srv->park_n >= ENG_MAX_PARKED) {
+		refuse(fd,
+		       rcp_err(-EBUSY,
+			       "the server has %u connections from %s waiting to authenticate "
+			       "and %u more waiting their turn; try again later",
+			       ENG_MAX_PENDING_PER_ADDR, who, mine),
+		       who);
+		return;
+	}
+	srv->park[(srv->park_head + srv->park_n++) % ENG_MAX_PARKED] =
+		(struct eng_parked){.fd = fd, .addr = addr->s_addr, .since_ns = rcp_now_ns()};
 }
 
 /*
@@ -134,11 +180,61 @@ static int peer_owner_check(const struct eng_server *srv, int fd)
 	return 0;
 }
 
+/*
+ * fd from addr (who) a session thread when its address has a place free
+ * (true: fd is given up), else false: nothing done.
+ */
+static bool session_try(struct eng_server *srv, int fd, const struct in_addr *addr, const char *who)
+{
+	unsigned slot = 0;
+	uint32_t gen = 0;
+	int err;
+
+	if (pending_claim(srv, fd, addr, who, &slot, &gen))
+		return false;
+	eng__tcp_tune(fd, srv->o->timeout_ms);
+	atomic_fetch_add(&srv->active, 1);
+	err = eng__server_session_start(srv, fd, who, slot, gen);
+	if (err) {
+		rcp_log(RCP_LOG_NOTICE, "session from %s refused: cannot start a thread: %s", who,
+			strerror(-err));
+		atomic_fetch_sub(&srv->active, 1);
+		eng__server_pending_release(srv, slot, gen);
+		close(fd);
+	}
+	return true;
+}
+
+/* The connections waiting their turn, oldest first: served if they may be, or refused if late. */
+static void park_serve(struct eng_server *srv)
+{
+	int preauth_ms = srv->o->timeout_ms < ENG_PREAUTH_MS ? srv->o->timeout_ms : ENG_PREAUTH_MS;
+	uint64_t now = rcp_now_ns(), wait_ms = (uint64_t)preauth_ms;
+	unsigned i, n = srv->park_n, kept = 0;
+
+	for (i = 0; i < n; i++) {
+		struct eng_parked p = srv->park[(srv->park_head + i) % ENG_MAX_PARKED];
+		struct in_addr a = {.s_addr = p.addr};
+		char who[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &a, who, sizeof(who));
+		if (now - p.since_ns >= wait_ms * 1000000u)
+			refuse(p.fd,
+			       rcp_err(-EBUSY,
+				       "waited %" PRIu64
+				       " s for its turn behind %u connections from "
+				       "%s waiting to authenticate; try again later",
+				       wait_ms / 1000, ENG_MAX_PENDING_PER_ADDR, who),
+			       who);
+		else if (!session_try(srv, p.fd, &a, who))
+			srv->park[(srv->park_head + kept++) % ENG_MAX_PARKED] = p;
+	}
+	srv->park_n = kept;
+}
+
 static void session_start(struct eng_server *srv, int fd, const struct sockaddr_in *from)
 {
 	char who[64];
-	unsigned slot = 0;
-	uint32_t gen = 0;
 	int err;
 
 	inet_ntop(AF_INET, &from->sin_addr, who, sizeof(who));
@@ -150,24 +246,10 @@ static void session_start(struct eng_server *srv, int fd, const struct sockaddr_
 		close(fd);
 		return;
 	}
-	if ((err = pending_claim(srv, fd, &from->sin_addr, who, &slot, &gen)) != 0) {
-		/* Not at NOTICE: a flood of these must not flood the log. */
-		rcp_log(RCP_LOG_INFO, "connection from %s refused: %s", who, rcp_err_msg(err));
-		/* a few bytes into an empty send buffer */
-		eng__proto_send_error(&ENG_CTL_PLAIN(fd), err, false);
-		close(fd);
-		return;
-	}
-	eng__tcp_tune(fd, srv->o->timeout_ms);
-	atomic_fetch_add(&srv->active, 1);
-	err = eng__server_session_start(srv, fd, who, slot, gen);
-	if (err) {
-		rcp_log(RCP_LOG_NOTICE, "session from %s refused: cannot start a thread: %s", who,
-			strerror(-err));
-		atomic_fetch_sub(&srv->active, 1);
-		eng__server_pending_release(srv, slot, gen);
-		close(fd);
-	}
+	/* Behind those of its address that wait already, or its address's share is taken. */
+	if (parked_from(srv, from->sin_addr.s_addr) > 0 ||
+	    !session_try(srv, fd, &from->sin_addr, who))
+		park_add(srv, fd, &from->sin_addr, who);
 }
 
 /* With a key: any address; without: loopback only, and say why. */
@@ -282,8 +364,9 @@ static bool once_done(struct eng_server *srv, uint64_t deadline_ns, int *err)
 /* Accept until told to stop (once: until the one session ended); 0 or once's status. */
 static int server_loop(struct eng_server *srv)
 {
-	struct pollfd pfd[2] = {{.fd = srv->lfd, .events = POLLIN},
-				{.fd = srv->o->stop_fd, .events = POLLIN}};
+	struct pollfd pfd[3] = {{.fd = srv->lfd, .events = POLLIN},
+				{.fd = srv->o->stop_fd, .events = POLLIN},
+				{.fd = srv->wake_fd, .events = POLLIN}};
 	uint64_t deadline_ns = rcp_now_ns() + (uint64_t)srv->o->timeout_ms * 1000000u;
 	bool starved = false;
 	int err = 0;
@@ -295,10 +378,18 @@ static int server_loop(struct eng_server *srv)
 
 		if (srv->o->once && once_done(srv, deadline_ns, &err))
 			break;
-		if (poll(pfd, 2, srv->o->once ? ENG_ONCE_POLL_MS : -1) < 0 && errno != EINTR)
+		if (poll(pfd, 3, srv->o->once || srv->park_n ? ENG_ONCE_POLL_MS : -1) < 0 &&
+		    errno != EINTR)
 			break;
 		if (pfd[1].revents)
 			break;
+		if (pfd[2].revents) {
+			eventfd_t n;
+
+			(void)eventfd_read(srv->wake_fd, &n);
+		}
+		if (srv->park_n) /* before any newcomer: in arrival order */
+			park_serve(srv);
 		if (!(pfd[0].revents & POLLIN))
 			continue;
 		fd = accept4(srv->lfd, (struct sockaddr *)&from, &len, SOCK_CLOEXEC);
@@ -316,8 +407,11 @@ static int server_loop(struct eng_server *srv)
 
 int eng__serve(const struct eng_serve_opts *o, const struct eng_transport *tr, bool port_any)
 {
-	struct eng_server srv = {
-		.o = o, .tr = tr, .lfd = -1, .pending_lock = PTHREAD_MUTEX_INITIALIZER};
+	struct eng_server srv = {.o = o,
+				 .tr = tr,
+				 .lfd = -1,
+				 .wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK),
+				 .pending_lock = PTHREAD_MUTEX_INITIALIZER};
 	const char *const *name;
 	char host[256];
 	uint16_t port;
@@ -325,6 +419,8 @@ int eng__serve(const struct eng_serve_opts *o, const struct eng_transport *tr, b
 
 	for (name = o->names; name && *name && !err; name++)
 		err = eng__identity_parse(*name, ENG_DEFAULT_PORT, host, &port);
+	if (!err && srv.wake_fd < 0)
+		err = rcp_err(-errno, "eventfd: %s", strerror(errno));
 	if (!err && o->plan->n_rails == 0)
 		err = rcp_err(-ENODEV, "the plan has no rail to serve on");
 	if (!err)
@@ -339,8 +435,12 @@ int eng__serve(const struct eng_serve_opts *o, const struct eng_transport *tr, b
 		while (atomic_load(&srv.active) > 0)
 			usleep(10 * 1000);
 	}
+	while (srv.park_n > 0) /* stopping: no turn will come */
+		close(srv.park[(srv.park_head + --srv.park_n) % ENG_MAX_PARKED].fd);
 	if (srv.lfd >= 0)
 		close(srv.lfd);
+	if (srv.wake_fd >= 0)
+		close(srv.wake_fd);
 	eng__auth_key_wipe(&srv.key);
 	io_root_close(srv.root);
 	return err;

@@ -30,6 +30,7 @@
  *   rcvr    result    chunks, bytes, files
  *   either  lost      stripe, message              (during the data: failover)
  *   either  error     message: ends the session with that sentence
+ *                     (retry: the server is busy; the client tries again)
  * Names travel as hex, so no byte of a file name can break the JSON.
  *
  * Threading: functions use only their arguments (a struct eng_ctl is its
@@ -103,6 +104,8 @@
 #define ENG_KEY_MESSAGE "message"
 /* error: the side failed on the fabric or through the peer; the peer's own reason is better */
 #define ENG_KEY_SYMPTOM "symptom"
+/* error: the refusal is temporary (a full server, a queue too long): try again (-EBUSY) */
+#define ENG_KEY_RETRY "retry"
 #define ENG_KEY_JOB "job" /* ENG_JOB_* */
 #define ENG_KEY_CHUNK "chunk"
 #define ENG_KEY_STRIPES "stripes"

@@ -58,6 +58,20 @@
 #define ENG_MAX_PENDING 64
 #define ENG_MAX_PENDING_PER_ADDR 8
 #define ENG_PREAUTH_MS 10000
+/*
+ * A connection past its address's share waits its turn, accepted but
+ * parked (a descriptor, no thread, nothing read), and is served in arrival
+ * order when a place of its address frees: an honest burst authenticates
+ * within milliseconds per connection. At most ENG_MAX_PARKED_PER_ADDR wait
+ * per address and ENG_MAX_PARKED in all, each at most ENG_PREAUTH_MS (or
+ * --timeout, if shorter); past that a connection is refused with a
+ * sentence saying how long the queue was, and the client tries again.
+ */
+#define ENG_MAX_PARKED 256
+/* A client the server calls busy asks again after this, doubling up to the most. */
+#define ENG_RETRY_FIRST_MS 50
+#define ENG_RETRY_MAX_MS 1000
+#define ENG_MAX_PARKED_PER_ADDR 64
 /* accept4 out of descriptors or memory: wait this long before trying again. */
 #define ENG_ACCEPT_BACKOFF_MS 100
 /*
@@ -289,6 +303,19 @@ struct eng_server {
 	int pending_fd[ENG_MAX_PENDING];
 	uint64_t pending_ns[ENG_MAX_PENDING];
 	uint32_t pending_gen[ENG_MAX_PENDING];
+	/*
+	 * Connections waiting for a place of their address, oldest first (a
+	 * ring of park_n from park_head): the listener's alone. A session
+	 * that gives up its place writes wake_fd (an eventfd) so the listener
+	 * serves the next.
+	 */
+	struct eng_parked {
+		int fd;
+		uint32_t addr;
+		uint64_t since_ns;
+	} park[ENG_MAX_PARKED];
+	unsigned park_head, park_n;
+	int wake_fd;
 	_Atomic unsigned sessions; /* authenticated: what --max-sessions limits */
 	_Atomic unsigned served;   /* authenticated sessions that ended (once: stop at the first) */
 	_Atomic int served_err;	   /* the first of those's status (once: eng__serve returns it) */

@@ -95,6 +95,7 @@ struct server {
 	const char *key;	  /* the key itself (serve --ssh's); NULL: key_file's */
 	const char *const *names; /* serve --name */
 	bool any_name;		  /* any server a client dialed will do (serve --ssh) */
+	unsigned max_sessions;	  /* serve --max-sessions; 0: 4 */
 	_Atomic unsigned port;
 	_Atomic bool ended;
 	int err;
@@ -133,7 +134,7 @@ static inline void server_start(struct server *s, const struct eng_transport *tr
 				       .root = root,
 				       .plan = &s->plan,
 				       .timeout_ms = s->timeout_ms ? s->timeout_ms : TIMEOUT_MS,
-				       .max_sessions = 4,
+				       .max_sessions = s->max_sessions ? s->max_sessions : 4,
 				       .no_failover = s->no_failover,
 				       .once = s->once,
 				       .key = s->key,
@@ -390,6 +391,21 @@ static inline int raw_connect(uint16_t port)
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	assert_true(fd >= 0);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+/* A connection to the server from the local address from ("127.0.0.2"). */
+static inline int raw_connect_from(uint16_t port, const char *from)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+	struct sockaddr_in src = {.sin_family = AF_INET};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(inet_pton(AF_INET, from, &src.sin_addr), 1);
+	assert_int_equal(bind(fd, (struct sockaddr *)&src, sizeof(src)), 0);
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
 	return fd;

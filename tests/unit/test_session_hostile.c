@@ -134,21 +134,6 @@ static void test_bad_hellos_get_an_error_and_the_server_keeps_serving(void **sta
 /* 32 bytes of hex: a challenge or a proof (a wrong one). */
 #define ZEROS_32 "0000000000000000000000000000000000000000000000000000000000000000"
 
-/* A connection to the server from the local address from ("127.0.0.2"). */
-static int raw_connect_from(uint16_t port, const char *from)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
-	struct sockaddr_in src = {.sin_family = AF_INET};
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	assert_true(fd >= 0);
-	assert_int_equal(inet_pton(AF_INET, from, &src.sin_addr), 1);
-	assert_int_equal(bind(fd, (struct sockaddr *)&src, sizeof(src)), 0);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	return fd;
-}
-
 /* On fd, a hello that offers a challenge; the server's answer. */
 static json_t *raw_keyed_hello_reply(int fd)
 {
@@ -241,7 +226,7 @@ static void test_idle_connections_from_one_address_lock_out_no_one_else(void **s
 {
 	static const unsigned rails[] = {1};
 	struct fx *fx = *state;
-	int idle[ENG_MAX_PENDING_PER_ADDR], i;
+	int idle[ENG_MAX_PENDING_PER_ADDR + ENG_MAX_PARKED_PER_ADDR], i;
 	struct pollfd pfd;
 	char what[128];
 	uint16_t port;
@@ -249,19 +234,23 @@ static void test_idle_connections_from_one_address_lock_out_no_one_else(void **s
 	plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET);
 	server_start(&fx->srv, NULL, NULL, NULL);
 	port = (uint16_t)atomic_load(&fx->srv.port);
-	/* Idle for the whole test: each may wait ENG_PREAUTH_MS (TIMEOUT_MS here) to authenticate.
+	/*
+	 * Idle for the whole test: each may wait ENG_PREAUTH_MS (TIMEOUT_MS
+	 * here) to authenticate, or as long to wait its turn.
 	 */
-	for (i = 0; i < ENG_MAX_PENDING_PER_ADDR; i++)
+	for (i = 0; i < (int)RCP_ARRAY_SIZE(idle); i++)
 		idle[i] = raw_connect_from(port, "127.0.0.2");
 	/* Every further one from there, up to a thousand in all, is refused at once, with a
 	 * sentence... */
-	snprintf(what, sizeof(what), "%d connections from 127.0.0.2 waiting to authenticate",
-		 ENG_MAX_PENDING_PER_ADDR);
-	for (i = ENG_MAX_PENDING_PER_ADDR; i < IDLE_FLOOD; i++)
+	snprintf(what, sizeof(what),
+		 "%d connections from 127.0.0.2 waiting to authenticate and %d more waiting "
+		 "their turn; try again later",
+		 ENG_MAX_PENDING_PER_ADDR, ENG_MAX_PARKED_PER_ADDR);
+	for (i = RCP_ARRAY_SIZE(idle); i < IDLE_FLOOD; i++)
 		assert_refused(raw_connect_from(port, "127.0.0.2"), what);
 	/* ...while a client from another address is served, and the idle ones still wait. */
 	bench_ok(&fx->srv, NULL);
-	for (i = 0; i < ENG_MAX_PENDING_PER_ADDR; i++) {
+	for (i = 0; i < (int)RCP_ARRAY_SIZE(idle); i++) {
 		pfd = (struct pollfd){.fd = idle[i], .events = POLLIN};
 		assert_int_equal(poll(&pfd, 1, 0), 0);
 		close(idle[i]);
