@@ -13,37 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A decimal count of at most max in v (no sign, nothing after it) into *x. */
-static bool count_of(const char *v, unsigned max, unsigned long *x)
-{
-	char *end;
-
-	errno = 0;
-	*x = strtoul(v, &end, 10);
-	return !errno && end != v && !*end && *x <= max && v[0] != '-';
-}
-
-int cli_parse_count(const char *cmd, const char *opt, const char *v, unsigned max, unsigned *out)
-{
-	unsigned long x;
-
-	if (!count_of(v, max, &x) || x == 0)
-		return cli_usage_error(cmd, "%s needs a number from 1 to %u, not '%s'", opt, max,
-				       v);
-	*out = (unsigned)x;
-	return 0;
-}
-
 /* A count from 0 to max, where 0 means none: the plan's TOPO_NONE. */
 static int parse_count_or_none(const char *cmd, const char *opt, const char *v, unsigned max,
 			       unsigned *out)
 {
-	unsigned long x;
+	unsigned x;
 
-	if (!count_of(v, max, &x))
-		return cli_usage_error(cmd, "%s needs a number from 0 (none) to %u, not '%s'", opt,
-				       max, v);
-	*out = x == 0 ? TOPO_NONE : (unsigned)x;
+	if (cli_parse_count_or_none(cmd, opt, v, max, &x))
+		return CLI_EXIT_USAGE;
+	*out = x == 0 ? TOPO_NONE : x;
 	return 0;
 }
 
