@@ -53,6 +53,13 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* A byte count like 4096, 64K, 1M, 2G or 1GiB (binary units); CLI_EXIT_USAGE when not one. */
 int cli_parse_size(const char *cmd, const char *opt, const char *v, uint64_t *out);
 
+/* A count from 1 to max; CLI_EXIT_USAGE (after one line) when v is not one. */
+int cli_parse_count(const char *cmd, const char *opt, const char *v, unsigned max, unsigned *out);
+
+/* A count from 0 (none) to max; CLI_EXIT_USAGE (after one line) when v is not one. */
+int cli_parse_count_or_none(const char *cmd, const char *opt, const char *v, unsigned max,
+			    unsigned *out);
+
 /* --chunk: a multiple of 4K from 4K to 64M; CLI_EXIT_USAGE (after one line) when not one. */
 int cli_parse_chunk(const char *cmd, const char *v, uint32_t *out);
 

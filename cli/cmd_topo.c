@@ -12,7 +12,7 @@
  */
 #include "cli/cli.h"
 #include "cli/place.h"
-#include "cli/topo_cli.h"
+#include "cli/topo.h"
 
 #include "common/common.h"
 
@@ -26,36 +26,6 @@ struct topo_cmd {
 	const char *xml, *save;
 	struct cli_place place;
 };
-
-int topo_cli_add_engine_rails(struct topo_machine *m, const struct eng_device_list *list)
-{
-	size_t d;
-	unsigned p;
-	int err;
-
-	for (d = 0; d < list->n; d++) {
-		const struct eng_device *dev = &list->dev[d];
-
-		for (p = 0; p < dev->n_ports; p++) {
-			const struct eng_port *port = &dev->ports[p];
-			struct topo_rail r;
-
-			memset(&r, 0, sizeof(r));
-			snprintf(r.dev, sizeof(r.dev), "%s", dev->name);
-			r.port = port->num;
-			snprintf(r.state, sizeof(r.state), "%s", port->state);
-			r.active = port->active;
-			snprintf(r.link_layer, sizeof(r.link_layer), "%s", port->link_layer);
-			r.gbps = port->gbps;
-			r.numa_node = dev->numa_node;
-			snprintf(r.rule, sizeof(r.rule), "%s", dev->numa_rule);
-			err = topo_machine_add_rail(m, &r);
-			if (err && err != -EEXIST)
-				return err;
-		}
-	}
-	return 0;
-}
 
 static void topo_usage(FILE *f)
 {
@@ -130,37 +100,37 @@ static int parse_args(int argc, char **argv, struct topo_cmd *cmd)
 }
 
 static int output_json(const struct topo_machine *m, const struct topo_plan *plan, int plan_err,
-		       const struct topo_cli_check *checks)
+		       const struct cli_topo_check *checks)
 {
 	json_t *root = json_object();
 	int err;
 
 	if (!root)
 		return -ENOMEM;
-	json_object_set_new(root, "machine", topo_cli_machine_json(m));
-	json_object_set_new(root, "plan", plan ? topo_cli_plan_json(plan) : json_null());
+	json_object_set_new(root, "machine", cli_topo_machine_json(m));
+	json_object_set_new(root, "plan", plan ? cli_topo_plan_json(plan) : json_null());
 	json_object_set_new(root, "error",
 			    plan_err ? json_string(rcp_err_msg(plan_err)) : json_null());
 	if (checks)
-		json_object_set_new(root, "buffers", topo_cli_checks_json(checks, plan->n_workers));
+		json_object_set_new(root, "buffers", cli_topo_checks_json(checks, plan->n_workers));
 	err = cli_json_print(stdout, root);
 	json_decref(root);
 	return err;
 }
 
 static void output_human(const struct topo_machine *m, const struct topo_plan *plan,
-			 const struct topo_cli_check *checks)
+			 const struct cli_topo_check *checks)
 {
-	topo_cli_machine_print(stdout, m);
+	cli_topo_machine_print(stdout, m);
 	if (plan)
-		topo_cli_plan_print(stdout, plan);
+		cli_topo_plan_print(stdout, plan);
 	if (checks)
-		topo_cli_checks_print(stdout, checks, plan->n_workers);
+		cli_topo_checks_print(stdout, checks, plan->n_workers);
 	fflush(stdout);
 }
 
 /* The first worker whose pages or thread are not where the plan put them. */
-static int checks_verdict(const struct topo_plan *plan, const struct topo_cli_check *c)
+static int checks_verdict(const struct topo_plan *plan, const struct cli_topo_check *c)
 {
 	size_t i;
 
@@ -199,7 +169,7 @@ int cli_cmd_topo(int argc, char **argv)
 	struct topo_cmd cmd;
 	struct topo_machine *m = NULL;
 	struct topo_plan *plan = NULL;
-	struct topo_cli_check *checks = NULL;
+	struct cli_topo_check *checks = NULL;
 	int r, err, out_err;
 
 	memset(&cmd, 0, sizeof(cmd));
@@ -212,7 +182,7 @@ int cli_cmd_topo(int argc, char **argv)
 	err = plan_make(&cmd, m, &plan);
 	if (!err && cmd.check) {
 		checks = calloc(plan->n_workers ? plan->n_workers : 1, sizeof(*checks));
-		err = checks ? topo_cli_check_buffers(plan, checks) : -ENOMEM;
+		err = checks ? cli_topo_check_buffers(plan, checks) : -ENOMEM;
 		if (err) {
 			free(checks);
 			checks = NULL;

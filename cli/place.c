@@ -6,44 +6,22 @@
  */
 #include "cli/place.h"
 
-#include "cli/topo_cli.h"
 #include "common/common.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
-
-/* A decimal count of at most max in v (no sign, nothing after it) into *x. */
-static bool count_of(const char *v, unsigned max, unsigned long *x)
-{
-	char *end;
-
-	errno = 0;
-	*x = strtoul(v, &end, 10);
-	return !errno && end != v && !*end && *x <= max && v[0] != '-';
-}
-
-int cli_parse_count(const char *cmd, const char *opt, const char *v, unsigned max, unsigned *out)
-{
-	unsigned long x;
-
-	if (!count_of(v, max, &x) || x == 0)
-		return cli_usage_error(cmd, "%s needs a number from 1 to %u, not '%s'", opt, max,
-				       v);
-	*out = (unsigned)x;
-	return 0;
-}
+#include <string.h>
 
 /* A count from 0 to max, where 0 means none: the plan's TOPO_NONE. */
 static int parse_count_or_none(const char *cmd, const char *opt, const char *v, unsigned max,
 			       unsigned *out)
 {
-	unsigned long x;
+	unsigned x;
 
-	if (!count_of(v, max, &x))
-		return cli_usage_error(cmd, "%s needs a number from 0 (none) to %u, not '%s'", opt,
-				       max, v);
-	*out = x == 0 ? TOPO_NONE : (unsigned)x;
+	if (cli_parse_count_or_none(cmd, opt, v, max, &x))
+		return CLI_EXIT_USAGE;
+	*out = x == 0 ? TOPO_NONE : x;
 	return 0;
 }
 
@@ -85,6 +63,37 @@ int cli_place_check(const char *cmd, const struct cli_place *p)
 	return 0;
 }
 
+/* Add every port of an engine device listing to m as rails. */
+static int machine_add_engine_rails(struct topo_machine *m, const struct eng_device_list *list)
+{
+	size_t d;
+	unsigned p;
+	int err;
+
+	for (d = 0; d < list->n; d++) {
+		const struct eng_device *dev = &list->dev[d];
+
+		for (p = 0; p < dev->n_ports; p++) {
+			const struct eng_port *port = &dev->ports[p];
+			struct topo_rail r;
+
+			memset(&r, 0, sizeof(r));
+			snprintf(r.dev, sizeof(r.dev), "%s", dev->name);
+			r.port = port->num;
+			snprintf(r.state, sizeof(r.state), "%s", port->state);
+			r.active = port->active;
+			snprintf(r.link_layer, sizeof(r.link_layer), "%s", port->link_layer);
+			r.gbps = port->gbps;
+			r.numa_node = dev->numa_node;
+			snprintf(r.rule, sizeof(r.rule), "%s", dev->numa_rule);
+			err = topo_machine_add_rail(m, &r);
+			if (err && err != -EEXIST)
+				return err;
+		}
+	}
+	return 0;
+}
+
 int cli_machine_load(const char *xml, struct topo_machine **m_out)
 {
 	struct eng_device_list *list = NULL;
@@ -103,7 +112,7 @@ int cli_machine_load(const char *xml, struct topo_machine **m_out)
 		err = 0; /* a host without RDMA still has a machine to show */
 		rcp_err_clear();
 	} else if (!err) {
-		err = topo_cli_add_engine_rails(m, list);
+		err = machine_add_engine_rails(m, list);
 		eng_device_list_destroy(list);
 	}
 	if (err) {

@@ -54,9 +54,6 @@ enum {
 	"                     io_uring (default: the worker's slots shared among its\n"            \
 	"                     helpers; 0: pread and pwrite, one at a time)\n"
 
-/* A count from 1 to max; CLI_EXIT_USAGE (after one line) when v is not one. */
-int cli_parse_count(const char *cmd, const char *opt, const char *v, unsigned max, unsigned *out);
-
 /* 0 when c was a placement option and arg good, CLI_EXIT_USAGE when bad, -1 when not ours. */
 int cli_place_opt(const char *cmd, struct cli_place *p, int c, const char *arg);
 

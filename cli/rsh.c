@@ -150,7 +150,10 @@ static int spawn(struct cli_rsh *r, const char *rsh, const char *const *argv)
 	return 0;
 }
 
-/* The last line the remote shell printed on stderr, made printable, into buf ("" if none). */
+/*
+ * The last line the remote shell printed on stderr, through rcp_printable
+ * (ssh's words, or the far side's), into buf ("" if none).
+ */
 static void last_err_line(const struct cli_rsh *r, char *buf, size_t len)
 {
 	char text[RSH_GREETING_MAX];
@@ -167,13 +170,7 @@ static void last_err_line(const struct cli_rsh *r, char *buf, size_t len)
 	for (end = text + n; end > text && (end[-1] == '\n' || end[-1] == '\r'); end--)
 		*(end - 1) = '\0';
 	start = strrchr(text, '\n');
-	start = start ? start + 1 : text;
-	n = (ssize_t)strnlen(start, len - 1);
-	memcpy(buf, start, (size_t)n);
-	buf[n] = '\0';
-	for (end = buf; *end; end++)
-		if ((unsigned char)*end < 0x20 || *end == 0x7f)
-			*end = '?';
+	rcp_printable(start ? start + 1 : text, buf, len);
 }
 
 /* Wait up to ms for the remote shell to end; its wait status, or -1 if it has not. */

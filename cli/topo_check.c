@@ -11,7 +11,7 @@
  * Threading: each worker thread writes only its own check slot; the caller
  * reads them after pthread_join.
  */
-#include "cli/topo_cli.h"
+#include "cli/topo.h"
 
 #include "common/common.h"
 
@@ -24,7 +24,7 @@
 struct check_job {
 	const struct topo_worker *worker;
 	struct topo_pool *pool;
-	struct topo_cli_check *out;
+	struct cli_topo_check *out;
 	pthread_t thread;
 	bool started;
 };
@@ -32,7 +32,7 @@ struct check_job {
 static void *check_worker(void *arg)
 {
 	struct check_job *job = arg;
-	struct topo_cli_check *c = job->out;
+	struct cli_topo_check *c = job->out;
 	int err;
 
 	err = topo_thread_bind(&job->worker->cpus, job->worker->node);
@@ -49,14 +49,14 @@ static void *check_worker(void *arg)
 	return NULL;
 }
 
-bool topo_cli_check_ok(const struct topo_cli_check *c)
+bool cli_topo_check_ok(const struct cli_topo_check *c)
 {
 	return c->err == 0 && c->cpu_ok && c->probe.node_first == c->node &&
 	       c->probe.node_last == c->node;
 }
 
 /* One line for all pools that did not get hugepages: reported once, not per pool. */
-static void report_fallback(const struct topo_cli_check *c, size_t n)
+static void report_fallback(const struct cli_topo_check *c, size_t n)
 {
 	char line[1024] = "";
 	size_t i, used = 0;
@@ -90,7 +90,7 @@ static int check_run(struct check_job *jobs, size_t n)
 	return err;
 }
 
-int topo_cli_check_buffers(const struct topo_plan *plan, struct topo_cli_check *checks_out)
+int cli_topo_check_buffers(const struct topo_plan *plan, struct cli_topo_check *checks_out)
 {
 	struct check_job *jobs;
 	size_t i, n = plan->n_workers;
@@ -103,7 +103,7 @@ int topo_cli_check_buffers(const struct topo_plan *plan, struct topo_cli_check *
 	if (!jobs)
 		return -ENOMEM;
 	for (i = 0; i < n && !err; i++) {
-		struct topo_cli_check *c = &checks_out[i];
+		struct cli_topo_check *c = &checks_out[i];
 
 		memset(c, 0, sizeof(*c));
 		c->node = plan->worker[i].node;

@@ -4,7 +4,7 @@
  *
  * JSON keys are stable: tests/integration/t_topo_*.sh read them.
  */
-#include "cli/topo_cli.h"
+#include "cli/topo.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -58,7 +58,7 @@ static json_t *rail_json(const struct topo_rail *r)
 	return o;
 }
 
-json_t *topo_cli_machine_json(const struct topo_machine *m)
+json_t *cli_topo_machine_json(const struct topo_machine *m)
 {
 	json_t *o = json_object(), *nodes = json_array(), *rails = json_array();
 	json_t *dist = json_array();
@@ -112,7 +112,7 @@ static json_t *notes_json(const char *notes)
 	return a;
 }
 
-json_t *topo_cli_plan_json(const struct topo_plan *p)
+json_t *cli_topo_plan_json(const struct topo_plan *p)
 {
 	json_t *o = json_object(), *workers = json_array();
 	size_t w, r;
@@ -138,7 +138,7 @@ json_t *topo_cli_plan_json(const struct topo_plan *p)
 	return o;
 }
 
-json_t *topo_cli_checks_json(const struct topo_cli_check *c, size_t n)
+json_t *cli_topo_checks_json(const struct cli_topo_check *c, size_t n)
 {
 	json_t *a = json_array();
 	size_t i;
@@ -147,7 +147,7 @@ json_t *topo_cli_checks_json(const struct topo_cli_check *c, size_t n)
 		json_t *o = json_object();
 
 		json_object_set_new(o, "node", json_integer(c[i].node));
-		json_object_set_new(o, "ok", json_boolean(topo_cli_check_ok(&c[i])));
+		json_object_set_new(o, "ok", json_boolean(cli_topo_check_ok(&c[i])));
 		json_object_set_new(o, "bytes", json_integer((json_int_t)c[i].bytes));
 		json_object_set_new(o, "pages", json_string(topo_page_str(c[i].page)));
 		json_object_set_new(o, "page_node_first", json_integer(c[i].probe.node_first));
@@ -184,7 +184,7 @@ static void node_print(FILE *f, const struct topo_machine *m, size_t i)
 		fprintf(f, "          no worker can run here: %s\n", n->why);
 }
 
-void topo_cli_machine_print(FILE *f, const struct topo_machine *m)
+void cli_topo_machine_print(FILE *f, const struct topo_machine *m)
 {
 	size_t i;
 
@@ -207,7 +207,7 @@ void topo_cli_machine_print(FILE *f, const struct topo_machine *m)
 	}
 }
 
-void topo_cli_plan_print(FILE *f, const struct topo_plan *p)
+void cli_topo_plan_print(FILE *f, const struct topo_plan *p)
 {
 	char cpus[256], total[32], buf[32];
 	const char *n;
@@ -236,7 +236,7 @@ void topo_cli_plan_print(FILE *f, const struct topo_plan *p)
 	}
 }
 
-void topo_cli_checks_print(FILE *f, const struct topo_cli_check *c, size_t n)
+void cli_topo_checks_print(FILE *f, const struct cli_topo_check *c, size_t n)
 {
 	size_t i;
 
@@ -249,5 +249,5 @@ void topo_cli_checks_print(FILE *f, const struct topo_cli_check *c, size_t n)
 			c[i].probe.node_first, c[i].probe.node_last,
 			(uint64_t)(c[i].probe.kernel_page >> 10),
 			(uint64_t)(c[i].probe.anon_huge >> 10), c[i].cpu,
-			topo_cli_check_ok(&c[i]) ? "ok" : "WRONG");
+			cli_topo_check_ok(&c[i]) ? "ok" : "WRONG");
 }

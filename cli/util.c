@@ -1,14 +1,15 @@
 /*
- * util.c - error printing and JSON output shared by the subcommands.
+ * util.c - error printing, option values and JSON output shared by the
+ * subcommands.
  */
 #include "cli/cli.h"
-#include "cli/place.h"
 
 #include "common/common.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -125,9 +126,42 @@ int cli_parse_chunk(const char *cmd, const char *v, uint32_t *out)
 	return 0;
 }
 
+/* A decimal count of at most max in v (no sign, nothing after it) into *x. */
+static bool count_of(const char *v, unsigned max, unsigned long *x)
+{
+	char *end;
+
+	errno = 0;
+	*x = strtoul(v, &end, 10);
+	return !errno && end != v && !*end && *x <= max && v[0] != '-';
+}
+
+int cli_parse_count(const char *cmd, const char *opt, const char *v, unsigned max, unsigned *out)
+{
+	unsigned long x;
+
+	if (!count_of(v, max, &x) || x == 0)
+		return cli_usage_error(cmd, "%s needs a number from 1 to %u, not '%s'", opt, max,
+				       v);
+	*out = (unsigned)x;
+	return 0;
+}
+
+int cli_parse_count_or_none(const char *cmd, const char *opt, const char *v, unsigned max,
+			    unsigned *out)
+{
+	unsigned long x;
+
+	if (!count_of(v, max, &x))
+		return cli_usage_error(cmd, "%s needs a number from 0 (none) to %u, not '%s'", opt,
+				       max, v);
+	*out = (unsigned)x;
+	return 0;
+}
+
 int cli_parse_port(const char *cmd, const char *v, uint16_t *out)
 {
-	unsigned port;
+	unsigned port = 0; /* gcc 12 cannot tell cli_usage_error returns non-zero */
 
 	if (cli_parse_count(cmd, "--port", v, 65535, &port))
 		return CLI_EXIT_USAGE;
@@ -137,7 +171,7 @@ int cli_parse_port(const char *cmd, const char *v, uint16_t *out)
 
 int cli_parse_secs(const char *cmd, const char *opt, const char *v, int *ms_out)
 {
-	unsigned sec;
+	unsigned sec = 0; /* as in cli_parse_port */
 
 	if (cli_parse_count(cmd, opt, v, 3600, &sec))
 		return CLI_EXIT_USAGE;

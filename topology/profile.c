@@ -354,24 +354,20 @@ out_free:
 	return err;
 }
 
-/* s for a comment: a newline in a file's or a host's name would end it. */
-static void comment_text(char *buf, size_t len, const char *s)
-{
-	size_t i;
-
-	for (i = 0; s[i] && i + 1 < len; i++)
-		buf[i] = iscntrl((unsigned char)s[i]) ? '?' : s[i];
-	buf[i] = '\0';
-}
-
 static int profile_write(FILE *f, const struct topo_plan *plan, const struct topo_machine *m)
 {
 	/* The longest list of TOPO_MAX_CPUS CPUs ("0-1,3-4,...") is 2,673 characters. */
-	char cpus[4096], source[sizeof(m->source)], host[sizeof(m->host)];
+	char cpus[4096];
+	/*
+	 * The file's and the host's names through rcp_printable: a newline in
+	 * either would end the comment, and a control byte would reach the
+	 * terminal of whoever prints the file. Room for every byte as \xNN.
+	 */
+	char source[4 * sizeof(m->source)], host[4 * sizeof(m->host)];
 	size_t w, r;
 
-	comment_text(source, sizeof(source), m->source);
-	comment_text(host, sizeof(host), m->host);
+	rcp_printable(m->source, source, sizeof(source));
+	rcp_printable(m->host, host, sizeof(host));
 	fprintf(f,
 		"# railcp profile, format 1: one [worker] section per worker thread.\n"
 		"# Written by 'railcp topo --save-profile' for %s (host %s).\n"

@@ -4,6 +4,10 @@
 #ifndef RAILCP_TOPOLOGY_TOPO_INT_H
 #define RAILCP_TOPOLOGY_TOPO_INT_H
 
+#if !defined(TOPO_MODULE) && !defined(RAILCP_TESTS)
+#error "topology/topo_int.h is private to topology/"
+#endif
+
 #include "topology/topology.h"
 
 #include <hwloc.h>

@@ -158,11 +158,11 @@ int topo_machine_rail_index(const struct topo_machine *m, const char *dev, unsig
 /* ---- the plan ---------------------------------------------------------- */
 
 /*
- * QPs per rail when the user does not say. The issue's evidence: one QP does
- * not saturate a 400 Gb/s port at large messages, 2 to 8 do. 4 sits in the
- * middle of that range, so a 400 Gb/s rail runs at line rate without relying
- * on the optimistic end, while a 100 Gb/s rail (or Soft-RoCE) pays for only
- * four send queues and CQ entries; it also splits a chunk window evenly.
+ * QPs per rail when the user does not say. One QP does not saturate a
+ * 400 Gb/s port at large messages; 2 to 8 do. 4 sits in the middle of that
+ * range, so a 400 Gb/s rail runs at line rate without relying on the
+ * optimistic end, while a 100 Gb/s rail (or Soft-RoCE) pays for only four
+ * send queues and CQ entries; it also splits a chunk window evenly.
  */
 #define TOPO_DEFAULT_QPS_PER_RAIL 4
 #define TOPO_MAX_QPS_PER_RAIL 64

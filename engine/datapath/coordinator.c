@@ -154,20 +154,19 @@ static bool workers_finished(const struct eng_job *job)
 }
 
 /*
- * The stopped job's workers, each until it has finished (its helpers
- * joined), before they are joined. Bounded against the peer and the fabric
- * by construction: a worker reads job->stop every round, and nothing in a
- * round waits for them (posts and polls return at once, its sleep is
- * ENG_SLEEP_MS). Only local file I/O can hold it: its own pread, pwrite,
- * open or fsync when it has no helpers, and eng__helpers_stop's joins
- * (helpers.c). A disk that never answers (a dead hard NFS mount, a
- * suspended device) holds it as long: no user-space code can cancel that
- * system call, and the I/O lands in slot memory freed after the join, so
- * waiting is the safe choice (issue 13's audit). What it can do is say so:
- * after job->hold_ms, one notice names the wait, so a side held by its disk
- * is not silent. The caller's progress still runs each period, so its
- * session can tell the peer why at once instead of after the join (the peer
- * then ends with this side's reason, not at its own stall limit).
+ * The stopped job's workers, each until it has finished (its helpers joined),
+ * before they are joined. Bounded against the peer and the fabric by
+ * construction: a worker reads job->stop every round, and nothing in a round
+ * waits for them (posts and polls return at once, its sleep is ENG_SLEEP_MS).
+ * Only local file I/O can hold it: its own pread, pwrite, open or fsync when
+ * it has no helpers, and eng__helpers_stop's joins (helpers.c). A disk that
+ * never answers (a dead hard NFS mount, a suspended device) holds it as long:
+ * no user-space code can cancel that system call, and the I/O lands in slot
+ * memory freed after the join, so waiting is the safe choice. What it can do
+ * is say so: after job->hold_ms, one notice names the wait, so a side held by
+ * its disk is not silent. The caller's progress still runs each period, so
+ * its session can tell the peer why at once instead of after the join (the
+ * peer then ends with this side's reason, not at its own stall limit).
  */
 static void workers_wait(struct eng_job *job, void (*progress)(struct eng_job *job, void *ctx),
 			 void *ctx)

@@ -1,4 +1,4 @@
-# railcp --partial -u over real verbs, issue 12's goal at CI size: a tree
+# railcp --partial -u over real verbs, at CI size: a tree
 # (200 small files of varied modes and mtimes, then files of 16, 24 and 16
 # MiB; the walk is sorted, so half-way falls inside the 24 MiB one) pushed
 # with -r -p --partial, killed with SIGKILL once half of its bytes landed at

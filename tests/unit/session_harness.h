@@ -1,11 +1,11 @@
 /*
  * session_harness.h - whole sessions over the loopback transport, for the
- * session tests (test_session.c, test_session_hostile.c): a server
- * (eng__serve in a thread, listening on 127.0.0.1 at a port of the kernel's
- * choice) and a client (eng__client_run in the test's thread), a scratch
- * directory and key files, and trees to copy and compare. The control
- * connection is real TCP; the RDMA part is the in-process loopback fabric.
- * Header-only, like engine_harness.h.
+ * tests that run them (test_session*.c and others; bench_datapath.c times
+ * them): a server (eng__serve in a thread, listening on 127.0.0.1 at a port
+ * of the kernel's choice) and a client (eng__client_run in the test's
+ * thread), a scratch directory and key files, and trees to copy and compare.
+ * The control connection is real TCP; the RDMA part is the in-process
+ * loopback fabric. Header-only, like engine_harness.h.
  *
  * Threading: one server thread per test (plus its sessions); the loopback
  * fabric is process-wide, so the tests run one after another.

@@ -128,6 +128,25 @@ static void test_a_greeting_that_is_not_one_is_quoted_escaped(void **state)
 	cli_rsh_finish(&r, 1000);
 }
 
+static void test_the_last_error_line_is_quoted_escaped(void **state)
+{
+	struct cli_rsh r;
+	const char *msg;
+
+	(void)state;
+	/* on stderr, after another line: the title, a clear screen, an 8-bit CSI (0x9b) */
+	assert_int_equal(cli_rsh_start(&r,
+				       "printf 'first\\nhi \\033]0;pwned\\007 \\033[2J "
+				       "\\2332J\\n' >&2 #",
+				       "h", "railcp", 10000, 0),
+			 -EPROTO);
+	msg = rcp_err_msg(-EPROTO);
+	assert_printable(msg, false);
+	if (!strstr(msg, "did not start a session: hi \\x1b]0;pwned\\x07 \\x1b[2J \\x9b2J"))
+		fail_msg("\"%s\"", msg);
+	cli_rsh_finish(&r, 1000);
+}
+
 static void test_a_home_with_a_control_byte_is_refused(void **state)
 {
 	static const char *const bad[] = {"/home/\x1b[2J", "/home/a\x7f", "/home/a\rb", "/\x07"};
@@ -268,6 +287,7 @@ int main(void)
 		cmocka_unit_test(test_remote_paths_are_read_as_scp_reads_them),
 		cmocka_unit_test(test_the_user_is_for_ssh_alone),
 		cmocka_unit_test(test_a_greeting_that_is_not_one_is_quoted_escaped),
+		cmocka_unit_test(test_the_last_error_line_is_quoted_escaped),
 		cmocka_unit_test(test_a_home_with_a_control_byte_is_refused),
 		cmocka_unit_test(test_the_home_is_logged_escaped),
 		cmocka_unit_test(test_a_host_that_begins_with_a_dash_is_refused),

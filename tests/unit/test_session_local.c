@@ -1,14 +1,13 @@
 /*
- * test_session_local.c - a server without a key serves only the user who
- * runs it (issue 15, item 3), over the loopback transport
- * (session_harness.h): another local user's connection is refused with a
- * sentence and the server keeps serving its own; with a key, the key
- * decides; the lookup names the user that made a connection, and refuses
- * one whose peer has gone; where the kernel cannot say who connected, the
- * server refuses to start, and a connection it cannot trace is refused.
- * The other way round, a client without a key talks only to a listener of
- * its own user on this host: another user's gets nothing, and a host that
- * is not this one is not even connected to.
+ * test_session_local.c - a server without a key serves only the user who runs
+ * it, over the loopback transport (session_harness.h): another local user's
+ * connection is refused with a sentence and the server keeps serving its own;
+ * with a key, the key decides; the lookup names the user that made a
+ * connection, and refuses one whose peer has gone; where the kernel cannot
+ * say who connected, the server refuses to start, and a connection it cannot
+ * trace is refused. The other way round, a client without a key talks only to
+ * a listener of its own user on this host: another user's gets nothing, and a
+ * host that is not this one is not even connected to.
  *
  * Design: another local user is played by a helper thread that takes uid
  * OTHER_UID for itself alone (the raw setresuid system call: glibc's

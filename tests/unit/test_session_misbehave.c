@@ -1,12 +1,12 @@
 /*
- * test_session_misbehave.c - peers that authenticate and then break the
- * data path's rules on purpose (issue 13, item 4): a chunk in a slot that
- * does not exist, a header that names another slot or lies about its file,
- * offset or length, a chunk for a file already finished, a write into a
- * slot without a credit, a credit for a slot that holds no chunk. Each runs
- * through a whole session against eng__serve; the victim must end the
- * session with one sentence of its own, leave nothing under a final name
- * and no temporary, and the server must serve the next session.
+ * test_session_misbehave.c - peers that authenticate and then break the data
+ * path's rules on purpose: a chunk in a slot that does not exist, a header
+ * that names another slot or lies about its file, offset or length, a chunk
+ * for a file already finished, a write into a slot without a credit, a credit
+ * for a slot that holds no chunk. Each runs through a whole session against
+ * eng__serve; the victim must end the session with one sentence of its own,
+ * leave nothing under a final name and no temporary, and the server must
+ * serve the next session.
  *
  * Design: the hostile end is the real client or server code over the
  * loopback transport, with its endpoints' operations swapped for a const

@@ -1,10 +1,10 @@
 /*
- * test_session_phases.c - no wait without an end (issue 13): one peer goes
- * silent, stopping without closing, at each phase of a session (hello,
- * auth, manifest, connect, data, finish), in both directions, and the other
- * side must end within its documented limit plus a margin, with one
- * sentence naming what it waited for. A server that ended so serves the
- * next session and leaves no temporary in its root.
+ * test_session_phases.c - no wait without an end: one peer goes silent,
+ * stopping without closing, at each phase of a session (hello, auth,
+ * manifest, connect, data, finish), in both directions, and the other side
+ * must end within its documented limit plus a margin, with one sentence
+ * naming what it waited for. A server that ended so serves the next session
+ * and leaves no temporary in its root.
  *
  * Design: the client talks to the server through a relay, a thread that
  * forwards whole control frames. For a control phase the relay makes one

@@ -133,6 +133,32 @@ static void test_saved_text_is_the_documented_format(void **state)
 	topo_machine_destroy(m);
 }
 
+static void test_saved_comment_quotes_names_escaped(void **state)
+{
+	struct topo_machine *m = load("topo_1node_dualport.xml");
+	struct topo_plan *p = NULL, *back = NULL;
+	char text[2048] = "";
+	FILE *f;
+
+	(void)state;
+	/* a newline would end the comment; ESC and the 8-bit CSI (0x9b) reach a terminal */
+	snprintf(m->source, sizeof(m->source), "/tmp/a\nqps_per_rail = 9\x1b[2J.xml");
+	snprintf(m->host, sizeof(m->host), "h\2332J\tx");
+	assert_int_equal(topo_plan_build(m, NULL, &p), 0);
+	assert_int_equal(topo_profile_save(p, m, path), 0);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_true(fread(text, 1, sizeof(text) - 1, f) > 0);
+	fclose(f);
+	assert_non_null(strstr(text, " for /tmp/a\\x0aqps_per_rail = 9\\x1b[2J.xml (host "
+				     "h\\x9b2J\\x09x).\n"));
+	assert_int_equal(topo_profile_load(path, m, NULL, &back), 0);
+	assert_int_equal(back->qps_per_rail, p->qps_per_rail);
+	topo_plan_destroy(back);
+	topo_plan_destroy(p);
+	topo_machine_destroy(m);
+}
+
 static void test_hand_edited_profile_is_honoured(void **state)
 {
 	struct topo_machine *m = load("topo_2s_4nic.xml");
@@ -263,6 +289,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip_gpu8),
 		cmocka_unit_test(test_round_trip_with_options_and_railless_worker),
 		cmocka_unit_test(test_saved_text_is_the_documented_format),
+		cmocka_unit_test(test_saved_comment_quotes_names_escaped),
 		cmocka_unit_test(test_hand_edited_profile_is_honoured),
 		cmocka_unit_test(test_contradictions_name_the_line),
 		cmocka_unit_test(test_syntax_errors_name_the_line),

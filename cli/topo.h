@@ -1,18 +1,17 @@
 /*
- * topo_cli.h - private to cli/: the pieces of `railcp topo` (cmd_topo.c
+ * topo.h - private to cli/: the pieces of `railcp topo` (cmd_topo.c
  * parses and runs, topo_render.c prints, topo_check.c exercises the pools).
  */
-#ifndef RAILCP_CLI_TOPO_CLI_H
-#define RAILCP_CLI_TOPO_CLI_H
+#ifndef RAILCP_CLI_TOPO_H
+#define RAILCP_CLI_TOPO_H
 
 #include <jansson.h>
 #include <stdio.h>
 
-#include "engine/engine.h"
 #include "topology/topology.h"
 
 /* What --check-buffers saw for one worker. */
-struct topo_cli_check {
+struct cli_topo_check {
 	int node;    /* the worker's node */
 	int cpu;     /* sched_getcpu() in the worker after the touch */
 	bool cpu_ok; /* cpu is one of the worker's CPUs */
@@ -24,9 +23,6 @@ struct topo_cli_check {
 	char error[256]; /* its sentence */
 };
 
-/* Add every port of an engine device listing to m as rails. */
-int topo_cli_add_engine_rails(struct topo_machine *m, const struct eng_device_list *list);
-
 /*
  * Check the memlock limit, allocate each worker's pool on its node, and
  * first-touch it from a thread pinned per the plan. checks_out has
@@ -34,17 +30,17 @@ int topo_cli_add_engine_rails(struct topo_machine *m, const struct eng_device_li
  * check got even on failure, so the caller can show which worker failed.
  * Reports a page-size fallback once on stderr.
  */
-int topo_cli_check_buffers(const struct topo_plan *plan, struct topo_cli_check *checks_out);
+int cli_topo_check_buffers(const struct topo_plan *plan, struct cli_topo_check *checks_out);
 
 /* Whether a check shows pages on the worker's node and the thread on its CPUs. */
-bool topo_cli_check_ok(const struct topo_cli_check *c);
+bool cli_topo_check_ok(const struct cli_topo_check *c);
 
-json_t *topo_cli_machine_json(const struct topo_machine *m);
-json_t *topo_cli_plan_json(const struct topo_plan *p);
-json_t *topo_cli_checks_json(const struct topo_cli_check *c, size_t n);
+json_t *cli_topo_machine_json(const struct topo_machine *m);
+json_t *cli_topo_plan_json(const struct topo_plan *p);
+json_t *cli_topo_checks_json(const struct cli_topo_check *c, size_t n);
 
-void topo_cli_machine_print(FILE *f, const struct topo_machine *m);
-void topo_cli_plan_print(FILE *f, const struct topo_plan *p);
-void topo_cli_checks_print(FILE *f, const struct topo_cli_check *c, size_t n);
+void cli_topo_machine_print(FILE *f, const struct topo_machine *m);
+void cli_topo_plan_print(FILE *f, const struct topo_plan *p);
+void cli_topo_checks_print(FILE *f, const struct cli_topo_check *c, size_t n);
 
 #endif
