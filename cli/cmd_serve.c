@@ -54,9 +54,9 @@ static void serve_usage(FILE *f)
 		"  --name HOST[:PORT] a name clients may dial this server by besides its own\n"
 		"                     addresses and host name (a NAT, an alias); may be\n"
 		"                     repeated; a session dialed to another server is refused\n"
-		"  --max-sessions N   authenticated sessions at once; more are refused (default\n"
-		"                     16); at most 64 connections may wait to "
-		"authenticate\n" CLI_LIMITS_USAGE
+		"  --max-sessions N   authenticated sessions at once; a client past them is\n"
+		"                     told the server is busy and asks again within its\n"
+		"                     --timeout (default 16)\n" CLI_LIMITS_USAGE
 		"  --no-failover      a rail that fails fails the sessions on it (default: the\n"
 		"                     session goes on over its other rails)\n"
 		"  --ssh              serve one copy started over ssh by 'railcp SRC HOST:DST'\n"
