@@ -113,20 +113,29 @@ static void test_round_trip_with_options_and_railless_worker(void **state)
 	round_trip("topo_node_without_nic.xml", &o);
 }
 
+
+/* p saved as a profile of m at path, and read back as text (at most size - 1 bytes). */
+static void saved_text(const struct topo_plan *p, const struct topo_machine *m, char *text,
+		       size_t size)
+{
+	FILE *f;
+
+	assert_int_equal(topo_profile_save(p, m, path), 0);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_true(fread(text, 1, size - 1, f) > 0);
+	fclose(f);
+}
+
 static void test_saved_text_is_the_documented_format(void **state)
 {
 	struct topo_machine *m = load("topo_1node_dualport.xml");
 	struct topo_plan *p = NULL;
 	char text[2048] = "";
-	FILE *f;
 
 	(void)state;
 	assert_int_equal(topo_plan_build(m, NULL, &p), 0);
-	assert_int_equal(topo_profile_save(p, m, path), 0);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	assert_true(fread(text, 1, sizeof(text) - 1, f) > 0);
-	fclose(f);
+	saved_text(p, m, text, sizeof(text));
 	assert_non_null(strstr(text, "\nqps_per_rail = 4\n\n[worker]\nnode = 0\ncpus = 0-3\n"
 				     "rails = mlx5_0:1 mlx5_0:2\nbuffer_mib = 64\n"));
 	topo_plan_destroy(p);
@@ -138,18 +147,13 @@ static void test_saved_comment_quotes_names_escaped(void **state)
 	struct topo_machine *m = load("topo_1node_dualport.xml");
 	struct topo_plan *p = NULL, *back = NULL;
 	char text[2048] = "";
-	FILE *f;
 
 	(void)state;
 	/* a newline would end the comment; ESC and the 8-bit CSI (0x9b) reach a terminal */
 	snprintf(m->source, sizeof(m->source), "/tmp/a\nqps_per_rail = 9\x1b[2J.xml");
 	snprintf(m->host, sizeof(m->host), "h\2332J\tx");
 	assert_int_equal(topo_plan_build(m, NULL, &p), 0);
-	assert_int_equal(topo_profile_save(p, m, path), 0);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	assert_true(fread(text, 1, sizeof(text) - 1, f) > 0);
-	fclose(f);
+	saved_text(p, m, text, sizeof(text));
 	assert_non_null(strstr(text, " for /tmp/a\\x0aqps_per_rail = 9\\x1b[2J.xml (host "
 				     "h\\x9b2J\\x09x).\n"));
 	assert_int_equal(topo_profile_load(path, m, NULL, &back), 0);
