@@ -113,7 +113,6 @@ static void test_round_trip_with_options_and_railless_worker(void **state)
 	round_trip("topo_node_without_nic.xml", &o);
 }
 
-
 /* p saved as a profile of m at path, and read back as text (at most size - 1 bytes). */
 static void saved_text(const struct topo_plan *p, const struct topo_machine *m, char *text,
 		       size_t size)
