@@ -7,6 +7,10 @@
 #ifndef RAILCP_IO_INT_H
 #define RAILCP_IO_INT_H
 
+#if !defined(IO_INTERNAL) && !defined(RAILCP_TESTS)
+#error "io/io_int.h is private to io/"
+#endif
+
 #include "io/io.h"
 
 #include <fcntl.h>
