@@ -180,6 +180,9 @@ struct io__partial_what {
 	const uint64_t *hash;	      /* the CRC-64 each landed chunk arrived with */
 };
 
+/* The data bytes p holds. */
+uint64_t io__partial_bytes(const struct io_partial *p);
+
 /* The CRC-64 chunk k was held with (io_partial_has), else 0. */
 uint64_t io_partial_hash(const struct io_partial *p, uint64_t k);
 
@@ -209,6 +212,15 @@ void io__partial_log_put(const struct io__partial_log *log, uint64_t k, uint64_t
 
 /* Unmap it (the file stays). Accepts a log that is none. */
 void io__partial_log_close(struct io__partial_log *log);
+
+/*
+ * The last name of source path src, trailing slashes ignored: returns its
+ * length and points *name_out at it inside src (not NUL-terminated there:
+ * "a/b/" gives "b/" with length 1). 0 when src has no name of its own: "",
+ * "/", ".", "..", "dir/.", "dir/.." (with or without trailing slashes).
+ * *name_out is set in every case. Thread-safe.
+ */
+size_t io__src_name(const char *src, const char **name_out);
 
 /* Free the members of one entry (not the entry itself). */
 void io__entry_fini(struct io_entry *e);
@@ -243,6 +255,14 @@ int io__manifest_decode(const void *buf, size_t len, struct io__decode_ctl *ctl,
  * (see codec.c), or -ENOMEM. ctl may be NULL.
  */
 int io__manifest_check(const struct io_manifest *m, struct io__decode_ctl *ctl);
+
+/* ---- the receiver's files (wfile.c) ---- */
+
+/* Every planned chunk of f is in (true at once for a file without data). Thread-safe. */
+bool io__wfile_complete(const struct io_wfile *f);
+
+/* f's data bytes received so far. Thread-safe. */
+uint64_t io__wfile_received(const struct io_wfile *f);
 
 /* ---- keyed hashing (hash.c) ---- */
 

@@ -650,7 +650,7 @@ bool io_partial_has(const struct io_partial *p, uint64_t k)
 	return p && k < p->n_chunks && (p->bits[k / 64] >> (k % 64) & 1);
 }
 
-uint64_t io_partial_bytes(const struct io_partial *p)
+uint64_t io__partial_bytes(const struct io_partial *p)
 {
 	return p ? p->held_bytes : 0;
 }

@@ -42,7 +42,7 @@
  * struct io_op what to call and judge what it returned. io_wfile_open,
  * io_chunk_write and io_wfile_finalize do it all at once (steps_run).
  *
- * Threading: io_chunk_write, io_wfile_complete and io_wfile_received are
+ * Threading: io_chunk_write, io__wfile_complete and io__wfile_received are
  * thread-safe on one handle; open, finalize and abort are not, and finalize
  * must follow every write. The manifest entry must outlive the handle.
  */
@@ -236,7 +236,7 @@ ours:
 		f->hash[k] = io_partial_hash(resume, k);
 		f->done++;
 	}
-	f->received = io_partial_bytes(resume);
+	f->received = io__partial_bytes(resume);
 	/*
 	 * The log: what a receiver killed outright leaves, up to its last
 	 * chunk (a record lags by up to a checkpoint). None is no error: the
@@ -477,12 +477,12 @@ int io_chunk_write(struct io_wfile *f, uint64_t off, const void *data, uint32_t 
 	return io_chunk_write_end(f, off, len, io_op_run(&op, (void *)data), complete_out);
 }
 
-bool io_wfile_complete(const struct io_wfile *f)
+bool io__wfile_complete(const struct io_wfile *f)
 {
 	return atomic_load(&f->done) == f->n_chunks;
 }
 
-uint64_t io_wfile_received(const struct io_wfile *f)
+uint64_t io__wfile_received(const struct io_wfile *f)
 {
 	return atomic_load(&f->received);
 }
@@ -634,7 +634,7 @@ int io_wfile_finalize_start(struct io_wfile *f, struct io_op *op)
 	char esc[IO_ESC_MAX];
 	int err;
 
-	if (atomic_load(&f->failed) || !io_wfile_complete(f)) {
+	if (atomic_load(&f->failed) || !io__wfile_complete(f)) {
 		err = rcp_err(-EIO, "\"%s\" is not finished: %llu of %llu chunks arrived%s",
 			      name_of(f, esc), (unsigned long long)atomic_load(&f->done),
 			      (unsigned long long)f->n_chunks,
