@@ -184,10 +184,10 @@ struct io__partial_what {
 uint64_t io__partial_bytes(const struct io_partial *p);
 
 /* The CRC-64 chunk k was held with (io_partial_has), else 0. */
-uint64_t io_partial_hash(const struct io_partial *p, uint64_t k);
+uint64_t io__partial_hash(const struct io_partial *p, uint64_t k);
 
 /* p's data file, open and flock-ed (-1 for NULL). */
-int io_partial_fd(const struct io_partial *p);
+int io__partial_fd(const struct io_partial *p);
 
 /* Write w's record in directory pfd, atomically (a temporary, fsync, rename). */
 int io__partial_record_write(int pfd, const struct io__partial_what *w);

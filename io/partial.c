@@ -655,7 +655,7 @@ uint64_t io__partial_bytes(const struct io_partial *p)
 	return p ? p->held_bytes : 0;
 }
 
-uint64_t io_partial_hash(const struct io_partial *p, uint64_t k)
+uint64_t io__partial_hash(const struct io_partial *p, uint64_t k)
 {
 	return io_partial_has(p, k) ? p->hash[k] : 0;
 }
@@ -683,7 +683,7 @@ void io_partial_forget(struct io_partial *p, uint64_t k, uint32_t len)
 	p->held_bytes -= len;
 }
 
-int io_partial_fd(const struct io_partial *p)
+int io__partial_fd(const struct io_partial *p)
 {
 	return p ? p->fd : -1;
 }

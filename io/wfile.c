@@ -196,7 +196,7 @@ static struct io__partial_what what_of(const struct io_wfile *f)
 static int partial_take(struct io_wfile *f, int res)
 {
 	const struct io_partial *resume = f->resume;
-	int held = io_partial_fd(resume), lockfd = -1, fd;
+	int held = io__partial_fd(resume), lockfd = -1, fd;
 	struct io__partial_what what;
 	struct stat a, b;
 	uint64_t k;
@@ -233,7 +233,7 @@ ours:
 		if (!io_partial_has(resume, k))
 			continue;
 		f->bits[k / 64] |= 1ull << (k % 64);
-		f->hash[k] = io_partial_hash(resume, k);
+		f->hash[k] = io__partial_hash(resume, k);
 		f->done++;
 	}
 	f->received = io__partial_bytes(resume);
