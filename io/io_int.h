@@ -147,7 +147,16 @@ int io__dir_open(int root_fd, const char *path, int *fd_out);
 /* Open directory path beneath root_fd as O_PATH, following symlinks that stay beneath. */
 int io__sub_open(int root_fd, const char *path, int *fd_out);
 
-/* ---- partial files (partial.c) ---- */
+/* ---- partial files (partial.c, partial_record.c) ---- */
+
+/* What a partial file still holds (io_root_partial). */
+struct io_partial {
+	uint64_t n_chunks;
+	uint64_t *bits; /* chunk k held: bit k % 64 of word k / 64 */
+	uint64_t *hash; /* chunk k's CRC-64, where held */
+	uint64_t held, held_bytes;
+	int fd; /* the data file, flock-ed from the check of its chunks to the end */
+};
 
 /*
  * Open name in directory pfd, one of the partial objects (data file,
@@ -212,6 +221,18 @@ void io__partial_log_put(const struct io__partial_log *log, uint64_t k, uint64_t
 
 /* Unmap it (the file stays). Accepts a log that is none. */
 void io__partial_log_close(struct io__partial_log *log);
+
+/*
+ * The claims of record name (io__partial_record_claims) or log name
+ * (io__partial_log_claims) in directory pfd into p, if it is whole and
+ * describes e (final name last) as cut by chunk: NULL (none there counts as
+ * none), or the reason it is ignored.
+ */
+const char *io__partial_record_claims(int pfd, const char *name, const char *last,
+				      const struct io_entry *e, uint32_t chunk,
+				      struct io_partial *p);
+const char *io__partial_log_claims(int pfd, const char *name, const char *last,
+				   const struct io_entry *e, uint32_t chunk, struct io_partial *p);
 
 /*
  * The last name of source path src, trailing slashes ignored: returns its
