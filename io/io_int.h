@@ -1,8 +1,12 @@
 /*
  * io_int.h - private to io/: name rules, printable escaping, chunk
- * arithmetic and confined path resolution shared by the io/ files.
+ * arithmetic and confined path resolution shared by the io/ files, and the
+ * handles two files of it share (a root, a partial file, a received file).
+ * io/ is compiled with IO_INTERNAL (io/SConscript), tests with RAILCP_TESTS;
+ * anything else that includes it fails to compile.
  *
- * Threading: everything here is pure or works only on its arguments.
+ * Threading: the helpers are pure or work only on their arguments, unless
+ * they say otherwise; a handle's own rules are in its file.
  */
 #ifndef RAILCP_IO_INT_H
 #define RAILCP_IO_INT_H
@@ -277,7 +281,48 @@ int io__manifest_decode(const void *buf, size_t len, struct io__decode_ctl *ctl,
  */
 int io__manifest_check(const struct io_manifest *m, struct io__decode_ctl *ctl);
 
-/* ---- the receiver's files (wfile.c) ---- */
+/* ---- the receiver's files (wfile.c, wfile_partial.c) ---- */
+
+struct io_wfile {
+	const struct io_entry *e;
+	struct io_root *root;
+	int pfd;      /* the target directory, O_PATH */
+	char *parent; /* its path, while io_wfile_open_step opens it */
+	bool created; /* the temporary exists: abort removes it */
+	enum { FIN_SYNC, FIN_RENAME, FIN_DIR_SYNC } fin; /* finalize's I/O under way */
+	int fd;
+	int dfd;	  /* O_DIRECT, or -1 */
+	const char *last; /* final name, inside e->path */
+	char tmp[IO_TMP_NAME_LEN];
+	uint32_t chunk;
+	uint64_t *first; /* extent x holds chunks first[x] .. first[x + 1] - 1 */
+	uint64_t n_chunks;
+	_Atomic uint64_t *bits; /* chunk k arrived: bit k % 64 of word k / 64 */
+	_Atomic uint64_t done;	/* chunks arrived */
+	_Atomic uint64_t received;
+	_Atomic bool failed; /* a write failed: never finalize */
+	/* IO_ROOT_PARTIAL (partial.c): the data file of a fixed name, locked by lockfd */
+	bool partial;
+	int lockfd;		    /* a second descriptor of it, holding the flock to the end */
+	uint64_t *hash;		    /* the CRC-64 each chunk arrived with */
+	uint64_t recorded;	    /* done, as the last record written saw it */
+	struct io__partial_log log; /* a slot per chunk, stored as it lands */
+	const struct io_partial *resume; /* what it held from before, until the open takes it on */
+};
+
+/* Close what f holds and free it (the files stay as they are). */
+void io__wfile_free(struct io_wfile *f);
+
+/*
+ * With --partial, the data file of a fixed name as the open with O_EXCL
+ * answered (res: a new file's descriptor, or -EEXIST), judged and taken on
+ * with what f's resume held (see wfile_partial.c): the descriptor to write,
+ * or -errno.
+ */
+int io__wfile_partial_take(struct io_wfile *f, int res);
+
+/* A partial file's record and log go when its data file does (put in place, or removed). */
+void io__wfile_record_remove(struct io_wfile *f);
 
 /* Every planned chunk of f is in (true at once for a file without data). Thread-safe. */
 bool io__wfile_complete(const struct io_wfile *f);

@@ -9,8 +9,8 @@
  * them and no walk lists them. A copy holds an exclusive flock on the data
  * file from the check of what it holds (or the open) to the end: a second
  * copy into the same directory that finds it locked resumes nothing of it
- * and takes a random temporary instead (wfile.c), so two copies never
- * write one partial file, and what was checked is what is written.
+ * and takes a random temporary instead (wfile_partial.c), so two copies
+ * never write one partial file, and what was checked is what is written.
  *
  * The record, written when a copy fails and at each checkpoint, and the
  * log, written as each chunk lands, say which chunks landed and with which
@@ -37,7 +37,7 @@
  * whole server. Where what is there cannot be removed (a sticky directory
  * not the receiver's) nothing of it is used: no claims from it, no log, and
  * the data file is received under a random temporary name, as without
- * --partial (wfile.c).
+ * --partial (wfile_partial.c).
  *
  * Threading: io_root_partial and io_partial_* are thread-safe on distinct
  * entries.
