@@ -320,7 +320,7 @@ int eng__bench_fill(void *ctx, struct eng_chunk_hdr *hdr, void *buf, struct io_o
 int eng__bench_check(void *ctx, const struct eng_chunk_hdr *hdr, const void *data,
 		     struct io_op *op);
 
-/* ---- the file side of push and pull (files.c) ---- */
+/* ---- the file side of push and pull (files.c, files_maps.c) ---- */
 
 struct eng_files;
 
