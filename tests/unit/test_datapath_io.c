@@ -1,5 +1,5 @@
 /*
- * test_datapath_io.c - the data path's file I/O (engine/datapath/helpers.c)
+ * test_datapath_io.c - the data path's file I/O (engine/datapath/iothreads.c)
  * in whole sessions over the loopback transport: every way a worker can
  * read and write its files (helpers with io_uring, helpers with pread and
  * pwrite, no helpers) copies a tree identically and says which ran; a

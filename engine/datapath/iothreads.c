@@ -1,5 +1,5 @@
 /*
- * helpers.c - a worker's helper threads: everything a chunk needs besides
+ * iothreads.c - a worker's helper threads: everything a chunk needs besides
  * the wire. The worker thread only drives RDMA (posts, polls, credits);
  * reading, hashing and writing chunks happens here, so a node keeps many
  * file I/Os in flight and hashes on several cores while its rails stay fed.
