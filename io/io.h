@@ -296,7 +296,7 @@ uint64_t io_chunk_hash(const void *buf, size_t len);
 
 /*
  * What a chunk's file side asks of the kernel, one system call at a time, so
- * that a ring (engine/datapath/iothreads.c) can do it as well as io_op_run:
+ * that a ring (engine/datapath/ioring.c) can do it as well as io_op_run:
  * the read or write of a chunk, the opens of a file of one chunk, and the
  * fsyncs and rename that put a received file in place (see
  * io_rfile_open_start, io_wfile_open_start and io_wfile_finalize_start).

@@ -41,7 +41,7 @@
  * Steps: the calls that may block on a disk (the open of the directory,
  * the creation of the temporary, each write, the fsync, the rename, the
  * directory's fsync) can each be done by a ring elsewhere
- * (engine/datapath/iothreads.c): io_wfile_open_start and _step,
+ * (engine/datapath/ioring.c): io_wfile_open_start and _step,
  * io_chunk_write_start and _end, io_wfile_finalize_start and _step say in a
  * struct io_op what to call and judge what it returned. io_wfile_open,
  * io_chunk_write and io_wfile_finalize do it all at once (steps_run).
