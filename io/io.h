@@ -177,17 +177,9 @@ int io_manifest_decode(const void *buf, size_t len, struct io_manifest **m_out);
  */
 
 /*
- * The last name of source path src, trailing slashes ignored: returns its
- * length and points *name_out at it inside src (not NUL-terminated there:
- * "a/b/" gives "b/" with length 1). 0 when src has no name of its own: "",
- * "/", ".", "..", "dir/.", "dir/.." (with or without trailing slashes).
- * *name_out is set in every case.
- */
-size_t io_src_name(const char *src, const char **name_out);
-
-/*
- * Exactly one source, and it has no name of its own (io_src_name 0): the
- * copy is that source's contents, not the source (cp -r DIR/. NEW).
+ * Exactly one source, and it has no name of its own ("", "/", ".", "..",
+ * "dir/.", "dir/.."): the copy is that source's contents, not the source
+ * (cp -r DIR/. NEW).
  */
 bool io_src_contents_only(const char *const *src, size_t n_src);
 
@@ -304,7 +296,7 @@ uint64_t io_chunk_hash(const void *buf, size_t len);
 
 /*
  * What a chunk's file side asks of the kernel, one system call at a time, so
- * that a ring (engine/datapath/helpers.c) can do it as well as io_op_run:
+ * that a ring (engine/datapath/ioring.c) can do it as well as io_op_run:
  * the read or write of a chunk, the opens of a file of one chunk, and the
  * fsyncs and rename that put a received file in place (see
  * io_rfile_open_start, io_wfile_open_start and io_wfile_finalize_start).
@@ -502,12 +494,6 @@ int io_chunk_verify(struct io_wfile *f, uint64_t off, const void *data, uint32_t
 int io_chunk_write_end(struct io_wfile *f, uint64_t off, uint32_t len, int64_t put,
 		       bool *complete_out);
 
-/* Every planned chunk is in (true at once for a file without data). Thread-safe. */
-bool io_wfile_complete(const struct io_wfile *f);
-
-/* Data bytes received so far, for progress. Thread-safe. */
-uint64_t io_wfile_received(const struct io_wfile *f);
-
 /*
  * Put the file in place: refuses (-EIO) a file with a missing or failed
  * chunk; sets the size (holes stay holes), applies the mode (with
@@ -561,9 +547,6 @@ void io_partial_destroy(struct io_partial *p);
 
 /* Whether p holds chunk k of its file (chunks numbered as the plan cuts the file). */
 bool io_partial_has(const struct io_partial *p, uint64_t k);
-
-/* The data bytes p holds. */
-uint64_t io_partial_bytes(const struct io_partial *p);
 
 /*
  * Read len bytes at off of p's data file (a chunk it holds) into buf: 0, or

@@ -1,11 +1,19 @@
 /*
  * io_int.h - private to io/: name rules, printable escaping, chunk
- * arithmetic and confined path resolution shared by the io/ files.
+ * arithmetic and confined path resolution shared by the io/ files, and the
+ * handles two files of it share (a root, a partial file, a received file).
+ * io/ is compiled with IO_INTERNAL (io/SConscript), tests with RAILCP_TESTS;
+ * anything else that includes it fails to compile.
  *
- * Threading: everything here is pure or works only on its arguments.
+ * Threading: the helpers are pure or work only on their arguments, unless
+ * they say otherwise; a handle's own rules are in its file.
  */
 #ifndef RAILCP_IO_INT_H
 #define RAILCP_IO_INT_H
+
+#if !defined(IO_INTERNAL) && !defined(RAILCP_TESTS)
+#error "io/io_int.h is private to io/"
+#endif
 
 #include "io/io.h"
 
@@ -143,7 +151,16 @@ int io__dir_open(int root_fd, const char *path, int *fd_out);
 /* Open directory path beneath root_fd as O_PATH, following symlinks that stay beneath. */
 int io__sub_open(int root_fd, const char *path, int *fd_out);
 
-/* ---- partial files (partial.c) ---- */
+/* ---- partial files (partial.c, partial_record.c) ---- */
+
+/* What a partial file still holds (io_root_partial). */
+struct io_partial {
+	uint64_t n_chunks;
+	uint64_t *bits; /* chunk k held: bit k % 64 of word k / 64 */
+	uint64_t *hash; /* chunk k's CRC-64, where held */
+	uint64_t held, held_bytes;
+	int fd; /* the data file, flock-ed from the check of its chunks to the end */
+};
 
 /*
  * Open name in directory pfd, one of the partial objects (data file,
@@ -176,11 +193,14 @@ struct io__partial_what {
 	const uint64_t *hash;	      /* the CRC-64 each landed chunk arrived with */
 };
 
+/* The data bytes p holds. */
+uint64_t io__partial_bytes(const struct io_partial *p);
+
 /* The CRC-64 chunk k was held with (io_partial_has), else 0. */
-uint64_t io_partial_hash(const struct io_partial *p, uint64_t k);
+uint64_t io__partial_hash(const struct io_partial *p, uint64_t k);
 
 /* p's data file, open and flock-ed (-1 for NULL). */
-int io_partial_fd(const struct io_partial *p);
+int io__partial_fd(const struct io_partial *p);
 
 /* Write w's record in directory pfd, atomically (a temporary, fsync, rename). */
 int io__partial_record_write(int pfd, const struct io__partial_what *w);
@@ -205,6 +225,27 @@ void io__partial_log_put(const struct io__partial_log *log, uint64_t k, uint64_t
 
 /* Unmap it (the file stays). Accepts a log that is none. */
 void io__partial_log_close(struct io__partial_log *log);
+
+/*
+ * The claims of record name (io__partial_record_claims) or log name
+ * (io__partial_log_claims) in directory pfd into p, if it is whole and
+ * describes e (final name last) as cut by chunk: NULL (none there counts as
+ * none), or the reason it is ignored.
+ */
+const char *io__partial_record_claims(int pfd, const char *name, const char *last,
+				      const struct io_entry *e, uint32_t chunk,
+				      struct io_partial *p);
+const char *io__partial_log_claims(int pfd, const char *name, const char *last,
+				   const struct io_entry *e, uint32_t chunk, struct io_partial *p);
+
+/*
+ * The last name of source path src, trailing slashes ignored: returns its
+ * length and points *name_out at it inside src (not NUL-terminated there:
+ * "a/b/" gives "b/" with length 1). 0 when src has no name of its own: "",
+ * "/", ".", "..", "dir/.", "dir/.." (with or without trailing slashes).
+ * *name_out is set in every case. Thread-safe.
+ */
+size_t io__src_name(const char *src, const char **name_out);
 
 /* Free the members of one entry (not the entry itself). */
 void io__entry_fini(struct io_entry *e);
@@ -239,6 +280,55 @@ int io__manifest_decode(const void *buf, size_t len, struct io__decode_ctl *ctl,
  * (see codec.c), or -ENOMEM. ctl may be NULL.
  */
 int io__manifest_check(const struct io_manifest *m, struct io__decode_ctl *ctl);
+
+/* ---- the receiver's files (wfile.c, wfile_partial.c) ---- */
+
+struct io_wfile {
+	const struct io_entry *e;
+	struct io_root *root;
+	int pfd;      /* the target directory, O_PATH */
+	char *parent; /* its path, while io_wfile_open_step opens it */
+	bool created; /* the temporary exists: abort removes it */
+	enum { FIN_SYNC, FIN_RENAME, FIN_DIR_SYNC } fin; /* finalize's I/O under way */
+	int fd;
+	int dfd;	  /* O_DIRECT, or -1 */
+	const char *last; /* final name, inside e->path */
+	char tmp[IO_TMP_NAME_LEN];
+	uint32_t chunk;
+	uint64_t *first; /* extent x holds chunks first[x] .. first[x + 1] - 1 */
+	uint64_t n_chunks;
+	_Atomic uint64_t *bits; /* chunk k arrived: bit k % 64 of word k / 64 */
+	_Atomic uint64_t done;	/* chunks arrived */
+	_Atomic uint64_t received;
+	_Atomic bool failed; /* a write failed: never finalize */
+	/* IO_ROOT_PARTIAL (partial.c): the data file of a fixed name, locked by lockfd */
+	bool partial;
+	int lockfd;		    /* a second descriptor of it, holding the flock to the end */
+	uint64_t *hash;		    /* the CRC-64 each chunk arrived with */
+	uint64_t recorded;	    /* done, as the last record written saw it */
+	struct io__partial_log log; /* a slot per chunk, stored as it lands */
+	const struct io_partial *resume; /* what it held from before, until the open takes it on */
+};
+
+/* Close what f holds and free it (the files stay as they are). */
+void io__wfile_free(struct io_wfile *f);
+
+/*
+ * With --partial, the data file of a fixed name as the open with O_EXCL
+ * answered (res: a new file's descriptor, or -EEXIST), judged and taken on
+ * with what f's resume held (see wfile_partial.c): the descriptor to write,
+ * or -errno.
+ */
+int io__wfile_partial_take(struct io_wfile *f, int res);
+
+/* A partial file's record and log go when its data file does (put in place, or removed). */
+void io__wfile_record_remove(struct io_wfile *f);
+
+/* Every planned chunk of f is in (true at once for a file without data). Thread-safe. */
+bool io__wfile_complete(const struct io_wfile *f);
+
+/* f's data bytes received so far. Thread-safe. */
+uint64_t io__wfile_received(const struct io_wfile *f);
 
 /* ---- keyed hashing (hash.c) ---- */
 

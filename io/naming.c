@@ -25,7 +25,7 @@ static bool name_is_dots(const char *name, size_t len)
 	return (len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.');
 }
 
-size_t io_src_name(const char *src, const char **name_out)
+size_t io__src_name(const char *src, const char **name_out)
 {
 	size_t len = strlen(src), start;
 
@@ -42,7 +42,7 @@ bool io_src_contents_only(const char *const *src, size_t n_src)
 {
 	const char *name;
 
-	return n_src == 1 && io_src_name(src[0], &name) == 0;
+	return n_src == 1 && io__src_name(src[0], &name) == 0;
 }
 
 /* Whether top-level path is the last name of one of the sources. */
@@ -52,7 +52,7 @@ static bool pull_name_asked(const char *const *src, size_t n_src, const char *pa
 	const char *name;
 
 	for (k = 0; k < n_src; k++) {
-		n = io_src_name(src[k], &name);
+		n = io__src_name(src[k], &name);
 		if (n && n == len && !memcmp(name, path, n))
 			return true;
 	}
@@ -68,7 +68,7 @@ int io_pull_names_check(const char *const *src, size_t n_src, bool recursive,
 	size_t i, k;
 
 	for (k = 0; k < n_src; k++)
-		any |= io_src_name(src[k], &name) == 0;
+		any |= io__src_name(src[k], &name) == 0;
 	for (i = 0; i < m->n; i++) {
 		const struct io_entry *e = &m->entry[i];
 

@@ -2,7 +2,7 @@
  * op.c - one step of file I/O done here and now (struct io_op): pread and
  * pwrite of a chunk, openat2, renameat, fsync. It is the thread-pool path of the
  * data path's I/O and the synchronous half of every two-step call of io/; a
- * ring does the same steps elsewhere (engine/datapath/helpers.c).
+ * ring does the same steps elsewhere (engine/datapath/ioring.c).
  *
  * Threading: thread-safe.
  */

@@ -18,7 +18,7 @@
  * from the walk.
  *
  * The open and a chunk's read each come in two halves, so the system call
- * itself can go through a ring (engine/datapath/helpers.c):
+ * itself can go through a ring (engine/datapath/ioring.c):
  * io_rfile_open_start and io_chunk_read_start say what to call (struct
  * io_op), io_rfile_open_end and io_chunk_read_end judge what came back.
  * io_rfile_open and io_chunk_read do all of it at once.

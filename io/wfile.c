@@ -23,6 +23,10 @@
  * IO_ROOT_FSYNC that data may still be in the page cache: a power loss or
  * kernel crash can leave the renamed file empty, short or with zeros.
  *
+ * Partial files: with IO_ROOT_PARTIAL a file of several chunks is written
+ * in a data file of a fixed name instead of a random temporary, and kept
+ * with its record when the copy fails (wfile_partial.c, partial.c).
+ *
  * Holes: only the data extents are preallocated (FALLOC_FL_KEEP_SIZE) and
  * written; the size is set with ftruncate at finalize, so a hole is never
  * written as zeros.
@@ -37,12 +41,12 @@
  * Steps: the calls that may block on a disk (the open of the directory,
  * the creation of the temporary, each write, the fsync, the rename, the
  * directory's fsync) can each be done by a ring elsewhere
- * (engine/datapath/helpers.c): io_wfile_open_start and _step,
+ * (engine/datapath/ioring.c): io_wfile_open_start and _step,
  * io_chunk_write_start and _end, io_wfile_finalize_start and _step say in a
  * struct io_op what to call and judge what it returned. io_wfile_open,
  * io_chunk_write and io_wfile_finalize do it all at once (steps_run).
  *
- * Threading: io_chunk_write, io_wfile_complete and io_wfile_received are
+ * Threading: io_chunk_write, io__wfile_complete and io__wfile_received are
  * thread-safe on one handle; open, finalize and abort are not, and finalize
  * must follow every write. The manifest entry must outlive the handle.
  */
@@ -56,36 +60,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-struct io_wfile {
-	const struct io_entry *e;
-	struct io_root *root;
-	int pfd;      /* the target directory, O_PATH */
-	char *parent; /* its path, while io_wfile_open_step opens it */
-	bool created; /* the temporary exists: abort removes it */
-	enum { FIN_SYNC, FIN_RENAME, FIN_DIR_SYNC } fin; /* finalize's I/O under way */
-	int fd;
-	int dfd;	  /* O_DIRECT, or -1 */
-	const char *last; /* final name, inside e->path */
-	char tmp[IO_TMP_NAME_LEN];
-	uint32_t chunk;
-	uint64_t *first; /* extent x holds chunks first[x] .. first[x + 1] - 1 */
-	uint64_t n_chunks;
-	_Atomic uint64_t *bits; /* chunk k arrived: bit k % 64 of word k / 64 */
-	_Atomic uint64_t done;	/* chunks arrived */
-	_Atomic uint64_t received;
-	_Atomic bool failed; /* a write failed: never finalize */
-	/* IO_ROOT_PARTIAL (partial.c): the data file of a fixed name, locked by lockfd */
-	bool partial;
-	int lockfd;		    /* a second descriptor of it, holding the flock to the end */
-	uint64_t *hash;		    /* the CRC-64 each chunk arrived with */
-	uint64_t recorded;	    /* done, as the last record written saw it */
-	struct io__partial_log log; /* a slot per chunk, stored as it lands */
-	const struct io_partial *resume; /* what it held from before, until the open takes it on */
-};
 
 static const char *name_of(const struct io_wfile *f, char esc[IO_ESC_MAX])
 {
@@ -150,7 +126,7 @@ static void direct_open(struct io_wfile *f)
 	}
 }
 
-static void wfile_free(struct io_wfile *f)
+void io__wfile_free(struct io_wfile *f)
 {
 	io__partial_log_close(&f->log);
 	if (f->lockfd >= 0)
@@ -166,102 +142,6 @@ static void wfile_free(struct io_wfile *f)
 	free(f->first);
 	free((void *)f->bits);
 	free(f);
-}
-
-/* What f's record and log say of it. */
-static struct io__partial_what what_of(const struct io_wfile *f)
-{
-	return (struct io__partial_what){.path = f->e->path,
-					 .last = f->last,
-					 .chunk = f->chunk,
-					 .size = f->e->size,
-					 .mtime_ns = f->e->mtime_ns,
-					 .n_chunks = f->n_chunks,
-					 .bits = f->bits,
-					 .hash = f->hash};
-}
-
-/*
- * The partial file, as the open with O_EXCL of its name answered (res: a
- * new file, or -EEXIST): one there already is taken only if it is the
- * receiver's own, else removed and made anew (io__partial_open), so nothing
- * another user planted is kept, emptied or written. With what an earlier
- * copy kept, it is the file locked when those chunks were checked, or the
- * file fails (the sender was told they are here). Else ours if we lock it
- * and it is still the file of that name, emptied; else (another copy writes
- * it, or another user's file holds the name and cannot be removed) a random
- * temporary instead, made here: the file is received as without --partial.
- * The descriptor, or -errno.
- */
-static int partial_take(struct io_wfile *f, int res)
-{
-	const struct io_partial *resume = f->resume;
-	int held = io_partial_fd(resume), lockfd = -1, fd;
-	struct io__partial_what what;
-	struct stat a, b;
-	uint64_t k;
-
-	f->resume = NULL;
-	fd = res >= 0 ? res : io__partial_open(f->pfd, f->tmp, O_RDWR | O_CREAT, f->e->path);
-	if (held >= 0) {
-		/* Locked since its chunks were checked: the file opened now must be that one. */
-		if (fd >= 0 && fstat(fd, &a) == 0 && fstat(held, &b) == 0 && a.st_ino == b.st_ino &&
-		    a.st_dev == b.st_dev && (lockfd = dup(held)) >= 0)
-			goto ours;
-		if (fd >= 0)
-			close(fd);
-		return -EIO; /* what the sender was told is kept is not there */
-	}
-	if (fd < 0)
-		goto fresh;
-	lockfd = dup(fd);
-	if (lockfd >= 0 && flock(lockfd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 &&
-	    fstatat(f->pfd, f->tmp, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
-	    a.st_dev == b.st_dev && ftruncate(fd, 0) == 0)
-		goto ours;
-	if (lockfd >= 0)
-		close(lockfd);
-	close(fd);
-fresh:
-	f->partial = false;
-	io__tmp_name(f->tmp);
-	fd = openat(f->pfd, f->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	return fd < 0 ? -errno : fd;
-ours:
-	f->lockfd = lockfd;
-	for (k = 0; k < f->n_chunks; k++) {
-		if (!io_partial_has(resume, k))
-			continue;
-		f->bits[k / 64] |= 1ull << (k % 64);
-		f->hash[k] = io_partial_hash(resume, k);
-		f->done++;
-	}
-	f->received = io_partial_bytes(resume);
-	/*
-	 * The log: what a receiver killed outright leaves, up to its last
-	 * chunk (a record lags by up to a checkpoint). None is no error: the
-	 * records still keep what they say.
-	 */
-	what = what_of(f);
-	if (io__partial_log_open(f->pfd, &what, held >= 0, &f->log) == 0)
-		for (k = 0; k < f->n_chunks; k++)
-			if (io_partial_has(resume, k))
-				io__partial_log_put(&f->log, k, f->hash[k]);
-	return fd;
-}
-
-int io_wfile_partial(struct io_wfile *f, const struct io_partial *resume)
-{
-	char esc[IO_ESC_MAX];
-
-	if (!(f->root->flags & IO_ROOT_PARTIAL) || f->n_chunks < 2)
-		return 0; /* a file of one chunk has nothing to keep */
-	f->hash = calloc((size_t)f->n_chunks, sizeof(*f->hash));
-	if (!f->hash)
-		return rcp_err(-ENOMEM, "out of memory receiving \"%s\"", name_of(f, esc));
-	f->partial = true;
-	f->resume = resume;
-	return 0;
 }
 
 int io_wfile_open_start(struct io_root *root, const struct io_entry *e, uint32_t chunk,
@@ -290,7 +170,7 @@ int io_wfile_open_start(struct io_root *root, const struct io_entry *e, uint32_t
 	if (!err && !(f->parent = strdup(parent)))
 		err = rcp_err(-ENOMEM, "out of memory receiving \"%s\"", name_of(f, esc));
 	if (err) {
-		wfile_free(f);
+		io__wfile_free(f);
 		return err;
 	}
 	io__open_op(root->fd, f->parent, IO_PARENT_FLAGS, true, op);
@@ -323,7 +203,7 @@ int io_wfile_open_step(struct io_wfile *f, struct io_op *op, int64_t res)
 	}
 	*op = (struct io_op){.kind = IO_OP_NONE};
 	if (f->partial && (res >= 0 || res == -EEXIST))
-		res = partial_take(f, (int)res);
+		res = io__wfile_partial_take(f, (int)res);
 	if (res < 0)
 		return rcp_err((int)res, "cannot create a temporary file for \"%s\": %s",
 			       name_of(f, esc), strerror((int)-res));
@@ -477,26 +357,14 @@ int io_chunk_write(struct io_wfile *f, uint64_t off, const void *data, uint32_t 
 	return io_chunk_write_end(f, off, len, io_op_run(&op, (void *)data), complete_out);
 }
 
-bool io_wfile_complete(const struct io_wfile *f)
+bool io__wfile_complete(const struct io_wfile *f)
 {
 	return atomic_load(&f->done) == f->n_chunks;
 }
 
-uint64_t io_wfile_received(const struct io_wfile *f)
+uint64_t io__wfile_received(const struct io_wfile *f)
 {
 	return atomic_load(&f->received);
-}
-
-/* A partial file's record and log go when its data file does (put in place, or removed). */
-static void record_remove(struct io_wfile *f)
-{
-	char data[IO_TMP_NAME_LEN], rec[IO_TMP_NAME_LEN], log[IO_TMP_NAME_LEN];
-
-	if (!f->partial || f->pfd < 0)
-		return;
-	io__partial_names(f->last, data, rec, log);
-	unlinkat(f->pfd, rec, 0);
-	unlinkat(f->pfd, log, 0);
 }
 
 void io_wfile_abort(struct io_wfile *f)
@@ -505,45 +373,9 @@ void io_wfile_abort(struct io_wfile *f)
 		return;
 	if (f->created) {
 		unlinkat(f->pfd, f->tmp, 0);
-		record_remove(f);
+		io__wfile_record_remove(f);
 	}
-	wfile_free(f);
-}
-
-/* The record of f as it stands, written: 0, or -errno with a sentence. */
-static int record_write(struct io_wfile *f)
-{
-	const struct io__partial_what w = what_of(f);
-
-	return io__partial_record_write(f->pfd, &w);
-}
-
-/* A partial file whose writes all went well: what it holds is worth a record. */
-static bool keepable(const struct io_wfile *f)
-{
-	return f->partial && f->created && !atomic_load(&f->failed);
-}
-
-int io_wfile_checkpoint(struct io_wfile *f)
-{
-	uint64_t done = atomic_load(&f->done); /* before the map is read: never ahead of it */
-	int err;
-
-	if (!keepable(f) || done == f->recorded)
-		return 0; /* the record on disk says as much */
-	err = record_write(f);
-	if (!err)
-		f->recorded = done;
-	return err;
-}
-
-void io_wfile_keep(struct io_wfile *f)
-{
-	if (!f || !keepable(f) || record_write(f) != 0) {
-		io_wfile_abort(f);
-		return;
-	}
-	wfile_free(f); /* the data file stays, with its record */
+	io__wfile_free(f);
 }
 
 /* The sentence for a failed sync of the target directory (err: -errno). */
@@ -634,7 +466,7 @@ int io_wfile_finalize_start(struct io_wfile *f, struct io_op *op)
 	char esc[IO_ESC_MAX];
 	int err;
 
-	if (atomic_load(&f->failed) || !io_wfile_complete(f)) {
+	if (atomic_load(&f->failed) || !io__wfile_complete(f)) {
 		err = rcp_err(-EIO, "\"%s\" is not finished: %llu of %llu chunks arrived%s",
 			      name_of(f, esc), (unsigned long long)atomic_load(&f->done),
 			      (unsigned long long)f->n_chunks,
@@ -686,7 +518,7 @@ int io_wfile_finalize_step(struct io_wfile *f, struct io_op *op, int64_t res)
 			break;
 		}
 		f->created = false; /* the temporary is the final name now */
-		record_remove(f);
+		io__wfile_record_remove(f);
 		if (!(f->root->flags & IO_ROOT_FSYNC))
 			break;
 		/* The directory too, so the rename itself survives a crash. */

@@ -159,7 +159,7 @@ static bool workers_finished(const struct eng_job *job)
  * construction: a worker reads job->stop every round, and nothing in a round
  * waits for them (posts and polls return at once, its sleep is ENG_SLEEP_MS).
  * Only local file I/O can hold it: its own pread, pwrite, open or fsync when
- * it has no helpers, and eng__helpers_stop's joins (helpers.c). A disk that
+ * it has no helpers, and eng__helpers_stop's joins (iothreads.c). A disk that
  * never answers (a dead hard NFS mount, a suspended device) holds it as long:
  * no user-space code can cancel that system call, and the I/O lands in slot
  * memory freed after the join, so waiting is the safe choice. What it can do

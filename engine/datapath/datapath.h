@@ -41,7 +41,7 @@
  * opens are too, and for every file the rename that puts it in place, so a
  * tree of small files keeps a ring full of opens and renames instead of a
  * thread blocked in each. Both run on a worker's helper threads
- * (helpers.c), concurrently, or on the worker itself when the job has no
+ * (iothreads.c), concurrently, or on the worker itself when the job has no
  * helpers or the source or sink is cheap (the bench pattern). When prepare
  * succeeds, complete is called until it no longer returns ENG_STEP_MORE,
  * with res, what the I/O in *op returned (0 for IO_OP_NONE; the bytes
@@ -161,7 +161,7 @@ struct eng_worker {
 	struct topo_pool *pool; /* node-local slot memory (NULL: heap, in unit tests) */
 	pthread_t thread;
 	bool started;
-	/* helper threads (helpers.c), started and joined by the worker */
+	/* helper threads (iothreads.c), started and joined by the worker */
 	struct eng_helper *helper;
 	unsigned n_helpers;
 	struct eng_helper *own; /* without helpers: the worker's own ring, or NULL */
@@ -320,7 +320,7 @@ int eng__bench_fill(void *ctx, struct eng_chunk_hdr *hdr, void *buf, struct io_o
 int eng__bench_check(void *ctx, const struct eng_chunk_hdr *hdr, const void *data,
 		     struct io_op *op);
 
-/* ---- the file side of push and pull (files.c) ---- */
+/* ---- the file side of push and pull (files.c, files_maps.c) ---- */
 
 struct eng_files;
 

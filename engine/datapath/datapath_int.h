@@ -49,7 +49,7 @@ void *eng__worker_main(void *arg);
  */
 void eng__thread_name(const struct eng_job *job, char kind, unsigned i, unsigned k);
 
-/* ---- helper threads (helpers.c) ---- */
+/* ---- helper threads (iothreads.c) ---- */
 
 /* Start the job's helpers for w (on w's thread); -errno with a sentence. */
 int eng__helpers_start(struct eng_worker *w);

@@ -38,10 +38,8 @@
  * written again. On failure every unfinished file's temporary is removed;
  * files already in place stay, complete and verified.
  *
- * With --update the receiver first looks for each file and symlink at its
- * destination (io_root_holds); those it holds already are marked skip on
- * both sides (a bit per entry travels back), so the plan has no chunks for
- * them and the receiver leaves them alone; the summary counts them apart.
+ * The maps the sides trade before the data moves (--update, --partial)
+ * and what they do to the plan are in files_maps.c.
  *
  * Threading: prepare and complete run on helper (or worker) threads,
  * concurrently; the rest on the session's thread before the workers start
@@ -49,7 +47,7 @@
  * Per-file state is guarded by one of FILES_LOCKS mutexes, chosen by the
  * file's index.
  */
-#include "engine/datapath/datapath_int.h"
+#include "engine/datapath/files_int.h"
 
 #include "common/common.h"
 
@@ -58,37 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FILES_LOCKS 64
-
-struct file_state {
-	struct io_rfile *r;	   /* sender: open while chunks are in flight */
-	struct io_wfile *w;	   /* receiver: open from the first chunk to the last */
-	uint64_t left;		   /* sender: chunks not yet read */
-	unsigned writers;	   /* receiver: chunks between write prepare and complete */
-	bool complete;		   /* receiver: every chunk is in */
-	bool done;		   /* receiver: being or already put in place */
-	bool single;		   /* one chunk: its opens are I/Os of that chunk's task */
-	struct io_partial *resume; /* receiver, --partial: what an earlier copy kept of it */
-};
-
-struct eng_files {
-	enum eng_role role;
-	struct io_manifest *m;
-	struct io_plan *plan;
-	struct io_root *root;
-	unsigned io_flags;
-	struct file_state *st; /* one per manifest entry */
-	pthread_mutex_t lock[FILES_LOCKS];
-	_Atomic uint64_t files_done;
-	uint64_t chunks_all;		  /* the plan's chunks before any skip */
-	uint64_t skip_files, skip_bytes;  /* files (and their data) the receiver held already */
-	uint64_t kept_bytes, kept_chunks; /* what earlier copies kept (--partial), not sent */
-	_Atomic unsigned open_files;	  /* receiver: files being written */
-	unsigned max_open;		  /* receiver: what an honest sender can have in flight */
-};
-
-/* What each file counts from f's plan. */
-static void plan_counts(struct eng_files *f)
+void eng__files_plan_counts(struct eng_files *f)
 {
 	const struct io_manifest *m = f->m;
 	uint64_t i;
@@ -106,13 +74,12 @@ static void plan_counts(struct eng_files *f)
 			atomic_fetch_add(&f->files_done, 1);
 }
 
-/* f's chunk plan for its manifest as it is marked now, and what each file counts from it. */
-static int plan_make(struct eng_files *f, uint32_t chunk)
+int eng__files_plan_make(struct eng_files *f, uint32_t chunk)
 {
 	int err = io_plan_create(f->m, chunk, &f->plan);
 
 	if (!err)
-		plan_counts(f);
+		eng__files_plan_counts(f);
 	return err;
 }
 
@@ -136,166 +103,12 @@ int eng__files_create(enum eng_role role, struct io_manifest *m, uint32_t chunk,
 		eng__files_destroy(f);
 		return rcp_err(-ENOMEM, "out of memory for a job of %zu entries", m->n);
 	}
-	if ((err = plan_make(f, chunk)) != 0) {
+	if ((err = eng__files_plan_make(f, chunk)) != 0) {
 		eng__files_destroy(f);
 		return err;
 	}
 	f->chunks_all = f->plan->n;
 	*f_out = f;
-	return 0;
-}
-
-/* Whether bit k of a map (chunk or entry k at bit k % 8 of byte k / 8) is set. */
-static bool bit_set(const uint8_t *bits, uint64_t k)
-{
-	return bits[k / 8] >> (k % 8) & 1;
-}
-
-int eng__files_skip(struct eng_files *f, const uint8_t *bits)
-{
-	uint32_t chunk = f->plan->chunk_size;
-	size_t i;
-
-	f->skip_files = f->skip_bytes = 0;
-	for (i = 0; i < f->m->n; i++) {
-		struct io_entry *e = &f->m->entry[i];
-
-		/* A directory is never skipped: its contents are looked at one by one. */
-		e->skip = e->type != IO_DIR && bit_set(bits, i);
-		if (e->skip && e->type == IO_FILE) {
-			f->skip_files++;
-			f->skip_bytes += e->data_bytes;
-		}
-	}
-	io_plan_destroy(f->plan);
-	f->plan = NULL;
-	return plan_make(f, chunk);
-}
-
-size_t eng__files_map_len(const struct eng_files *f)
-{
-	return f->m->n / 8 + 1;
-}
-
-size_t eng__files_kept_map_len(const struct eng_files *f)
-{
-	return (f->plan->n + f->kept_chunks) / 8 + 1; /* the plan before the drop */
-}
-
-void eng__files_drop(struct eng_files *f, const uint8_t *bits)
-{
-	struct io_plan *p = f->plan;
-	uint64_t k, n = 0;
-
-	for (k = 0; k < p->n; k++) {
-		if (bit_set(bits, k)) {
-			f->kept_bytes += p->chunk[k].len;
-			f->kept_chunks++;
-		} else {
-			p->chunk[n++] = p->chunk[k];
-		}
-	}
-	p->n = n;
-	plan_counts(f);
-}
-
-int eng__files_kept(struct eng_files *f, uint8_t **bits_out)
-{
-	size_t i, len = eng__files_kept_map_len(f);
-	uint8_t *bits = calloc(len, 1);
-	uint64_t k, first = 0;
-
-	if (!bits)
-		return rcp_err(-ENOMEM, "out of memory for a map of %" PRIu64 " chunks",
-			       f->plan->n);
-	for (i = 0; i < f->m->n; i++)
-		if (f->m->entry[i].type == IO_FILE && !f->m->entry[i].skip)
-			f->st[i].resume =
-				io_root_partial(f->root, &f->m->entry[i], f->plan->chunk_size);
-	/* A file's chunks are consecutive in the plan, in the order its own map counts them. */
-	for (k = 0; k < f->plan->n; k++) {
-		uint64_t file = f->plan->chunk[k].file;
-
-		if (k == 0 || f->plan->chunk[k - 1].file != file)
-			first = k;
-		if (io_partial_has(f->st[file].resume, k - first))
-			bits[k / 8] |= (uint8_t)(1u << (k % 8));
-	}
-	*bits_out = bits;
-	return 0;
-}
-
-int eng__files_kept_each(struct eng_files *f, const uint8_t *bits,
-			 int (*fn)(void *ctx, uint64_t k, const void *buf, uint32_t len), void *ctx)
-{
-	const struct io_plan *p = f->plan;
-	struct io_rfile *r = NULL;
-	uint64_t k, open = UINT64_MAX, hash;
-	uint8_t *buf = malloc(p->chunk_size);
-	int err =
-		buf ? 0 : rcp_err(-ENOMEM, "out of memory for a chunk of %u bytes", p->chunk_size);
-
-	for (k = 0; k < p->n && !err; k++) {
-		const struct io_chunk *c = &p->chunk[k];
-
-		if (!bit_set(bits, k))
-			continue;
-		if (f->role == ENG_RECEIVER) {
-			err = io_partial_read(f->st[c->file].resume, c->offset, c->len, buf);
-		} else {
-			/* The plan holds a file's chunks together: one open each. */
-			if (c->file != open) {
-				io_rfile_close(r);
-				r = NULL;
-				open = c->file;
-				err = io_rfile_open(f->root, &f->m->entry[c->file], 0, &r);
-			}
-			if (!err)
-				err = io_chunk_read(r, c->offset, c->len, buf, &hash);
-		}
-		if (!err)
-			err = fn(ctx, k, buf, c->len);
-	}
-	io_rfile_close(r);
-	free(buf);
-	return err;
-}
-
-uint64_t eng__files_kept_settle(struct eng_files *f, const uint8_t *kept, const uint8_t *confirmed)
-{
-	const struct io_plan *p = f->plan;
-	uint64_t k, first = 0, n = 0;
-
-	for (k = 0; k < p->n; k++) {
-		uint64_t file = p->chunk[k].file;
-
-		if (k == 0 || p->chunk[k - 1].file != file)
-			first = k;
-		if (bit_set(kept, k) && !bit_set(confirmed, k)) {
-			io_partial_forget(f->st[file].resume, k - first, p->chunk[k].len);
-			n++;
-		}
-	}
-	eng__files_drop(f, confirmed);
-	return n;
-}
-
-int eng__files_holds(struct eng_files *f, uint8_t **bits_out)
-{
-	size_t i, len = eng__files_map_len(f);
-	uint8_t *bits = calloc(len, 1);
-	int err;
-
-	if (!bits)
-		return rcp_err(-ENOMEM, "out of memory for a map of %zu entries", f->m->n);
-	for (i = 0; i < f->m->n; i++)
-		if (io_root_holds(f->root, &f->m->entry[i]))
-			bits[i / 8] |= (uint8_t)(1u << (i % 8));
-	if ((err = eng__files_skip(f, bits)) != 0) {
-		free(bits);
-		return err;
-	}
-	*bits_out = bits;
 	return 0;
 }
 
@@ -332,17 +145,6 @@ uint64_t eng__files_chunks(const struct eng_files *f)
 uint64_t eng__files_chunks_all(const struct eng_files *f)
 {
 	return f->chunks_all;
-}
-
-void eng__files_skipped(const struct eng_files *f, uint64_t *files_out, uint64_t *bytes_out)
-{
-	*files_out = f->skip_files;
-	*bytes_out = f->skip_bytes;
-}
-
-uint64_t eng__files_kept_bytes(const struct eng_files *f)
-{
-	return f->kept_bytes;
 }
 
 uint64_t eng__files_done(const struct eng_files *f)

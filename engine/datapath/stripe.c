@@ -3,7 +3,7 @@
  *
  * Sender: a stripe holds one credit per receiver slot. While it has credits
  * and the job has chunks left, it claims the next chunk from the job's
- * shared cursor and hands the slot's task to a helper (helpers.c), which
+ * shared cursor and hands the slot's task to a helper (iothreads.c), which
  * reads and hashes the chunk into the local copy of the slot. Chunks whose
  * tasks are done go out as writes of header and data into the receiver's
  * slot (write-with-imm, immediate = slot), several under one doorbell. A

@@ -3,7 +3,7 @@
  * driving the stripes of that node's rails.
  *
  * The loop: a sender pumps chunks into every stripe with credits (each
- * chunk's task goes to a helper thread, helpers.c); then the worker polls
+ * chunk's task goes to a helper thread, iothreads.c); then the worker polls
  * its CQs, takes back the tasks its helpers finished, hands each to its
  * stripe, and posts the chunks that are ready. After busy_poll_us without a
  * completion or a task back it sleeps on the CQs' event fds, the helpers'

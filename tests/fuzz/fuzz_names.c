@@ -143,7 +143,7 @@ static void naming(char *text)
 	if (n == 0)
 		return;
 	for (i = 0; i < n; i++) {
-		len = io_src_name(line[i], &name);
+		len = io__src_name(line[i], &name);
 		FUZZ_CHECK(name >= line[i] && name <= line[i] + strlen(line[i]));
 		FUZZ_CHECK(len <= strlen(name) && (len == 0 || !memchr(name, '/', len)));
 	}

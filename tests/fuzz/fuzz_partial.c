@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (k = 0; k < FUZZ_PART_CHUNKS + 2; k++)
 		held += io_partial_has(p, k);
 	FUZZ_CHECK(held <= FUZZ_PART_CHUNKS && !io_partial_has(p, FUZZ_PART_CHUNKS));
-	FUZZ_CHECK(io_partial_bytes(p) == held * FUZZ_PART_CHUNK);
+	FUZZ_CHECK(io__partial_bytes(p) == held * FUZZ_PART_CHUNK);
 	io_partial_destroy(p);
 	return 0;
 }

@@ -1,10 +1,11 @@
 /*
- * test_datapath_io.c - the data path's file I/O (engine/datapath/helpers.c)
- * in whole sessions over the loopback transport: every way a worker can
- * read and write its files (helpers with io_uring, helpers with pread and
- * pwrite, no helpers) copies a tree identically and says which ran; a
- * kernel without io_uring falls back; a ring that refuses work, at either
- * end, fails the copy with one sentence and leaves no file half-written.
+ * test_datapath_io.c - the data path's file I/O
+ * (engine/datapath/iothreads.c and ioring.c) in whole sessions over the
+ * loopback transport: every way a worker can read and write its files
+ * (helpers with io_uring, helpers with pread and pwrite, no helpers) copies
+ * a tree identically and says which ran; a kernel without io_uring falls
+ * back; a ring that refuses work, at either end, fails the copy with one
+ * sentence and leaves no file half-written.
  *
  * A helper thread that cannot start fails the session with one sentence; a
  * source file cut short while its chunks are read fails it too.

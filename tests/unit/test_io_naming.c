@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "common/common.h"
-#include "io/io.h"
+#include "io/io_int.h"
 
 #include <errno.h>
 #include <string.h>
@@ -52,7 +52,7 @@ static const struct io_manifest *tm_make(struct fake *t, const char *const *path
 static const char *name_of(const char *src, char out[IO_PATH_MAX])
 {
 	const char *name = NULL;
-	size_t n = io_src_name(src, &name);
+	size_t n = io__src_name(src, &name);
 
 	assert_non_null(name);
 	assert_true(name >= src && name + n <= src + strlen(src));
@@ -81,7 +81,7 @@ static void test_src_name_ignores_trailing_slashes(void **state)
 	char out[IO_PATH_MAX];
 
 	(void)state;
-	assert_int_equal(io_src_name(src, &name), 1);
+	assert_int_equal(io__src_name(src, &name), 1);
 	assert_ptr_equal(name, src + 2); /* "b/" inside src, one byte long */
 	assert_string_equal(name_of("a/dir///", out), "dir");
 	assert_string_equal(name_of("dir/", out), "dir");
@@ -98,7 +98,7 @@ static void test_src_without_a_name_of_its_own_has_length_zero(void **state)
 	(void)state;
 	for (i = 0; i < RCP_ARRAY_SIZE(none); i++) {
 		name = NULL;
-		assert_int_equal(io_src_name(none[i], &name), 0);
+		assert_int_equal(io__src_name(none[i], &name), 0);
 		assert_non_null(name); /* set even then: a caller may compare 0 bytes at it */
 	}
 }

@@ -346,13 +346,13 @@ static void test_finalize_keeps_holes_mode_and_mtime(void **state)
 	assert_false(done);
 	assert_int_equal(wr(w, 0, a, CH, &done), 0);
 	assert_false(done);
-	assert_false(io_wfile_complete(w));
-	assert_int_equal(io_wfile_received(w), 2 * CH);
+	assert_false(io__wfile_complete(w));
+	assert_int_equal(io__wfile_received(w), 2 * CH);
 	assert_false(t_exists(fx->root, "sparse")); /* nothing under the final name yet */
 	assert_int_equal(t_count_tmp(fx->root), 1);
 	assert_int_equal(wr(w, SPARSE_FAR, z, CH, &done), 0);
 	assert_true(done);
-	assert_true(io_wfile_complete(w));
+	assert_true(io__wfile_complete(w));
 	assert_int_equal(io_wfile_finalize(w), 0);
 	assert_int_equal(t_count_tmp(fx->root), 0);
 	t_path(p, fx->root, "sparse");
@@ -427,7 +427,7 @@ static void test_a_wrong_hash_writes_nothing_and_never_finalizes(void **state)
 		io_chunk_write(w, 0, "damaged!", 8, io_chunk_hash("damaged!", 8) ^ 1, &done),
 		-EBADMSG);
 	assert_non_null(strstr(rcp_err_msg(-EBADMSG), "arrived damaged"));
-	assert_false(io_wfile_complete(w));
+	assert_false(io__wfile_complete(w));
 	d = opendir(fx->root); /* the temporary holds no byte of it */
 	while ((de = readdir(d)) && strncmp(de->d_name, ".railcp-tmp-", 12))
 		;
@@ -511,8 +511,8 @@ static void test_a_repeated_chunk_counts_once(void **state)
 	assert_false(done);
 	assert_int_equal(wr(w, CH, "x", 1, &done), 0);
 	assert_false(done);
-	assert_false(io_wfile_complete(w));
-	assert_int_equal(io_wfile_received(w), 1);
+	assert_false(io__wfile_complete(w));
+	assert_int_equal(io__wfile_received(w), 1);
 	assert_int_equal(wr(w, 0, (char[CH]){0}, CH, &done), 0);
 	assert_true(done);
 	assert_int_equal(wr(w, 0, (char[CH]){0}, CH, &done), 0); /* late repeat */
@@ -574,7 +574,7 @@ static void test_concurrent_writers_complete_the_file_exactly_once(void **state)
 		assert_int_equal(wt[i].err, 0);
 	}
 	assert_int_equal(atomic_load(&completions), 1);
-	assert_int_equal(io_wfile_received(w), size);
+	assert_int_equal(io__wfile_received(w), size);
 	assert_int_equal(io_wfile_finalize(w), 0);
 	t_path(p, fx->root, "f");
 	fd = open(p, O_RDONLY);
@@ -598,7 +598,7 @@ static void test_an_empty_file_is_complete_at_once(void **state)
 
 	fe_file(&f, "empty", 0, 0, NULL);
 	assert_int_equal(io_wfile_open(r, &f.e, CH, &w), 0);
-	assert_true(io_wfile_complete(w));
+	assert_true(io__wfile_complete(w));
 	assert_int_equal(io_wfile_finalize(w), 0);
 	t_path(p, fx->root, "empty");
 	assert_int_equal(stat(p, &st), 0);
