@@ -239,7 +239,8 @@ struct topo_plan {
 	size_t n_rails;
 	struct topo_plan_rail rail[TOPO_MAX_RAILS]; /* grouped by worker */
 	char notes[1024];			    /* rails left out and why, one per line */
-	/* the data path's threads and rings (engine/datapath/iothreads.c); 0: chosen by the engine */
+	/* the data path's threads and rings (engine/datapath/iothreads.c); 0: chosen by the engine
+	 */
 	unsigned helpers;  /* per worker; TOPO_NONE: the worker reads, hashes and writes itself */
 	unsigned io_depth; /* per helper; TOPO_NONE: pread and pwrite instead of io_uring */
 };
