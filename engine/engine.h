@@ -28,6 +28,13 @@
 #define ENG_CHUNK_DEFAULT (1u << 20)
 /* Each control and connection step's limit when the user gives none. */
 #define ENG_TIMEOUT_MS_DEFAULT 30000
+/*
+ * With failover, a sender's stripe that has chunks out and no credit back
+ * for this long, while another rail moves, is failed as "stalled" and its
+ * chunks go to the other rails (a rail that drops everything while its
+ * ports stay up). rail_stall_ms: 0 this default, < 0 never.
+ */
+#define ENG_RAIL_STALL_MS 5000
 
 enum eng_gid_type {
 	ENG_GID_IB,
@@ -127,8 +134,9 @@ struct eng_bench_opts {
 	uint64_t bytes;
 	uint32_t chunk; /* a multiple of ENG_CHUNK_MIN, at most ENG_CHUNK_MAX */
 	const struct topo_plan *plan;
-	int timeout_ms; /* for each control and connection step */
-	int stall_ms;	/* the data phase fails after this long without a completion; 0: 60 s */
+	int timeout_ms;	   /* for each control and connection step */
+	int stall_ms;	   /* the data phase fails after this long without a completion; 0: 60 s */
+	int rail_stall_ms; /* a stalled rail fails over after this (see ENG_RAIL_STALL_MS) */
 	const char *key_file; /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
 	bool no_failover; /* a rail that fails fails the run (else its chunks go to the others) */
 	/* Called about every 20 ms from the calling thread with the figures so far. */
@@ -164,7 +172,8 @@ struct eng_copy_opts {
 	uint32_t chunk;	 /* a multiple of ENG_CHUNK_MIN, at most ENG_CHUNK_MAX */
 	const struct topo_plan *plan;
 	int timeout_ms;
-	int stall_ms; /* the data phase fails after this long without a completion; 0: 60 s */
+	int stall_ms;	   /* the data phase fails after this long without a completion; 0: 60 s */
+	int rail_stall_ms; /* a stalled rail fails over after this (see ENG_RAIL_STALL_MS) */
 	const char *key_file; /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
 	const char *key;      /* the key itself (from railcp serve --ssh); NULL: key_file's */
 	bool no_failover; /* a rail that fails fails the copy (else its chunks go to the others) */
@@ -194,6 +203,7 @@ struct eng_serve_opts {
 	const struct topo_plan *plan;
 	int timeout_ms;
 	int stall_ms;	       /* each session's data phase, as for a client; 0: 60 s */
+	int rail_stall_ms;     /* as for a client */
 	unsigned max_sessions; /* authenticated sessions at once; more are refused with a message */
 	bool no_failover;      /* a rail that fails fails its session (else the others carry on) */
 	/*

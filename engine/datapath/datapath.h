@@ -121,6 +121,7 @@ struct eng_stripe {
 	unsigned n_free;
 	unsigned unsignaled;   /* writes or sends since the last signaled one */
 	unsigned outstanding;  /* sender: slots written and not yet credited back */
+	uint64_t moved_ns;     /* sender: its last credit back, or its first chunk out since */
 	unsigned busy;	       /* slots whose task is being prepared, read or written */
 	struct eng_task *task; /* one per slot */
 	unsigned *ready;       /* sender: slots whose chunk is ready to post */
@@ -183,6 +184,13 @@ struct eng_rail_stat {
 	unsigned stripes, stripes_dead;
 	uint64_t failed_ns; /* when its last stripe failed; 0: alive */
 	char why[256];	    /* why its first stripe failed */
+	/*
+	 * sender, for the other rails' watchdog (stripe.c, failover.c): its
+	 * last credit back on any stripe, and its chunks out (written by the
+	 * rail's worker only)
+	 */
+	_Atomic uint64_t moved_ns;
+	_Atomic unsigned out;
 };
 
 struct eng_job {
@@ -200,6 +208,12 @@ struct eng_job {
 	int stop_fd;	       /* eventfd: readable once the job stops */
 	unsigned busy_poll_us; /* spin this long before sleeping on the CQ */
 	unsigned stall_ms;     /* ENG_STALL_MS; tests shorten it (no option sets it) */
+	/*
+	 * With failover, a sender's stripe that has chunks out and no credit
+	 * back for this long, while another rail moved, is failed as
+	 * "stalled" (failover.c, eng__worker_watch); 0: never.
+	 */
+	unsigned rail_stall_ms;
 	unsigned hold_ms;      /* ENG_HOLD_NOTICE_MS; tests shorten it */
 	_Atomic bool held;     /* the job stopped, its file I/O had not: the notice went */
 	unsigned helpers;      /* per worker; 0: prepare, I/O and complete on the worker */

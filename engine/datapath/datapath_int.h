@@ -108,6 +108,16 @@ bool eng__job_landed(struct eng_job *job, uint64_t seq);
  */
 void eng__stripe_lost(struct eng_stripe *s, int err, const char *what);
 
+/*
+ * The watchdog, on w's thread each round: a sender's stripe of w that has
+ * chunks out and no credit back for job->rail_stall_ms, while another rail
+ * got credits well after its last one, goes down as a failed one does
+ * ("stalled"): a rail that drops everything while its ports stay up (a
+ * switch port, an ACL, an MTU the ends disagree on) fails over instead of
+ * holding the copy until the job's stall limit.
+ */
+void eng__worker_watch(struct eng_worker *w);
+
 /* Take down w's stripes that another thread asked for (eng__job_link_lost). */
 void eng__worker_check_lost(struct eng_worker *w);
 

@@ -177,6 +177,8 @@ static void stripe_down(struct eng_stripe *s, const char *why)
 		}
 		s->n_free = 0;
 		s->n_ready = 0;
+		atomic_fetch_sub_explicit(&s->job->rail[s->rail].out, s->outstanding,
+					  memory_order_relaxed);
 		s->outstanding = 0;
 	}
 	rail_record(s, why);
@@ -244,6 +246,57 @@ void eng__worker_check_lost(struct eng_worker *w)
 			continue;
 		}
 		stripe_down(s, why);
+	}
+}
+
+/*
+ * Whether s alone holds the job up while the fabric works: another rail,
+ * still alive, got a credit more than half the limit after s's last one,
+ * or every other rail has nothing out and nothing is left to claim (the
+ * end of a job that the other rails finished). A peer or disk that stalls
+ * stops every rail within moments with chunks out, and fails no one.
+ */
+static bool others_moved(const struct eng_stripe *s, uint64_t limit_ns)
+{
+	struct eng_job *job = s->job;
+	bool moved = false, idle = true, others = false;
+	unsigned r;
+
+	pthread_mutex_lock(&job->err_lock); /* failed_ns; only a stripe already silent asks */
+	for (r = 0; r < job->n_rails; r++) {
+		if (r == s->rail || job->rail[r].failed_ns)
+			continue;
+		others = true;
+		moved |= atomic_load_explicit(&job->rail[r].moved_ns, memory_order_relaxed) >
+			 s->moved_ns + limit_ns / 2;
+		idle &= atomic_load_explicit(&job->rail[r].out, memory_order_relaxed) == 0;
+	}
+	pthread_mutex_unlock(&job->err_lock);
+	return others && (moved || (idle && atomic_load(&job->next_chunk) >= job->src.n_chunks &&
+				    atomic_load(&job->retry_pending) == 0));
+}
+
+void eng__worker_watch(struct eng_worker *w)
+{
+	struct eng_job *job = w->job;
+	uint64_t now, limit_ns = (uint64_t)job->rail_stall_ms * 1000000u;
+	char what[160];
+	unsigned i;
+
+	if (job->role != ENG_SENDER || !job->failover || !limit_ns)
+		return;
+	now = rcp_now_ns();
+	for (i = 0; i < w->n_stripes; i++) {
+		struct eng_stripe *s = w->stripe[i];
+
+		if (s->dead || !s->outstanding || now - s->moved_ns < limit_ns ||
+		    !others_moved(s, limit_ns))
+			continue;
+		snprintf(what, sizeof(what),
+			 "stalled: %u chunks out and no credit back for %.1f s while other rails "
+			 "moved",
+			 s->outstanding, (double)(now - s->moved_ns) / 1e9);
+		eng__stripe_lost(s, -ETIMEDOUT, what);
 	}
 }
 

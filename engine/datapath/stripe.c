@@ -208,7 +208,10 @@ void eng__stripe_flush(struct eng_stripe *s)
 			sq_use(s, WRS_PER_CHUNK, batch[i].signaled);
 		}
 		worker_clock(s->worker, true);
+		if (s->outstanding == 0) /* the watchdog's clock starts with the first chunk out */
+			s->moved_ns = rcp_now_ns();
 		s->outstanding += n;
+		atomic_fetch_add_explicit(&s->job->rail[s->rail].out, n, memory_order_relaxed);
 		done += n;
 		err = ep_of(s)->ops->write_imm(ep_of(s), batch, n);
 		if (err) {
@@ -275,6 +278,9 @@ static void on_credit(struct eng_stripe *s, uint32_t slot)
 	s->task[slot].posted = false;
 	s->free_slot[s->n_free++] = slot;
 	s->outstanding--;
+	s->moved_ns = rcp_now_ns();
+	atomic_store_explicit(&s->job->rail[s->rail].moved_ns, s->moved_ns, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&s->job->rail[s->rail].out, 1, memory_order_relaxed);
 	s->task[slot].held = false;
 	chunk_done(s, s->link.hdr[slot].len);
 	if (ep_of(s)->ops->post_recv(ep_of(s), wr_id_of(s, ENG_WR_RECV), 1))

@@ -167,6 +167,7 @@ static bool worker_round(struct eng_worker *w, uint64_t *idle_since, bool *told_
 		worker_stalled(w);
 	for (k = 0; k < n; k++)
 		eng__stripe_complete(&wc[k]);
+	eng__worker_watch(w);
 	for (; done; done = next) {
 		next = done->next;
 		eng__stripe_task_done(done);

@@ -452,6 +452,7 @@ static int client_once(const struct eng_client_opts *o, uint64_t t0_ns,
 	c.s.chunk = o->chunk;
 	c.s.no_failover = o->no_failover;
 	c.s.stall_ms = o->stall_ms;
+	c.s.rail_stall_ms = o->rail_stall_ms;
 	c.s.partial = cp && cp->partial;
 	c.s.bench_bytes = o->bench_bytes;
 	c.s.cancel = cp ? cp->cancel : NULL;
@@ -531,11 +532,19 @@ int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_o
 
 int eng_bench_run(const struct eng_bench_opts *o, struct eng_report *report_out)
 {
-	struct eng_client_opts co = {o->host,	  o->port,	 o->chunk,
-				     o->plan,	  o->timeout_ms, o->key_file,
-				     o->progress, o->ctx,	 eng__transport_verbs(),
-				     o->bytes,	  NULL,		 o->no_failover,
-				     o->stall_ms};
+	struct eng_client_opts co = {.host = o->host,
+				     .port = o->port,
+				     .chunk = o->chunk,
+				     .plan = o->plan,
+				     .timeout_ms = o->timeout_ms,
+				     .key_file = o->key_file,
+				     .progress = o->progress,
+				     .ctx = o->ctx,
+				     .tr = eng__transport_verbs(),
+				     .bench_bytes = o->bytes,
+				     .no_failover = o->no_failover,
+				     .stall_ms = o->stall_ms,
+				     .rail_stall_ms = o->rail_stall_ms};
 
 	if (o->chunk == 0 || o->chunk % ENG_CHUNK_MIN || o->chunk > ENG_CHUNK_MAX || o->bytes == 0)
 		return rcp_err(-EINVAL,
@@ -546,19 +555,19 @@ int eng_bench_run(const struct eng_bench_opts *o, struct eng_report *report_out)
 
 int eng_copy_run(const struct eng_copy_opts *o, struct eng_report *report_out)
 {
-	struct eng_client_opts co = {o->host,
-				     o->port,
-				     o->chunk,
-				     o->plan,
-				     o->timeout_ms,
-				     o->key_file,
-				     o->progress,
-				     o->ctx,
-				     eng__transport_verbs(),
-				     0,
-				     o,
-				     o->no_failover,
-				     o->stall_ms};
+	struct eng_client_opts co = {.host = o->host,
+				     .port = o->port,
+				     .chunk = o->chunk,
+				     .plan = o->plan,
+				     .timeout_ms = o->timeout_ms,
+				     .key_file = o->key_file,
+				     .progress = o->progress,
+				     .ctx = o->ctx,
+				     .tr = eng__transport_verbs(),
+				     .copy = o,
+				     .no_failover = o->no_failover,
+				     .stall_ms = o->stall_ms,
+				     .rail_stall_ms = o->rail_stall_ms};
 
 	if (o->chunk == 0 || o->chunk % ENG_CHUNK_MIN || o->chunk > ENG_CHUNK_MAX ||
 	    o->n_src == 0 || !o->dst)

@@ -430,6 +430,7 @@ int eng__server_session_start(struct eng_server *srv, int fd, const char *who, u
 	eng__session_init(&ss->s, ENG_SERVER, srv->tr, fd, srv->o->timeout_ms);
 	ss->s.no_failover = srv->o->no_failover;
 	ss->s.stall_ms = srv->o->stall_ms;
+	ss->s.rail_stall_ms = srv->o->rail_stall_ms;
 	ss->s.auth_end_ns = rcp_now_ns() + (uint64_t)preauth_ms * 1000000u;
 	ss->s.key = srv->keyed ? &srv->key : NULL;
 	ss->s.cancel = &srv->stopping;

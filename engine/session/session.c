@@ -64,6 +64,9 @@ int eng__session_job(struct eng_session *s, const struct topo_plan *plan, unsign
 	s->job->failover = !s->no_failover;
 	if (s->stall_ms > 0)
 		s->job->stall_ms = (unsigned)s->stall_ms;
+	s->job->rail_stall_ms = s->rail_stall_ms < 0   ? 0
+				: s->rail_stall_ms > 0 ? (unsigned)s->rail_stall_ms
+						       : ENG_RAIL_STALL_MS;
 	for (i = 0; i < s->job->n_stripes; i++)
 		s->peer_link[i] = i; /* the server's own numbers; a client's connect sets its own */
 	s->job->token = eng__seal_token(s->tokens, ENG_TOKEN_JOB, 0);

@@ -94,6 +94,7 @@ struct eng_session {
 	struct eng_ctl ctl;    /* the control connection (fd -1 when none) */
 	int timeout_ms;	       /* each control and connection step */
 	int stall_ms;	       /* the data phase without a completion (0: the job's default) */
+	int rail_stall_ms;     /* a stalled rail (0: ENG_RAIL_STALL_MS, < 0: never) */
 	/* authentication */
 	uint64_t auth_end_ns;			   /* server: hello and proof are due by then */
 	const struct eng_auth_key *key;		   /* NULL: no key configured */
@@ -249,7 +250,8 @@ struct eng_client_opts {
 	uint64_t bench_bytes;		  /* bench */
 	const struct eng_copy_opts *copy; /* copies; NULL for bench */
 	bool no_failover;
-	int stall_ms; /* 0: the job's default */
+	int stall_ms;	   /* 0: the job's default */
+	int rail_stall_ms; /* 0: ENG_RAIL_STALL_MS, < 0: never */
 };
 
 /* eng_bench_run and eng_copy_run over o->tr. */

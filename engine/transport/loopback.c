@@ -75,6 +75,8 @@ struct loop_ep {
 	_Atomic unsigned recvs;
 	_Atomic uint64_t recv_wr_id;
 	unsigned fail_countdown; /* 0: no error armed */
+	unsigned mute_countdown; /* 0: none armed; the post it reaches and all later vanish */
+	bool muted;
 	_Atomic unsigned in_flight, max_in_flight;
 	/* the send queue (eng__loop_sq; depth 0: not modelled), the owner's alone */
 	struct loop_sq {
@@ -240,6 +242,14 @@ static bool injected_error(struct loop_ep *e)
 	return e->fail_countdown && --e->fail_countdown == 0;
 }
 
+/* Whether this post vanishes: accepted, never delivered, never completed. */
+static bool injected_mute(struct loop_ep *e)
+{
+	if (e->mute_countdown && --e->mute_countdown == 0)
+		e->muted = true;
+	return e->muted;
+}
+
 /* Deliver one immediate to the peer after len bytes crossed the link. */
 static int deliver(struct loop_ep *e, uint32_t len, uint32_t imm, uint64_t *ready_out)
 {
@@ -276,6 +286,8 @@ static int write_one(struct loop_ep *e, const struct eng_write *w)
 		return fail_wr(e, w->wr_id, ENG_WC_WRITE, "transport retry counter exceeded") ?: 1;
 	if (injected_error(e))
 		return fail_wr(e, w->wr_id, ENG_WC_WRITE, "injected error") ?: 1;
+	if (injected_mute(e))
+		return 0;
 	memcpy((void *)(uintptr_t)w->hdr_dst.addr, w->hdr, sizeof(*w->hdr));
 	memcpy((void *)(uintptr_t)w->data_dst.addr, w->data, w->len);
 	/* In flight from the post on: count it before the peer can credit it back. */
@@ -319,6 +331,8 @@ static int send_one(struct loop_ep *e, uint64_t wr_id, bool signaled, uint32_t i
 		return fail_wr(e, wr_id, ENG_WC_SEND, "transport retry counter exceeded");
 	if (injected_error(e))
 		return fail_wr(e, wr_id, ENG_WC_SEND, "injected error");
+	if (injected_mute(e))
+		return 0;
 	/* The credit frees a write: uncount it before the sender can act on the credit. */
 	atomic_fetch_sub(&e->peer->in_flight, 1);
 	err = deliver(e, 0, imm, &ready);
@@ -478,6 +492,11 @@ int eng__loop_sq(struct eng_ep *ep, unsigned depth, uint64_t lag_ns)
 void eng__loop_inject_error(struct eng_ep *ep, unsigned after)
 {
 	((struct loop_ep *)ep)->fail_countdown = after;
+}
+
+void eng__loop_inject_mute(struct eng_ep *ep, unsigned after)
+{
+	((struct loop_ep *)ep)->mute_countdown = after;
 }
 
 unsigned eng__loop_max_in_flight(struct eng_ep *ep)

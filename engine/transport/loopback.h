@@ -35,6 +35,13 @@ void eng__loop_ep_destroy(struct eng_ep *ep);
 void eng__loop_inject_error(struct eng_ep *ep, unsigned after);
 
 /*
+ * From the after-th post on ep on (1 = the next), every post vanishes:
+ * accepted, never delivered, never completed, as on a path that drops
+ * everything while both ports stay up.
+ */
+void eng__loop_inject_mute(struct eng_ep *ep, unsigned after);
+
+/*
  * Model ep's send queue as depth entries (0: not modelled): a post that
  * does not fit fails with -ENOMEM, as on hardware. Each signaled completion
  * comes lag_ns late. Before ep's first post only.
