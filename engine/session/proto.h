@@ -58,8 +58,10 @@
  * welcome's "unpaired" stripes). 5: the proofs and the seal's keys cover
  * every frame before them (the hello and the challenge: a transcript). 6: the
  * hello names the server the client dialed, and only that server serves it.
+ * 7: each RDMA connection's request and accept say the port's MTU, and both
+ * QPs take the smaller (engine/transport/cm.c).
  */
-#define ENG_PROTO_VERSION 6
+#define ENG_PROTO_VERSION 7
 #define ENG_PROTO_MAX_FRAME (1u << 20)
 /* A hello arrives before authentication: keep what a stranger can make us parse small. */
 #define ENG_PROTO_MAX_HELLO (64u << 10)

@@ -12,13 +12,20 @@
  * client). Connection data travels in rdma_cm private data: the request
  * names the session token and the server's link; the receiver's slots
  * (address, rkey, count, size) travel in the request when the client
- * receives, else in the accept. Both ends post their receives (the
+ * receives, else in the accept. Each end says its port's active MTU there,
+ * and both QPs take the smaller: rdma_cm would give each end its own
+ * route's (the passive end the active end's), and a rail whose ends differ
+ * (jumbo frames on one side) would carry one direction and drop the other.
+ * So the QPs are railcp's (ibv_create_qp), moved through INIT, RTR and RTS
+ * here with rdma_cm's attributes and the agreed MTU, and the client
+ * completes with rdma_establish. Both ends post their receives (the
  * cfg's link_ready) before they connect or accept, so no write or credit
  * can find a queue empty.
  *
  * Threading: everything here runs on the session's thread, before the
  * workers start and after they stopped.
  */
+#include "engine/transport/device_int.h"
 #include "engine/transport/verbs_int.h"
 
 #include "common/common.h"
@@ -44,6 +51,8 @@ struct eng_conn {
 	struct rdma_cm_id *listen[TOPO_MAX_RAILS];
 	unsigned n_listen;
 	unsigned established;
+	const char *mtu_noted[TOPO_MAX_RAILS]; /* rails whose MTU difference was said */
+	unsigned n_mtu_noted;
 };
 
 static int cm_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **conn_out)
@@ -84,8 +93,8 @@ static void cm_conn_destroy(struct eng_conn *c)
 			continue;
 		if (e->connected)
 			rdma_disconnect(e->id);
-		if (e->id->qp)
-			rdma_destroy_qp(e->id);
+		if (e->qp)
+			ibv_destroy_qp(e->qp);
 		rdma_destroy_id(e->id);
 	}
 	for (i = 0; i < c->n_listen; i++)
@@ -111,13 +120,71 @@ static void addr_str(const struct sockaddr *sa, char *buf, size_t len)
 		snprintf(buf, len, "?");
 }
 
-/* The link's QP on the device id resolved to, which must be the rail's. */
+/*
+ * Move e's QP to state st with the attributes rdma_cm gives for it; in RTR
+ * its path MTU is at most mtu (an enum ibv_mtu; 0: as rdma_cm says).
+ */
+static int qp_step(struct vep *e, enum ibv_qp_state st, uint32_t mtu)
+{
+	struct ibv_qp_attr attr = {.qp_state = st};
+	int mask, r;
+
+	if (rdma_init_qp_attr(e->id, &attr, &mask))
+		return rcp_err(-errno, "%s: rdma_init_qp_attr: %s", e->desc, strerror(errno));
+	if (st == IBV_QPS_RTR && mtu && attr.path_mtu > mtu)
+		attr.path_mtu = (enum ibv_mtu)mtu;
+	r = ibv_modify_qp(e->qp, &attr, mask);
+	return r ? rcp_err(-r, "%s: moving the QP to %s: %s", e->desc,
+			   st == IBV_QPS_INIT ? "INIT" : st == IBV_QPS_RTR ? "RTR" : "RTS",
+			   strerror(r))
+		 : 0;
+}
+
+/* The active MTU (enum ibv_mtu) of the port id resolved to; 0 when the port cannot say. */
+static uint32_t port_mtu(struct rdma_cm_id *id)
+{
+	struct ibv_port_attr pa;
+
+	return ibv_query_port(id->verbs, id->port_num, &pa) ? 0 : (uint32_t)pa.active_mtu;
+}
+
+/*
+ * The MTU both ends of l take: the smaller of this port's (own) and the
+ * peer's; a difference is said once per rail of the connection, with what
+ * fixes it (a peer's larger frames would be dropped here, or ours there:
+ * a rail that takes nothing while both ports stay up).
+ */
+static uint32_t mtu_agree(struct eng_conn *c, const struct eng_link *l, uint32_t own,
+			  uint32_t peer)
+{
+	unsigned i;
+
+	if (!peer || !own)
+		return own ? own : peer;
+	if (own != peer) {
+		for (i = 0; i < c->n_mtu_noted && strcmp(c->mtu_noted[i], l->rail_dev); i++)
+			;
+		if (i == c->n_mtu_noted && i < TOPO_MAX_RAILS) {
+			c->mtu_noted[c->n_mtu_noted++] = l->rail_dev;
+			rcp_log(RCP_LOG_NOTICE,
+				"rail %s: active MTU %u here and %u at the peer: its QPs use %u; "
+				"give the network devices of both ends the same MTU (ip link set "
+				"dev IF mtu N) for the larger",
+				l->rail_dev, eng__mtu_bytes((int)own), eng__mtu_bytes((int)peer),
+				eng__mtu_bytes((int)(own < peer ? own : peer)));
+		}
+	}
+	return own < peer ? own : peer;
+}
+
+/* The link's QP (in INIT, receives posted) on the device id resolved to, which must be the rail's. */
 static int link_make_qp(struct eng_conn *c, struct eng_link *l, struct rdma_cm_id *id)
 {
 	struct vep *e = &c->ep[l->index];
 	const char *dev = ibv_get_device_name(id->verbs->device);
 	struct ibv_qp_init_attr qa;
 	struct vcq *q = NULL;
+	struct ibv_qp *qp;
 	char peer[64];
 	int err;
 
@@ -136,22 +203,35 @@ static int link_make_qp(struct eng_conn *c, struct eng_link *l, struct rdma_cm_i
 					       .max_send_sge = 1,
 					       .max_recv_sge = 1,
 					       .max_inline_data = sizeof(struct eng_chunk_hdr)}};
-	e->inline_hdr = rdma_create_qp(id, q->pd, &qa) == 0;
-	if (!e->inline_hdr) {
+	qp = ibv_create_qp(q->pd, &qa);
+	if (!qp) {
 		/* The device cannot inline a header: send it from memory. */
 		qa.cap.max_inline_data = 0;
-		if (rdma_create_qp(id, q->pd, &qa))
+		if (!(qp = ibv_create_qp(q->pd, &qa)))
 			return rcp_err(-errno, "cannot create a queue pair on %s: %s", dev,
 				       strerror(errno));
 	}
-	*e = (struct vep){
-		.ep = {&eng__verbs_ops, e}, .id = id, .vcq = q, .inline_hdr = e->inline_hdr};
+	*e = (struct vep){.ep = {&eng__verbs_ops, e},
+			  .id = id,
+			  .qp = qp,
+			  .vcq = q,
+			  .inline_hdr = qa.cap.max_inline_data > 0};
 	addr_str(rdma_get_peer_addr(id), peer, sizeof(peer));
 	snprintf(e->desc, sizeof(e->desc), "%s port %u qp 0x%x (peer %s)", dev, id->port_num,
-		 id->qp->qp_num, peer);
+		 qp->qp_num, peer);
 	l->ep = &e->ep;
 	l->lkey = q->mr->lkey;
+	if ((err = qp_step(e, IBV_QPS_INIT, 0)) != 0)
+		return err;
 	return c->cfg->link_ready(c->cfg->ctx, l);
+}
+
+/* e's QP ready to send at MTU mtu (enum ibv_mtu): RTR, then RTS. */
+static int qp_ready(struct vep *e, uint32_t mtu)
+{
+	int err = qp_step(e, IBV_QPS_RTR, mtu);
+
+	return err ? err : qp_step(e, IBV_QPS_RTS, 0);
 }
 
 /*
@@ -183,7 +263,7 @@ static int cm_next(struct eng_conn *c, int ctl_fd, int timeout_ms, struct rdma_c
 
 /* Wait for event want on id; any other outcome is an error naming the step. */
 static int cm_expect(struct eng_conn *c, struct rdma_cm_id *id, enum rdma_cm_event_type want,
-		     const char *step, int timeout_ms, struct conn_slots *acc_out)
+		     const char *step, int timeout_ms, struct conn_acc *acc_out)
 {
 	struct rdma_cm_event *ev;
 	int err = cm_next(c, -1, timeout_ms, &ev), status;
@@ -244,12 +324,13 @@ static int cm_resolve(struct eng_conn *c, struct rdma_cm_id *id, const struct so
 static int cm_connect(struct eng_conn *c, struct eng_link *l, const struct sockaddr_in *src,
 		      const struct sockaddr_in *dst, uint32_t peer_link, int timeout_ms)
 {
-	struct conn_req req = {htole64(l->token), htole32(peer_link), htole32(CONN_MAGIC), {0}};
+	struct conn_req req = {htole64(l->token), htole32(peer_link), htole32(CONN_MAGIC), {0}, 0, 0};
 	struct rdma_conn_param cp = {.private_data = &req,
 				     .private_data_len = sizeof(req),
 				     .retry_count = CM_RETRIES,
 				     .rnr_retry_count = CM_RETRIES};
-	struct conn_slots acc = {0};
+	struct conn_acc acc = {0};
+	uint32_t own;
 	struct rdma_cm_id *id;
 	char step[160], a[64], b[64];
 	int err;
@@ -267,12 +348,20 @@ static int cm_connect(struct eng_conn *c, struct eng_link *l, const struct socka
 		return rcp_err(err, "%s: %s", step, rcp_err_msg(err));
 	if (c->cfg->receiver)
 		req.slots = slots_of(l);
+	own = port_mtu(id);
+	req.mtu = htole32(own);
+	cp.qp_num = c->ep[l->index].qp->qp_num;
 	if (rdma_connect(id, &cp))
 		return rcp_err(-errno, "%s: %s", step, strerror(errno));
-	if ((err = cm_expect(c, id, RDMA_CM_EVENT_ESTABLISHED, step, timeout_ms, &acc)) != 0)
+	if ((err = cm_expect(c, id, RDMA_CM_EVENT_CONNECT_RESPONSE, step, timeout_ms, &acc)) != 0)
 		return err;
+	/* Our QP: its states are ours to set, at the MTU both ends can take. */
+	if ((err = qp_ready(&c->ep[l->index], mtu_agree(c, l, own, le32toh(acc.mtu)))) != 0)
+		return rcp_err(err, "%s: %s", step, rcp_err_msg(err));
+	if (rdma_establish(id))
+		return rcp_err(-errno, "%s: rdma_establish: %s", step, strerror(errno));
 	c->ep[l->index].connected = true;
-	return c->cfg->receiver ? 0 : slots_take(l, &acc, step);
+	return c->cfg->receiver ? 0 : slots_take(l, &acc.slots, step);
 }
 
 static int cm_listen(struct eng_conn *c, const struct sockaddr_in *addr, uint16_t *port_out)
@@ -297,11 +386,12 @@ static int cm_listen(struct eng_conn *c, const struct sockaddr_in *addr, uint16_
 static int on_connect_request(struct eng_conn *c, struct rdma_cm_event *ev)
 {
 	const struct conn_req *req = ev->param.conn.private_data;
-	struct conn_slots acc = {0};
+	struct conn_acc acc = {0};
 	struct rdma_conn_param cp = {.private_data = &acc,
 				     .private_data_len = sizeof(acc),
 				     .retry_count = CM_RETRIES,
 				     .rnr_retry_count = CM_RETRIES};
+	uint32_t own;
 	struct eng_link *l;
 	uint32_t k;
 	int err;
@@ -322,7 +412,12 @@ static int on_connect_request(struct eng_conn *c, struct rdma_cm_event *ev)
 	if (!c->cfg->receiver && (err = slots_take(l, &req->slots, "accepting a stripe")) != 0)
 		return err;
 	if (c->cfg->receiver)
-		acc = slots_of(l);
+		acc.slots = slots_of(l);
+	own = port_mtu(ev->id);
+	acc.mtu = htole32(own);
+	if ((err = qp_ready(&c->ep[k], mtu_agree(c, l, own, le32toh(req->mtu)))) != 0)
+		return err;
+	cp.qp_num = c->ep[k].qp->qp_num;
 	if (rdma_accept(ev->id, &cp))
 		return rcp_err(-errno, "rdma_accept: %s", strerror(errno));
 	return 0;
@@ -405,7 +500,7 @@ static int links_lost(struct eng_conn *c, struct ibv_context *ctx, uint8_t port,
 		struct rdma_cm_id *id = c->ep[i].id;
 
 		if (!id || id->verbs != ctx || (port && id->port_num != port) ||
-		    (qp && id->qp != qp))
+		    (qp && c->ep[i].qp != qp))
 			continue;
 		snprintf(why, sizeof(why), "%s on %s", what, c->ep[i].desc);
 		if (!lost)

@@ -66,7 +66,7 @@ static int vb_write_imm(struct eng_ep *ep, const struct eng_write *w, unsigned n
 		d->wr.rdma.remote_addr = w[i].data_dst.addr;
 		d->wr.rdma.rkey = w[i].data_dst.rkey;
 	}
-	r = ibv_post_send(e->id->qp, wr, &bad);
+	r = ibv_post_send(e->qp, wr, &bad);
 	return r ? -r : 0;
 }
 
@@ -78,7 +78,7 @@ static int vb_send_imm(struct eng_ep *ep, uint64_t wr_id, bool signaled, uint32_
 				 .send_flags = signaled ? IBV_SEND_SIGNALED : 0,
 				 .imm_data = htonl(imm)},
 			   *bad = NULL;
-	int r = ibv_post_send(e->id->qp, &wr, &bad);
+	int r = ibv_post_send(e->qp, &wr, &bad);
 
 	return r ? -r : 0;
 }
@@ -95,7 +95,7 @@ static int vb_post_recv(struct eng_ep *ep, uint64_t wr_id, unsigned n)
 		for (i = 0; i < k; i++)
 			wr[i] = (struct ibv_recv_wr){.wr_id = wr_id,
 						     .next = i + 1 < k ? &wr[i + 1] : NULL};
-		r = ibv_post_recv(e->id->qp, wr, &bad);
+		r = ibv_post_recv(e->qp, wr, &bad);
 		if (r)
 			return -r;
 		n -= k;
@@ -164,9 +164,9 @@ static void vb_shutdown(struct eng_ep *ep)
 	struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
 	int r;
 
-	if (!e->id || !e->id->qp)
+	if (!e->qp)
 		return;
-	r = ibv_modify_qp(e->id->qp, &attr, IBV_QP_STATE);
+	r = ibv_modify_qp(e->qp, &attr, IBV_QP_STATE);
 	if (r)
 		rcp_log(RCP_LOG_INFO, "%s: moving the QP to the error state failed: %s", e->desc,
 			strerror(r));

@@ -25,10 +25,15 @@ struct vcq {
 	struct ibv_mr *mr;
 };
 
-/* A link's endpoint: its rdma_cm id and QP. */
+/*
+ * A link's endpoint: its rdma_cm id and QP. The QP is railcp's own, not
+ * the id's (ibv_create_qp, not rdma_create_qp), so cm.c moves it through
+ * its states itself and can give it the MTU both ends agreed.
+ */
 struct vep {
 	struct eng_ep ep;
 	struct rdma_cm_id *id;
+	struct ibv_qp *qp;
 	struct vcq *vcq;
 	bool inline_hdr;
 	bool connected;
@@ -51,17 +56,29 @@ struct conn_slots {
 	uint32_t slot_size;
 };
 
-/* The client's request (slots zero unless the client receives); the accept is a conn_slots. */
+/*
+ * The client's request (slots zero unless the client receives) and the
+ * server's accept (slots zero unless the server receives). Each says its
+ * port's active MTU (enum ibv_mtu): both ends use the smaller.
+ */
 struct conn_req {
 	uint64_t token;
 	uint32_t link;
 	uint32_t magic;
 	struct conn_slots slots;
+	uint32_t mtu;
+	uint32_t reserved;
+};
+
+struct conn_acc {
+	struct conn_slots slots;
+	uint32_t mtu;
+	uint32_t reserved;
 };
 /* rdma_cm carries 56 bytes of private data in a request over the TCP port space. */
 _Static_assert(sizeof(struct conn_req) <= 56, "the request fits rdma_cm's private data");
 
-#define CONN_MAGIC 0x72636d31u /* "rcm1" */
+#define CONN_MAGIC 0x72636d32u /* "rcm2": the MTU in the request and the accept */
 
 extern const struct eng_tr_ops eng__verbs_ops;
 
