@@ -135,7 +135,9 @@ static int qp_step(struct vep *e, enum ibv_qp_state st, uint32_t mtu)
 		attr.path_mtu = (enum ibv_mtu)mtu;
 	r = ibv_modify_qp(e->qp, &attr, mask);
 	return r ? rcp_err(-r, "%s: moving the QP to %s: %s", e->desc,
-			   st == IBV_QPS_INIT ? "INIT" : st == IBV_QPS_RTR ? "RTR" : "RTS",
+			   st == IBV_QPS_INIT  ? "INIT"
+			   : st == IBV_QPS_RTR ? "RTR"
+					       : "RTS",
 			   strerror(r))
 		 : 0;
 }
@@ -154,8 +156,7 @@ static uint32_t port_mtu(struct rdma_cm_id *id)
  * fixes it (a peer's larger frames would be dropped here, or ours there:
  * a rail that takes nothing while both ports stay up).
  */
-static uint32_t mtu_agree(struct eng_conn *c, const struct eng_link *l, uint32_t own,
-			  uint32_t peer)
+static uint32_t mtu_agree(struct eng_conn *c, const struct eng_link *l, uint32_t own, uint32_t peer)
 {
 	unsigned i;
 
@@ -177,7 +178,8 @@ static uint32_t mtu_agree(struct eng_conn *c, const struct eng_link *l, uint32_t
 	return own < peer ? own : peer;
 }
 
-/* The link's QP (in INIT, receives posted) on the device id resolved to, which must be the rail's. */
+/* The link's QP (in INIT, receives posted) on the device id resolved to, which must be the rail's.
+ */
 static int link_make_qp(struct eng_conn *c, struct eng_link *l, struct rdma_cm_id *id)
 {
 	struct vep *e = &c->ep[l->index];
@@ -324,7 +326,8 @@ static int cm_resolve(struct eng_conn *c, struct rdma_cm_id *id, const struct so
 static int cm_connect(struct eng_conn *c, struct eng_link *l, const struct sockaddr_in *src,
 		      const struct sockaddr_in *dst, uint32_t peer_link, int timeout_ms)
 {
-	struct conn_req req = {htole64(l->token), htole32(peer_link), htole32(CONN_MAGIC), {0}, 0, 0};
+	struct conn_req req = {
+		htole64(l->token), htole32(peer_link), htole32(CONN_MAGIC), {0}, 0, 0};
 	struct rdma_conn_param cp = {.private_data = &req,
 				     .private_data_len = sizeof(req),
 				     .retry_count = CM_RETRIES,
