@@ -149,6 +149,7 @@ static void park_add(struct eng_server *srv, int fd, const struct in_addr *addr,
 	}
 	srv->park[(srv->park_head + srv->park_n++) % ENG_MAX_PARKED] =
 		(struct eng_parked){.fd = fd, .addr = addr->s_addr, .since_ns = rcp_now_ns()};
+	atomic_store(&srv->parked, srv->park_n);
 }
 
 /*
@@ -230,6 +231,7 @@ static void park_serve(struct eng_server *srv)
 			srv->park[(srv->park_head + kept++) % ENG_MAX_PARKED] = p;
 	}
 	srv->park_n = kept;
+	atomic_store(&srv->parked, kept);
 }
 
 static void session_start(struct eng_server *srv, int fd, const struct sockaddr_in *from)

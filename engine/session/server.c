@@ -385,9 +385,13 @@ static void *session_main(void *arg)
 	if (!err)
 		err = session_setup(ss);
 	if (!err) {
-		rcp_log(RCP_LOG_NOTICE, "session %u from %s: %s, %" PRIu64 " MiB over %u stripes",
+		rcp_log(RCP_LOG_NOTICE,
+			"session %u from %s: %s, %" PRIu64
+			" MiB over %u stripes (%u sessions running, %u connections waiting their "
+			"turn)",
 			ss->id, ss->peer, session_what(ss, what, sizeof(what)), ss->bytes >> 20,
-			ss->s.job->n_stripes);
+			ss->s.job->n_stripes, atomic_load(&srv->sessions),
+			atomic_load(&srv->parked));
 		err = eng__session_run(&ss->s);
 	}
 	if (!err)

@@ -317,6 +317,7 @@ struct eng_server {
 		uint64_t since_ns;
 	} park[ENG_MAX_PARKED];
 	unsigned park_head, park_n;
+	_Atomic unsigned parked; /* park_n, for the sessions' log lines */
 	int wake_fd;
 	_Atomic unsigned sessions; /* authenticated: what --max-sessions limits */
 	_Atomic unsigned served;   /* authenticated sessions that ended (once: stop at the first) */
