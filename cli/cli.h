@@ -72,12 +72,6 @@ int cli_parse_port(const char *cmd, const char *v, uint16_t *out);
  */
 int cli_parse_secs(const char *cmd, const char *opt, const char *v, int *ms_out);
 
-/* The lines of --timeout and --stall in a command's usage (copies, bench, serve). */
-#define CLI_LIMITS_USAGE                                                                           \
-	"  --timeout SEC      limit of each control and connection step (default 30)\n"            \
-	"  --stall SEC        fail the data phase after SEC seconds without a completed\n"         \
-	"                     chunk: a stopped peer, fabric or disk (default 60)\n"
-
 /* "1.5 GiB" */
 void cli_size_str(uint64_t bytes, char *buf, size_t len);
 

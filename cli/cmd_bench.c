@@ -6,6 +6,7 @@
  */
 #include "cli/place.h"
 #include "cli/report.h"
+#include "cli/session.h"
 
 #include "common/common.h"
 
@@ -18,6 +19,7 @@
 struct bench_cmd {
 	struct eng_bench_opts o;
 	struct cli_place place;
+	struct cli_session sess;
 	char host[256];
 	bool json;
 	bool progress;
@@ -27,23 +29,16 @@ struct bench_cmd {
 
 static void bench_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: railcp bench HOST[:PORT] [--bytes N] [--chunk N] [placement options] "
-		"[--json]\n\n"
-		"Sends N bytes of a checkable pattern from memory to a railcp server's memory\n"
-		"over every planned rail; the server verifies each byte. Prints throughput\n"
-		"in total, per rail and per NUMA node.\n\n"
-		"  --bytes N          bytes to move (default 1G; suffixes K, M, G, T)\n"
-		"  --chunk N          bytes per RDMA write, a multiple of 4K (default "
-		"1M)\n" CLI_LIMITS_USAGE
-		"  --key-file FILE    the key shared with the server (default: $RAILCP_KEY, then\n"
-		"                     ~/.config/railcp/key; none: only a keyless server on\n"
-		"                     loopback will talk)\n"
-		"  --json             one JSON object on stdout\n"
-		"  --no-failover      a rail that fails fails the run (default: its chunks are\n"
-		"                     sent again on the other rails)\n"
-		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo\n"
-		"  -h, --help         print these options and exit\n");
+	fprintf(f, "usage: railcp bench HOST[:PORT] [--bytes N] [--chunk N] [placement options] "
+		   "[--json]\n\n"
+		   "Sends N bytes of a checkable pattern from memory to a railcp server's memory\n"
+		   "over every planned rail; the server verifies each byte. Prints throughput\n"
+		   "in total, per rail and per NUMA node.\n\n"
+		   "  --bytes N          bytes to move (default 1G; suffixes K, M, G, T)\n"
+		   "  --chunk N          bytes per RDMA write, a multiple of 4K (default 1M)\n"
+		   "  --json             one JSON object on stdout\n" CLI_SESSION_USAGE
+		   "  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo\n"
+		   "  -h, --help         print these options and exit\n");
 }
 
 /* HOST, HOST:PORT or [V6HOST]:PORT */
@@ -68,26 +63,19 @@ static int parse_target(struct bench_cmd *b, const char *arg)
 static int bench_opt(void *ctx, int c, const char *arg)
 {
 	struct bench_cmd *b = ctx;
+	int r;
 
 	switch (c) {
 	case 'B':
 		return cli_parse_size("bench", "--bytes", arg, &b->o.bytes);
 	case 'C':
 		return cli_parse_chunk("bench", arg, &b->o.chunk);
-	case 'T':
-		return cli_parse_secs("bench", "--timeout", arg, &b->o.timeout_ms);
-	case 'W':
-		return cli_parse_secs("bench", "--stall", arg, &b->o.stall_ms);
 	case 'j':
 		b->json = true;
 		return 0;
-	case 'K':
-		b->o.key_file = arg;
-		return 0;
-	case 'F':
-		b->o.no_failover = true;
-		return 0;
 	}
+	if ((r = cli_session_opt("bench", &b->sess, c, arg)) != -1)
+		return r;
 	return cli_place_opt("bench", &b->place, c, arg);
 }
 
@@ -96,12 +84,9 @@ static int bench_args(int argc, char **argv, struct bench_cmd *b)
 	static const struct option opts[] = {
 		{"bytes", required_argument, NULL, 'B'},
 		{"chunk", required_argument, NULL, 'C'},
-		{"timeout", required_argument, NULL, 'T'},
-		{"stall", required_argument, NULL, 'W'},
 		{"json", no_argument, NULL, 'j'},
-		{"key-file", required_argument, NULL, 'K'},
-		{"no-failover", no_argument, NULL, 'F'},
 		{"help", no_argument, NULL, 'h'},
+		CLI_SESSION_OPTIONS,
 		CLI_PLACE_OPTIONS,
 		{0},
 	};
@@ -110,6 +95,10 @@ static int bench_args(int argc, char **argv, struct bench_cmd *b)
 	r = cli_options("bench", argc, argv, opts, bench_opt, b, bench_usage, &first);
 	if (r)
 		return r;
+	b->o.timeout_ms = b->sess.timeout_ms;
+	b->o.stall_ms = b->sess.stall_ms;
+	b->o.key_file = b->sess.key_file;
+	b->o.no_failover = b->sess.no_failover;
 	if (first != argc - 1)
 		return cli_usage_error("bench",
 				       first == argc ? "which server? give HOST[:PORT]"
@@ -155,9 +144,8 @@ static void print_human(const struct bench_cmd *b, const struct eng_report *r)
 
 int cli_cmd_bench(int argc, char **argv)
 {
-	struct bench_cmd b = {.o = {.bytes = 1ull << 30,
-				    .chunk = ENG_CHUNK_DEFAULT,
-				    .timeout_ms = ENG_TIMEOUT_MS_DEFAULT}};
+	struct bench_cmd b = {.o = {.bytes = 1ull << 30, .chunk = ENG_CHUNK_DEFAULT},
+			      .sess = {.timeout_ms = ENG_TIMEOUT_MS_DEFAULT}};
 	struct topo_plan *plan = NULL;
 	struct eng_report rep;
 	int r, err;

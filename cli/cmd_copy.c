@@ -7,6 +7,7 @@
 #include "cli/place.h"
 #include "cli/report.h"
 #include "cli/rsh.h"
+#include "cli/session.h"
 
 #include "common/common.h"
 
@@ -19,6 +20,7 @@
 struct cli_copy {
 	struct eng_copy_opts o;
 	struct cli_place place;
+	struct cli_session sess;
 	char host[256];
 	const char **src;
 	bool json;
@@ -70,12 +72,7 @@ static void copy_usage(FILE *f)
 		"  -e, --rsh CMD      start the far side with CMD (default: $RAILCP_RSH, else\n"
 		"                     ssh) even when a server answers on --port\n"
 		"  --railcp-path PATH the railcp to run on HOST over ssh (default: "
-		"railcp)\n" CLI_LIMITS_USAGE
-		"  --key-file FILE    the key shared with the server (default: $RAILCP_KEY,\n"
-		"                     then ~/.config/railcp/key)\n"
-		"  --no-failover      a rail that fails fails the copy (default: its chunks are\n"
-		"                     sent again on the other rails; only when every rail\n"
-		"                     failed does the copy fail)\n"
+		"railcp)\n" CLI_SESSION_USAGE
 		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp "
 		"topo\n" CLI_IO_USAGE "  -h, --help         print these options and exit\n",
 		ENG_DEFAULT_PORT);
@@ -88,10 +85,6 @@ enum {
 	OPT_DIRECT,
 	OPT_CHUNK,
 	OPT_PORT,
-	OPT_TIMEOUT,
-	OPT_STALL,
-	OPT_KEY,
-	OPT_NO_FAILOVER,
 	OPT_PARTIAL,
 	OPT_RAILCP_PATH
 };
@@ -99,6 +92,7 @@ enum {
 static int copy_opt(void *ctx, int c, const char *arg)
 {
 	struct cli_copy *cc = ctx;
+	int r;
 
 	switch (c) {
 	case 'r':
@@ -137,16 +131,6 @@ static int copy_opt(void *ctx, int c, const char *arg)
 		return cli_parse_chunk(NULL, arg, &cc->o.chunk);
 	case OPT_PORT:
 		return cli_parse_port(NULL, arg, &cc->o.port);
-	case OPT_TIMEOUT:
-		return cli_parse_secs(NULL, "--timeout", arg, &cc->o.timeout_ms);
-	case OPT_STALL:
-		return cli_parse_secs(NULL, "--stall", arg, &cc->o.stall_ms);
-	case OPT_KEY:
-		cc->o.key_file = arg;
-		return 0;
-	case OPT_NO_FAILOVER:
-		cc->o.no_failover = true;
-		return 0;
 	case 'e':
 		cc->rsh = arg;
 		return 0;
@@ -154,6 +138,8 @@ static int copy_opt(void *ctx, int c, const char *arg)
 		cc->railcp_path = arg;
 		return 0;
 	}
+	if ((r = cli_session_opt(NULL, &cc->sess, c, arg)) != -1)
+		return r;
 	return cli_place_opt(NULL, &cc->place, c, arg);
 }
 
@@ -199,13 +185,10 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 		{"direct", no_argument, NULL, OPT_DIRECT},
 		{"chunk", required_argument, NULL, OPT_CHUNK},
 		{"port", required_argument, NULL, OPT_PORT},
-		{"timeout", required_argument, NULL, OPT_TIMEOUT},
-		{"stall", required_argument, NULL, OPT_STALL},
-		{"key-file", required_argument, NULL, OPT_KEY},
-		{"no-failover", no_argument, NULL, OPT_NO_FAILOVER},
 		{"rsh", required_argument, NULL, 'e'},
 		{"railcp-path", required_argument, NULL, OPT_RAILCP_PATH},
 		{"help", no_argument, NULL, 'h'},
+		CLI_SESSION_OPTIONS,
 		CLI_PLACE_OPTIONS,
 		CLI_IO_OPTIONS,
 		{0},
@@ -217,6 +200,10 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 	r = cli_options_short(NULL, "hrpuqve:", argc, argv, opts, copy_opt, cc, copy_usage, &first);
 	if (r)
 		return r;
+	cc->o.timeout_ms = cc->sess.timeout_ms;
+	cc->o.stall_ms = cc->sess.stall_ms;
+	cc->o.key_file = cc->sess.key_file;
+	cc->o.no_failover = cc->sess.no_failover;
 	if (cc->fsync_opts == (FSYNC_GIVEN | NO_FSYNC_GIVEN))
 		return cli_usage_error(NULL, "--fsync and --no-fsync contradict each other: give "
 					     "one or neither");
@@ -427,8 +414,8 @@ int cli_copy_parse(int argc, char **argv, struct cli_copy **cc_out)
 	if (!cc)
 		return cli_fail(-ENOMEM);
 	/* fsync by default: "verified" must still hold after a power loss */
-	cc->o = (struct eng_copy_opts){
-		.chunk = ENG_CHUNK_DEFAULT, .timeout_ms = ENG_TIMEOUT_MS_DEFAULT, .fsync = true};
+	cc->o = (struct eng_copy_opts){.chunk = ENG_CHUNK_DEFAULT, .fsync = true};
+	cc->sess = (struct cli_session){.timeout_ms = ENG_TIMEOUT_MS_DEFAULT};
 	r = copy_args(argc, argv, cc);
 	if (r) {
 		cli_copy_destroy(cc);

@@ -7,6 +7,7 @@
  */
 #include "cli/place.h"
 #include "cli/rsh.h"
+#include "cli/session.h"
 
 #include "common/common.h"
 
@@ -49,16 +50,12 @@ static void serve_usage(FILE *f)
 		"  --port P           TCP port of the control connection (default %d)\n"
 		"  --listen ADDR      IPv4 address to listen on (default: every address with a\n"
 		"                     key, 127.0.0.1 without one)\n"
-		"  --key-file FILE    the shared key senders must prove (default: $RAILCP_KEY,\n"
-		"                     then ~/.config/railcp/key; the file must be chmod 600)\n"
 		"  --name HOST[:PORT] a name clients may dial this server by besides its own\n"
 		"                     addresses and host name (a NAT, an alias); may be\n"
 		"                     repeated; a session dialed to another server is refused\n"
 		"  --max-sessions N   authenticated sessions at once; a client past them is\n"
 		"                     told the server is busy and asks again within its\n"
-		"                     --timeout (default 16)\n" CLI_LIMITS_USAGE
-		"  --no-failover      a rail that fails fails the sessions on it (default: the\n"
-		"                     session goes on over its other rails)\n"
+		"                     --timeout (default 16)\n" CLI_SESSION_USAGE
 		"  --ssh              serve one copy started over ssh by 'railcp SRC HOST:DST'\n"
 		"                     (files beneath /, a fresh key, a port of the kernel's\n"
 		"                     choice, said on stdout; ends when stdin closes)\n"
@@ -86,6 +83,7 @@ static void on_ready(const char *addr, uint16_t port, const char *auth, void *ct
 
 struct serve_cmd {
 	struct cli_place place;
+	struct cli_session sess;
 	struct eng_serve_opts o;
 	bool ssh;
 	const char *names[CLI_SERVE_NAMES_MAX + 1]; /* --name, NULL-terminated */
@@ -171,27 +169,18 @@ static int serve_ssh_setup(struct serve_cmd *sc)
 static int serve_opt(void *ctx, int c, const char *arg)
 {
 	struct serve_cmd *sc = ctx;
+	int r;
 
 	switch (c) {
 	case 'P':
 		return cli_parse_port("serve", arg, &sc->o.port);
 	case 'M':
 		return cli_parse_count("serve", "--max-sessions", arg, 1024, &sc->o.max_sessions);
-	case 'T':
-		return cli_parse_secs("serve", "--timeout", arg, &sc->o.timeout_ms);
-	case 'W':
-		return cli_parse_secs("serve", "--stall", arg, &sc->o.stall_ms);
 	case 'L':
 		sc->o.listen_addr = arg;
 		return 0;
-	case 'K':
-		sc->o.key_file = arg;
-		return 0;
 	case 'R':
 		sc->o.root = arg;
-		return 0;
-	case 'F':
-		sc->o.no_failover = true;
 		return 0;
 	case 'S':
 		sc->ssh = true;
@@ -206,6 +195,8 @@ static int serve_opt(void *ctx, int c, const char *arg)
 		sc->o.names = sc->names;
 		return 0;
 	}
+	if ((r = cli_session_opt("serve", &sc->sess, c, arg)) != -1)
+		return r;
 	return cli_place_opt("serve", &sc->place, c, arg);
 }
 
@@ -215,14 +206,11 @@ static int serve_args(int argc, char **argv, struct serve_cmd *sc)
 		{"root", required_argument, NULL, 'R'},
 		{"port", required_argument, NULL, 'P'},
 		{"listen", required_argument, NULL, 'L'},
-		{"key-file", required_argument, NULL, 'K'},
 		{"max-sessions", required_argument, NULL, 'M'},
-		{"timeout", required_argument, NULL, 'T'},
-		{"stall", required_argument, NULL, 'W'},
-		{"no-failover", no_argument, NULL, 'F'},
 		{"ssh", no_argument, NULL, 'S'},
 		{"name", required_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
+		CLI_SESSION_OPTIONS,
 		CLI_PLACE_OPTIONS,
 		CLI_IO_OPTIONS,
 		{0},
@@ -232,6 +220,10 @@ static int serve_args(int argc, char **argv, struct serve_cmd *sc)
 	r = cli_options("serve", argc, argv, opts, serve_opt, sc, serve_usage, &first);
 	if (r)
 		return r;
+	sc->o.timeout_ms = sc->sess.timeout_ms;
+	sc->o.stall_ms = sc->sess.stall_ms;
+	sc->o.key_file = sc->sess.key_file;
+	sc->o.no_failover = sc->sess.no_failover;
 	if (first < argc)
 		return cli_usage_error("serve", "unexpected argument '%s'", argv[first]);
 	if (sc->ssh && (sc->o.root || sc->o.key_file || sc->n_names))
@@ -242,7 +234,8 @@ static int serve_args(int argc, char **argv, struct serve_cmd *sc)
 
 int cli_cmd_serve(int argc, char **argv)
 {
-	struct serve_cmd sc = {.o = {.max_sessions = 16, .timeout_ms = ENG_TIMEOUT_MS_DEFAULT}};
+	struct serve_cmd sc = {.o = {.max_sessions = 16},
+			       .sess = {.timeout_ms = ENG_TIMEOUT_MS_DEFAULT}};
 	struct eng_serve_opts *o = &sc.o;
 	struct sigaction sa = {.sa_handler = on_stop_signal};
 	struct topo_plan *plan = NULL;

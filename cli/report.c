@@ -94,7 +94,7 @@ void cli_report_json(json_t *o, const struct eng_report *r, double seconds)
 	json_object_set_new(o, "nodes", nodes);
 }
 
-/* A rail that lost stripes: when, why, and that the others carried its chunks. */
+/* A rail that lost stripes (queue pairs): when, why, and that the others carried its chunks. */
 static void rail_failure_print(FILE *f, const struct eng_rail_report *rr)
 {
 	if (rr->failed)
@@ -126,7 +126,8 @@ void cli_report_print(FILE *f, const struct eng_report *r, double seconds)
 		fprintf(f, "  node %-2d %10s  %.3f Gb/s\n", node[i], sz, cli_gbps(nb[i], seconds));
 	}
 	cli_size_str(r->chunk, sz, sizeof(sz));
-	fprintf(f, "  %u stripes, %u slots of %s each\n", r->n_stripes, r->n_slots, sz);
+	fprintf(f, "  %u stripes (queue pairs), %u slots of %s per stripe\n", r->n_stripes,
+		r->n_slots, sz);
 	if (r->file_io[0])
 		fprintf(f, "  file I/O: %s\n", r->file_io);
 }

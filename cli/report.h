@@ -13,7 +13,7 @@ double cli_mibps(uint64_t bytes, double seconds);
 /* Set bytes, seconds, rates, chunk, stripes, slots, "rails" and "nodes" in o. */
 void cli_report_json(json_t *o, const struct eng_report *r, double seconds);
 
-/* One line per rail and per NUMA node, then the stripes and slots. */
+/* One line per rail and per NUMA node, then the stripes (queue pairs) and slots. */
 void cli_report_print(FILE *f, const struct eng_report *r, double seconds);
 
 /* The progress line on a terminal: state between refreshes. */

@@ -258,8 +258,8 @@ int eng_device_list_create(const char *sysfs_root, struct eng_device_list **list
 		if (devs)
 			ibv_free_device_list(devs);
 		return rcp_err(-ENODEV,
-			       "no RDMA device found: this host has no RDMA NIC and no "
-			       "Soft-RoCE device (tools/testbed runs railcp in a guest that has)");
+			       "no RDMA device found: this host has no RDMA NIC and no Soft-RoCE "
+			       "device (tools/testbed/boot runs railcp in a guest that has)");
 	}
 	list = calloc(1, sizeof(*list));
 	if (list)

@@ -5,7 +5,7 @@
  * runs them; control over real TCP on 127.0.0.1, data through the in-process
  * fabric, which has no link speed limit), against cp of the same files. A
  * measurement, not a test: `scons bench` builds
- * build/<variant>/tests/bench/bench_datapath; tools/bench-datapath runs it.
+ * build/<variant>/tests/bench/bench_datapath; tools/bench/datapath runs it.
  *
  *   bench_datapath [--bytes N] [--files N] [--file-size N] [--rounds N]
  *                  [--dir DIR] [--chunk N] [--qps N] [--rails N] [--workers N]

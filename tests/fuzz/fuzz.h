@@ -9,7 +9,7 @@
  * the input's end (a peer that hung up) instead of waiting for a timeout. The
  * other end stays open, so what the code under test sends (a challenge, an
  * error) is queued, not refused. Files go only beneath one directory made
- * with mkdtemp in $TMPDIR (tools/fuzz points it into its work directory),
+ * with mkdtemp in $TMPDIR (tools/dev/fuzz points it into its work directory),
  * removed at exit.
  *
  * Header-only so each harness stays one file plus this. Threading: one

@@ -1,7 +1,7 @@
-# tools/bench-copy: bad arguments and a missing or copy-less railcp end with
+# tools/bench/copy: bad arguments and a missing or copy-less railcp end with
 # one line on stderr and a non-zero status, before any guest boots.
 . tests/integration/lib.sh
-bc=tools/bench-copy
+bc=tools/bench/copy
 one_line() {
 	[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "$1: expected one line on stderr, got: $err"
 	case "$err" in "bench-copy: "*) ;; *) fail "$1: error does not start with 'bench-copy: ': $err" ;; esac

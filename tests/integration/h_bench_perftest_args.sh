@@ -1,7 +1,7 @@
-# tools/bench-perftest: bad arguments and a missing or bench-less railcp end
+# tools/bench/perftest: bad arguments and a missing or bench-less railcp end
 # with one line on stderr and a non-zero status, before any guest boots.
 . tests/integration/lib.sh
-bp=tools/bench-perftest
+bp=tools/bench/perftest
 one_line() {
 	[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "$1: expected one line on stderr, got: $err"
 	case "$err" in "bench-perftest: "*) ;; *) fail "$1: error does not start with 'bench-perftest: ': $err" ;; esac

@@ -1,6 +1,6 @@
 # tools/plot draws runs' --json output as a PNG and an SVG: a bench and a
 # push copy of the two-rail testbed (tests/fixtures/series_*.json, made by
-# railcp bench --json and railcp FILE 127.0.0.1:DST --json in tools/testbed),
+# railcp bench --json and railcp FILE 127.0.0.1:DST --json in tools/testbed/boot),
 # one run and both overlaid. The fixtures' series keys must be the ones
 # cli/series.c emits, and bench and copies must emit it. A broken input, a
 # JSON with no series and a missing gnuplot each give one line and exit 1.

@@ -6,7 +6,7 @@ skip() { echo "SKIP: $*"; exit 77; }
 # Skip unless this machine has at least one RDMA device (the testbed has).
 need_rdma() {
 	ls /sys/class/infiniband/* >/dev/null 2>&1 ||
-		skip "no RDMA device here; run this test inside tools/testbed"
+		skip "no RDMA device here; run this test inside tools/testbed/boot"
 }
 
 # Run a command, capturing stdout, stderr and exit status in $out, $err, $rc.
@@ -150,7 +150,7 @@ tree_sums() {
 }
 
 # Two hosts: the x_*.sh scripts run on this machine under
-# 'tools/testbed --hosts 2' and drive its guests a and b with tb (tools/tb).
+# 'tools/testbed/boot --hosts 2' and drive its guests a and b with tb (tools/testbed/tb).
 # Their files live under $TESTBED_OUT, the one directory this machine and
 # both guests see at the same path (writable).
 
@@ -160,7 +160,7 @@ tree_sums() {
 # script exits, however it exits.
 need_two_hosts() {
 	[ "${TESTBED_HOSTS:-}" = 2 ] && [ -n "${TESTBED_OUT:-}" ] && command -v tb >/dev/null 2>&1 ||
-		skip "no two-host testbed here; run: tools/testbed --hosts 2 -- tests/integration/run 'x_*.sh'"
+		skip "no two-host testbed here; run: tools/testbed/boot --hosts 2 -- tests/integration/run 'x_*.sh'"
 	RAILCP_KEY=$(head -c 32 /dev/urandom | base64)
 	TB_ENV="RAILCP_KEY ${TB_ENV:-}"
 	export RAILCP_KEY TB_ENV

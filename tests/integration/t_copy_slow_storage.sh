@@ -1,5 +1,5 @@
 # Copies to and from slow storage: ext4 on a block device that answers
-# every I/O after 2 ms (tools/lib/slow-storage: null_blk, or dm-delay over
+# every I/O after 2 ms (tools/testbed/slow-storage: null_blk, or dm-delay over
 # a RAM disk), next to tmpfs. A tree with a 5 MiB file (ending mid-chunk),
 # small, one-byte and empty files and an empty directory is pushed and
 # pulled from slow storage to tmpfs and from tmpfs to slow storage, each
@@ -11,7 +11,7 @@
 need_rdma
 if [ "$(id -u)" -ne 0 ]; then
 	[ -z "${TESTBED:-}" ] || fail "not root inside the testbed"
-	skip "needs root to make a slow block device; run this test inside tools/testbed"
+	skip "needs root to make a slow block device; run this test inside tools/testbed/boot"
 fi
 top=$(pwd)
 dir=$(mktemp -d)
@@ -19,12 +19,12 @@ slow=$dir/slow
 pid_tmp="" pid_slow=""
 cleanup() {
 	for p in $pid_tmp $pid_slow; do kill "$p" 2>/dev/null && wait "$p"; done
-	cd / && "$top/tools/lib/slow-storage" down "$slow" && rm -rf "$dir"
+	cd / && "$top/tools/testbed/slow-storage" down "$slow" && rm -rf "$dir"
 }
 trap cleanup EXIT
 cd "$dir" || fail "cannot enter $dir"
 
-"$top/tools/lib/slow-storage" up --latency-ms 2 --size-mib 96 "$slow" >slow.env || fail "cannot make slow storage"
+"$top/tools/testbed/slow-storage" up --latency-ms 2 --size-mib 96 "$slow" >slow.env || fail "cannot make slow storage"
 val() { sed -n "s/^$1=//p" slow.env; }
 echo "slow storage: $(val device) ($(val kind)), 2 ms per I/O asked, measured $(val read_ms_per_io) ms" \
 	"per read and $(val write_ms_per_io) ms per write (direct 4 KiB)"
@@ -126,4 +126,4 @@ kill "$pid_slow" && wait "$pid_slow" || fail "railcp serve (slow root) exited wi
 pid_slow=""
 kill "$pid_tmp" && wait "$pid_tmp" || fail "railcp serve (tmpfs root) exited with status $? on SIGTERM"
 pid_tmp=""
-cd / && "$top/tools/lib/slow-storage" down "$slow" || fail "cannot unmount and remove the slow storage"
+cd / && "$top/tools/testbed/slow-storage" down "$slow" || fail "cannot unmount and remove the slow storage"

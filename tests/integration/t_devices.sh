@@ -2,7 +2,7 @@
 # node the testbed placed its NIC on, with the RoCE v2 GID of its address.
 . tests/integration/lib.sh
 need_rdma
-[ -n "${TESTBED_RAIL_NODES:-}" ] || skip "TESTBED_RAIL_NODES is not set (run inside tools/testbed)"
+[ -n "${TESTBED_RAIL_NODES:-}" ] || skip "TESTBED_RAIL_NODES is not set (run inside tools/testbed/boot)"
 
 capture "$RAILCP" devices --json
 [ "$rc" -eq 0 ] || fail "railcp devices --json exited $rc: $err"

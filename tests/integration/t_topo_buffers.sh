@@ -5,7 +5,7 @@
 # node 1, where only the node-1 worker exists.
 . tests/integration/lib.sh
 need_rdma
-[ -n "${TESTBED_RAIL_NODES:-}" ] || skip "TESTBED_RAIL_NODES is not set (run inside tools/testbed)"
+[ -n "${TESTBED_RAIL_NODES:-}" ] || skip "TESTBED_RAIL_NODES is not set (run inside tools/testbed/boot)"
 
 check() { # LABEL COMMAND... : run --check-buffers and assert every worker
 	label=$1

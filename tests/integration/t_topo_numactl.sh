@@ -3,7 +3,7 @@
 # and says why the node-0 rails are left out.
 . tests/integration/lib.sh
 need_rdma
-[ -n "${TESTBED_RAIL_NODES:-}" ] || skip "TESTBED_RAIL_NODES is not set (run inside tools/testbed)"
+[ -n "${TESTBED_RAIL_NODES:-}" ] || skip "TESTBED_RAIL_NODES is not set (run inside tools/testbed/boot)"
 command -v numactl >/dev/null || skip "numactl is not installed"
 [ -d /sys/devices/system/node/node1 ] || skip "this guest has one NUMA node"
 case ",$TESTBED_RAIL_NODES," in *,1,*) ;; *) skip "no rail on node 1 ($TESTBED_RAIL_NODES)" ;; esac

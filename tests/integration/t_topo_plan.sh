@@ -3,7 +3,7 @@
 # (rxe0 on node 0 and rxe1 on node 1 in the default 2 x 2 testbed).
 . tests/integration/lib.sh
 need_rdma
-[ -n "${TESTBED_RAIL_NODES:-}" ] || skip "TESTBED_RAIL_NODES is not set (run inside tools/testbed)"
+[ -n "${TESTBED_RAIL_NODES:-}" ] || skip "TESTBED_RAIL_NODES is not set (run inside tools/testbed/boot)"
 
 capture "$RAILCP" topo --json
 [ "$rc" -eq 0 ] || fail "railcp topo --json exited $rc: $err"

@@ -1,9 +1,9 @@
-"""tools/lib/benchlib.py - what tools/bench-perftest and tools/bench-copy share.
+"""tools/bench/benchlib.py - what tools/bench/perftest and tools/bench/copy share.
 
 Both scripts run twice: on the host, where they check their arguments, boot
-one tools/testbed guest and summarize; and inside that guest (--guest),
-where they start servers, run the measured commands and write every figure
-to a JSON file on the testbed's writable share. This module holds the parts
+one testbed guest (tools/testbed/boot) and summarize; and inside that guest
+(--guest), where they start servers, run the measured commands and write
+every figure to a JSON file on the testbed's writable share. This module holds the parts
 that are the same in both:
 
   arguments   parse_size, parse_count, fmt_size, Parser (one-line errors)
@@ -74,11 +74,16 @@ def fmt_size(n):
 class Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line, 'NAME: what is wrong (see PROG --help)', status 2.
 
-    prog is the path the user types (tools/bench-copy); NAME is its last part."""
+    NAME is the name the script's messages start with (bench-copy); prog is
+    the path the user types (tools/bench/copy)."""
+
+    def __init__(self, name, **kwargs):
+        super().__init__(**kwargs)
+        self.name = name
 
     def error(self, message):
         # One line, not argparse's usage block: the caller sees exactly what is wrong.
-        print("%s: %s (see %s --help)" % (os.path.basename(self.prog), message, self.prog), file=sys.stderr)
+        print("%s: %s (see %s --help)" % (self.name, message, self.prog), file=sys.stderr)
         sys.exit(2)
 
 
@@ -92,10 +97,10 @@ def die(prog, msg):
 
 
 def find_testbed(prog, script):
-    """tools/testbed next to the running script, or die."""
-    testbed = os.path.join(os.path.dirname(os.path.abspath(script)), "testbed")
+    """tools/testbed/boot, beside the running script's tools/bench/, or die."""
+    testbed = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(script)), "..", "testbed", "boot"))
     if not os.access(testbed, os.X_OK):
-        die(prog, "cannot find tools/testbed next to this script (%s)" % testbed)
+        die(prog, "cannot find tools/testbed/boot beside this script's directory (%s)" % testbed)
     return testbed
 
 
@@ -124,7 +129,7 @@ def check_json_dest(prog, path):
 
 def run_guest(prog, script, testbed, timeout, guest_args, testbed_args=()):
     """Boots one testbed guest running 'SCRIPT --guest --results FILE GUEST_ARGS...'
-    (TESTBED_ARGS go to tools/testbed before its '--').
+    (TESTBED_ARGS go to tools/testbed/boot before its '--').
 
     The guest's output streams to stdout. Returns (results, out, seconds):
     the guest's results document, the share directory (the caller removes it

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""tools/layering.py - check that every C file includes only what its layer may see.
+"""tools/dev/layering.py - check that every C file includes only what its layer may see.
 
 The design's rule: cli -> engine -> {io, topology} -> common, and inside
 engine/: session -> datapath -> transport, each layer using the one public
 header of the layers below it (its private *_int.h headers stay inside).
 verbs and rdma_cm headers only in engine/transport/; hwloc and libnuma only
 in topology/. Run by SConstruct on every build; also usable by hand:
-tools/layering.py [ROOT]. Prints one line per violation, exits 1 if any.
+tools/dev/layering.py [ROOT]. Prints one line per violation, exits 1 if any.
 """
 import os
 import re
@@ -79,7 +79,7 @@ def check(root):
 
 if __name__ == '__main__':
     problems = check(sys.argv[1] if len(sys.argv) > 1 else
-                     os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+                     os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
     for p in problems:
         print('layering: ' + p)
     sys.exit(1 if problems else 0)

@@ -1,0 +1,23 @@
+/*
+ * session.c - the options of a session with a peer that copies, railcp
+ * bench and railcp serve share (--timeout, --stall, --key-file,
+ * --no-failover): one parser, so the three commands take them alike.
+ */
+#include "cli/session.h"
+
+int cli_session_opt(const char *cmd, struct cli_session *s, int c, const char *arg)
+{
+	switch (c) {
+	case CLI_OPT_TIMEOUT:
+		return cli_parse_secs(cmd, "--timeout", arg, &s->timeout_ms);
+	case CLI_OPT_STALL:
+		return cli_parse_secs(cmd, "--stall", arg, &s->stall_ms);
+	case CLI_OPT_KEY_FILE:
+		s->key_file = arg;
+		return 0;
+	case CLI_OPT_NO_FAILOVER:
+		s->no_failover = true;
+		return 0;
+	}
+	return -1;
+}

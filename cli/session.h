@@ -1,0 +1,58 @@
+/*
+ * session.h - private to cli/: the options of a session with a peer that
+ * copies, railcp bench and railcp serve share (see session.c): --timeout,
+ * --stall, --key-file and --no-failover, with one getopt table fragment,
+ * one parser and one usage text, as place.h has for the placement options.
+ */
+#ifndef RAILCP_CLI_SESSION_H
+#define RAILCP_CLI_SESSION_H
+
+#include <getopt.h>
+#include <stdbool.h>
+
+#include "cli/cli.h"
+
+/*
+ * What the options set; a command starts timeout_ms at ENG_TIMEOUT_MS_DEFAULT
+ * and copies the four into its engine options once they are parsed.
+ */
+struct cli_session {
+	int timeout_ms;	      /* --timeout: each control and connection step */
+	int stall_ms;	      /* --stall: 0, the engine's 60 s */
+	const char *key_file; /* --key-file: NULL, RAILCP_KEY, then ~/.config/railcp/key */
+	bool no_failover;     /* --no-failover */
+};
+
+/* Codes of the session options: beyond any character and the placement options' codes. */
+enum {
+	CLI_OPT_TIMEOUT = 0x180,
+	CLI_OPT_STALL,
+	CLI_OPT_KEY_FILE,
+	CLI_OPT_NO_FAILOVER,
+};
+
+/* getopt_long entries of the session options, for a command's table. */
+#define CLI_SESSION_OPTIONS                                                                        \
+	{"timeout", required_argument, NULL, CLI_OPT_TIMEOUT},                                     \
+		{"stall", required_argument, NULL, CLI_OPT_STALL},                                 \
+		{"key-file", required_argument, NULL, CLI_OPT_KEY_FILE},                           \
+	{                                                                                          \
+		"no-failover", no_argument, NULL, CLI_OPT_NO_FAILOVER                              \
+	}
+
+/* Their lines in a command's usage. */
+#define CLI_SESSION_USAGE                                                                          \
+	"  --timeout SEC      limit of each control and connection step (default 30)\n"            \
+	"  --stall SEC        fail the data phase after SEC seconds without a completed\n"         \
+	"                     chunk: a stopped peer, fabric or disk (default 60)\n"                \
+	"  --key-file FILE    the key client and server share (default: $RAILCP_KEY,\n"            \
+	"                     then ~/.config/railcp/key, chmod 600; without a key,\n"              \
+	"                     client and server meet only on loopback, as one user)\n"             \
+	"  --no-failover      a rail that fails fails the copy, bench or session on it\n"          \
+	"                     (default: its chunks are sent again on the other rails;\n"           \
+	"                     only when every rail failed does it fail)\n"
+
+/* 0 when c was a session option and arg good, CLI_EXIT_USAGE when bad, -1 when not ours. */
+int cli_session_opt(const char *cmd, struct cli_session *s, int c, const char *arg);
+
+#endif
