@@ -1,7 +1,7 @@
 /*
  * session.c - the options of a session with a peer that copies, railcp
  * bench and railcp serve share (--timeout, --stall, --key-file,
- * --no-failover): one parser, so the three commands take them alike.
+ * --no-failover, --rail-stall): one parser, so the three commands take them alike.
  */
 #include "cli/session.h"
 
@@ -18,6 +18,8 @@ int cli_session_opt(const char *cmd, struct cli_session *s, int c, const char *a
 	case CLI_OPT_NO_FAILOVER:
 		s->no_failover = true;
 		return 0;
+	case CLI_OPT_RAIL_STALL:
+		return cli_parse_secs(cmd, "--rail-stall", arg, &s->rail_stall_ms);
 	}
 	return -1;
 }

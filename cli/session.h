@@ -1,7 +1,7 @@
 /*
  * session.h - private to cli/: the options of a session with a peer that
  * copies, railcp bench and railcp serve share (see session.c): --timeout,
- * --stall, --key-file and --no-failover, with one getopt table fragment,
+ * --stall, --key-file, --no-failover and --rail-stall, with one getopt table fragment,
  * one parser and one usage text, as place.h has for the placement options.
  */
 #ifndef RAILCP_CLI_SESSION_H
@@ -21,6 +21,7 @@ struct cli_session {
 	int stall_ms;	      /* --stall: 0, the engine's 60 s */
 	const char *key_file; /* --key-file: NULL, RAILCP_KEY, then ~/.config/railcp/key */
 	bool no_failover;     /* --no-failover */
+	int rail_stall_ms;    /* --rail-stall: 0, the engine's ENG_RAIL_STALL_MS */
 };
 
 /* Codes of the session options: beyond any character and the placement options' codes. */
@@ -29,6 +30,7 @@ enum {
 	CLI_OPT_STALL,
 	CLI_OPT_KEY_FILE,
 	CLI_OPT_NO_FAILOVER,
+	CLI_OPT_RAIL_STALL,
 };
 
 /* getopt_long entries of the session options, for a command's table. */
@@ -36,6 +38,7 @@ enum {
 	{"timeout", required_argument, NULL, CLI_OPT_TIMEOUT},                                     \
 		{"stall", required_argument, NULL, CLI_OPT_STALL},                                 \
 		{"key-file", required_argument, NULL, CLI_OPT_KEY_FILE},                           \
+		{"rail-stall", required_argument, NULL, CLI_OPT_RAIL_STALL},                       \
 	{                                                                                          \
 		"no-failover", no_argument, NULL, CLI_OPT_NO_FAILOVER                              \
 	}
@@ -50,7 +53,10 @@ enum {
 	"                     client and server meet only on loopback, as one user)\n"             \
 	"  --no-failover      a rail that fails fails the copy, bench or session on it\n"          \
 	"                     (default: its chunks are sent again on the other rails;\n"           \
-	"                     only when every rail failed does it fail)\n"
+	"                     only when every rail failed does it fail)\n"                         \
+	"  --rail-stall SEC   with failover, a rail whose chunks get no credit back for\n"         \
+	"                     SEC seconds while another rail moves is failed as\n"                 \
+	"                     stalled (default 5)\n"
 
 /* 0 when c was a session option and arg good, CLI_EXIT_USAGE when bad, -1 when not ours. */
 int cli_session_opt(const char *cmd, struct cli_session *s, int c, const char *arg);
