@@ -13,6 +13,8 @@
 #include "engine/transport/loopback.h"
 #include "engine/datapath/datapath.h"
 
+#include "wait_for.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>

@@ -23,6 +23,7 @@
 #include "engine/session/session_int.h"
 
 #include "test_io_tree.h"
+#include "wait_for.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -36,15 +37,6 @@
 #define TIMEOUT_MS 10000
 /* The server's slot memory per worker in most tests. */
 #define BUDGET (4ull * MiB)
-
-/* Wait up to 10 s for cond (a loaded host is slow, never wrong); true if it held. */
-#define WAIT_FOR(cond)                                                                             \
-	({                                                                                         \
-		uint64_t end_ = rcp_now_ns() + 10000000000ull;                                     \
-		while (!(cond) && rcp_now_ns() < end_)                                             \
-			usleep(1000);                                                              \
-		(bool)(cond);                                                                      \
-	})
 
 /* Keys of at least ENG_AUTH_KEY_MIN bytes, two that differ by one byte. */
 #define TEST_KEY "railcp-test-key-0123456789abcdef0123456789abcdef"

@@ -44,15 +44,6 @@ static uint64_t rail_chunks(const struct eng_job *job, unsigned rail)
 	return r.rail[rail].chunks;
 }
 
-/* Wait up to 10 s for cond (a loaded host is slow, never wrong); true if it held. */
-#define WAIT_FOR(cond)                                                                             \
-	({                                                                                         \
-		int ms_ = 0;                                                                       \
-		while (!(cond) && ms_++ < 10000)                                                   \
-			usleep(1000);                                                              \
-		(bool)(cond);                                                                      \
-	})
-
 static void test_bench_moves_every_byte_and_verifies(void **state)
 {
 	struct harness h = {0};
