@@ -294,6 +294,32 @@ bool dir_empty(const char *dir)
 	return n == 0;
 }
 
+int push_one(struct fx *fx, struct push1 *p)
+{
+	static const unsigned loop1[] = {1};
+	const unsigned *rails = p->rails ? p->rails : loop1;
+	unsigned n_rails = p->rails ? p->n_rails : 1;
+	const char *name = p->name ? p->name : "big";
+	const char *srcs[] = {p->file};
+	struct eng_copy_opts cp;
+
+	t_path(p->src, fx->base, "src");
+	t_path(p->root, fx->base, "root");
+	t_path(p->file, p->src, name);
+	assert_int_equal(mkdir(p->src, 0755), 0);
+	assert_int_equal(mkdir(p->root, 0755), 0);
+	pattern_write(p->src, name, p->bytes, p->seed);
+	plan_make(&fx->srv.plan, rails, n_rails, 1, 1, BUDGET);
+	fx->srv.plan.helpers = p->srv_helpers;
+	server_start(&fx->srv, p->srv_tr, p->root, NULL);
+	plan_make(&p->plan, rails, n_rails, 1, 1, BUDGET);
+	p->plan.helpers = p->helpers;
+	cp = copy_opts(ENG_PUSH, srcs, 1, "");
+	cp.cancel = p->cancel;
+	memset(&p->r, 0, sizeof(p->r));
+	return copy(&fx->srv, &p->plan, &cp, p->tr, &p->r);
+}
+
 int raw_connect(uint16_t port)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};

@@ -141,6 +141,32 @@ void tree_same(const char *a, const char *b);
 /* dir has no entry. */
 bool dir_empty(const char *dir);
 
+/*
+ * One file pushed through a loopback server, the recipe several tests
+ * share: <base>/src/<name> of bytes made by pattern_write with seed, a
+ * server beneath <base>/root, and the client's push of the file into the
+ * root's top. Both plans have rails of one QP each on one worker; the
+ * rest is set in the struct before push_one (0 or NULL: the default
+ * named). src, root and file are filled in before anything starts, so a
+ * thread the test started before the call may be given their addresses.
+ */
+struct push1 {
+	const char *name; /* NULL: "big" */
+	size_t bytes;
+	uint32_t seed;
+	const unsigned *rails; /* NULL: loop1 alone */
+	unsigned n_rails;
+	unsigned helpers, srv_helpers;		 /* each side's plan.helpers */
+	const struct eng_transport *tr, *srv_tr; /* the client's and the server's; NULL: loopback */
+	_Atomic bool *cancel;			 /* the push's cp.cancel */
+	char src[4096], root[4096], file[4096];
+	struct topo_plan plan; /* the client's */
+	struct eng_report r;
+};
+
+/* Make the file, start fx's server and push: the push's result, its report in p->r. */
+int push_one(struct fx *fx, struct push1 *p);
+
 /* ---- raw TCP: the framing by hand, so that tests check it rather than reuse it ---- */
 
 /* A connection to the server on port of 127.0.0.1. */
