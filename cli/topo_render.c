@@ -2,7 +2,7 @@
  * topo_render.c - `railcp topo` output: the machine and the plan for a
  * person (one screen, in the spirit of lstopo) and as JSON for scripts.
  *
- * JSON keys are stable: tests/integration/t_topo_*.sh read them.
+ * JSON keys are stable: tests/integration/testbed/topo_*.sh read them.
  */
 #include "cli/topo.h"
 

@@ -24,9 +24,12 @@
  * Its completions can be made late by a lag, so that credits arrive before
  * the completions of the writes they answer, an order real CQs allow.
  *
+ * Tests read counts of what it did (eng__loop_counts, eng__loop_cq_arms)
+ * to wait until the engine has had its chance to do something wrong.
+ *
  * Threading: a CQ may be fed from any thread (its lock); an endpoint is
  * posted to only by its owning worker; receive counts are atomics because
- * the peer's worker consumes them.
+ * the peer's worker consumes them, and so are the counts tests read.
  */
 #include "engine/transport/loopback.h"
 
@@ -53,8 +56,9 @@ struct loop_cq {
 	struct loop_item *item;
 	size_t n, cap;
 	int efd;
-	bool armed;	  /* the owner sleeps on efd: a push that is due sooner re-sets it */
-	uint64_t wake_ns; /* when efd fires while armed (UINT64_MAX: only on a push) */
+	bool armed;	       /* the owner sleeps on efd: a push that is due sooner re-sets it */
+	uint64_t wake_ns;      /* when efd fires while armed (UINT64_MAX: only on a push) */
+	_Atomic uint64_t arms; /* for tests (eng__loop_cq_arms) */
 };
 
 /* What the two endpoints of a connection share. */
@@ -92,6 +96,11 @@ struct loop_ep {
 };
 
 static const struct eng_tr_ops loop_ops;
+
+/* eng__loop_counts' */
+static struct {
+	_Atomic uint64_t credits, receiver_looks;
+} counts;
 
 /* Fire the CQ's timer at ready_ns (CLOCK_MONOTONIC); 1 ns means at once. */
 static int cq_wake_at(struct loop_cq *c, uint64_t ready_ns)
@@ -169,6 +178,7 @@ static int loop_arm(struct eng_cq *cq)
 	 */
 	c->armed = true;
 	c->wake_ns = first;
+	atomic_fetch_add(&c->arms, 1);
 	if (first != UINT64_MAX)
 		err = cq_wake_at(c, first);
 	pthread_mutex_unlock(&c->lock);
@@ -342,6 +352,7 @@ static int send_one(struct loop_ep *e, uint64_t wr_id, bool signaled, uint32_t i
 		return fail_wr(e, wr_id, ENG_WC_SEND, "RNR retry counter exceeded");
 	if (err)
 		return err;
+	atomic_fetch_add(&counts.credits, 1);
 	sq_count(e, 1, signaled, &ready);
 	return signaled ? cq_push(e->cq, &wc, ready) : 0;
 }
@@ -502,4 +513,20 @@ void eng__loop_inject_mute(struct eng_ep *ep, unsigned after)
 unsigned eng__loop_max_in_flight(struct eng_ep *ep)
 {
 	return atomic_load(&((struct loop_ep *)ep)->max_in_flight);
+}
+
+uint64_t eng__loop_cq_arms(struct eng_cq *cq)
+{
+	return atomic_load(&((struct loop_cq *)cq)->arms);
+}
+
+void eng__loop_counts(struct eng_loop_counts *out)
+{
+	out->credits = atomic_load(&counts.credits);
+	out->receiver_looks = atomic_load(&counts.receiver_looks);
+}
+
+void eng__loop_count_look(void)
+{
+	atomic_fetch_add(&counts.receiver_looks, 1);
 }

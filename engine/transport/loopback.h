@@ -51,4 +51,27 @@ int eng__loop_sq(struct eng_ep *ep, unsigned depth, uint64_t lag_ns);
 /* Most writes ever in flight (posted, not yet credited) on ep's direction. */
 unsigned eng__loop_max_in_flight(struct eng_ep *ep);
 
+/*
+ * Counts of what the loopback has carried, for tests that must show that
+ * something did not happen: rather than sleep and hope the engine had its
+ * chance, they wait until a count has passed a point that proves it had.
+ */
+
+/*
+ * How often cq was armed: each arm is its worker going to sleep after a
+ * round (pump, poll, post) that found nothing to do. Thread-safe.
+ */
+uint64_t eng__loop_cq_arms(struct eng_cq *cq);
+
+/* Process-wide, since the process started; thread-safe (eng__loop_counts). */
+struct eng_loop_counts {
+	uint64_t credits;	 /* credits (sends) delivered: a receiver wrote a chunk */
+	uint64_t receiver_looks; /* check_events on a receiver's connections: watch passes */
+};
+
+void eng__loop_counts(struct eng_loop_counts *out);
+
+/* loopback_cm.c's: a receiver's session looked at its connections (check_events). */
+void eng__loop_count_look(void);
+
 #endif

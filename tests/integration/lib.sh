@@ -149,7 +149,7 @@ tree_sums() {
 	(cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum)
 }
 
-# Two hosts: the x_*.sh scripts run on this machine under
+# Two hosts: the twohosts/*.sh scripts run on this machine under
 # 'tools/testbed/boot --hosts 2' and drive its guests a and b with tb (tools/testbed/tb).
 # Their files live under $TESTBED_OUT, the one directory this machine and
 # both guests see at the same path (writable).
@@ -160,7 +160,7 @@ tree_sums() {
 # script exits, however it exits.
 need_two_hosts() {
 	[ "${TESTBED_HOSTS:-}" = 2 ] && [ -n "${TESTBED_OUT:-}" ] && command -v tb >/dev/null 2>&1 ||
-		skip "no two-host testbed here; run: tools/testbed/boot --hosts 2 -- tests/integration/run 'x_*.sh'"
+		skip "no two-host testbed here; run: tools/testbed/boot --hosts 2 -- tests/integration/run 'twohosts/*.sh'"
 	RAILCP_KEY=$(head -c 32 /dev/urandom | base64)
 	TB_ENV="RAILCP_KEY ${TB_ENV:-}"
 	export RAILCP_KEY TB_ENV
@@ -177,8 +177,9 @@ kill_jobs() {
 	_x_jobs=""
 }
 
-# A new directory under $TESTBED_OUT, named after $1.
-x_dir() {
+# A new directory under $TESTBED_OUT (this machine and both guests see
+# it), named after $1.
+shared_dir() {
 	mktemp -d "$TESTBED_OUT/$1.XXXXXX" || fail "cannot make a directory in $TESTBED_OUT"
 }
 

@@ -1,5 +1,6 @@
-# tests/integration/verbs_fail.sh - sourced by t_fault_verbs_client.sh and
-# t_fault_verbs_server.sh: an LD_PRELOAD shim (tests/shim/verbs_fail.c)
+# tests/integration/verbs_fail.sh - sourced by testbed/fault_verbs_client.sh
+# and testbed/fault_verbs_server.sh (not a test itself: it lies beside the
+# directories the runner globs): an LD_PRELOAD shim (tests/shim/verbs_fail.c)
 # fails the k-th call a railcp process makes of the functions its rails are
 # set up with (device list, open, query, PD, MR, completion channel, CQ, QP
 # modify, event channel, cm id, bind, listen, address and route resolution,

@@ -2,8 +2,9 @@
  * verbs_fail.c - an LD_PRELOAD shim that makes one call of the verbs and
  * rdma_cm functions railcp sets its rails up with fail, as a device, a
  * driver or the kernel may: the k-th call of any of them, counted across the
- * process from its start. tests/integration/t_fault_verbs.sh sweeps k over
- * every call a bench makes, at the client and at the server, and holds
+ * process from its start. tests/integration/testbed/fault_verbs_client.sh
+ * and fault_verbs_server.sh sweep k over every call a bench makes, at the
+ * client and at the server (tests/integration/verbs_fail.sh), and hold
  * railcp to one sentence and a clean end for each.
  *
  *   RAILCP_VERBS_FAIL_AT=k   the k-th call (1-based) fails; unset or 0: none

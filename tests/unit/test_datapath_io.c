@@ -286,7 +286,7 @@ static void test_a_helper_that_cannot_start_fails_the_session_cleanly(void **sta
 /* ---- a source cut short while it is read ---- */
 
 static struct eng_source real_src;
-static char cut_path[4096];
+static const char *cut_path; /* the file pushed */
 static _Atomic bool cut_done;
 static struct eng_transport cut_tr;
 
@@ -315,31 +315,23 @@ static void test_a_source_cut_short_while_read_fails_the_push_cleanly(void **sta
 {
 	static const unsigned rails[] = {1, 2};
 	struct fx *fx = *state;
-	char src[4096], root[4096];
-	const char *push_src[] = {cut_path};
-	struct eng_copy_opts cp;
-	struct topo_plan plan;
-	struct eng_report r;
+	struct push1 p = {
+		.bytes = 300 * KiB + 1234, .seed = 11, .rails = rails, .n_rails = 2, .tr = &cut_tr};
 	int err;
 
-	fx_dir(fx, "src", src);
-	fx_dir(fx, "root", root);
-	pattern_write(src, "big", 300 * KiB + 1234, 11);
-	t_path(cut_path, src, "big");
 	cut_tr = *eng__transport_loopback();
 	cut_tr.name = "cutting loopback";
 	cut_tr.conn_create = cut_conn_create;
 	atomic_store(&cut_done, false);
-	start_both(fx, rails, 2, 1, 0, 0, root, NULL, &plan);
-	cp = copy_opts(ENG_PUSH, push_src, 1, "");
-	err = copy(&fx->srv, &plan, &cp, &cut_tr, &r);
+	cut_path = p.file; /* named by push_one before its push reads it */
+	err = push_one(fx, &p);
 	assert_true(atomic_load(&cut_done));
 	assert_int_equal(err, -EIO);
 	if (!strstr(rcp_err_msg(err), "got shorter while it was being sent"))
 		fail_msg("the copy failed with \"%s\"", rcp_err_msg(err));
 	assert_int_equal(server_stop(&fx->srv), 0);
-	assert_false(t_exists(root, "big"));
-	assert_int_equal(t_count_tmp(root), 0);
+	assert_false(t_exists(p.root, "big"));
+	assert_int_equal(t_count_tmp(p.root), 0);
 }
 
 /* ---- a file of one chunk: its opens and its rename are I/Os of its task ---- */

@@ -44,15 +44,6 @@ static uint64_t rail_chunks(const struct eng_job *job, unsigned rail)
 	return r.rail[rail].chunks;
 }
 
-/* Wait up to 10 s for cond (a loaded host is slow, never wrong); true if it held. */
-#define WAIT_FOR(cond)                                                                             \
-	({                                                                                         \
-		int ms_ = 0;                                                                       \
-		while (!(cond) && ms_++ < 10000)                                                   \
-			usleep(1000);                                                              \
-		(bool)(cond);                                                                      \
-	})
-
 static void test_bench_moves_every_byte_and_verifies(void **state)
 {
 	struct harness h = {0};
@@ -115,6 +106,7 @@ static void test_credit_blocks_when_window_empty_and_resumes(void **state)
 {
 	struct harness h = {0};
 	pthread_t ts, tr;
+	uint64_t slept;
 	void *rc;
 
 	(void)state;
@@ -127,7 +119,15 @@ static void test_credit_blocks_when_window_empty_and_resumes(void **state)
 	pthread_create(&ts, NULL, run_job, h.snd);
 	/* The receiver holds its first chunk: the sender uses its 3 credits, then waits. */
 	assert_true(WAIT_FOR(atomic_load(&gate_seen) == 1 && atomic_load(&h.snd->next_chunk) >= 3));
-	usleep(100 * 1000); /* time to go wrong: a fourth chunk would be claimed by now */
+	/*
+	 * Its chance to go wrong: the sender's worker arms its CQ each time it
+	 * goes to sleep after a round that found nothing to do. The second arm
+	 * from here ends a round begun after this point, its pump included: a
+	 * sender that claimed chunks without credits would hold a fourth by then,
+	 * however slow the host.
+	 */
+	slept = eng__loop_cq_arms(h.snd->worker[0].tr.cq[0]);
+	assert_true(WAIT_FOR(eng__loop_cq_arms(h.snd->worker[0].tr.cq[0]) >= slept + 2));
 	assert_int_equal(atomic_load(&gate_seen), 1);
 	assert_int_equal(atomic_load(&h.snd->next_chunk), 3);
 	assert_int_equal(eng__loop_max_in_flight(h.snd_ep[0]), 3);

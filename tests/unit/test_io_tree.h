@@ -1,6 +1,7 @@
 /*
  * test_io_tree.h - scratch directories and a tree with every kind of entry,
- * for the io/ unit tests. Include it after cmocka.h in one file per binary.
+ * for the io/ unit tests. Include it after cmocka.h (its helpers are static:
+ * each file that includes it has its own).
  *
  * The tree, below <base>/top (names sorted bytewise as the walk lists them):
  *   top/                      directory, mode 0750, mtime T_TOP

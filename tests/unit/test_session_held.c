@@ -39,31 +39,21 @@ static void *watcher_main(void *arg)
 
 static void test_a_client_held_by_its_disk_tells_the_server_before_its_wait(void **state)
 {
-	static const unsigned rails[] = {1};
 	struct fx *fx = *state;
-	char src[4096], root[4096], big[4096];
-	const char *push_src[] = {big};
 	_Atomic bool cancel = false, release = false;
-	struct canceller c = {.flag = &cancel, .dir = root};
-	struct watcher w = {.cancel = &cancel, .release = &release, .root = root};
-	struct eng_copy_opts cp;
-	struct topo_plan plan;
-	struct eng_report r;
+	struct push1 p = {.bytes = HBIG,
+			  .seed = 7,
+			  .helpers = 1, /* the gate holds the helper; the worker goes on */
+			  .tr = gate_arm_held(ENG_WRITE_BATCH, &release),
+			  .cancel = &cancel};
+	struct canceller c = {.flag = &cancel, .dir = p.root};
+	struct watcher w = {.cancel = &cancel, .release = &release, .root = p.root};
 	int err;
 
-	fx_dir(fx, "src", src);
-	fx_dir(fx, "root", root);
-	pattern_write(src, "big", HBIG, 7);
-	t_path(big, src, "big");
-	plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET);
-	server_start(&fx->srv, NULL, root, NULL);
-	plan_make(&plan, rails, 1, 1, 1, BUDGET);
-	plan.helpers = 1; /* the gate holds the helper; the worker goes on */
-	cp = copy_opts(ENG_PUSH, push_src, 1, "");
-	cp.cancel = &cancel;
+	/* Both read the root only once the gate holds, after push_one has named it. */
 	assert_int_equal(pthread_create(&c.thread, NULL, canceller_main, &c), 0);
 	assert_int_equal(pthread_create(&w.thread, NULL, watcher_main, &w), 0);
-	err = copy(&fx->srv, &plan, &cp, gate_arm_held(ENG_WRITE_BATCH, &release), &r);
+	err = push_one(fx, &p);
 	pthread_join(c.thread, NULL);
 	pthread_join(w.thread, NULL);
 	assert_true(c.held && c.saw_tmp);
@@ -71,7 +61,7 @@ static void test_a_client_held_by_its_disk_tells_the_server_before_its_wait(void
 	assert_false(atomic_load(&gate.gave_up));
 	if (!w.server_ended)
 		fail_msg("the server's session still ran while the client waited for its read");
-	assert_false(t_exists(root, "big"));
+	assert_false(t_exists(p.root, "big"));
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
 

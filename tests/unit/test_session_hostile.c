@@ -648,30 +648,20 @@ static void test_a_cancelled_push_leaves_nothing_at_the_server(void **state)
 {
 	static const unsigned rails[] = {1, 2};
 	struct fx *fx = *state;
-	char src[4096], root[4096], big[4096];
-	const char *push_src[] = {big};
 	_Atomic bool cancel = false;
-	struct canceller c = {.flag = &cancel};
-	const struct eng_transport *tr = gate_arm(ENG_WRITE_BATCH);
-	struct eng_copy_opts cp;
-	struct topo_plan plan;
-	struct eng_report r;
+	struct push1 p = {.bytes = BIG_SIZE,
+			  .seed = 5,
+			  .rails = rails,
+			  .n_rails = 2,
+			  .helpers = 1, /* the gate holds a helper, not the worker */
+			  .srv_helpers = 1,
+			  .tr = gate_arm(ENG_WRITE_BATCH),
+			  .cancel = &cancel};
+	struct canceller c = {.flag = &cancel, .dir = p.root}; /* read once the gate holds */
 	int err;
 
-	fx_dir(fx, "src", src);
-	fx_dir(fx, "root", root);
-	pattern_write(src, "big", BIG_SIZE, 5);
-	t_path(big, src, "big");
-	plan_make(&fx->srv.plan, rails, 2, 1, 1, BUDGET);
-	fx->srv.plan.helpers = 1; /* the gate holds a helper, not the worker */
-	server_start(&fx->srv, NULL, root, NULL);
-	plan_make(&plan, rails, 2, 1, 1, BUDGET);
-	plan.helpers = 1;
-	cp = copy_opts(ENG_PUSH, push_src, 1, "");
-	cp.cancel = &cancel;
-	c.dir = root;
 	assert_int_equal(pthread_create(&c.thread, NULL, canceller_main, &c), 0);
-	err = copy(&fx->srv, &plan, &cp, tr, &r);
+	err = push_one(fx, &p);
 	pthread_join(c.thread, NULL);
 	assert_true(c.held);
 	assert_true(c.saw_tmp); /* the server had begun the file */
@@ -679,9 +669,9 @@ static void test_a_cancelled_push_leaves_nothing_at_the_server(void **state)
 	assert_non_null(strstr(rcp_err_msg(err), "interrupted"));
 	/* Once the server has ended the session: no file, no temporary. */
 	assert_int_equal(server_stop(&fx->srv), 0);
-	assert_false(t_exists(root, "big"));
-	assert_int_equal(t_count_tmp(root), 0);
-	assert_true(dir_empty(root));
+	assert_false(t_exists(p.root, "big"));
+	assert_int_equal(t_count_tmp(p.root), 0);
+	assert_true(dir_empty(p.root));
 }
 
 static void test_a_cancelled_pull_leaves_nothing_locally(void **state)

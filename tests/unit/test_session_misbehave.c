@@ -668,31 +668,22 @@ static void test_a_pull_server_writing_to_an_unknown_slot_fails_the_pull_and_ser
 static void push_credit_refused(struct fx *fx, const struct eng_transport *tr,
 				const struct eng_transport *ctr, size_t a_bytes, unsigned helpers)
 {
-	static const unsigned rails[] = {1};
-	char src[4096], root[4096], a[4096];
-	const char *push_src[] = {a};
-	struct eng_copy_opts cp;
-	struct topo_plan plan;
-	struct eng_report r;
+	struct push1 p = {.name = "a",
+			  .bytes = a_bytes,
+			  .seed = 1,
+			  .helpers = helpers,
+			  .tr = ctr,
+			  .srv_tr = tr};
 	int err;
 
-	fx_dir(fx, "src", src);
-	fx_dir(fx, "root", root);
-	pattern_write(src, "a", a_bytes, 1);
-	t_path(a, src, "a");
-	plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET);
-	server_start(&fx->srv, tr, root, NULL);
-	plan_make(&plan, rails, 1, 1, 1, BUDGET);
-	plan.helpers = helpers;
-	cp = copy_opts(ENG_PUSH, push_src, 1, "");
-	err = copy(&fx->srv, &plan, &cp, ctr, &r);
+	err = push_one(fx, &p);
 	assert_true(atomic_load(&liar.told));
 	assert_int_not_equal(err, 0);
 	print_message("the client: %s\n", rcp_err_msg(err));
 	if (!strstr(rcp_err_msg(err), CREDIT_LIE))
 		fail_msg("the client said \"%s\", not \"%s\"", rcp_err_msg(err), CREDIT_LIE);
 	assert_true(
-		WAIT_FOR(t_count_tmp(root) == 0)); /* the server's session may still be ending */
+		WAIT_FOR(t_count_tmp(p.root) == 0)); /* the server's session may still be ending */
 	bench_ok(&fx->srv, NULL);
 	assert_int_equal(server_stop(&fx->srv), 0);
 }

@@ -14,6 +14,8 @@
  */
 #include "partial_harness.h"
 
+#include "engine/transport/loopback.h"
+
 static void test_a_cut_push_with_partial_resumes_sending_only_the_rest(void **state)
 {
 	struct fx *fx = *state;
@@ -197,6 +199,42 @@ static ino_t record_ino(const char *dir)
 }
 
 static _Atomic bool record_stood, record_seen; /* set by has_record, once */
+static uint64_t credits_before;		       /* the loopback's, before the copy */
+
+static uint64_t receiver_looks(void)
+{
+	struct eng_loop_counts c;
+
+	eng__loop_counts(&c);
+	return c.receiver_looks;
+}
+
+static uint64_t credits(void)
+{
+	struct eng_loop_counts c;
+
+	eng__loop_counts(&c);
+	return c.credits;
+}
+
+/*
+ * Wait until the receiver's session has taken a checkpoint since now. Its
+ * watch takes one on a pass that finds ENG_CHECKPOINT_MS gone since the
+ * last; each pass looks at its connections first, which the loopback
+ * counts. So once a period has gone, the first pass that starts later takes
+ * a checkpoint (unless one was taken meanwhile), and the pass after it
+ * starts once that checkpoint is written: two counts past the mark prove
+ * it, however slow the host, where a sleep of a few periods only hoped.
+ */
+static bool checkpoint_taken(void)
+{
+	uint64_t end = rcp_now_ns() + ENG_CHECKPOINT_MS * 1000000ull, mark;
+
+	if (!WAIT_FOR(rcp_now_ns() >= end))
+		return false;
+	mark = receiver_looks();
+	return WAIT_FOR(receiver_looks() >= mark + 2);
+}
 
 /*
  * The receiver's record is there; and while the gate holds it, with no
@@ -205,6 +243,7 @@ static _Atomic bool record_stood, record_seen; /* set by has_record, once */
  */
 static bool has_record(const char *dir)
 {
+	bool landed;
 	ino_t before;
 
 	if (atomic_load(&record_seen))
@@ -212,10 +251,15 @@ static bool has_record(const char *dir)
 	if (!record_ino(dir))
 		return false;
 	atomic_store(&record_seen, true);
-	usleep(ENG_CHECKPOINT_MS * 1000); /* what was under way has landed */
+	/*
+	 * What was under way has landed: the receiver returns a credit for each
+	 * chunk once it is written, and the gate let gate.after chunks through.
+	 * Then a checkpoint records them, and one more must leave the record be.
+	 */
+	landed = WAIT_FOR(credits() >= credits_before + gate.after) && checkpoint_taken();
 	before = record_ino(dir);
-	usleep(3 * ENG_CHECKPOINT_MS * 1000);
-	atomic_store(&record_stood, before != 0 && record_ino(dir) == before);
+	atomic_store(&record_stood,
+		     landed && before != 0 && checkpoint_taken() && record_ino(dir) == before);
 	return true;
 }
 
@@ -236,6 +280,7 @@ static void test_the_receiver_keeps_its_record_while_the_copy_runs(void **state)
 	struct pt p;
 
 	pt_start(fx, &p, NULL);
+	credits_before = credits();
 	push_src[0] = p.big;
 	w.dir = p.root;
 	cp = copy_opts(ENG_PUSH, push_src, 1, "");

@@ -46,8 +46,8 @@ for d in ["src/tree/a/d%d" % d for d in range(10)] + ["src/tree/a", "src/tree/su
     os.utime(d, ns=(t, t))'
 total=$(find src/tree -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
 log=serve.log
-# As t_copy_partial.sh: one QP on one rail in 64 KiB chunks, the same for
-# the resume (a record holds for its chunk size only).
+# As testbed/copy_partial.sh: one QP on one rail in 64 KiB chunks, the same
+# for the resume (a record holds for its chunk size only).
 slow="--qps-per-rail 1 --rails rxe0:1 --chunk 64K"
 # What may land after the kill is measured and still be lost: the chunks in
 # flight (a QP's slots) and the small files in random temporaries.

@@ -7,7 +7,7 @@
 . tests/integration/lib.sh
 need_two_hosts
 command -v /usr/sbin/sshd >/dev/null || skip "no sshd (openssh-server): run tools/setup"
-dir=$(x_dir x_ssh)
+dir=$(shared_dir ssh)
 cd "$dir" || fail "cannot enter $dir"
 railcp=$RAILCP # absolute (tests/integration/run): b runs it from root's home
 run=/run/railcp-x-ssh # tmpfs in each guest: keys must not be readable by others

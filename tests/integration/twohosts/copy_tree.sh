@@ -4,7 +4,7 @@
 . tests/integration/lib.sh
 need_two_hosts
 port=7512
-dir=$(x_dir x_copy_tree)
+dir=$(shared_dir copy_tree)
 cd "$dir" || fail "cannot enter $dir"
 mkdir -p src/sub/deeper src/emptydir root
 echo "hello from a" >src/a.txt

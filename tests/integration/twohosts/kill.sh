@@ -6,7 +6,7 @@
 . tests/integration/lib.sh
 need_two_hosts
 port=7514
-dir=$(x_dir x_kill)
+dir=$(shared_dir kill)
 cd "$dir" || fail "cannot enter $dir"
 mkdir root back
 # One QP on one rail, small chunks: long enough to be caught mid-copy.

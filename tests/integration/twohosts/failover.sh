@@ -15,7 +15,7 @@ need_two_hosts
 [ "${TESTBED_RAILS:-0}" -ge 2 ] || skip "needs two rails per host"
 # However the script ends: its jobs killed, b's links up again.
 trap 'kill_jobs; tb link b 0 up; tb link b 1 up' EXIT
-dir=$(x_dir x_failover)
+dir=$(shared_dir failover)
 cd "$dir" || fail "cannot enter $dir"
 port=7490
 

@@ -12,7 +12,7 @@
 . tests/integration/lib.sh
 need_two_hosts
 [ "${TESTBED_RAILS:-0}" -ge 2 ] || skip "needs two rails per host"
-dir=$(x_dir x_stall)
+dir=$(shared_dir stall)
 cd "$dir" || fail "cannot enter $dir"
 port=7493
 

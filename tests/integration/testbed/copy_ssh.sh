@@ -1,7 +1,7 @@
 # Copies with no server running: railcp starts 'railcp serve --ssh' through
 # a remote shell (here tests/integration/local_rsh, which runs the command
-# on this host as ssh would on another; x_ssh.sh uses real sshd across two
-# hosts). A push and a pull with -e, paths relative to the far side's home
+# on this host as ssh would on another; twohosts/ssh.sh uses real sshd
+# across two hosts). A push and a pull with -e, paths relative to the far side's home
 # and absolute; the fallback when nothing listens on --port (RAILCP_RSH);
 # no process of the far side left after each copy, nor after the client is
 # killed mid-copy (its channel closed); and one line for each way the start

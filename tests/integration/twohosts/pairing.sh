@@ -6,7 +6,7 @@
 . tests/integration/lib.sh
 need_two_hosts
 port=7515
-dir=$(x_dir x_pairing)
+dir=$(shared_dir pairing)
 cd "$dir" || fail "cannot enter $dir"
 mkdir root
 # Larger than a worker's slot memory (32 MiB by default): with 8 MiB, a
