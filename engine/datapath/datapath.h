@@ -108,6 +108,9 @@ struct eng_task {
 
 enum eng_role { ENG_SENDER, ENG_RECEIVER };
 
+/* Bytes of a job's error sentence, with its NUL (eng__job_error). */
+#define ENG_JOB_ERR_LEN 512
+
 struct eng_job;
 struct eng_worker;
 
@@ -194,7 +197,7 @@ struct eng_job {
 	_Atomic bool stop;
 	_Atomic int err;	 /* first error, 0 if none */
 	_Atomic bool fabric_err; /* it came from the fabric: a completion, a post, a stall */
-	char err_text[512];
+	char err_text[ENG_JOB_ERR_LEN];
 	pthread_mutex_t err_lock;
 	int wake_fd;	       /* eventfd: a worker has news for the coordinator */
 	int stop_fd;	       /* eventfd: readable once the job stops */
@@ -245,6 +248,34 @@ void eng__job_destroy(struct eng_job *job);
  * credit at the sender). Filled into *cfg, which must outlive the connections.
  */
 void eng__job_conn_cfg(struct eng_job *job, struct eng_conn_cfg *cfg);
+
+/* What the session decides of a job it made. */
+struct eng_job_opts {
+	uint64_t token; /* every chunk header carries it; the session derives it (seal.c) */
+	bool failover;	/* a stripe that fails on the fabric goes down alone; else the job fails */
+	unsigned stall_ms; /* a worker without a completion this long fails the job; 0: 60 s */
+};
+
+/* Apply o to job, before eng__job_conn_cfg. Session thread, while no worker runs. */
+void eng__job_configure(struct eng_job *job, const struct eng_job_opts *o);
+
+/* The job's stripes (links), numbered 0 .. n-1. Thread-safe: fixed when the job is made. */
+unsigned eng__job_stripes(const struct eng_job *job);
+
+/*
+ * Stripe i's link, as the transport sees it: the session sets its token and
+ * connects it, and may read its slots. Session thread, before eng__job_run.
+ */
+struct eng_link *eng__job_link(struct eng_job *job, unsigned i);
+
+/* The plan's rail (its index) stripe i runs on. Thread-safe: fixed when the job is made. */
+unsigned eng__job_link_rail(const struct eng_job *job, unsigned i);
+
+/*
+ * The chunks the job moves (both sides plan them alike), once its source or
+ * sink is attached; thread-safe from then on, when it no longer changes.
+ */
+uint64_t eng__job_chunks(const struct eng_job *job);
 
 /* Sender set-up of a stripe after its endpoint exists: every slot is a credit. */
 int eng__stripe_init_sender(struct eng_stripe *s);
@@ -309,6 +340,22 @@ uint64_t eng__job_done_chunks(const struct eng_job *job);
 
 /* The figures of a job so far, or at its end. Thread-safe. */
 void eng__job_report(const struct eng_job *job, struct eng_report *r);
+
+/* The job stopped: it failed, was stopped, or ended. Thread-safe. */
+bool eng__job_stopped(const struct eng_job *job);
+
+/*
+ * The job's first error (0: none) and its sentence, into text (len bytes;
+ * ENG_JOB_ERR_LEN hold any). Thread-safe.
+ */
+int eng__job_error(struct eng_job *job, char *text, size_t len);
+
+/*
+ * The job's first error came from the fabric (a completion, a post, a stall:
+ * eng__job_fail_fabric): the peer's own sentence may name its cause.
+ * Thread-safe.
+ */
+bool eng__job_fabric_err(const struct eng_job *job);
 
 /* ---- the bench pattern (bench.c) ---- */
 

@@ -7,7 +7,9 @@
  * real runs), so a transport registers one region per worker and device:
  * payload slots first, page aligned, then the 64-byte headers.
  *
- * Threading: the session's thread, while no worker runs.
+ * Threading: the session's thread, while no worker runs; the job's stripe
+ * count and each stripe's rail, fixed when it is made, are readable from
+ * any thread.
  */
 #include "engine/datapath/datapath_int.h"
 
@@ -284,4 +286,32 @@ void eng__job_conn_cfg(struct eng_job *job, struct eng_conn_cfg *cfg)
 				     .n_workers = job->n_workers,
 				     .link_ready = link_ready,
 				     .ctx = job};
+}
+
+void eng__job_configure(struct eng_job *job, const struct eng_job_opts *o)
+{
+	job->token = o->token;
+	job->failover = o->failover;
+	if (o->stall_ms > 0)
+		job->stall_ms = o->stall_ms;
+}
+
+unsigned eng__job_stripes(const struct eng_job *job)
+{
+	return job->n_stripes;
+}
+
+struct eng_link *eng__job_link(struct eng_job *job, unsigned i)
+{
+	return &job->stripe[i].link;
+}
+
+unsigned eng__job_link_rail(const struct eng_job *job, unsigned i)
+{
+	return job->stripe[i].rail;
+}
+
+uint64_t eng__job_chunks(const struct eng_job *job)
+{
+	return job->src.n_chunks;
 }
