@@ -5,7 +5,7 @@
  * length); where the manifest comes from and where the files land is the
  * session's business.
  *
- * Each side works in the data path's steps (datapath.h): prepare opens and
+ * Each side works in the data path's steps (datapath_int.h): prepare opens and
  * checks, a helper's ring (or pread/pwrite) moves the bytes between the
  * file and the slot, complete judges, hashes and closes. A file of one
  * chunk (most of a tree of small files) is opened by its chunk's task as

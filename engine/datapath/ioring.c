@@ -9,7 +9,7 @@
  * allows: disk to wire with no copy), and when the ring completes it runs
  * complete (hash, count, close, put a file in place). A short count is
  * submitted again for the rest. A task may take several I/Os in turn
- * (datapath.h): a file of one chunk is opened by ring entries before its
+ * (datapath_int.h): a file of one chunk is opened by ring entries before its
  * read or write, and every file's fsyncs and rename into place follow its
  * last write, so a tree of small files keeps the ring full of opens, fsyncs
  * and renames instead of a helper blocked in each. When complete says no

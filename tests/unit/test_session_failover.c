@@ -82,7 +82,7 @@ static void arm_link(_Atomic unsigned *table, struct eng_link *l)
 
 static int fo_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **conn_out)
 {
-	struct eng_job *job = ((struct eng_stripe *)cfg->link[0])->job; /* datapath.h */
+	struct eng_job *job = ((struct eng_stripe *)cfg->link[0])->job; /* datapath_int.h */
 	unsigned i;
 	int err;
 
