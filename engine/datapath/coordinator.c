@@ -245,9 +245,9 @@ int eng__job_run(struct eng_job *job, void (*progress)(struct eng_job *job, void
 static void file_io_describe(const struct eng_job *job, struct eng_report *r)
 {
 	int ring = atomic_load(&job->io_ring);
-	bool cheap = job->role == ENG_SENDER ? job->src.cheap : job->sink.cheap;
+	bool cheap = job->role == ENG_SENDER ? job->src.cheap : job->rcv.sink.cheap;
 
-	if (cheap || (job->role == ENG_SENDER ? !job->src.prepare : !job->sink.prepare))
+	if (cheap || (job->role == ENG_SENDER ? !job->src.prepare : !job->rcv.sink.prepare))
 		return; /* bench: no files */
 	r->helpers = job->helpers;
 	r->io_depth = ring > 0 ? job->io_depth : 0;

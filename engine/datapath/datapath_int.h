@@ -189,12 +189,35 @@ struct eng_rail_stat {
 	char why[256];	    /* why its first stripe failed */
 };
 
+/*
+ * What one role alone uses of a job, beside what both share (struct
+ * eng_job). The sender's: the cursor its stripes claim chunks from, and the
+ * retry list of chunks a failed stripe held (failover.c).
+ */
+struct eng_job_send {
+	_Atomic uint64_t next_chunk; /* next chunk to claim */
+	pthread_mutex_t retry_lock;  /* chunks of failed stripes, to be sent again */
+	uint64_t *retry;
+	size_t n_retry, retry_cap;
+	_Atomic size_t retry_pending; /* n_retry, readable without the lock */
+};
+
+/* The receiver's: where a chunk goes, the drain, and which chunks landed (failover.c). */
+struct eng_job_recv {
+	struct eng_sink sink;
+	_Atomic bool draining;	  /* the sender is done; end once tasks are back */
+	_Atomic uint64_t *landed; /* chunk seq consumed (bit seq % 64 of seq / 64) */
+};
+
+/* A job: what both roles share, then what one role alone uses (snd or rcv). */
 struct eng_job {
 	enum eng_role role;
 	uint64_t token;
-	struct eng_source src;	     /* sender; the receiver keeps total and n_chunks */
-	struct eng_sink sink;	     /* receiver */
-	_Atomic uint64_t next_chunk; /* sender: next chunk to claim */
+	/*
+	 * Both ends read total, chunk and n_chunks (they plan alike); prepare,
+	 * complete and ctx are the sender's source of chunks.
+	 */
+	struct eng_source src;
 	_Atomic bool stop;
 	_Atomic int err;	 /* first error, 0 if none */
 	_Atomic bool fabric_err; /* it came from the fabric: a completion, a post, a stall */
@@ -223,12 +246,9 @@ struct eng_job {
 	bool failover;	     /* a stripe that fails on the fabric goes down alone */
 	uint64_t t_start_ns; /* when the workers started */
 	_Atomic unsigned stripes_alive;
-	_Atomic bool draining;	    /* receiver: the sender is done; end once tasks are back */
-	pthread_mutex_t retry_lock; /* sender: chunks of failed stripes, to be sent again */
-	uint64_t *retry;
-	size_t n_retry, retry_cap;
-	_Atomic size_t retry_pending; /* n_retry, readable without the lock */
-	_Atomic uint64_t *landed;     /* receiver: chunk seq consumed (bit seq % 64 of seq / 64) */
+	/* one role's alone (the other role leaves it idle) */
+	struct eng_job_send snd; /* ENG_SENDER */
+	struct eng_job_recv rcv; /* ENG_RECEIVER */
 };
 
 /* ---- set-up and stopping, within the data path ---- */

@@ -88,7 +88,7 @@ static int job_alloc(const struct topo_plan *plan, struct eng_job **job_out)
 	job->link = calloc(n ? n : 1, sizeof(*job->link));
 	job->tr_worker = calloc(job->n_workers ? job->n_workers : 1, sizeof(*job->tr_worker));
 	pthread_mutex_init(&job->err_lock, NULL);
-	pthread_mutex_init(&job->retry_lock, NULL);
+	pthread_mutex_init(&job->snd.retry_lock, NULL);
 	job->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	job->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	*job_out = job;
@@ -256,7 +256,7 @@ void eng__job_destroy(struct eng_job *job)
 	if (job->stop_fd >= 0)
 		close(job->stop_fd);
 	eng__failover_fini(job);
-	pthread_mutex_destroy(&job->retry_lock);
+	pthread_mutex_destroy(&job->snd.retry_lock);
 	pthread_mutex_destroy(&job->err_lock);
 	free(job->worker);
 	free(job->rail);

@@ -392,9 +392,9 @@ static int hook_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **co
 	if (job->role == ENG_SENDER && job->src.prepare != unlink_prepare) {
 		real_src = job->src;
 		job->src.prepare = unlink_prepare;
-	} else if (job->role == ENG_RECEIVER && job->sink.prepare != escape_prepare) {
-		real_sink = job->sink;
-		job->sink.prepare = escape_prepare;
+	} else if (job->role == ENG_RECEIVER && job->rcv.sink.prepare != escape_prepare) {
+		real_sink = job->rcv.sink;
+		job->rcv.sink.prepare = escape_prepare;
 	}
 	return eng__transport_loopback()->conn_create(cfg, conn_out);
 }

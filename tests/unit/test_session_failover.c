@@ -86,9 +86,9 @@ static int fo_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **conn
 	unsigned i;
 	int err;
 
-	if (job->role == ENG_RECEIVER && job->sink.prepare != counting_prepare) {
-		atomic_store(&real_write_prepare, job->sink.prepare);
-		job->sink.prepare = counting_prepare;
+	if (job->role == ENG_RECEIVER && job->rcv.sink.prepare != counting_prepare) {
+		atomic_store(&real_write_prepare, job->rcv.sink.prepare);
+		job->rcv.sink.prepare = counting_prepare;
 	}
 	err = eng__transport_loopback()->conn_create(cfg, conn_out);
 	if (err)
