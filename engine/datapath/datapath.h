@@ -66,7 +66,7 @@ void eng__job_conn_cfg(struct eng_job *job, struct eng_conn_cfg *cfg);
 struct eng_job_opts {
 	uint64_t token; /* every chunk header carries it; the session derives it (seal.c) */
 	bool failover;	/* a stripe that fails on the fabric goes down alone; else the job fails */
-	unsigned stall_ms; /* a worker without a completion this long fails the job; 0: 60 s */
+	unsigned stall_ms; /* no completion for this long fails the job; 0: the default (60 s) */
 };
 
 /* Apply o to job, before eng__job_conn_cfg. Session thread, while no worker runs. */
