@@ -136,7 +136,8 @@ struct eng_bench_opts {
 	const struct topo_plan *plan;
 	int timeout_ms;	   /* for each control and connection step */
 	int stall_ms;	   /* the data phase fails after this long without a completion; 0: 60 s */
-	int rail_stall_ms; /* a stalled rail fails over after this (--rail-stall; see ENG_RAIL_STALL_MS) */
+	int rail_stall_ms; /* a stalled rail fails over after this (--rail-stall; see
+			      ENG_RAIL_STALL_MS) */
 	const char *key_file; /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
 	bool no_failover; /* a rail that fails fails the run (else its chunks go to the others) */
 	/* Called about every 20 ms from the calling thread with the figures so far. */
@@ -173,7 +174,8 @@ struct eng_copy_opts {
 	const struct topo_plan *plan;
 	int timeout_ms;
 	int stall_ms;	   /* the data phase fails after this long without a completion; 0: 60 s */
-	int rail_stall_ms; /* a stalled rail fails over after this (--rail-stall; see ENG_RAIL_STALL_MS) */
+	int rail_stall_ms; /* a stalled rail fails over after this (--rail-stall; see
+			      ENG_RAIL_STALL_MS) */
 	const char *key_file; /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
 	const char *key;      /* the key itself (from railcp serve --ssh); NULL: key_file's */
 	bool no_failover; /* a rail that fails fails the copy (else its chunks go to the others) */

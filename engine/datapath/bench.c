@@ -46,7 +46,7 @@ void eng__bench_attach(struct eng_job *job, uint64_t bytes, uint32_t chunk)
 				       .prepare = eng__bench_fill,
 				       .cheap = true,
 				       .ctx = &job->src};
-	job->sink = (struct eng_sink){
+	job->rcv.sink = (struct eng_sink){
 		.prepare = eng__bench_check, .cheap = true, .ctx = &job->src.chunk};
 }
 

@@ -19,8 +19,9 @@
  * failed, when and why.
  *
  * Threading: eng__job_run on the session's thread; eng__job_fail,
- * eng__job_stop, eng__job_wake and the readers of the merged figures are
- * thread-safe (the first error is kept under a lock, the rest are atomics).
+ * eng__job_stop, eng__job_wake, the readers of the job's error and state
+ * and those of the merged figures are thread-safe (the first error is kept
+ * under a lock, the rest are atomics).
  */
 #include "engine/datapath/datapath_int.h"
 
@@ -99,6 +100,28 @@ bool eng__job_fail_fabric(struct eng_job *job, int err, const char *fmt, ...)
 	first = job_fail_v(job, err, true, fmt, ap);
 	va_end(ap);
 	return first;
+}
+
+bool eng__job_stopped(const struct eng_job *job)
+{
+	return atomic_load(&job->stop);
+}
+
+int eng__job_error(struct eng_job *job, char *text, size_t len)
+{
+	int err;
+
+	pthread_mutex_lock(&job->err_lock);
+	err = atomic_load(&job->err);
+	if (len > 0)
+		snprintf(text, len, "%s", job->err_text);
+	pthread_mutex_unlock(&job->err_lock);
+	return err;
+}
+
+bool eng__job_fabric_err(const struct eng_job *job)
+{
+	return atomic_load(&job->fabric_err);
 }
 
 uint64_t eng__job_done_chunks(const struct eng_job *job)
@@ -222,9 +245,9 @@ int eng__job_run(struct eng_job *job, void (*progress)(struct eng_job *job, void
 static void file_io_describe(const struct eng_job *job, struct eng_report *r)
 {
 	int ring = atomic_load(&job->io_ring);
-	bool cheap = job->role == ENG_SENDER ? job->src.cheap : job->sink.cheap;
+	bool cheap = job->role == ENG_SENDER ? job->src.cheap : job->rcv.sink.cheap;
 
-	if (cheap || (job->role == ENG_SENDER ? !job->src.prepare : !job->sink.prepare))
+	if (cheap || (job->role == ENG_SENDER ? !job->src.prepare : !job->rcv.sink.prepare))
 		return; /* bench: no files */
 	r->helpers = job->helpers;
 	r->io_depth = ring > 0 ? job->io_depth : 0;

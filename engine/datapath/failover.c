@@ -45,14 +45,15 @@ int eng__failover_init(struct eng_job *job)
 {
 	if (job->role == ENG_SENDER) {
 		/* A chunk is on the list only while no slot holds it: every slot at most once. */
-		job->retry_cap =
+		job->snd.retry_cap =
 			(size_t)job->n_stripes * (job->n_stripes ? job->stripe[0].link.n_slots : 0);
-		job->retry = calloc(job->retry_cap ? job->retry_cap : 1, sizeof(*job->retry));
-		if (!job->retry)
+		job->snd.retry = calloc(job->snd.retry_cap ? job->snd.retry_cap : 1,
+					sizeof(*job->snd.retry));
+		if (!job->snd.retry)
 			return rcp_err(-ENOMEM, "out of memory for the job's retry list");
 	} else {
-		job->landed = calloc(job->src.n_chunks / 64 + 1, sizeof(*job->landed));
-		if (!job->landed)
+		job->rcv.landed = calloc(job->src.n_chunks / 64 + 1, sizeof(*job->rcv.landed));
+		if (!job->rcv.landed)
 			return rcp_err(-ENOMEM, "out of memory for a map of %llu chunks",
 				       (unsigned long long)job->src.n_chunks);
 	}
@@ -61,31 +62,31 @@ int eng__failover_init(struct eng_job *job)
 
 void eng__failover_fini(struct eng_job *job)
 {
-	free(job->retry);
-	free((void *)job->landed);
-	job->retry = NULL;
-	job->landed = NULL;
+	free(job->snd.retry);
+	free((void *)job->rcv.landed);
+	job->snd.retry = NULL;
+	job->rcv.landed = NULL;
 }
 
 bool eng__job_claim(struct eng_job *job, uint64_t *seq_out)
 {
 	uint64_t seq;
 
-	if (atomic_load_explicit(&job->retry_pending, memory_order_acquire) > 0) {
+	if (atomic_load_explicit(&job->snd.retry_pending, memory_order_acquire) > 0) {
 		bool got = false;
 
-		pthread_mutex_lock(&job->retry_lock);
-		if (job->n_retry > 0) {
-			*seq_out = job->retry[--job->n_retry];
-			atomic_store_explicit(&job->retry_pending, job->n_retry,
+		pthread_mutex_lock(&job->snd.retry_lock);
+		if (job->snd.n_retry > 0) {
+			*seq_out = job->snd.retry[--job->snd.n_retry];
+			atomic_store_explicit(&job->snd.retry_pending, job->snd.n_retry,
 					      memory_order_release);
 			got = true;
 		}
-		pthread_mutex_unlock(&job->retry_lock);
+		pthread_mutex_unlock(&job->snd.retry_lock);
 		if (got)
 			return true;
 	}
-	seq = atomic_fetch_add(&job->next_chunk, 1);
+	seq = atomic_fetch_add(&job->snd.next_chunk, 1);
 	if (seq >= job->src.n_chunks)
 		return false;
 	*seq_out = seq;
@@ -94,20 +95,20 @@ bool eng__job_claim(struct eng_job *job, uint64_t *seq_out)
 
 void eng__job_requeue(struct eng_job *job, uint64_t seq)
 {
-	pthread_mutex_lock(&job->retry_lock);
+	pthread_mutex_lock(&job->snd.retry_lock);
 	/* Cannot overflow: each entry came out of a slot, and slots are retry_cap. */
-	job->retry[job->n_retry++] = seq;
-	atomic_store_explicit(&job->retry_pending, job->n_retry, memory_order_release);
-	pthread_mutex_unlock(&job->retry_lock);
+	job->snd.retry[job->snd.n_retry++] = seq;
+	atomic_store_explicit(&job->snd.retry_pending, job->snd.n_retry, memory_order_release);
+	pthread_mutex_unlock(&job->snd.retry_lock);
 }
 
 bool eng__job_landed(struct eng_job *job, uint64_t seq)
 {
 	uint64_t bit = 1ull << (seq % 64);
 
-	if (!job->landed || seq >= job->src.n_chunks)
+	if (!job->rcv.landed || seq >= job->src.n_chunks)
 		return true; /* no map (a job without failover state): count every chunk */
-	return !(atomic_fetch_or(&job->landed[seq / 64], bit) & bit);
+	return !(atomic_fetch_or(&job->rcv.landed[seq / 64], bit) & bit);
 }
 
 /* A short list of the failed rails and why, for the job's last sentence. */
@@ -272,8 +273,9 @@ static bool others_moved(const struct eng_stripe *s, uint64_t limit_ns)
 		idle &= atomic_load_explicit(&job->rail[r].out, memory_order_relaxed) == 0;
 	}
 	pthread_mutex_unlock(&job->err_lock);
-	return others && (moved || (idle && atomic_load(&job->next_chunk) >= job->src.n_chunks &&
-				    atomic_load(&job->retry_pending) == 0));
+	return others &&
+	       (moved || (idle && atomic_load(&job->snd.next_chunk) >= job->src.n_chunks &&
+			  atomic_load(&job->snd.retry_pending) == 0));
 }
 
 void eng__worker_watch(struct eng_worker *w)
@@ -314,7 +316,7 @@ bool eng__worker_drained(const struct eng_worker *w)
 {
 	unsigned i;
 
-	if (!atomic_load(&w->job->draining))
+	if (!atomic_load(&w->job->rcv.draining))
 		return false;
 	for (i = 0; i < w->n_stripes; i++)
 		if (w->stripe[i]->busy)
@@ -324,6 +326,6 @@ bool eng__worker_drained(const struct eng_worker *w)
 
 void eng__job_drain(struct eng_job *job)
 {
-	atomic_store(&job->draining, true);
+	atomic_store(&job->rcv.draining, true);
 	eng__job_wake(job);
 }

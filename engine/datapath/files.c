@@ -5,7 +5,7 @@
  * length); where the manifest comes from and where the files land is the
  * session's business.
  *
- * Each side works in the data path's steps (datapath.h): prepare opens and
+ * Each side works in the data path's steps (datapath_int.h): prepare opens and
  * checks, a helper's ring (or pread/pwrite) moves the bytes between the
  * file and the slot, complete judges, hashes and closes. A file of one
  * chunk (most of a tree of small files) is opened by its chunk's task as
@@ -430,7 +430,7 @@ void eng__files_attach(struct eng_files *f, struct eng_job *job)
 				       .complete = files_read_complete,
 				       .ctx = f};
 	if (f->role == ENG_RECEIVER)
-		job->sink = (struct eng_sink){
+		job->rcv.sink = (struct eng_sink){
 			.prepare = files_write_prepare, .complete = files_write_complete, .ctx = f};
 	/* Each slot holds one chunk, and a chunk starts at most one file. */
 	f->max_open = job->n_stripes * (job->n_stripes ? job->stripe[0].link.n_slots : 0) +

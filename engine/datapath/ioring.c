@@ -9,7 +9,7 @@
  * allows: disk to wire with no copy), and when the ring completes it runs
  * complete (hash, count, close, put a file in place). A short count is
  * submitted again for the rest. A task may take several I/Os in turn
- * (datapath.h): a file of one chunk is opened by ring entries before its
+ * (datapath_int.h): a file of one chunk is opened by ring entries before its
  * read or write, and every file's fsyncs and rename into place follow its
  * last write, so a tree of small files keeps the ring full of opens, fsyncs
  * and renames instead of a helper blocked in each. When complete says no
@@ -77,7 +77,7 @@ static bool task_prepare(struct eng_task *t)
 	if (job->role == ENG_SENDER)
 		err = job->src.prepare(job->src.ctx, &t->hdr, slot_data(t), &t->op);
 	else
-		err = job->sink.prepare(job->sink.ctx, &t->hdr, slot_data(t), &t->op);
+		err = job->rcv.sink.prepare(job->rcv.sink.ctx, &t->hdr, slot_data(t), &t->op);
 	if (err)
 		task_fail(t, err);
 	return !err;
@@ -91,8 +91,8 @@ static bool task_complete(struct eng_task *t, int64_t res)
 
 	if (job->role == ENG_SENDER && job->src.complete)
 		err = job->src.complete(job->src.ctx, &t->hdr, slot_data(t), res, &t->op);
-	else if (job->role == ENG_RECEIVER && job->sink.complete)
-		err = job->sink.complete(job->sink.ctx, &t->hdr, slot_data(t), res, &t->op);
+	else if (job->role == ENG_RECEIVER && job->rcv.sink.complete)
+		err = job->rcv.sink.complete(job->rcv.sink.ctx, &t->hdr, slot_data(t), res, &t->op);
 	if (err < 0)
 		task_fail(t, err);
 	t->moved = 0;

@@ -335,7 +335,7 @@ static struct eng_helper *least_loaded(struct eng_worker *w)
 bool eng__task_submit(struct eng_worker *w, struct eng_task *t)
 {
 	struct eng_job *job = w->job;
-	bool cheap = job->role == ENG_SENDER ? job->src.cheap : job->sink.cheap;
+	bool cheap = job->role == ENG_SENDER ? job->src.cheap : job->rcv.sink.cheap;
 	struct eng_helper *h;
 
 	if (cheap || (w->n_helpers == 0 && !w->own)) {

@@ -7,7 +7,9 @@
  * real runs), so a transport registers one region per worker and device:
  * payload slots first, page aligned, then the 64-byte headers.
  *
- * Threading: the session's thread, while no worker runs.
+ * Threading: the session's thread, while no worker runs; the job's stripe
+ * count and each stripe's rail, fixed when it is made, are readable from
+ * any thread.
  */
 #include "engine/datapath/datapath_int.h"
 
@@ -86,7 +88,7 @@ static int job_alloc(const struct topo_plan *plan, struct eng_job **job_out)
 	job->link = calloc(n ? n : 1, sizeof(*job->link));
 	job->tr_worker = calloc(job->n_workers ? job->n_workers : 1, sizeof(*job->tr_worker));
 	pthread_mutex_init(&job->err_lock, NULL);
-	pthread_mutex_init(&job->retry_lock, NULL);
+	pthread_mutex_init(&job->snd.retry_lock, NULL);
 	job->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	job->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	*job_out = job;
@@ -254,7 +256,7 @@ void eng__job_destroy(struct eng_job *job)
 	if (job->stop_fd >= 0)
 		close(job->stop_fd);
 	eng__failover_fini(job);
-	pthread_mutex_destroy(&job->retry_lock);
+	pthread_mutex_destroy(&job->snd.retry_lock);
 	pthread_mutex_destroy(&job->err_lock);
 	free(job->worker);
 	free(job->rail);
@@ -284,4 +286,33 @@ void eng__job_conn_cfg(struct eng_job *job, struct eng_conn_cfg *cfg)
 				     .n_workers = job->n_workers,
 				     .link_ready = link_ready,
 				     .ctx = job};
+}
+
+void eng__job_configure(struct eng_job *job, const struct eng_job_opts *o)
+{
+	job->token = o->token;
+	job->failover = o->failover;
+	if (o->stall_ms > 0)
+		job->stall_ms = o->stall_ms;
+	job->rail_stall_ms = o->rail_stall_ms;
+}
+
+unsigned eng__job_stripes(const struct eng_job *job)
+{
+	return job->n_stripes;
+}
+
+struct eng_link *eng__job_link(struct eng_job *job, unsigned i)
+{
+	return &job->stripe[i].link;
+}
+
+unsigned eng__job_link_rail(const struct eng_job *job, unsigned i)
+{
+	return job->stripe[i].rail;
+}
+
+uint64_t eng__job_chunks(const struct eng_job *job)
+{
+	return job->src.n_chunks;
 }

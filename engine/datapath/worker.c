@@ -42,8 +42,8 @@ bool eng__worker_idle(const struct eng_worker *w)
 
 	if (job->role == ENG_RECEIVER)
 		return false; /* runs until the session stops or drains it */
-	if (atomic_load(&job->next_chunk) < job->src.n_chunks ||
-	    atomic_load(&job->retry_pending) > 0)
+	if (atomic_load(&job->snd.next_chunk) < job->src.n_chunks ||
+	    atomic_load(&job->snd.retry_pending) > 0)
 		return false;
 	for (i = 0; i < w->n_stripes; i++)
 		if (w->stripe[i]->outstanding || w->stripe[i]->busy || w->stripe[i]->n_ready)
@@ -200,7 +200,7 @@ void *eng__worker_main(void *arg)
 	if (w->bind && (err = topo_thread_bind(&w->cpus, w->node)) != 0)
 		rcp_log(RCP_LOG_INFO, "worker %u: cannot bind to node %d: %s", w->tr.index, w->node,
 			rcp_err_msg(err));
-	cheap = job->role == ENG_SENDER ? job->src.cheap : job->sink.cheap;
+	cheap = job->role == ENG_SENDER ? job->src.cheap : job->rcv.sink.cheap;
 	err = (job->helpers || job->io_depth) && !cheap ? eng__helpers_start(w) : 0;
 	if (err)
 		eng__job_fail(job, err, "%s", rcp_err_msg(err));

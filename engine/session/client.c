@@ -319,11 +319,12 @@ static int handshake(struct client *c)
 /* Connect stripe i as the welcome's entry w says. */
 static int stripe_connect(struct client *c, unsigned i, const json_t *w)
 {
-	struct eng_stripe *st = &c->s.job->stripe[i];
+	struct eng_link *link = eng__job_link(c->s.job, i);
+	unsigned r = eng__job_link_rail(c->s.job, i);
 	const char *addr = json_string_value(json_object_get(w, ENG_KEY_ADDR));
 	const char *rail = json_string_value(json_object_get(w, ENG_KEY_RAIL));
-	struct sockaddr_in dst = {.sin_family = AF_INET}, src = c->s.addr[st->rail].addr;
-	char *peer = c->peer[st->rail], esc[ENG_PROTO_ESC_SHORT];
+	struct sockaddr_in dst = {.sin_family = AF_INET}, src = c->s.addr[r].addr;
+	char *peer = c->peer[r], esc[ENG_PROTO_ESC_SHORT];
 	uint64_t port, peer_stripe;
 	int err;
 
@@ -338,9 +339,9 @@ static int stripe_connect(struct client *c, unsigned i, const json_t *w)
 	if (!peer[0] || !strstr(peer, esc))
 		snprintf(peer + strlen(peer), sizeof(c->peer[0]) - strlen(peer), "%s%s",
 			 peer[0] ? "," : "", esc);
-	st->link.token = eng__seal_token(c->s.tokens, ENG_TOKEN_LINK, (uint32_t)peer_stripe);
+	link->token = eng__seal_token(c->s.tokens, ENG_TOKEN_LINK, (uint32_t)peer_stripe);
 	c->s.peer_link[i] = (unsigned)peer_stripe;
-	return c->s.tr->connect(c->s.conn, &st->link, &src, &dst, (uint32_t)peer_stripe,
+	return c->s.tr->connect(c->s.conn, link, &src, &dst, (uint32_t)peer_stripe,
 				c->s.timeout_ms);
 }
 

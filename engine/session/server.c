@@ -209,12 +209,13 @@ static int pull_prepare(struct srv_session *ss)
 /* The welcome: token, slots, and for each client stripe where to connect. */
 static int welcome_send(struct srv_session *ss, const uint16_t *port)
 {
-	const struct eng_job *job = ss->s.job;
 	json_t *m = eng__proto_msg(ENG_MSG_WELCOME, true), *arr = json_array();
 	unsigned seen[TOPO_MAX_RAILS] = {0}, base[TOPO_MAX_RAILS], r, k = 0;
+	struct eng_report rep; /* the job's slots and rail names */
 	size_t i;
 	int err = 0;
 
+	eng__job_report(ss->s.job, &rep);
 	for (r = 0; r < ss->plan.n_rails; r++) {
 		base[r] = k;
 		k += ss->plan.rail[r].qps;
@@ -222,8 +223,9 @@ static int welcome_send(struct srv_session *ss, const uint16_t *port)
 	/* Keyed, both sides derived the tokens; else they are this session's secret in clear. */
 	if (!ss->s.key)
 		err = eng__proto_set_hex(m, ENG_KEY_TOKEN, ss->s.tokens, sizeof(ss->s.tokens));
-	json_object_set_new(m, ENG_KEY_CHUNKS, json_integer((json_int_t)job->src.n_chunks));
-	json_object_set_new(m, ENG_KEY_SLOTS, json_integer(job->stripe[0].link.n_slots));
+	json_object_set_new(m, ENG_KEY_CHUNKS,
+			    json_integer((json_int_t)eng__job_chunks(ss->s.job)));
+	json_object_set_new(m, ENG_KEY_SLOTS, json_integer(rep.n_slots));
 	json_object_set_new(m, ENG_KEY_SLOT_SIZE, json_integer(ss->s.chunk));
 	for (i = 0; i < json_array_size(json_object_get(ss->hello, ENG_KEY_STRIPES)); i++) {
 		json_t *st = json_object();
@@ -237,7 +239,7 @@ static int welcome_send(struct srv_session *ss, const uint16_t *port)
 		json_object_set_new(st, ENG_KEY_ADDR, json_string(ss->srv->addr[r].text));
 		json_object_set_new(st, ENG_KEY_PORT, json_integer(port[r]));
 		json_object_set_new(st, ENG_KEY_STRIPE, json_integer(base[r] + seen[r]++));
-		json_object_set_new(st, ENG_KEY_RAIL, json_string(job->rail[r].name));
+		json_object_set_new(st, ENG_KEY_RAIL, json_string(rep.rail[r].name));
 		json_array_append_new(arr, st);
 	}
 	json_object_set_new(m, ENG_KEY_STRIPES, arr);
@@ -339,7 +341,7 @@ static int session_end(struct srv_session *ss)
 		"session %u from %s: %s done, %" PRIu64 " MiB over %u stripes "
 		"verified; %.2f s, %.3f Gb/s as the sender measured",
 		ss->id, ss->peer, session_what(ss, what, sizeof(what)), rep.bytes >> 20,
-		ss->s.job->n_stripes, secs, secs > 0 ? rep.bytes * 8 / secs / 1e9 : 0);
+		rep.n_stripes, secs, secs > 0 ? rep.bytes * 8 / secs / 1e9 : 0);
 	if (rep.file_io[0])
 		rcp_log(RCP_LOG_INFO, "session %u: file I/O: %s", ss->id, rep.file_io);
 	return 0;
@@ -390,7 +392,7 @@ static void *session_main(void *arg)
 			" MiB over %u stripes (%u sessions running, %u connections waiting their "
 			"turn)",
 			ss->id, ss->peer, session_what(ss, what, sizeof(what)), ss->bytes >> 20,
-			ss->s.job->n_stripes, atomic_load(&srv->sessions),
+			eng__job_stripes(ss->s.job), atomic_load(&srv->sessions),
 			atomic_load(&srv->parked));
 		err = eng__session_run(&ss->s);
 	}

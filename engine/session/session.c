@@ -57,22 +57,23 @@ int eng__session_rails(struct eng_session *s, const struct topo_plan *plan)
 int eng__session_job(struct eng_session *s, const struct topo_plan *plan, unsigned n_slots)
 {
 	int err = eng__job_create(s->role, plan, n_slots, s->chunk, s->tr->pinned, &s->job);
+	struct eng_job_opts o = {.token = eng__seal_token(s->tokens, ENG_TOKEN_JOB, 0),
+				 .failover = !s->no_failover,
+				 .stall_ms = s->stall_ms > 0 ? (unsigned)s->stall_ms : 0,
+				 .rail_stall_ms = s->rail_stall_ms < 0 ? 0
+						  : s->rail_stall_ms > 0
+							  ? (unsigned)s->rail_stall_ms
+							  : ENG_RAIL_STALL_MS};
 	unsigned i;
 
 	if (err)
 		return err;
-	s->job->failover = !s->no_failover;
-	if (s->stall_ms > 0)
-		s->job->stall_ms = (unsigned)s->stall_ms;
-	s->job->rail_stall_ms = s->rail_stall_ms < 0   ? 0
-				: s->rail_stall_ms > 0 ? (unsigned)s->rail_stall_ms
-						       : ENG_RAIL_STALL_MS;
-	for (i = 0; i < s->job->n_stripes; i++)
+	eng__job_configure(s->job, &o);
+	for (i = 0; i < eng__job_stripes(s->job); i++)
 		s->peer_link[i] = i; /* the server's own numbers; a client's connect sets its own */
-	s->job->token = eng__seal_token(s->tokens, ENG_TOKEN_JOB, 0);
 	/* The server's links are the ones asked for: each admits its own token only. */
-	for (i = 0; s->side == ENG_SERVER && i < s->job->n_stripes; i++)
-		s->job->link[i]->token = eng__seal_token(s->tokens, ENG_TOKEN_LINK, i);
+	for (i = 0; s->side == ENG_SERVER && i < eng__job_stripes(s->job); i++)
+		eng__job_link(s->job, i)->token = eng__seal_token(s->tokens, ENG_TOKEN_LINK, i);
 	if (s->files)
 		eng__files_attach(s->files, s->job);
 	else
@@ -143,9 +144,9 @@ static int lost_heard(struct eng_session *s, const json_t *msg)
 
 	if (err)
 		return err;
-	for (i = 0; i < s->job->n_stripes && s->peer_link[i] != n; i++)
+	for (i = 0; i < eng__job_stripes(s->job) && s->peer_link[i] != n; i++)
 		;
-	if (i == s->job->n_stripes)
+	if (i == eng__job_stripes(s->job))
 		return rcp_err(-EPROTO,
 			       "%s said stripe %" PRIu64 " was lost, which it does not have",
 			       s->peer_name, n);
@@ -166,7 +167,7 @@ static int lost_tell(struct eng_session *s)
 	unsigned i;
 	int err = 0;
 
-	for (i = 0; i < s->job->n_stripes && !err; i++) {
+	for (i = 0; i < eng__job_stripes(s->job) && !err; i++) {
 		json_t *m;
 
 		if (s->link_told[i] || !eng__job_link_down(s->job, i, why, sizeof(why)))
@@ -208,8 +209,8 @@ static int heard(struct eng_session *s, json_t *msg, bool *kept)
  */
 static void done_deadline(struct eng_session *s, struct eng_job *job)
 {
-	if (s->role != ENG_RECEIVER || s->done || atomic_load(&job->stop) ||
-	    eng__job_done_chunks(job) < job->src.n_chunks)
+	if (s->role != ENG_RECEIVER || s->done || eng__job_stopped(job) ||
+	    eng__job_done_chunks(job) < eng__job_chunks(job))
 		return;
 	if (!s->all_in_ns)
 		s->all_in_ns = rcp_now_ns();
@@ -229,18 +230,13 @@ static void done_deadline(struct eng_session *s, struct eng_job *job)
  */
 static void stopped_tell(struct eng_session *s, struct eng_job *job)
 {
-	char text[sizeof(job->err_text)];
-	bool fabric;
+	char text[ENG_JOB_ERR_LEN];
 	int err;
 
 	if (s->err_sent || s->ctl.fd < 0)
 		return;
-	pthread_mutex_lock(&job->err_lock);
-	err = atomic_load(&job->err);
-	fabric = atomic_load(&job->fabric_err);
-	snprintf(text, sizeof(text), "%s", job->err_text);
-	pthread_mutex_unlock(&job->err_lock);
-	if (!err || fabric || err == -ECONNABORTED)
+	err = eng__job_error(job, text, sizeof(text));
+	if (!err || eng__job_fabric_err(job) || err == -ECONNABORTED)
 		return;
 	eng__session_send_error(s, rcp_err(err, "%s", text));
 }
@@ -253,9 +249,9 @@ static void session_watch(struct eng_job *job, void *ctx)
 	unsigned frames = 0;
 	int got = 0;
 
-	if (s->cancel && atomic_load(s->cancel) && !atomic_load(&job->stop))
+	if (s->cancel && atomic_load(s->cancel) && !eng__job_stopped(job))
 		eng__job_fail(job, s->cancel_err, "%s", s->cancel_why);
-	if (atomic_load(&job->stop)) {
+	if (eng__job_stopped(job)) {
 		/* Nothing else once stopped: a checkpoint or the progress could wait on the disk.
 		 */
 		stopped_tell(s, job);
@@ -265,7 +261,7 @@ static void session_watch(struct eng_job *job, void *ctx)
 	 * After "done", only the drain is left. A "lost" per stripe and a "done"
 	 * at most are due: a peer that sends more waits for the next look.
 	 */
-	while (!atomic_load(&job->stop) && !s->done && frames++ <= job->n_stripes &&
+	while (!eng__job_stopped(job) && !s->done && frames++ <= eng__job_stripes(job) &&
 	       (got = eng__proto_poll(&s->ctl, NULL, &msg)) == 1) {
 		int bad = heard(s, msg, &kept);
 
@@ -277,11 +273,11 @@ static void session_watch(struct eng_job *job, void *ctx)
 			break;
 		}
 	}
-	if (got == 0 && !atomic_load(&job->stop)) {
+	if (got == 0 && !eng__job_stopped(job)) {
 		got = s->tr->check_events(s->conn, link_lost, job);
 		from_peer = false;
 	}
-	if (got == 0 && !atomic_load(&job->stop) && !s->done)
+	if (got == 0 && !eng__job_stopped(job) && !s->done)
 		got = lost_tell(s);
 	if (got == 0)
 		done_deadline(s, job);
@@ -290,7 +286,7 @@ static void session_watch(struct eng_job *job, void *ctx)
 	    !(from_peer && got == -ECONNABORTED ? eng__job_fail(job, got, "%s", rcp_err_msg(got))
 						: eng__job_fail(job, got, "%s went away: %s",
 								s->peer_name, rcp_err_msg(got))) &&
-	    from_peer && atomic_load(&job->fabric_err) && !s->peer_err) {
+	    from_peer && eng__job_fabric_err(job) && !s->peer_err) {
 		/* Our rails failed as the peer failed: its own sentence names the cause. */
 		s->peer_err = got;
 		snprintf(s->peer_why, sizeof(s->peer_why), "%s", rcp_err_msg(got));
@@ -320,7 +316,7 @@ int eng__session_run(struct eng_session *s)
 	int err = eng__job_run(s->job, session_watch, s), peer;
 	char mine[512];
 
-	if (!err || !atomic_load(&s->job->fabric_err) || s->ctl.fd < 0)
+	if (!err || !eng__job_fabric_err(s->job) || s->ctl.fd < 0)
 		return err;
 	if (s->peer_err)
 		return rcp_err(s->peer_err, "%s", s->peer_why);
@@ -358,12 +354,13 @@ static int sender_end(struct eng_session *s)
 
 static int receiver_end(struct eng_session *s)
 {
-	uint64_t sent_chunks, sent_bytes, total = s->job->src.total;
+	uint64_t sent_chunks, sent_bytes, total;
 	struct eng_report rep;
 	json_t *m;
 	int err = 0;
 
 	eng__job_report(s->job, &rep);
+	total = rep.bytes_total;
 	if (!s->done)
 		err = eng__proto_recv(&s->ctl, s->timeout_ms, ENG_MSG_DONE, &s->done);
 	if (err || (err = eng__proto_get_u64(s->done, ENG_KEY_CHUNKS, &sent_chunks)) != 0 ||
@@ -410,7 +407,7 @@ void eng__session_send_error(struct eng_session *s, int err)
 		return;
 	s->err_sent = true;
 	eng__proto_send_error(&s->ctl, err,
-			      err == -ECONNABORTED || (s->job && atomic_load(&s->job->fabric_err)));
+			      err == -ECONNABORTED || (s->job && eng__job_fabric_err(s->job)));
 }
 
 void eng__session_fini(struct eng_session *s)

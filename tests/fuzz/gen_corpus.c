@@ -18,7 +18,7 @@
  * Threading: one thread.
  */
 #include "common/common.h"
-#include "engine/datapath/datapath.h"
+#include "engine/datapath/datapath_int.h"
 #include "engine/session/session_int.h"
 #include "io/io_int.h"
 #include "tests/fuzz/fuzz.h"

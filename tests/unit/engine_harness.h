@@ -12,7 +12,7 @@
 #define RAILCP_TEST_ENGINE_HARNESS_H
 
 #include "engine/transport/loopback.h"
-#include "engine/datapath/datapath.h"
+#include "engine/datapath/datapath_int.h"
 
 #include "wait_for.h"
 

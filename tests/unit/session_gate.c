@@ -38,7 +38,7 @@ static int gate_complete(void *ctx, struct eng_chunk_hdr *hdr, const void *buf, 
 
 static int gate_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **conn_out)
 {
-	/* The job's links are its stripes' first members (datapath.h). */
+	/* The job's links are its stripes' first members (datapath_int.h). */
 	struct eng_job *job = ((struct eng_stripe *)cfg->link[0])->job;
 
 	if (job->role == ENG_SENDER) {

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "common/common.h"
+#include "engine/datapath/datapath_int.h" /* tests reach into the job */
 #include "engine/session/session_int.h"
 
 #include "test_io_tree.h"

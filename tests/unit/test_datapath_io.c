@@ -302,7 +302,7 @@ static int cut_prepare(void *ctx, struct eng_chunk_hdr *hdr, void *buf, struct i
 
 static int cut_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **conn_out)
 {
-	struct eng_job *job = ((struct eng_stripe *)cfg->link[0])->job; /* datapath.h */
+	struct eng_job *job = ((struct eng_stripe *)cfg->link[0])->job; /* datapath_int.h */
 
 	if (job->role == ENG_SENDER) {
 		real_src = job->src;
@@ -379,14 +379,14 @@ static int escape_prepare(void *ctx, const struct eng_chunk_hdr *hdr, const void
 
 static int hook_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **conn_out)
 {
-	struct eng_job *job = ((struct eng_stripe *)cfg->link[0])->job; /* datapath.h */
+	struct eng_job *job = ((struct eng_stripe *)cfg->link[0])->job; /* datapath_int.h */
 
 	if (job->role == ENG_SENDER && job->src.prepare != unlink_prepare) {
 		real_src = job->src;
 		job->src.prepare = unlink_prepare;
-	} else if (job->role == ENG_RECEIVER && job->sink.prepare != escape_prepare) {
-		real_sink = job->sink;
-		job->sink.prepare = escape_prepare;
+	} else if (job->role == ENG_RECEIVER && job->rcv.sink.prepare != escape_prepare) {
+		real_sink = job->rcv.sink;
+		job->rcv.sink.prepare = escape_prepare;
 	}
 	return eng__transport_loopback()->conn_create(cfg, conn_out);
 }

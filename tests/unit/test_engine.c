@@ -114,11 +114,12 @@ static void test_credit_blocks_when_window_empty_and_resumes(void **state)
 	atomic_store(&gate_seen, 0);
 	h_plan(&h.plan, 1, 1, 1);
 	assert_int_equal(h_create(&h, 3, 4 * KiB, 40 * 4 * KiB, NULL), 0);
-	h.rcv->sink.prepare = gated_consume;
+	h.rcv->rcv.sink.prepare = gated_consume;
 	pthread_create(&tr, NULL, run_job, h.rcv);
 	pthread_create(&ts, NULL, run_job, h.snd);
 	/* The receiver holds its first chunk: the sender uses its 3 credits, then waits. */
-	assert_true(WAIT_FOR(atomic_load(&gate_seen) == 1 && atomic_load(&h.snd->next_chunk) >= 3));
+	assert_true(
+		WAIT_FOR(atomic_load(&gate_seen) == 1 && atomic_load(&h.snd->snd.next_chunk) >= 3));
 	/*
 	 * Its chance to go wrong: the sender's worker arms its CQ each time it
 	 * goes to sleep after a round that found nothing to do. The second arm
@@ -129,7 +130,7 @@ static void test_credit_blocks_when_window_empty_and_resumes(void **state)
 	slept = eng__loop_cq_arms(h.snd->worker[0].tr.cq[0]);
 	assert_true(WAIT_FOR(eng__loop_cq_arms(h.snd->worker[0].tr.cq[0]) >= slept + 2));
 	assert_int_equal(atomic_load(&gate_seen), 1);
-	assert_int_equal(atomic_load(&h.snd->next_chunk), 3);
+	assert_int_equal(atomic_load(&h.snd->snd.next_chunk), 3);
 	assert_int_equal(eng__loop_max_in_flight(h.snd_ep[0]), 3);
 	assert_int_equal(eng__job_done_chunks(h.snd), 0);
 	atomic_store(&gate_open, true);
@@ -192,7 +193,7 @@ static void test_completions_from_many_workers_merge_to_totals(void **state)
 	assert_int_equal(
 		h_create(&h, 3, 4 * KiB, 3000 * 4 * KiB - 100, (double[]){0, 0.5, 0, 1, 0.2, 0}),
 		0);
-	h.rcv->sink.prepare = counting_consume;
+	h.rcv->rcv.sink.prepare = counting_consume;
 	h_run(&h);
 	assert_int_equal(h.snd_err, 0);
 	assert_int_equal(h.rcv_err, 0);
@@ -451,7 +452,7 @@ static void test_a_side_held_by_its_disk_says_so_and_ends_when_it_answers(void *
 	h_plan(&h.plan, 1, 1, 1);
 	assert_int_equal(h_create(&h, 2, 4 * KiB, 40 * 4 * KiB, NULL), 0);
 	hung_rcv = h.rcv;
-	h.rcv->sink.prepare = hung_consume;
+	h.rcv->rcv.sink.prepare = hung_consume;
 	h.snd->stall_ms = 300;
 	h.rcv->hold_ms = 200;
 	fd = mkstemp(path);

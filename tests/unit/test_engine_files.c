@@ -169,8 +169,8 @@ static void test_corrupt_chunk_fails_and_leaves_no_partial_file(void **state)
 
 	(void)state;
 	pair_make(&p, 4 * KiB);
-	real_sink = p.h.rcv->sink;
-	p.h.rcv->sink.prepare = corrupting_prepare;
+	real_sink = p.h.rcv->rcv.sink;
+	p.h.rcv->rcv.sink.prepare = corrupting_prepare;
 	atomic_store(&corrupt_left, 1);
 	h_run(&p.h);
 	assert_int_equal(p.h.rcv_err, -EBADMSG);
@@ -269,25 +269,25 @@ static void test_misdirected_chunks_are_refused(void **state)
 	}
 	assert_true(dir != UINT64_MAX && file != UINT64_MAX);
 	h.file = m->n; /* past the list */
-	assert_int_equal(consume(&p.h.rcv->sink, &h, "deep\n"), -EPROTO);
+	assert_int_equal(consume(&p.h.rcv->rcv.sink, &h, "deep\n"), -EPROTO);
 	h.file = dir; /* not a file */
-	assert_int_equal(consume(&p.h.rcv->sink, &h, "deep\n"), -EPROTO);
+	assert_int_equal(consume(&p.h.rcv->rcv.sink, &h, "deep\n"), -EPROTO);
 	h.file = file;
 	h.seq = plan_seq(m, file);
 	h.offset = 4096; /* not a planned chunk */
-	assert_int_not_equal(consume(&p.h.rcv->sink, &h, "deep\n"), 0);
+	assert_int_not_equal(consume(&p.h.rcv->rcv.sink, &h, "deep\n"), 0);
 	h.offset = 0;
 	h.seq = plan_seq(m, file) + 1; /* the right place under another chunk's number */
-	assert_int_equal(consume(&p.h.rcv->sink, &h, "deep\n"), -EPROTO);
+	assert_int_equal(consume(&p.h.rcv->rcv.sink, &h, "deep\n"), -EPROTO);
 	h.seq = plan_seq(m, file);
-	assert_int_equal(consume(&p.h.rcv->sink, &h, "deep\n"), 0);
+	assert_int_equal(consume(&p.h.rcv->rcv.sink, &h, "deep\n"), 0);
 	assert_true(t_exists(p.dst, "top/sub/deep.txt"));
 	/*
 	 * Complete, in place: a second copy (its first's credit lost with a rail)
 	 * is taken without a write, so even other bytes do not reach the file.
 	 */
 	h.hash = io_chunk_hash("DEEP\n", 5);
-	assert_int_equal(consume(&p.h.rcv->sink, &h, "DEEP\n"), 0);
+	assert_int_equal(consume(&p.h.rcv->rcv.sink, &h, "DEEP\n"), 0);
 	assert_int_equal(t_count_tmp(p.dst), 0);
 	expect_content(p.dst, "top/sub/deep.txt", "deep\n");
 	pair_destroy(&p);

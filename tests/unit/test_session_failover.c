@@ -82,13 +82,13 @@ static void arm_link(_Atomic unsigned *table, struct eng_link *l)
 
 static int fo_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **conn_out)
 {
-	struct eng_job *job = ((struct eng_stripe *)cfg->link[0])->job; /* datapath.h */
+	struct eng_job *job = ((struct eng_stripe *)cfg->link[0])->job; /* datapath_int.h */
 	unsigned i;
 	int err;
 
-	if (job->role == ENG_RECEIVER && job->sink.prepare != counting_prepare) {
-		atomic_store(&real_write_prepare, job->sink.prepare);
-		job->sink.prepare = counting_prepare;
+	if (job->role == ENG_RECEIVER && job->rcv.sink.prepare != counting_prepare) {
+		atomic_store(&real_write_prepare, job->rcv.sink.prepare);
+		job->rcv.sink.prepare = counting_prepare;
 	}
 	err = eng__transport_loopback()->conn_create(cfg, conn_out);
 	if (err)
