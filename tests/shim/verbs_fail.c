@@ -116,8 +116,11 @@ SHIM_NEG(rdma_listen, (void *id, int backlog), (id, backlog), void *, int)
 SHIM_NEG(rdma_resolve_addr, (void *id, void *src, void *dst, int ms), (id, src, dst, ms), void *,
 	 void *, void *, int)
 SHIM_NEG(rdma_resolve_route, (void *id, int ms), (id, ms), void *, int)
-SHIM_NEG(rdma_create_qp, (void *id, void *pd, void *attr), (id, pd, attr), void *, void *, void *)
+SHIM_PTR(ibv_create_qp, (void *pd, void *attr), (pd, attr), void *, void *)
+SHIM_NEG(rdma_init_qp_attr, (void *id, void *attr, int *mask), (id, attr, mask), void *, void *,
+	 int *)
 SHIM_NEG(rdma_connect, (void *id, void *param), (id, param), void *, void *)
+SHIM_NEG(rdma_establish, (void *id), (id), void *)
 SHIM_NEG(rdma_accept, (void *id, void *param), (id, param), void *, void *)
 SHIM_NEG(rdma_get_cm_event, (void *ch, void **event), (ch, event), void *, void **)
 
