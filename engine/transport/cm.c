@@ -121,16 +121,22 @@ static void addr_str(const struct sockaddr *sa, char *buf, size_t len)
 }
 
 /*
- * Move e's QP to state st with the attributes rdma_cm gives for it; in RTR
- * its path MTU is at most mtu (an enum ibv_mtu; 0: as rdma_cm says).
+ * Move e's QP to state st with the attributes rdma_cm gives for it; in INIT
+ * a receiver's admits remote writes (rdma_cm gives none to an active side's
+ * QP made before its request); in RTR its path MTU is at most mtu (an enum
+ * ibv_mtu; 0: as rdma_cm says).
  */
-static int qp_step(struct vep *e, enum ibv_qp_state st, uint32_t mtu)
+static int qp_step(struct vep *e, enum ibv_qp_state st, bool receiver, uint32_t mtu)
 {
 	struct ibv_qp_attr attr = {.qp_state = st};
 	int mask, r;
 
 	if (rdma_init_qp_attr(e->id, &attr, &mask))
 		return rcp_err(-errno, "%s: rdma_init_qp_attr: %s", e->desc, strerror(errno));
+	if (st == IBV_QPS_INIT) {
+		attr.qp_access_flags = receiver ? IBV_ACCESS_REMOTE_WRITE : 0;
+		mask |= IBV_QP_ACCESS_FLAGS;
+	}
 	if (st == IBV_QPS_RTR && mtu && attr.path_mtu > mtu)
 		attr.path_mtu = (enum ibv_mtu)mtu;
 	r = ibv_modify_qp(e->qp, &attr, mask);
@@ -223,7 +229,7 @@ static int link_make_qp(struct eng_conn *c, struct eng_link *l, struct rdma_cm_i
 		 qp->qp_num, peer);
 	l->ep = &e->ep;
 	l->lkey = q->mr->lkey;
-	if ((err = qp_step(e, IBV_QPS_INIT, 0)) != 0)
+	if ((err = qp_step(e, IBV_QPS_INIT, c->cfg->receiver, 0)) != 0)
 		return err;
 	return c->cfg->link_ready(c->cfg->ctx, l);
 }
@@ -231,9 +237,9 @@ static int link_make_qp(struct eng_conn *c, struct eng_link *l, struct rdma_cm_i
 /* e's QP ready to send at MTU mtu (enum ibv_mtu): RTR, then RTS. */
 static int qp_ready(struct vep *e, uint32_t mtu)
 {
-	int err = qp_step(e, IBV_QPS_RTR, mtu);
+	int err = qp_step(e, IBV_QPS_RTR, false, mtu);
 
-	return err ? err : qp_step(e, IBV_QPS_RTS, 0);
+	return err ? err : qp_step(e, IBV_QPS_RTS, false, 0);
 }
 
 /*

@@ -5,7 +5,8 @@
 #    connect: a push, a pull and a bench complete over both rails, the
 #    copies identical, and a says once what differs and what fixes it.
 # 2. A path that drops everything on rail 1 while both ports stay ACTIVE (a
-#    netem qdisc with 100% loss on b's end, added mid-push): the push
+#    netem qdisc with 100% loss on b's end, added a second into a push of
+#    128 MiB): the push
 #    completes on rail 0, identical, and --json names rxe1:1 as failed;
 #    within the time the push takes with rail 1 left out, plus the rail
 #    stall limit (5 s), plus 3 s.
@@ -25,12 +26,14 @@ nic_b=$(netdev b 1) && [ -n "$nic_b" ] || fail "no network device under rxe1 on 
 # However the script ends: its jobs killed, both devices as they were.
 trap 'kill_jobs; tb on a ip link set dev "$nic_a" mtu 1500; tb on b tc qdisc del dev "$nic_b" root 2>/dev/null' EXIT
 
-tb on a sh -c 'rm -rf /tmp/s && mkdir -p /tmp/s/src /tmp/s/back && head -c 48M /dev/urandom >/tmp/s/src/big' ||
+tb on a sh -c 'rm -rf /tmp/s && mkdir -p /tmp/s/src /tmp/s/back && head -c 48M /dev/urandom >/tmp/s/src/big &&
+	head -c 128M /dev/urandom >/tmp/s/src/long' ||
 	fail "cannot make the source on a"
 tb on b sh -c 'rm -rf /tmp/s && mkdir -p /tmp/s/root' || fail "cannot make the root on b"
 start_server_on b srv --root /tmp/s/root --port $port
 sum() { tb on "$1" sha256sum "$2" | cut -d' ' -f1; }
 src=$(sum a /tmp/s/src/big) || fail "cannot sum the source"
+long=$(sum a /tmp/s/src/long) || fail "cannot sum the long source"
 
 # timed NAME ARGS...: railcp ARGS on a, its output in NAME.out and NAME.err,
 # its status in $rc and its wall time (s) in $secs.
@@ -71,12 +74,12 @@ done
 tb on a ip link set dev "$nic_a" mtu 1500 || fail "cannot reset $nic_a's MTU on a"
 
 # ---- 2. rail 1 drops everything mid-push, both ports ACTIVE
-timed one --port $port --rails rxe0:1 -q /tmp/s/src/big b:one
+timed one --port $port --rails rxe0:1 -q /tmp/s/src/long b:one
 [ "$rc" -eq 0 ] || fail "a push over rail 0 alone failed: $(cat one.err)"
 one_secs=$secs
 sessions() { grep -c ': push of ' "$(job_file b srv err)"; }
 n=$(sessions)
-spawn_on a cp "$RAILCP" --port $port --json /tmp/s/src/big b:silent
+spawn_on a cp "$RAILCP" --port $port --json /tmp/s/src/long b:silent
 _t0=$(date +%s%N)
 _i=0
 while [ "$(sessions)" -le "$n" ]; do
@@ -93,7 +96,7 @@ tb on b tc qdisc del dev "$nic_b" root
 cp "$(job_file a cp out)" silent.out
 cp "$(job_file a cp err)" silent.err
 [ "$rc" -eq 0 ] || fail "a push whose rail 1 went silent failed after $secs s: $(cat silent.err)"
-[ "$(sum b /tmp/s/root/silent)" = "$src" ] || fail "the push whose rail 1 went silent differs"
+[ "$(sum b /tmp/s/root/silent)" = "$long" ] || fail "the push whose rail 1 went silent differs"
 why=$(
 	/usr/bin/python3 - silent.out <<'PY'
 import json, sys
