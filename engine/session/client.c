@@ -531,22 +531,21 @@ int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_o
 	return err;
 }
 
+/* What eng_bench_opts and eng_copy_opts share, for eng__client_run over verbs. */
+#define CLIENT_OPTS(o)                                                                             \
+	{                                                                                          \
+		.host = (o)->host, .port = (o)->port, .chunk = (o)->chunk, .plan = (o)->plan,      \
+		.timeout_ms = (o)->timeout_ms, .key_file = (o)->key_file,                          \
+		.progress = (o)->progress, .ctx = (o)->ctx, .tr = eng__transport_verbs(),          \
+		.no_failover = (o)->no_failover, .stall_ms = (o)->stall_ms,                        \
+		.rail_stall_ms = (o)->rail_stall_ms                                                \
+	}
+
 int eng_bench_run(const struct eng_bench_opts *o, struct eng_report *report_out)
 {
-	struct eng_client_opts co = {.host = o->host,
-				     .port = o->port,
-				     .chunk = o->chunk,
-				     .plan = o->plan,
-				     .timeout_ms = o->timeout_ms,
-				     .key_file = o->key_file,
-				     .progress = o->progress,
-				     .ctx = o->ctx,
-				     .tr = eng__transport_verbs(),
-				     .bench_bytes = o->bytes,
-				     .no_failover = o->no_failover,
-				     .stall_ms = o->stall_ms,
-				     .rail_stall_ms = o->rail_stall_ms};
+	struct eng_client_opts co = CLIENT_OPTS(o);
 
+	co.bench_bytes = o->bytes;
 	if (o->chunk == 0 || o->chunk % ENG_CHUNK_MIN || o->chunk > ENG_CHUNK_MAX || o->bytes == 0)
 		return rcp_err(-EINVAL,
 			       "the chunk size must be a multiple of 4 KiB up to 64 MiB and "
@@ -556,20 +555,9 @@ int eng_bench_run(const struct eng_bench_opts *o, struct eng_report *report_out)
 
 int eng_copy_run(const struct eng_copy_opts *o, struct eng_report *report_out)
 {
-	struct eng_client_opts co = {.host = o->host,
-				     .port = o->port,
-				     .chunk = o->chunk,
-				     .plan = o->plan,
-				     .timeout_ms = o->timeout_ms,
-				     .key_file = o->key_file,
-				     .progress = o->progress,
-				     .ctx = o->ctx,
-				     .tr = eng__transport_verbs(),
-				     .copy = o,
-				     .no_failover = o->no_failover,
-				     .stall_ms = o->stall_ms,
-				     .rail_stall_ms = o->rail_stall_ms};
+	struct eng_client_opts co = CLIENT_OPTS(o);
 
+	co.copy = o;
 	if (o->chunk == 0 || o->chunk % ENG_CHUNK_MIN || o->chunk > ENG_CHUNK_MAX ||
 	    o->n_src == 0 || !o->dst)
 		return rcp_err(-EINVAL,

@@ -209,6 +209,24 @@ start_server_on() {
 	done
 }
 
+# Copies server job $2 on host $1 has started (its log lines "push of",
+# "pull of"); the log is on the share this machine sees, so no busy guest
+# delays the look.
+sessions_of() {
+	grep -c ': \(push\|pull\) of ' "$(job_file "$1" "$2" err)"
+}
+
+# Wait (at most 60 s) until server job $2 on host $1 has started more than
+# $3 copies.
+wait_session_after() {
+	_i=0
+	while [ "$(sessions_of "$1" "$2")" -le "$3" ]; do
+		_i=$((_i + 1))
+		[ $_i -lt 3000 ] || fail "the server on $1 logged no new session in 60 s"
+		sleep 0.02
+	done
+}
+
 # SIGTERM to the server job $2 in host $1; it must exit 0.
 stop_server_on() {
 	tb kill "$1" "$2" TERM || fail "cannot signal the server on $1"

@@ -36,18 +36,12 @@ start_server_on b srv --root /tmp/x/root --port $port --buffer-mib 8
 sums() { tb on "$1" sh -c "cd $2 && sha256sum \$(find . -type f | sort)"; }
 src_sums=$(sums a /tmp/x/src) || fail "cannot sum the source"
 
-# started: wait (at most 60 s) until the server on b logs one more session
-# start than before the copy (its log is on the share this machine sees, so
-# no busy guest delays the look), then let the data run 2.5 s: with start-up
-# about 1 s, the loss falls a third or so into the 5 s the 128 MiB take.
-sessions() { grep -c ': \(push\|pull\) of ' "$(job_file b srv err)"; }
+# started: wait until the server on b logs one more session start than
+# before the copy, then let the data run 2.5 s: with start-up about 1 s, the
+# loss falls a third or so into the 5 s the 128 MiB take.
+sessions() { sessions_of b srv; }
 started() {
-	_i=0
-	while [ "$(sessions)" -le "$1" ]; do
-		_i=$((_i + 1))
-		[ $_i -lt 3000 ] || fail "the server on b logged no new session in 60 s"
-		sleep 0.02
-	done
+	wait_session_after b srv "$1"
 	sleep 2.5
 }
 
