@@ -79,6 +79,10 @@ void cli_report_json(json_t *o, const struct eng_report *r, double seconds)
 			json_object_set_new(x, "failed_after_s", json_real(r->rail[i].failed_at));
 		if (r->rail[i].why[0])
 			json_object_set_new(x, "error", json_string(r->rail[i].why));
+		if (r->rail[i].mtu) {
+			json_object_set_new(x, "mtu", json_integer(r->rail[i].mtu));
+			json_object_set_new(x, "peer_mtu", json_integer(r->rail[i].peer_mtu));
+		}
 		json_array_append_new(rails, x);
 	}
 	n = node_totals(r, node, nb);
@@ -94,9 +98,17 @@ void cli_report_json(json_t *o, const struct eng_report *r, double seconds)
 	json_object_set_new(o, "nodes", nodes);
 }
 
-/* A rail that lost stripes (queue pairs): when, why, and that the others carried its chunks. */
-static void rail_failure_print(FILE *f, const struct eng_rail_report *rr)
+/*
+ * A rail whose ends' MTUs differ (both used the smaller), and one that lost
+ * stripes (queue pairs): when, why, and that the others carried its chunks.
+ */
+static void rail_notes_print(FILE *f, const struct eng_rail_report *rr)
 {
+	if (rr->mtu && rr->peer_mtu && rr->mtu != rr->peer_mtu)
+		fprintf(f,
+			"    MTU %u here and %u at the peer: %u used; give both ends' network "
+			"devices the same MTU for the larger\n",
+			rr->mtu, rr->peer_mtu, rr->mtu < rr->peer_mtu ? rr->mtu : rr->peer_mtu);
 	if (rr->failed)
 		fprintf(f,
 			"    failed after %.1f s, its chunks sent again on the other rails: %s\n",
@@ -118,7 +130,7 @@ void cli_report_print(FILE *f, const struct eng_report *r, double seconds)
 		fprintf(f, "  rail %-10s node %-2d -> %-10s %10s  %.3f Gb/s  %.1f MiB/s\n",
 			r->rail[i].name, r->rail[i].node, r->rail[i].peer, sz,
 			cli_gbps(r->rail[i].bytes, seconds), cli_mibps(r->rail[i].bytes, seconds));
-		rail_failure_print(f, &r->rail[i]);
+		rail_notes_print(f, &r->rail[i]);
 	}
 	n = node_totals(r, node, nb);
 	for (i = 0; i < n; i++) {

@@ -103,6 +103,8 @@ struct eng_rail_report {
 	bool failed;	       /* every stripe of it failed: it carried nothing after failed_at */
 	double failed_at;      /* seconds from the job's start to its last stripe's failure */
 	char why[256];	       /* why its first stripe failed ("" if none did) */
+	/* the active MTU in bytes of this end's port and of the peer's; both use the smaller */
+	unsigned mtu, peer_mtu;
 };
 
 struct eng_report {

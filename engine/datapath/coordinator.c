@@ -325,6 +325,10 @@ void eng__job_report(const struct eng_job *job, struct eng_report *r)
 			continue;
 		r->rail[s->rail].bytes += atomic_load_explicit(&s->bytes, memory_order_relaxed);
 		r->rail[s->rail].chunks += atomic_load_explicit(&s->chunks, memory_order_relaxed);
+		if (s->link.mtu && !r->rail[s->rail].mtu) { /* every link of a rail agreed alike */
+			r->rail[s->rail].mtu = s->link.mtu;
+			r->rail[s->rail].peer_mtu = s->link.peer_mtu;
+		}
 	}
 	for (i = 0; i < job->n_rails && i < TOPO_MAX_RAILS; i++)
 		r->bytes += r->rail[i].bytes;

@@ -168,6 +168,8 @@ struct eng_link {
 	struct eng_ep *ep;
 	uint32_t lkey;
 	struct eng_remote peer_data, peer_hdr; /* a sender's: the receiver's slots */
+	/* the active MTU in bytes of this end's port and of the peer's (0: not known) */
+	unsigned mtu, peer_mtu;
 };
 
 /* ---- set-up: addresses and connections ---- */

@@ -3,7 +3,8 @@
 #    9000, so its rxe port's active MTU is 4096; b's stays at 1500, 1024),
 #    a common misconfiguration. The ends agree on the smaller MTU when they
 #    connect: a push, a pull and a bench complete over both rails, the
-#    copies identical, and a says once what differs and what fixes it.
+#    copies identical, and a says once what differs and what fixes it, and
+#    --json has each rail's MTU here and at the peer.
 # 2. A path that drops everything on rail 1 while both ports stay ACTIVE (a
 #    netem qdisc with 100% loss on b's end, added a second into a push of
 #    128 MiB): the push
@@ -69,6 +70,8 @@ import json, sys
 doc = json.load(open(sys.argv[1]))
 rails = {r["name"]: r for r in doc["rails"]}
 assert not rails["rxe1:1"]["failed"] and rails["rxe1:1"]["bytes"] > 0, rails
+assert rails["rxe1:1"]["mtu"] == 4096 and rails["rxe1:1"]["peer_mtu"] == 1024, rails
+assert rails["rxe0:1"]["mtu"] == rails["rxe0:1"]["peer_mtu"], rails
 PY
 done
 tb on a ip link set dev "$nic_a" mtu 1500 || fail "cannot reset $nic_a's MTU on a"
