@@ -17,7 +17,7 @@
  * route's (the passive end the active end's), and a rail whose ends differ
  * (jumbo frames on one side) would carry one direction and drop the other.
  * So the QPs are railcp's (ibv_create_qp), moved through INIT, RTR and RTS
- * here with rdma_cm's attributes and the agreed MTU, and the client
+ * with rdma_cm's attributes and the agreed MTU (cm_qp.c), and the client
  * completes with rdma_establish. Both ends post their receives (the
  * cfg's link_ready) before they connect or accept, so no write or credit
  * can find a queue empty.
@@ -25,7 +25,6 @@
  * Threading: everything here runs on the session's thread, before the
  * workers start and after they stopped.
  */
-#include "engine/transport/device_int.h"
 #include "engine/transport/verbs_int.h"
 
 #include "common/common.h"
@@ -43,17 +42,6 @@
 #define CM_RETRIES 7
 /* Connection requests a listener queues. */
 #define CM_BACKLOG 64
-
-struct eng_conn {
-	const struct eng_conn_cfg *cfg;
-	struct rdma_event_channel *ch;
-	struct vep *ep; /* one per link */
-	struct rdma_cm_id *listen[TOPO_MAX_RAILS];
-	unsigned n_listen;
-	unsigned established;
-	const char *mtu_noted[TOPO_MAX_RAILS]; /* rails whose MTU difference was said */
-	unsigned n_mtu_noted;
-};
 
 static int cm_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **conn_out)
 {
@@ -109,137 +97,6 @@ static void cm_conn_destroy(struct eng_conn *c)
 	rdma_destroy_event_channel(c->ch);
 	free(c->ep);
 	free(c);
-}
-
-static void addr_str(const struct sockaddr *sa, char *buf, size_t len)
-{
-	const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-
-	if (!sa || sa->sa_family != AF_INET ||
-	    !inet_ntop(AF_INET, &in->sin_addr, buf, (socklen_t)len))
-		snprintf(buf, len, "?");
-}
-
-/*
- * Move e's QP to state st with the attributes rdma_cm gives for it; in INIT
- * a receiver's admits remote writes (rdma_cm gives none to an active side's
- * QP made before its request); in RTR its path MTU is at most mtu (an enum
- * ibv_mtu; 0: as rdma_cm says).
- */
-static int qp_step(struct vep *e, enum ibv_qp_state st, bool receiver, uint32_t mtu)
-{
-	struct ibv_qp_attr attr = {.qp_state = st};
-	int mask, r;
-
-	if (rdma_init_qp_attr(e->id, &attr, &mask))
-		return rcp_err(-errno, "%s: rdma_init_qp_attr: %s", e->desc, strerror(errno));
-	if (st == IBV_QPS_INIT) {
-		attr.qp_access_flags = receiver ? IBV_ACCESS_REMOTE_WRITE : 0;
-		mask |= IBV_QP_ACCESS_FLAGS;
-	}
-	if (st == IBV_QPS_RTR && mtu && attr.path_mtu > mtu)
-		attr.path_mtu = (enum ibv_mtu)mtu;
-	r = ibv_modify_qp(e->qp, &attr, mask);
-	return r ? rcp_err(-r, "%s: moving the QP to %s: %s", e->desc,
-			   st == IBV_QPS_INIT  ? "INIT"
-			   : st == IBV_QPS_RTR ? "RTR"
-					       : "RTS",
-			   strerror(r))
-		 : 0;
-}
-
-/* The active MTU (enum ibv_mtu) of the port id resolved to; 0 when the port cannot say. */
-static uint32_t port_mtu(struct rdma_cm_id *id)
-{
-	struct ibv_port_attr pa;
-
-	return ibv_query_port(id->verbs, id->port_num, &pa) ? 0 : (uint32_t)pa.active_mtu;
-}
-
-/*
- * The MTU both ends of l take: the smaller of this port's (own) and the
- * peer's; a difference is said once per rail of the connection, with what
- * fixes it (a peer's larger frames would be dropped here, or ours there:
- * a rail that takes nothing while both ports stay up).
- */
-static uint32_t mtu_agree(struct eng_conn *c, const struct eng_link *l, uint32_t own, uint32_t peer)
-{
-	unsigned i;
-
-	if (!peer || !own)
-		return own ? own : peer;
-	if (own != peer) {
-		for (i = 0; i < c->n_mtu_noted && strcmp(c->mtu_noted[i], l->rail_dev); i++)
-			;
-		if (i == c->n_mtu_noted && i < TOPO_MAX_RAILS) {
-			c->mtu_noted[c->n_mtu_noted++] = l->rail_dev;
-			rcp_log(RCP_LOG_NOTICE,
-				"rail %s: active MTU %u here and %u at the peer: its QPs use %u; "
-				"give the network devices of both ends the same MTU (ip link set "
-				"dev IF mtu N) for the larger",
-				l->rail_dev, eng__mtu_bytes((int)own), eng__mtu_bytes((int)peer),
-				eng__mtu_bytes((int)(own < peer ? own : peer)));
-		}
-	}
-	return own < peer ? own : peer;
-}
-
-/* The link's QP (in INIT, receives posted) on the device id resolved to, which must be the rail's.
- */
-static int link_make_qp(struct eng_conn *c, struct eng_link *l, struct rdma_cm_id *id)
-{
-	struct vep *e = &c->ep[l->index];
-	const char *dev = ibv_get_device_name(id->verbs->device);
-	struct ibv_qp_init_attr qa;
-	struct vcq *q = NULL;
-	struct ibv_qp *qp;
-	char peer[64];
-	int err;
-
-	if (strcmp(dev, l->rail_dev) != 0)
-		return rcp_err(-EXDEV,
-			       "the rail address of %s resolved to device %s: "
-			       "check the addresses of the rails",
-			       l->rail_dev, dev);
-	if ((err = eng__verbs_worker_cq(l->worker, c->cfg->receiver, id->verbs, &q)) != 0)
-		return err;
-	qa = (struct ibv_qp_init_attr){.send_cq = q->ibcq,
-				       .recv_cq = q->ibcq,
-				       .qp_type = IBV_QPT_RC,
-				       .cap = {.max_send_wr = l->send_depth,
-					       .max_recv_wr = l->n_slots + 8,
-					       .max_send_sge = 1,
-					       .max_recv_sge = 1,
-					       .max_inline_data = sizeof(struct eng_chunk_hdr)}};
-	qp = ibv_create_qp(q->pd, &qa);
-	if (!qp) {
-		/* The device cannot inline a header: send it from memory. */
-		qa.cap.max_inline_data = 0;
-		if (!(qp = ibv_create_qp(q->pd, &qa)))
-			return rcp_err(-errno, "cannot create a queue pair on %s: %s", dev,
-				       strerror(errno));
-	}
-	*e = (struct vep){.ep = {&eng__verbs_ops, e},
-			  .id = id,
-			  .qp = qp,
-			  .vcq = q,
-			  .inline_hdr = qa.cap.max_inline_data > 0};
-	addr_str(rdma_get_peer_addr(id), peer, sizeof(peer));
-	snprintf(e->desc, sizeof(e->desc), "%s port %u qp 0x%x (peer %s)", dev, id->port_num,
-		 qp->qp_num, peer);
-	l->ep = &e->ep;
-	l->lkey = q->mr->lkey;
-	if ((err = qp_step(e, IBV_QPS_INIT, c->cfg->receiver, 0)) != 0)
-		return err;
-	return c->cfg->link_ready(c->cfg->ctx, l);
-}
-
-/* e's QP ready to send at MTU mtu (enum ibv_mtu): RTR, then RTS. */
-static int qp_ready(struct vep *e, uint32_t mtu)
-{
-	int err = qp_step(e, IBV_QPS_RTR, false, mtu);
-
-	return err ? err : qp_step(e, IBV_QPS_RTS, false, 0);
 }
 
 /*
@@ -344,8 +201,8 @@ static int cm_connect(struct eng_conn *c, struct eng_link *l, const struct socka
 	char step[160], a[64], b[64];
 	int err;
 
-	addr_str((const struct sockaddr *)src, a, sizeof(a));
-	addr_str((const struct sockaddr *)dst, b, sizeof(b));
+	eng__cm_addr_str((const struct sockaddr *)src, a, sizeof(a));
+	eng__cm_addr_str((const struct sockaddr *)dst, b, sizeof(b));
 	snprintf(step, sizeof(step), "connecting %s (%s) to %s port %u", l->rail_dev, a, b,
 		 ntohs(dst->sin_port));
 	if (rdma_create_id(c->ch, &id, l, RDMA_PS_TCP))
@@ -353,11 +210,11 @@ static int cm_connect(struct eng_conn *c, struct eng_link *l, const struct socka
 	c->ep[l->index].id = id;
 	if ((err = cm_resolve(c, id, src, dst, step, timeout_ms)) != 0)
 		return err;
-	if ((err = link_make_qp(c, l, id)) != 0)
+	if ((err = eng__cm_link_qp(c, l, id)) != 0)
 		return rcp_err(err, "%s: %s", step, rcp_err_msg(err));
 	if (c->cfg->receiver)
 		req.slots = slots_of(l);
-	own = port_mtu(id);
+	own = eng__cm_port_mtu(id);
 	req.mtu = htole32(own);
 	cp.qp_num = c->ep[l->index].qp->qp_num;
 	if (rdma_connect(id, &cp))
@@ -365,7 +222,8 @@ static int cm_connect(struct eng_conn *c, struct eng_link *l, const struct socka
 	if ((err = cm_expect(c, id, RDMA_CM_EVENT_CONNECT_RESPONSE, step, timeout_ms, &acc)) != 0)
 		return err;
 	/* Our QP: its states are ours to set, at the MTU both ends can take. */
-	if ((err = qp_ready(&c->ep[l->index], mtu_agree(c, l, own, le32toh(acc.mtu)))) != 0)
+	if ((err = eng__cm_qp_ready(&c->ep[l->index],
+				    eng__cm_mtu_agree(c, l, own, le32toh(acc.mtu)))) != 0)
 		return rcp_err(err, "%s: %s", step, rcp_err_msg(err));
 	if (rdma_establish(id))
 		return rcp_err(-errno, "%s: rdma_establish: %s", step, strerror(errno));
@@ -383,7 +241,7 @@ static int cm_listen(struct eng_conn *c, const struct sockaddr_in *addr, uint16_
 	if (rdma_create_id(c->ch, &id, NULL, RDMA_PS_TCP))
 		return rcp_err(-errno, "rdma_create_id: %s", strerror(errno));
 	c->listen[c->n_listen++] = id;
-	addr_str((const struct sockaddr *)addr, a, sizeof(a));
+	eng__cm_addr_str((const struct sockaddr *)addr, a, sizeof(a));
 	if (rdma_bind_addr(id, (struct sockaddr *)addr) || rdma_listen(id, CM_BACKLOG))
 		return rcp_err(-errno, "cannot listen for RDMA connections on %s: %s", a,
 			       strerror(errno));
@@ -416,15 +274,16 @@ static int on_connect_request(struct eng_conn *c, struct rdma_cm_event *ev)
 	l = c->cfg->link[k];
 	c->ep[k].id = ev->id;
 	ev->id->context = l;
-	if ((err = link_make_qp(c, l, ev->id)) != 0)
+	if ((err = eng__cm_link_qp(c, l, ev->id)) != 0)
 		return err;
 	if (!c->cfg->receiver && (err = slots_take(l, &req->slots, "accepting a stripe")) != 0)
 		return err;
 	if (c->cfg->receiver)
 		acc.slots = slots_of(l);
-	own = port_mtu(ev->id);
+	own = eng__cm_port_mtu(ev->id);
 	acc.mtu = htole32(own);
-	if ((err = qp_ready(&c->ep[k], mtu_agree(c, l, own, le32toh(req->mtu)))) != 0)
+	if ((err = eng__cm_qp_ready(&c->ep[k], eng__cm_mtu_agree(c, l, own, le32toh(req->mtu)))) !=
+	    0)
 		return err;
 	cp.qp_num = c->ep[k].qp->qp_num;
 	if (rdma_accept(ev->id, &cp))

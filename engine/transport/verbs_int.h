@@ -82,6 +82,41 @@ _Static_assert(sizeof(struct conn_req) <= 56, "the request fits rdma_cm's privat
 
 extern const struct eng_tr_ops eng__verbs_ops;
 
+/* A session's connections (cm.c): one rdma_cm event channel, an endpoint per link. */
+struct eng_conn {
+	const struct eng_conn_cfg *cfg;
+	struct rdma_event_channel *ch;
+	struct vep *ep; /* one per link */
+	struct rdma_cm_id *listen[TOPO_MAX_RAILS];
+	unsigned n_listen;
+	unsigned established;
+	const char *mtu_noted[TOPO_MAX_RAILS]; /* rails whose MTU difference was said */
+	unsigned n_mtu_noted;
+};
+
+/* ---- a link's queue pair (cm_qp.c) ---- */
+
+/* sa's IPv4 address as text, or "?". */
+void eng__cm_addr_str(const struct sockaddr *sa, char *buf, size_t len);
+
+/* The active MTU (enum ibv_mtu) of the port id resolved to; 0 when the port cannot say. */
+uint32_t eng__cm_port_mtu(struct rdma_cm_id *id);
+
+/*
+ * The MTU (enum ibv_mtu) both ends of l take: the smaller of own and peer's,
+ * both kept in l in bytes; a difference is said once per rail of c.
+ */
+uint32_t eng__cm_mtu_agree(struct eng_conn *c, struct eng_link *l, uint32_t own, uint32_t peer);
+
+/*
+ * l's QP on the device id resolved to, which must be the rail's: made, in
+ * INIT (a receiver's admitting remote writes), its receives posted.
+ */
+int eng__cm_link_qp(struct eng_conn *c, struct eng_link *l, struct rdma_cm_id *id);
+
+/* e's QP ready to send at MTU mtu (enum ibv_mtu): RTR, then RTS. */
+int eng__cm_qp_ready(struct vep *e, uint32_t mtu);
+
 /*
  * w's CQ, PD and registration of its memory on ctx's device, made on first
  * use (remote write access only for a receiver's slots).
