@@ -35,7 +35,7 @@
  *
  * Seeds: tests/fuzz/corpus/topo/ holds plain copies of the machine fixtures
  * tests/fixtures/topo_*.xml, and the files that found the bugs fixed with
- * this harness (test_topo_plan.c's test_xml_*), made from them by hand: a
+ * this harness (test_topo_xml.c's tests), made from them by hand: a
  * node listed twice, infinite CPU sets, node 100, every other CPU of 1024,
  * 64 ports of a 63-character name, a device name with a comma, a host name
  * with a newline. fuzz_topo.dict has hwloc's XML words.
