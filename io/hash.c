@@ -10,7 +10,7 @@
  * pseudo-random function of its 128-bit key: without the key nobody can
  * steer where a name lands. Written here from the paper's description
  * (2 compression rounds, 4 finalization rounds) and checked against its
- * test vectors in tests/unit/test_io_manifest.c; OpenSSL has it too, but
+ * test vectors in tests/unit/test_io_manifest_cost.c; OpenSSL has it too, but
  * io/ links only ISA-L, and 40 lines are cheaper than a layering change.
  *
  * The key is drawn from getrandom once per process, by the first caller

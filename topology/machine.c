@@ -20,7 +20,7 @@
  *
  * A file a user names is read in a child process (topo_machine_read_xml):
  * hwloc 2.9 dies on some malformed files (failed assertions, NULL
- * dereferences, a double free in its 1.x import; tests/fuzz/fuzz_topo.c
+ * dereferences, a double free in its 1.x import; tests/fuzz/topo_hwloc.c
  * lists them) and spends up to 512 MiB and seconds on a PU without an OS
  * index. The machine is a flat struct, so the child sends it whole through
  * a pipe, or its error code and sentence; a child that dies or runs past

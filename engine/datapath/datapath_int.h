@@ -306,7 +306,7 @@ void *eng__worker_main(void *arg);
 /*
  * Name the calling thread "rcp-snd-w<i>" (worker i of a sender), or
  * "rcp-rcv-h<i>.<k>" (helper k of a receiver's worker i): what top and perf
- * show, and how tests/bench/bench_datapath.c tells each end's CPU time apart.
+ * show, and how tests/bench/datapath_sampler.c tells each end's CPU time apart.
  */
 void eng__thread_name(const struct eng_job *job, char kind, unsigned i, unsigned k);
 

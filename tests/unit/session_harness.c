@@ -160,6 +160,18 @@ json_t *stripe_json(const char *addr, json_int_t prefix)
 	return json_pack("{s:s, s:I, s:s}", "addr", addr, "prefix", prefix, "rail", "loop1");
 }
 
+json_t *hello_bench(unsigned n, json_int_t chunk)
+{
+	json_t *st = json_array();
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(st, stripe_json("198.18.1.1", 24));
+	return json_pack("{s:s, s:s, s:i, s:s, s:I, s:I, s:o}", "type", "hello", "proto", "railcp",
+			 "version", ENG_PROTO_VERSION, "job", "bench", "chunk", chunk, "bytes",
+			 (json_int_t)MiB, "stripes", st);
+}
+
 int fx_setup(void **state)
 {
 	struct fx *fx = calloc(1, sizeof(*fx));

@@ -106,6 +106,9 @@ int copy(const struct server *s, const struct topo_plan *plan, const struct eng_
 /* A hello's stripe: its address and prefix, on client rail loop1. */
 json_t *stripe_json(const char *addr, json_int_t prefix);
 
+/* A well-formed hello for a bench of n stripes on loop1. */
+json_t *hello_bench(unsigned n, json_int_t chunk);
+
 /* ---- fixture: a scratch directory and a server, stopped and removed whatever happens ---- */
 
 struct fx {

@@ -1,6 +1,6 @@
 /*
  * test_io_collide.h - file lists built to defeat the manifest check's old
- * unkeyed hash, for tests/unit/test_io_manifest.c and
+ * unkeyed hash, for tests/unit/test_io_manifest_cost.c and
  * tests/bench/bench_manifest_decode.c. No cmocka: failures return -1/NULL.
  *
  * The old check (io/codec.c before keyed hashing) put each name in a table

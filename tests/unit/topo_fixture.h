@@ -1,8 +1,9 @@
 /*
  * topo_fixture.h - tests that read an hwloc XML fixture edited on the fly:
  * a copy with some text replaced, loaded as railcp loads a file
- * (topo_machine_create). Included by test_topo_plan.c and test_topo_hwloc.c;
- * the functions are in topo_fixture.c, compiled once and linked into both.
+ * (topo_machine_create). Included by test_topo_plan.c, test_topo_xml.c and
+ * test_topo_hwloc.c; the functions are in topo_fixture.c, compiled once and
+ * linked into each.
  */
 #ifndef RAILCP_TEST_TOPO_FIXTURE_H
 #define RAILCP_TEST_TOPO_FIXTURE_H

@@ -1,0 +1,305 @@
+/*
+ * test_io_root_dirs.c - the receiver's directory metadata: applied after the
+ * contents, deepest first, and only with keep-meta; only on the directories
+ * the copy made (remembered by identity), or, with --partial, a directory
+ * marked by a marker that is the receiver's own. Each test runs on one
+ * thread in a scratch directory of its own; one forks to run as nobody.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "test_io_root.h"
+
+#include <grp.h>
+#include <sys/wait.h>
+
+/*
+ * The deepest-first order shows only where permissions are enforced: "d"
+ * gets mode 0600 (no search), so had it been applied before "d/e", d/e could
+ * not be reached. Run as nobody when we are root (root ignores modes).
+ */
+static int dirs_scenario(const char *root)
+{
+	struct fe d, e, f;
+	struct io_root *r = NULL;
+	struct io_wfile *w = NULL;
+	char p[4096];
+	bool done;
+	struct stat st;
+
+	fe_other(&d, IO_DIR, "d", NULL);
+	d.e.mode = 0600;
+	d.e.mtime_ns = 1000000000ll * 1111;
+	fe_other(&e, IO_DIR, "d/e", NULL);
+	e.e.mode = 0500;
+	e.e.mtime_ns = 1000000000ll * 2222 + 7;
+	fe_file(&f, "d/e/f", 1, 1, (const uint64_t[]){0, 1});
+	if (io_root_open(root, IO_ROOT_KEEP_META, &r) || io_root_mkdir(r, &d.e) ||
+	    io_root_mkdir(r, &e.e) || io_wfile_open(r, &f.e, CH, &w))
+		return 10;
+	if (wr(w, 0, "f", 1, &done) || io_wfile_finalize(w))
+		return 11;
+	if (io_root_dirs_finish(
+		    r, &(struct io_manifest){.entry = (struct io_entry[]){d.e, e.e, f.e}, .n = 3}))
+		return 12;
+	io_root_close(r);
+	if (snprintf(p, sizeof(p), "%s/d", root) >= (int)sizeof(p))
+		return 16;
+	if (stat(p, &st) || (st.st_mode & 07777) != 0600 || st.st_mtim.tv_sec != 1111)
+		return 13;
+	if (chmod(p, 0700)) /* to look inside; a chmod leaves the mtime alone */
+		return 14;
+	if (snprintf(p, sizeof(p), "%s/d/e", root) >= (int)sizeof(p))
+		return 16;
+	if (stat(p, &st) || (st.st_mode & 07777) != 0500 || st.st_mtim.tv_sec != 2222 ||
+	    st.st_mtim.tv_nsec != 7)
+		return 15;
+	return 0;
+}
+
+static void test_directory_metadata_is_applied_after_contents_deepest_first(void **state)
+{
+	struct fixture *fx = *state;
+	int status = -1;
+	pid_t pid;
+
+	assert_int_equal(chmod(fx->base, 0777), 0);
+	assert_int_equal(chmod(fx->root, 0777), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (geteuid() == 0 && (setgroups(0, NULL) || setgid(65534) || setuid(65534)))
+			_exit(2);
+		_exit(dirs_scenario(fx->root));
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status))
+		fail_msg("the directory scenario failed at step %d", WEXITSTATUS(status));
+}
+
+static void test_dirs_finish_without_keep_meta_changes_nothing(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_root *r = root_of(fx, 0);
+	struct stat st;
+	char p[4096];
+	struct fe d;
+
+	fe_other(&d, IO_DIR, "d", NULL);
+	d.e.mode = 0711;
+	d.e.mtime_ns = 1000000000ll * 1111;
+	assert_int_equal(io_root_mkdir(r, &d.e), 0);
+	assert_int_equal(io_root_dirs_finish(r, &(struct io_manifest){.entry = &d.e, .n = 1}), 0);
+	t_path(p, fx->root, "d");
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_not_equal(st.st_mtim.tv_sec, 1111);
+	io_root_close(r);
+}
+
+static void mkdir_0750(const struct fixture *fx, const char *rel)
+{
+	char p[4096];
+
+	t_path(p, fx->root, rel);
+	assert_int_equal(mkdir(p, 0750), 0);
+	assert_int_equal(chmod(p, 0750), 0); /* whatever the umask */
+}
+
+static void assert_dir_meta(const struct fixture *fx, const char *rel, mode_t mode, long long sec,
+			    long nsec)
+{
+	struct stat st;
+	char p[4096];
+
+	t_path(p, fx->root, rel);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 07777, mode);
+	if (sec >= 0) {
+		assert_int_equal(st.st_mtim.tv_sec, sec);
+		assert_int_equal(st.st_mtim.tv_nsec, nsec);
+	}
+}
+
+/*
+ * A peer asking for mode 0 on a directory that was there before must not get
+ * it: only the directories the copy made take the peer's mode and mtime.
+ */
+static void test_keep_meta_changes_only_directories_the_copy_made(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_root *r = root_of(fx, IO_ROOT_KEEP_META);
+	struct io_wfile *w = NULL;
+	struct fe old, kept, made, f;
+	bool done = false;
+	struct stat st;
+	char p[4096];
+
+	mkdir_0750(fx, "old");
+	mkdir_0750(fx, "kept");
+	t_mtime(fx->root, "kept", 1300000000, 42);
+	fe_other(&old, IO_DIR, "old", NULL);
+	old.e.mode = 0;
+	old.e.mtime_ns = 1000000000ll * 1111;
+	fe_other(&kept, IO_DIR, "kept", NULL);
+	kept.e.mode = 0;
+	kept.e.mtime_ns = 1000000000ll * 1111;
+	fe_other(&made, IO_DIR, "old/made", NULL);
+	made.e.mode = 0711;
+	made.e.mtime_ns = 1000000000ll * 2222 + 7;
+	fe_file(&f, "old/made/f", 1, 1, (const uint64_t[]){0, 1});
+	assert_int_equal(io_root_mkdir(r, &old.e), 0);
+	assert_int_equal(io_root_mkdir(r, &kept.e), 0);
+	assert_int_equal(io_root_mkdir(r, &made.e), 0);
+	assert_int_equal(io_wfile_open(r, &f.e, CH, &w), 0);
+	assert_int_equal(wr(w, 0, "f", 1, &done), 0);
+	assert_int_equal(io_wfile_finalize(w), 0);
+	assert_int_equal(
+		io_root_dirs_finish(
+			r,
+			&(struct io_manifest){
+				.entry = (struct io_entry[]){old.e, kept.e, made.e, f.e}, .n = 4}),
+		0);
+	/* old received a directory, so its mtime is now, but never the peer's */
+	assert_dir_meta(fx, "old", 0750, -1, 0);
+	t_path(p, fx->root, "old");
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_not_equal(st.st_mtim.tv_sec, 1111);
+	assert_dir_meta(fx, "kept", 0750, 1300000000, 42);
+	assert_dir_meta(fx, "old/made", 0711, 2222, 7);
+	io_root_close(r);
+}
+
+/* The directory made is remembered by identity: one put under its name later is not ours. */
+static void test_keep_meta_leaves_a_directory_swapped_in_after_mkdir_alone(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_root *r = root_of(fx, IO_ROOT_KEEP_META);
+	char p[4096], q[4096];
+	struct fe d;
+
+	fe_other(&d, IO_DIR, "d", NULL);
+	d.e.mode = 0;
+	d.e.mtime_ns = 1000000000ll * 1111;
+	assert_int_equal(io_root_mkdir(r, &d.e), 0);
+	t_path(p, fx->root, "d");
+	t_path(q, fx->root, "d.made");
+	assert_int_equal(rename(p, q), 0);
+	mkdir_0750(fx, "d");
+	t_mtime(fx->root, "d", 1300000000, 42);
+	assert_int_equal(io_root_dirs_finish(r, &(struct io_manifest){.entry = &d.e, .n = 1}), 0);
+	assert_dir_meta(fx, "d", 0750, 1300000000, 42);
+	io_root_close(r);
+}
+
+/*
+ * --partial: a directory a copy made keeps a marker until its metadata is
+ * applied, so the copy that resumes an interrupted one treats it as made
+ * by a copy (mode and mtime from the source, the marker gone), while one
+ * without the marker is still the receiver's own.
+ */
+static void test_a_resume_gives_metadata_to_the_directories_a_cut_copy_made(void **state)
+{
+	const unsigned flags = IO_ROOT_KEEP_META | IO_ROOT_PARTIAL;
+	struct fixture *fx = *state;
+	struct io_root *r = root_of(fx, flags);
+	struct fe made, own;
+	char p[4096];
+	struct io_manifest m;
+
+	fe_other(&made, IO_DIR, "made", NULL);
+	made.e.mode = 0711;
+	made.e.mtime_ns = 1000000000ll * 2222 + 7;
+	fe_other(&own, IO_DIR, "own", NULL);
+	own.e.mode = 0;
+	own.e.mtime_ns = 1000000000ll * 1111;
+	mkdir_0750(fx, "own");
+	t_mtime(fx->root, "own", 1300000000, 42);
+	/* The cut copy: it made the directory, and never finished. */
+	assert_int_equal(io_root_mkdir(r, &made.e), 0);
+	t_path(p, fx->root, "made/.railcp-tmp-dir");
+	assert_int_equal(access(p, F_OK), 0);
+	io_root_close(r);
+	/* The resume finds it, marked, and finishes it as its own. */
+	r = root_of(fx, flags);
+	assert_int_equal(io_root_mkdir(r, &made.e), 0);
+	assert_int_equal(io_root_mkdir(r, &own.e), 0);
+	m = (struct io_manifest){.entry = (struct io_entry[]){made.e, own.e}, .n = 2};
+	assert_int_equal(io_root_dirs_finish(r, &m), 0);
+	assert_int_equal(access(p, F_OK), -1);
+	assert_dir_meta(fx, "made", 0711, 2222, 7);
+	assert_dir_meta(fx, "own", 0750, 1300000000, 42);
+	io_root_close(r);
+	/* Without -p, a resume only takes the marker away. */
+	t_path(p, fx->root, "made");
+	t_rm_rf(p);
+	t_path(p, fx->root, "made/.railcp-tmp-dir");
+	r = root_of(fx, IO_ROOT_PARTIAL);
+	assert_int_equal(io_root_mkdir(r, &made.e), 0);
+	assert_int_equal(access(p, F_OK), 0);
+	assert_int_equal(io_root_dirs_finish(r, &m), 0);
+	assert_int_equal(access(p, F_OK), -1);
+	io_root_close(r);
+}
+
+/*
+ * --partial: a marker counts only if it is the receiver's own. One another
+ * user planted in a directory of the receiver's (a hard link to a file of
+ * the receiver's elsewhere, or a file of another user) marks nothing: the
+ * directory keeps its mode and mtime, the marker goes, and the file the
+ * link named is left as it was.
+ */
+static void test_a_marker_not_the_receivers_own_marks_nothing(void **state)
+{
+	const unsigned flags = IO_ROOT_KEEP_META | IO_ROOT_PARTIAL;
+	struct fixture *fx = *state;
+	struct io_root *r;
+	char marker[4096], target[4096];
+	struct stat st;
+	struct fe d;
+	int i;
+
+	fe_other(&d, IO_DIR, "d", NULL);
+	d.e.mode = 0711;
+	d.e.mtime_ns = 1000000000ll * 2222;
+	t_write(fx->outside, "target", "kept", 4, 0600);
+	t_path(target, fx->outside, "target");
+	mkdir_0750(fx, "d");
+	t_path(marker, fx->root, "d/.railcp-tmp-dir");
+	for (i = 0; i < 2; i++) {
+		if (i == 0) {
+			assert_int_equal(link(target, marker), 0);
+		} else {
+			t_write(fx->root, "d/.railcp-tmp-dir", "", 0, 0600);
+			assert_int_equal(chown(marker, 65534, 65534), 0);
+		}
+		t_mtime(fx->root, "d", 1300000000, 42);
+		r = root_of(fx, flags);
+		assert_int_equal(io_root_mkdir(r, &d.e), 0);
+		assert_int_equal(
+			io_root_dirs_finish(r, &(struct io_manifest){.entry = &d.e, .n = 1}), 0);
+		io_root_close(r);
+		assert_dir_meta(fx, "d", 0750, -1, 0);
+		assert_int_equal(lstat(marker, &st), -1);
+		assert_int_equal(stat(target, &st), 0);
+		assert_int_equal(st.st_nlink, 1);
+		assert_int_equal(st.st_size, 4);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_directory_metadata_is_applied_after_contents_deepest_first),
+		T(test_dirs_finish_without_keep_meta_changes_nothing),
+		T(test_keep_meta_changes_only_directories_the_copy_made),
+		T(test_keep_meta_leaves_a_directory_swapped_in_after_mkdir_alone),
+		T(test_a_resume_gives_metadata_to_the_directories_a_cut_copy_made),
+		T(test_a_marker_not_the_receivers_own_marks_nothing),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
