@@ -421,7 +421,6 @@ int eng__server_session_start(struct eng_server *srv, int fd, const char *who, u
 			      uint32_t gen)
 {
 	struct srv_session *ss = calloc(1, sizeof(*ss));
-	int preauth_ms = srv->o->timeout_ms < ENG_PREAUTH_MS ? srv->o->timeout_ms : ENG_PREAUTH_MS;
 	pthread_attr_t attr;
 	pthread_t t;
 	int err;
@@ -437,7 +436,7 @@ int eng__server_session_start(struct eng_server *srv, int fd, const char *who, u
 	ss->s.no_failover = srv->o->no_failover;
 	ss->s.stall_ms = srv->o->stall_ms;
 	ss->s.rail_stall_ms = srv->o->rail_stall_ms;
-	ss->s.auth_end_ns = rcp_now_ns() + (uint64_t)preauth_ms * 1000000u;
+	ss->s.auth_end_ns = rcp_now_ns() + (uint64_t)eng__preauth_ms(srv->o->timeout_ms) * 1000000u;
 	ss->s.key = srv->keyed ? &srv->key : NULL;
 	ss->s.cancel = &srv->stopping;
 	ss->s.ctl.stop = &srv->stopping; /* a session waiting for its peer ends at a stop too */

@@ -58,6 +58,13 @@
 #define ENG_MAX_PENDING 64
 #define ENG_MAX_PENDING_PER_ADDR 8
 #define ENG_PREAUTH_MS 10000
+
+/* A connection's time for its hello and proof, and the most a parked one waits. */
+static inline int eng__preauth_ms(int timeout_ms)
+{
+	return timeout_ms < ENG_PREAUTH_MS ? timeout_ms : ENG_PREAUTH_MS;
+}
+
 /*
  * A connection past its address's share waits its turn, accepted but
  * parked (a descriptor, no thread, nothing read), and is served in arrival
