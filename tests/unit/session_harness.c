@@ -422,6 +422,25 @@ json_t *raw_recv(int fd)
 	return m;
 }
 
+int raw_push_ready(uint16_t port, const char *dst)
+{
+	int fd = raw_connect(port);
+	json_t *hello = hello_bench(1, 4096), *ready;
+
+	json_object_set_new(hello, "job", json_string("push"));
+	json_object_set_new(hello, "chunks", json_integer(0));
+	json_object_set_new(hello, "slots", json_integer(4));
+	json_object_set_new(hello, "dst", eng__proto_hex(dst, strlen(dst)));
+	json_object_set_new(hello, "flags", json_pack("{s:b}", "recursive", 1));
+	json_object_set_new(hello, ENG_KEY_SERVER, dialed_json(port));
+	raw_json(fd, hello);
+	ready = raw_recv(fd);
+	assert_non_null(ready);
+	assert_string_equal(json_string_value(json_object_get(ready, "type")) ?: "?", "ready");
+	json_decref(ready);
+	return fd;
+}
+
 bool raw_closed(int fd)
 {
 	char c;

@@ -197,6 +197,13 @@ json_t *dialed_json(uint16_t port);
 /* The peer's next frame as JSON; NULL when it closed or sent something else. */
 json_t *raw_recv(int fd);
 
+/*
+ * A keyless push into dst (beneath the root) of 4 KiB chunks on one stripe,
+ * over raw TCP to the server on port of 127.0.0.1, that got "ready": the
+ * server now waits for its file list and the session holds its place.
+ */
+int raw_push_ready(uint16_t port, const char *dst);
+
 /* The peer closed the connection (within 10 s). */
 bool raw_closed(int fd);
 
