@@ -498,6 +498,22 @@ static unsigned jitter(void)
 	return r;
 }
 
+/* How often a client waiting to ask a busy server again looks at its cancel flag. */
+#define CLIENT_RETRY_SLICE_MS 20
+
+/* Sleep ms, or less when cancel (may be NULL) is set meanwhile: Ctrl-C is seen within a slice. */
+static void backoff_sleep(unsigned ms, const _Atomic bool *cancel)
+{
+	uint64_t end = rcp_now_ns() + (uint64_t)ms * 1000000u, now;
+
+	while (!(cancel && atomic_load(cancel)) && (now = rcp_now_ns()) < end) {
+		uint64_t left_us = (end - now) / 1000u;
+
+		usleep(left_us < CLIENT_RETRY_SLICE_MS * 1000u ? (useconds_t)left_us
+							       : CLIENT_RETRY_SLICE_MS * 1000u);
+	}
+}
+
 /*
  * A server that says it is busy (its sessions all taken, or this address's
  * queue of connections full) is asked again, after a backoff that doubles
@@ -523,7 +539,11 @@ int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_o
 				       tries, o->timeout_ms / 1000);
 		snprintf(why, sizeof(why), "%s", rcp_err_msg(err));
 		rcp_log(RCP_LOG_INFO, "%s; asking again in %u ms", why, wait);
-		usleep(wait * 1000u);
+		backoff_sleep(wait, cancel);
+		if (cancel && atomic_load(cancel))
+			return rcp_err(-EINTR,
+				       "interrupted while waiting to ask the server again: %s",
+				       why);
 		backoff = backoff * 2 > ENG_RETRY_MAX_MS ? ENG_RETRY_MAX_MS : backoff * 2;
 		busy = false;
 		tries++;
