@@ -171,23 +171,18 @@ static void test_a_busy_server_is_asked_again_within_the_timeout(void **state)
 
 struct canceller {
 	_Atomic bool flag;
-	FILE *log; /* the read end of the client's stderr */
 	uint64_t at_ns;
 };
 
-static void *canceller_main(void *arg)
+static void canceller_line(const char *line, void *ctx)
 {
-	struct canceller *c = arg;
-	char line[1024];
-	const char *p;
+	struct canceller *c = ctx;
+	const char *p = strstr(line, "asking again in ");
 
-	while (fgets(line, sizeof(line), c->log)) /* to the end: stderr never blocks */
-		if (!atomic_load(&c->flag) && (p = strstr(line, "asking again in ")) &&
-		    atoi(p + strlen("asking again in ")) >= LONG_WAIT_MS) {
-			c->at_ns = rcp_now_ns();
-			atomic_store(&c->flag, true);
-		}
-	return NULL;
+	if (p && !atomic_load(&c->flag) && atoi(p + strlen("asking again in ")) >= LONG_WAIT_MS) {
+		c->at_ns = rcp_now_ns();
+		atomic_store(&c->flag, true);
+	}
 }
 
 /*
@@ -205,8 +200,8 @@ static void test_a_copy_waiting_for_a_busy_server_is_cancelled_at_once(void **st
 	struct eng_copy_opts cp;
 	struct topo_plan plan;
 	struct eng_report r;
-	int held, err, pfd[2], saved;
-	pthread_t t;
+	struct log_tap tap;
+	int held, err;
 
 	fx_dir(fx, "root", root);
 	fx_dir(fx, "src", dir);
@@ -221,20 +216,12 @@ static void test_a_copy_waiting_for_a_busy_server_is_cancelled_at_once(void **st
 	held = raw_push_ready((uint16_t)atomic_load(&fx->srv.port), "d");
 	cp = copy_opts(ENG_PUSH, src, 1, "f");
 	cp.cancel = &c.flag;
-	assert_int_equal(pipe(pfd), 0);
-	assert_non_null(c.log = fdopen(pfd[0], "r"));
-	saved = dup(STDERR_FILENO);
-	assert_int_equal(dup2(pfd[1], STDERR_FILENO), STDERR_FILENO);
-	close(pfd[1]);
-	assert_int_equal(pthread_create(&t, NULL, canceller_main, &c), 0);
+	log_tap_start(&tap, canceller_line, &c);
 	err = copy(&fx->srv, &plan, &cp, NULL, &r);
 	c.at_ns = rcp_now_ns() - c.at_ns; /* how late */
-	dup2(saved, STDERR_FILENO);
-	close(saved);
-	server_stop(&fx->srv); /* no writer of the pipe is left: the canceller sees its end */
+	log_tap_stop(&tap);
+	server_stop(&fx->srv);
 	rcp_log_set_level(RCP_LOG_NOTICE);
-	pthread_join(t, NULL);
-	fclose(c.log);
 	close(held);
 	assert_true(atomic_load(&c.flag));
 	assert_int_equal(err, -EINTR);
