@@ -209,7 +209,14 @@ struct eng_serve_opts {
 	int stall_ms;	       /* each session's data phase, as for a client; 0: 60 s */
 	int rail_stall_ms;     /* as for a client */
 	unsigned max_sessions; /* authenticated sessions at once; more are refused with a message */
-	bool no_failover;      /* a rail that fails fails its session (else the others carry on) */
+	/*
+	 * The slot memory (bytes) all sessions' pools may reserve together;
+	 * a session past it is told the server is busy, one that could never
+	 * fit is refused. 0: no limit (railcp serve sets
+	 * eng_serve_memory_default()).
+	 */
+	uint64_t max_memory;
+	bool no_failover; /* a rail that fails fails its session (else the others carry on) */
 	/*
 	 * Each client names the server it dialed (the host as its user gave
 	 * it, and the port), and a session dialed to another server is
@@ -243,6 +250,12 @@ struct eng_serve_opts {
  * 0 after a stop, or an error if it cannot listen (with once: see there).
  */
 int eng_serve(const struct eng_serve_opts *opts);
+
+/*
+ * serve --max-memory's default: a quarter of the host's memory, or
+ * RLIMIT_MEMLOCK when that is lower and binds (no CAP_IPC_LOCK). Thread-safe.
+ */
+uint64_t eng_serve_memory_default(void);
 
 /* 0 when name is a --name eng_serve takes (HOST or HOST:PORT), else -EINVAL with a sentence. */
 int eng_serve_name_check(const char *name);

@@ -41,6 +41,7 @@ struct srv_session {
 	unsigned root_flags;		     /* IO_ROOT_* from the client's flags */
 	char where[IO_ESC_MAX];		     /* push: the destination; pull: the first source */
 	struct topo_plan plan;		     /* the server's plan, with this session's stripes */
+	struct eng_admit admit;		     /* its share of --max-memory */
 	unsigned peer_rail[ENG_MAX_STRIPES]; /* our rail for each client stripe */
 };
 
@@ -287,6 +288,8 @@ static int session_setup(struct srv_session *ss)
 			       client_slots);
 	if (client_slots < n_slots)
 		n_slots = (unsigned)client_slots;
+	if (ss->admit.max_slots < n_slots) /* a session larger than --max-memory alone */
+		n_slots = ss->admit.max_slots;
 	if (!ss->s.key && getrandom(ss->s.tokens, sizeof(ss->s.tokens), 0) != sizeof(ss->s.tokens))
 		return rcp_err(-EIO, "cannot draw a session token: %s", strerror(errno));
 	if ((err = eng__session_job(&ss->s, &ss->plan, n_slots)) != 0)
@@ -369,7 +372,9 @@ static int session_admit(struct srv_session *ss, bool *counted)
 	if (atomic_fetch_add(&srv->sessions, 1) >= srv->o->max_sessions)
 		return rcp_err(-EBUSY, "the server is busy with %u sessions; try again later",
 			       srv->o->max_sessions);
-	return hello_check(ss);
+	if ((err = hello_check(ss)) != 0)
+		return err;
+	return eng__admit_memory(srv, ss->hello, ss->s.chunk, &ss->admit);
 }
 
 static void *session_main(void *arg)
@@ -390,10 +395,10 @@ static void *session_main(void *arg)
 		rcp_log(RCP_LOG_NOTICE,
 			"session %u from %s: %s, %" PRIu64
 			" MiB over %u stripes (%u sessions running, %u connections waiting their "
-			"turn)",
+			"turn, %" PRIu64 " MiB of slots reserved)",
 			ss->id, ss->peer, session_what(ss, what, sizeof(what)), ss->bytes >> 20,
 			eng__job_stripes(ss->s.job), atomic_load(&srv->sessions),
-			atomic_load(&srv->parked));
+			atomic_load(&srv->parked), atomic_load(&srv->mem_held) >> 20);
 		err = eng__session_run(&ss->s);
 	}
 	if (!err)
@@ -404,6 +409,7 @@ static void *session_main(void *arg)
 			rcp_err_msg(err));
 	}
 	eng__session_fini(&ss->s);
+	eng__admit_release(srv, &ss->admit); /* its pools are freed */
 	json_decref(ss->hello);
 	if (counted) {
 		int none = 0;
