@@ -162,6 +162,9 @@ enum eng_copy_dir {
 struct eng_copy_opts {
 	const char *host;
 	uint16_t port; /* 0: ENG_DEFAULT_PORT */
+	/* The IPv4 address the control connection leaves from (--bind); NULL: the kernel's choice.
+	 */
+	const char *bind_addr;
 	enum eng_copy_dir dir;
 	const char *const *src; /* push: local paths; pull: paths beneath the server's root */
 	size_t n_src;

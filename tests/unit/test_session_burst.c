@@ -231,6 +231,52 @@ static void test_a_copy_waiting_for_a_busy_server_is_cancelled_at_once(void **st
 	fx->srv.max_sessions = 0;
 }
 
+static void peer_line(const char *line, void *ctx)
+{
+	if (strstr(line, " from 127.0.0.5: push of 1 files into "))
+		atomic_store((_Atomic bool *)ctx, true);
+}
+
+/*
+ * A copy's control connection leaves from --bind's address (the server's
+ * log names it), and one from an address this host lacks fails with a
+ * sentence naming it.
+ */
+static void test_a_copy_leaves_from_its_bind_address(void **state)
+{
+	static const unsigned one[] = {1};
+	struct fx *fx = *state;
+	const char *src[1];
+	char root[4096], dir[4096], file[4096 + 8];
+	struct eng_copy_opts cp;
+	struct topo_plan plan;
+	struct eng_report r;
+	struct log_tap tap;
+	_Atomic bool seen = false;
+	int err;
+
+	fx_dir(fx, "root", root);
+	fx_dir(fx, "src", dir);
+	pattern_write(dir, "f", 4 * KiB, 1);
+	snprintf(file, sizeof(file), "%s/f", dir);
+	src[0] = file;
+	plan_make(&fx->srv.plan, one, 1, 1, 1, BUDGET);
+	server_start(&fx->srv, NULL, root, NULL);
+	plan_make(&plan, one, 1, 1, 1, BUDGET);
+	cp = copy_opts(ENG_PUSH, src, 1, "f");
+	cp.bind_addr = "127.0.0.5";
+	log_tap_start(&tap, peer_line, &seen);
+	err = copy(&fx->srv, &plan, &cp, NULL, &r);
+	log_tap_stop(&tap); /* the session's first line came before the copy's end */
+	if (err)
+		fail_msg("a copy from 127.0.0.5: %s", rcp_err_msg(err));
+	assert_true(atomic_load(&seen));
+	cp.bind_addr = "198.51.100.7"; /* TEST-NET-2: on no host */
+	err = copy(&fx->srv, &plan, &cp, NULL, &r);
+	assert_int_equal(err, -EADDRNOTAVAIL);
+	assert_non_null(strstr(rcp_err_msg(err), "cannot send from 198.51.100.7 (--bind): "));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +284,7 @@ int main(void)
 		T(test_a_connection_past_its_addresss_share_waits_its_turn),
 		T(test_a_busy_server_is_asked_again_within_the_timeout),
 		T(test_a_copy_waiting_for_a_busy_server_is_cancelled_at_once),
+		T(test_a_copy_leaves_from_its_bind_address),
 	};
 
 	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
