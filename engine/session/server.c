@@ -350,6 +350,22 @@ static int session_end(struct srv_session *ss)
 	return 0;
 }
 
+/*
+ * One more session if fewer than --max-sessions run, else false: the count
+ * never passes the limit, not even for a moment (the log shows it), and a
+ * session turned away is no session served (serving once goes on).
+ */
+static bool session_count(struct eng_server *srv)
+{
+	unsigned n = atomic_load(&srv->sessions);
+
+	do {
+		if (n >= srv->o->max_sessions)
+			return false;
+	} while (!atomic_compare_exchange_weak(&srv->sessions, &n, n + 1));
+	return true;
+}
+
 /* Hello and proof by the pre-auth deadline; then the session counts against --max-sessions. */
 static int session_admit(struct srv_session *ss, bool *counted)
 {
@@ -368,10 +384,10 @@ static int session_admit(struct srv_session *ss, bool *counted)
 	    (err = eng__identity_check(srv->o->names, srv->port, ss->s.ctl.fd, ss->hello)) != 0)
 		return err;
 	/* Only a proven client counts: strangers cannot hold the slots. */
-	*counted = true;
-	if (atomic_fetch_add(&srv->sessions, 1) >= srv->o->max_sessions)
+	if (!session_count(srv))
 		return rcp_err(-EBUSY, "the server is busy with %u sessions; try again later",
 			       srv->o->max_sessions);
+	*counted = true;
 	if ((err = hello_check(ss)) != 0)
 		return err;
 	return eng__admit_memory(srv, ss->hello, ss->s.chunk, &ss->admit);
