@@ -84,7 +84,7 @@ expect "railcp serve --" --help
 # Options the parser knows but --help does not list, or another command's.
 expect_not "railcp bench --" --root
 expect_not "railcp devices --" --bytes
-expect_not "railcp --" --fsync # accepted, only named in --no-fsync's text
+expect "railcp --" --fsync
 expect_not "railcp --" --max-sessions
 
 # Copy arguments: local paths, before or after options, as source and as
