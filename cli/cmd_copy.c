@@ -492,7 +492,12 @@ int cli_cmd_copy(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	cc->o.cancel = &interrupted;
 	cli_raise_nofile();
-	err = cli_place_live(&cc->place, &plan);
+	/* What this host alone can tell first: on a host without RDMA too. */
+	err = eng_copy_check(&cc->o);
+	if (!err && !cc->rsh)
+		err = eng_key_check(cc->o.key_file); /* over ssh, the far side makes the key */
+	if (!err)
+		err = cli_place_live(&cc->place, &plan);
 	if (!err) {
 		cc->o.plan = plan;
 		cc->line.label = cc->o.dir == ENG_PUSH ? "push" : "pull";

@@ -245,7 +245,10 @@ int cli_cmd_serve(int argc, char **argv)
 	r = serve_args(argc, argv, &sc);
 	if (r)
 		return r < 0 ? CLI_EXIT_OK : r;
-	err = cli_place_live(&sc.place, &plan);
+	/* The root, --listen and the key before the device probe; --ssh makes its own. */
+	err = sc.ssh ? 0 : eng_serve_check(o);
+	if (!err)
+		err = cli_place_live(&sc.place, &plan);
 	if (err)
 		return cli_fail(err);
 	if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {

@@ -244,6 +244,19 @@ struct eng_serve_opts {
  */
 int eng_serve(const struct eng_serve_opts *opts);
 
+/*
+ * What the runs above would refuse that this host alone can tell, for a
+ * caller to ask before it probes the RDMA devices (the runs check it all
+ * again). eng_key_check: the key file, RAILCP_KEY or the default file, if
+ * one is configured (none is no error: loopback only). eng_copy_check: a
+ * push's sources (there; a directory only with recursive), a pull's local
+ * destination (there, or in a directory that is). eng_serve_check: the key,
+ * --listen, and the root. 0, or an error with one sentence.
+ */
+int eng_key_check(const char *key_file);
+int eng_copy_check(const struct eng_copy_opts *opts);
+int eng_serve_check(const struct eng_serve_opts *opts);
+
 /* 0 when name is a --name eng_serve takes (HOST or HOST:PORT), else -EINVAL with a sentence. */
 int eng_serve_name_check(const char *name);
 
