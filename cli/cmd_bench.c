@@ -157,6 +157,20 @@ static void print_human(const struct bench_cmd *b, const struct eng_report *r)
 	cli_report_print(stdout, r, r->seconds);
 }
 
+/* The run failed with err: the one line, and with --json the one object. */
+static int bench_failed(struct bench_cmd *b, int err)
+{
+	json_t *more;
+
+	cli_fail(err);
+	if (!b->json)
+		return CLI_EXIT_FAIL;
+	more = cli_series_failure(&b->series);
+	if (more)
+		json_object_set_new(more, "host", json_string(b->host));
+	return cli_json_error(CLI_EXIT_FAIL, more);
+}
+
 int cli_cmd_bench(int argc, char **argv)
 {
 	struct bench_cmd b = {.o = {.bytes = 1ull << 30, .chunk = ENG_CHUNK_DEFAULT},
@@ -173,7 +187,7 @@ int cli_cmd_bench(int argc, char **argv)
 	if (!err)
 		err = cli_place_live(&b.place, &plan);
 	if (err)
-		return cli_fail(err);
+		return bench_failed(&b, err);
 	b.o.host = b.host;
 	b.o.plan = plan;
 	b.progress = !b.json && isatty(STDOUT_FILENO);
@@ -190,9 +204,13 @@ int cli_cmd_bench(int argc, char **argv)
 	cli_progress_clear(&b.line);
 	if (!err && b.json)
 		err = cli_series_end(&b.series, rcp_now_ns(), &rep);
-	if (!err)
+	if (!err) {
 		err = b.json ? print_json(&b, &rep) : (print_human(&b, &rep), 0);
+		r = err ? cli_fail(err) : CLI_EXIT_OK;
+	} else {
+		r = bench_failed(&b, err);
+	}
 	cli_series_fini(&b.series);
 	topo_plan_destroy(plan);
-	return err ? cli_fail(err) : CLI_EXIT_OK;
+	return r;
 }

@@ -476,6 +476,26 @@ void cli_copy_destroy(struct cli_copy *cc)
 	free(cc);
 }
 
+/* --json, and the copy failed with err: the one line, the one object, and the end. */
+static int copy_failed(struct cli_copy *cc, int err, struct topo_plan *plan)
+{
+	json_t *more;
+
+	cli_fail(err);
+	more = cli_series_failure(&cc->series);
+	if (more) {
+		json_object_set_new(more, "direction",
+				    json_string(cc->o.dir == ENG_PUSH ? "push" : "pull"));
+		json_object_set_new(more, "host", json_string(cc->host));
+		json_object_set_new(more, "over_ssh", json_boolean(cc->over_ssh));
+	}
+	cli_json_error(CLI_EXIT_FAIL, more);
+	cli_series_fini(&cc->series);
+	topo_plan_destroy(plan);
+	cli_copy_destroy(cc);
+	return CLI_EXIT_FAIL;
+}
+
 int cli_cmd_copy(int argc, char **argv)
 {
 	struct sigaction sa = {.sa_handler = on_interrupt, .sa_flags = SA_RESETHAND};
@@ -516,6 +536,8 @@ int cli_cmd_copy(int argc, char **argv)
 	}
 	if (!err)
 		err = print_summary(cc, &rep);
+	else if (cc->json)
+		return copy_failed(cc, err, plan);
 	cli_series_fini(&cc->series);
 	topo_plan_destroy(plan);
 	cli_copy_destroy(cc);

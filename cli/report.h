@@ -54,6 +54,8 @@ struct cli_series {
 	uint64_t *bytes;	       /* n x n_rails: each rail's bytes so far */
 	char rail[TOPO_MAX_RAILS][80]; /* the rails' names, as eng_rail_report has them */
 	int err;		       /* -ENOMEM once a sample could not be kept */
+	struct eng_report last;	       /* the figures cli_series_progress saw last */
+	bool have_last;
 };
 
 /* Start the clock at now_ns; keep at most max samples. */
@@ -76,5 +78,12 @@ int cli_series_json(json_t *o, const struct cli_series *s);
 
 /* A progress callback (ctx: a struct cli_series) that samples by rcp_now_ns. */
 void cli_series_progress(const struct eng_report *so_far, void *ctx);
+
+/*
+ * For a failed run's --json: what was measured before the failure (the
+ * figures of the last progress report, as cli_report_json sets them, and
+ * the series), as an object for cli_json_error; NULL on no memory.
+ */
+json_t *cli_series_failure(const struct cli_series *s);
 
 #endif
