@@ -55,6 +55,19 @@ for o in -r -p -u --partial --port -e --json --help-copy; do
 	printf '%s\n' "$out" | grep -q -- "^  $o[ ,]" || fail "railcp --help does not list $o: $out"
 done
 
+# -q and -v after the command as before it (item 5).
+f=$OLDPWD/tests/fixtures/topo_2s_4nic.xml
+for args in "topo -q --topology $f" "topo --topology $f -v" "topo -vv --topology $f"; do
+	# shellcheck disable=SC2086
+	capture "$RAILCP" $args
+	[ "$rc" -eq 0 ] || fail "railcp $args: exit status $rc: $err"
+done
+capture "$RAILCP" -v devices
+b_rc=$rc b_out=$out b_err=$err
+capture "$RAILCP" devices -v
+[ "$rc" = "$b_rc" ] && [ "$out" = "$b_out" ] && [ "$err" = "$b_err" ] ||
+	fail "railcp devices -v ($rc: $err) differs from railcp -v devices ($b_rc: $b_err)"
+
 # Item 2: local mistakes before the device probe, whether or not this host has RDMA.
 refuse 1 "cannot stat missing.txt: No such file or directory" missing.txt h:x
 refuse 1 "dir is a directory: copy directories with -r" dir h:x
