@@ -13,6 +13,13 @@ double cli_mibps(uint64_t bytes, double seconds);
 /* Set bytes, seconds, rates, chunk, stripes, slots, "rails" and "nodes" in o. */
 void cli_report_json(json_t *o, const struct eng_report *r, double seconds);
 
+/*
+ * A server's session as it ended (serve --json): session, peer, job, what,
+ * start and end (UTC, ISO 8601 with milliseconds), bytes, seconds, gbps,
+ * result ("ok" or "failed") and error (null or the sentence). NULL on no memory.
+ */
+json_t *cli_session_json(const struct eng_session_record *r);
+
 /* One line per rail and per NUMA node, then the stripes (queue pairs) and slots. */
 void cli_report_print(FILE *f, const struct eng_report *r, double seconds);
 
