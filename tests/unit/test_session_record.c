@@ -17,11 +17,12 @@ static struct kept {
 	char peer[64], job[16], what[256], error[512];
 	json_t *json;
 } kept[RECORDS_MAX];
-static _Atomic unsigned n_kept;
+static _Atomic unsigned n_taken; /* slots taken */
+static _Atomic unsigned n_kept;	 /* records whole: what the test waits for */
 
 static void on_end(const struct eng_session_record *rec, void *ctx)
 {
-	unsigned i = atomic_fetch_add(&n_kept, 1);
+	unsigned i = atomic_fetch_add(&n_taken, 1);
 	struct kept *k = &kept[i];
 
 	(void)ctx;
@@ -32,17 +33,26 @@ static void on_end(const struct eng_session_record *rec, void *ctx)
 	snprintf(k->what, sizeof(k->what), "%s", rec->what);
 	snprintf(k->error, sizeof(k->error), "%s", rec->error ? rec->error : "(null)");
 	k->json = cli_session_json(rec);
+	atomic_fetch_add(&n_kept, 1); /* after the copy: the test reads it once this counts */
 }
 
 static int records_reset(void **state)
 {
+	memset(kept, 0, sizeof(kept));
+	atomic_store(&n_taken, 0);
+	atomic_store(&n_kept, 0);
+	return fx_setup(state);
+}
+
+/* After the server stopped: no session adds a record any more. */
+static int records_free(void **state)
+{
+	int r = fx_teardown(state);
 	unsigned i;
 
 	for (i = 0; i < RECORDS_MAX; i++)
 		json_decref(kept[i].json);
-	memset(kept, 0, sizeof(kept));
-	atomic_store(&n_kept, 0);
-	return fx_setup(state);
+	return r;
 }
 
 static double wall(void)
@@ -140,10 +150,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
 			test_a_push_and_a_refused_push_each_end_with_a_record, records_reset,
-			fx_teardown),
+			records_free),
 		cmocka_unit_test_setup_teardown(
 			test_a_client_without_the_key_ends_with_a_record_and_no_job, records_reset,
-			fx_teardown),
+			records_free),
 	};
 
 	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
