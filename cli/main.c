@@ -73,7 +73,7 @@ static bool command_later(int i, int argc, char **argv)
 	return i < argc && command_of(argv[i]) >= 0;
 }
 
-/* The global option word is a slip for, or NULL. */
+/* The global option that word is a slip for, or NULL. */
 static const char *near_global(const char *word)
 {
 	static const char *const names[] = {"help", "help-copy", "version"};
