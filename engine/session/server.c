@@ -374,8 +374,8 @@ static void session_record(struct srv_session *ss, int err)
 
 	if (!o->session_end)
 		return;
-	if (ss->kind)
-		rec.what = session_what(ss, what, sizeof(what));
+	if (ss->kind) /* a copy that ended before its file list: its kind alone */
+		rec.what = ss->s.files ? session_what(ss, what, sizeof(what)) : ss->kind;
 	if (ss->s.job) {
 		eng__job_report(ss->s.job, &rep);
 		rec.bytes = rep.bytes;

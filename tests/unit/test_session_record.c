@@ -113,6 +113,8 @@ static void test_a_push_and_a_refused_push_each_end_with_a_record(void **state)
 	assert_int_equal(kept[1].rec.id, 2);
 	assert_non_null(strstr(kept[1].error, "refused the destination"));
 	assert_int_equal(kept[1].rec.bytes, 0);
+	assert_string_equal(kept[1].job, "push");
+	assert_string_equal(kept[1].what, "push"); /* refused before its file list */
 	assert_string_equal(jstr(kept[1].json, "result"), "failed");
 	assert_non_null(strstr(jstr(kept[1].json, "error"), "refused the destination"));
 	assert_int_equal(server_stop(&fx->srv), 0);
