@@ -31,15 +31,14 @@ struct bench_cmd {
 static void bench_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: railcp bench HOST[:PORT] [--port P] [--bytes N] [--chunk N] [placement "
-		"options] [--json]\n\n"
+		"usage: railcp bench HOST[:PORT] [--port P] [--bytes N] [--chunk N]\n"
+		"                    [placement options] [--json]\n\n"
 		"Sends N bytes of a checkable pattern from memory to a railcp server's memory\n"
 		"over every planned rail; the server verifies each byte. Prints throughput\n"
 		"in total, per rail and per NUMA node.\n\n"
 		"  --bytes N          bytes to move (default 1G; suffixes K, M, G, T)\n"
 		"  --chunk N          bytes per RDMA write, a multiple of 4K (default 1M)\n"
-		"  --port P           the server's TCP port, as HOST:PORT says it too "
-		"(default %d)\n"
+		"  --port P           the server's TCP port, or HOST:PORT (default %d)\n"
 		"  --json             one JSON object on stdout, the error's "
 		"too\n" CLI_SESSION_USAGE
 		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo\n"
