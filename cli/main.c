@@ -120,6 +120,10 @@ static int dispatch(int argc, char **argv)
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return CLI_EXIT_OK;
+		} else if (!strcmp(argv[i], "--help-copy")) {
+			char *help[] = {argv[0], "--help", NULL};
+
+			return cli_cmd_copy(2, help);
 		} else if (!strcmp(argv[i], "--version")) {
 			printf("railcp %s\n", RAILCP_VERSION);
 			return CLI_EXIT_OK;
@@ -153,11 +157,6 @@ int main(int argc, char **argv)
 {
 	int r;
 
-	if (argc > 1 && !strcmp(argv[1], "--help-copy")) {
-		char *help[] = {argv[0], "--help", NULL};
-
-		return cli_cmd_copy(2, help);
-	}
 	r = dispatch(argc, argv);
 	if (r == CLI_EXIT_USAGE && cli_wants_json(argc, argv))
 		cli_json_error(r, NULL); /* the failures of a run print their own */

@@ -68,6 +68,9 @@ capture "$RAILCP" devices -v
 [ "$rc" = "$b_rc" ] && [ "$out" = "$b_out" ] && [ "$err" = "$b_err" ] ||
 	fail "railcp devices -v ($rc: $err) differs from railcp -v devices ($b_rc: $b_err)"
 
+capture "$RAILCP" -v --help-copy
+[ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -q -- "--no-fsync" || fail "railcp -v --help-copy: $rc $err"
+
 # Item 2: local mistakes before the device probe, whether or not this host has RDMA.
 refuse 1 "cannot stat missing.txt: No such file or directory" missing.txt h:x
 refuse 1 "dir is a directory: copy directories with -r" dir h:x
