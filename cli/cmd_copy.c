@@ -72,6 +72,8 @@ static void copy_usage(FILE *f)
 		"  --direct           O_DIRECT reads and writes where aligned\n"
 		"  --chunk N          bytes per RDMA write, a multiple of 4K (default 1M)\n"
 		"  --port P           the server's TCP port (default %d)\n"
+		"  --bind ADDR        the IPv4 address of this host the control connection\n"
+		"                     leaves from (default: the kernel's choice)\n"
 		"  -e, --rsh CMD      start the far side with CMD (default: $RAILCP_RSH, else\n"
 		"                     ssh) even when a server answers on --port\n"
 		"  --railcp-path PATH the railcp to run on HOST over ssh (default: "
@@ -89,7 +91,8 @@ enum {
 	OPT_CHUNK,
 	OPT_PORT,
 	OPT_PARTIAL,
-	OPT_RAILCP_PATH
+	OPT_RAILCP_PATH,
+	OPT_BIND
 };
 
 static int copy_opt(void *ctx, int c, const char *arg)
@@ -134,6 +137,14 @@ static int copy_opt(void *ctx, int c, const char *arg)
 	case OPT_RAILCP_PATH:
 		cc->railcp_path = arg;
 		return 0;
+	case OPT_BIND: {
+		struct in_addr a;
+
+		if (inet_pton(AF_INET, arg, &a) != 1)
+			return cli_usage_error(NULL, "--bind needs an IPv4 address, not '%s'", arg);
+		cc->o.bind_addr = arg;
+		return 0;
+	}
 	}
 	if ((r = cli_session_opt(NULL, &cc->sess, c, arg)) != -1)
 		return r;
@@ -228,6 +239,7 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 		{"port", required_argument, NULL, OPT_PORT},
 		{"rsh", required_argument, NULL, 'e'},
 		{"railcp-path", required_argument, NULL, OPT_RAILCP_PATH},
+		{"bind", required_argument, NULL, OPT_BIND},
 		{"help", no_argument, NULL, 'h'},
 		CLI_SESSION_OPTIONS,
 		CLI_PLACE_OPTIONS,

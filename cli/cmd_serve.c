@@ -14,6 +14,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <pwd.h>
@@ -57,6 +58,10 @@ static void serve_usage(FILE *f)
 		"  --max-sessions N   authenticated sessions at once; a client past them is\n"
 		"                     told the server is busy and asks again within its\n"
 		"                     --timeout (default 16)\n"
+		"  --max-memory SIZE  slot memory all sessions' pools may take together; a\n"
+		"                     session past it waits its turn as past --max-sessions\n"
+		"                     (default: a quarter of RAM, or the memlock limit if\n"
+		"                     lower)\n"
 		"  --json             each session as it ends as one JSON object a line on\n"
 		"                     stdout: session, peer, job, what, start, end, bytes,\n"
 		"                     seconds, gbps, result, error\n" CLI_SESSION_USAGE
@@ -93,8 +98,10 @@ static void on_ready(const char *addr, uint16_t port, const char *auth, void *ct
 	const struct topo_plan *plan = o->plan;
 	unsigned r;
 
-	fprintf(stderr, "railcp: serving on %s port %u (%s), %s%s, rails:", addr, port, auth,
+	fprintf(stderr, "railcp: serving on %s port %u (%s), %s%s, ", addr, port, auth,
 		o->root ? "files beneath " : "bench only: no --root", o->root ? o->root : "");
+	fprintf(stderr, "%u sessions and %" PRIu64 " MiB of slots at most, rails:", o->max_sessions,
+		o->max_memory >> 20);
 	for (r = 0; r < plan->n_rails; r++)
 		fprintf(stderr, " %s:%u (node %d)", plan->rail[r].dev, plan->rail[r].port,
 			plan->worker[plan->rail[r].worker].node);
@@ -199,6 +206,8 @@ static int serve_opt(void *ctx, int c, const char *arg)
 		return cli_parse_port("serve", arg, &sc->o.port);
 	case 'M':
 		return cli_parse_count("serve", "--max-sessions", arg, 1024, &sc->o.max_sessions);
+	case 'm':
+		return cli_parse_size("serve", "--max-memory", arg, &sc->o.max_memory);
 	case 'L':
 		sc->o.listen_addr = arg;
 		return 0;
@@ -233,6 +242,7 @@ static int serve_args(int argc, char **argv, struct serve_cmd *sc)
 		{"port", required_argument, NULL, 'P'},
 		{"listen", required_argument, NULL, 'L'},
 		{"max-sessions", required_argument, NULL, 'M'},
+		{"max-memory", required_argument, NULL, 'm'},
 		{"ssh", no_argument, NULL, 'S'},
 		{"json", no_argument, NULL, 'J'},
 		{"name", required_argument, NULL, 'N'},
@@ -305,6 +315,8 @@ int cli_cmd_serve(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	o->plan = plan;
+	if (!o->max_memory)
+		o->max_memory = eng_serve_memory_default();
 	o->stop_fd = stop_pipe[0];
 	o->ready = on_ready;
 	o->ctx = o;

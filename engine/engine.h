@@ -162,6 +162,9 @@ enum eng_copy_dir {
 struct eng_copy_opts {
 	const char *host;
 	uint16_t port; /* 0: ENG_DEFAULT_PORT */
+	/* The IPv4 address the control connection leaves from (--bind); NULL: the kernel's choice.
+	 */
+	const char *bind_addr;
 	enum eng_copy_dir dir;
 	const char *const *src; /* push: local paths; pull: paths beneath the server's root */
 	size_t n_src;
@@ -222,7 +225,14 @@ struct eng_serve_opts {
 	int stall_ms;	       /* each session's data phase, as for a client; 0: 60 s */
 	int rail_stall_ms;     /* as for a client */
 	unsigned max_sessions; /* authenticated sessions at once; more are refused with a message */
-	bool no_failover;      /* a rail that fails fails its session (else the others carry on) */
+	/*
+	 * The slot memory (bytes) all sessions' pools may reserve together;
+	 * a session past it is told the server is busy, one that could never
+	 * fit is refused. 0: no limit (railcp serve sets
+	 * eng_serve_memory_default()).
+	 */
+	uint64_t max_memory;
+	bool no_failover; /* a rail that fails fails its session (else the others carry on) */
 	/*
 	 * Each client names the server it dialed (the host as its user gave
 	 * it, and the port), and a session dialed to another server is
@@ -261,6 +271,12 @@ struct eng_serve_opts {
  * 0 after a stop, or an error if it cannot listen (with once: see there).
  */
 int eng_serve(const struct eng_serve_opts *opts);
+
+/*
+ * serve --max-memory's default: a quarter of the host's memory, or
+ * RLIMIT_MEMLOCK when that is lower and binds (no CAP_IPC_LOCK). Thread-safe.
+ */
+uint64_t eng_serve_memory_default(void);
 
 /*
  * What the runs above would refuse that this host alone can tell, for a

@@ -42,6 +42,7 @@ struct srv_session {
 	unsigned root_flags;		     /* IO_ROOT_* from the client's flags */
 	char where[IO_ESC_MAX];		     /* push: the destination; pull: the first source */
 	struct topo_plan plan;		     /* the server's plan, with this session's stripes */
+	struct eng_admit admit;		     /* its share of --max-memory */
 	double start;			     /* the wall clock at the connection */
 	double seconds;			     /* the transfer, by the sender's clock, once done */
 	unsigned peer_rail[ENG_MAX_STRIPES]; /* our rail for each client stripe */
@@ -290,6 +291,8 @@ static int session_setup(struct srv_session *ss)
 			       client_slots);
 	if (client_slots < n_slots)
 		n_slots = (unsigned)client_slots;
+	if (ss->admit.max_slots < n_slots) /* a session larger than --max-memory alone */
+		n_slots = ss->admit.max_slots;
 	if (!ss->s.key && getrandom(ss->s.tokens, sizeof(ss->s.tokens), 0) != sizeof(ss->s.tokens))
 		return rcp_err(-EIO, "cannot draw a session token: %s", strerror(errno));
 	if ((err = eng__session_job(&ss->s, &ss->plan, n_slots)) != 0)
@@ -351,6 +354,22 @@ static int session_end(struct srv_session *ss)
 	return 0;
 }
 
+/*
+ * One more session if fewer than --max-sessions run, else false: the count
+ * never passes the limit, not even for a moment (the log shows it), and a
+ * session turned away is no session served (serving once goes on).
+ */
+static bool session_count(struct eng_server *srv)
+{
+	unsigned n = atomic_load(&srv->sessions);
+
+	do {
+		if (n >= srv->o->max_sessions)
+			return false;
+	} while (!atomic_compare_exchange_weak(&srv->sessions, &n, n + 1));
+	return true;
+}
+
 static double wall_now(void)
 {
 	struct timespec ts;
@@ -404,11 +423,13 @@ static int session_admit(struct srv_session *ss, bool *counted)
 	    (err = eng__identity_check(srv->o->names, srv->port, ss->s.ctl.fd, ss->hello)) != 0)
 		return err;
 	/* Only a proven client counts: strangers cannot hold the slots. */
-	*counted = true;
-	if (atomic_fetch_add(&srv->sessions, 1) >= srv->o->max_sessions)
+	if (!session_count(srv))
 		return rcp_err(-EBUSY, "the server is busy with %u sessions; try again later",
 			       srv->o->max_sessions);
-	return hello_check(ss);
+	*counted = true;
+	if ((err = hello_check(ss)) != 0)
+		return err;
+	return eng__admit_memory(srv, ss->hello, ss->s.chunk, &ss->admit);
 }
 
 static void *session_main(void *arg)
@@ -429,10 +450,10 @@ static void *session_main(void *arg)
 		rcp_log(RCP_LOG_NOTICE,
 			"session %u from %s: %s, %" PRIu64
 			" MiB over %u stripes (%u sessions running, %u connections waiting their "
-			"turn)",
+			"turn, %" PRIu64 " MiB of slots reserved)",
 			ss->id, ss->peer, session_what(ss, what, sizeof(what)), ss->bytes >> 20,
 			eng__job_stripes(ss->s.job), atomic_load(&srv->sessions),
-			atomic_load(&srv->parked));
+			atomic_load(&srv->parked), atomic_load(&srv->mem_held) >> 20);
 		err = eng__session_run(&ss->s);
 	}
 	if (!err)
@@ -444,6 +465,7 @@ static void *session_main(void *arg)
 	}
 	session_record(ss, err);
 	eng__session_fini(&ss->s);
+	eng__admit_release(srv, &ss->admit); /* its pools are freed */
 	json_decref(ss->hello);
 	if (counted) {
 		int none = 0;
@@ -461,7 +483,6 @@ int eng__server_session_start(struct eng_server *srv, int fd, const char *who, u
 			      uint32_t gen)
 {
 	struct srv_session *ss = calloc(1, sizeof(*ss));
-	int preauth_ms = srv->o->timeout_ms < ENG_PREAUTH_MS ? srv->o->timeout_ms : ENG_PREAUTH_MS;
 	pthread_attr_t attr;
 	pthread_t t;
 	int err;
@@ -478,7 +499,7 @@ int eng__server_session_start(struct eng_server *srv, int fd, const char *who, u
 	ss->s.no_failover = srv->o->no_failover;
 	ss->s.stall_ms = srv->o->stall_ms;
 	ss->s.rail_stall_ms = srv->o->rail_stall_ms;
-	ss->s.auth_end_ns = rcp_now_ns() + (uint64_t)preauth_ms * 1000000u;
+	ss->s.auth_end_ns = rcp_now_ns() + (uint64_t)eng__preauth_ms(srv->o->timeout_ms) * 1000000u;
 	ss->s.key = srv->keyed ? &srv->key : NULL;
 	ss->s.cancel = &srv->stopping;
 	ss->s.ctl.stop = &srv->stopping; /* a session waiting for its peer ends at a stop too */

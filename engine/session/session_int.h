@@ -58,6 +58,13 @@
 #define ENG_MAX_PENDING 64
 #define ENG_MAX_PENDING_PER_ADDR 8
 #define ENG_PREAUTH_MS 10000
+
+/* A connection's time for its hello and proof, and the most a parked one waits. */
+static inline int eng__preauth_ms(int timeout_ms)
+{
+	return timeout_ms < ENG_PREAUTH_MS ? timeout_ms : ENG_PREAUTH_MS;
+}
+
 /*
  * A connection past its address's share waits its turn, accepted but
  * parked (a descriptor, no thread, nothing read), and is served in arrival
@@ -328,6 +335,7 @@ struct eng_server {
 	_Atomic unsigned parked; /* park_n, for the sessions' log lines */
 	int wake_fd;
 	_Atomic unsigned sessions; /* authenticated: what --max-sessions limits */
+	_Atomic uint64_t mem_held; /* slot memory the sessions reserved: what --max-memory limits */
 	_Atomic unsigned served;   /* authenticated sessions that ended (once: stop at the first) */
 	_Atomic int served_err;	   /* the first of those's status (once: eng__serve returns it) */
 	_Atomic bool stopping;
@@ -342,6 +350,25 @@ struct eng_server {
  */
 int eng__server_session_start(struct eng_server *srv, int fd, const char *who, unsigned slot,
 			      uint32_t gen);
+
+/* admit.c: a proven session's share of --max-memory. */
+struct eng_admit {
+	uint64_t bytes;	    /* reserved; 0: none */
+	unsigned max_slots; /* slots per stripe the session may have (ENG_MAX_SLOTS: no cap) */
+};
+
+/*
+ * Reserve for the session whose (checked) hello is hello, of chunk bytes,
+ * the most its pools may take within srv's --max-memory (none set: nothing
+ * reserved): into *out, with the slots per stripe it may then have.
+ * -EBUSY with a sentence (the client asks again) when it does not fit
+ * beside the sessions running, -ENOMEM when it could never fit. Thread-safe.
+ */
+int eng__admit_memory(struct eng_server *srv, const json_t *hello, uint32_t chunk,
+		      struct eng_admit *out);
+
+/* Give a's reservation back (none: nothing done). Thread-safe. */
+void eng__admit_release(struct eng_server *srv, struct eng_admit *a);
 
 /* Empty pending slot slot if it still holds generation gen (listener.c). Thread-safe. */
 void eng__server_pending_release(struct eng_server *srv, unsigned slot, uint32_t gen);
