@@ -160,6 +160,7 @@ int cli_cmd_bench(int argc, char **argv)
 		return cli_fail(err);
 	b.o.host = b.host;
 	b.o.plan = plan;
+	b.o.transport = cli_place_transport(&b.place);
 	b.progress = !b.json && isatty(STDOUT_FILENO);
 	b.line.label = "bench";
 	if (b.progress) {

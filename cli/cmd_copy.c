@@ -458,6 +458,7 @@ int cli_cmd_copy(int argc, char **argv)
 	err = cli_place_live(&cc->place, &plan);
 	if (!err) {
 		cc->o.plan = plan;
+		cc->o.transport = cli_place_transport(&cc->place);
 		cc->line.label = cc->o.dir == ENG_PUSH ? "push" : "pull";
 		if (!cc->json && rcp_log_level() != RCP_LOG_SILENT && isatty(STDOUT_FILENO)) {
 			cc->o.progress = on_progress;

@@ -71,8 +71,9 @@ static void on_ready(const char *addr, uint16_t port, const char *auth, void *ct
 	const struct topo_plan *plan = o->plan;
 	unsigned r;
 
-	fprintf(stderr, "railcp: serving on %s port %u (%s), %s%s, rails:", addr, port, auth,
+	fprintf(stderr, "railcp: serving on %s port %u (%s), %s%s", addr, port, auth,
 		o->root ? "files beneath " : "bench only: no --root", o->root ? o->root : "");
+	fprintf(stderr, ", over %s, rails:", eng_transport_str(o->transport));
 	for (r = 0; r < plan->n_rails; r++)
 		fprintf(stderr, " %s:%u (node %d)", plan->rail[r].dev, plan->rail[r].port,
 			plan->worker[plan->rail[r].worker].node);
@@ -256,6 +257,7 @@ int cli_cmd_serve(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	o->plan = plan;
+	o->transport = cli_place_transport(&sc.place);
 	o->stop_fd = stop_pipe[0];
 	o->ready = on_ready;
 	o->ctx = o;

@@ -176,7 +176,7 @@ int cli_cmd_topo(int argc, char **argv)
 	r = parse_args(argc, argv, &cmd);
 	if (r)
 		return r < 0 ? CLI_EXIT_OK : r;
-	err = cli_machine_load(cmd.xml, &m);
+	err = cli_place_machine(&cmd.place, cmd.xml, &m);
 	if (err)
 		return cli_fail(err);
 	err = plan_make(&cmd, m, &plan);

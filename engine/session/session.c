@@ -393,6 +393,7 @@ int eng__session_end(struct eng_session *s)
 void eng__session_report(const struct eng_session *s, struct eng_report *r)
 {
 	eng__job_report(s->job, r);
+	snprintf(r->transport, sizeof(r->transport), "%s", eng__transport_word(s->tr));
 	if (s->files) {
 		r->files = eng__files_done(s->files);
 		r->files_total = eng__files_manifest(s->files)->n_files;

@@ -239,6 +239,15 @@ struct eng_transport {
 /* RC queue pairs on real devices, connected with rdma_cm. */
 const struct eng_transport *eng__transport_verbs(void);
 
+/* TCP connections between IP interfaces (rails named as the kernel names them). */
+const struct eng_transport *eng__transport_tcp(void);
+
+/* The transport of a kind (engine.h's enum eng_transport_kind, as an int). */
+const struct eng_transport *eng__transport_of(int kind);
+
+/* What users call tr: "tcp" for TCP, "rdma" for the others (loopback stands in for verbs). */
+const char *eng__transport_word(const struct eng_transport *tr);
+
 /*
  * In-process: rails named "loop<N>" have the address 198.18.<N>.1/24; a
  * connection joins two jobs of this process. For unit tests.
