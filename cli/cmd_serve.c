@@ -59,6 +59,7 @@ static void serve_usage(FILE *f)
 		"  --ssh              serve one copy started over ssh by 'railcp SRC HOST:DST'\n"
 		"                     (files beneath /, a fresh key, a port of the kernel's\n"
 		"                     choice, said on stdout; ends when stdin closes)\n"
+		"  --transport: as railcp topo; a client must ask for the same\n"
 		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo;\n"
 		"                     --buffer-mib is each worker's slot memory per "
 		"session\n" CLI_IO_USAGE "  -h, --help         print these options and exit\n",
