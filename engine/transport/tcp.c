@@ -363,7 +363,7 @@ static void *reader_main(void *arg)
 
 	while ((why = read_frame(e)) == NULL)
 		;
-	snprintf(e->why, sizeof(e->why), "%s: %s", e->desc, why);
+	snprintf(e->why, sizeof(e->why), "%s", why);
 	atomic_store_explicit(&e->lost, true, memory_order_release);
 	shutdown(e->fd, SHUT_RDWR); /* a bad frame ends the link both ways */
 	wc.wr_id = atomic_load(&e->recv_wr_id);

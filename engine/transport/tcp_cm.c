@@ -389,6 +389,7 @@ static int tcp_accept_all(struct eng_conn *c, int ctl_fd, int timeout_ms)
 /* A stripe whose reader stopped is lost: passed on once, with the reader's sentence. */
 static int tcp_check_events(struct eng_conn *c, eng_link_lost_fn lost, void *ctx)
 {
+	char why[sizeof(((struct tcp_ep *)0)->why) + sizeof(((struct tcp_ep *)0)->desc) + 2];
 	unsigned i;
 
 	for (i = 0; i < c->cfg->n_links; i++) {
@@ -397,9 +398,10 @@ static int tcp_check_events(struct eng_conn *c, eng_link_lost_fn lost, void *ctx
 		if (!e || e->told || !atomic_load_explicit(&e->lost, memory_order_acquire))
 			continue;
 		e->told = true;
+		snprintf(why, sizeof(why), "%s: %s", e->desc, e->why);
 		if (!lost)
-			return rcp_err(-ECONNRESET, "%s", e->why);
-		lost(ctx, i, e->why);
+			return rcp_err(-ECONNRESET, "%s", why);
+		lost(ctx, i, why);
 	}
 	return 0;
 }
