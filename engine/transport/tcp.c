@@ -188,7 +188,9 @@ static int tcp_write_imm(struct eng_ep *ep, const struct eng_write *w, unsigned 
 {
 	struct tcp_ep *e = ep->tr;
 	struct tcp_frame f[ENG_WRITE_BATCH];
-	struct iovec iov[3 * ENG_WRITE_BATCH];
+	struct eng_chunk_hdr hc[ENG_WRITE_BATCH];
+	uint8_t tag[ENG_WRITE_BATCH][TCP_SEAL_TAG_LEN];
+	struct iovec iov[4 * ENG_WRITE_BATCH];
 	struct msghdr msg = {.msg_iov = iov};
 	unsigned i;
 	int err;
@@ -198,10 +200,20 @@ static int tcp_write_imm(struct eng_ep *ep, const struct eng_write *w, unsigned 
 	if (e->down)
 		return fail_wr(e, w[0].wr_id, ENG_WC_WRITE, "the connection is down");
 	for (i = 0; i < n; i++) {
+		const struct eng_chunk_hdr *h = w[i].hdr;
+
 		f[i] = (struct tcp_frame){TCP_FRAME_MAGIC, TCP_FRAME_CHUNK, w[i].imm, w[i].len};
+		/* The slot's payload is sealed in place: the sender reads the slot again before
+		 * reuse. */
+		if (e->seal && eng__tcp_seal_chunk(e->seal, &f[i], h, &hc[i],
+						   (uint8_t *)(uintptr_t)w[i].data, tag[i]))
+			return fail_wr(e, w[0].wr_id, ENG_WC_WRITE, "sealing a chunk failed");
 		iov[msg.msg_iovlen++] = (struct iovec){&f[i], sizeof(f[i])};
-		iov[msg.msg_iovlen++] = (struct iovec){(void *)w[i].hdr, sizeof(*w[i].hdr)};
-		iov[msg.msg_iovlen++] = (struct iovec){(void *)w[i].data, w[i].len};
+		iov[msg.msg_iovlen++] =
+			(struct iovec){e->seal ? &hc[i] : (void *)(uintptr_t)h, sizeof(*h)};
+		iov[msg.msg_iovlen++] = (struct iovec){(void *)(uintptr_t)w[i].data, w[i].len};
+		if (e->seal)
+			iov[msg.msg_iovlen++] = (struct iovec){tag[i], TCP_SEAL_TAG_LEN};
 	}
 	if ((err = send_all(e->fd, &msg)) != 0)
 		return fail_wr(e, w[0].wr_id, ENG_WC_WRITE, send_why(err));
@@ -330,26 +342,52 @@ static const char *read_all(int fd, void *buf, size_t len, bool at_frame)
 	return NULL;
 }
 
+#define SEAL_FAILED "the sender sent a chunk that fails its authentication (AES-256-GCM)"
+
+/*
+ * Chunk frame f's header and payload into its slot (f is checked): NULL, or
+ * why the link ends. Sealed, the header is decrypted and checked for its
+ * bounds before the payload is read, and handed on only once the tag held.
+ */
+static const char *read_chunk(struct tcp_ep *e, const struct tcp_frame *f)
+{
+	uint8_t *slot = e->link->data + (size_t)f->imm * e->link->slot_size;
+	uint8_t tag[TCP_SEAL_TAG_LEN];
+	struct eng_chunk_hdr h;
+	const char *bad;
+
+	if ((bad = read_all(e->fd, &h, sizeof(h), false)) != NULL)
+		return bad;
+	if (e->seal &&
+	    (eng__tcp_open_begin(e->seal, f) || eng__tcp_open_update(e->seal, &h, sizeof(h))))
+		return "opening a sealed chunk failed";
+	/* Sealed, a header that decrypts to nonsense was not sealed with this stripe's key. */
+	if ((bad = eng__tcp_hdr_check(e, f, &h)) != NULL)
+		return e->seal ? SEAL_FAILED : bad;
+	if ((bad = read_all(e->fd, slot, f->len, false)) != NULL)
+		return bad;
+	if (e->seal) {
+		if ((bad = read_all(e->fd, tag, sizeof(tag), false)) != NULL)
+			return bad;
+		if (eng__tcp_open_update(e->seal, slot, f->len) || !eng__tcp_open_end(e->seal, tag))
+			return SEAL_FAILED;
+	}
+	memcpy(&e->link->hdr[f->imm], &h, sizeof(h));
+	return NULL;
+}
+
 /* One frame, checked, into its place; NULL or why the link ends. */
 static const char *read_frame(struct tcp_ep *e)
 {
 	struct tcp_frame f;
-	struct eng_chunk_hdr h;
 	struct eng_wc wc = {.op = ENG_WC_RECV_IMM};
 	const char *bad;
 
 	if ((bad = read_all(e->fd, &f, sizeof(f), true)) != NULL ||
 	    (bad = eng__tcp_frame_check(e, &f)) != NULL)
 		return bad;
-	if (f.type == TCP_FRAME_CHUNK) {
-		if ((bad = read_all(e->fd, &h, sizeof(h), false)) != NULL ||
-		    (bad = eng__tcp_hdr_check(e, &f, &h)) != NULL)
-			return bad;
-		memcpy(&e->link->hdr[f.imm], &h, sizeof(h));
-		if ((bad = read_all(e->fd, e->link->data + (size_t)f.imm * e->link->slot_size,
-				    f.len, false)) != NULL)
-			return bad;
-	}
+	if (f.type == TCP_FRAME_CHUNK && (bad = read_chunk(e, &f)) != NULL)
+		return bad;
 	wc.wr_id = atomic_load(&e->recv_wr_id);
 	wc.imm = f.imm;
 	return cq_push(e->cq, &wc) ? "out of memory for a completion" : NULL;
@@ -458,6 +496,13 @@ int eng__tcp_ep_start(struct eng_ep *ep)
 	return 0;
 }
 
+int eng__tcp_ep_seal(struct eng_ep *ep, const uint8_t key[TCP_SEAL_KEY_LEN], uint32_t stripe)
+{
+	struct tcp_ep *e = ep->tr;
+
+	return eng__tcp_seal_create(key, stripe, !e->receiver, &e->seal);
+}
+
 void eng__tcp_ep_destroy(struct eng_ep *ep)
 {
 	struct tcp_ep *e;
@@ -469,6 +514,7 @@ void eng__tcp_ep_destroy(struct eng_ep *ep)
 	if (e->reader_started)
 		pthread_join(e->reader, NULL);
 	close(e->fd);
+	eng__tcp_seal_destroy(e->seal);
 	free(e->credited);
 	free(e);
 }

@@ -207,8 +207,12 @@ static int xfer(int fd, void *buf, size_t len, bool out)
 	return 0;
 }
 
-/* The end of link l on connected fd: made, its receives posted, its reader started. */
-static int link_make(struct eng_conn *c, struct eng_link *l, int fd)
+/*
+ * The end of link l on connected fd, the server's stripe number stripe:
+ * made, sealed when the session has a key, its receives posted, its reader
+ * started.
+ */
+static int link_make(struct eng_conn *c, struct eng_link *l, int fd, uint32_t stripe)
 {
 	struct eng_ep *ep;
 	int err;
@@ -219,6 +223,8 @@ static int link_make(struct eng_conn *c, struct eng_link *l, int fd)
 		return err;
 	}
 	c->ep[l->index] = l->ep = ep;
+	if (c->cfg->chunk_key && (err = eng__tcp_ep_seal(ep, c->cfg->chunk_key, stripe)) != 0)
+		return err;
 	if ((err = c->cfg->link_ready(c->cfg->ctx, l)) != 0)
 		return err;
 	return eng__tcp_ep_start(ep);
@@ -296,7 +302,7 @@ static int tcp_connect(struct eng_conn *c, struct eng_link *l, const struct sock
 			       err == -EPROTO ? "the server's answer is not this session's"
 					      : strerror(-err));
 	}
-	return link_make(c, l, fd);
+	return link_make(c, l, fd, peer_link);
 }
 
 /* Whether the hello h asks for a link of c that waits for it: 0, or the errno of the refusal. */
@@ -343,7 +349,7 @@ static int accept_one(struct eng_conn *c, int fd, int timeout_ms)
 	l = c->cfg->link[h.link];
 	a.n_slots = l->n_slots;
 	a.slot_size = l->slot_size;
-	if ((err = link_make(c, l, fd)) != 0)
+	if ((err = link_make(c, l, fd, h.link)) != 0)
 		return err;
 	c->established++;
 	if ((err = xfer(fd, &a, sizeof(a), true)) != 0)

@@ -39,6 +39,32 @@ _Static_assert(sizeof(struct tcp_frame) == 16, "a frame header is 16 bytes");
 
 struct tcp_cq;
 
+/* ---- tcp_seal.c: chunks under AES-256-GCM when the session has a key ---- */
+
+#define TCP_SEAL_KEY_LEN 32
+#define TCP_SEAL_TAG_LEN 16
+
+struct tcp_seal;
+
+/* A seal for the sending or the receiving end of the server's stripe number stripe. */
+int eng__tcp_seal_create(const uint8_t key[TCP_SEAL_KEY_LEN], uint32_t stripe, bool sender,
+			 struct tcp_seal **seal_out);
+void eng__tcp_seal_destroy(struct tcp_seal *seal);
+
+/* The sender: chunk frame f's header h encrypted into h_out, data (f->len bytes) in place. */
+int eng__tcp_seal_chunk(struct tcp_seal *seal, const struct tcp_frame *f,
+			const struct eng_chunk_hdr *h, struct eng_chunk_hdr *h_out, uint8_t *data,
+			uint8_t tag_out[TCP_SEAL_TAG_LEN]);
+
+/*
+ * The receiver: the next chunk, frame f; then its header and its payload
+ * decrypted in place, in that order; then whether the tag holds. Nothing
+ * decrypted may be used, beyond bounds checks, before the tag held.
+ */
+int eng__tcp_open_begin(struct tcp_seal *seal, const struct tcp_frame *f);
+int eng__tcp_open_update(struct tcp_seal *seal, void *buf, uint32_t len);
+bool eng__tcp_open_end(struct tcp_seal *seal, const uint8_t tag[TCP_SEAL_TAG_LEN]);
+
 /* One end of a stripe: a connected socket, its slots, and the thread that reads it. */
 struct tcp_ep {
 	struct eng_ep ep;
@@ -55,6 +81,7 @@ struct tcp_ep {
 	_Atomic bool lost; /* the reader stopped: why says so */
 	bool told;	   /* check_events passed it on (the session's thread) */
 	bool reader_started;
+	struct tcp_seal *seal; /* NULL: chunks in clear (a keyless session) */
 	pthread_t reader;
 	char why[192];
 	char desc[128];
@@ -81,6 +108,9 @@ void eng__tcp_cq_destroy(struct eng_cq *cq);
 int eng__tcp_ep_create(struct eng_cq *cq, int fd, struct eng_link *l, bool receiver,
 		       struct eng_ep **ep_out);
 int eng__tcp_ep_start(struct eng_ep *ep);
+
+/* Seal ep's chunks with key as the server's stripe number stripe (before it starts). */
+int eng__tcp_ep_seal(struct eng_ep *ep, const uint8_t key[TCP_SEAL_KEY_LEN], uint32_t stripe);
 
 /* Stops the reader, closes the socket. Accepts NULL. */
 void eng__tcp_ep_destroy(struct eng_ep *ep);

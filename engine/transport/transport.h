@@ -196,6 +196,11 @@ struct eng_conn_cfg {
 	 */
 	int (*link_ready)(void *ctx, struct eng_link *l);
 	void *ctx;
+	/*
+	 * A key of 32 bytes that only this session knows, for a transport whose
+	 * wire needs one (TCP seals each chunk with it); NULL: none.
+	 */
+	const uint8_t *chunk_key;
 };
 
 /* A job's connections: every id, endpoint, CQ and registration the transport made. */

@@ -109,6 +109,35 @@ static void test_tcp_pushes_and_pulls_a_tree(void **state)
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
 
+/* Keyed, every chunk is sealed with the session's key: both ends must derive the same. */
+static void test_a_keyed_tcp_push_seals_its_chunks_and_arrives_whole(void **state)
+{
+	struct fx *fx = *state;
+	char src[4096], root[4096], top[4096], got[4096], key[4096];
+	const char *push_src[] = {top};
+	struct eng_copy_opts cp;
+	struct eng_client_opts o;
+	struct topo_plan plan;
+	struct eng_report r;
+
+	fx_dir(fx, "src", src);
+	fx_dir(fx, "root", root);
+	fx_key(fx, "key", TEST_KEY, key);
+	tree_make(src);
+	t_path(top, src, "top");
+	plan_lo(&fx->srv.plan, 2);
+	server_start(&fx->srv, eng__transport_tcp(), root, key);
+	plan_lo(&plan, 3);
+	cp = copy_opts(ENG_PUSH, push_src, 1, "");
+	o = client_opts(&fx->srv, &plan, cp.chunk, key);
+	o.copy = &cp;
+	o.tr = eng__transport_tcp();
+	assert_int_equal(eng__client_run(&o, &r), 0);
+	t_path(got, root, "top");
+	tree_same(top, got);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
 static void test_a_client_of_the_other_transport_is_refused_with_a_sentence(void **state)
 {
 	struct fx *fx = *state;
@@ -171,6 +200,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_tcp_pushes_and_pulls_a_tree),
+		T(test_a_keyed_tcp_push_seals_its_chunks_and_arrives_whole),
 		T(test_a_client_of_the_other_transport_is_refused_with_a_sentence),
 		T(test_a_write_past_its_credit_ends_the_session_and_the_server_serves_on),
 		T(test_garbage_on_a_stripe_ends_the_session_and_the_server_serves_on),

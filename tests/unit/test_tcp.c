@@ -333,6 +333,148 @@ static void test_writes_reach_the_receivers_slots(void **state)
 	eng__tcp_cq_destroy(tcq);
 }
 
+/* ---- sealed chunks (a keyed session): tcp_seal.c ---- */
+
+static const uint8_t key_a[TCP_SEAL_KEY_LEN] = "railcp-test-chunk-key-0123456789";
+static const uint8_t key_b[TCP_SEAL_KEY_LEN] = "railcp-test-chunk-key-012345678X";
+
+#define STRIPE 3
+
+static int setup_sealed(void **state)
+{
+	struct fx *f;
+	int sv[2];
+
+	f = calloc(1, sizeof(*f));
+	assert_non_null(f);
+	f->data = aligned_alloc(4096, N_SLOTS * SLOT);
+	assert_non_null(f->data);
+	memset(f->data, 0, N_SLOTS * SLOT);
+	f->link = (struct eng_link){.rail_dev = "test0",
+				    .data = f->data,
+				    .hdr = f->hdr,
+				    .n_slots = N_SLOTS,
+				    .slot_size = SLOT};
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(eng__tcp_cq_create(&f->cq), 0);
+	assert_int_equal(eng__tcp_ep_create(f->cq, sv[0], &f->link, true, &f->ep), 0);
+	assert_int_equal(eng__tcp_ep_seal(f->ep, key_a, STRIPE), 0);
+	assert_int_equal(f->ep->ops->post_recv(f->ep, RECV_ID, N_SLOTS), 0);
+	assert_int_equal(eng__tcp_ep_start(f->ep), 0);
+	f->peer = sv[1];
+	*state = f;
+	return 0;
+}
+
+/*
+ * A chunk for slot of len bytes of fill, sealed by seal; flip, when not
+ * negative, is the byte of the sealed payload turned over on the wire.
+ */
+static void send_sealed(int fd, struct tcp_seal *seal, uint32_t slot, uint32_t len, uint8_t fill,
+			int flip)
+{
+	struct tcp_frame fr = {TCP_FRAME_MAGIC, TCP_FRAME_CHUNK, slot, len};
+	struct eng_chunk_hdr h = hdr_for(slot, len), hc;
+	uint8_t *p = malloc(len), tag[TCP_SEAL_TAG_LEN];
+
+	assert_non_null(p);
+	memset(p, fill, len);
+	assert_int_equal(eng__tcp_seal_chunk(seal, &fr, &h, &hc, p, tag), 0);
+	assert_false(all(p, len, fill)); /* what travels is not the plaintext */
+	if (flip >= 0)
+		p[flip] ^= 1;
+	put(fd, &fr, sizeof(fr));
+	put(fd, &hc, sizeof(hc));
+	put(fd, p, len);
+	put(fd, tag, sizeof(tag));
+	free(p);
+}
+
+static struct tcp_seal *sender_seal(const uint8_t *key, uint32_t stripe)
+{
+	struct tcp_seal *s = NULL;
+
+	assert_int_equal(eng__tcp_seal_create(key, stripe, true, &s), 0);
+	return s;
+}
+
+static void test_sealed_chunks_land_decrypted(void **state)
+{
+	struct fx *f = *state;
+	struct tcp_seal *s = sender_seal(key_a, STRIPE);
+	struct eng_wc wc;
+
+	send_sealed(f->peer, s, 0, 100, 0xab, -1);
+	send_sealed(f->peer, s, 1, SLOT, 0xcd, -1);
+	wc = next_wc(f->cq);
+	assert_int_equal(wc.status, 0);
+	assert_int_equal(next_wc(f->cq).status, 0);
+	assert_true(all(f->data, 100, 0xab));
+	assert_true(all(f->data + SLOT, SLOT, 0xcd));
+	assert_int_equal(f->hdr[1].len, SLOT);
+	assert_int_equal(f->hdr[1].magic, ENG_HDR_MAGIC);
+	eng__tcp_seal_destroy(s);
+}
+
+/* The chunk fails its tag: refused, and the data path never hears of it. */
+static void assert_sealed_refused(struct fx *f)
+{
+	assert_refused(f, "fails its authentication");
+	assert_int_equal(f->hdr[0].magic, 0); /* no header handed on */
+}
+
+static void test_a_chunk_altered_on_the_wire_is_refused(void **state)
+{
+	struct fx *f = *state;
+	struct tcp_seal *s = sender_seal(key_a, STRIPE);
+
+	send_sealed(f->peer, s, 0, 100, 0xab, 57);
+	assert_sealed_refused(f);
+	eng__tcp_seal_destroy(s);
+}
+
+static void test_a_chunk_sealed_with_another_key_is_refused(void **state)
+{
+	struct fx *f = *state;
+	struct tcp_seal *s = sender_seal(key_b, STRIPE);
+
+	send_sealed(f->peer, s, 0, 100, 0xab, -1);
+	assert_sealed_refused(f);
+	eng__tcp_seal_destroy(s);
+}
+
+static void test_a_chunk_sealed_for_another_stripe_is_refused(void **state)
+{
+	struct fx *f = *state;
+	struct tcp_seal *s = sender_seal(key_a, STRIPE + 1);
+
+	send_sealed(f->peer, s, 0, 100, 0xab, -1);
+	assert_sealed_refused(f);
+	eng__tcp_seal_destroy(s);
+}
+
+static void test_a_replayed_chunk_is_refused(void **state)
+{
+	struct fx *f = *state;
+	struct tcp_seal *s = sender_seal(key_a, STRIPE), *again = sender_seal(key_a, STRIPE);
+
+	send_sealed(f->peer, s, 0, 100, 0xab, -1);
+	assert_int_equal(next_wc(f->cq).status, 0);
+	send_sealed(f->peer, again, 1, 100, 0xab, -1); /* chunk number 0 once more */
+	assert_refused(f, "fails its authentication");
+	eng__tcp_seal_destroy(s);
+	eng__tcp_seal_destroy(again);
+}
+
+static void test_a_chunk_in_clear_is_refused_when_sealed(void **state)
+{
+	struct fx *f = *state;
+
+	send_chunk(f->peer, 0, 100, 0xab);
+	send_chunk(f->peer, 1, 16, 0xab); /* the first one's tag, read from what follows */
+	assert_sealed_refused(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -361,6 +503,18 @@ int main(void)
 						setup_sender, teardown),
 		cmocka_unit_test_setup_teardown(test_writes_reach_the_receivers_slots,
 						setup_receiver, teardown),
+		cmocka_unit_test_setup_teardown(test_sealed_chunks_land_decrypted, setup_sealed,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_a_chunk_altered_on_the_wire_is_refused,
+						setup_sealed, teardown),
+		cmocka_unit_test_setup_teardown(test_a_chunk_sealed_with_another_key_is_refused,
+						setup_sealed, teardown),
+		cmocka_unit_test_setup_teardown(test_a_chunk_sealed_for_another_stripe_is_refused,
+						setup_sealed, teardown),
+		cmocka_unit_test_setup_teardown(test_a_replayed_chunk_is_refused, setup_sealed,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_a_chunk_in_clear_is_refused_when_sealed,
+						setup_sealed, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
