@@ -49,9 +49,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-/* A send that finds the peer taking nothing for this long fails the endpoint. */
-#define TCP_SEND_STALL_S 30
-
 struct tcp_cq {
 	struct eng_cq cq;
 	pthread_mutex_t lock;
@@ -177,9 +174,12 @@ static int send_all(int fd, struct msghdr *msg)
 	return 0;
 }
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 static const char *send_why(int err)
 {
-	return err == -ETIMEDOUT		     ? "the peer took nothing for 30 s"
+	return err == -ETIMEDOUT ? "the peer took nothing for " STR(TCP_SEND_STALL_S) " s"
 	       : err == -EPIPE || err == -ECONNRESET ? "the peer closed the connection"
 						     : "sending on the connection failed";
 }

@@ -40,8 +40,6 @@
 #define TCP_HELLO_MAGIC 0x72746831u /* "rth1" */
 /* How long an accepted connection may take to say which link it is. */
 #define TCP_HELLO_MS 5000
-/* A send that finds no room this long fails (tcp.c's TCP_SEND_STALL_S). */
-#define TCP_SEND_TIMEOUT_S 30
 
 struct tcp_hello {
 	uint32_t magic;
@@ -217,7 +215,7 @@ static int link_make(struct eng_conn *c, struct eng_link *l, int fd, uint32_t st
 	struct eng_ep *ep;
 	int err;
 
-	set_timeouts(fd, 0, TCP_SEND_TIMEOUT_S);
+	set_timeouts(fd, 0, TCP_SEND_STALL_S);
 	if ((err = eng__tcp_ep_create(l->worker->cq[0], fd, l, c->cfg->receiver, &ep)) != 0) {
 		close(fd);
 		return err;
@@ -292,7 +290,7 @@ static int tcp_connect(struct eng_conn *c, struct eng_link *l, const struct sock
 	if (!err)
 		err = set_blocking(fd);
 	if (!err) {
-		set_timeouts(fd, timeout_ms, TCP_SEND_TIMEOUT_S);
+		set_timeouts(fd, timeout_ms, TCP_SEND_STALL_S);
 		err = client_hello(fd, l, peer_link);
 	}
 	if (err) {

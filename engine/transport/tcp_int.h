@@ -23,6 +23,8 @@
 #include <stdatomic.h>
 
 #define TCP_FRAME_MAGIC 0x72746631u /* "rtf1" */
+/* A send that finds the peer taking nothing for this long fails its endpoint. */
+#define TCP_SEND_STALL_S 30
 
 enum tcp_frame_type {
 	TCP_FRAME_CHUNK = 1,  /* a chunk: header and payload into slot imm */
