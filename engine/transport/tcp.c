@@ -101,9 +101,11 @@ static int tcp_poll(struct eng_cq *cq, struct eng_wc *wc, int max)
 
 	pthread_mutex_lock(&c->lock);
 	n = c->n < (size_t)max ? c->n : (size_t)max;
-	memcpy(wc, c->item, n * sizeof(*wc));
-	memmove(c->item, c->item + n, (c->n - n) * sizeof(*wc));
-	c->n -= n;
+	if (n > 0) { /* item may still be NULL, and memcpy must not see it */
+		memcpy(wc, c->item, n * sizeof(*wc));
+		memmove(c->item, c->item + n, (c->n - n) * sizeof(*wc));
+		c->n -= n;
+	}
 	pthread_mutex_unlock(&c->lock);
 	return (int)n;
 }

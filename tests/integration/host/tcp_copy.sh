@@ -15,6 +15,7 @@ echo hello >"$tmp/src/d/small"
 head -c 4095 /dev/urandom >"$tmp/src/d/e/odd"
 head -c $((3 * 1024 * 1024 + 5)) /dev/urandom >"$tmp/src/big"
 
+: >"$tmp/serve.log" # start_server greps it at once
 start_server "$tmp/serve.log" --transport tcp --rails lo --port "$port" --root "$tmp/root"
 grep -q "over tcp, rails: lo:1" "$tmp/serve.log" || fail "the server does not say tcp: $(cat "$tmp/serve.log")"
 

@@ -24,6 +24,7 @@ push_bg() {
 	push_pid=$!
 }
 
+: >"$tmp/serve.log" # start_server greps it at once
 start_server "$tmp/serve.log" --transport tcp --rails lo --port "$port" --root "$tmp/root"
 push_bg "$tmp/push1.err"
 wait_until 20 arrived || fail "nothing of the push arrived in 20 s: $(cat "$tmp/push1.err")"
