@@ -41,6 +41,19 @@ capture "$RAILCP" $tcp -r 127.0.0.1:src "$tmp/back"
 [ "$rc" -eq 0 ] || fail "pull over tcp: $err"
 diff -r "$tmp/src" "$tmp/back" || fail "the pulled tree differs"
 
+# The rails are the IP interfaces: lo only when --rails names rails.
+"$RAILCP" topo --transport tcp --rails lo --json | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+lo = [r for r in j["machine"]["rails"] if r["device"] == "lo"]
+assert lo and lo[0]["link_layer"] == "IP" and lo[0]["active"], j["machine"]["rails"]
+assert [r["device"] for w in j["plan"]["workers"] for r in w["rails"]] == ["lo"], j["plan"]
+' || fail "railcp topo --transport tcp --rails lo does not plan on lo"
+"$RAILCP" topo --transport tcp --json | python3 -c '
+import json, sys
+assert all(r["device"] != "lo" for r in json.load(sys.stdin)["machine"]["rails"])
+' || fail "railcp topo --transport tcp lists lo without --rails"
+
 capture "$RAILCP" --transport carrier-pigeon --port "$port" "$tmp/src/big" 127.0.0.1:x
 expect_one_line_error "railcp --transport carrier-pigeon"
 [ "$rc" -eq 2 ] || fail "a bad --transport: exit status $rc, not 2"
