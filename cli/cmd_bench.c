@@ -37,8 +37,8 @@ static void bench_usage(FILE *f)
 		   "  --bytes N          bytes to move (default 1G; suffixes K, M, G, T)\n"
 		   "  --chunk N          bytes per RDMA write, a multiple of 4K (default 1M)\n"
 		   "  --json             one JSON object on stdout\n" CLI_SESSION_USAGE
-		   "  --numa, --rails, --qps-per-rail, --buffer-mib, --profile,\n"
-		   "  --transport: as railcp topo (both ends must use the same transport)\n"
+		   "  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo\n"
+		   "  --transport: as railcp topo; the server must serve the same\n"
 		   "  -h, --help         print these options and exit\n");
 }
 

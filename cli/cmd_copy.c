@@ -73,9 +73,10 @@ static void copy_usage(FILE *f)
 		"                     ssh) even when a server answers on --port\n"
 		"  --railcp-path PATH the railcp to run on HOST over ssh (default: "
 		"railcp)\n" CLI_SESSION_USAGE
-		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile,\n"
-		"  --transport: as railcp topo (both ends must use the same "
-		"transport)\n" CLI_IO_USAGE "  -h, --help         print these options and exit\n",
+		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp "
+		"topo\n"
+		"  --transport: as railcp topo; the server must serve the same\n" CLI_IO_USAGE
+		"  -h, --help         print these options and exit\n",
 		ENG_DEFAULT_PORT);
 }
 
