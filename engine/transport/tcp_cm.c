@@ -15,8 +15,10 @@
  * a stranger's connection request. Once every link is connected the
  * listeners close: nobody else may join the session.
  *
- * A stranger that connects and says nothing holds the accept for at most
- * TCP_HELLO_MS; the session's own timeout bounds the whole.
+ * Accepted connections wait for their hellos side by side, without
+ * blocking: a stranger that connects and says nothing is closed after
+ * TCP_HELLO_MS, or sooner when TCP_MAX_PENDING others arrive after it,
+ * and never delays the client's own connections.
  *
  * Threading: a connection set is used by its session's thread only (its
  * endpoints' readers are tcp.c's).
@@ -56,12 +58,25 @@ struct tcp_answer {
 	uint32_t slot_size;
 };
 
+/* Connections a session's listeners hold at once before their hellos are whole. */
+#define TCP_MAX_PENDING 16
+
+/* An accepted connection whose hello is still coming: read without blocking. */
+struct tcp_pending {
+	int fd;
+	size_t got;
+	struct tcp_hello h;
+	uint64_t end_ns; /* refused when its hello is not whole by then */
+};
+
 struct eng_conn {
 	const struct eng_conn_cfg *cfg;
 	struct eng_ep **ep; /* by link index */
 	int lfd[TOPO_MAX_RAILS];
 	unsigned n_lfd;
 	unsigned established;
+	struct tcp_pending pend[TCP_MAX_PENDING];
+	unsigned n_pend;
 };
 
 static int tcp_rail_addr(const struct ifaddrs *all, const char *dev, struct eng_rail_addr *out)
@@ -122,10 +137,13 @@ static int tcp_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **con
 	return err; /* on failure the caller destroys c, CQs made so far with it */
 }
 
+/* The listeners, and the connections they hold whose hellos never came whole. */
 static void listeners_close(struct eng_conn *c)
 {
 	while (c->n_lfd > 0)
 		close(c->lfd[--c->n_lfd]);
+	while (c->n_pend > 0)
+		close(c->pend[--c->n_pend].fd);
 }
 
 static void tcp_conn_destroy(struct eng_conn *c)
@@ -323,67 +341,141 @@ static int hello_check(const struct eng_conn *c, const struct tcp_hello *h, cons
 	return 0;
 }
 
-/* One accepted connection: its link's end made and the answer sent, or refused. */
-static int accept_one(struct eng_conn *c, int fd, int timeout_ms)
+/* Close pending connection i, saying why at -v. */
+static void pending_drop(struct eng_conn *c, unsigned i, const char *why)
 {
-	struct tcp_hello h;
+	close(c->pend[i].fd);
+	c->pend[i] = c->pend[--c->n_pend];
+	rcp_log(RCP_LOG_INFO, "refused %s", why);
+}
+
+/* A connection from listener lfd, pending until its hello is whole; the oldest makes room. */
+static void pending_add(struct eng_conn *c, int lfd)
+{
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	unsigned i, oldest = 0;
+
+	if (fd < 0)
+		return;
+	if (c->n_pend == TCP_MAX_PENDING) {
+		for (i = 1; i < c->n_pend; i++)
+			if (c->pend[i].end_ns < c->pend[oldest].end_ns)
+				oldest = i;
+		pending_drop(c, oldest, "a TCP connection that said nothing while others waited");
+	}
+	c->pend[c->n_pend++] = (struct tcp_pending){
+		.fd = fd, .end_ns = rcp_now_ns() + (uint64_t)TCP_HELLO_MS * 1000000ull};
+}
+
+/* Pending connection i's whole hello: its link's end made and the answer sent, or refused. */
+static int hello_done(struct eng_conn *c, unsigned i)
+{
+	struct tcp_pending p = c->pend[i];
 	struct tcp_answer a = {TCP_HELLO_MAGIC, 0, 0, 0};
 	struct eng_link *l;
-	const char *why = "a TCP connection that said nothing";
+	const char *why;
 	int err;
 
-	set_timeouts(fd, timeout_ms < TCP_HELLO_MS ? timeout_ms : TCP_HELLO_MS,
-		     TCP_HELLO_MS / 1000);
-	err = xfer(fd, &h, sizeof(h), false);
-	if (err == 0)
-		a.status = hello_check(c, &h, &why);
-	if (err || a.status) {
-		if (!err)
-			xfer(fd, &a, sizeof(a), true);
-		close(fd);
+	c->pend[i] = c->pend[--c->n_pend];
+	a.status = hello_check(c, &p.h, &why);
+	if (a.status) {
+		if (send(p.fd, &a, sizeof(a), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+			(void)0; /* a stranger that cannot take the refusal gets the close alone */
+		close(p.fd);
 		rcp_log(RCP_LOG_INFO, "refused %s", why);
 		return 0;
 	}
-	l = c->cfg->link[h.link];
+	l = c->cfg->link[p.h.link];
 	a.n_slots = l->n_slots;
 	a.slot_size = l->slot_size;
-	if ((err = link_make(c, l, fd, h.link)) != 0)
+	if ((err = set_blocking(p.fd)) != 0) {
+		close(p.fd);
+		return rcp_err(err, "fcntl: %s", strerror(-err));
+	}
+	if ((err = link_make(c, l, p.fd, p.h.link)) != 0)
 		return err;
 	c->established++;
-	if ((err = xfer(fd, &a, sizeof(a), true)) != 0)
-		return rcp_err(err, "answering the client's stripe %u: %s", h.link, strerror(-err));
+	if ((err = xfer(p.fd, &a, sizeof(a), true)) != 0)
+		return rcp_err(err, "answering the client's stripe %u: %s", p.h.link,
+			       strerror(-err));
 	return 0;
+}
+
+/* Read what pending connection i has sent of its hello; on the whole of it, hello_done. */
+static int pending_read(struct eng_conn *c, unsigned i)
+{
+	struct tcp_pending *p = &c->pend[i];
+	ssize_t k = recv(p->fd, (uint8_t *)&p->h + p->got, sizeof(p->h) - p->got, MSG_DONTWAIT);
+
+	if (k < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (k <= 0) {
+		pending_drop(c, i, "a TCP connection that closed before its hello");
+		return 0;
+	}
+	p->got += (size_t)k;
+	return p->got == sizeof(p->h) ? hello_done(c, i) : 0;
+}
+
+/* Milliseconds to poll for: to the deadline or the first pending hello's end, at least 1. */
+static int poll_ms(const struct eng_conn *c, uint64_t deadline, uint64_t now)
+{
+	uint64_t end = deadline;
+	unsigned i;
+
+	for (i = 0; i < c->n_pend; i++)
+		if (c->pend[i].end_ns < end)
+			end = c->pend[i].end_ns;
+	return end > now ? (int)((end - now) / 1000000ull) + 1 : 1;
+}
+
+/*
+ * One round: wait for a connection, a hello's bytes or the control
+ * connection, and take what came. -EPIPE when the control connection
+ * turned readable.
+ */
+static int accept_round(struct eng_conn *c, int ctl_fd, uint64_t deadline)
+{
+	struct pollfd p[TOPO_MAX_RAILS + TCP_MAX_PENDING + 1];
+	unsigned i, n = 0, n_pend = c->n_pend;
+	uint64_t now = rcp_now_ns();
+	int err = 0;
+
+	for (i = 0; i < c->n_lfd; i++)
+		p[n++] = (struct pollfd){.fd = c->lfd[i], .events = POLLIN};
+	for (i = 0; i < n_pend; i++)
+		p[n++] = (struct pollfd){.fd = c->pend[i].fd, .events = POLLIN};
+	p[n++] = (struct pollfd){.fd = ctl_fd, .events = POLLIN};
+	if (poll(p, n, poll_ms(c, deadline, now)) < 0 && errno != EINTR)
+		return rcp_err(-errno, "poll: %s", strerror(errno));
+	if (ctl_fd >= 0 && p[n - 1].revents)
+		return -EPIPE; /* the caller reads the control connection */
+	/* Back to front: a pending connection taken out moves the last one into its place. */
+	for (i = n_pend; i-- > 0 && !err;)
+		if (p[c->n_lfd + i].revents)
+			err = pending_read(c, i);
+	now = rcp_now_ns();
+	for (i = c->n_pend; i-- > 0;)
+		if (c->pend[i].end_ns <= now)
+			pending_drop(c, i, "a TCP connection that did not say which stripe it is");
+	for (i = 0; i < c->n_lfd && !err; i++)
+		if (p[i].revents)
+			pending_add(c, c->lfd[i]);
+	return err;
 }
 
 static int tcp_accept_all(struct eng_conn *c, int ctl_fd, int timeout_ms)
 {
 	uint64_t deadline = rcp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
-	struct pollfd p[TOPO_MAX_RAILS + 1];
-	unsigned i;
 	int err = 0;
 
 	while (!err && c->established < c->cfg->n_links) {
-		uint64_t now = rcp_now_ns();
-
-		if (now >= deadline)
+		if (rcp_now_ns() >= deadline)
 			return rcp_err(-ETIMEDOUT,
 				       "waiting for the client's TCP connections: no answer "
 				       "within %d s",
 				       timeout_ms / 1000);
-		for (i = 0; i < c->n_lfd; i++)
-			p[i] = (struct pollfd){.fd = c->lfd[i], .events = POLLIN};
-		p[i] = (struct pollfd){.fd = ctl_fd, .events = POLLIN};
-		if (poll(p, c->n_lfd + 1, (int)((deadline - now) / 1000000ull) + 1) < 0 &&
-		    errno != EINTR)
-			return rcp_err(-errno, "poll: %s", strerror(errno));
-		if (ctl_fd >= 0 && p[c->n_lfd].revents)
-			return -EPIPE; /* the caller reads the control connection */
-		for (i = 0; i < c->n_lfd && !err; i++) {
-			int fd = p[i].revents ? accept4(c->lfd[i], NULL, NULL, SOCK_CLOEXEC) : -1;
-
-			if (fd >= 0)
-				err = accept_one(c, fd, timeout_ms);
-		}
+		err = accept_round(c, ctl_fd, deadline);
 	}
 	if (!err) /* every link is connected: nobody else may join this session */
 		listeners_close(c);

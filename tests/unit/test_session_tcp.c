@@ -81,6 +81,69 @@ static void server_tcp(struct fx *fx, const char *root)
 	server_start(&fx->srv, eng__transport_tcp(), root, NULL);
 }
 
+/* ---- strangers at the stripes' port ---- */
+
+static struct {
+	int silent, liar; /* connections made as soon as the server listens */
+} strangers = {-1, -1};
+
+/* The server's listen, then two strangers at its port: one silent, one with a made-up token. */
+static int stranger_listen(struct eng_conn *conn, const struct sockaddr_in *addr,
+			   uint16_t *port_out)
+{
+	int err = eng__transport_tcp()->listen(conn, addr, port_out);
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(*port_out)};
+	uint32_t hello[6] = {0x72746831u, 0, 0x1234, 0, 8, 4096};
+
+	if (err)
+		return err;
+	to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	strangers.silent = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	strangers.liar = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (connect(strangers.silent, (struct sockaddr *)&to, sizeof(to)) != 0 ||
+	    connect(strangers.liar, (struct sockaddr *)&to, sizeof(to)) != 0 ||
+	    send(strangers.liar, hello, sizeof(hello), MSG_NOSIGNAL) != (ssize_t)sizeof(hello))
+		return -EIO;
+	return 0;
+}
+
+/*
+ * A stranger that connects to the stripes' port first and says nothing,
+ * and one whose hello names no token of the session, hold up nobody: the
+ * client's stripes connect, the push arrives whole, and well before a
+ * silent connection's TCP_HELLO_MS (5 s) would have passed.
+ */
+static void test_strangers_at_the_stripes_port_hold_up_nobody(void **state)
+{
+	struct fx *fx = *state;
+	static struct eng_transport srv_tr;
+	char src[4096], root[4096], a[4096], got[4096];
+	const char *push_src[] = {a};
+	struct eng_copy_opts cp;
+	struct topo_plan plan;
+	struct eng_report r;
+	uint64_t t0;
+
+	fx_dir(fx, "src", src);
+	fx_dir(fx, "root", root);
+	pattern_write(src, "a", 256 * KiB, 3);
+	t_path(a, src, "a");
+	srv_tr = *eng__transport_tcp();
+	srv_tr.listen = stranger_listen;
+	plan_lo(&fx->srv.plan, 1);
+	server_start(&fx->srv, &srv_tr, root, NULL);
+	plan_lo(&plan, 1);
+	cp = copy_opts(ENG_PUSH, push_src, 1, "");
+	t0 = rcp_now_ns();
+	assert_int_equal(copy(&fx->srv, &plan, &cp, eng__transport_tcp(), &r), 0);
+	assert_true(rcp_now_ns() - t0 < 3000000000ull);
+	t_path(got, root, "a");
+	file_same(a, got, 256 * KiB);
+	assert_int_equal(server_stop(&fx->srv), 0);
+	close(strangers.silent);
+	close(strangers.liar);
+}
+
 static void test_tcp_pushes_and_pulls_a_tree(void **state)
 {
 	struct fx *fx = *state;
@@ -204,6 +267,7 @@ int main(void)
 		T(test_a_client_of_the_other_transport_is_refused_with_a_sentence),
 		T(test_a_write_past_its_credit_ends_the_session_and_the_server_serves_on),
 		T(test_garbage_on_a_stripe_ends_the_session_and_the_server_serves_on),
+		T(test_strangers_at_the_stripes_port_hold_up_nobody),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
