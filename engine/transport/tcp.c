@@ -186,12 +186,38 @@ static const char *send_why(int err)
 						     : "sending on the connection failed";
 }
 
+/* What one write puts on the wire beside its header and payload. */
+struct chunk_out {
+	struct tcp_frame f;
+	struct eng_chunk_hdr hc; /* the header sealed */
+	uint8_t tag[TCP_SEAL_TAG_LEN];
+};
+
+/*
+ * w's iovecs at iov[*n_iov] on: frame, header, payload, and sealed a tag.
+ * Sealed, the slot's payload is encrypted in place: the sender fills the
+ * slot again from its source before any other use. 0 or -EIO.
+ */
+static int chunk_iov(struct tcp_ep *e, const struct eng_write *w, struct chunk_out *o,
+		     struct iovec *iov, size_t *n_iov)
+{
+	o->f = (struct tcp_frame){TCP_FRAME_MAGIC, TCP_FRAME_CHUNK, w->imm, w->len};
+	if (e->seal && eng__tcp_seal_chunk(e->seal, &o->f, w->hdr, &o->hc,
+					   (uint8_t *)(uintptr_t)w->data, o->tag))
+		return -EIO;
+	iov[(*n_iov)++] = (struct iovec){&o->f, sizeof(o->f)};
+	iov[(*n_iov)++] =
+		(struct iovec){e->seal ? &o->hc : (void *)(uintptr_t)w->hdr, sizeof(*w->hdr)};
+	iov[(*n_iov)++] = (struct iovec){(void *)(uintptr_t)w->data, w->len};
+	if (e->seal)
+		iov[(*n_iov)++] = (struct iovec){o->tag, TCP_SEAL_TAG_LEN};
+	return 0;
+}
+
 static int tcp_write_imm(struct eng_ep *ep, const struct eng_write *w, unsigned n)
 {
 	struct tcp_ep *e = ep->tr;
-	struct tcp_frame f[ENG_WRITE_BATCH];
-	struct eng_chunk_hdr hc[ENG_WRITE_BATCH];
-	uint8_t tag[ENG_WRITE_BATCH][TCP_SEAL_TAG_LEN];
+	struct chunk_out out[ENG_WRITE_BATCH];
 	struct iovec iov[4 * ENG_WRITE_BATCH];
 	struct msghdr msg = {.msg_iov = iov};
 	unsigned i;
@@ -201,22 +227,9 @@ static int tcp_write_imm(struct eng_ep *ep, const struct eng_write *w, unsigned 
 		return -EINVAL;
 	if (e->down)
 		return fail_wr(e, w[0].wr_id, ENG_WC_WRITE, "the connection is down");
-	for (i = 0; i < n; i++) {
-		const struct eng_chunk_hdr *h = w[i].hdr;
-
-		f[i] = (struct tcp_frame){TCP_FRAME_MAGIC, TCP_FRAME_CHUNK, w[i].imm, w[i].len};
-		/* The slot's payload is sealed in place: the sender reads the slot again before
-		 * reuse. */
-		if (e->seal && eng__tcp_seal_chunk(e->seal, &f[i], h, &hc[i],
-						   (uint8_t *)(uintptr_t)w[i].data, tag[i]))
+	for (i = 0; i < n; i++)
+		if (chunk_iov(e, &w[i], &out[i], iov, &msg.msg_iovlen))
 			return fail_wr(e, w[0].wr_id, ENG_WC_WRITE, "sealing a chunk failed");
-		iov[msg.msg_iovlen++] = (struct iovec){&f[i], sizeof(f[i])};
-		iov[msg.msg_iovlen++] =
-			(struct iovec){e->seal ? &hc[i] : (void *)(uintptr_t)h, sizeof(*h)};
-		iov[msg.msg_iovlen++] = (struct iovec){(void *)(uintptr_t)w[i].data, w[i].len};
-		if (e->seal)
-			iov[msg.msg_iovlen++] = (struct iovec){tag[i], TCP_SEAL_TAG_LEN};
-	}
 	if ((err = send_all(e->fd, &msg)) != 0)
 		return fail_wr(e, w[0].wr_id, ENG_WC_WRITE, send_why(err));
 	for (i = 0; i < n && !err; i++) {
