@@ -212,5 +212,10 @@ int cli_place_live(struct cli_place *p, struct topo_plan **plan_out)
 	say_left_out(p, m);
 	err = cli_place_plan(p, m, plan_out);
 	topo_machine_destroy(m);
+	if (err == -ENODEV && !p->profile && !p->opts.n_rails)
+		err = rcp_err(err,
+			      "%s (see 'railcp devices'; on a host without an RDMA NIC, "
+			      "Soft-RoCE: rdma link add rxe0 type rxe netdev IF)",
+			      rcp_err_msg(err));
 	return err;
 }

@@ -1,7 +1,8 @@
 /*
  * report.c - figures of a transfer for people and for programs: the
- * progress line on a terminal, and the summary per rail and per NUMA node
- * that bench and copies print when they end.
+ * progress line on a terminal, the summary per rail and per NUMA node
+ * that bench and copies print when they end, and a server's session as a
+ * JSON line (serve --json).
  */
 #include "cli/report.h"
 
@@ -10,6 +11,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 double cli_gbps(uint64_t bytes, double s)
@@ -212,4 +214,39 @@ void cli_progress_clear(const struct cli_progress *p)
 		fputs("\r\033[K", stdout);
 		fflush(stdout);
 	}
+}
+
+/* "2026-11-26T12:58:48.123Z" for seconds since the epoch. */
+static json_t *utc_json(double t)
+{
+	time_t sec = (time_t)t;
+	struct tm tm;
+	char buf[96];
+	int ms = (int)((t - (double)sec) * 1000) % 1000;
+
+	if (!gmtime_r(&sec, &tm))
+		return json_null();
+	snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms < 0 ? 0 : ms);
+	return json_string(buf);
+}
+
+json_t *cli_session_json(const struct eng_session_record *r)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "session", json_integer(r->id));
+	json_object_set_new(o, "peer", json_string(r->peer));
+	json_object_set_new(o, "job", r->job ? json_string(r->job) : json_null());
+	json_object_set_new(o, "what", json_string(r->what));
+	json_object_set_new(o, "start", utc_json(r->start));
+	json_object_set_new(o, "end", utc_json(r->end));
+	json_object_set_new(o, "bytes", json_integer((json_int_t)r->bytes));
+	json_object_set_new(o, "seconds", json_real(r->seconds));
+	json_object_set_new(o, "gbps", json_real(cli_gbps(r->bytes, r->seconds)));
+	json_object_set_new(o, "result", json_string(r->err ? "failed" : "ok"));
+	json_object_set_new(o, "error", r->error ? json_string(r->error) : json_null());
+	return o;
 }

@@ -210,6 +210,19 @@ struct eng_copy_opts {
  */
 int eng_copy_run(const struct eng_copy_opts *opts, struct eng_report *report_out);
 
+/* One session of a server, as it ended (eng_serve_opts.session_end). */
+struct eng_session_record {
+	unsigned id;	   /* the server's count, as its log lines say it */
+	const char *peer;  /* the client's address */
+	const char *job;   /* "push", "pull" or "bench"; NULL when it ended before its hello */
+	const char *what;  /* "push of 12 files into \"dst\"", as the log line says; "" */
+	double start, end; /* the wall clock (CLOCK_REALTIME), seconds since the epoch */
+	uint64_t bytes;	   /* payload bytes moved and verified (so far, for a failure) */
+	double seconds;	   /* the transfer's span, by the sender's clock when it ended well */
+	int err;	   /* 0, or the failure */
+	const char *error; /* the failure's sentence; NULL */
+};
+
 struct eng_serve_opts {
 	const char *listen_addr; /* NULL: every address with a key, else 127.0.0.1 */
 	const char *key_file;	 /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
@@ -244,6 +257,11 @@ struct eng_serve_opts {
 	/* Listening: the address, the port, and how sessions are authenticated. */
 	void (*ready)(const char *addr, uint16_t port, const char *auth, void *ctx);
 	void *ctx;
+	/*
+	 * Each session as it ends, succeeded or failed (NULL: none), with ctx;
+	 * called from the session's own thread: several at once.
+	 */
+	void (*session_end)(const struct eng_session_record *rec, void *ctx);
 };
 
 /*
@@ -256,6 +274,19 @@ struct eng_serve_opts {
  * 0 after a stop, or an error if it cannot listen (with once: see there).
  */
 int eng_serve(const struct eng_serve_opts *opts);
+
+/*
+ * What the runs above would refuse that this host alone can tell, for a
+ * caller to ask before it probes the RDMA devices (the runs check it all
+ * again). eng_key_check: the key file, RAILCP_KEY or the default file, if
+ * one is configured (none is no error: loopback only). eng_copy_check: a
+ * push's sources (there; a directory only with recursive), a pull's local
+ * destination (there, or in a directory that is). eng_serve_check: the key,
+ * --listen, and the root. 0, or an error with one sentence.
+ */
+int eng_key_check(const char *key_file);
+int eng_copy_check(const struct eng_copy_opts *opts);
+int eng_serve_check(const struct eng_serve_opts *opts);
 
 /* 0 when name is a --name eng_serve takes (HOST or HOST:PORT), else -EINVAL with a sentence. */
 int eng_serve_name_check(const char *name);

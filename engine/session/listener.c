@@ -254,18 +254,18 @@ static void session_start(struct eng_server *srv, int fd, const struct sockaddr_
 		park_add(srv, fd, &from->sin_addr, who);
 }
 
-/* With a key: any address; without: loopback only, and say why. */
-static int server_key(struct eng_server *srv, struct in_addr *addr)
+int eng__serve_key(const struct eng_serve_opts *o, struct eng_auth_key *key, bool *keyed,
+		   struct in_addr *addr)
 {
-	const struct eng_serve_opts *o = srv->o;
-	int err = o->key ? eng__auth_key_text(o->key, ENG_AUTH_SSH, &srv->key)
-			 : eng__auth_key_find(o->key_file, &srv->key);
+	int err = o->key ? eng__auth_key_text(o->key, ENG_AUTH_SSH, key)
+			 : eng__auth_key_find(o->key_file, key);
 
+	*keyed = false;
 	if (o->listen_addr && inet_pton(AF_INET, o->listen_addr, addr) != 1)
 		return rcp_err(-EINVAL, "cannot listen on '%s': not an IPv4 address",
 			       o->listen_addr);
 	if (err == 0) {
-		srv->keyed = true;
+		*keyed = true;
 		return 0;
 	}
 	if (err != -ENOENT || o->key_file || o->key)
@@ -293,7 +293,7 @@ static int server_listen(struct eng_server *srv, bool port_any)
 	char where[INET_ADDRSTRLEN], how[300];
 	int one = 1, err;
 
-	if ((err = server_key(srv, &a.sin_addr)) != 0)
+	if ((err = eng__serve_key(o, &srv->key, &srv->keyed, &a.sin_addr)) != 0)
 		return err;
 	srv->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (srv->lfd < 0)

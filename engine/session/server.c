@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 struct srv_session {
@@ -41,6 +42,8 @@ struct srv_session {
 	unsigned root_flags;		     /* IO_ROOT_* from the client's flags */
 	char where[IO_ESC_MAX];		     /* push: the destination; pull: the first source */
 	struct topo_plan plan;		     /* the server's plan, with this session's stripes */
+	double start;			     /* the wall clock at the connection */
+	double seconds;			     /* the transfer, by the sender's clock, once done */
 	unsigned peer_rail[ENG_MAX_STRIPES]; /* our rail for each client stripe */
 };
 
@@ -349,6 +352,7 @@ static int session_end(struct srv_session *ss)
 	secs = ss->s.role == ENG_SENDER
 		       ? rep.seconds
 		       : json_real_value(json_object_get(ss->s.done, ENG_KEY_SECONDS));
+	ss->seconds = secs;
 	rcp_log(RCP_LOG_NOTICE,
 		"session %u from %s: %s done, %" PRIu64 " MiB over %u stripes "
 		"verified; %.2f s, %.3f Gb/s as the sender measured",
@@ -357,6 +361,41 @@ static int session_end(struct srv_session *ss)
 	if (rep.file_io[0])
 		rcp_log(RCP_LOG_INFO, "session %u: file I/O: %s", ss->id, rep.file_io);
 	return 0;
+}
+
+static double wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The session's record for eng_serve_opts.session_end, before its job is gone. */
+static void session_record(struct srv_session *ss, int err)
+{
+	const struct eng_serve_opts *o = ss->srv->o;
+	struct eng_session_record rec = {.id = ss->id,
+					 .peer = ss->peer,
+					 .job = ss->kind,
+					 .what = "",
+					 .start = ss->start,
+					 .err = err};
+	char what[IO_ESC_MAX + 64];
+	struct eng_report rep;
+
+	if (!o->session_end)
+		return;
+	if (ss->kind) /* a copy that ended before its file list: its kind alone */
+		rec.what = ss->s.files ? session_what(ss, what, sizeof(what)) : ss->kind;
+	if (ss->s.job) {
+		eng__job_report(ss->s.job, &rep);
+		rec.bytes = rep.bytes;
+		rec.seconds = err ? rep.seconds : ss->seconds;
+	}
+	rec.error = err ? rcp_err_msg(err) : NULL;
+	rec.end = wall_now();
+	o->session_end(&rec, o->ctx);
 }
 
 /* Hello and proof by the pre-auth deadline; then the session counts against --max-sessions. */
@@ -415,6 +454,7 @@ static void *session_main(void *arg)
 		rcp_log(RCP_LOG_NOTICE, "session %u from %s failed: %s", ss->id, ss->peer,
 			rcp_err_msg(err));
 	}
+	session_record(ss, err);
 	eng__session_fini(&ss->s);
 	json_decref(ss->hello);
 	if (counted) {
@@ -441,6 +481,7 @@ int eng__server_session_start(struct eng_server *srv, int fd, const char *who, u
 	if (!ss)
 		return -ENOMEM;
 	ss->srv = srv;
+	ss->start = wall_now();
 	ss->id = atomic_fetch_add(&srv->next_id, 1) + 1;
 	ss->slot = slot;
 	ss->slot_gen = gen;

@@ -264,6 +264,14 @@ int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_o
 /* eng_serve over tr; port_any: listen on a port of the kernel's choice (o->ready names it). */
 int eng__serve(const struct eng_serve_opts *o, const struct eng_transport *tr, bool port_any);
 
+/*
+ * The server's key (o->key, else the key file or RAILCP_KEY) into *key with
+ * *keyed, and the address to listen on into *addr: --listen, or loopback
+ * without a key (where only loopback is allowed). Refusals carry a sentence.
+ */
+int eng__serve_key(const struct eng_serve_opts *o, struct eng_auth_key *key, bool *keyed,
+		   struct in_addr *addr);
+
 /* ---- the server: listener.c accepts, server.c runs each session ---- */
 
 /*

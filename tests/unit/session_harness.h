@@ -66,6 +66,8 @@ struct server {
 	const char *const *names; /* serve --name */
 	bool any_name;		  /* any server a client dialed will do (serve --ssh) */
 	unsigned max_sessions;	  /* serve --max-sessions; 0: 4 */
+	/* eng_serve_opts.session_end (its ctx: this struct server); NULL: none */
+	void (*session_end)(const struct eng_session_record *rec, void *ctx);
 	_Atomic unsigned port;
 	_Atomic bool ended;
 	int err;
