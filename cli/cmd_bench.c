@@ -42,6 +42,7 @@ static void bench_usage(FILE *f)
 		"  --json             one JSON object on stdout, the error's "
 		"too\n" CLI_SESSION_USAGE
 		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo\n"
+		"  --transport: as railcp topo; the server must serve the same\n"
 		"  -h, --help         print these options and exit\n",
 		ENG_DEFAULT_PORT);
 }
@@ -189,6 +190,7 @@ int cli_cmd_bench(int argc, char **argv)
 		return bench_failed(&b, err);
 	b.o.host = b.host;
 	b.o.plan = plan;
+	b.o.transport = cli_place_transport(&b.place);
 	b.progress = !b.json && isatty(STDOUT_FILENO);
 	b.line.label = "bench";
 	if (b.progress) {

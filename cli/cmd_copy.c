@@ -79,7 +79,9 @@ static void copy_usage(FILE *f)
 		"  --railcp-path PATH the railcp to run on HOST over ssh (default: "
 		"railcp)\n" CLI_SESSION_USAGE
 		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp "
-		"topo\n" CLI_IO_USAGE "  -h, --help         print these options and exit\n",
+		"topo\n"
+		"  --transport: as railcp topo; the server must serve the same\n" CLI_IO_USAGE
+		"  -h, --help         print these options and exit\n",
 		ENG_DEFAULT_PORT);
 }
 
@@ -532,6 +534,7 @@ int cli_cmd_copy(int argc, char **argv)
 		err = cli_place_live(&cc->place, &plan);
 	if (!err) {
 		cc->o.plan = plan;
+		cc->o.transport = cli_place_transport(&cc->place);
 		cc->line.label = cc->o.dir == ENG_PUSH ? "push" : "pull";
 		if (!cc->json && rcp_log_level() != RCP_LOG_SILENT && isatty(STDOUT_FILENO)) {
 			cc->o.progress = on_progress;

@@ -68,6 +68,7 @@ static void serve_usage(FILE *f)
 		"  --ssh              serve one copy started over ssh by 'railcp SRC HOST:DST'\n"
 		"                     (files beneath /, a fresh key, a port of the kernel's\n"
 		"                     choice, said on stdout; ends when stdin closes)\n"
+		"  --transport: as railcp topo; a client must ask for the same\n"
 		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo;\n"
 		"                     --buffer-mib is each worker's slot memory per "
 		"session\n" CLI_IO_USAGE "  -h, --help         print these options and exit\n",
@@ -100,8 +101,8 @@ static void on_ready(const char *addr, uint16_t port, const char *auth, void *ct
 
 	fprintf(stderr, "railcp: serving on %s port %u (%s), %s%s, ", addr, port, auth,
 		o->root ? "files beneath " : "bench only: no --root", o->root ? o->root : "");
-	fprintf(stderr, "%u sessions and %" PRIu64 " MiB of slots at most, rails:", o->max_sessions,
-		o->max_memory >> 20);
+	fprintf(stderr, "%u sessions and %" PRIu64 " MiB of slots at most, over %s, rails:",
+		o->max_sessions, o->max_memory >> 20, eng_transport_str(o->transport));
 	for (r = 0; r < plan->n_rails; r++)
 		fprintf(stderr, " %s:%u (node %d)", plan->rail[r].dev, plan->rail[r].port,
 			plan->worker[plan->rail[r].worker].node);
@@ -317,6 +318,7 @@ int cli_cmd_serve(int argc, char **argv)
 	o->plan = plan;
 	if (!o->max_memory)
 		o->max_memory = eng_serve_memory_default();
+	o->transport = cli_place_transport(&sc.place);
 	o->stop_fd = stop_pipe[0];
 	o->ready = on_ready;
 	o->ctx = o;

@@ -32,7 +32,7 @@ static void topo_usage(FILE *f)
 	fprintf(f,
 		"usage: railcp topo [--json] [--topology FILE.xml] [--numa LIST] [--rails LIST]\n"
 		"                   [--qps-per-rail N] [--buffer-mib N] [--profile FILE]\n"
-		"                   [--save-profile FILE] [--check-buffers]\n\n"
+		"                   [--transport KIND] [--save-profile FILE] [--check-buffers]\n\n"
 		"Shows this machine (NUMA nodes with their allowed CPUs, memory and hugepages,\n"
 		"RDMA rails with state, speed and NUMA locality) and the plan railcp runs on it:\n"
 		"one worker per NUMA node that has rails, pinned to the node's CPUs.\n\n"
@@ -45,6 +45,9 @@ static void topo_usage(FILE *f)
 		"  --qps-per-rail N     QPs (stripes) per rail (default %d)\n"
 		"  --buffer-mib N       buffer pool per worker (default %d MiB per stripe)\n"
 		"  --profile FILE       take the plan from a profile, checked against the machine\n"
+		"  --transport KIND     rdma, tcp (rails are IP interfaces, named as the kernel\n"
+		"                       names them; loopback ones only when --rails is given)\n"
+		"                       or auto: rdma when an RDMA port is ACTIVE (default)\n"
 		"  --save-profile FILE  write the plan as a profile\n"
 		"  --check-buffers      allocate the pools, first-touch them from the pinned\n"
 		"                       workers, and report page node, page size and CPU\n"
@@ -178,7 +181,7 @@ int cli_cmd_topo(int argc, char **argv)
 	r = parse_args(argc, argv, &cmd);
 	if (r)
 		return r < 0 ? CLI_EXIT_OK : r;
-	err = cli_machine_load(cmd.xml, &m);
+	err = cli_place_machine(&cmd.place, cmd.xml, &m);
 	if (err) {
 		cli_fail(err);
 		return cmd.json ? cli_json_error(CLI_EXIT_FAIL, NULL) : CLI_EXIT_FAIL;

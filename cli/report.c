@@ -54,6 +54,7 @@ void cli_report_json(json_t *o, const struct eng_report *r, double seconds)
 	json_object_set_new(o, "gbps", json_real(cli_gbps(r->bytes, seconds)));
 	json_object_set_new(o, "mib_per_s", json_real(cli_mibps(r->bytes, seconds)));
 	json_object_set_new(o, "chunk", json_integer(r->chunk));
+	json_object_set_new(o, "transport", json_string(r->transport[0] ? r->transport : "rdma"));
 	json_object_set_new(o, "stripes", json_integer(r->n_stripes));
 	json_object_set_new(o, "slots_per_stripe", json_integer(r->n_slots));
 	json_object_set_new(o, "verified", json_true());
@@ -140,8 +141,9 @@ void cli_report_print(FILE *f, const struct eng_report *r, double seconds)
 		fprintf(f, "  node %-2d %10s  %.3f Gb/s\n", node[i], sz, cli_gbps(nb[i], seconds));
 	}
 	cli_size_str(r->chunk, sz, sizeof(sz));
-	fprintf(f, "  %u stripes (queue pairs), %u slots of %s per stripe\n", r->n_stripes,
-		r->n_slots, sz);
+	fprintf(f, "  %u stripes (%s), %u slots of %s per stripe\n", r->n_stripes,
+		strcmp(r->transport, "tcp") == 0 ? "TCP connections" : "queue pairs", r->n_slots,
+		sz);
 	if (r->file_io[0])
 		fprintf(f, "  file I/O: %s\n", r->file_io);
 }

@@ -92,6 +92,15 @@ const char *eng_gid_type_str(enum eng_gid_type type);
 
 /* ---- transfers ---- */
 
+/* What carries the data: RDMA (verbs, rdma_cm) or TCP between IP interfaces. */
+enum eng_transport_kind {
+	ENG_TRANSPORT_RDMA,
+	ENG_TRANSPORT_TCP,
+};
+
+/* "rdma" or "tcp", as the summary, the JSON and --transport say it. */
+const char *eng_transport_str(enum eng_transport_kind kind);
+
 struct eng_rail_report {
 	char name[80]; /* "rxe0:1" */
 	int node;      /* NUMA node of the worker that drove it */
@@ -128,6 +137,7 @@ struct eng_report {
 	char file_io[128]; /* e.g. "io_uring, 3 helper threads per worker, 32 deep each" */
 	unsigned helpers;  /* per worker; 0: the worker threads themselves */
 	unsigned io_depth; /* per helper; 0: pread and pwrite */
+	char transport[8]; /* "rdma" or "tcp" */
 };
 
 struct eng_bench_opts {
@@ -142,6 +152,7 @@ struct eng_bench_opts {
 			      ENG_RAIL_STALL_MS) */
 	const char *key_file; /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
 	bool no_failover; /* a rail that fails fails the run (else its chunks go to the others) */
+	enum eng_transport_kind transport; /* the server must serve the same */
 	/* Called about every 20 ms from the calling thread with the figures so far. */
 	void (*progress)(const struct eng_report *so_far, void *ctx);
 	void *ctx;
@@ -184,6 +195,7 @@ struct eng_copy_opts {
 	const char *key_file; /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
 	const char *key;      /* the key itself (from railcp serve --ssh); NULL: key_file's */
 	bool no_failover; /* a rail that fails fails the copy (else its chunks go to the others) */
+	enum eng_transport_kind transport; /* the server must serve the same */
 	/* Set (e.g. from a signal handler) to stop the copy: it fails, its temporaries removed. */
 	const _Atomic bool *cancel;
 	/* Called about every 20 ms from the calling thread with the figures so far. */
@@ -232,7 +244,8 @@ struct eng_serve_opts {
 	 * eng_serve_memory_default()).
 	 */
 	uint64_t max_memory;
-	bool no_failover; /* a rail that fails fails its session (else the others carry on) */
+	bool no_failover;      /* a rail that fails fails its session (else the others carry on) */
+	enum eng_transport_kind transport; /* a client asking for the other is refused */
 	/*
 	 * Each client names the server it dialed (the host as its user gave
 	 * it, and the port), and a session dialed to another server is

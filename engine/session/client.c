@@ -225,6 +225,7 @@ static json_t *hello_make(struct client *c)
 			json_array_append_new(stripes, st);
 		}
 	json_object_set_new(m, ENG_KEY_STRIPES, stripes);
+	json_object_set_new(m, ENG_KEY_TRANSPORT, json_string(eng__transport_word(c->s.tr)));
 	json_object_set_new(m, ENG_KEY_SERVER, dialed(c->o));
 	if (hello_job(c, m) || (c->s.key && eng__proto_set_hex(m, ENG_KEY_CHALLENGE, c->s.challenge,
 							       sizeof(c->s.challenge)))) {
@@ -581,9 +582,9 @@ int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_o
 	{                                                                                          \
 		.host = (o)->host, .port = (o)->port, .chunk = (o)->chunk, .plan = (o)->plan,      \
 		.timeout_ms = (o)->timeout_ms, .key_file = (o)->key_file,                          \
-		.progress = (o)->progress, .ctx = (o)->ctx, .tr = eng__transport_verbs(),          \
-		.no_failover = (o)->no_failover, .stall_ms = (o)->stall_ms,                        \
-		.rail_stall_ms = (o)->rail_stall_ms                                                \
+		.progress = (o)->progress, .ctx = (o)->ctx,                                        \
+		.tr = eng__transport_of((o)->transport), .no_failover = (o)->no_failover,          \
+		.stall_ms = (o)->stall_ms, .rail_stall_ms = (o)->rail_stall_ms                     \
 	}
 
 int eng_bench_run(const struct eng_bench_opts *o, struct eng_report *report_out)

@@ -450,5 +450,5 @@ int eng__serve(const struct eng_serve_opts *o, const struct eng_transport *tr, b
 
 int eng_serve(const struct eng_serve_opts *o)
 {
-	return eng__serve(o, eng__transport_verbs(), false);
+	return eng__serve(o, eng__transport_of(o->transport), false);
 }

@@ -100,9 +100,21 @@ static int hello_check(struct srv_session *ss)
 {
 	struct eng_hello_terms t;
 	int err = eng__hello_terms(ss->hello, ss->srv->root != NULL, &t);
+	const char *want = json_string_value(json_object_get(ss->hello, ENG_KEY_TRANSPORT));
+	const char *have = eng__transport_word(ss->s.tr);
 
 	if (err)
 		return err;
+	if (!want)
+		want = "rdma"; /* a client from before TCP */
+	if (strcmp(want, "rdma") != 0 && strcmp(want, "tcp") != 0)
+		return rcp_err(-EPROTO,
+			       "the client asks for a transport this server does not know");
+	if (strcmp(want, have) != 0)
+		return rcp_err(-EPROTO,
+			       "the client asks for --transport %s; this server serves %s (its "
+			       "--transport)",
+			       want, have);
 	ss->kind = t.kind;
 	ss->bytes = t.bench_bytes;
 	ss->root_flags = t.root_flags;

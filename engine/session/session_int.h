@@ -106,7 +106,8 @@ struct eng_session {
 	uint64_t auth_end_ns;			   /* server: hello and proof are due by then */
 	const struct eng_auth_key *key;		   /* NULL: no key configured */
 	uint8_t challenge[ENG_AUTH_CHALLENGE_LEN]; /* the client's, sent in its hello */
-	uint8_t tokens[ENG_SEAL_KEY_LEN]; /* what the job's and links' tokens derive from */
+	uint8_t tokens[ENG_SEAL_KEY_LEN];    /* what the job's and links' tokens derive from */
+	uint8_t chunk_key[ENG_SEAL_KEY_LEN]; /* keyed: what seals chunks on TCP (conn_cfg's) */
 	/* the job */
 	uint32_t chunk;
 	uint64_t bench_bytes;			   /* bench; 0 for copies */
@@ -234,6 +235,9 @@ int eng__seal_keys(const struct eng_auth_key *key, enum eng_auth_role me,
  * HMAC-SHA256(tokens, "railcp-3 kept digests").
  */
 int eng__seal_kept_key(const uint8_t tokens[ENG_SEAL_KEY_LEN], uint8_t key_out[ENG_SEAL_KEY_LEN]);
+
+/* The key that seals the job's chunks on a transport that needs one (TCP), from the tokens. */
+int eng__seal_chunk_key(const uint8_t tokens[ENG_SEAL_KEY_LEN], uint8_t key_out[ENG_SEAL_KEY_LEN]);
 
 /* Token number index of kind label (ENG_TOKEN_*) from tokens: 64 bits of an HMAC. */
 uint64_t eng__seal_token(const uint8_t tokens[ENG_SEAL_KEY_LEN], const char *label, uint32_t index);

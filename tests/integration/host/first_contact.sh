@@ -84,12 +84,14 @@ refuse 1 "cannot listen on '1.2.3': not an IPv4 address" serve --listen 1.2.3 --
 refuse 1 "cannot listen on '1.2.3': not an IPv4 address" serve --listen 1.2.3
 
 # Without a device, what to do next, and no script of the source tree.
+# Asked for RDMA, that is: by default (--transport auto) a host without
+# RDMA copies over TCP (host/tcp_copy.sh).
 if ! ls /sys/class/infiniband/* >/dev/null 2>&1; then
-	for args in "devices" "bench h" "-r dir h:x" "serve"; do
+	for args in "devices" "bench h --transport rdma" "-r dir h:x --transport rdma" "serve --transport rdma"; do
 		# shellcheck disable=SC2086
 		refuse 1 "rdma link add rxe0 type rxe netdev IF" $args
 		case "$err" in *tools/*) fail "railcp $args names a script of the source tree: $err" ;; esac
 	done
-	refuse 1 "see 'railcp devices'" -r dir h:x
+	refuse 1 "see 'railcp devices'" -r dir h:x --transport rdma
 fi
 echo "first contact: copy lines, did-you-means, missing values and local mistakes said as expected"
