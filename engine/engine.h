@@ -244,7 +244,7 @@ struct eng_serve_opts {
 	 * eng_serve_memory_default()).
 	 */
 	uint64_t max_memory;
-	bool no_failover;      /* a rail that fails fails its session (else the others carry on) */
+	bool no_failover; /* a rail that fails fails its session (else the others carry on) */
 	enum eng_transport_kind transport; /* a client asking for the other is refused */
 	/*
 	 * Each client names the server it dialed (the host as its user gave
