@@ -158,7 +158,6 @@ static int run_peer(const struct doctor_cmd *dc, struct cli_doctor *d)
 
 	if (err)
 		return err;
-	d->host = dc->host;
 	for (i = 0; i < d->n_rails; i++)
 		if (d->rail[i].planned && d->rail[i].active)
 			peer_rail(dc, m, &d->rail[i], &d->peer[d->n_peer++]);
@@ -213,6 +212,8 @@ int cli_cmd_doctor(int argc, char **argv)
 	plan = doctor_plan(&dc, d);
 	err = cli_doctor_gather(d, plan);
 	topo_plan_destroy(plan);
+	if (dc.host[0])
+		d->host = dc.host;
 	if (!err && dc.host[0] && !d->no_device)
 		err = run_peer(&dc, d);
 	if (!err) {

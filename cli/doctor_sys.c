@@ -121,27 +121,45 @@ static int idx_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The indexes of the port's gids directory, in order; at most max. */
-static int gid_indexes(const char *port_dir, unsigned *idx, size_t max, size_t *n_out)
+/*
+ * The indexes of the port's gids directory, in order, in *idx_out (the
+ * caller frees it). All of them: sysfs lists a directory in the order of its
+ * names' hashes, so the used entries may come last of a thousand.
+ */
+static int gid_indexes(const char *port_dir, unsigned **idx_out, size_t *n_out)
 {
+	unsigned *idx = NULL, *grown;
+	size_t n = 0, cap = 0;
 	char path[512];
 	struct dirent *e;
-	size_t n = 0;
 	DIR *dir;
 
 	snprintf(path, sizeof(path), "%s/gids", port_dir);
 	dir = opendir(path);
 	if (!dir)
 		return rcp_err(-errno, "cannot read %s: %s", path, strerror(errno));
-	while ((e = readdir(dir)) != NULL && n < max) {
+	while ((e = readdir(dir)) != NULL) {
 		char *end;
 		unsigned long v = strtoul(e->d_name, &end, 10);
 
-		if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && !*end && v < 1u << 20)
-			idx[n++] = (unsigned)v;
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end || v >= 1u << 20)
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			grown = realloc(idx, cap * sizeof(*idx));
+			if (!grown) {
+				free(idx);
+				closedir(dir);
+				return -ENOMEM;
+			}
+			idx = grown;
+		}
+		idx[n++] = (unsigned)v;
 	}
 	closedir(dir);
-	qsort(idx, n, sizeof(*idx), idx_cmp);
+	if (n)
+		qsort(idx, n, sizeof(*idx), idx_cmp);
+	*idx_out = idx;
 	*n_out = n;
 	return 0;
 }
@@ -149,7 +167,7 @@ static int gid_indexes(const char *port_dir, unsigned *idx, size_t max, size_t *
 int cli_doctor_read_gids(const char *root, struct doc_rail *r)
 {
 	char dir[320], buf[64];
-	unsigned idx[256];
+	unsigned *idx = NULL;
 	size_t n = 0, i;
 	int err;
 
@@ -162,9 +180,10 @@ int cli_doctor_read_gids(const char *root, struct doc_rail *r)
 		r->link_layer[0] = '\0';
 	r->active = r->active || !strcmp(r->state, "ACTIVE");
 	r->n_gids = 0;
-	err = gid_indexes(dir, idx, RCP_ARRAY_SIZE(idx), &n);
+	err = gid_indexes(dir, &idx, &n);
 	for (i = 0; !err && i < n && r->n_gids < DOC_MAX_GIDS; i++)
 		gid_take(dir, idx[i], r);
+	free(idx);
 	return err;
 }
 
