@@ -62,6 +62,7 @@ static int tree_setup(void **state)
 	put(RXE "gid_attrs/types/1", "RoCE v2\n");
 	put(RXE "gid_attrs/ndevs/1", "eth1\n");
 	put(RXE "gids/2", "0000:0000:0000:0000:0000:0000:0000:0000\n"); /* unused */
+	put(RXE "gid_attrs/types/2", "RoCE v2\n"); /* (unused: some kernels still say a type) */
 	put(RXE "gids/3", "0000:0000:0000:0000:0000:ffff:c612:0001\n"); /* no type: skipped */
 	put(RXE "gids/10", "0000:0000:0000:0000:0000:ffff:c612:0001\n");
 	put(RXE "gid_attrs/types/10", "RoCE v2\n");
