@@ -90,7 +90,8 @@ struct doc_peer_rail {
 	char rail[80]; /* this end's rail, as the engine reports it */
 	char peer[80]; /* the server's rail(s) it was paired with */
 	unsigned mtu, peer_mtu;
-	double rtt_ms; /* one 4 KiB write posted until its credit came back */
+	/* one 4 KiB write posted until its credit came back: the least and the median of 3 */
+	double rtt_ms, rtt_ms_median;
 	bool ok;
 	char error[320];
 };

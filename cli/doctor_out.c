@@ -66,7 +66,7 @@ static void print_peer(FILE *f, const struct cli_doctor *d)
 	size_t i;
 
 	if (d->host)
-		fprintf(f, "with %s, one 4 KiB write per rail:\n", d->host);
+		fprintf(f, "with %s, a 4 KiB write per rail, 3 times:\n", d->host);
 	for (i = 0; i < d->n_peer; i++) {
 		const struct doc_peer_rail *p = &d->peer[i];
 
@@ -162,9 +162,10 @@ static json_t *peer_json(const struct doc_peer_rail *p)
 {
 	if (!p->ok)
 		return json_pack("{s:s, s:b, s:s}", "rail", p->rail, "ok", 0, "error", p->error);
-	return json_pack("{s:s, s:b, s:s, s:i, s:i, s:i, s:f}", "rail", p->rail, "ok", 1, "peer",
-			 p->peer, "mtu", (int)p->mtu, "peer_mtu", (int)p->peer_mtu, "path_mtu",
-			 (int)(p->mtu < p->peer_mtu ? p->mtu : p->peer_mtu), "rtt_ms", p->rtt_ms);
+	return json_pack("{s:s, s:b, s:s, s:i, s:i, s:i, s:f, s:f}", "rail", p->rail, "ok", 1,
+			 "peer", p->peer, "mtu", (int)p->mtu, "peer_mtu", (int)p->peer_mtu,
+			 "path_mtu", (int)(p->mtu < p->peer_mtu ? p->mtu : p->peer_mtu), "rtt_ms",
+			 p->rtt_ms, "rtt_ms_median", p->rtt_ms_median);
 }
 
 static json_t *host_json(const struct cli_doctor *d)

@@ -475,7 +475,8 @@ static void test_json_has_rails_peer_and_problems(void **state)
 					    .mtu = 1024,
 					    .peer_mtu = 1024,
 					    .ok = true,
-					    .rtt_ms = 0.25};
+					    .rtt_ms = 0.25,
+					    .rtt_ms_median = 0.5};
 	cli_doctor_check(d);
 	j = cli_doctor_json(d);
 	assert_non_null(j);
@@ -491,6 +492,7 @@ static void test_json_has_rails_peer_and_problems(void **state)
 	p = json_array_get(json_object_get(j, "peer"), 0);
 	assert_int_equal(json_integer_value(json_object_get(p, "path_mtu")), 1024);
 	assert_true(json_real_value(json_object_get(p, "rtt_ms")) == 0.25);
+	assert_true(json_real_value(json_object_get(p, "rtt_ms_median")) == 0.5);
 	p = json_array_get(json_object_get(j, "problems"), 0);
 	assert_string_equal(json_string_value(json_object_get(p, "fix")),
 			    "ip link set dev eth2 mtu 1500");
