@@ -75,9 +75,10 @@ static void print_peer(FILE *f, const struct cli_doctor *d)
 		else
 			fprintf(f,
 				"  %s -> %s: MTU %u here, %u there, path MTU %u; round trip "
-				"%.3f ms\n",
+				"%.3f ms (median %.3f)\n",
 				p->rail, p->peer, p->mtu, p->peer_mtu,
-				p->mtu < p->peer_mtu ? p->mtu : p->peer_mtu, p->rtt_ms);
+				p->mtu < p->peer_mtu ? p->mtu : p->peer_mtu, p->rtt_ms,
+				p->rtt_ms_median);
 	}
 }
 

@@ -501,6 +501,44 @@ static void test_json_has_rails_peer_and_problems(void **state)
 	free(d);
 }
 
+static void test_text_has_rails_peer_problems_and_fixes(void **state)
+{
+	struct cli_doctor *d = host();
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	(void)state;
+	assert_non_null(f);
+	d->rail[1].netdev_mtu = 9000;
+	d->host = "srv";
+	d->n_peer = 2;
+	d->peer[0] = (struct doc_peer_rail){.rail = "rxe0:1",
+					    .peer = "rxe0:1",
+					    .mtu = 1024,
+					    .peer_mtu = 4096,
+					    .ok = true,
+					    .rtt_ms = 0.25,
+					    .rtt_ms_median = 0.5};
+	d->peer[1] = (struct doc_peer_rail){.rail = "rxe1:1", .error = "no route"};
+	cli_doctor_check(d);
+	cli_doctor_print(f, d);
+	fclose(f);
+	assert_non_null(strstr(text, "rxe1:1  ACTIVE  Ethernet  port MTU 1024  (in the plan)\n"
+				     "  netdev eth2 (up) MTU 9000  addresses 198.18.1.1/24\n"
+				     "  arp_ignore 2, arp_announce 2, rp_filter 2\n"));
+	assert_non_null(strstr(text,
+			       "  rxe0:1 -> rxe0:1: MTU 1024 here, 4096 there, path MTU 1024; "
+			       "round trip 0.250 ms (median 0.500)\n"));
+	assert_non_null(strstr(text, "  rxe1:1: failed\n"));
+	assert_non_null(strstr(text, "problem: rxe1:1: its netdev eth2 has MTU 9000"));
+	assert_non_null(strstr(text, "\n  fix: ip link set dev eth2 mtu 1500\n"));
+	assert_non_null(strstr(text, "problem: rxe1:1: no session with srv over it: no route\n"));
+	assert_non_null(strstr(text, "doctor: 3 problems that would hurt a copy, 0 notes\n"));
+	free(text);
+	free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -521,6 +559,7 @@ int main(void)
 		cmocka_unit_test(test_no_device_says_how_to_get_soft_roce),
 		cmocka_unit_test(test_peer_failure_and_mtu_mismatch_hurt),
 		cmocka_unit_test(test_json_has_rails_peer_and_problems),
+		cmocka_unit_test(test_text_has_rails_peer_problems_and_fixes),
 	};
 
 	return cmocka_run_group_tests(tests, tree_setup, tree_teardown);

@@ -17,13 +17,15 @@ for k in arp_ignore arp_announce rp_filter; do
 done
 saved=$(sysctl -n $sysctls | tr '\n' ' ')
 log=$(mktemp)
+key=$(mktemp)
+head -c 32 /dev/urandom | base64 >"$key" && chmod 600 "$key"
 restore() {
 	ip link set dev "$nic1" mtu 1500
 	ip addr del 198.18.0.99/24 dev "$nic1" 2>/dev/null
 	set -- $saved
 	for s in $sysctls; do sysctl -qw "$s=$1"; shift; done
 	[ -n "${server_pid:-}" ] && kill "$server_pid" 2>/dev/null
-	rm -f "$log"
+	rm -f "$log" "$key"
 }
 trap restore EXIT
 
@@ -49,9 +51,10 @@ assert d["memlock"]["need_bytes"] > 0 and d["nodes"], d
 print("doctor: %d rails clean" % n)
 ' "$TESTBED_RAILS" || fail "doctor --json does not match the testbed: $out"
 
-# With HOST: this guest serves itself, each rail paired with its own.
-start_server "$log"
-capture "$RAILCP" doctor 127.0.0.1 --json --timeout 20
+# With HOST: this guest serves itself, each rail paired with its own; with
+# the key, as copies between hosts run.
+start_server "$log" --key-file "$key"
+capture "$RAILCP" doctor 127.0.0.1 --json --timeout 20 --key-file "$key"
 [ "$rc" -eq 0 ] || fail "doctor 127.0.0.1 exited $rc: $out $err"
 printf '%s\n' "$out" | /usr/bin/python3 -c '
 import json, sys
