@@ -7,11 +7,13 @@
  * With HOST it runs no protocol of its own: per rail of the plan, one bench
  * session of a single 4 KiB chunk over that rail alone (one QP, a 1 MiB
  * pool), through the same hello, authentication, pairing and rdma_cm set-up
- * a copy uses, three times (the smallest and the middle time are
- * reported: the first session also pays for ARP). The session's report says which rail each end
- * really used (the transport checks that the connection landed on the planned device), both ends'
- * port MTUs (protocol 7 carries them) and the time from the chunk's post to its credit coming back:
- * a round trip through both NICs, the peer's check of the chunk, and its credit.
+ * a copy uses, three times (the smallest and the middle time are reported:
+ * the first session also pays for ARP). The session's report says which
+ * rail each end really used (the transport checks that the connection
+ * landed on the planned device), both ends' port MTUs (protocol 7 carries
+ * them) and the time from the chunk's post to its credit coming back: a
+ * round trip through both NICs, the peer's check of the chunk, and its
+ * credit.
  *
  * Threading: one thread.
  */
@@ -51,6 +53,7 @@ static void doctor_usage(FILE *f)
 		   "trip of one 4 KiB write. Exit status 1 when a problem would hurt a copy.\n\n"
 		   "  --json             one JSON object on stdout\n" CLI_SESSION_USAGE
 		   "  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo\n"
+		   "  --transport: rdma (the default; tcp has no RDMA rails to check)\n"
 		   "  -h, --help         print these options and exit\n");
 }
 
@@ -101,6 +104,10 @@ static int doctor_args(int argc, char **argv, struct doctor_cmd *dc)
 		return cli_usage_error("doctor", "one server only, not '%s'", argv[argc - 1]);
 	if (first == argc - 1 && (r = parse_host(dc, argv[first])) != 0)
 		return r;
+	if (dc->place.transport == CLI_TRANSPORT_TCP)
+		return cli_usage_error("doctor",
+				       "doctor checks RDMA rails: --transport tcp has none");
+	dc->place.transport = CLI_TRANSPORT_RDMA;
 	return cli_place_check("doctor", &dc->place) ? CLI_EXIT_USAGE : 0;
 }
 
@@ -108,7 +115,8 @@ static int doctor_args(int argc, char **argv, struct doctor_cmd *dc)
 static int rail_plan(const struct topo_machine *m, const struct doc_rail *r,
 		     struct topo_plan **plan_out)
 {
-	struct cli_place p = {.opts = {.n_rails = 1, .qps_per_rail = 1, .buffer_mib = 1}};
+	struct cli_place p = {.opts = {.n_rails = 1, .qps_per_rail = 1, .buffer_mib = 1},
+			      .transport = CLI_TRANSPORT_RDMA};
 
 	snprintf(p.opts.rails[0].dev, sizeof(p.opts.rails[0].dev), "%s", r->dev);
 	p.opts.rails[0].port = r->port;
@@ -133,6 +141,7 @@ static void peer_rail(const struct doctor_cmd *dc, const struct topo_machine *m,
 				   .stall_ms = dc->sess.stall_ms,
 				   .rail_stall_ms = dc->sess.rail_stall_ms,
 				   .key_file = dc->sess.key_file,
+				   .transport = ENG_TRANSPORT_RDMA,
 				   .no_failover = true};
 	struct topo_plan *plan = NULL;
 	double ms[DOC_PEER_ROUNDS];
@@ -180,7 +189,7 @@ static int run_peer(const struct doctor_cmd *dc, struct cli_doctor *d)
 }
 
 /* The plan copies would use; when none can be made, why, as a problem of the report. */
-static struct topo_plan *doctor_plan(const struct doctor_cmd *dc, struct cli_doctor *d)
+static struct topo_plan *doctor_plan(struct doctor_cmd *dc, struct cli_doctor *d)
 {
 	struct topo_plan *plan = NULL;
 	int err = cli_place_live(&dc->place, &plan);

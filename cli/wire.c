@@ -4,7 +4,8 @@
  * and packets each way, errors), the driver's hw_counters where the device
  * has them (retransmits, out-of-sequence, RNR, CNPs; rxe has several) and,
  * for a RoCE rail, its netdev's statistics (every frame of the rail, the
- * only byte counts Soft-RoCE has). Read from sysfs before and after the
+ * only byte counts Soft-RoCE has; a TCP rail is its interface, whose
+ * statistics are all there is). Read from sysfs before and after the
  * run; the summary and --json give the difference against the payload.
  *
  * The counters are the port's, not the session's: another job on the same
@@ -24,6 +25,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static bool read_u64(const char *path, uint64_t *out)
 {
@@ -83,6 +85,10 @@ static void netdev_of(const char *root, struct cli_wire_rail *r)
 		r->netdev[strcspn(r->netdev, "\n")] = '\0';
 	if (f)
 		fclose(f);
+	/* a TCP rail is an IP interface: its own statistics are its wire */
+	snprintf(path, sizeof(path), "%s/sys/class/net/%s", root, r->dev);
+	if (!r->netdev[0] && strlen(r->dev) < sizeof(r->netdev) && access(path, F_OK) == 0)
+		snprintf(r->netdev, sizeof(r->netdev), "%s", r->dev);
 }
 
 static void read_rail(const char *root, struct cli_wire_rail *r)

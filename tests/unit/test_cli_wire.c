@@ -93,8 +93,10 @@ static int tree_teardown(void **state)
 }
 
 static const struct topo_plan plan = {
-	.n_rails = 2,
-	.rail = {{.dev = "mlx5_0", .port = 1}, {.dev = "rxe1", .port = 1}},
+	.n_rails = 3,
+	.rail = {{.dev = "mlx5_0", .port = 1},
+		 {.dev = "rxe1", .port = 1},
+		 {.dev = "eth2", .port = 1}},
 };
 
 static uint64_t counter(const struct cli_wire_rail *r, const char *name)
@@ -137,7 +139,7 @@ static void test_delta_of_port_hw_and_netdev_counters(void **state)
 	const struct cli_wire_rail *mlx = &w[1].rail[0], *rxe = &w[1].rail[1];
 
 	(void)state;
-	assert_int_equal(w[1].n_rails, 2);
+	assert_int_equal(w[1].n_rails, 3);
 	assert_int_equal(counter(mlx, "port_xmit_data"), 1200000); /* words to bytes */
 	assert_int_equal(counter(mlx, "port_xmit_packets"), 300);
 	assert_int_equal(counter(mlx, "np_cnp_sent"), 4);
@@ -148,6 +150,9 @@ static void test_delta_of_port_hw_and_netdev_counters(void **state)
 	assert_int_equal(counter(rxe, "completer_retry_err"), 5);
 	assert_int_equal(counter(rxe, "tx_bytes"), 1100000);
 	assert_int_equal(cli_wire_sent(rxe), 1100000); /* no port counters: the netdev's */
+	/* a TCP rail (an IP interface): its own statistics */
+	assert_string_equal(w[1].rail[2].netdev, "eth2");
+	assert_int_equal(cli_wire_sent(&w[1].rail[2]), 1100000);
 	free(w);
 }
 
@@ -205,7 +210,7 @@ static void test_json_per_rail(void **state)
 	rep.rail[0].bytes = 4096;
 	cli_wire_json(o, &w[1], &rep);
 	a = json_object_get(o, "wire");
-	assert_int_equal(json_array_size(a), 2);
+	assert_int_equal(json_array_size(a), 3);
 	assert_true(json_is_null(json_object_get(json_array_get(a, 0), "netdev")));
 	rxe = json_array_get(a, 1);
 	assert_string_equal(json_string_value(json_object_get(rxe, "rail")), "rxe1:1");

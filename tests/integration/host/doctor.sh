@@ -47,7 +47,7 @@ printf '%s\n' "$out" | check_json 192.0.2.1 || fail "doctor 192.0.2.1 --json: $o
 [ $(($(date +%s) - start)) -lt 10 ] || fail "doctor HOST without devices took $(($(date +%s) - start)) s"
 
 for args in "doctor --bogus" "doctor h1 h2" "doctor h:0" "doctor h:x" "doctor --timeout 0" \
-	"doctor --qps-per-rail 0" "doctor --profile p --numa 0"; do
+	"doctor --qps-per-rail 0" "doctor --profile p --numa 0" "doctor --transport tcp"; do
 	capture "$RAILCP" $args
 	expect_one_line_error "$args"
 	[ "$rc" -eq 2 ] || fail "railcp $args: expected exit status 2, got $rc"
