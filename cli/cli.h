@@ -25,6 +25,7 @@ int cli_cmd_devices(int argc, char **argv);
 int cli_cmd_serve(int argc, char **argv);
 int cli_cmd_bench(int argc, char **argv);
 int cli_cmd_topo(int argc, char **argv);
+int cli_cmd_doctor(int argc, char **argv);
 /* railcp [options] SRC... HOST:DST and railcp [options] HOST:SRC... DST; argv[0] is "railcp". */
 int cli_cmd_copy(int argc, char **argv);
 

@@ -7,6 +7,7 @@
 #include "cli/place.h"
 #include "cli/report.h"
 #include "cli/session.h"
+#include "cli/wire.h"
 
 #include "common/common.h"
 
@@ -25,7 +26,8 @@ struct bench_cmd {
 	bool json;
 	bool progress;
 	struct cli_progress line;
-	struct cli_series series; /* --json: each rail's bytes over time */
+	struct cli_series series;    /* --json: each rail's bytes over time */
+	const struct cli_wire *wire; /* each rail's counters over the run, or NULL */
 };
 
 static void bench_usage(FILE *f)
@@ -139,6 +141,7 @@ static int print_json(const struct bench_cmd *b, const struct eng_report *r)
 			    json_integer(b->place.opts.qps_per_rail
 						 ? b->place.opts.qps_per_rail
 						 : r->n_stripes / (r->n_rails ? r->n_rails : 1)));
+	cli_wire_json(o, b->wire, r);
 	err = cli_series_json(o, &b->series);
 	if (!err)
 		err = cli_json_print(stdout, o);
@@ -155,6 +158,7 @@ static void print_human(const struct bench_cmd *b, const struct eng_report *r)
 	       b->host, r->seconds, cli_gbps(r->bytes, r->seconds),
 	       cli_mibps(r->bytes, r->seconds));
 	cli_report_print(stdout, r, r->seconds);
+	cli_wire_print(stdout, b->wire, r);
 }
 
 /* The run failed with err: the one line, and with --json the one object. */
@@ -176,6 +180,7 @@ int cli_cmd_bench(int argc, char **argv)
 	struct bench_cmd b = {.o = {.bytes = 1ull << 30, .chunk = ENG_CHUNK_DEFAULT},
 			      .sess = {.timeout_ms = ENG_TIMEOUT_MS_DEFAULT}};
 	struct topo_plan *plan = NULL;
+	struct cli_wire *wire;
 	struct eng_report rep;
 	int r, err;
 
@@ -201,7 +206,9 @@ int cli_cmd_bench(int argc, char **argv)
 		b.o.ctx = &b.series;
 	}
 	cli_series_init(&b.series, rcp_now_ns(), CLI_SERIES_MAX);
+	wire = cli_wire_begin(plan);
 	err = eng_bench_run(&b.o, &rep);
+	b.wire = cli_wire_end(wire, plan);
 	cli_progress_clear(&b.line);
 	if (!err && b.json)
 		err = cli_series_end(&b.series, rcp_now_ns(), &rep);
@@ -212,6 +219,7 @@ int cli_cmd_bench(int argc, char **argv)
 		r = bench_failed(&b, err);
 	}
 	cli_series_fini(&b.series);
+	free(wire);
 	topo_plan_destroy(plan);
 	return r;
 }

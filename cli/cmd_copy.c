@@ -8,6 +8,7 @@
 #include "cli/report.h"
 #include "cli/rsh.h"
 #include "cli/session.h"
+#include "cli/wire.h"
 
 #include "common/common.h"
 
@@ -32,7 +33,8 @@ struct cli_copy {
 	char ssh_home[4200];	 /* there, what relative paths are beneath (escaped) */
 	unsigned fsync_opts;	 /* FSYNC_GIVEN, NO_FSYNC_GIVEN: both is a contradiction */
 	struct cli_progress line;
-	struct cli_series series; /* --json: each rail's bytes over time */
+	struct cli_series series;    /* --json: each rail's bytes over time */
+	const struct cli_wire *wire; /* each rail's counters over the copy, or NULL */
 };
 
 enum { FSYNC_GIVEN = 1, NO_FSYNC_GIVEN = 2 };
@@ -347,6 +349,7 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 		json_object_set_new(o, "over_ssh", json_boolean(cc->over_ssh));
 		if (cc->over_ssh)
 			json_object_set_new(o, "ssh_home", json_string(cc->ssh_home));
+		cli_wire_json(o, cc->wire, r);
 		err = cli_series_json(o, &cc->series);
 		if (!err)
 			err = cli_json_print(stdout, o);
@@ -377,6 +380,7 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 		       sz);
 	}
 	cli_report_print(stdout, r, r->wall_seconds);
+	cli_wire_print(stdout, cc->wire, r);
 	return 0;
 }
 
@@ -515,6 +519,7 @@ int cli_cmd_copy(int argc, char **argv)
 	struct sigaction sa = {.sa_handler = on_interrupt, .sa_flags = SA_RESETHAND};
 	struct topo_plan *plan = NULL;
 	struct cli_copy *cc = NULL;
+	struct cli_wire *wire = NULL;
 	struct eng_report rep;
 	int r, err;
 
@@ -544,7 +549,9 @@ int cli_cmd_copy(int argc, char **argv)
 			cc->o.ctx = &cc->series;
 		}
 		cli_series_init(&cc->series, rcp_now_ns(), CLI_SERIES_MAX);
+		wire = cli_wire_begin(plan);
 		err = copy_run(cc, &rep);
+		cc->wire = cli_wire_end(wire, plan);
 		cli_progress_clear(&cc->line);
 		if (!err && cc->json)
 			err = cli_series_end(&cc->series, rcp_now_ns(), &rep);
@@ -554,6 +561,7 @@ int cli_cmd_copy(int argc, char **argv)
 	else if (cc->json)
 		return copy_failed(cc, err, plan);
 	cli_series_fini(&cc->series);
+	free(wire);
 	topo_plan_destroy(plan);
 	cli_copy_destroy(cc);
 	return err ? cli_fail(err) : CLI_EXIT_OK;

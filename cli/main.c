@@ -22,6 +22,8 @@ static const struct {
 	{"bench", cli_cmd_bench,
 	 "memory-to-memory transfer to a server, verified, with throughput"},
 	{"topo", cli_cmd_topo, "show NUMA nodes, rails and the worker placement plan"},
+	{"doctor", cli_cmd_doctor,
+	 "check this host (and the way to a server) for what hurts copies"},
 };
 
 static void usage(FILE *f)

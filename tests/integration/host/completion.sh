@@ -61,7 +61,7 @@ expect_none() {
 }
 
 cd "$tmp/work" || fail "cannot enter $tmp/work"
-for c in devices topo bench serve; do
+for c in devices topo bench serve doctor; do
 	expect "railcp " "$c"
 done
 expect "railcp to" topo
@@ -77,6 +77,9 @@ expect "railcp -v --" --no-fsync
 expect "railcp topo --" --save-profile
 expect "railcp bench host --" --bytes
 expect "railcp devices --" --json
+expect "railcp doctor --" --json
+expect "railcp doctor host --" --key-file
+expect_not "railcp doctor --" --bytes
 
 # --help is in each command's --help, so it is offered too.
 expect "railcp serve --" --help
