@@ -70,26 +70,24 @@ uint32_t eng__cm_port_mtu(struct rdma_cm_id *id)
  */
 uint32_t eng__cm_mtu_agree(struct eng_conn *c, struct eng_link *l, uint32_t own, uint32_t peer)
 {
+	uint32_t agreed = !peer ? own : !own ? peer : own < peer ? own : peer;
 	unsigned i;
 
 	l->mtu = eng__mtu_bytes((int)own);
 	l->peer_mtu = eng__mtu_bytes((int)peer);
-	if (!peer || !own)
-		return own ? own : peer;
-	if (own != peer) {
-		for (i = 0; i < c->n_mtu_noted && strcmp(c->mtu_noted[i], l->rail_dev); i++)
-			;
-		if (i == c->n_mtu_noted && i < TOPO_MAX_RAILS) {
-			c->mtu_noted[c->n_mtu_noted++] = l->rail_dev;
-			rcp_log(RCP_LOG_NOTICE,
-				"rail %s: active MTU %u here and %u at the peer: its QPs use %u; "
-				"give the network devices of both ends the same MTU (ip link set "
-				"dev IF mtu N) for the larger",
-				l->rail_dev, eng__mtu_bytes((int)own), eng__mtu_bytes((int)peer),
-				eng__mtu_bytes((int)(own < peer ? own : peer)));
-		}
+	if (!peer || !own || own == peer)
+		return agreed;
+	for (i = 0; i < c->n_mtu_noted && strcmp(c->mtu_noted[i], l->rail_dev); i++)
+		;
+	if (i == c->n_mtu_noted && i < TOPO_MAX_RAILS) {
+		c->mtu_noted[c->n_mtu_noted++] = l->rail_dev;
+		rcp_log(RCP_LOG_NOTICE,
+			"rail %s: active MTU %u here and %u at the peer: its QPs use %u; "
+			"give the network devices of both ends the same MTU (ip link set "
+			"dev IF mtu N) for the larger",
+			l->rail_dev, l->mtu, l->peer_mtu, eng__mtu_bytes((int)agreed));
 	}
-	return own < peer ? own : peer;
+	return agreed;
 }
 
 /* The link's QP (in INIT, receives posted) on the device id resolved to, which must be the rail's.
