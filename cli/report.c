@@ -57,6 +57,7 @@ void cli_report_json(json_t *o, const struct eng_report *r, double seconds)
 	json_object_set_new(o, "verified", json_true());
 	json_object_set_new(o, "failover", json_boolean(r->failover));
 	json_object_set_new(o, "rails_failed", json_integer(r->rails_failed));
+	json_object_set_new(o, "rails_left_out", json_integer(r->rails_left_out));
 	if (r->file_io[0]) {
 		json_object_set_new(o, "file_io", json_string(r->file_io));
 		json_object_set_new(o, "helpers_per_worker", json_integer(r->helpers));
@@ -79,6 +80,12 @@ void cli_report_json(json_t *o, const struct eng_report *r, double seconds)
 			json_object_set_new(x, "failed_after_s", json_real(r->rail[i].failed_at));
 		if (r->rail[i].why[0])
 			json_object_set_new(x, "error", json_string(r->rail[i].why));
+		json_object_set_new(x, "left_out", json_boolean(r->rail[i].left_out));
+		json_object_set_new(x, "stripes_left_out",
+				    json_integer(r->rail[i].stripes_left_out));
+		if (r->rail[i].left_out_why[0])
+			json_object_set_new(x, "left_out_error",
+					    json_string(r->rail[i].left_out_why));
 		if (r->rail[i].mtu) {
 			json_object_set_new(x, "mtu", json_integer(r->rail[i].mtu));
 			json_object_set_new(x, "peer_mtu", json_integer(r->rail[i].peer_mtu));
@@ -99,8 +106,9 @@ void cli_report_json(json_t *o, const struct eng_report *r, double seconds)
 }
 
 /*
- * A rail whose ends' MTUs differ (both used the smaller), and one that lost
- * stripes (queue pairs): when, why, and that the others carried its chunks.
+ * A rail whose ends' MTUs differ (both used the smaller), one left out at
+ * set-up (why), and one that lost stripes (queue pairs) mid-transfer:
+ * when, why, and that the others carried its chunks.
  */
 static void rail_notes_print(FILE *f, const struct eng_rail_report *rr)
 {
@@ -109,6 +117,11 @@ static void rail_notes_print(FILE *f, const struct eng_rail_report *rr)
 			"    MTU %u here and %u at the peer: %u used; give both ends' network "
 			"devices the same MTU for the larger\n",
 			rr->mtu, rr->peer_mtu, rr->mtu < rr->peer_mtu ? rr->mtu : rr->peer_mtu);
+	if (rr->left_out)
+		fprintf(f, "    left out at set-up: %s\n", rr->left_out_why);
+	else if (rr->stripes_left_out)
+		fprintf(f, "    %u of its %u stripes left out at set-up: %s\n",
+			rr->stripes_left_out, rr->stripes, rr->left_out_why);
 	if (rr->failed)
 		fprintf(f,
 			"    failed after %.1f s, its chunks sent again on the other rails: %s\n",
@@ -151,6 +164,8 @@ static const char *rate_or_failed(double rate, const struct eng_rail_report *rr)
 
 	if (rr->failed)
 		return "FAILED";
+	if (rr->left_out)
+		return "LEFT-OUT";
 	snprintf(buf, sizeof(buf), "%.2f", rate * 8 / 1e9);
 	return buf;
 }

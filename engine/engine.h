@@ -35,6 +35,12 @@
  * ports stay up). rail_stall_ms: 0 this default, < 0 never.
  */
 #define ENG_RAIL_STALL_MS 5000
+/*
+ * Each stripe's connection at set-up (address, route, the peer's answer)
+ * when the user gives no --connect-timeout: a rail that does not connect
+ * within it is left out (with failover), so a dead rail costs at most this.
+ */
+#define ENG_CONNECT_TIMEOUT_MS_DEFAULT 10000
 
 enum eng_gid_type {
 	ENG_GID_IB,
@@ -103,6 +109,10 @@ struct eng_rail_report {
 	bool failed;	       /* every stripe of it failed: it carried nothing after failed_at */
 	double failed_at;      /* seconds from the job's start to its last stripe's failure */
 	char why[256];	       /* why its first stripe failed ("" if none did) */
+	/* stripes left out at set-up (never connected), and why; all of them: left_out */
+	unsigned stripes_left_out;
+	bool left_out;
+	char left_out_why[256];
 	/* the active MTU in bytes of this end's port and of the peer's; both use the smaller */
 	unsigned mtu, peer_mtu;
 };
@@ -121,8 +131,9 @@ struct eng_report {
 	unsigned n_slots; /* slots (credits) per stripe */
 	unsigned n_stripes;
 	unsigned n_rails;
-	bool failover;	       /* a failed stripe's chunks went to the others (else: fatal) */
-	unsigned rails_failed; /* rails whose every stripe failed */
+	bool failover;		 /* a failed stripe's chunks went to the others (else: fatal) */
+	unsigned rails_failed;	 /* rails whose every stripe failed */
+	unsigned rails_left_out; /* rails none of whose stripes connected at set-up */
 	struct eng_rail_report rail[TOPO_MAX_RAILS];
 	/* copies: how this end read or wrote its files ("" for bench) */
 	char file_io[128]; /* e.g. "io_uring, 3 helper threads per worker, 32 deep each" */
@@ -142,6 +153,7 @@ struct eng_bench_opts {
 			      ENG_RAIL_STALL_MS) */
 	const char *key_file; /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
 	bool no_failover; /* a rail that fails fails the run (else its chunks go to the others) */
+	int connect_timeout_ms; /* each stripe's connection at set-up; 0: the default (10 s) */
 	/* Called about every 20 ms from the calling thread with the figures so far. */
 	void (*progress)(const struct eng_report *so_far, void *ctx);
 	void *ctx;
@@ -181,6 +193,7 @@ struct eng_copy_opts {
 	const char *key_file; /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
 	const char *key;      /* the key itself (from railcp serve --ssh); NULL: key_file's */
 	bool no_failover; /* a rail that fails fails the copy (else its chunks go to the others) */
+	int connect_timeout_ms; /* each stripe's connection at set-up; 0: the default (10 s) */
 	/* Set (e.g. from a signal handler) to stop the copy: it fails, its temporaries removed. */
 	const _Atomic bool *cancel;
 	/* Called about every 20 ms from the calling thread with the figures so far. */
@@ -210,6 +223,8 @@ struct eng_serve_opts {
 	int rail_stall_ms;     /* as for a client */
 	unsigned max_sessions; /* authenticated sessions at once; more are refused with a message */
 	bool no_failover;      /* a rail that fails fails its session (else the others carry on) */
+	int connect_timeout_ms; /* an answered stripe not established after this is left out; 0: 10
+				   s */
 	/*
 	 * Each client names the server it dialed (the host as its user gave
 	 * it, and the port), and a session dialed to another server is

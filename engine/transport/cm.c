@@ -18,7 +18,14 @@
  * (jumbo frames on one side) would carry one direction and drop the other.
  * So the QPs are railcp's (ibv_create_qp), moved through INIT, RTR and RTS
  * with rdma_cm's attributes and the agreed MTU (cm_qp.c), and the client
- * completes with rdma_establish. Both ends post their receives (the
+ * completes with rdma_establish. Each link's connect has one deadline
+ * (--connect-timeout) for its address, route and answer; a link that
+ * fails is freed at once, and with failover the session leaves it out
+ * (the server gives up a link whose request it could not take, which
+ * rdma_cm ended, or which was not established within that limit, through
+ * cfg->link_failed, and one the client gave up through abandon). An event
+ * that ends a link already connected while others connect is kept for
+ * check_events. Both ends post their receives (the
  * cfg's link_ready) before they connect or accept, so no write or credit
  * can find a queue empty.
  *
@@ -126,20 +133,57 @@ static int cm_next(struct eng_conn *c, int ctl_fd, int timeout_ms, struct rdma_c
 	}
 }
 
-/* Wait for event want on id; any other outcome is an error naming the step. */
+/*
+ * An event for another link while one connects: a link already connected
+ * that rdma_cm ends is kept for check_events to report (the job may go on
+ * without it); anything else of another id is not this step's business.
+ */
+static void cm_other_event(struct eng_conn *c, struct rdma_cm_event *ev)
+{
+	struct eng_link *l = ev->id->context;
+
+	if (l && c->ep[l->index].connected &&
+	    (ev->event == RDMA_CM_EVENT_DISCONNECTED || ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL))
+		c->ep[l->index].gone_ev = rdma_event_str(ev->event);
+	rdma_ack_cm_event(ev);
+}
+
+/* The milliseconds left until deadline_ns, at least 1 while it has not passed. */
+static int cm_ms_left(uint64_t deadline_ns)
+{
+	uint64_t now = rcp_now_ns();
+
+	return now >= deadline_ns ? 0 : (int)((deadline_ns - now) / 1000000) + 1;
+}
+
+/*
+ * Wait for event want on id until deadline_ns (a link's connect timeout of
+ * total_ms); any other outcome is an error naming the step.
+ */
 static int cm_expect(struct eng_conn *c, struct rdma_cm_id *id, enum rdma_cm_event_type want,
-		     const char *step, int timeout_ms, struct conn_acc *acc_out)
+		     const char *step, uint64_t deadline_ns, int total_ms, struct conn_acc *acc_out)
 {
 	struct rdma_cm_event *ev;
-	int err = cm_next(c, -1, timeout_ms, &ev), status;
 	enum rdma_cm_event_type got;
+	int err, status, left;
 
-	if (err)
-		return rcp_err(err, "%s: %s", step, rcp_err_msg(err));
+	for (;;) {
+		if ((left = cm_ms_left(deadline_ns)) == 0)
+			err = -ETIMEDOUT;
+		else
+			err = cm_next(c, -1, left, &ev);
+		if (err == -ETIMEDOUT)
+			return rcp_err(err, "%s: no answer from rdma_cm within %g s", step,
+				       total_ms / 1000.0);
+		if (err)
+			return rcp_err(err, "%s: %s", step, rcp_err_msg(err));
+		if (ev->id == id)
+			break;
+		cm_other_event(c, ev);
+	}
 	got = ev->event;
 	status = ev->status;
-	if (got == want && ev->id == id && acc_out &&
-	    ev->param.conn.private_data_len >= sizeof(*acc_out))
+	if (got == want && acc_out && ev->param.conn.private_data_len >= sizeof(*acc_out))
 		memcpy(acc_out, ev->param.conn.private_data, sizeof(*acc_out));
 	rdma_ack_cm_event(ev);
 	if (got != want)
@@ -147,6 +191,19 @@ static int cm_expect(struct eng_conn *c, struct rdma_cm_id *id, enum rdma_cm_eve
 			       "%s: rdma_cm says %s (status %d)", step, rdma_event_str(got),
 			       status);
 	return 0;
+}
+
+/* Free what was made for link k (its QP and id); it stays abandoned if it was. */
+static void cm_link_drop(struct eng_conn *c, unsigned k)
+{
+	struct vep *e = &c->ep[k];
+	bool abandoned = e->abandoned;
+
+	if (e->qp)
+		ibv_destroy_qp(e->qp);
+	if (e->id)
+		rdma_destroy_id(e->id);
+	*e = (struct vep){.abandoned = abandoned};
 }
 
 /* This link's slots, for the peer that writes into them. */
@@ -173,17 +230,58 @@ static int slots_take(struct eng_link *l, const struct conn_slots *in, const cha
 }
 
 static int cm_resolve(struct eng_conn *c, struct rdma_cm_id *id, const struct sockaddr_in *src,
-		      const struct sockaddr_in *dst, const char *step, int timeout_ms)
+		      const struct sockaddr_in *dst, const char *step, uint64_t deadline_ns,
+		      int total_ms)
 {
 	int err;
 
-	if (rdma_resolve_addr(id, (struct sockaddr *)src, (struct sockaddr *)dst, timeout_ms))
+	if (rdma_resolve_addr(id, (struct sockaddr *)src, (struct sockaddr *)dst,
+			      cm_ms_left(deadline_ns)))
 		return rcp_err(-errno, "%s: %s", step, strerror(errno));
-	if ((err = cm_expect(c, id, RDMA_CM_EVENT_ADDR_RESOLVED, step, timeout_ms, NULL)) != 0)
+	if ((err = cm_expect(c, id, RDMA_CM_EVENT_ADDR_RESOLVED, step, deadline_ns, total_ms,
+			     NULL)) != 0)
 		return err;
-	if (rdma_resolve_route(id, timeout_ms))
+	if (rdma_resolve_route(id, cm_ms_left(deadline_ns)))
 		return rcp_err(-errno, "%s: %s", step, strerror(errno));
-	return cm_expect(c, id, RDMA_CM_EVENT_ROUTE_RESOLVED, step, timeout_ms, NULL);
+	return cm_expect(c, id, RDMA_CM_EVENT_ROUTE_RESOLVED, step, deadline_ns, total_ms, NULL);
+}
+
+/* Address, route, QP, request and answer, all before deadline_ns; then RTR, RTS, established. */
+static int cm_connect_steps(struct eng_conn *c, struct eng_link *l, struct rdma_cm_id *id,
+			    const struct sockaddr_in *src, const struct sockaddr_in *dst,
+			    struct conn_req *req, const char *step, int timeout_ms)
+{
+	uint64_t deadline = rcp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	struct rdma_conn_param cp = {.private_data = req,
+				     .private_data_len = sizeof(*req),
+				     .retry_count = CM_RETRIES,
+				     .rnr_retry_count = CM_RETRIES};
+	struct conn_acc acc = {0};
+	uint32_t own;
+	int err;
+
+	if ((err = cm_resolve(c, id, src, dst, step, deadline, timeout_ms)) != 0)
+		return err;
+	if ((err = eng__cm_link_qp(c, l, id)) != 0)
+		return rcp_err(err, "%s: %s", step, rcp_err_msg(err));
+	if (c->cfg->receiver)
+		req->slots = slots_of(l);
+	own = eng__cm_port_mtu(id);
+	req->mtu = htole32(own);
+	cp.qp_num = c->ep[l->index].qp->qp_num;
+	if (rdma_connect(id, &cp))
+		return rcp_err(-errno, "%s: %s", step, strerror(errno));
+	if ((err = cm_expect(c, id, RDMA_CM_EVENT_CONNECT_RESPONSE, step, deadline, timeout_ms,
+			     &acc)) != 0)
+		return err;
+	/* Our QP: its states are ours to set, at the MTU both ends can take. */
+	if ((err = eng__cm_qp_ready(&c->ep[l->index],
+				    eng__cm_mtu_agree(c, l, own, le32toh(acc.mtu)))) != 0)
+		return rcp_err(err, "%s: %s", step, rcp_err_msg(err));
+	if (rdma_establish(id))
+		return rcp_err(-errno, "%s: rdma_establish: %s", step, strerror(errno));
+	c->ep[l->index].connected = true;
+	return c->cfg->receiver ? 0 : slots_take(l, &acc.slots, step);
 }
 
 static int cm_connect(struct eng_conn *c, struct eng_link *l, const struct sockaddr_in *src,
@@ -191,12 +289,6 @@ static int cm_connect(struct eng_conn *c, struct eng_link *l, const struct socka
 {
 	struct conn_req req = {
 		htole64(l->token), htole32(peer_link), htole32(CONN_MAGIC), {0}, 0, 0};
-	struct rdma_conn_param cp = {.private_data = &req,
-				     .private_data_len = sizeof(req),
-				     .retry_count = CM_RETRIES,
-				     .rnr_retry_count = CM_RETRIES};
-	struct conn_acc acc = {0};
-	uint32_t own;
 	struct rdma_cm_id *id;
 	char step[160], a[64], b[64];
 	int err;
@@ -208,27 +300,10 @@ static int cm_connect(struct eng_conn *c, struct eng_link *l, const struct socka
 	if (rdma_create_id(c->ch, &id, l, RDMA_PS_TCP))
 		return rcp_err(-errno, "rdma_create_id: %s", strerror(errno));
 	c->ep[l->index].id = id;
-	if ((err = cm_resolve(c, id, src, dst, step, timeout_ms)) != 0)
-		return err;
-	if ((err = eng__cm_link_qp(c, l, id)) != 0)
-		return rcp_err(err, "%s: %s", step, rcp_err_msg(err));
-	if (c->cfg->receiver)
-		req.slots = slots_of(l);
-	own = eng__cm_port_mtu(id);
-	req.mtu = htole32(own);
-	cp.qp_num = c->ep[l->index].qp->qp_num;
-	if (rdma_connect(id, &cp))
-		return rcp_err(-errno, "%s: %s", step, strerror(errno));
-	if ((err = cm_expect(c, id, RDMA_CM_EVENT_CONNECT_RESPONSE, step, timeout_ms, &acc)) != 0)
-		return err;
-	/* Our QP: its states are ours to set, at the MTU both ends can take. */
-	if ((err = eng__cm_qp_ready(&c->ep[l->index],
-				    eng__cm_mtu_agree(c, l, own, le32toh(acc.mtu)))) != 0)
-		return rcp_err(err, "%s: %s", step, rcp_err_msg(err));
-	if (rdma_establish(id))
-		return rcp_err(-errno, "%s: rdma_establish: %s", step, strerror(errno));
-	c->ep[l->index].connected = true;
-	return c->cfg->receiver ? 0 : slots_take(l, &acc.slots, step);
+	err = cm_connect_steps(c, l, id, src, dst, &req, step, timeout_ms);
+	if (err) /* the link is left out (or the session fails): nothing of it stays */
+		cm_link_drop(c, l->index);
+	return err;
 }
 
 static int cm_listen(struct eng_conn *c, const struct sockaddr_in *addr, uint16_t *port_out)
@@ -268,7 +343,7 @@ static int on_connect_request(struct eng_conn *c, struct rdma_cm_event *ev)
 	k = le32toh(req->link);
 	if (k >= c->cfg->n_links || le64toh(req->token) != c->cfg->link[k]->token)
 		return rcp_err(-EPERM, "an RDMA connection request that is not from this session");
-	if (c->ep[k].id)
+	if (c->ep[k].id || c->ep[k].abandoned)
 		return rcp_err(-EPROTO,
 			       "an RDMA connection request for stripe %u, which is not open", k);
 	l = c->cfg->link[k];
@@ -288,6 +363,7 @@ static int on_connect_request(struct eng_conn *c, struct rdma_cm_event *ev)
 	cp.qp_num = c->ep[k].qp->qp_num;
 	if (rdma_accept(ev->id, &cp))
 		return rcp_err(-errno, "rdma_accept: %s", strerror(errno));
+	c->ep[k].accepted_ns = rcp_now_ns();
 	return 0;
 }
 
@@ -301,11 +377,66 @@ static void cm_refuse(struct rdma_cm_event *ev)
 	rdma_destroy_id(id); /* after the ack: destroying waits for the id's events */
 }
 
+/* Server, with failover: link k failed at set-up; its id and QP go, set-up goes on. */
+static void link_give_up(struct eng_conn *c, unsigned k, const char *why)
+{
+	char text[256];
+
+	snprintf(text, sizeof(text), "%s", why); /* why may be rcp_err_msg's, which is reused */
+	c->ep[k].abandoned = true;
+	c->given_up++;
+	cm_link_drop(c, k);
+	c->cfg->link_failed(c->cfg->link_failed_ctx, k, text);
+}
+
+/* A request of this session that could not be taken: refused, and its link given up. */
+static int request_failed(struct eng_conn *c, struct rdma_cm_event *ev, int err)
+{
+	unsigned k = ((struct eng_link *)ev->id->context)->index;
+	char why[256];
+
+	if (!c->cfg->link_failed) {
+		rdma_ack_cm_event(ev);
+		return err;
+	}
+	snprintf(why, sizeof(why), "accepting it: %s", rcp_err_msg(err));
+	rdma_reject(ev->id, NULL, 0);
+	rdma_ack_cm_event(ev);
+	link_give_up(c, k, why);
+	return 0;
+}
+
+/*
+ * rdma_cm ended a link while accepting (REJECTED, CONNECT_ERROR,
+ * UNREACHABLE, DISCONNECTED, ...). With failover, one not yet established
+ * is given up, one established is kept for check_events to report.
+ */
+static int link_event(struct eng_conn *c, struct rdma_cm_event *ev)
+{
+	struct eng_link *l = ev->id->context;
+	enum rdma_cm_event_type type = ev->event;
+	int status = ev->status;
+	char why[160];
+
+	rdma_ack_cm_event(ev);
+	if (!l || !c->cfg->link_failed)
+		return rcp_err(-ECONNABORTED, "while connecting stripes, rdma_cm says %s",
+			       rdma_event_str(type));
+	if (c->ep[l->index].connected) {
+		c->ep[l->index].gone_ev = rdma_event_str(type);
+		return 0;
+	}
+	snprintf(why, sizeof(why), "rdma_cm says %s (status %d) while accepting it",
+		 rdma_event_str(type), status);
+	link_give_up(c, l->index, why);
+	return 0;
+}
+
 /* One event while accepting: 0 to go on, else the error that ends set-up. */
 static int accept_event(struct eng_conn *c, struct rdma_cm_event *ev)
 {
 	enum rdma_cm_event_type type = ev->event;
-	int err = 0;
+	int err;
 
 	if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
 		err = on_connect_request(c, ev);
@@ -316,15 +447,48 @@ static int accept_event(struct eng_conn *c, struct rdma_cm_event *ev)
 			cm_refuse(ev);
 			return 0;
 		}
+		if (err)
+			return request_failed(c, ev, err);
 	} else if (type == RDMA_CM_EVENT_ESTABLISHED) {
 		c->ep[((struct eng_link *)ev->id->context)->index].connected = true;
 		c->established++;
 	} else {
-		err = rcp_err(-ECONNABORTED, "while connecting stripes, rdma_cm says %s",
-			      rdma_event_str(type));
+		return link_event(c, ev);
 	}
 	rdma_ack_cm_event(ev);
-	return err;
+	return 0;
+}
+
+/*
+ * With failover and a connect timeout: the first link whose request was
+ * answered longer ago than that and is not established yet, given up; else
+ * when the next one is due (0: none is waited for).
+ */
+static uint64_t accept_overdue(struct eng_conn *c)
+{
+	uint64_t lim = (uint64_t)c->cfg->connect_timeout_ms * 1000000ull, next = 0;
+	uint64_t now = rcp_now_ns();
+	unsigned k;
+
+	if (!c->cfg->link_failed || !lim)
+		return 0;
+	for (k = 0; k < c->cfg->n_links; k++) {
+		struct vep *e = &c->ep[k];
+		char why[128];
+
+		if (!e->accepted_ns || e->connected || e->abandoned)
+			continue;
+		if (now - e->accepted_ns >= lim) {
+			snprintf(why, sizeof(why),
+				 "accepted, but not established within %g s (--connect-timeout)",
+				 c->cfg->connect_timeout_ms / 1000.0);
+			link_give_up(c, k, why);
+			continue;
+		}
+		if (!next || e->accepted_ns + lim < next)
+			next = e->accepted_ns + lim;
+	}
+	return next;
 }
 
 static int cm_accept_all(struct eng_conn *c, int ctl_fd, int timeout_ms)
@@ -334,16 +498,21 @@ static int cm_accept_all(struct eng_conn *c, int ctl_fd, int timeout_ms)
 	unsigned i;
 	int err;
 
-	while (c->established < c->cfg->n_links) {
-		uint64_t now = rcp_now_ns();
+	while (c->established + c->given_up < c->cfg->n_links) {
+		uint64_t due = accept_overdue(c), until = due && due < deadline ? due : deadline;
 
+		if (c->established + c->given_up == c->cfg->n_links)
+			break;
 		/* One deadline for the whole set-up, however many events arrive. */
-		if (now >= deadline)
+		if (rcp_now_ns() >= deadline)
 			err = rcp_err(-ETIMEDOUT, "no answer from rdma_cm within %d s",
 				      timeout_ms / 1000);
-		else if ((err = cm_next(c, ctl_fd, (int)((deadline - now) / 1000000) + 1, &ev)) ==
-			 -EPIPE)
+		else if ((err = cm_next(c, ctl_fd, cm_ms_left(until), &ev)) == -EPIPE)
 			return err; /* the control connection has the reason */
+		if (err == -ETIMEDOUT && until < deadline) {
+			rcp_err_clear();
+			continue; /* a link's own limit: accept_overdue gives it up */
+		}
 		if (err)
 			return rcp_err(err, "waiting for the client's RDMA connections: %s",
 				       rcp_err_msg(err));
@@ -441,11 +610,42 @@ static int cm_async_events(struct eng_conn *c, eng_link_lost_fn lost, void *lctx
 	return err;
 }
 
+static bool cm_abandon(struct eng_conn *c, unsigned k)
+{
+	if (k >= c->cfg->n_links || c->ep[k].connected)
+		return k < c->cfg->n_links;
+	if (!c->ep[k].abandoned) {
+		c->ep[k].abandoned = true;
+		c->given_up++;
+	}
+	cm_link_drop(c, k);
+	return false;
+}
+
+/* Links rdma_cm ended while other links were being connected (cm_other_event, link_event). */
+static int links_gone(struct eng_conn *c, eng_link_lost_fn lost, void *lctx)
+{
+	char why[256];
+	unsigned i;
+
+	for (i = 0; i < c->cfg->n_links; i++) {
+		if (!c->ep[i].gone_ev)
+			continue;
+		snprintf(why, sizeof(why), "rdma_cm says %s on %s", c->ep[i].gone_ev,
+			 c->ep[i].desc);
+		c->ep[i].gone_ev = NULL;
+		if (!lost)
+			return rcp_err(-ECONNRESET, "%s", why);
+		lost(lctx, i, why);
+	}
+	return 0;
+}
+
 static int cm_check_events(struct eng_conn *c, eng_link_lost_fn lost, void *lctx)
 {
 	struct rdma_cm_event *ev;
 	char why[256];
-	int err = 0;
+	int err = links_gone(c, lost, lctx);
 
 	while (!err && rdma_get_cm_event(c->ch, &ev) == 0) {
 		enum rdma_cm_event_type type = ev->event;
@@ -478,6 +678,7 @@ static const struct eng_transport verbs_transport = {
 	.connect = cm_connect,
 	.listen = cm_listen,
 	.accept_all = cm_accept_all,
+	.abandon = cm_abandon,
 	.check_events = cm_check_events,
 };
 

@@ -37,6 +37,9 @@ struct vep {
 	struct vcq *vcq;
 	bool inline_hdr;
 	bool connected;
+	bool abandoned;	      /* left out at set-up: no request for it is taken */
+	uint64_t accepted_ns; /* server: when its request was answered (0: not yet) */
+	const char *gone_ev;  /* an rdma_cm event that ended it during set-up, for check_events */
 	char desc[200];
 };
 
@@ -90,6 +93,7 @@ struct eng_conn {
 	struct rdma_cm_id *listen[TOPO_MAX_RAILS];
 	unsigned n_listen;
 	unsigned established;
+	unsigned given_up;		       /* links left out at set-up (abandoned) */
 	const char *mtu_noted[TOPO_MAX_RAILS]; /* rails whose MTU difference was said */
 	unsigned n_mtu_noted;
 };
