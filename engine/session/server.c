@@ -422,13 +422,17 @@ static void *session_main(void *arg)
 	if (!err)
 		err = session_setup(ss);
 	if (!err) {
+		unsigned all = eng__job_stripes(ss->s.job), up = eng__job_stripes_alive(ss->s.job);
+		char out[48] = "";
+
+		if (up < all) /* the client's word or ours: see the lines above */
+			snprintf(out, sizeof(out), " (%u left out at set-up)", all - up);
 		rcp_log(RCP_LOG_NOTICE,
 			"session %u from %s: %s, %" PRIu64
-			" MiB over %u stripes (%u sessions running, %u connections waiting their "
+			" MiB over %u stripes%s (%u sessions running, %u connections waiting their "
 			"turn)",
-			ss->id, ss->peer, session_what(ss, what, sizeof(what)), ss->bytes >> 20,
-			eng__job_stripes(ss->s.job), atomic_load(&srv->sessions),
-			atomic_load(&srv->parked));
+			ss->id, ss->peer, session_what(ss, what, sizeof(what)), ss->bytes >> 20, up,
+			out, atomic_load(&srv->sessions), atomic_load(&srv->parked));
 		err = eng__session_run(&ss->s);
 	}
 	if (!err)

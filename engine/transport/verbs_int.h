@@ -98,6 +98,39 @@ struct eng_conn {
 	unsigned n_mtu_noted;
 };
 
+/* rdma_cm's retry counts: the most the protocol allows (7: RNR retries forever). */
+#define CM_RETRIES 7
+/* Connection requests a listener queues. */
+#define CM_BACKLOG 64
+
+/* ---- what cm.c and cm_accept.c share ---- */
+
+/*
+ * The next event on c's channel within timeout_ms; with ctl_fd >= 0, -EPIPE
+ * (no sentence) as soon as that turns readable.
+ */
+int eng__cm_next(struct eng_conn *c, int ctl_fd, int timeout_ms, struct rdma_cm_event **ev_out);
+
+/* The milliseconds left until deadline_ns, at least 1 while it has not passed. */
+int eng__cm_ms_left(uint64_t deadline_ns);
+
+/* l's slots, for the peer that writes into them. */
+struct conn_slots eng__cm_slots_of(const struct eng_link *l);
+
+/* The sender takes the receiver's slots, which must be what the session agreed. */
+int eng__cm_slots_take(struct eng_link *l, const struct conn_slots *in, const char *step);
+
+/* Free what was made for link k (its QP and id); it stays abandoned if it was. */
+void eng__cm_link_drop(struct eng_conn *c, unsigned k);
+
+/* Refuse a connection request that is not ours to take, and free its id. */
+void eng__cm_refuse(struct rdma_cm_event *ev);
+
+/* The transport's listen, accept_all and abandon (cm_accept.c). */
+int eng__cm_listen(struct eng_conn *c, const struct sockaddr_in *addr, uint16_t *port_out);
+int eng__cm_accept_all(struct eng_conn *c, int ctl_fd, int timeout_ms);
+bool eng__cm_abandon(struct eng_conn *c, unsigned k);
+
 /* ---- a link's queue pair (cm_qp.c) ---- */
 
 /* sa's IPv4 address as text, or "?". */
