@@ -58,6 +58,10 @@ void cli_report_json(json_t *o, const struct eng_report *r, double seconds)
 	json_object_set_new(o, "failover", json_boolean(r->failover));
 	json_object_set_new(o, "rails_failed", json_integer(r->rails_failed));
 	json_object_set_new(o, "rails_left_out", json_integer(r->rails_left_out));
+	json_object_set_new(o, "ack_timeout",
+			    r->qp.ack_timeout ? json_integer(r->qp.ack_timeout) : json_null());
+	json_object_set_new(o, "retry_count",
+			    json_integer(r->qp.retry_count ? r->qp.retry_count : 7));
 	if (r->file_io[0]) {
 		json_object_set_new(o, "file_io", json_string(r->file_io));
 		json_object_set_new(o, "helpers_per_worker", json_integer(r->helpers));
@@ -131,11 +135,27 @@ static void rail_notes_print(FILE *f, const struct eng_rail_report *rr)
 			rr->stripes_lost, rr->stripes, rr->why);
 }
 
+/* The ACK timeout exponent n as a time ("4.096 us x 2^14 = 67.1 ms"), or "rdma_cm's". */
+static const char *ack_str(unsigned n, char *buf, size_t len)
+{
+	double us = 4.096 * (double)(1ull << (n < 40 ? n : 40));
+
+	if (!n)
+		snprintf(buf, len, "rdma_cm's");
+	else if (us < 1000)
+		snprintf(buf, len, "4.096 us x 2^%u = %.1f us", n, us);
+	else if (us < 1e6)
+		snprintf(buf, len, "4.096 us x 2^%u = %.1f ms", n, us / 1e3);
+	else
+		snprintf(buf, len, "4.096 us x 2^%u = %.1f s", n, us / 1e6);
+	return buf;
+}
+
 void cli_report_print(FILE *f, const struct eng_report *r, double seconds)
 {
 	int node[TOPO_MAX_RAILS];
 	uint64_t nb[TOPO_MAX_RAILS];
-	char sz[32];
+	char sz[32], ack[64];
 	unsigned i, n;
 
 	for (i = 0; i < r->n_rails; i++) {
@@ -153,6 +173,10 @@ void cli_report_print(FILE *f, const struct eng_report *r, double seconds)
 	cli_size_str(r->chunk, sz, sizeof(sz));
 	fprintf(f, "  %u stripes (queue pairs), %u slots of %s per stripe\n", r->n_stripes,
 		r->n_slots, sz);
+	if (r->qp.ack_timeout || r->qp.retry_count)
+		fprintf(f, "  queue pairs: ACK timeout %s, %u retries\n",
+			ack_str(r->qp.ack_timeout, ack, sizeof(ack)),
+			r->qp.retry_count ? r->qp.retry_count : 7);
 	if (r->file_io[0])
 		fprintf(f, "  file I/O: %s\n", r->file_io);
 }

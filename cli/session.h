@@ -24,6 +24,7 @@ struct cli_session {
 	bool no_failover;	/* --no-failover */
 	int rail_stall_ms;	/* --rail-stall: 0, the engine's ENG_RAIL_STALL_MS */
 	int connect_timeout_ms; /* --connect-timeout: 0, ENG_CONNECT_TIMEOUT_MS_DEFAULT */
+	struct eng_qp_knobs qp; /* --ack-timeout, --retry-count: 0, rdma_cm's and 7 */
 };
 
 /* Codes of the session options: beyond any character and the placement options' codes. */
@@ -34,6 +35,8 @@ enum {
 	CLI_OPT_NO_FAILOVER,
 	CLI_OPT_RAIL_STALL,
 	CLI_OPT_CONNECT_TIMEOUT,
+	CLI_OPT_ACK_TIMEOUT,
+	CLI_OPT_RETRY_COUNT,
 };
 
 /* getopt_long entries of the session options, for a command's table. */
@@ -43,6 +46,8 @@ enum {
 		{"key-file", required_argument, NULL, CLI_OPT_KEY_FILE},                           \
 		{"rail-stall", required_argument, NULL, CLI_OPT_RAIL_STALL},                       \
 		{"connect-timeout", required_argument, NULL, CLI_OPT_CONNECT_TIMEOUT},             \
+		{"ack-timeout", required_argument, NULL, CLI_OPT_ACK_TIMEOUT},                     \
+		{"retry-count", required_argument, NULL, CLI_OPT_RETRY_COUNT},                     \
 	{                                                                                          \
 		"no-failover", no_argument, NULL, CLI_OPT_NO_FAILOVER                              \
 	}
@@ -64,7 +69,11 @@ enum {
 	"  --connect-timeout SEC  limit of each stripe's connection at set-up (address,\n"         \
 	"                     route, the peer's answer); with failover a rail that does\n"         \
 	"                     not connect within it is left out (default 10, at most\n"            \
-	"                     --timeout)\n"
+	"                     --timeout)\n"                                                        \
+	"  --ack-timeout N    the queue pairs' local ACK timeout, 4.096 us x 2^N, N 1 to 31\n"     \
+	"                     (default: rdma_cm's); with --retry-count R, a rail that\n"           \
+	"                     drops everything fails after (R + 1) such timeouts\n"                \
+	"  --retry-count R    transport retries of the queue pairs, 1 to 7 (default 7)\n"
 
 /* 0 when c was a session option and arg good, CLI_EXIT_USAGE when bad, -1 when not ours. */
 int cli_session_opt(const char *cmd, struct cli_session *s, int c, const char *arg);

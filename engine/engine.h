@@ -98,6 +98,17 @@ const char *eng_gid_type_str(enum eng_gid_type type);
 
 /* ---- transfers ---- */
 
+/*
+ * How the RC queue pairs of a session retry, as perftest and NCCL expose
+ * it (NCCL_IB_TIMEOUT, NCCL_IB_RETRY_CNT): what a rail that drops
+ * everything costs before its QPs fail, (retry_count + 1) x 4.096 us x
+ * 2^ack_timeout. Each side's apply to the QPs it sends on.
+ */
+struct eng_qp_knobs {
+	unsigned ack_timeout; /* the local ACK timeout exponent, 1 to 31; 0: rdma_cm's */
+	unsigned retry_count; /* transport retries, 1 to 7; 0: 7 */
+};
+
 struct eng_rail_report {
 	char name[80]; /* "rxe0:1" */
 	int node;      /* NUMA node of the worker that drove it */
@@ -134,6 +145,7 @@ struct eng_report {
 	bool failover;		 /* a failed stripe's chunks went to the others (else: fatal) */
 	unsigned rails_failed;	 /* rails whose every stripe failed */
 	unsigned rails_left_out; /* rails none of whose stripes connected at set-up */
+	struct eng_qp_knobs qp;	 /* what this side's QPs were given (0: the default) */
 	struct eng_rail_report rail[TOPO_MAX_RAILS];
 	/* copies: how this end read or wrote its files ("" for bench) */
 	char file_io[128]; /* e.g. "io_uring, 3 helper threads per worker, 32 deep each" */
@@ -154,6 +166,7 @@ struct eng_bench_opts {
 	const char *key_file; /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
 	bool no_failover; /* a rail that fails fails the run (else its chunks go to the others) */
 	int connect_timeout_ms; /* each stripe's connection at set-up; 0: the default (10 s) */
+	struct eng_qp_knobs qp; /* --ack-timeout, --retry-count */
 	/* Called about every 20 ms from the calling thread with the figures so far. */
 	void (*progress)(const struct eng_report *so_far, void *ctx);
 	void *ctx;
@@ -194,6 +207,7 @@ struct eng_copy_opts {
 	const char *key;      /* the key itself (from railcp serve --ssh); NULL: key_file's */
 	bool no_failover; /* a rail that fails fails the copy (else its chunks go to the others) */
 	int connect_timeout_ms; /* each stripe's connection at set-up; 0: the default (10 s) */
+	struct eng_qp_knobs qp; /* --ack-timeout, --retry-count */
 	/* Set (e.g. from a signal handler) to stop the copy: it fails, its temporaries removed. */
 	const _Atomic bool *cancel;
 	/* Called about every 20 ms from the calling thread with the figures so far. */
@@ -223,8 +237,9 @@ struct eng_serve_opts {
 	int rail_stall_ms;     /* as for a client */
 	unsigned max_sessions; /* authenticated sessions at once; more are refused with a message */
 	bool no_failover;      /* a rail that fails fails its session (else the others carry on) */
-	int connect_timeout_ms; /* an answered stripe not established after this is left out; 0: 10
-				   s */
+	/* a stripe answered and not established after this is left out; 0: 10 s */
+	int connect_timeout_ms;
+	struct eng_qp_knobs qp; /* its sessions' QPs, as a client's */
 	/*
 	 * Each client names the server it dialed (the host as its user gave
 	 * it, and the port), and a session dialed to another server is

@@ -489,6 +489,7 @@ static int client_once(const struct eng_client_opts *o, uint64_t t0_ns,
 	c.s.stall_ms = o->stall_ms;
 	c.s.rail_stall_ms = o->rail_stall_ms;
 	c.s.connect_timeout_ms = eng__connect_timeout(o->connect_timeout_ms, o->timeout_ms);
+	c.s.qp = o->qp;
 	c.s.partial = cp && cp->partial;
 	c.s.bench_bytes = o->bench_bytes;
 	c.s.cancel = cp ? cp->cancel : NULL;
@@ -573,7 +574,8 @@ int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_o
 		.timeout_ms = (o)->timeout_ms, .key_file = (o)->key_file,                          \
 		.progress = (o)->progress, .ctx = (o)->ctx, .tr = eng__transport_verbs(),          \
 		.no_failover = (o)->no_failover, .stall_ms = (o)->stall_ms,                        \
-		.rail_stall_ms = (o)->rail_stall_ms, .connect_timeout_ms = (o)->connect_timeout_ms \
+		.rail_stall_ms = (o)->rail_stall_ms,                                               \
+		.connect_timeout_ms = (o)->connect_timeout_ms, .qp = (o)->qp                       \
 	}
 
 int eng_bench_run(const struct eng_bench_opts *o, struct eng_report *report_out)

@@ -476,6 +476,7 @@ int eng__server_session_start(struct eng_server *srv, int fd, const char *who, u
 	ss->s.no_failover = srv->o->no_failover;
 	ss->s.stall_ms = srv->o->stall_ms;
 	ss->s.rail_stall_ms = srv->o->rail_stall_ms;
+	ss->s.qp = srv->o->qp;
 	ss->s.connect_timeout_ms =
 		eng__connect_timeout(srv->o->connect_timeout_ms, srv->o->timeout_ms);
 	ss->s.auth_end_ns = rcp_now_ns() + (uint64_t)preauth_ms * 1000000u;

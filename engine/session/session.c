@@ -86,6 +86,7 @@ int eng__session_job(struct eng_session *s, const struct topo_plan *plan, unsign
 		s->conn_cfg.link_failed_ctx = s;
 	}
 	s->conn_cfg.connect_timeout_ms = s->connect_timeout_ms;
+	s->conn_cfg.qp = s->qp;
 	return s->tr->conn_create(&s->conn_cfg, &s->conn);
 }
 
@@ -476,6 +477,7 @@ int eng__session_end(struct eng_session *s)
 void eng__session_report(const struct eng_session *s, struct eng_report *r)
 {
 	eng__job_report(s->job, r);
+	r->qp = s->qp;
 	if (s->files) {
 		r->files = eng__files_done(s->files);
 		r->files_total = eng__files_manifest(s->files)->n_files;

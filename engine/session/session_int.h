@@ -94,6 +94,7 @@ struct eng_session {
 	struct eng_ctl ctl;	/* the control connection (fd -1 when none) */
 	int timeout_ms;		/* each control and connection step */
 	int connect_timeout_ms; /* each stripe's connection (its rail left out after it) */
+	struct eng_qp_knobs qp; /* this side's QPs' ACK timeout and retries */
 	int stall_ms;		/* the data phase without a completion (0: the job's default) */
 	int rail_stall_ms;	/* a stalled rail (0: ENG_RAIL_STALL_MS, < 0: never) */
 	/* authentication */
@@ -287,6 +288,7 @@ struct eng_client_opts {
 	int stall_ms;		/* 0: the job's default */
 	int rail_stall_ms;	/* 0: ENG_RAIL_STALL_MS, < 0: never */
 	int connect_timeout_ms; /* 0: ENG_CONNECT_TIMEOUT_MS_DEFAULT */
+	struct eng_qp_knobs qp;
 };
 
 /* eng_bench_run and eng_copy_run over o->tr. */

@@ -250,7 +250,9 @@ static int cm_connect_steps(struct eng_conn *c, struct eng_link *l, struct rdma_
 	uint64_t deadline = rcp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	struct rdma_conn_param cp = {.private_data = req,
 				     .private_data_len = sizeof(*req),
-				     .retry_count = CM_RETRIES,
+				     .retry_count = c->cfg->qp.retry_count
+							    ? (uint8_t)c->cfg->qp.retry_count
+							    : CM_RETRIES,
 				     .rnr_retry_count = CM_RETRIES};
 	struct conn_acc acc = {0};
 	uint32_t own;
@@ -271,7 +273,7 @@ static int cm_connect_steps(struct eng_conn *c, struct eng_link *l, struct rdma_
 			     &acc)) != 0)
 		return err;
 	/* Our QP: its states are ours to set, at the MTU both ends can take. */
-	if ((err = eng__cm_qp_ready(&c->ep[l->index],
+	if ((err = eng__cm_qp_ready(c, &c->ep[l->index],
 				    eng__cm_mtu_agree(c, l, own, le32toh(acc.mtu)))) != 0)
 		return rcp_err(err, "%s: %s", step, rcp_err_msg(err));
 	if (rdma_establish(id))

@@ -44,7 +44,9 @@ static int on_connect_request(struct eng_conn *c, struct rdma_cm_event *ev)
 	struct conn_acc acc = {0};
 	struct rdma_conn_param cp = {.private_data = &acc,
 				     .private_data_len = sizeof(acc),
-				     .retry_count = CM_RETRIES,
+				     .retry_count = c->cfg->qp.retry_count
+							    ? (uint8_t)c->cfg->qp.retry_count
+							    : CM_RETRIES,
 				     .rnr_retry_count = CM_RETRIES};
 	uint32_t own;
 	struct eng_link *l;
@@ -71,8 +73,8 @@ static int on_connect_request(struct eng_conn *c, struct rdma_cm_event *ev)
 		acc.slots = eng__cm_slots_of(l);
 	own = eng__cm_port_mtu(ev->id);
 	acc.mtu = htole32(own);
-	if ((err = eng__cm_qp_ready(&c->ep[k], eng__cm_mtu_agree(c, l, own, le32toh(req->mtu)))) !=
-	    0)
+	if ((err = eng__cm_qp_ready(c, &c->ep[k],
+				    eng__cm_mtu_agree(c, l, own, le32toh(req->mtu)))) != 0)
 		return err;
 	cp.qp_num = c->ep[k].qp->qp_num;
 	if (rdma_accept(ev->id, &cp))

@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/engine.h"
 #include "topology/topology.h"
 
 /* ---- the chunk header, written by the sender next to each chunk ---- */
@@ -209,6 +210,8 @@ struct eng_conn_cfg {
 	 * established before it counts as failed (0: the accept's own timeout).
 	 */
 	int connect_timeout_ms;
+	/* The QPs' local ACK timeout and retries (0: rdma_cm's and 7). */
+	struct eng_qp_knobs qp;
 };
 
 /* A job's connections: every id, endpoint, CQ and registration the transport made. */

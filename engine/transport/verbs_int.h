@@ -151,8 +151,8 @@ uint32_t eng__cm_mtu_agree(struct eng_conn *c, struct eng_link *l, uint32_t own,
  */
 int eng__cm_link_qp(struct eng_conn *c, struct eng_link *l, struct rdma_cm_id *id);
 
-/* e's QP ready to send at MTU mtu (enum ibv_mtu): RTR, then RTS. */
-int eng__cm_qp_ready(struct vep *e, uint32_t mtu);
+/* e's QP ready to send at MTU mtu (enum ibv_mtu): RTR, then RTS with c's knobs. */
+int eng__cm_qp_ready(struct eng_conn *c, struct vep *e, uint32_t mtu);
 
 /*
  * w's CQ, PD and registration of its memory on ctx's device, made on first

@@ -61,11 +61,41 @@ static void test_the_summary_says_which_rails_were_left_out_at_set_up_and_why(vo
 	    !strstr(text,
 		    "    failed after 1.5 s, its chunks sent again on the other rails: " WHY_LOST))
 		fail_msg("the summary does not tell rxe2:1's two failures apart:\n%s", text);
+	/* No knob given: nothing said of the queue pairs. */
+	assert_null(strstr(text, "queue pairs:"));
 	/* rxe0:1, which lost nothing, has no note: rxe1:1's line is next. */
 	assert_non_null(strstr(text, "  rail rxe0:1 "));
 	assert_non_null(strchr(strstr(text, "  rail rxe0:1 "), '\n'));
 	assert_int_equal(
 		strncmp(strchr(strstr(text, "  rail rxe0:1 "), '\n') + 1, "  rail rxe1:1 ", 14), 0);
+	free(text);
+}
+
+static void test_the_summary_and_json_say_the_qp_knobs_given(void **state)
+{
+	json_t *o = json_object();
+	struct eng_report r;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	(void)state;
+	assert_non_null(f);
+	report_make(&r);
+	r.qp.ack_timeout = 14;
+	cli_report_print(f, &r, 2.0);
+	fclose(f);
+	if (!strstr(text, "  queue pairs: ACK timeout 4.096 us x 2^14 = 67.1 ms, 7 retries\n"))
+		fail_msg("the summary does not say the ACK timeout:\n%s", text);
+	cli_report_json(o, &r, 2.0);
+	assert_int_equal(json_integer_value(json_object_get(o, "ack_timeout")), 14);
+	assert_int_equal(json_integer_value(json_object_get(o, "retry_count")), 7);
+	json_decref(o);
+	o = json_object();
+	r.qp = (struct eng_qp_knobs){0};
+	cli_report_json(o, &r, 2.0);
+	assert_true(json_is_null(json_object_get(o, "ack_timeout")));
+	json_decref(o);
 	free(text);
 }
 
@@ -104,6 +134,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_the_summary_says_which_rails_were_left_out_at_set_up_and_why),
 		cmocka_unit_test(test_the_json_counts_rails_left_out_apart_from_rails_lost),
+		cmocka_unit_test(test_the_summary_and_json_say_the_qp_knobs_given),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
