@@ -9,6 +9,7 @@
 #define RAILCP_CLI_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -47,7 +48,11 @@ void cli_copy_destroy(struct cli_copy *cc);
 /* Print "railcp: <sentence for err>" to stderr; returns CLI_EXIT_FAIL. */
 int cli_fail(int err);
 
-/* Print "railcp: <msg>" and a hint to stderr; returns CLI_EXIT_USAGE. */
+/*
+ * Print "railcp: <msg>" and where the options are told to stderr: cmd's
+ * --help, --help-copy for NULL (a copy), railcp --help for "". Returns
+ * CLI_EXIT_USAGE.
+ */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* A byte count like 4096, 64K, 1M, 2G or 1GiB (binary units); CLI_EXIT_USAGE when not one. */
@@ -79,10 +84,10 @@ struct option;
 
 /*
  * Run getopt_long over argv (argv[0] is the subcommand) with opts, in which
- * --help maps to 'h'. handle(ctx, c, arg) returns 0, CLI_EXIT_USAGE (after
- * printing why) or -1 for an option it does not know. Returns 0 with the
- * index of the first argument that is not an option in *first_arg_out, -1
- * after printing usage for --help, or CLI_EXIT_USAGE after one line.
+ * --help maps to 'h'; -q and -v set the log level as before the command. handle(ctx, c, arg)
+ * returns 0, CLI_EXIT_USAGE (after printing why) or -1 for an option it does not know. Returns 0
+ * with the index of the first argument that is not an option in *first_arg_out, -1 after printing
+ * usage for --help, or CLI_EXIT_USAGE after one line.
  */
 int cli_options(const char *cmd, int argc, char **argv, const struct option *opts,
 		int (*handle)(void *ctx, int c, const char *arg), void *ctx, void (*usage)(FILE *f),
@@ -95,6 +100,43 @@ void cli_raise_nofile(void);
 int cli_options_short(const char *cmd, const char *shortopts, int argc, char **argv,
 		      const struct option *opts, int (*handle)(void *ctx, int c, const char *arg),
 		      void *ctx, void (*usage)(FILE *f), int *first_arg_out);
+
+/* The sentence cli_fail or cli_usage_error printed last ("" before any). */
+const char *cli_last_error(void);
+
+/* Whether the command line asks for --json (before any "--"). */
+bool cli_wants_json(int argc, char **argv);
+
+/*
+ * For --json: print {"error": cli_last_error(), "exit": code, and more's
+ * members (what was measured before the failure)} on stdout. more may be
+ * NULL; it is consumed. Returns code.
+ */
+int cli_json_error(int code, json_t *more);
+
+/* -q or -v (c): the log level, as before the command. */
+void cli_log_opt(int c);
+
+/*
+ * The name of names nearest to word, if it is near enough to be a slip
+ * (at most two edits, and fewer than a third of the word); else NULL.
+ */
+const char *cli_nearest(const char *word, const char *const *names, size_t n);
+
+/*
+ * cli/opts.c, for cli_options_short: one line about what getopt refused
+ * (c '?' or ':'; word the argument it was at), with a did-you-mean from
+ * opts and the value's name from usage's text; CLI_EXIT_USAGE.
+ */
+int cli_opt_error(const char *cmd, int c, const char *word, const char *shortopts,
+		  const struct option *opts, void (*usage)(FILE *f));
+
+/* Whether arg is one of the options of shortopts and opts (as "--root" or "-r"). */
+bool cli_opt_is_option(const char *arg, const char *shortopts, const struct option *opts);
+
+/* The option with code c took the option arg as its value: say what it needs; CLI_EXIT_USAGE. */
+int cli_opt_taken(const char *cmd, int c, const char *arg, const char *shortopts,
+		  const struct option *opts, void (*usage)(FILE *f));
 
 /* Write a JSON value to f, indented, with a final newline; consumes nothing. */
 int cli_json_print(FILE *f, const json_t *v);

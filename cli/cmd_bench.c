@@ -21,6 +21,7 @@ struct bench_cmd {
 	struct cli_place place;
 	struct cli_session sess;
 	char host[256];
+	uint16_t port_opt; /* --port; 0: none */
 	bool json;
 	bool progress;
 	struct cli_progress line;
@@ -29,16 +30,21 @@ struct bench_cmd {
 
 static void bench_usage(FILE *f)
 {
-	fprintf(f, "usage: railcp bench HOST[:PORT] [--bytes N] [--chunk N] [placement options] "
-		   "[--json]\n\n"
-		   "Sends N bytes of a checkable pattern from memory to a railcp server's memory\n"
-		   "over every planned rail; the server verifies each byte. Prints throughput\n"
-		   "in total, per rail and per NUMA node.\n\n"
-		   "  --bytes N          bytes to move (default 1G; suffixes K, M, G, T)\n"
-		   "  --chunk N          bytes per RDMA write, a multiple of 4K (default 1M)\n"
-		   "  --json             one JSON object on stdout\n" CLI_SESSION_USAGE
-		   "  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo\n"
-		   "  -h, --help         print these options and exit\n");
+	fprintf(f,
+		"usage: railcp bench HOST[:PORT] [--port P] [--bytes N] [--chunk N]\n"
+		"                    [placement options] [--json]\n\n"
+		"Sends N bytes of a checkable pattern from memory to a railcp server's memory\n"
+		"over every planned rail; the server verifies each byte. Prints throughput\n"
+		"in total, per rail and per NUMA node.\n\n"
+		"  --bytes N          bytes to move (default 1G; suffixes K, M, G, T)\n"
+		"  --chunk N          bytes per RDMA write, a multiple of 4K (default 1M)\n"
+		"  --port P           the server's TCP port, or HOST:PORT (default %d)\n"
+		"  --json             one JSON object on stdout, the error's "
+		"too\n" CLI_SESSION_USAGE
+		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo\n"
+		"  --transport: as railcp topo; the server must serve the same\n"
+		"  -h, --help         print these options and exit\n",
+		ENG_DEFAULT_PORT);
 }
 
 /* HOST, HOST:PORT or [V6HOST]:PORT */
@@ -73,6 +79,8 @@ static int bench_opt(void *ctx, int c, const char *arg)
 	case 'j':
 		b->json = true;
 		return 0;
+	case 'P':
+		return cli_parse_port("bench", arg, &b->port_opt);
 	}
 	if ((r = cli_session_opt("bench", &b->sess, c, arg)) != -1)
 		return r;
@@ -85,6 +93,7 @@ static int bench_args(int argc, char **argv, struct bench_cmd *b)
 		{"bytes", required_argument, NULL, 'B'},
 		{"chunk", required_argument, NULL, 'C'},
 		{"json", no_argument, NULL, 'j'},
+		{"port", required_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		CLI_SESSION_OPTIONS,
 		CLI_PLACE_OPTIONS,
@@ -109,6 +118,11 @@ static int bench_args(int argc, char **argv, struct bench_cmd *b)
 				       argv[argc - 1]);
 	if ((r = parse_target(b, argv[first])) != 0)
 		return r;
+	if (b->port_opt && b->o.port && b->o.port != b->port_opt)
+		return cli_usage_error("bench", "two ports: %u in '%s' and --port %u", b->o.port,
+				       argv[first], b->port_opt);
+	if (b->port_opt)
+		b->o.port = b->port_opt;
 	return cli_place_check("bench", &b->place) ? CLI_EXIT_USAGE : 0;
 }
 
@@ -145,6 +159,20 @@ static void print_human(const struct bench_cmd *b, const struct eng_report *r)
 	cli_report_print(stdout, r, r->seconds);
 }
 
+/* The run failed with err: the one line, and with --json the one object. */
+static int bench_failed(struct bench_cmd *b, int err)
+{
+	json_t *more;
+
+	cli_fail(err);
+	if (!b->json)
+		return CLI_EXIT_FAIL;
+	more = cli_series_failure(&b->series);
+	if (more)
+		json_object_set_new(more, "host", json_string(b->host));
+	return cli_json_error(CLI_EXIT_FAIL, more);
+}
+
 int cli_cmd_bench(int argc, char **argv)
 {
 	struct bench_cmd b = {.o = {.bytes = 1ull << 30, .chunk = ENG_CHUNK_DEFAULT},
@@ -157,11 +185,14 @@ int cli_cmd_bench(int argc, char **argv)
 	if (r)
 		return r < 0 ? CLI_EXIT_OK : r;
 	signal(SIGPIPE, SIG_IGN);
-	err = cli_place_live(&b.place, &plan);
+	err = eng_key_check(b.o.key_file); /* before the device probe, as any local mistake */
+	if (!err)
+		err = cli_place_live(&b.place, &plan);
 	if (err)
-		return cli_fail(err);
+		return bench_failed(&b, err);
 	b.o.host = b.host;
 	b.o.plan = plan;
+	b.o.transport = cli_place_transport(&b.place);
 	b.progress = !b.json && isatty(STDOUT_FILENO);
 	b.line.label = "bench";
 	if (b.progress) {
@@ -176,9 +207,13 @@ int cli_cmd_bench(int argc, char **argv)
 	cli_progress_clear(&b.line);
 	if (!err && b.json)
 		err = cli_series_end(&b.series, rcp_now_ns(), &rep);
-	if (!err)
+	if (!err) {
 		err = b.json ? print_json(&b, &rep) : (print_human(&b, &rep), 0);
+		r = err ? cli_fail(err) : CLI_EXIT_OK;
+	} else {
+		r = bench_failed(&b, err);
+	}
 	cli_series_fini(&b.series);
 	topo_plan_destroy(plan);
-	return err ? cli_fail(err) : CLI_EXIT_OK;
+	return r;
 }

@@ -11,6 +11,8 @@
 
 #include "common/common.h"
 
+#include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -61,20 +63,25 @@ static void copy_usage(FILE *f)
 		"  -q, --quiet        no progress line and no summary, only errors\n"
 		"  -v, --verbose      say more on stderr (-vv: debug)\n"
 		"  --json             the summary as one JSON object on stdout\n"
+		"  --fsync            sync each file and its directory to the disk before\n"
+		"                     the copy says it is done (the default)\n"
 		"  --no-fsync         return before the files reach the disk: faster for\n"
 		"                     many small files, but after a power loss or a crash\n"
 		"                     of the receiving host a copied file may be empty or\n"
-		"                     hold zeros (default: each file and its directory are\n"
-		"                     synced to the disk first; --fsync asks for that too)\n"
+		"                     hold zeros\n"
 		"  --direct           O_DIRECT reads and writes where aligned\n"
 		"  --chunk N          bytes per RDMA write, a multiple of 4K (default 1M)\n"
 		"  --port P           the server's TCP port (default %d)\n"
+		"  --bind ADDR        the IPv4 address of this host the control connection\n"
+		"                     leaves from (default: the kernel's choice)\n"
 		"  -e, --rsh CMD      start the far side with CMD (default: $RAILCP_RSH, else\n"
 		"                     ssh) even when a server answers on --port\n"
 		"  --railcp-path PATH the railcp to run on HOST over ssh (default: "
 		"railcp)\n" CLI_SESSION_USAGE
 		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp "
-		"topo\n" CLI_IO_USAGE "  -h, --help         print these options and exit\n",
+		"topo\n"
+		"  --transport: as railcp topo; the server must serve the same\n" CLI_IO_USAGE
+		"  -h, --help         print these options and exit\n",
 		ENG_DEFAULT_PORT);
 }
 
@@ -86,7 +93,8 @@ enum {
 	OPT_CHUNK,
 	OPT_PORT,
 	OPT_PARTIAL,
-	OPT_RAILCP_PATH
+	OPT_RAILCP_PATH,
+	OPT_BIND
 };
 
 static int copy_opt(void *ctx, int c, const char *arg)
@@ -106,12 +114,6 @@ static int copy_opt(void *ctx, int c, const char *arg)
 		return 0;
 	case OPT_PARTIAL:
 		cc->o.partial = true;
-		return 0;
-	case 'q':
-		rcp_log_set_level(RCP_LOG_SILENT);
-		return 0;
-	case 'v':
-		rcp_log_set_level(rcp_log_level() >= RCP_LOG_INFO ? RCP_LOG_DEBUG : RCP_LOG_INFO);
 		return 0;
 	case OPT_JSON:
 		cc->json = true;
@@ -137,6 +139,14 @@ static int copy_opt(void *ctx, int c, const char *arg)
 	case OPT_RAILCP_PATH:
 		cc->railcp_path = arg;
 		return 0;
+	case OPT_BIND: {
+		struct in_addr a;
+
+		if (inet_pton(AF_INET, arg, &a) != 1)
+			return cli_usage_error(NULL, "--bind needs an IPv4 address, not '%s'", arg);
+		cc->o.bind_addr = arg;
+		return 0;
+	}
 	}
 	if ((r = cli_session_opt(NULL, &cc->sess, c, arg)) != -1)
 		return r;
@@ -170,6 +180,50 @@ static const char *remote_split(const char *arg, char *host, size_t len)
 	return colon + 1;
 }
 
+/* The only argument is arg (NULL: none): what a copy line still lacks. */
+static int no_destination(const char *arg)
+{
+	char host[256];
+
+	if (!arg)
+		return cli_usage_error(NULL, "a copy needs sources and a destination: "
+					     "SRC... HOST:DST or HOST:SRC... DST");
+	if (remote_split(arg, host, sizeof(host)))
+		return cli_usage_error(
+			NULL, "the copy from '%s' needs a local destination after it", arg);
+	return cli_usage_error(NULL, "the copy of '%s' needs a destination after it: HOST:PATH",
+			       arg);
+}
+
+/* Whether dst reads as a host alone: an address, or a name that is no file here. */
+static bool host_alone(const char *dst)
+{
+	unsigned char a[sizeof(struct in6_addr)];
+	size_t i;
+
+	if (inet_pton(AF_INET, dst, a) == 1 || inet_pton(AF_INET6, dst, a) == 1)
+		return true;
+	if (!dst[0] || access(dst, F_OK) == 0 || strchr(dst, '.'))
+		return false;
+	for (i = 0; dst[i]; i++)
+		if (!isalnum((unsigned char)dst[i]) && dst[i] != '-' && dst[i] != '@')
+			return false;
+	return dst[0] != '-';
+}
+
+/* Neither src nor dst is HOST:PATH. */
+static int no_remote(const char *src, const char *dst)
+{
+	if (host_alone(dst))
+		return cli_usage_error(
+			NULL, "the destination needs HOST:PATH (did you mean '%s%s%s:'?)",
+			strchr(dst, ':') ? "[" : "", dst, strchr(dst, ':') ? "]" : "");
+	return cli_usage_error(NULL,
+			       "neither '%s' nor '%s' is HOST:PATH: one side of a copy is a "
+			       "railcp server or an ssh host",
+			       src, dst);
+}
+
 static int copy_args(int argc, char **argv, struct cli_copy *cc)
 {
 	static const struct option opts[] = {
@@ -187,6 +241,7 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 		{"port", required_argument, NULL, OPT_PORT},
 		{"rsh", required_argument, NULL, 'e'},
 		{"railcp-path", required_argument, NULL, OPT_RAILCP_PATH},
+		{"bind", required_argument, NULL, OPT_BIND},
 		{"help", no_argument, NULL, 'h'},
 		CLI_SESSION_OPTIONS,
 		CLI_PLACE_OPTIONS,
@@ -212,8 +267,7 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 					     "one or neither");
 	n = argc - first - 1;
 	if (n < 1)
-		return cli_usage_error(NULL, "give sources and a destination: SRC... HOST:DST or "
-					     "HOST:SRC... DST");
+		return no_destination(first < argc ? argv[first] : NULL);
 	cc->src = calloc((size_t)n, sizeof(*cc->src));
 	if (!cc->src)
 		return cli_fail(-ENOMEM);
@@ -229,10 +283,7 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 					       "of a copy is this host",
 					       arg);
 		if (cc->o.dir == ENG_PULL && !path)
-			return cli_usage_error(NULL,
-					       "neither '%s' nor the destination '%s' is remote "
-					       "(HOST:PATH)",
-					       arg, argv[argc - 1]);
+			return no_remote(arg, argv[argc - 1]);
 		if (cc->o.dir == ENG_PULL && i > 0 && strcmp(host, cc->host) != 0)
 			return cli_usage_error(NULL, "the sources are on two hosts, %s and %s",
 					       cc->host, host);
@@ -441,6 +492,26 @@ void cli_copy_destroy(struct cli_copy *cc)
 	free(cc);
 }
 
+/* --json, and the copy failed with err: the one line, the one object, and the end. */
+static int copy_failed(struct cli_copy *cc, int err, struct topo_plan *plan)
+{
+	json_t *more;
+
+	cli_fail(err);
+	more = cli_series_failure(&cc->series);
+	if (more) {
+		json_object_set_new(more, "direction",
+				    json_string(cc->o.dir == ENG_PUSH ? "push" : "pull"));
+		json_object_set_new(more, "host", json_string(cc->host));
+		json_object_set_new(more, "over_ssh", json_boolean(cc->over_ssh));
+	}
+	cli_json_error(CLI_EXIT_FAIL, more);
+	cli_series_fini(&cc->series);
+	topo_plan_destroy(plan);
+	cli_copy_destroy(cc);
+	return CLI_EXIT_FAIL;
+}
+
 int cli_cmd_copy(int argc, char **argv)
 {
 	struct sigaction sa = {.sa_handler = on_interrupt, .sa_flags = SA_RESETHAND};
@@ -457,9 +528,15 @@ int cli_cmd_copy(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	cc->o.cancel = &interrupted;
 	cli_raise_nofile();
-	err = cli_place_live(&cc->place, &plan);
+	/* What this host alone can tell first: on a host without RDMA too. */
+	err = eng_copy_check(&cc->o);
+	if (!err && !cc->rsh)
+		err = eng_key_check(cc->o.key_file); /* over ssh, the far side makes the key */
+	if (!err)
+		err = cli_place_live(&cc->place, &plan);
 	if (!err) {
 		cc->o.plan = plan;
+		cc->o.transport = cli_place_transport(&cc->place);
 		cc->line.label = cc->o.dir == ENG_PUSH ? "push" : "pull";
 		if (!cc->json && rcp_log_level() != RCP_LOG_SILENT && isatty(STDOUT_FILENO)) {
 			cc->o.progress = on_progress;
@@ -476,6 +553,8 @@ int cli_cmd_copy(int argc, char **argv)
 	}
 	if (!err)
 		err = print_summary(cc, &rep);
+	else if (cc->json)
+		return copy_failed(cc, err, plan);
 	cli_series_fini(&cc->series);
 	topo_plan_destroy(plan);
 	cli_copy_destroy(cc);

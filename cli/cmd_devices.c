@@ -145,8 +145,10 @@ int cli_cmd_devices(int argc, char **argv)
 		return cli_usage_error("devices", "unexpected argument '%s'", argv[first]);
 
 	err = eng_device_list_create("/sys", &list);
-	if (err)
-		return cli_fail(err);
+	if (err) {
+		cli_fail(err);
+		return as_json ? cli_json_error(CLI_EXIT_FAIL, NULL) : CLI_EXIT_FAIL;
+	}
 	if (as_json) {
 		json_t *j = cli_devices_json(list);
 

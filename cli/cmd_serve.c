@@ -6,6 +6,7 @@
  * closes (a thread waits for that and writes to the self-pipe).
  */
 #include "cli/place.h"
+#include "cli/report.h"
 #include "cli/rsh.h"
 #include "cli/session.h"
 
@@ -13,6 +14,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <pwd.h>
@@ -55,14 +57,40 @@ static void serve_usage(FILE *f)
 		"                     repeated; a session dialed to another server is refused\n"
 		"  --max-sessions N   authenticated sessions at once; a client past them is\n"
 		"                     told the server is busy and asks again within its\n"
-		"                     --timeout (default 16)\n" CLI_SESSION_USAGE
+		"                     --timeout (default 16)\n"
+		"  --max-memory SIZE  slot memory all sessions' pools may take together; a\n"
+		"                     session past it waits its turn as past --max-sessions\n"
+		"                     (default: a quarter of RAM, or the memlock limit if\n"
+		"                     lower)\n"
+		"  --json             each session as it ends as one JSON object a line on\n"
+		"                     stdout: session, peer, job, what, start, end, bytes,\n"
+		"                     seconds, gbps, result, error\n" CLI_SESSION_USAGE
 		"  --ssh              serve one copy started over ssh by 'railcp SRC HOST:DST'\n"
 		"                     (files beneath /, a fresh key, a port of the kernel's\n"
 		"                     choice, said on stdout; ends when stdin closes)\n"
+		"  --transport: as railcp topo; a client must ask for the same\n"
 		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo;\n"
 		"                     --buffer-mib is each worker's slot memory per "
 		"session\n" CLI_IO_USAGE "  -h, --help         print these options and exit\n",
 		ENG_DEFAULT_PORT, ENG_DEFAULT_PORT);
+}
+
+static pthread_mutex_t json_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* --json: a session's line, whole, however many sessions end at once. */
+static void on_session_json(const struct eng_session_record *rec, void *ctx)
+{
+	json_t *o = cli_session_json(rec);
+
+	(void)ctx;
+	if (!o)
+		return;
+	pthread_mutex_lock(&json_lock);
+	if (json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0)
+		fputc('\n', stdout);
+	fflush(stdout);
+	pthread_mutex_unlock(&json_lock);
+	json_decref(o);
 }
 
 static void on_ready(const char *addr, uint16_t port, const char *auth, void *ctx)
@@ -71,8 +99,10 @@ static void on_ready(const char *addr, uint16_t port, const char *auth, void *ct
 	const struct topo_plan *plan = o->plan;
 	unsigned r;
 
-	fprintf(stderr, "railcp: serving on %s port %u (%s), %s%s, rails:", addr, port, auth,
+	fprintf(stderr, "railcp: serving on %s port %u (%s), %s%s, ", addr, port, auth,
 		o->root ? "files beneath " : "bench only: no --root", o->root ? o->root : "");
+	fprintf(stderr, "%u sessions and %" PRIu64 " MiB of slots at most, over %s, rails:",
+		o->max_sessions, o->max_memory >> 20, eng_transport_str(o->transport));
 	for (r = 0; r < plan->n_rails; r++)
 		fprintf(stderr, " %s:%u (node %d)", plan->rail[r].dev, plan->rail[r].port,
 			plan->worker[plan->rail[r].worker].node);
@@ -86,6 +116,7 @@ struct serve_cmd {
 	struct cli_session sess;
 	struct eng_serve_opts o;
 	bool ssh;
+	bool json;
 	const char *names[CLI_SERVE_NAMES_MAX + 1]; /* --name, NULL-terminated */
 	unsigned n_names;
 	char key[CLI_RSH_KEY_HEX + 1];
@@ -176,6 +207,8 @@ static int serve_opt(void *ctx, int c, const char *arg)
 		return cli_parse_port("serve", arg, &sc->o.port);
 	case 'M':
 		return cli_parse_count("serve", "--max-sessions", arg, 1024, &sc->o.max_sessions);
+	case 'm':
+		return cli_parse_size("serve", "--max-memory", arg, &sc->o.max_memory);
 	case 'L':
 		sc->o.listen_addr = arg;
 		return 0;
@@ -184,6 +217,9 @@ static int serve_opt(void *ctx, int c, const char *arg)
 		return 0;
 	case 'S':
 		sc->ssh = true;
+		return 0;
+	case 'J':
+		sc->json = true;
 		return 0;
 	case 'N':
 		if (sc->n_names == CLI_SERVE_NAMES_MAX)
@@ -207,7 +243,9 @@ static int serve_args(int argc, char **argv, struct serve_cmd *sc)
 		{"port", required_argument, NULL, 'P'},
 		{"listen", required_argument, NULL, 'L'},
 		{"max-sessions", required_argument, NULL, 'M'},
+		{"max-memory", required_argument, NULL, 'm'},
 		{"ssh", no_argument, NULL, 'S'},
+		{"json", no_argument, NULL, 'J'},
 		{"name", required_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
 		CLI_SESSION_OPTIONS,
@@ -232,7 +270,26 @@ static int serve_args(int argc, char **argv, struct serve_cmd *sc)
 	if (sc->ssh && (sc->o.root || sc->o.key_file || sc->n_names))
 		return cli_usage_error("serve", "--ssh serves files beneath / with a key of its "
 						"own: give neither --root, --key-file nor --name");
+	if (sc->ssh && sc->json)
+		return cli_usage_error("serve", "--ssh says its greeting on stdout: it cannot go "
+						"with --json");
 	return cli_place_check("serve", &sc->place) ? CLI_EXIT_USAGE : 0;
+}
+
+/* The server failed with err: the one line, and with --json a line of JSON too. */
+static int serve_failed(const struct serve_cmd *sc, int err)
+{
+	json_t *o;
+
+	cli_fail(err);
+	if (!sc->json)
+		return CLI_EXIT_FAIL;
+	o = json_pack("{s:s, s:i}", "error", cli_last_error(), "exit", CLI_EXIT_FAIL);
+	if (o && json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0)
+		fputc('\n', stdout);
+	fflush(stdout);
+	json_decref(o);
+	return CLI_EXIT_FAIL;
 }
 
 int cli_cmd_serve(int argc, char **argv)
@@ -247,20 +304,27 @@ int cli_cmd_serve(int argc, char **argv)
 	r = serve_args(argc, argv, &sc);
 	if (r)
 		return r < 0 ? CLI_EXIT_OK : r;
-	err = cli_place_live(&sc.place, &plan);
+	/* The root, --listen and the key before the device probe; --ssh makes its own. */
+	err = sc.ssh ? 0 : eng_serve_check(o);
+	if (!err)
+		err = cli_place_live(&sc.place, &plan);
 	if (err)
-		return cli_fail(err);
+		return serve_failed(&sc, err);
 	if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
 		topo_plan_destroy(plan);
-		return cli_fail(-errno);
+		return serve_failed(&sc, -errno);
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	o->plan = plan;
+	if (!o->max_memory)
+		o->max_memory = eng_serve_memory_default();
+	o->transport = cli_place_transport(&sc.place);
 	o->stop_fd = stop_pipe[0];
 	o->ready = on_ready;
 	o->ctx = o;
+	o->session_end = sc.json ? on_session_json : NULL;
 	err = sc.ssh ? serve_ssh_setup(&sc) : 0;
 	if (!err && sc.ssh) {
 		int fd = fcntl(stop_pipe[1], F_DUPFD_CLOEXEC, 3);
@@ -280,7 +344,7 @@ int cli_cmd_serve(int argc, char **argv)
 	close(stop_pipe[0]);
 	close(stop_pipe[1]);
 	if (err)
-		return cli_fail(err);
+		return serve_failed(&sc, err);
 	if (!sc.ssh)
 		fprintf(stderr, "railcp: server stopped\n");
 	return CLI_EXIT_OK;

@@ -32,7 +32,7 @@ static void topo_usage(FILE *f)
 	fprintf(f,
 		"usage: railcp topo [--json] [--topology FILE.xml] [--numa LIST] [--rails LIST]\n"
 		"                   [--qps-per-rail N] [--buffer-mib N] [--profile FILE]\n"
-		"                   [--save-profile FILE] [--check-buffers]\n\n"
+		"                   [--transport KIND] [--save-profile FILE] [--check-buffers]\n\n"
 		"Shows this machine (NUMA nodes with their allowed CPUs, memory and hugepages,\n"
 		"RDMA rails with state, speed and NUMA locality) and the plan railcp runs on it:\n"
 		"one worker per NUMA node that has rails, pinned to the node's CPUs.\n\n"
@@ -45,6 +45,9 @@ static void topo_usage(FILE *f)
 		"  --qps-per-rail N     QPs (stripes) per rail (default %d)\n"
 		"  --buffer-mib N       buffer pool per worker (default %d MiB per stripe)\n"
 		"  --profile FILE       take the plan from a profile, checked against the machine\n"
+		"  --transport KIND     rdma, tcp (rails are IP interfaces, named as the kernel\n"
+		"                       names them; loopback ones only when --rails is given)\n"
+		"                       or auto: rdma when an RDMA port is ACTIVE (default)\n"
 		"  --save-profile FILE  write the plan as a profile\n"
 		"  --check-buffers      allocate the pools, first-touch them from the pinned\n"
 		"                       workers, and report page node, page size and CPU\n"
@@ -111,6 +114,8 @@ static int output_json(const struct topo_machine *m, const struct topo_plan *pla
 	json_object_set_new(root, "plan", plan ? cli_topo_plan_json(plan) : json_null());
 	json_object_set_new(root, "error",
 			    plan_err ? json_string(rcp_err_msg(plan_err)) : json_null());
+	if (plan_err)
+		json_object_set_new(root, "exit", json_integer(CLI_EXIT_FAIL));
 	if (checks)
 		json_object_set_new(root, "buffers", cli_topo_checks_json(checks, plan->n_workers));
 	err = cli_json_print(stdout, root);
@@ -170,15 +175,17 @@ int cli_cmd_topo(int argc, char **argv)
 	struct topo_machine *m = NULL;
 	struct topo_plan *plan = NULL;
 	struct cli_topo_check *checks = NULL;
-	int r, err, out_err;
+	int r, err, out_err, verdict = 0;
 
 	memset(&cmd, 0, sizeof(cmd));
 	r = parse_args(argc, argv, &cmd);
 	if (r)
 		return r < 0 ? CLI_EXIT_OK : r;
-	err = cli_machine_load(cmd.xml, &m);
-	if (err)
-		return cli_fail(err);
+	err = cli_place_machine(&cmd.place, cmd.xml, &m);
+	if (err) {
+		cli_fail(err);
+		return cmd.json ? cli_json_error(CLI_EXIT_FAIL, NULL) : CLI_EXIT_FAIL;
+	}
 	err = plan_make(&cmd, m, &plan);
 	if (!err && cmd.check) {
 		checks = calloc(plan->n_workers ? plan->n_workers : 1, sizeof(*checks));
@@ -188,12 +195,13 @@ int cli_cmd_topo(int argc, char **argv)
 			checks = NULL;
 		}
 	}
+	if (!err && checks)
+		verdict = checks_verdict(plan, checks);
 	if (cmd.json)
-		out_err = output_json(m, plan, err, checks);
+		out_err = output_json(m, plan, err ? err : verdict, checks);
 	else
 		out_err = (output_human(m, plan, checks), 0);
-	if (!err && checks)
-		err = checks_verdict(plan, checks);
+	err = err ? err : verdict;
 	free(checks);
 	topo_plan_destroy(plan);
 	topo_machine_destroy(m);

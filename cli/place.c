@@ -47,6 +47,17 @@ int cli_place_opt(const char *cmd, struct cli_place *p, int c, const char *arg)
 					       arg);
 		p->opts.nodes_set = true;
 		return 0;
+	case CLI_OPT_TRANSPORT:
+		if (strcmp(arg, "auto") == 0)
+			p->transport = CLI_TRANSPORT_AUTO;
+		else if (strcmp(arg, "rdma") == 0)
+			p->transport = CLI_TRANSPORT_RDMA;
+		else if (strcmp(arg, "tcp") == 0)
+			p->transport = CLI_TRANSPORT_TCP;
+		else
+			return cli_usage_error(cmd, "--transport is rdma, tcp or auto, not '%s'",
+					       arg);
+		return 0;
 	case CLI_OPT_RAILS:
 		if (topo_opts_parse_rails(arg, &p->opts) != 0)
 			return cli_usage_error(cmd, "%s", rcp_err_msg(-EINVAL));
@@ -153,15 +164,58 @@ static void say_left_out(const struct cli_place *p, const struct topo_machine *m
 				m->rail[i].dev, m->rail[i].port, m->rail[i].state);
 }
 
-int cli_place_live(const struct cli_place *p, struct topo_plan **plan_out)
+static bool has_active_rail(const struct topo_machine *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_rails; i++)
+		if (m->rail[i].active)
+			return true;
+	return false;
+}
+
+int cli_place_machine(struct cli_place *p, const char *xml, struct topo_machine **m_out)
 {
 	struct topo_machine *m;
-	int err = cli_machine_load(NULL, &m);
+	int err = cli_machine_load(xml, &m);
+
+	if (err)
+		return err;
+	if (p->transport == CLI_TRANSPORT_AUTO)
+		p->transport = xml || has_active_rail(m) ? CLI_TRANSPORT_RDMA : CLI_TRANSPORT_TCP;
+	if (p->transport == CLI_TRANSPORT_TCP) {
+		m->n_rails = 0; /* the RDMA ports: not TCP's rails */
+		err = xml ? rcp_err(-EINVAL, "--transport tcp describes this host's interfaces, "
+					     "not an hwloc XML file's")
+			  : topo_machine_add_ip_rails(m, "/sys", p->opts.n_rails > 0);
+	}
+	if (err) {
+		topo_machine_destroy(m);
+		return err;
+	}
+	*m_out = m;
+	return 0;
+}
+
+enum eng_transport_kind cli_place_transport(const struct cli_place *p)
+{
+	return p->transport == CLI_TRANSPORT_TCP ? ENG_TRANSPORT_TCP : ENG_TRANSPORT_RDMA;
+}
+
+int cli_place_live(struct cli_place *p, struct topo_plan **plan_out)
+{
+	struct topo_machine *m;
+	int err = cli_place_machine(p, NULL, &m);
 
 	if (err)
 		return err;
 	say_left_out(p, m);
 	err = cli_place_plan(p, m, plan_out);
 	topo_machine_destroy(m);
+	if (err == -ENODEV && !p->profile && !p->opts.n_rails)
+		err = rcp_err(err,
+			      "%s (see 'railcp devices'; on a host without an RDMA NIC, "
+			      "Soft-RoCE: rdma link add rxe0 type rxe netdev IF)",
+			      rcp_err_msg(err));
 	return err;
 }

@@ -15,6 +15,8 @@ struct cli_place {
 	/* --helpers and --io-depth (copies and serve): the plan's, see topology.h */
 	unsigned helpers;
 	unsigned io_depth;
+	/* --transport: auto until cli_place_live settles it */
+	enum cli_transport { CLI_TRANSPORT_AUTO, CLI_TRANSPORT_RDMA, CLI_TRANSPORT_TCP } transport;
 };
 
 /* Codes of the placement options: beyond any character, so commands keep every short option. */
@@ -26,6 +28,7 @@ enum {
 	CLI_OPT_PROFILE,
 	CLI_OPT_HELPERS,
 	CLI_OPT_IO_DEPTH,
+	CLI_OPT_TRANSPORT,
 };
 
 /* getopt_long entries of the placement options, for a command's table. */
@@ -34,6 +37,7 @@ enum {
 		{"rails", required_argument, NULL, CLI_OPT_RAILS},                                 \
 		{"qps-per-rail", required_argument, NULL, CLI_OPT_QPS},                            \
 		{"buffer-mib", required_argument, NULL, CLI_OPT_BUFFER},                           \
+		{"transport", required_argument, NULL, CLI_OPT_TRANSPORT},                         \
 	{                                                                                          \
 		"profile", required_argument, NULL, CLI_OPT_PROFILE                                \
 	}
@@ -67,7 +71,18 @@ int cli_machine_load(const char *xml, struct topo_machine **m_out);
 int cli_place_plan(const struct cli_place *p, const struct topo_machine *m,
 		   struct topo_plan **plan_out);
 
-/* cli_machine_load(NULL) and cli_place_plan in one. */
-int cli_place_live(const struct cli_place *p, struct topo_plan **plan_out);
+/*
+ * The machine for p's transport: cli_machine_load's, whose rails for TCP
+ * are the IP interfaces instead (loopback ones too when --rails names
+ * rails). --transport auto becomes rdma when the machine has an ACTIVE
+ * RDMA port, else tcp (p->transport says which from then on).
+ */
+int cli_place_machine(struct cli_place *p, const char *xml, struct topo_machine **m_out);
+
+/* cli_place_machine(NULL) and cli_place_plan in one. */
+int cli_place_live(struct cli_place *p, struct topo_plan **plan_out);
+
+/* The engine's transport of a settled p. */
+enum eng_transport_kind cli_place_transport(const struct cli_place *p);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * report.c - figures of a transfer for people and for programs: the
- * progress line on a terminal, and the summary per rail and per NUMA node
- * that bench and copies print when they end.
+ * progress line on a terminal, the summary per rail and per NUMA node
+ * that bench and copies print when they end, and a server's session as a
+ * JSON line (serve --json).
  */
 #include "cli/report.h"
 
@@ -10,6 +11,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 double cli_gbps(uint64_t bytes, double s)
@@ -52,6 +54,7 @@ void cli_report_json(json_t *o, const struct eng_report *r, double seconds)
 	json_object_set_new(o, "gbps", json_real(cli_gbps(r->bytes, seconds)));
 	json_object_set_new(o, "mib_per_s", json_real(cli_mibps(r->bytes, seconds)));
 	json_object_set_new(o, "chunk", json_integer(r->chunk));
+	json_object_set_new(o, "transport", json_string(r->transport[0] ? r->transport : "rdma"));
 	json_object_set_new(o, "stripes", json_integer(r->n_stripes));
 	json_object_set_new(o, "slots_per_stripe", json_integer(r->n_slots));
 	json_object_set_new(o, "verified", json_true());
@@ -171,8 +174,9 @@ void cli_report_print(FILE *f, const struct eng_report *r, double seconds)
 		fprintf(f, "  node %-2d %10s  %.3f Gb/s\n", node[i], sz, cli_gbps(nb[i], seconds));
 	}
 	cli_size_str(r->chunk, sz, sizeof(sz));
-	fprintf(f, "  %u stripes (queue pairs), %u slots of %s per stripe\n", r->n_stripes,
-		r->n_slots, sz);
+	fprintf(f, "  %u stripes (%s), %u slots of %s per stripe\n", r->n_stripes,
+		strcmp(r->transport, "tcp") == 0 ? "TCP connections" : "queue pairs", r->n_slots,
+		sz);
 	if (r->qp.ack_timeout || r->qp.retry_count)
 		fprintf(f, "  queue pairs: ACK timeout %s, %u retries\n",
 			ack_str(r->qp.ack_timeout, ack, sizeof(ack)),
@@ -249,4 +253,39 @@ void cli_progress_clear(const struct cli_progress *p)
 		fputs("\r\033[K", stdout);
 		fflush(stdout);
 	}
+}
+
+/* "2026-11-26T12:58:48.123Z" for seconds since the epoch. */
+static json_t *utc_json(double t)
+{
+	time_t sec = (time_t)t;
+	struct tm tm;
+	char buf[96];
+	int ms = (int)((t - (double)sec) * 1000) % 1000;
+
+	if (!gmtime_r(&sec, &tm))
+		return json_null();
+	snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms < 0 ? 0 : ms);
+	return json_string(buf);
+}
+
+json_t *cli_session_json(const struct eng_session_record *r)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "session", json_integer(r->id));
+	json_object_set_new(o, "peer", json_string(r->peer));
+	json_object_set_new(o, "job", r->job ? json_string(r->job) : json_null());
+	json_object_set_new(o, "what", json_string(r->what));
+	json_object_set_new(o, "start", utc_json(r->start));
+	json_object_set_new(o, "end", utc_json(r->end));
+	json_object_set_new(o, "bytes", json_integer((json_int_t)r->bytes));
+	json_object_set_new(o, "seconds", json_real(r->seconds));
+	json_object_set_new(o, "gbps", json_real(cli_gbps(r->bytes, r->seconds)));
+	json_object_set_new(o, "result", json_string(r->err ? "failed" : "ok"));
+	json_object_set_new(o, "error", r->error ? json_string(r->error) : json_null());
+	return o;
 }

@@ -13,6 +13,13 @@ double cli_mibps(uint64_t bytes, double seconds);
 /* Set bytes, seconds, rates, chunk, stripes, slots, "rails" and "nodes" in o. */
 void cli_report_json(json_t *o, const struct eng_report *r, double seconds);
 
+/*
+ * A server's session as it ended (serve --json): session, peer, job, what,
+ * start and end (UTC, ISO 8601 with milliseconds), bytes, seconds, gbps,
+ * result ("ok" or "failed") and error (null or the sentence). NULL on no memory.
+ */
+json_t *cli_session_json(const struct eng_session_record *r);
+
 /* One line per rail and per NUMA node, then the stripes (queue pairs) and slots. */
 void cli_report_print(FILE *f, const struct eng_report *r, double seconds);
 
@@ -54,6 +61,8 @@ struct cli_series {
 	uint64_t *bytes;	       /* n x n_rails: each rail's bytes so far */
 	char rail[TOPO_MAX_RAILS][80]; /* the rails' names, as eng_rail_report has them */
 	int err;		       /* -ENOMEM once a sample could not be kept */
+	struct eng_report last;	       /* the figures cli_series_progress saw last */
+	bool have_last;
 };
 
 /* Start the clock at now_ns; keep at most max samples. */
@@ -76,5 +85,12 @@ int cli_series_json(json_t *o, const struct cli_series *s);
 
 /* A progress callback (ctx: a struct cli_series) that samples by rcp_now_ns. */
 void cli_series_progress(const struct eng_report *so_far, void *ctx);
+
+/*
+ * For a failed run's --json: what was measured before the failure (the
+ * figures of the last progress report, as cli_report_json sets them, and
+ * the series), as an object for cli_json_error; NULL on no memory.
+ */
+json_t *cli_series_failure(const struct cli_series *s);
 
 #endif

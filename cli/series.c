@@ -169,5 +169,20 @@ int cli_series_json(json_t *o, const struct cli_series *s)
 
 void cli_series_progress(const struct eng_report *so_far, void *ctx)
 {
-	cli_series_add(ctx, rcp_now_ns(), so_far);
+	struct cli_series *s = ctx;
+
+	s->last = *so_far;
+	s->have_last = true;
+	cli_series_add(s, rcp_now_ns(), so_far);
+}
+
+json_t *cli_series_failure(const struct cli_series *s)
+{
+	json_t *o = json_object();
+
+	if (o && s->have_last)
+		cli_report_json(o, &s->last, s->last.seconds);
+	if (o && s->n)
+		cli_series_json(o, s);
+	return o;
 }

@@ -14,9 +14,18 @@
 #include <string.h>
 #include <sys/resource.h>
 
+/* The last error said, for --json. */
+static char last_error[1024];
+
+const char *cli_last_error(void)
+{
+	return last_error;
+}
+
 int cli_fail(int err)
 {
-	fprintf(stderr, "railcp: %s\n", rcp_err_msg(err));
+	snprintf(last_error, sizeof(last_error), "%s", rcp_err_msg(err));
+	fprintf(stderr, "railcp: %s\n", last_error);
 	return CLI_EXIT_FAIL;
 }
 
@@ -24,12 +33,37 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "railcp: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, " (see 'railcp %s%s--help')\n", cmd ? cmd : "", cmd ? " " : "");
+	/* NULL: a copy's options, which --help-copy lists; "": the global ones */
+	fprintf(stderr, "railcp: %s (see 'railcp %s%s--help%s')\n", last_error, cmd ? cmd : "",
+		cmd && cmd[0] ? " " : "", cmd ? "" : "-copy");
 	return CLI_EXIT_USAGE;
+}
+
+bool cli_wants_json(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--json"))
+			return true;
+	return false;
+}
+
+int cli_json_error(int code, json_t *more)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "error", json_string(last_error));
+	json_object_set_new(o, "exit", json_integer(code));
+	if (more)
+		json_object_update(o, more);
+	json_decref(more);
+	cli_json_print(stdout, o);
+	json_decref(o);
+	return code;
 }
 
 int cli_json_print(FILE *f, const json_t *v)
@@ -77,31 +111,49 @@ int cli_options(const char *cmd, int argc, char **argv, const struct option *opt
 		int (*handle)(void *ctx, int c, const char *arg), void *ctx, void (*usage)(FILE *f),
 		int *first_arg_out)
 {
-	return cli_options_short(cmd, "h", argc, argv, opts, handle, ctx, usage, first_arg_out);
+	return cli_options_short(cmd, "hqv", argc, argv, opts, handle, ctx, usage, first_arg_out);
 }
 
 int cli_options_short(const char *cmd, const char *shortopts, int argc, char **argv,
 		      const struct option *opts, int (*handle)(void *ctx, int c, const char *arg),
 		      void *ctx, void (*usage)(FILE *f), int *first_arg_out)
 {
+	char spec[64];
 	int c, r;
 
+	snprintf(spec, sizeof(spec), ":%s", shortopts); /* ':': a missing value is told apart */
 	optind = 0; /* not 1: glibc then also forgets an earlier parse (tests parse several) */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, spec, opts, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
 			return -1;
 		}
-		r = c == '?' || c == ':' ? -1 : handle(ctx, c, optarg);
+		if (c == '?' || c == ':')
+			return cli_opt_error(cmd, c, argv[optind - 1], shortopts, opts, usage);
+		if (optarg && optarg == argv[optind - 1] &&
+		    cli_opt_is_option(optarg, shortopts, opts))
+			return cli_opt_taken(cmd, c, optarg, shortopts, opts, usage);
+		if (c == 'q' || c == 'v') {
+			cli_log_opt(c);
+			continue;
+		}
+		r = handle(ctx, c, optarg);
 		if (r == -1)
-			return cli_usage_error(cmd, "unknown option or missing value '%s'",
-					       argv[optind - 1]);
+			return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
 		if (r)
 			return r;
 	}
 	*first_arg_out = optind;
 	return 0;
+}
+
+void cli_log_opt(int c)
+{
+	if (c == 'q')
+		rcp_log_set_level(RCP_LOG_SILENT);
+	else
+		rcp_log_set_level(rcp_log_level() >= RCP_LOG_INFO ? RCP_LOG_DEBUG : RCP_LOG_INFO);
 }
 
 void cli_raise_nofile(void)

@@ -109,6 +109,15 @@ struct eng_qp_knobs {
 	unsigned retry_count; /* transport retries, 1 to 7; 0: 7 */
 };
 
+/* What carries the data: RDMA (verbs, rdma_cm) or TCP between IP interfaces. */
+enum eng_transport_kind {
+	ENG_TRANSPORT_RDMA,
+	ENG_TRANSPORT_TCP,
+};
+
+/* "rdma" or "tcp", as the summary, the JSON and --transport say it. */
+const char *eng_transport_str(enum eng_transport_kind kind);
+
 struct eng_rail_report {
 	char name[80]; /* "rxe0:1" */
 	int node;      /* NUMA node of the worker that drove it */
@@ -151,6 +160,7 @@ struct eng_report {
 	char file_io[128]; /* e.g. "io_uring, 3 helper threads per worker, 32 deep each" */
 	unsigned helpers;  /* per worker; 0: the worker threads themselves */
 	unsigned io_depth; /* per helper; 0: pread and pwrite */
+	char transport[8]; /* "rdma" or "tcp" */
 };
 
 struct eng_bench_opts {
@@ -167,6 +177,7 @@ struct eng_bench_opts {
 	bool no_failover; /* a rail that fails fails the run (else its chunks go to the others) */
 	int connect_timeout_ms; /* each stripe's connection at set-up; 0: the default (10 s) */
 	struct eng_qp_knobs qp; /* --ack-timeout, --retry-count */
+	enum eng_transport_kind transport; /* the server must serve the same */
 	/* Called about every 20 ms from the calling thread with the figures so far. */
 	void (*progress)(const struct eng_report *so_far, void *ctx);
 	void *ctx;
@@ -187,6 +198,9 @@ enum eng_copy_dir {
 struct eng_copy_opts {
 	const char *host;
 	uint16_t port; /* 0: ENG_DEFAULT_PORT */
+	/* The IPv4 address the control connection leaves from (--bind); NULL: the kernel's choice.
+	 */
+	const char *bind_addr;
 	enum eng_copy_dir dir;
 	const char *const *src; /* push: local paths; pull: paths beneath the server's root */
 	size_t n_src;
@@ -208,6 +222,7 @@ struct eng_copy_opts {
 	bool no_failover; /* a rail that fails fails the copy (else its chunks go to the others) */
 	int connect_timeout_ms; /* each stripe's connection at set-up; 0: the default (10 s) */
 	struct eng_qp_knobs qp; /* --ack-timeout, --retry-count */
+	enum eng_transport_kind transport; /* the server must serve the same */
 	/* Set (e.g. from a signal handler) to stop the copy: it fails, its temporaries removed. */
 	const _Atomic bool *cancel;
 	/* Called about every 20 ms from the calling thread with the figures so far. */
@@ -225,6 +240,19 @@ struct eng_copy_opts {
  */
 int eng_copy_run(const struct eng_copy_opts *opts, struct eng_report *report_out);
 
+/* One session of a server, as it ended (eng_serve_opts.session_end). */
+struct eng_session_record {
+	unsigned id;	   /* the server's count, as its log lines say it */
+	const char *peer;  /* the client's address */
+	const char *job;   /* "push", "pull" or "bench"; NULL when it ended before its hello */
+	const char *what;  /* "push of 12 files into \"dst\"", as the log line says; "" */
+	double start, end; /* the wall clock (CLOCK_REALTIME), seconds since the epoch */
+	uint64_t bytes;	   /* payload bytes moved and verified (so far, for a failure) */
+	double seconds;	   /* the transfer's span, by the sender's clock when it ended well */
+	int err;	   /* 0, or the failure */
+	const char *error; /* the failure's sentence; NULL */
+};
+
 struct eng_serve_opts {
 	const char *listen_addr; /* NULL: every address with a key, else 127.0.0.1 */
 	const char *key_file;	 /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
@@ -236,10 +264,18 @@ struct eng_serve_opts {
 	int stall_ms;	       /* each session's data phase, as for a client; 0: 60 s */
 	int rail_stall_ms;     /* as for a client */
 	unsigned max_sessions; /* authenticated sessions at once; more are refused with a message */
-	bool no_failover;      /* a rail that fails fails its session (else the others carry on) */
+	/*
+	 * The slot memory (bytes) all sessions' pools may reserve together;
+	 * a session past it is told the server is busy, one that could never
+	 * fit is refused. 0: no limit (railcp serve sets
+	 * eng_serve_memory_default()).
+	 */
+	uint64_t max_memory;
+	bool no_failover; /* a rail that fails fails its session (else the others carry on) */
 	/* a stripe answered and not established after this is left out; 0: 10 s */
 	int connect_timeout_ms;
-	struct eng_qp_knobs qp; /* its sessions' QPs, as a client's */
+	struct eng_qp_knobs qp;		   /* its sessions' QPs, as a client's */
+	enum eng_transport_kind transport; /* a client asking for the other is refused */
 	/*
 	 * Each client names the server it dialed (the host as its user gave
 	 * it, and the port), and a session dialed to another server is
@@ -261,6 +297,11 @@ struct eng_serve_opts {
 	/* Listening: the address, the port, and how sessions are authenticated. */
 	void (*ready)(const char *addr, uint16_t port, const char *auth, void *ctx);
 	void *ctx;
+	/*
+	 * Each session as it ends, succeeded or failed (NULL: none), with ctx;
+	 * called from the session's own thread: several at once.
+	 */
+	void (*session_end)(const struct eng_session_record *rec, void *ctx);
 };
 
 /*
@@ -273,6 +314,25 @@ struct eng_serve_opts {
  * 0 after a stop, or an error if it cannot listen (with once: see there).
  */
 int eng_serve(const struct eng_serve_opts *opts);
+
+/*
+ * serve --max-memory's default: a quarter of the host's memory, or
+ * RLIMIT_MEMLOCK when that is lower and binds (no CAP_IPC_LOCK). Thread-safe.
+ */
+uint64_t eng_serve_memory_default(void);
+
+/*
+ * What the runs above would refuse that this host alone can tell, for a
+ * caller to ask before it probes the RDMA devices (the runs check it all
+ * again). eng_key_check: the key file, RAILCP_KEY or the default file, if
+ * one is configured (none is no error: loopback only). eng_copy_check: a
+ * push's sources (there; a directory only with recursive), a pull's local
+ * destination (there, or in a directory that is). eng_serve_check: the key,
+ * --listen, and the root. 0, or an error with one sentence.
+ */
+int eng_key_check(const char *key_file);
+int eng_copy_check(const struct eng_copy_opts *opts);
+int eng_serve_check(const struct eng_serve_opts *opts);
 
 /* 0 when name is a --name eng_serve takes (HOST or HOST:PORT), else -EINVAL with a sentence. */
 int eng_serve_name_check(const char *name);

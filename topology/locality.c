@@ -105,3 +105,22 @@ int topo_ibdev_locality(const char *sysfs_root, const char *ibdev, struct topo_l
 	snprintf(out->rule, sizeof(out->rule), "unknown: no device link and no parent netdev");
 	return 0;
 }
+
+int topo_netdev_locality(const char *sysfs_root, const char *ifname, struct topo_locality *out)
+{
+	char link[PATH_MAX], devname[64];
+	int node;
+
+	snprintf(link, sizeof(link), "%s/class/net/%s", sysfs_root, ifname);
+	if (access(link, F_OK) != 0)
+		return -ENOENT;
+	snprintf(link, sizeof(link), "%s/class/net/%s/device", sysfs_root, ifname);
+	if (numa_of_device(sysfs_root, link, &node, devname, sizeof(devname)) == 0) {
+		set_result(out, node, "device ", devname);
+		return 0;
+	}
+	out->numa_node = TOPO_NUMA_UNKNOWN;
+	snprintf(out->rule, sizeof(out->rule), "unknown: %s is a virtual interface (no device)",
+		 ifname);
+	return 0;
+}

@@ -43,6 +43,12 @@ struct topo_locality {
  */
 int topo_ibdev_locality(const char *sysfs_root, const char *ibdev, struct topo_locality *out);
 
+/*
+ * The same for network interface ifname ("eth0"), from its device: a
+ * virtual interface (lo, a bridge) has none and gets TOPO_NUMA_UNKNOWN.
+ */
+int topo_netdev_locality(const char *sysfs_root, const char *ifname, struct topo_locality *out);
+
 /* ---- bitmaps of CPUs or NUMA nodes ------------------------------------- */
 
 #define TOPO_MAX_CPUS 1024
@@ -148,6 +154,15 @@ void topo_machine_destroy(struct topo_machine *m);
 
 /* Add a rail, keeping name/port order; -ENOSPC past TOPO_MAX_RAILS, -EEXIST on a duplicate. */
 int topo_machine_add_rail(struct topo_machine *m, const struct topo_rail *rail);
+
+/*
+ * Add this host's IPv4 interfaces as rails (the TCP transport's): port 1,
+ * "UP" and active when the interface is up and running, link layer "IP",
+ * its speed and NUMA node from sysfs_root ("/sys"). Loopback interfaces
+ * only with loopback set: their address leads to the host that dials it,
+ * never to a peer. Thread-safe.
+ */
+int topo_machine_add_ip_rails(struct topo_machine *m, const char *sysfs_root, bool loopback);
 
 /* Position of node id in m->node[], or -1. */
 int topo_machine_node_index(const struct topo_machine *m, int id);

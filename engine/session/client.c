@@ -49,12 +49,27 @@ static bool is_loopback4(const struct addrinfo *ai)
 	return ai->ai_family == AF_INET && (ntohl(a->sin_addr.s_addr) >> 24) == 127;
 }
 
+/* fd leaves from bind_addr (an IPv4 address; NULL: the kernel's choice): 0, else -1 and errno. */
+static int tcp_bind(int fd, const char *bind_addr)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+
+	if (!bind_addr)
+		return 0;
+	if (inet_pton(AF_INET, bind_addr, &a.sin_addr) != 1) {
+		errno = EINVAL;
+		return -1;
+	}
+	return bind(fd, (struct sockaddr *)&a, sizeof(a));
+}
+
 /*
- * Connect to host's port. keyless: to a loopback IPv4 address only (a
- * keyless server listens on 127.0.0.1 alone), else -ENOKEY without
- * connecting anywhere.
+ * Connect to host's port, from bind_addr if not NULL (then IPv4 only).
+ * keyless: to a loopback IPv4 address only (a keyless server listens on
+ * 127.0.0.1 alone), else -ENOKEY without connecting anywhere.
  */
-static int tcp_connect(const char *host, uint16_t port, int timeout_ms, bool keyless, int *fd_out)
+static int tcp_connect(const char *host, uint16_t port, const char *bind_addr, int timeout_ms,
+		       bool keyless, int *fd_out)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
 	char service[8];
@@ -68,9 +83,18 @@ static int tcp_connect(const char *host, uint16_t port, int timeout_ms, bool key
 		if (keyless && !is_loopback4(ai))
 			continue;
 		tried++;
+		if (bind_addr && ai->ai_family != AF_INET)
+			continue;
 		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
 		if (fd < 0)
 			continue;
+		if (tcp_bind(fd, bind_addr)) {
+			err = errno;
+			close(fd);
+			freeaddrinfo(res);
+			return rcp_err(-err, "cannot send from %s (--bind): %s", bind_addr,
+				       strerror(err));
+		}
 		if (eng__tcp_connect_timeout(fd, ai->ai_addr, ai->ai_addrlen, timeout_ms) == 0)
 			break;
 		err = errno;
@@ -201,6 +225,7 @@ static json_t *hello_make(struct client *c)
 			json_array_append_new(stripes, st);
 		}
 	json_object_set_new(m, ENG_KEY_STRIPES, stripes);
+	json_object_set_new(m, ENG_KEY_TRANSPORT, json_string(eng__transport_word(c->s.tr)));
 	json_object_set_new(m, ENG_KEY_SERVER, dialed(c->o));
 	if (hello_job(c, m) || (c->s.key && eng__proto_set_hex(m, ENG_KEY_CHALLENGE, c->s.challenge,
 							       sizeof(c->s.challenge)))) {
@@ -283,7 +308,8 @@ static int handshake(struct client *c)
 	if (!err) /* what this side's buffers take, before anything is asked of the server */
 		err = eng__slots_per_stripe(c->o->plan, c->s.chunk, "this side", &c->max_slots);
 	if (!err)
-		err = tcp_connect(c->o->host, port, c->s.timeout_ms, !c->s.key, &c->s.ctl.fd);
+		err = tcp_connect(c->o->host, port, c->o->copy ? c->o->copy->bind_addr : NULL,
+				  c->s.timeout_ms, !c->s.key, &c->s.ctl.fd);
 	if (!err && !c->s.key && (err = keyless_peer_check(c, port)) != 0) {
 		/* Not even the error frame goes to a listener that is not ours. */
 		close(c->s.ctl.fd);
@@ -534,6 +560,22 @@ static unsigned jitter(void)
 	return r;
 }
 
+/* How often a client waiting to ask a busy server again looks at its cancel flag. */
+#define CLIENT_RETRY_SLICE_MS 20
+
+/* Sleep ms, or less when cancel (may be NULL) is set meanwhile: Ctrl-C is seen within a slice. */
+static void backoff_sleep(unsigned ms, const _Atomic bool *cancel)
+{
+	uint64_t end = rcp_now_ns() + (uint64_t)ms * 1000000u, now;
+
+	while (!(cancel && atomic_load(cancel)) && (now = rcp_now_ns()) < end) {
+		uint64_t left_us = (end - now) / 1000u;
+
+		usleep(left_us < CLIENT_RETRY_SLICE_MS * 1000u ? (useconds_t)left_us
+							       : CLIENT_RETRY_SLICE_MS * 1000u);
+	}
+}
+
 /*
  * A server that says it is busy (its sessions all taken, or this address's
  * queue of connections full) is asked again, after a backoff that doubles
@@ -559,7 +601,11 @@ int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_o
 				       tries, o->timeout_ms / 1000);
 		snprintf(why, sizeof(why), "%s", rcp_err_msg(err));
 		rcp_log(RCP_LOG_INFO, "%s; asking again in %u ms", why, wait);
-		usleep(wait * 1000u);
+		backoff_sleep(wait, cancel);
+		if (cancel && atomic_load(cancel))
+			return rcp_err(-EINTR,
+				       "interrupted while waiting to ask the server again: %s",
+				       why);
 		backoff = backoff * 2 > ENG_RETRY_MAX_MS ? ENG_RETRY_MAX_MS : backoff * 2;
 		busy = false;
 		tries++;
@@ -572,9 +618,9 @@ int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_o
 	{                                                                                          \
 		.host = (o)->host, .port = (o)->port, .chunk = (o)->chunk, .plan = (o)->plan,      \
 		.timeout_ms = (o)->timeout_ms, .key_file = (o)->key_file,                          \
-		.progress = (o)->progress, .ctx = (o)->ctx, .tr = eng__transport_verbs(),          \
-		.no_failover = (o)->no_failover, .stall_ms = (o)->stall_ms,                        \
-		.rail_stall_ms = (o)->rail_stall_ms,                                               \
+		.progress = (o)->progress, .ctx = (o)->ctx,                                        \
+		.tr = eng__transport_of((o)->transport), .no_failover = (o)->no_failover,          \
+		.stall_ms = (o)->stall_ms, .rail_stall_ms = (o)->rail_stall_ms,                    \
 		.connect_timeout_ms = (o)->connect_timeout_ms, .qp = (o)->qp                       \
 	}
 

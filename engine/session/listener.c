@@ -114,10 +114,13 @@ void eng__server_pending_release(struct eng_server *srv, unsigned slot, uint32_t
 		(void)0; /* the counter is full: a wake-up is pending anyway */
 }
 
-/* Refuse fd with err's sentence (logged at INFO: a flood must not flood the log), and close it. */
-static void refuse(int fd, int err, const char *who)
+/*
+ * Refuse fd from who with err's sentence, logged at level (a flood's
+ * refusals at INFO, so that it cannot flood the log), and close it.
+ */
+static void refuse(enum rcp_log_level level, int fd, int err, const char *who)
 {
-	rcp_log(RCP_LOG_INFO, "connection from %s refused: %s", who, rcp_err_msg(err));
+	rcp_log(level, "connection from %s refused: %s", who, rcp_err_msg(err));
 	/* a few bytes into an empty send buffer */
 	eng__proto_send_error(&ENG_CTL_PLAIN(fd), err, false);
 	close(fd);
@@ -139,7 +142,7 @@ static void park_add(struct eng_server *srv, int fd, const struct in_addr *addr,
 	unsigned mine = parked_from(srv, addr->s_addr);
 
 	if (mine >= ENG_MAX_PARKED_PER_ADDR || srv->park_n >= ENG_MAX_PARKED) {
-		refuse(fd,
+		refuse(RCP_LOG_INFO, fd,
 		       rcp_err(-EBUSY,
 			       "the server has %u connections from %s waiting to authenticate "
 			       "and %u more waiting their turn; try again later",
@@ -209,8 +212,7 @@ static bool session_try(struct eng_server *srv, int fd, const struct in_addr *ad
 /* The connections waiting their turn, oldest first: served if they may be, or refused if late. */
 static void park_serve(struct eng_server *srv)
 {
-	int preauth_ms = srv->o->timeout_ms < ENG_PREAUTH_MS ? srv->o->timeout_ms : ENG_PREAUTH_MS;
-	uint64_t now = rcp_now_ns(), wait_ms = (uint64_t)preauth_ms;
+	uint64_t now = rcp_now_ns(), wait_ms = (uint64_t)eng__preauth_ms(srv->o->timeout_ms);
 	unsigned i, n = srv->park_n, kept = 0;
 
 	for (i = 0; i < n; i++) {
@@ -220,7 +222,7 @@ static void park_serve(struct eng_server *srv)
 
 		inet_ntop(AF_INET, &a, who, sizeof(who));
 		if (now - p.since_ns >= wait_ms * 1000000u)
-			refuse(p.fd,
+			refuse(RCP_LOG_INFO, p.fd,
 			       rcp_err(-EBUSY,
 				       "waited %" PRIu64
 				       " s for its turn behind %u connections from "
@@ -236,16 +238,14 @@ static void park_serve(struct eng_server *srv)
 
 static void session_start(struct eng_server *srv, int fd, const struct sockaddr_in *from)
 {
-	char who[64];
+	char who[64], port[64 + 16];
 	int err;
 
 	inet_ntop(AF_INET, &from->sin_addr, who, sizeof(who));
 	if ((err = peer_owner_check(srv, fd)) != 0) {
-		/* Only local users get here, and the sentence names their uid. */
-		rcp_log(RCP_LOG_NOTICE, "connection from %s port %u refused: %s", who,
-			ntohs(from->sin_port), rcp_err_msg(err));
-		eng__proto_send_error(&ENG_CTL_PLAIN(fd), err, false);
-		close(fd);
+		/* Only local users get here, and the sentence names their uid: NOTICE. */
+		snprintf(port, sizeof(port), "%s port %u", who, ntohs(from->sin_port));
+		refuse(RCP_LOG_NOTICE, fd, err, port);
 		return;
 	}
 	/* Behind those of its address that wait already, or its address's share is taken. */
@@ -254,18 +254,18 @@ static void session_start(struct eng_server *srv, int fd, const struct sockaddr_
 		park_add(srv, fd, &from->sin_addr, who);
 }
 
-/* With a key: any address; without: loopback only, and say why. */
-static int server_key(struct eng_server *srv, struct in_addr *addr)
+int eng__serve_key(const struct eng_serve_opts *o, struct eng_auth_key *key, bool *keyed,
+		   struct in_addr *addr)
 {
-	const struct eng_serve_opts *o = srv->o;
-	int err = o->key ? eng__auth_key_text(o->key, ENG_AUTH_SSH, &srv->key)
-			 : eng__auth_key_find(o->key_file, &srv->key);
+	int err = o->key ? eng__auth_key_text(o->key, ENG_AUTH_SSH, key)
+			 : eng__auth_key_find(o->key_file, key);
 
+	*keyed = false;
 	if (o->listen_addr && inet_pton(AF_INET, o->listen_addr, addr) != 1)
 		return rcp_err(-EINVAL, "cannot listen on '%s': not an IPv4 address",
 			       o->listen_addr);
 	if (err == 0) {
-		srv->keyed = true;
+		*keyed = true;
 		return 0;
 	}
 	if (err != -ENOENT || o->key_file || o->key)
@@ -293,7 +293,7 @@ static int server_listen(struct eng_server *srv, bool port_any)
 	char where[INET_ADDRSTRLEN], how[300];
 	int one = 1, err;
 
-	if ((err = server_key(srv, &a.sin_addr)) != 0)
+	if ((err = eng__serve_key(o, &srv->key, &srv->keyed, &a.sin_addr)) != 0)
 		return err;
 	srv->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (srv->lfd < 0)
@@ -450,5 +450,5 @@ int eng__serve(const struct eng_serve_opts *o, const struct eng_transport *tr, b
 
 int eng_serve(const struct eng_serve_opts *o)
 {
-	return eng__serve(o, eng__transport_verbs(), false);
+	return eng__serve(o, eng__transport_of(o->transport), false);
 }

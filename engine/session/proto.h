@@ -114,6 +114,7 @@
 #define ENG_KEY_ADDR "addr"
 #define ENG_KEY_PREFIX "prefix"
 #define ENG_KEY_RAIL "rail"
+#define ENG_KEY_TRANSPORT "transport" /* the client's hello: "rdma" or "tcp" */
 #define ENG_KEY_PORT "port"
 #define ENG_KEY_STRIPE "stripe"
 #define ENG_KEY_UNPAIRED "unpaired" /* welcome: no rail of the server can take this stripe */

@@ -124,16 +124,27 @@ int eng__seal_tag(const uint8_t key[ENG_SEAL_KEY_LEN], uint64_t seq, const void 
 	return ok ? 0 : rcp_err(-EIO, "HMAC-SHA256 failed in libcrypto");
 }
 
-int eng__seal_kept_key(const uint8_t tokens[ENG_SEAL_KEY_LEN], uint8_t key_out[ENG_SEAL_KEY_LEN])
+/* HMAC-SHA256(tokens, label): a key of its own for each use of the tokens. */
+static int tokens_key(const uint8_t tokens[ENG_SEAL_KEY_LEN], const char *label,
+		      uint8_t key_out[ENG_SEAL_KEY_LEN])
 {
-	static const char label[] = "railcp-3 kept digests";
 	unsigned int n = 0;
 
-	if (!HMAC(EVP_sha256(), tokens, ENG_SEAL_KEY_LEN, (const uint8_t *)label, sizeof(label) - 1,
+	if (!HMAC(EVP_sha256(), tokens, ENG_SEAL_KEY_LEN, (const uint8_t *)label, strlen(label),
 		  key_out, &n) ||
 	    n != ENG_SEAL_KEY_LEN)
 		return rcp_err(-EIO, "HMAC-SHA256 failed in libcrypto");
 	return 0;
+}
+
+int eng__seal_chunk_key(const uint8_t tokens[ENG_SEAL_KEY_LEN], uint8_t key_out[ENG_SEAL_KEY_LEN])
+{
+	return tokens_key(tokens, "railcp-3 tcp chunks", key_out);
+}
+
+int eng__seal_kept_key(const uint8_t tokens[ENG_SEAL_KEY_LEN], uint8_t key_out[ENG_SEAL_KEY_LEN])
+{
+	return tokens_key(tokens, "railcp-3 kept digests", key_out);
 }
 
 uint64_t eng__seal_token(const uint8_t tokens[ENG_SEAL_KEY_LEN], const char *label, uint32_t index)

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 struct srv_session {
@@ -43,6 +44,9 @@ struct srv_session {
 	unsigned root_flags;		     /* IO_ROOT_* from the client's flags */
 	char where[IO_ESC_MAX];		     /* push: the destination; pull: the first source */
 	struct topo_plan plan;		     /* the server's plan, with this session's stripes */
+	struct eng_admit admit;		     /* its share of --max-memory */
+	double start;			     /* the wall clock at the connection */
+	double seconds;			     /* the transfer, by the sender's clock, once done */
 	unsigned peer_rail[ENG_MAX_STRIPES]; /* our rail for each client stripe */
 };
 
@@ -98,9 +102,21 @@ static int hello_check(struct srv_session *ss)
 {
 	struct eng_hello_terms t;
 	int err = eng__hello_terms(ss->hello, ss->srv->root != NULL, &t);
+	const char *want = json_string_value(json_object_get(ss->hello, ENG_KEY_TRANSPORT));
+	const char *have = eng__transport_word(ss->s.tr);
 
 	if (err)
 		return err;
+	if (!want)
+		want = "rdma"; /* a client from before TCP */
+	if (strcmp(want, "rdma") != 0 && strcmp(want, "tcp") != 0)
+		return rcp_err(-EPROTO,
+			       "the client asks for a transport this server does not know");
+	if (strcmp(want, have) != 0)
+		return rcp_err(-EPROTO,
+			       "the client asks for --transport %s; this server serves %s (its "
+			       "--transport)",
+			       want, have);
 	ss->kind = t.kind;
 	ss->bytes = t.bench_bytes;
 	ss->root_flags = t.root_flags;
@@ -329,6 +345,8 @@ static int session_setup(struct srv_session *ss)
 			       client_slots);
 	if (client_slots < n_slots)
 		n_slots = (unsigned)client_slots;
+	if (ss->admit.max_slots < n_slots) /* a session larger than --max-memory alone */
+		n_slots = ss->admit.max_slots;
 	if (!ss->s.key && getrandom(ss->s.tokens, sizeof(ss->s.tokens), 0) != sizeof(ss->s.tokens))
 		return rcp_err(-EIO, "cannot draw a session token: %s", strerror(errno));
 	if ((err = eng__session_job(&ss->s, &ss->plan, n_slots)) != 0)
@@ -372,6 +390,7 @@ static int session_end(struct srv_session *ss)
 	secs = ss->s.role == ENG_SENDER
 		       ? rep.seconds
 		       : json_real_value(json_object_get(ss->s.done, ENG_KEY_SECONDS));
+	ss->seconds = secs;
 	rcp_log(RCP_LOG_NOTICE,
 		"session %u from %s: %s done, %" PRIu64 " MiB over %u stripes "
 		"verified; %.2f s, %.3f Gb/s as the sender measured",
@@ -380,6 +399,57 @@ static int session_end(struct srv_session *ss)
 	if (rep.file_io[0])
 		rcp_log(RCP_LOG_INFO, "session %u: file I/O: %s", ss->id, rep.file_io);
 	return 0;
+}
+
+/*
+ * One more session if fewer than --max-sessions run, else false: the count
+ * never passes the limit, not even for a moment (the log shows it), and a
+ * session turned away is no session served (serving once goes on).
+ */
+static bool session_count(struct eng_server *srv)
+{
+	unsigned n = atomic_load(&srv->sessions);
+
+	do {
+		if (n >= srv->o->max_sessions)
+			return false;
+	} while (!atomic_compare_exchange_weak(&srv->sessions, &n, n + 1));
+	return true;
+}
+
+static double wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The session's record for eng_serve_opts.session_end, before its job is gone. */
+static void session_record(struct srv_session *ss, int err)
+{
+	const struct eng_serve_opts *o = ss->srv->o;
+	struct eng_session_record rec = {.id = ss->id,
+					 .peer = ss->peer,
+					 .job = ss->kind,
+					 .what = "",
+					 .start = ss->start,
+					 .err = err};
+	char what[IO_ESC_MAX + 64];
+	struct eng_report rep;
+
+	if (!o->session_end)
+		return;
+	if (ss->kind) /* a copy that ended before its file list: its kind alone */
+		rec.what = ss->s.files ? session_what(ss, what, sizeof(what)) : ss->kind;
+	if (ss->s.job) {
+		eng__job_report(ss->s.job, &rep);
+		rec.bytes = rep.bytes;
+		rec.seconds = err ? rep.seconds : ss->seconds;
+	}
+	rec.error = err ? rcp_err_msg(err) : NULL;
+	rec.end = wall_now();
+	o->session_end(&rec, o->ctx);
 }
 
 /* Hello and proof by the pre-auth deadline; then the session counts against --max-sessions. */
@@ -400,11 +470,13 @@ static int session_admit(struct srv_session *ss, bool *counted)
 	    (err = eng__identity_check(srv->o->names, srv->port, ss->s.ctl.fd, ss->hello)) != 0)
 		return err;
 	/* Only a proven client counts: strangers cannot hold the slots. */
-	*counted = true;
-	if (atomic_fetch_add(&srv->sessions, 1) >= srv->o->max_sessions)
+	if (!session_count(srv))
 		return rcp_err(-EBUSY, "the server is busy with %u sessions; try again later",
 			       srv->o->max_sessions);
-	return hello_check(ss);
+	*counted = true;
+	if ((err = hello_check(ss)) != 0)
+		return err;
+	return eng__admit_memory(srv, ss->hello, ss->s.chunk, &ss->admit);
 }
 
 static void *session_main(void *arg)
@@ -430,9 +502,10 @@ static void *session_main(void *arg)
 		rcp_log(RCP_LOG_NOTICE,
 			"session %u from %s: %s, %" PRIu64
 			" MiB over %u stripes%s (%u sessions running, %u connections waiting their "
-			"turn)",
+			"turn, %" PRIu64 " MiB of slots reserved)",
 			ss->id, ss->peer, session_what(ss, what, sizeof(what)), ss->bytes >> 20, up,
-			out, atomic_load(&srv->sessions), atomic_load(&srv->parked));
+			out, atomic_load(&srv->sessions), atomic_load(&srv->parked),
+			atomic_load(&srv->mem_held) >> 20);
 		err = eng__session_run(&ss->s);
 	}
 	if (!err)
@@ -442,7 +515,9 @@ static void *session_main(void *arg)
 		rcp_log(RCP_LOG_NOTICE, "session %u from %s failed: %s", ss->id, ss->peer,
 			rcp_err_msg(err));
 	}
+	session_record(ss, err);
 	eng__session_fini(&ss->s);
+	eng__admit_release(srv, &ss->admit); /* its pools are freed */
 	json_decref(ss->hello);
 	if (counted) {
 		int none = 0;
@@ -460,7 +535,6 @@ int eng__server_session_start(struct eng_server *srv, int fd, const char *who, u
 			      uint32_t gen)
 {
 	struct srv_session *ss = calloc(1, sizeof(*ss));
-	int preauth_ms = srv->o->timeout_ms < ENG_PREAUTH_MS ? srv->o->timeout_ms : ENG_PREAUTH_MS;
 	pthread_attr_t attr;
 	pthread_t t;
 	int err;
@@ -468,6 +542,7 @@ int eng__server_session_start(struct eng_server *srv, int fd, const char *who, u
 	if (!ss)
 		return -ENOMEM;
 	ss->srv = srv;
+	ss->start = wall_now();
 	ss->id = atomic_fetch_add(&srv->next_id, 1) + 1;
 	ss->slot = slot;
 	ss->slot_gen = gen;
@@ -479,7 +554,7 @@ int eng__server_session_start(struct eng_server *srv, int fd, const char *who, u
 	ss->s.qp = srv->o->qp;
 	ss->s.connect_timeout_ms =
 		eng__connect_timeout(srv->o->connect_timeout_ms, srv->o->timeout_ms);
-	ss->s.auth_end_ns = rcp_now_ns() + (uint64_t)preauth_ms * 1000000u;
+	ss->s.auth_end_ns = rcp_now_ns() + (uint64_t)eng__preauth_ms(srv->o->timeout_ms) * 1000000u;
 	ss->s.key = srv->keyed ? &srv->key : NULL;
 	ss->s.cancel = &srv->stopping;
 	ss->s.ctl.stop = &srv->stopping; /* a session waiting for its peer ends at a stop too */

@@ -87,6 +87,10 @@ int eng__session_job(struct eng_session *s, const struct topo_plan *plan, unsign
 	}
 	s->conn_cfg.connect_timeout_ms = s->connect_timeout_ms;
 	s->conn_cfg.qp = s->qp;
+	/* Keyed, chunks are sealed where the wire needs it; a keyless session is loopback only. */
+	if (s->key && (err = eng__seal_chunk_key(s->tokens, s->chunk_key)) != 0)
+		return err;
+	s->conn_cfg.chunk_key = s->key ? s->chunk_key : NULL;
 	return s->tr->conn_create(&s->conn_cfg, &s->conn);
 }
 
@@ -478,6 +482,7 @@ void eng__session_report(const struct eng_session *s, struct eng_report *r)
 {
 	eng__job_report(s->job, r);
 	r->qp = s->qp;
+	snprintf(r->transport, sizeof(r->transport), "%s", eng__transport_word(s->tr));
 	if (s->files) {
 		r->files = eng__files_done(s->files);
 		r->files_total = eng__files_manifest(s->files)->n_files;
@@ -510,6 +515,7 @@ void eng__session_fini(struct eng_session *s)
 	s->done = NULL;
 	OPENSSL_cleanse(&s->ctl, sizeof(s->ctl));
 	OPENSSL_cleanse(s->tokens, sizeof(s->tokens));
+	OPENSSL_cleanse(s->chunk_key, sizeof(s->chunk_key));
 	s->ctl.fd = -1;
 }
 

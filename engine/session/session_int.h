@@ -58,6 +58,13 @@
 #define ENG_MAX_PENDING 64
 #define ENG_MAX_PENDING_PER_ADDR 8
 #define ENG_PREAUTH_MS 10000
+
+/* A connection's time for its hello and proof, and the most a parked one waits. */
+static inline int eng__preauth_ms(int timeout_ms)
+{
+	return timeout_ms < ENG_PREAUTH_MS ? timeout_ms : ENG_PREAUTH_MS;
+}
+
 /*
  * A connection past its address's share waits its turn, accepted but
  * parked (a descriptor, no thread, nothing read), and is served in arrival
@@ -101,7 +108,8 @@ struct eng_session {
 	uint64_t auth_end_ns;			   /* server: hello and proof are due by then */
 	const struct eng_auth_key *key;		   /* NULL: no key configured */
 	uint8_t challenge[ENG_AUTH_CHALLENGE_LEN]; /* the client's, sent in its hello */
-	uint8_t tokens[ENG_SEAL_KEY_LEN]; /* what the job's and links' tokens derive from */
+	uint8_t tokens[ENG_SEAL_KEY_LEN];    /* what the job's and links' tokens derive from */
+	uint8_t chunk_key[ENG_SEAL_KEY_LEN]; /* keyed: what seals chunks on TCP (conn_cfg's) */
 	/* the job */
 	uint32_t chunk;
 	uint64_t bench_bytes;			   /* bench; 0 for copies */
@@ -263,6 +271,9 @@ int eng__seal_keys(const struct eng_auth_key *key, enum eng_auth_role me,
  */
 int eng__seal_kept_key(const uint8_t tokens[ENG_SEAL_KEY_LEN], uint8_t key_out[ENG_SEAL_KEY_LEN]);
 
+/* The key that seals the job's chunks on a transport that needs one (TCP), from the tokens. */
+int eng__seal_chunk_key(const uint8_t tokens[ENG_SEAL_KEY_LEN], uint8_t key_out[ENG_SEAL_KEY_LEN]);
+
 /* Token number index of kind label (ENG_TOKEN_*) from tokens: 64 bits of an HMAC. */
 uint64_t eng__seal_token(const uint8_t tokens[ENG_SEAL_KEY_LEN], const char *label, uint32_t index);
 
@@ -296,6 +307,14 @@ int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_o
 
 /* eng_serve over tr; port_any: listen on a port of the kernel's choice (o->ready names it). */
 int eng__serve(const struct eng_serve_opts *o, const struct eng_transport *tr, bool port_any);
+
+/*
+ * The server's key (o->key, else the key file or RAILCP_KEY) into *key with
+ * *keyed, and the address to listen on into *addr: --listen, or loopback
+ * without a key (where only loopback is allowed). Refusals carry a sentence.
+ */
+int eng__serve_key(const struct eng_serve_opts *o, struct eng_auth_key *key, bool *keyed,
+		   struct in_addr *addr);
 
 /* ---- the server: listener.c accepts, server.c runs each session ---- */
 
@@ -357,6 +376,7 @@ struct eng_server {
 	_Atomic unsigned parked; /* park_n, for the sessions' log lines */
 	int wake_fd;
 	_Atomic unsigned sessions; /* authenticated: what --max-sessions limits */
+	_Atomic uint64_t mem_held; /* slot memory the sessions reserved: what --max-memory limits */
 	_Atomic unsigned served;   /* authenticated sessions that ended (once: stop at the first) */
 	_Atomic int served_err;	   /* the first of those's status (once: eng__serve returns it) */
 	_Atomic bool stopping;
@@ -371,6 +391,25 @@ struct eng_server {
  */
 int eng__server_session_start(struct eng_server *srv, int fd, const char *who, unsigned slot,
 			      uint32_t gen);
+
+/* admit.c: a proven session's share of --max-memory. */
+struct eng_admit {
+	uint64_t bytes;	    /* reserved; 0: none */
+	unsigned max_slots; /* slots per stripe the session may have (ENG_MAX_SLOTS: no cap) */
+};
+
+/*
+ * Reserve for the session whose (checked) hello is hello, of chunk bytes,
+ * the most its pools may take within srv's --max-memory (none set: nothing
+ * reserved): into *out, with the slots per stripe it may then have.
+ * -EBUSY with a sentence (the client asks again) when it does not fit
+ * beside the sessions running, -ENOMEM when it could never fit. Thread-safe.
+ */
+int eng__admit_memory(struct eng_server *srv, const json_t *hello, uint32_t chunk,
+		      struct eng_admit *out);
+
+/* Give a's reservation back (none: nothing done). Thread-safe. */
+void eng__admit_release(struct eng_server *srv, struct eng_admit *a);
 
 /* Empty pending slot slot if it still holds generation gen (listener.c). Thread-safe. */
 void eng__server_pending_release(struct eng_server *srv, unsigned slot, uint32_t gen);

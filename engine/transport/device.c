@@ -259,7 +259,8 @@ int eng_device_list_create(const char *sysfs_root, struct eng_device_list **list
 			ibv_free_device_list(devs);
 		return rcp_err(-ENODEV,
 			       "no RDMA device found: this host has no RDMA NIC and no Soft-RoCE "
-			       "device (tools/testbed/boot runs railcp in a guest that has)");
+			       "device (to make one on an Ethernet interface IF, as root: rdma "
+			       "link add rxe0 type rxe netdev IF)");
 	}
 	list = calloc(1, sizeof(*list));
 	if (list)

@@ -212,6 +212,11 @@ struct eng_conn_cfg {
 	int connect_timeout_ms;
 	/* The QPs' local ACK timeout and retries (0: rdma_cm's and 7). */
 	struct eng_qp_knobs qp;
+	/*
+	 * A key of 32 bytes that only this session knows, for a transport whose
+	 * wire needs one (TCP seals each chunk with it); NULL: none.
+	 */
+	const uint8_t *chunk_key;
 };
 
 /* A job's connections: every id, endpoint, CQ and registration the transport made. */
@@ -266,6 +271,15 @@ struct eng_transport {
 
 /* RC queue pairs on real devices, connected with rdma_cm. */
 const struct eng_transport *eng__transport_verbs(void);
+
+/* TCP connections between IP interfaces (rails named as the kernel names them). */
+const struct eng_transport *eng__transport_tcp(void);
+
+/* The transport of a kind (engine.h's enum eng_transport_kind, as an int). */
+const struct eng_transport *eng__transport_of(int kind);
+
+/* What users call tr: "tcp" for TCP, "rdma" for the others (loopback stands in for verbs). */
+const char *eng__transport_word(const struct eng_transport *tr);
 
 /*
  * In-process: rails named "loop<N>" have the address 198.18.<N>.1/24; a

@@ -67,6 +67,7 @@ void server_start(struct server *s, const struct eng_transport *tr, const char *
 				       .plan = &s->plan,
 				       .timeout_ms = s->timeout_ms ? s->timeout_ms : TIMEOUT_MS,
 				       .max_sessions = s->max_sessions ? s->max_sessions : 4,
+				       .max_memory = s->max_memory,
 				       .no_failover = s->no_failover,
 				       .once = s->once,
 				       .key = s->key,
@@ -74,7 +75,8 @@ void server_start(struct server *s, const struct eng_transport *tr, const char *
 				       .any_name = s->any_name,
 				       .stop_fd = s->stop_fd,
 				       .ready = server_ready,
-				       .ctx = s};
+				       .ctx = s,
+				       .session_end = s->session_end};
 	atomic_store(&s->port, 0);
 	atomic_store(&s->ended, false);
 	assert_int_equal(pthread_create(&s->thread, NULL, server_main, s), 0);
@@ -420,6 +422,59 @@ json_t *raw_recv(int fd)
 		m = json_loadb(buf, len, 0, NULL);
 	free(buf);
 	return m;
+}
+
+static void *log_tap_main(void *arg)
+{
+	struct log_tap *t = arg;
+	char line[1024];
+
+	while (fgets(line, sizeof(line), t->in)) /* to the end: stderr never blocks */
+		t->line(line, t->ctx);
+	return NULL;
+}
+
+void log_tap_start(struct log_tap *t, void (*line)(const char *line, void *ctx), void *ctx)
+{
+	int pfd[2];
+
+	t->line = line;
+	t->ctx = ctx;
+	assert_int_equal(pipe(pfd), 0);
+	assert_non_null(t->in = fdopen(pfd[0], "r"));
+	t->saved = dup(STDERR_FILENO);
+	assert_true(t->saved >= 0);
+	assert_int_equal(dup2(pfd[1], STDERR_FILENO), STDERR_FILENO);
+	close(pfd[1]);
+	assert_int_equal(pthread_create(&t->thread, NULL, log_tap_main, t), 0);
+}
+
+void log_tap_stop(struct log_tap *t)
+{
+	/* The pipe's last writer goes: the tap reads to its end. */
+	dup2(t->saved, STDERR_FILENO);
+	close(t->saved);
+	pthread_join(t->thread, NULL);
+	fclose(t->in);
+}
+
+int raw_push_ready(uint16_t port, const char *dst)
+{
+	int fd = raw_connect(port);
+	json_t *hello = hello_bench(1, 4096), *ready;
+
+	json_object_set_new(hello, "job", json_string("push"));
+	json_object_set_new(hello, "chunks", json_integer(0));
+	json_object_set_new(hello, "slots", json_integer(4));
+	json_object_set_new(hello, "dst", eng__proto_hex(dst, strlen(dst)));
+	json_object_set_new(hello, "flags", json_pack("{s:b}", "recursive", 1));
+	json_object_set_new(hello, ENG_KEY_SERVER, dialed_json(port));
+	raw_json(fd, hello);
+	ready = raw_recv(fd);
+	assert_non_null(ready);
+	assert_string_equal(json_string_value(json_object_get(ready, "type")) ?: "?", "ready");
+	json_decref(ready);
+	return fd;
 }
 
 bool raw_closed(int fd)

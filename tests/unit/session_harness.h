@@ -66,6 +66,9 @@ struct server {
 	const char *const *names; /* serve --name */
 	bool any_name;		  /* any server a client dialed will do (serve --ssh) */
 	unsigned max_sessions;	  /* serve --max-sessions; 0: 4 */
+	uint64_t max_memory;	  /* serve --max-memory; 0: none */
+	/* eng_serve_opts.session_end (its ctx: this struct server); NULL: none */
+	void (*session_end)(const struct eng_session_record *rec, void *ctx);
 	_Atomic unsigned port;
 	_Atomic bool ended;
 	int err;
@@ -171,6 +174,22 @@ struct push1 {
 /* Make the file, start fx's server and push: the push's result, its report in p->r. */
 int push_one(struct fx *fx, struct push1 *p);
 
+/* ---- the log: stderr's lines, as they are written, to a test's function ---- */
+
+struct log_tap {
+	void (*line)(const char *line, void *ctx); /* on the tap's thread */
+	void *ctx;
+	FILE *in;
+	int saved; /* stderr before */
+	pthread_t thread;
+};
+
+/* From now on, each line written to stderr goes to line(line, ctx) instead. */
+void log_tap_start(struct log_tap *t, void (*line)(const char *line, void *ctx), void *ctx);
+
+/* stderr back as it was, and every line written before passed on. */
+void log_tap_stop(struct log_tap *t);
+
 /* ---- raw TCP: the framing by hand, so that tests check it rather than reuse it ---- */
 
 /* A connection to the server on port of 127.0.0.1. */
@@ -196,6 +215,13 @@ json_t *dialed_json(uint16_t port);
 
 /* The peer's next frame as JSON; NULL when it closed or sent something else. */
 json_t *raw_recv(int fd);
+
+/*
+ * A keyless push into dst (beneath the root) of 4 KiB chunks on one stripe,
+ * over raw TCP to the server on port of 127.0.0.1, that got "ready": the
+ * server now waits for its file list and the session holds its place.
+ */
+int raw_push_ready(uint16_t port, const char *dst);
 
 /* The peer closed the connection (within 10 s). */
 bool raw_closed(int fd);

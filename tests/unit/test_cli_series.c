@@ -13,6 +13,8 @@
 
 #include "cli/report.h"
 
+#include "common/common.h"
+
 #include <string.h>
 
 #define MS 1000000ull
@@ -169,6 +171,34 @@ static void test_json_shape_is_what_tools_plot_reads(void **state)
 	cli_series_fini(&s);
 }
 
+/* A run that fails: its --json error keeps the figures of the last progress report. */
+static void test_failure_keeps_what_was_measured(void **state)
+{
+	struct cli_series s;
+	struct eng_report r;
+	json_t *o;
+
+	(void)state;
+	cli_series_init(&s, rcp_now_ns(), CLI_SERIES_MAX);
+	o = cli_series_failure(&s); /* failed before any progress: nothing measured */
+	assert_non_null(o);
+	assert_null(json_object_get(o, "bytes"));
+	assert_null(json_object_get(o, "series"));
+	json_decref(o);
+	report_at(&r, 300);
+	cli_series_progress(&r, &s);
+	report_at(&r, 700);
+	r.seconds = 0.7;
+	cli_series_progress(&r, &s);
+	o = cli_series_failure(&s);
+	assert_non_null(o);
+	assert_int_equal(json_integer_value(json_object_get(o, "bytes")), 700 * 1500);
+	assert_int_equal(json_array_size(json_object_get(o, "rails")), 2);
+	assert_non_null(json_object_get(json_object_get(o, "series"), "t_ms"));
+	json_decref(o);
+	cli_series_fini(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -177,6 +207,7 @@ int main(void)
 		cmocka_unit_test(test_run_without_progress_has_start_and_end),
 		cmocka_unit_test(test_cap_thins_samples_and_doubles_interval),
 		cmocka_unit_test(test_json_shape_is_what_tools_plot_reads),
+		cmocka_unit_test(test_failure_keeps_what_was_measured),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,9 @@
 /*
- * test_locality.c - NUMA locality of RDMA devices from fixture sysfs trees
- * built in a temporary directory: the shapes of a real mlx5 NIC, an rxe
- * device over a virtio NIC, and the ways locality can be unknown.
+ * test_locality.c - NUMA locality of RDMA devices and IP interfaces from
+ * fixture sysfs trees built in a temporary directory: the shapes of a real
+ * mlx5 NIC, an rxe device over a virtio NIC, a virtual interface, and the
+ * ways locality can be unknown; and this host's loopback interface as a
+ * TCP rail.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -193,6 +195,52 @@ static void test_unknown_device_is_enoent_and_leaves_output_alone(void **state)
 	assert_int_equal(loc.numa_node, 42);
 }
 
+/* ---- IP interfaces as rails (the TCP transport's) ---- */
+
+static void test_ip_interface_takes_node_of_its_device(void **state)
+{
+	struct topo_locality loc;
+
+	(void)state;
+	make_virtio_netdev("eth5", "0000:12:05.0", "1\n");
+	assert_int_equal(topo_netdev_locality(root, "eth5", &loc), 0);
+	assert_int_equal(loc.numa_node, 1);
+	assert_non_null(strstr(loc.rule, "0000:12:05.0"));
+}
+
+static void test_virtual_interface_has_no_node_and_says_why(void **state)
+{
+	struct topo_locality loc;
+
+	(void)state;
+	mkpath("devices/virtual/net/br9");
+	link_to("class/net/br9", "../../devices/virtual/net/br9");
+	assert_int_equal(topo_netdev_locality(root, "br9", &loc), 0);
+	assert_int_equal(loc.numa_node, TOPO_NUMA_UNKNOWN);
+	assert_non_null(strstr(loc.rule, "br9 is a virtual interface"));
+	assert_int_equal(topo_netdev_locality(root, "nosuch9", &loc), -ENOENT);
+}
+
+/* This host's lo: a rail only when asked for, and then up, port 1, link layer IP. */
+static void test_loopback_is_a_rail_only_when_asked_for(void **state)
+{
+	struct topo_machine *m = calloc(1, sizeof(*m));
+	int i;
+
+	(void)state;
+	assert_non_null(m);
+	assert_int_equal(topo_machine_add_ip_rails(m, "/sys", false), 0);
+	assert_int_equal(topo_machine_rail_index(m, "lo", 1), -1);
+	assert_int_equal(topo_machine_add_ip_rails(m, "/sys", true), 0);
+	i = topo_machine_rail_index(m, "lo", 1);
+	assert_true(i >= 0);
+	assert_true(m->rail[i].active);
+	assert_string_equal(m->rail[i].state, "UP");
+	assert_string_equal(m->rail[i].link_layer, "IP");
+	assert_int_equal(m->rail[i].numa_node, TOPO_NUMA_UNKNOWN);
+	free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -202,6 +250,9 @@ int main(void)
 		cmocka_unit_test(test_netdev_without_numa_ancestor_is_unknown),
 		cmocka_unit_test(test_rxe_over_missing_netdev_is_unknown),
 		cmocka_unit_test(test_unknown_device_is_enoent_and_leaves_output_alone),
+		cmocka_unit_test(test_ip_interface_takes_node_of_its_device),
+		cmocka_unit_test(test_virtual_interface_has_no_node_and_says_why),
+		cmocka_unit_test(test_loopback_is_a_rail_only_when_asked_for),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -108,26 +108,6 @@ static void test_a_connection_past_its_addresss_share_waits_its_turn(void **stat
 	bench_ok(&fx->srv, NULL);
 }
 
-/* A push whose file list never comes: it holds a session until its socket closes. */
-static int push_held(uint16_t port)
-{
-	int fd = raw_connect(port);
-	json_t *ready,
-		*hello =
-			json_pack("{s:s, s:s, s:i, s:s, s:I, s:I, s:I, s:s, s:[o], s:o}", "type",
-				  "hello", "proto", "railcp", "version", ENG_PROTO_VERSION, "job",
-				  "push", "chunk", (json_int_t)(4 * KiB), "chunks", (json_int_t)0,
-				  "slots", (json_int_t)4, "dst", "64", "stripes",
-				  stripe_json("198.18.1.1", 24), ENG_KEY_SERVER, dialed_json(port));
-
-	raw_json(fd, hello);
-	ready = raw_recv(fd);
-	assert_non_null(ready);
-	assert_string_equal(json_string_value(json_object_get(ready, "type")) ?: "?", "ready");
-	json_decref(ready);
-	return fd;
-}
-
 struct closer {
 	int fd;
 	unsigned after_ms;
@@ -167,7 +147,7 @@ static void test_a_busy_server_is_asked_again_within_the_timeout(void **state)
 	plan_make(&plan, one, 1, 1, 1, BUDGET);
 
 	/* Held for good: asked again and again for a second, then the server's sentence. */
-	c.fd = push_held((uint16_t)atomic_load(&fx->srv.port));
+	c.fd = raw_push_ready((uint16_t)atomic_load(&fx->srv.port), "d");
 	o = client_opts(&fx->srv, &plan, 64 * KiB, NULL);
 	o.bench_bytes = 256 * KiB;
 	o.timeout_ms = 1000;
@@ -186,12 +166,125 @@ static void test_a_busy_server_is_asked_again_within_the_timeout(void **state)
 	fx->srv.max_sessions = 0;
 }
 
+/* Cancels when the client says it will wait at least LONG_WAIT_MS to ask again. */
+#define LONG_WAIT_MS 600
+
+struct canceller {
+	_Atomic bool flag;
+	uint64_t at_ns;
+};
+
+static void canceller_line(const char *line, void *ctx)
+{
+	struct canceller *c = ctx;
+	const char *p = strstr(line, "asking again in ");
+
+	if (p && !atomic_load(&c->flag) && atoi(p + strlen("asking again in ")) >= LONG_WAIT_MS) {
+		c->at_ns = rcp_now_ns();
+		atomic_store(&c->flag, true);
+	}
+}
+
+/*
+ * A copy that waits to ask a busy server again sees its cancel (Ctrl-C)
+ * within a slice of its backoff, not when the backoff ends: cancelled just
+ * as it said it will wait LONG_WAIT_MS or more, it returns within 200 ms.
+ */
+static void test_a_copy_waiting_for_a_busy_server_is_cancelled_at_once(void **state)
+{
+	static const unsigned one[] = {1};
+	struct fx *fx = *state;
+	struct canceller c = {0};
+	const char *src[1];
+	char root[4096], dir[4096], file[4096 + 8];
+	struct eng_copy_opts cp;
+	struct topo_plan plan;
+	struct eng_report r;
+	struct log_tap tap;
+	int held, err;
+
+	fx_dir(fx, "root", root);
+	fx_dir(fx, "src", dir);
+	pattern_write(dir, "f", 4 * KiB, 1);
+	snprintf(file, sizeof(file), "%s/f", dir);
+	src[0] = file;
+	plan_make(&fx->srv.plan, one, 1, 1, 1, BUDGET);
+	fx->srv.max_sessions = 1;
+	rcp_log_set_level(RCP_LOG_INFO); /* before any thread: the client's "asking again" */
+	server_start(&fx->srv, NULL, root, NULL);
+	plan_make(&plan, one, 1, 1, 1, BUDGET);
+	held = raw_push_ready((uint16_t)atomic_load(&fx->srv.port), "d");
+	cp = copy_opts(ENG_PUSH, src, 1, "f");
+	cp.cancel = &c.flag;
+	log_tap_start(&tap, canceller_line, &c);
+	err = copy(&fx->srv, &plan, &cp, NULL, &r);
+	c.at_ns = rcp_now_ns() - c.at_ns; /* how late */
+	log_tap_stop(&tap);
+	server_stop(&fx->srv);
+	rcp_log_set_level(RCP_LOG_NOTICE);
+	close(held);
+	assert_true(atomic_load(&c.flag));
+	assert_int_equal(err, -EINTR);
+	assert_non_null(strstr(rcp_err_msg(err), "busy with 1 sessions"));
+	if (c.at_ns > 200 * 1000000ull)
+		fail_msg("the copy ended %.0f ms after its cancel", (double)c.at_ns / 1e6);
+	fx->srv.max_sessions = 0;
+}
+
+static void peer_line(const char *line, void *ctx)
+{
+	if (strstr(line, " from 127.0.0.5: push of 1 files into "))
+		atomic_store((_Atomic bool *)ctx, true);
+}
+
+/*
+ * A copy's control connection leaves from --bind's address (the server's
+ * log names it), and one from an address this host lacks fails with a
+ * sentence naming it.
+ */
+static void test_a_copy_leaves_from_its_bind_address(void **state)
+{
+	static const unsigned one[] = {1};
+	struct fx *fx = *state;
+	const char *src[1];
+	char root[4096], dir[4096], file[4096 + 8];
+	struct eng_copy_opts cp;
+	struct topo_plan plan;
+	struct eng_report r;
+	struct log_tap tap;
+	_Atomic bool seen = false;
+	int err;
+
+	fx_dir(fx, "root", root);
+	fx_dir(fx, "src", dir);
+	pattern_write(dir, "f", 4 * KiB, 1);
+	snprintf(file, sizeof(file), "%s/f", dir);
+	src[0] = file;
+	plan_make(&fx->srv.plan, one, 1, 1, 1, BUDGET);
+	server_start(&fx->srv, NULL, root, NULL);
+	plan_make(&plan, one, 1, 1, 1, BUDGET);
+	cp = copy_opts(ENG_PUSH, src, 1, "f");
+	cp.bind_addr = "127.0.0.5";
+	log_tap_start(&tap, peer_line, &seen);
+	err = copy(&fx->srv, &plan, &cp, NULL, &r);
+	log_tap_stop(&tap); /* the session's first line came before the copy's end */
+	if (err)
+		fail_msg("a copy from 127.0.0.5: %s", rcp_err_msg(err));
+	assert_true(atomic_load(&seen));
+	cp.bind_addr = "198.51.100.7"; /* TEST-NET-2: on no host */
+	err = copy(&fx->srv, &plan, &cp, NULL, &r);
+	assert_int_equal(err, -EADDRNOTAVAIL);
+	assert_non_null(strstr(rcp_err_msg(err), "cannot send from 198.51.100.7 (--bind): "));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_a_burst_from_one_address_is_served_whole),
 		T(test_a_connection_past_its_addresss_share_waits_its_turn),
 		T(test_a_busy_server_is_asked_again_within_the_timeout),
+		T(test_a_copy_waiting_for_a_busy_server_is_cancelled_at_once),
+		T(test_a_copy_leaves_from_its_bind_address),
 	};
 
 	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);

@@ -36,19 +36,8 @@ static void raw_push_refused(const struct server *s, const char *dst, const char
 {
 	struct io_entry e = {.path = "x", .type = IO_FILE, .mode = 0644};
 	struct io_manifest m = {.entry = &e, .n = 1, .n_files = 1};
-	int fd = raw_connect((uint16_t)atomic_load(&s->port));
-	json_t *hello = hello_bench(1, 4096), *ready;
+	int fd = raw_push_ready((uint16_t)atomic_load(&s->port), dst);
 
-	json_object_set_new(hello, "job", json_string("push"));
-	json_object_set_new(hello, "chunks", json_integer(0));
-	json_object_set_new(hello, "dst", eng__proto_hex(dst, strlen(dst)));
-	json_object_set_new(hello, "flags", json_pack("{s:b}", "recursive", 1));
-	json_object_set_new(hello, ENG_KEY_SERVER, dialed_json((uint16_t)atomic_load(&s->port)));
-	raw_json(fd, hello);
-	ready = raw_recv(fd);
-	assert_non_null(ready);
-	assert_string_equal(json_string_value(json_object_get(ready, "type")) ?: "?", "ready");
-	json_decref(ready);
 	assert_int_equal(eng__manifest_send(&ENG_CTL_PLAIN(fd), &m), 0);
 	assert_refused(fd, what);
 }

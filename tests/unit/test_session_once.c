@@ -2,10 +2,12 @@
  * test_session_once.c - a server serving once (railcp serve --ssh, here
  * over the loopback transport): it serves the first client that proves its
  * key and returns by itself when that session ends, with the session's
- * status; a client with another key does not end it; and it gives up, with
- * a sentence, when no client proves the key in time.
+ * status; a client with another key does not end it, nor does a second
+ * client turned away as busy; and it gives up, with a sentence, when no
+ * client proves the key in time.
  */
 #include "session_harness.h"
+#include "session_gate.h"
 
 static const unsigned one_rail[] = {1};
 
@@ -101,6 +103,81 @@ static void test_a_failed_session_is_what_a_server_serving_once_returns(void **s
 	assert_true(server_stop(&fx->srv) < 0);
 }
 
+struct held_push {
+	struct fx *fx;
+	_Atomic bool release;
+	pthread_t thread;
+	int err;
+};
+
+/* The first push, through the gated transport: held after 4 chunks until release is set. */
+static void *held_push_main(void *arg)
+{
+	struct held_push *h = arg;
+	char top[4096];
+	const char *srcs[] = {top};
+	struct eng_copy_opts cp = copy_opts(ENG_PUSH, srcs, 1, "");
+	struct topo_plan plan;
+	struct eng_report r;
+
+	t_path(top, h->fx->base, "src/top");
+	cp.key = TEST_KEY;
+	plan_make(&plan, one_rail, 1, 1, 1, BUDGET);
+	plan.helpers = 1; /* the gate holds a helper, not the worker */
+	h->err = copy(&h->fx->srv, &plan, &cp, gate_arm_until(4, &h->release), &r);
+	return NULL;
+}
+
+/* A second push, asking for 1 s. */
+static int busy_push(const struct fx *fx)
+{
+	char top[4096];
+	const char *srcs[] = {top};
+	struct eng_copy_opts cp = copy_opts(ENG_PUSH, srcs, 1, "second");
+	struct eng_client_opts o;
+	struct topo_plan plan;
+	struct eng_report r;
+
+	t_path(top, fx->base, "src/top");
+	cp.key = TEST_KEY;
+	plan_make(&plan, one_rail, 1, 1, 1, BUDGET);
+	o = client_opts(&fx->srv, &plan, cp.chunk, NULL);
+	o.copy = &cp;
+	o.timeout_ms = 1000;
+	return eng__client_run(&o, &r);
+}
+
+/*
+ * While the one session runs, a second client with the key is told the
+ * server is busy until its --timeout: it is no session served, so the
+ * server goes on, and returns the first session's status when it ends.
+ * (It once counted, ended the server and cut the first session off.)
+ */
+static void test_a_busy_client_does_not_end_a_server_serving_once(void **state)
+{
+	struct fx *fx = *state;
+	struct held_push h = {.fx = fx};
+	char root[4096];
+	bool ended;
+	int err;
+
+	src_make(fx, root);
+	fx->srv.max_sessions = 1; /* as railcp serve --ssh has it */
+	once_start(fx, root, TEST_KEY, TIMEOUT_MS);
+	assert_int_equal(pthread_create(&h.thread, NULL, held_push_main, &h), 0);
+	assert_true(WAIT_FOR(atomic_load(&gate.hit)));
+	err = busy_push(fx);
+	ended = atomic_load(&fx->srv.ended);
+	atomic_store(&h.release, true);
+	pthread_join(h.thread, NULL); /* before any assert: h is on this stack */
+	assert_int_equal(err, -EBUSY);
+	assert_false(ended);
+	if (h.err)
+		fail_msg("the first push: %s", rcp_err_msg(h.err));
+	assert_true(WAIT_FOR(atomic_load(&fx->srv.ended)));
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
 static void test_a_server_serving_once_gives_up_when_no_client_comes(void **state)
 {
 	struct fx *fx = *state;
@@ -123,6 +200,7 @@ int main(void)
 		T(test_a_server_serving_once_returns_when_its_copy_ends),
 		T(test_a_wrong_key_does_not_end_a_server_serving_once),
 		T(test_a_failed_session_is_what_a_server_serving_once_returns),
+		T(test_a_busy_client_does_not_end_a_server_serving_once),
 		T(test_a_server_serving_once_gives_up_when_no_client_comes),
 	};
 

@@ -14,23 +14,11 @@
 /* A push whose file list never comes: the server waits in the middle of a read. */
 static int push_halfway(uint16_t port)
 {
-	struct eng_ctl c = ENG_CTL_PLAIN(raw_connect(port));
-	json_t *hello = eng__proto_msg(ENG_MSG_HELLO, true), *st = json_array(), *ready = NULL;
+	int fd = raw_push_ready(port, "d");
 
-	json_array_append_new(st, stripe_json("198.18.1.1", 24));
-	json_object_set_new(hello, ENG_KEY_JOB, json_string(ENG_JOB_PUSH));
-	json_object_set_new(hello, ENG_KEY_CHUNK, json_integer(4096));
-	json_object_set_new(hello, ENG_KEY_CHUNKS, json_integer(0));
-	json_object_set_new(hello, ENG_KEY_DST, eng__proto_hex("d", 1));
-	json_object_set_new(hello, ENG_KEY_STRIPES, st);
-	json_object_set_new(hello, ENG_KEY_SERVER, dialed_json(port));
-	assert_int_equal(eng__proto_send(&c, hello), 0);
-	json_decref(hello);
-	assert_int_equal(eng__proto_recv(&c, TIMEOUT_MS, ENG_MSG_READY, &ready), 0);
-	json_decref(ready);
 	/* Half a frame of the file list: the server is inside a read now. */
-	assert_int_equal(send(c.fd, "\0\0", 2, MSG_NOSIGNAL), 2);
-	return c.fd;
+	assert_int_equal(send(fd, "\0\0", 2, MSG_NOSIGNAL), 2);
+	return fd;
 }
 
 static void test_a_stop_ends_sessions_that_wait_for_their_peer(void **state)

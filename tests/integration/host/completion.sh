@@ -84,7 +84,20 @@ expect "railcp serve --" --help
 # Options the parser knows but --help does not list, or another command's.
 expect_not "railcp bench --" --root
 expect_not "railcp devices --" --bytes
-expect_not "railcp --" --fsync # accepted, only named in --no-fsync's text
+expect "railcp --" --fsync
+# Every option is offered: the global ones with the copy's, -q and -v after
+# every command too, bench's --port.
+expect "railcp --" --help-copy
+expect "railcp --" --version
+expect "railcp serve -" -v
+expect "railcp devices -" -q
+expect "railcp topo -" -vv
+expect "railcp bench host --" --port
+# After an option of copies the line is a copy: no command names.
+expect_not "railcp -r " devices
+expect_not "railcp --partial -p " serve
+expect "railcp -v " devices
+expect "railcp -q -v " topo
 expect_not "railcp --" --max-sessions
 
 # Copy arguments: local paths, before or after options, as source and as
@@ -142,6 +155,8 @@ expect "railcp serve --rails " mlx5_0:1
 expect "railcp serve --rails ml" mlx5_1:1
 expect "railcp --rails mlx5_0:1,ml" 1,mlx5_1:1
 expect "railcp topo --numa 0," 0,1
+expect "railcp --transport t" tcp
+expect "railcp serve --transport " auto
 
 # The options are read from the program on PATH when first needed, once per
 # command: a railcp that documents other options gets those.

@@ -8,4 +8,5 @@ case "$err" in *"no RDMA device"*) ;; *) fail "unexpected message: $err" ;; esac
 [ -z "$out" ] || fail "expected nothing on stdout, got: $out"
 capture "$RAILCP" devices --json
 expect_one_line_error railcp devices --json
-[ -z "$out" ] || fail "expected no JSON on stdout without devices, got: $out"
+case "$out" in *'"error": "no RDMA device'*'"exit": 1'*) ;; *) fail "expected the error as JSON on stdout, got: $out" ;; esac
+case "$err" in *"rdma link add rxe0 type rxe netdev IF"*) ;; *) fail "the message does not say how to make a Soft-RoCE device: $err" ;; esac
