@@ -8,7 +8,9 @@ trap 'kill -9 "$server_pid" "$push_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 export HOME="$tmp" LC_ALL=C
 unset RAILCP_KEY
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-mib=256
+# 1 GiB: at 4 KiB chunks on one stripe a push takes seconds (256 MiB once
+# ended in 1.3 s, inside the second the cut waits for a checkpoint).
+mib=1024
 mkdir -p "$tmp/root"
 # Data all the way (railcp sends no holes), quick to make.
 yes "$(head -c 3000 /dev/urandom | base64 -w0)" | head -c $((mib * 1024 * 1024 + 5)) >"$tmp/big"
@@ -29,6 +31,7 @@ start_server "$tmp/serve.log" --transport tcp --rails lo --port "$port" --root "
 push_bg "$tmp/push1.err"
 wait_until 20 arrived || fail "nothing of the push arrived in 20 s: $(cat "$tmp/push1.err")"
 sleep 1.2 # a --partial checkpoint is at most a second old
+[ ! -e "$tmp/root/big" ] || fail "the push ended before the cut: the test needs a slower push"
 kill -9 "$push_pid" || fail "the push ended before the cut: $(cat "$tmp/serve.log")"
 wait "$push_pid" 2>/dev/null
 wait_until 20 grep -q "session 1 from 127.0.0.1 failed: " "$tmp/serve.log" ||
