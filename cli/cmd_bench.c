@@ -111,6 +111,8 @@ static int bench_args(int argc, char **argv, struct bench_cmd *b)
 	b->o.key_file = b->sess.key_file;
 	b->o.no_failover = b->sess.no_failover;
 	b->o.rail_stall_ms = b->sess.rail_stall_ms;
+	b->o.connect_timeout_ms = b->sess.connect_timeout_ms;
+	b->o.qp = b->sess.qp;
 	if (first != argc - 1)
 		return cli_usage_error("bench",
 				       first == argc ? "which server? give HOST[:PORT]"

@@ -262,6 +262,8 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 	cc->o.key_file = cc->sess.key_file;
 	cc->o.no_failover = cc->sess.no_failover;
 	cc->o.rail_stall_ms = cc->sess.rail_stall_ms;
+	cc->o.connect_timeout_ms = cc->sess.connect_timeout_ms;
+	cc->o.qp = cc->sess.qp;
 	if (cc->fsync_opts == (FSYNC_GIVEN | NO_FSYNC_GIVEN))
 		return cli_usage_error(NULL, "--fsync and --no-fsync contradict each other: give "
 					     "one or neither");

@@ -263,6 +263,8 @@ static int serve_args(int argc, char **argv, struct serve_cmd *sc)
 	sc->o.key_file = sc->sess.key_file;
 	sc->o.no_failover = sc->sess.no_failover;
 	sc->o.rail_stall_ms = sc->sess.rail_stall_ms;
+	sc->o.connect_timeout_ms = sc->sess.connect_timeout_ms;
+	sc->o.qp = sc->sess.qp;
 	if (first < argc)
 		return cli_usage_error("serve", "unexpected argument '%s'", argv[first]);
 	if (sc->ssh && (sc->o.root || sc->o.key_file || sc->n_names))

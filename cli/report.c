@@ -60,6 +60,11 @@ void cli_report_json(json_t *o, const struct eng_report *r, double seconds)
 	json_object_set_new(o, "verified", json_true());
 	json_object_set_new(o, "failover", json_boolean(r->failover));
 	json_object_set_new(o, "rails_failed", json_integer(r->rails_failed));
+	json_object_set_new(o, "rails_left_out", json_integer(r->rails_left_out));
+	json_object_set_new(o, "ack_timeout",
+			    r->qp.ack_timeout ? json_integer(r->qp.ack_timeout) : json_null());
+	json_object_set_new(o, "retry_count",
+			    json_integer(r->qp.retry_count ? r->qp.retry_count : 7));
 	if (r->file_io[0]) {
 		json_object_set_new(o, "file_io", json_string(r->file_io));
 		json_object_set_new(o, "helpers_per_worker", json_integer(r->helpers));
@@ -82,6 +87,12 @@ void cli_report_json(json_t *o, const struct eng_report *r, double seconds)
 			json_object_set_new(x, "failed_after_s", json_real(r->rail[i].failed_at));
 		if (r->rail[i].why[0])
 			json_object_set_new(x, "error", json_string(r->rail[i].why));
+		json_object_set_new(x, "left_out", json_boolean(r->rail[i].left_out));
+		json_object_set_new(x, "stripes_left_out",
+				    json_integer(r->rail[i].stripes_left_out));
+		if (r->rail[i].left_out_why[0])
+			json_object_set_new(x, "left_out_error",
+					    json_string(r->rail[i].left_out_why));
 		if (r->rail[i].mtu) {
 			json_object_set_new(x, "mtu", json_integer(r->rail[i].mtu));
 			json_object_set_new(x, "peer_mtu", json_integer(r->rail[i].peer_mtu));
@@ -102,8 +113,9 @@ void cli_report_json(json_t *o, const struct eng_report *r, double seconds)
 }
 
 /*
- * A rail whose ends' MTUs differ (both used the smaller), and one that lost
- * stripes (queue pairs): when, why, and that the others carried its chunks.
+ * A rail whose ends' MTUs differ (both used the smaller), one left out at
+ * set-up (why), and one that lost stripes (queue pairs) mid-transfer:
+ * when, why, and that the others carried its chunks.
  */
 static void rail_notes_print(FILE *f, const struct eng_rail_report *rr)
 {
@@ -112,6 +124,11 @@ static void rail_notes_print(FILE *f, const struct eng_rail_report *rr)
 			"    MTU %u here and %u at the peer: %u used; give both ends' network "
 			"devices the same MTU for the larger\n",
 			rr->mtu, rr->peer_mtu, rr->mtu < rr->peer_mtu ? rr->mtu : rr->peer_mtu);
+	if (rr->left_out)
+		fprintf(f, "    left out at set-up: %s\n", rr->left_out_why);
+	else if (rr->stripes_left_out)
+		fprintf(f, "    %u of its %u stripes left out at set-up: %s\n",
+			rr->stripes_left_out, rr->stripes, rr->left_out_why);
 	if (rr->failed)
 		fprintf(f,
 			"    failed after %.1f s, its chunks sent again on the other rails: %s\n",
@@ -121,11 +138,27 @@ static void rail_notes_print(FILE *f, const struct eng_rail_report *rr)
 			rr->stripes_lost, rr->stripes, rr->why);
 }
 
+/* The ACK timeout exponent n as a time ("4.096 us x 2^14 = 67.1 ms"), or "rdma_cm's". */
+static const char *ack_str(unsigned n, char *buf, size_t len)
+{
+	double us = 4.096 * (double)(1ull << (n < 40 ? n : 40));
+
+	if (!n)
+		snprintf(buf, len, "rdma_cm's");
+	else if (us < 1000)
+		snprintf(buf, len, "4.096 us x 2^%u = %.1f us", n, us);
+	else if (us < 1e6)
+		snprintf(buf, len, "4.096 us x 2^%u = %.1f ms", n, us / 1e3);
+	else
+		snprintf(buf, len, "4.096 us x 2^%u = %.1f s", n, us / 1e6);
+	return buf;
+}
+
 void cli_report_print(FILE *f, const struct eng_report *r, double seconds)
 {
 	int node[TOPO_MAX_RAILS];
 	uint64_t nb[TOPO_MAX_RAILS];
-	char sz[32];
+	char sz[32], ack[64];
 	unsigned i, n;
 
 	for (i = 0; i < r->n_rails; i++) {
@@ -144,6 +177,10 @@ void cli_report_print(FILE *f, const struct eng_report *r, double seconds)
 	fprintf(f, "  %u stripes (%s), %u slots of %s per stripe\n", r->n_stripes,
 		strcmp(r->transport, "tcp") == 0 ? "TCP connections" : "queue pairs", r->n_slots,
 		sz);
+	if (r->qp.ack_timeout || r->qp.retry_count)
+		fprintf(f, "  queue pairs: ACK timeout %s, %u retries\n",
+			ack_str(r->qp.ack_timeout, ack, sizeof(ack)),
+			r->qp.retry_count ? r->qp.retry_count : 7);
 	if (r->file_io[0])
 		fprintf(f, "  file I/O: %s\n", r->file_io);
 }
@@ -155,6 +192,8 @@ static const char *rate_or_failed(double rate, const struct eng_rail_report *rr)
 
 	if (rr->failed)
 		return "FAILED";
+	if (rr->left_out)
+		return "LEFT-OUT";
 	snprintf(buf, sizeof(buf), "%.2f", rate * 8 / 1e9);
 	return buf;
 }

@@ -1,7 +1,8 @@
 /*
  * session.c - the options of a session with a peer that copies, railcp
  * bench and railcp serve share (--timeout, --stall, --key-file,
- * --no-failover, --rail-stall): one parser, so the three commands take them alike.
+ * --no-failover, --rail-stall, --connect-timeout, --ack-timeout, --retry-count): one parser, so the
+ * three commands take them alike.
  */
 #include "cli/session.h"
 
@@ -20,6 +21,12 @@ int cli_session_opt(const char *cmd, struct cli_session *s, int c, const char *a
 		return 0;
 	case CLI_OPT_RAIL_STALL:
 		return cli_parse_secs(cmd, "--rail-stall", arg, &s->rail_stall_ms);
+	case CLI_OPT_CONNECT_TIMEOUT:
+		return cli_parse_secs(cmd, "--connect-timeout", arg, &s->connect_timeout_ms);
+	case CLI_OPT_ACK_TIMEOUT:
+		return cli_parse_count(cmd, "--ack-timeout", arg, 31, &s->qp.ack_timeout);
+	case CLI_OPT_RETRY_COUNT:
+		return cli_parse_count(cmd, "--retry-count", arg, 7, &s->qp.retry_count);
 	}
 	return -1;
 }

@@ -1,7 +1,8 @@
 /*
  * session.h - private to cli/: the options of a session with a peer that
  * copies, railcp bench and railcp serve share (see session.c): --timeout,
- * --stall, --key-file, --no-failover and --rail-stall, with one getopt table fragment,
+ * --stall, --key-file, --no-failover, --rail-stall and --connect-timeout,
+ * with one getopt table fragment,
  * one parser and one usage text, as place.h has for the placement options.
  */
 #ifndef RAILCP_CLI_SESSION_H
@@ -17,11 +18,13 @@
  * and copies the four into its engine options once they are parsed.
  */
 struct cli_session {
-	int timeout_ms;	      /* --timeout: each control and connection step */
-	int stall_ms;	      /* --stall: 0, the engine's 60 s */
-	const char *key_file; /* --key-file: NULL, RAILCP_KEY, then ~/.config/railcp/key */
-	bool no_failover;     /* --no-failover */
-	int rail_stall_ms;    /* --rail-stall: 0, the engine's ENG_RAIL_STALL_MS */
+	int timeout_ms;		/* --timeout: each control and connection step */
+	int stall_ms;		/* --stall: 0, the engine's 60 s */
+	const char *key_file;	/* --key-file: NULL, RAILCP_KEY, then ~/.config/railcp/key */
+	bool no_failover;	/* --no-failover */
+	int rail_stall_ms;	/* --rail-stall: 0, the engine's ENG_RAIL_STALL_MS */
+	int connect_timeout_ms; /* --connect-timeout: 0, ENG_CONNECT_TIMEOUT_MS_DEFAULT */
+	struct eng_qp_knobs qp; /* --ack-timeout, --retry-count: 0, rdma_cm's and 7 */
 };
 
 /* Codes of the session options: beyond any character and the placement options' codes. */
@@ -31,6 +34,9 @@ enum {
 	CLI_OPT_KEY_FILE,
 	CLI_OPT_NO_FAILOVER,
 	CLI_OPT_RAIL_STALL,
+	CLI_OPT_CONNECT_TIMEOUT,
+	CLI_OPT_ACK_TIMEOUT,
+	CLI_OPT_RETRY_COUNT,
 };
 
 /* getopt_long entries of the session options, for a command's table. */
@@ -39,6 +45,9 @@ enum {
 		{"stall", required_argument, NULL, CLI_OPT_STALL},                                 \
 		{"key-file", required_argument, NULL, CLI_OPT_KEY_FILE},                           \
 		{"rail-stall", required_argument, NULL, CLI_OPT_RAIL_STALL},                       \
+		{"connect-timeout", required_argument, NULL, CLI_OPT_CONNECT_TIMEOUT},             \
+		{"ack-timeout", required_argument, NULL, CLI_OPT_ACK_TIMEOUT},                     \
+		{"retry-count", required_argument, NULL, CLI_OPT_RETRY_COUNT},                     \
 	{                                                                                          \
 		"no-failover", no_argument, NULL, CLI_OPT_NO_FAILOVER                              \
 	}
@@ -56,7 +65,15 @@ enum {
 	"                     only when every rail failed does it fail)\n"                         \
 	"  --rail-stall SEC   with failover, a rail whose chunks get no credit back for\n"         \
 	"                     SEC seconds while another rail moves is failed as\n"                 \
-	"                     stalled (default 5)\n"
+	"                     stalled (default 5)\n"                                               \
+	"  --connect-timeout SEC  limit of each stripe's connection at set-up (address,\n"         \
+	"                     route, the peer's answer); with failover a rail that does\n"         \
+	"                     not connect within it is left out (default 10, at most\n"            \
+	"                     --timeout)\n"                                                        \
+	"  --ack-timeout N    the queue pairs' local ACK timeout, 4.096 us x 2^N, N 1 to 31\n"     \
+	"                     (default: rdma_cm's); with --retry-count R, a rail that\n"           \
+	"                     drops everything fails after (R + 1) such timeouts\n"                \
+	"  --retry-count R    transport retries of the queue pairs, 1 to 7 (default 7)\n"
 
 /* 0 when c was a session option and arg good, CLI_EXIT_USAGE when bad, -1 when not ours. */
 int cli_session_opt(const char *cmd, struct cli_session *s, int c, const char *arg);

@@ -35,6 +35,12 @@
  * ports stay up). rail_stall_ms: 0 this default, < 0 never.
  */
 #define ENG_RAIL_STALL_MS 5000
+/*
+ * Each stripe's connection at set-up (address, route, the peer's answer)
+ * when the user gives no --connect-timeout: a rail that does not connect
+ * within it is left out (with failover), so a dead rail costs at most this.
+ */
+#define ENG_CONNECT_TIMEOUT_MS_DEFAULT 10000
 
 enum eng_gid_type {
 	ENG_GID_IB,
@@ -92,6 +98,17 @@ const char *eng_gid_type_str(enum eng_gid_type type);
 
 /* ---- transfers ---- */
 
+/*
+ * How the RC queue pairs of a session retry, as perftest and NCCL expose
+ * it (NCCL_IB_TIMEOUT, NCCL_IB_RETRY_CNT): what a rail that drops
+ * everything costs before its QPs fail, (retry_count + 1) x 4.096 us x
+ * 2^ack_timeout. Each side's apply to the QPs it sends on.
+ */
+struct eng_qp_knobs {
+	unsigned ack_timeout; /* the local ACK timeout exponent, 1 to 31; 0: rdma_cm's */
+	unsigned retry_count; /* transport retries, 1 to 7; 0: 7 */
+};
+
 /* What carries the data: RDMA (verbs, rdma_cm) or TCP between IP interfaces. */
 enum eng_transport_kind {
 	ENG_TRANSPORT_RDMA,
@@ -112,6 +129,10 @@ struct eng_rail_report {
 	bool failed;	       /* every stripe of it failed: it carried nothing after failed_at */
 	double failed_at;      /* seconds from the job's start to its last stripe's failure */
 	char why[256];	       /* why its first stripe failed ("" if none did) */
+	/* stripes left out at set-up (never connected), and why; all of them: left_out */
+	unsigned stripes_left_out;
+	bool left_out;
+	char left_out_why[256];
 	/* the active MTU in bytes of this end's port and of the peer's; both use the smaller */
 	unsigned mtu, peer_mtu;
 };
@@ -130,8 +151,10 @@ struct eng_report {
 	unsigned n_slots; /* slots (credits) per stripe */
 	unsigned n_stripes;
 	unsigned n_rails;
-	bool failover;	       /* a failed stripe's chunks went to the others (else: fatal) */
-	unsigned rails_failed; /* rails whose every stripe failed */
+	bool failover;		 /* a failed stripe's chunks went to the others (else: fatal) */
+	unsigned rails_failed;	 /* rails whose every stripe failed */
+	unsigned rails_left_out; /* rails none of whose stripes connected at set-up */
+	struct eng_qp_knobs qp;	 /* what this side's QPs were given (0: the default) */
 	struct eng_rail_report rail[TOPO_MAX_RAILS];
 	/* copies: how this end read or wrote its files ("" for bench) */
 	char file_io[128]; /* e.g. "io_uring, 3 helper threads per worker, 32 deep each" */
@@ -152,6 +175,8 @@ struct eng_bench_opts {
 			      ENG_RAIL_STALL_MS) */
 	const char *key_file; /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
 	bool no_failover; /* a rail that fails fails the run (else its chunks go to the others) */
+	int connect_timeout_ms; /* each stripe's connection at set-up; 0: the default (10 s) */
+	struct eng_qp_knobs qp; /* --ack-timeout, --retry-count */
 	enum eng_transport_kind transport; /* the server must serve the same */
 	/* Called about every 20 ms from the calling thread with the figures so far. */
 	void (*progress)(const struct eng_report *so_far, void *ctx);
@@ -195,6 +220,8 @@ struct eng_copy_opts {
 	const char *key_file; /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
 	const char *key;      /* the key itself (from railcp serve --ssh); NULL: key_file's */
 	bool no_failover; /* a rail that fails fails the copy (else its chunks go to the others) */
+	int connect_timeout_ms; /* each stripe's connection at set-up; 0: the default (10 s) */
+	struct eng_qp_knobs qp; /* --ack-timeout, --retry-count */
 	enum eng_transport_kind transport; /* the server must serve the same */
 	/* Set (e.g. from a signal handler) to stop the copy: it fails, its temporaries removed. */
 	const _Atomic bool *cancel;
@@ -245,6 +272,9 @@ struct eng_serve_opts {
 	 */
 	uint64_t max_memory;
 	bool no_failover; /* a rail that fails fails its session (else the others carry on) */
+	/* a stripe answered and not established after this is left out; 0: 10 s */
+	int connect_timeout_ms;
+	struct eng_qp_knobs qp;		   /* its sessions' QPs, as a client's */
 	enum eng_transport_kind transport; /* a client asking for the other is refused */
 	/*
 	 * Each client names the server it dialed (the host as its user gave

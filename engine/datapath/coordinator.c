@@ -285,7 +285,11 @@ static void rails_report(const struct eng_job *job, struct eng_report *r)
 		rr->stripes = rs->stripes;
 		rr->stripes_lost = rs->stripes_dead;
 		snprintf(rr->why, sizeof(rr->why), "%s", rs->stripes_dead ? rs->why : "");
-		rr->failed = rs->failed_ns != 0;
+		rr->stripes_left_out = rs->stripes_out;
+		snprintf(rr->left_out_why, sizeof(rr->left_out_why), "%s", rs->out_why);
+		rr->left_out = rs->out_why[0] && rs->stripes_out == rs->stripes;
+		r->rails_left_out += rr->left_out;
+		rr->failed = rs->failed_ns != 0 && !rr->left_out;
 		rr->failed_at = rr->failed && rs->failed_ns > job->t_start_ns
 					? (double)(rs->failed_ns - job->t_start_ns) / 1e9
 					: 0.0;

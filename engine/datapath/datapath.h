@@ -134,6 +134,20 @@ void eng__job_link_lost(struct eng_job *job, unsigned link, const char *why);
  */
 bool eng__job_link_down(struct eng_job *job, unsigned link, char *why, size_t len);
 
+/*
+ * Set-up, before eng__job_run: link's stripe never connected (why: the
+ * transport's sentence) and is left out of the job, as one that failed
+ * but with no chunk to give back; the report counts it apart from those
+ * lost mid-job. Again for the same link does nothing. Session thread.
+ */
+void eng__job_link_unconnected(struct eng_job *job, unsigned link, const char *why);
+
+/* Set-up: rail r of the plan, which has no stripe in this job, was left out for why. */
+void eng__job_rail_left_out(struct eng_job *job, unsigned r, const char *why);
+
+/* Stripes neither left out at set-up nor failed since. Thread-safe. */
+unsigned eng__job_stripes_alive(const struct eng_job *job);
+
 /* Chunks completed so far, over all workers. Thread-safe. */
 uint64_t eng__job_done_chunks(const struct eng_job *job);
 

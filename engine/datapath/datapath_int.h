@@ -188,6 +188,9 @@ struct eng_rail_stat {
 	unsigned stripes, stripes_dead;
 	uint64_t failed_ns; /* when its last stripe failed; 0: alive */
 	char why[256];	    /* why its first stripe failed */
+	/* left out at set-up: its stripes that never connected, and why the first did not */
+	unsigned stripes_out;
+	char out_why[256];
 	/*
 	 * sender, for the other rails' watchdog (stripe.c, failover.c): its
 	 * last credit back on any stripe, and its chunks out (written by the

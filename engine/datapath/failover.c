@@ -24,6 +24,11 @@
  * Without failover the first such failure fails the job, as any other
  * error does.
  *
+ * A stripe that never connected at set-up (eng__job_link_unconnected) is
+ * down before the workers start, with no chunk to give back; its rail
+ * counts it apart (stripes_out), so the report tells rails left out at
+ * set-up from rails lost mid-job.
+ *
  * A rail's record (when its last stripe failed, why its first did) is kept
  * under the job's err_lock; the report and the summary name it.
  *
@@ -139,7 +144,7 @@ static void rail_record(struct eng_stripe *s, const char *why)
 	pthread_mutex_lock(&job->err_lock);
 	if (rs->stripes_dead++ == 0)
 		snprintf(rs->why, sizeof(rs->why), "%s", why);
-	if (rs->stripes_dead == rs->stripes)
+	if (rs->stripes_dead + rs->stripes_out == rs->stripes)
 		rs->failed_ns = rcp_now_ns();
 	pthread_mutex_unlock(&job->err_lock);
 	last = atomic_fetch_sub(&job->stripes_alive, 1) == 1;
@@ -199,6 +204,40 @@ void eng__stripe_lost(struct eng_stripe *s, int err, const char *what)
 		return;
 	}
 	stripe_down(s, why);
+}
+
+void eng__job_link_unconnected(struct eng_job *job, unsigned link, const char *why)
+{
+	struct eng_stripe *s = link < job->n_stripes ? &job->stripe[link] : NULL;
+	struct eng_rail_stat *rs;
+
+	if (!s || atomic_load(&s->dead))
+		return;
+	rs = &job->rail[s->rail];
+	pthread_mutex_lock(&job->err_lock);
+	snprintf(s->down_why, sizeof(s->down_why), "%s", why);
+	if (rs->stripes_out++ == 0)
+		snprintf(rs->out_why, sizeof(rs->out_why), "%s", why);
+	pthread_mutex_unlock(&job->err_lock);
+	/* No worker runs yet: nothing holds a slot of it, and nothing may claim one. */
+	s->n_free = 0;
+	s->n_ready = 0;
+	atomic_store_explicit(&s->dead, true, memory_order_release);
+	atomic_fetch_sub(&job->stripes_alive, 1);
+}
+
+void eng__job_rail_left_out(struct eng_job *job, unsigned r, const char *why)
+{
+	if (r >= job->n_rails || job->rail[r].stripes)
+		return;
+	pthread_mutex_lock(&job->err_lock);
+	snprintf(job->rail[r].out_why, sizeof(job->rail[r].out_why), "%s", why);
+	pthread_mutex_unlock(&job->err_lock);
+}
+
+unsigned eng__job_stripes_alive(const struct eng_job *job)
+{
+	return atomic_load(&((struct eng_job *)job)->stripes_alive);
 }
 
 void eng__job_link_lost(struct eng_job *job, unsigned link, const char *why)

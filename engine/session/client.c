@@ -9,9 +9,9 @@
  * (io_pull_names_check) and the destination is prepared here; the server's
  * welcome names the session token, the slot count and size, and for each
  * stripe the server's address, port and stripe to connect to. Then every
- * stripe connects, the job runs, and the end-of-job exchange confirms what
- * arrived (session.c). The client sends for bench and push and receives for
- * pull.
+ * stripe connects, each within --connect-timeout (with failover a rail
+ * that cannot is left out and the server told at once), the job runs, and the end-of-job exchange
+ * confirms what arrived (session.c). The client sends for bench and push and receives for pull.
  *
  * Threading: eng_bench_run and eng_copy_run run on the caller's thread plus
  * one thread per worker; they return after all of them have stopped.
@@ -342,14 +342,12 @@ static int handshake(struct client *c)
 	return err;
 }
 
-/* Connect stripe i as the welcome's entry w says. */
-static int stripe_connect(struct client *c, unsigned i, const json_t *w)
+/* Where stripe i connects, as the welcome's entry w says: into dst, the server's stripe set. */
+static int stripe_target(struct client *c, unsigned i, const json_t *w, struct sockaddr_in *dst)
 {
-	struct eng_link *link = eng__job_link(c->s.job, i);
 	unsigned r = eng__job_link_rail(c->s.job, i);
 	const char *addr = json_string_value(json_object_get(w, ENG_KEY_ADDR));
 	const char *rail = json_string_value(json_object_get(w, ENG_KEY_RAIL));
-	struct sockaddr_in dst = {.sin_family = AF_INET}, src = c->s.addr[r].addr;
 	char *peer = c->peer[r], esc[ENG_PROTO_ESC_SHORT];
 	uint64_t port, peer_stripe;
 	int err;
@@ -357,18 +355,47 @@ static int stripe_connect(struct client *c, unsigned i, const json_t *w)
 	if ((err = eng__proto_get_u64(w, ENG_KEY_PORT, &port)) != 0 ||
 	    (err = eng__proto_get_u64(w, ENG_KEY_STRIPE, &peer_stripe)) != 0)
 		return err;
-	if (!addr || !rail || inet_pton(AF_INET, addr, &dst.sin_addr) != 1 || port == 0 ||
+	*dst = (struct sockaddr_in){.sin_family = AF_INET};
+	if (!addr || !rail || inet_pton(AF_INET, addr, &dst->sin_addr) != 1 || port == 0 ||
 	    port > 65535)
 		return rcp_err(-EPROTO, "the server sent an unusable address for stripe %u", i);
-	dst.sin_port = htons((uint16_t)port);
+	dst->sin_port = htons((uint16_t)port);
 	rcp_printable(rail, esc, sizeof(esc)); /* the server's word, for our report */
 	if (!peer[0] || !strstr(peer, esc))
 		snprintf(peer + strlen(peer), sizeof(c->peer[0]) - strlen(peer), "%s%s",
 			 peer[0] ? "," : "", esc);
-	link->token = eng__seal_token(c->s.tokens, ENG_TOKEN_LINK, (uint32_t)peer_stripe);
+	eng__job_link(c->s.job, i)->token =
+		eng__seal_token(c->s.tokens, ENG_TOKEN_LINK, (uint32_t)peer_stripe);
 	c->s.peer_link[i] = (unsigned)peer_stripe;
-	return c->s.tr->connect(c->s.conn, link, &src, &dst, (uint32_t)peer_stripe,
-				c->s.timeout_ms);
+	return 0;
+}
+
+/*
+ * Connect stripe i. With failover a stripe that cannot connect is left out
+ * and the server told at once, and so is every later stripe of its rail
+ * (they would wait out the same dead path: a dead rail costs one connect
+ * timeout); the rail is named once, with the cause. A protocol error (the
+ * receiver's slots not as agreed) fails the session whatever the mode.
+ */
+static int stripe_connect(struct client *c, unsigned i, const json_t *w, char *rail_out)
+{
+	unsigned r = eng__job_link_rail(c->s.job, i);
+	struct sockaddr_in dst, src = c->s.addr[r].addr;
+	int err = stripe_target(c, i, w, &dst);
+
+	if (err)
+		return err;
+	if (!rail_out[0]) {
+		err = c->s.tr->connect(c->s.conn, eng__job_link(c->s.job, i), &src, &dst,
+				       c->s.peer_link[i], c->s.connect_timeout_ms);
+		if (!err || c->s.no_failover || err == -EPROTO)
+			return err;
+		snprintf(rail_out, 256, "%s", rcp_err_msg(err));
+		rcp_err_clear();
+		rcp_log(RCP_LOG_NOTICE, "rail %s:%u left out: %s", c->plan.rail[r].dev,
+			c->plan.rail[r].port, rail_out);
+	}
+	return eng__session_link_left_out(&c->s, i, rail_out);
 }
 
 /*
@@ -439,7 +466,8 @@ static int job_setup(struct client *c)
 {
 	const json_t *stripes = json_object_get(c->welcome, ENG_KEY_STRIPES);
 	uint64_t n_slots, want = c->s.files ? eng__files_chunks(c->s.files) : 0;
-	unsigned i, n;
+	char rail_out[TOPO_MAX_RAILS][256] = {{0}}; /* per rail: why it was left out */
+	unsigned i, n, r;
 	int err;
 
 	if ((err = eng__welcome_terms(c->welcome, c->max_slots, c->s.key != NULL,
@@ -448,10 +476,16 @@ static int job_setup(struct client *c)
 	if ((err = plan_paired(c, stripes)) != 0)
 		return err;
 	err = eng__session_job(&c->s, &c->plan, (unsigned)n_slots);
+	for (r = 0; r < c->plan.n_rails && !err; r++)
+		if (!c->plan.rail[r].qps && c->o->plan->rail[r].qps)
+			eng__job_rail_left_out(c->s.job, r,
+					       "the server has no ACTIVE rail on its subnet");
 	for (i = 0, n = 0; i < json_array_size(stripes) && !err; i++)
-		if (!json_is_true(json_object_get(json_array_get(stripes, i), ENG_KEY_UNPAIRED)))
-			err = stripe_connect(c, n++, json_array_get(stripes, i));
-	return err;
+		if (!json_is_true(json_object_get(json_array_get(stripes, i), ENG_KEY_UNPAIRED))) {
+			r = eng__job_link_rail(c->s.job, n);
+			err = stripe_connect(c, n++, json_array_get(stripes, i), rail_out[r]);
+		}
+	return err ? err : eng__session_any_connected(&c->s);
 }
 
 static void client_progress(struct eng_session *s, void *ctx)
@@ -480,6 +514,8 @@ static int client_once(const struct eng_client_opts *o, uint64_t t0_ns,
 	c.s.no_failover = o->no_failover;
 	c.s.stall_ms = o->stall_ms;
 	c.s.rail_stall_ms = o->rail_stall_ms;
+	c.s.connect_timeout_ms = eng__connect_timeout(o->connect_timeout_ms, o->timeout_ms);
+	c.s.qp = o->qp;
 	c.s.partial = cp && cp->partial;
 	c.s.bench_bytes = o->bench_bytes;
 	c.s.cancel = cp ? cp->cancel : NULL;
@@ -584,7 +620,8 @@ int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_o
 		.timeout_ms = (o)->timeout_ms, .key_file = (o)->key_file,                          \
 		.progress = (o)->progress, .ctx = (o)->ctx,                                        \
 		.tr = eng__transport_of((o)->transport), .no_failover = (o)->no_failover,          \
-		.stall_ms = (o)->stall_ms, .rail_stall_ms = (o)->rail_stall_ms                     \
+		.stall_ms = (o)->stall_ms, .rail_stall_ms = (o)->rail_stall_ms,                    \
+		.connect_timeout_ms = (o)->connect_timeout_ms, .qp = (o)->qp                       \
 	}
 
 int eng_bench_run(const struct eng_bench_opts *o, struct eng_report *report_out)

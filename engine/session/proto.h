@@ -59,9 +59,11 @@
  * every frame before them (the hello and the challenge: a transcript). 6: the
  * hello names the server the client dialed, and only that server serves it.
  * 7: each RDMA connection's request and accept say the port's MTU, and both
- * QPs take the smaller (engine/transport/cm.c).
+ * QPs take the smaller (engine/transport/cm.c). 8: "lost" frames during
+ * set-up name stripes that will never connect (either side), and the hello
+ * names its transport (rdma or tcp).
  */
-#define ENG_PROTO_VERSION 7
+#define ENG_PROTO_VERSION 8
 #define ENG_PROTO_MAX_FRAME (1u << 20)
 /* A hello arrives before authentication: keep what a stranger can make us parse small. */
 #define ENG_PROTO_MAX_HELLO (64u << 10)

@@ -10,7 +10,9 @@
  * beneath the root and sends the file list. Then it pairs each client stripe
  * with a rail of this host (pairing.c), builds a job with that many stripes
  * per rail on the rails' workers, listens on the rails it uses, and answers
- * with where each stripe must connect. Every session's end - success or
+ * with where each stripe must connect; a stripe that cannot be accepted, or
+ * that the client says it could not connect, is left out (failover) and
+ * the other side told at once. Every session's end - success or
  * failure, with its reason - is one line on stderr.
  *
  * Threading: each session runs on a detached thread of its own (and its
@@ -278,7 +280,47 @@ static void rails_usable(struct srv_session *ss, bool usable[TOPO_MAX_RAILS])
 	}
 }
 
-/* Pairing, slots, the job, listening, the welcome, and every stripe connected. */
+/*
+ * While the stripes connect, the client may say on the control connection
+ * that one will never come ("lost": it could not connect it), or why it
+ * gave up (an error). Anything else is out of turn.
+ */
+static int accept_heard(struct srv_session *ss)
+{
+	json_t *msg = NULL;
+	uint64_t n;
+	int got = eng__proto_poll(&ss->s.ctl, ENG_MSG_LOST, &msg), err;
+
+	if (got <= 0)
+		return got < 0 ? got : rcp_err(-EPROTO, "the sender broke off while connecting");
+	if ((err = eng__proto_get_u64(msg, ENG_KEY_STRIPE, &n)) == 0)
+		err = eng__session_link_heard(
+			&ss->s, n, json_string_value(json_object_get(msg, ENG_KEY_MESSAGE)));
+	json_decref(msg);
+	return err;
+}
+
+/*
+ * Every stripe connected or left out. Each word from the client (a stripe
+ * it left out) starts the wait for the rest afresh: a client that leaves a
+ * dead rail out after its --connect-timeout still has the others to do.
+ */
+static int stripes_accept(struct srv_session *ss)
+{
+	int err;
+
+	while ((err = ss->s.tr->accept_all(ss->s.conn, ss->s.ctl.fd, ss->s.timeout_ms)) == -EPIPE) {
+		if ((err = accept_heard(ss)) != 0)
+			return err;
+	}
+	if (!err && ss->s.setup_err)
+		err = rcp_err(ss->s.setup_err,
+			      "cannot tell the client which stripes were left out: %s",
+			      strerror(-ss->s.setup_err));
+	return err;
+}
+
+/* Pairing, slots, the job, listening, the welcome, and every stripe connected or left out. */
 static int session_setup(struct srv_session *ss)
 {
 	const struct eng_transport *tr = ss->s.tr;
@@ -318,15 +360,8 @@ static int session_setup(struct srv_session *ss)
 	if (!err)
 		err = welcome_send(ss, port);
 	if (!err)
-		err = tr->accept_all(ss->s.conn, ss->s.ctl.fd, ss->s.timeout_ms);
-	if (err == -EPIPE) { /* the client gave up while connecting: say why */
-		json_t *msg = NULL;
-		int got = eng__proto_poll(&ss->s.ctl, "(nothing while connecting)", &msg);
-
-		json_decref(msg);
-		err = got < 0 ? got : rcp_err(-EPROTO, "the sender broke off while connecting");
-	}
-	return err;
+		err = stripes_accept(ss);
+	return err ? err : eng__session_any_connected(&ss->s);
 }
 
 /* "bench", "push of 12 files into "dst"", "pull of 3 files from "src"" for the log. */
@@ -459,13 +494,18 @@ static void *session_main(void *arg)
 	if (!err)
 		err = session_setup(ss);
 	if (!err) {
+		unsigned all = eng__job_stripes(ss->s.job), up = eng__job_stripes_alive(ss->s.job);
+		char out[48] = "";
+
+		if (up < all) /* the client's word or ours: see the lines above */
+			snprintf(out, sizeof(out), " (%u left out at set-up)", all - up);
 		rcp_log(RCP_LOG_NOTICE,
 			"session %u from %s: %s, %" PRIu64
-			" MiB over %u stripes (%u sessions running, %u connections waiting their "
+			" MiB over %u stripes%s (%u sessions running, %u connections waiting their "
 			"turn, %" PRIu64 " MiB of slots reserved)",
-			ss->id, ss->peer, session_what(ss, what, sizeof(what)), ss->bytes >> 20,
-			eng__job_stripes(ss->s.job), atomic_load(&srv->sessions),
-			atomic_load(&srv->parked), atomic_load(&srv->mem_held) >> 20);
+			ss->id, ss->peer, session_what(ss, what, sizeof(what)), ss->bytes >> 20, up,
+			out, atomic_load(&srv->sessions), atomic_load(&srv->parked),
+			atomic_load(&srv->mem_held) >> 20);
 		err = eng__session_run(&ss->s);
 	}
 	if (!err)
@@ -511,6 +551,9 @@ int eng__server_session_start(struct eng_server *srv, int fd, const char *who, u
 	ss->s.no_failover = srv->o->no_failover;
 	ss->s.stall_ms = srv->o->stall_ms;
 	ss->s.rail_stall_ms = srv->o->rail_stall_ms;
+	ss->s.qp = srv->o->qp;
+	ss->s.connect_timeout_ms =
+		eng__connect_timeout(srv->o->connect_timeout_ms, srv->o->timeout_ms);
 	ss->s.auth_end_ns = rcp_now_ns() + (uint64_t)eng__preauth_ms(srv->o->timeout_ms) * 1000000u;
 	ss->s.key = srv->keyed ? &srv->key : NULL;
 	ss->s.cancel = &srv->stopping;

@@ -54,6 +54,8 @@ int eng__session_rails(struct eng_session *s, const struct topo_plan *plan)
 	return s->tr->rail_addrs(plan, s->addr);
 }
 
+static void setup_failed(void *ctx, unsigned link, const char *why);
+
 int eng__session_job(struct eng_session *s, const struct topo_plan *plan, unsigned n_slots)
 {
 	int err = eng__job_create(s->role, plan, n_slots, s->chunk, s->tr->pinned, &s->job);
@@ -79,11 +81,100 @@ int eng__session_job(struct eng_session *s, const struct topo_plan *plan, unsign
 	else
 		eng__bench_attach(s->job, s->bench_bytes, s->chunk);
 	eng__job_conn_cfg(s->job, &s->conn_cfg);
+	if (!s->no_failover) { /* a link the server cannot accept is left out, not fatal */
+		s->conn_cfg.link_failed = setup_failed;
+		s->conn_cfg.link_failed_ctx = s;
+	}
+	s->conn_cfg.connect_timeout_ms = s->connect_timeout_ms;
+	s->conn_cfg.qp = s->qp;
 	/* Keyed, chunks are sealed where the wire needs it; a keyless session is loopback only. */
 	if (s->key && (err = eng__seal_chunk_key(s->tokens, s->chunk_key)) != 0)
 		return err;
 	s->conn_cfg.chunk_key = s->key ? s->chunk_key : NULL;
 	return s->tr->conn_create(&s->conn_cfg, &s->conn);
+}
+
+/* A stripe's "lost" frame: the peer's number for it and why. */
+static int lost_send(struct eng_session *s, unsigned i, const char *why)
+{
+	json_t *m = eng__proto_msg(ENG_MSG_LOST, false);
+	int err;
+
+	if (!m)
+		return -ENOMEM;
+	json_object_set_new(m, ENG_KEY_STRIPE, json_integer(s->peer_link[i]));
+	json_object_set_new(m, ENG_KEY_MESSAGE, json_string(why));
+	err = eng__proto_send(&s->ctl, m);
+	json_decref(m);
+	return err;
+}
+
+int eng__session_link_left_out(struct eng_session *s, unsigned i, const char *why)
+{
+	char text[256];
+
+	if (i >= eng__job_stripes(s->job) || s->link_told[i])
+		return 0;
+	snprintf(text, sizeof(text), "%s", why);
+	eng__job_link_unconnected(s->job, i, text);
+	s->link_told[i] = true;
+	return lost_send(s, i, text);
+}
+
+/* The transport gave up a link while accepting: left out, the client told (errors: later). */
+static void setup_failed(void *ctx, unsigned link, const char *why)
+{
+	struct eng_session *s = ctx;
+
+	rcp_log(RCP_LOG_INFO, "stripe %u left out at set-up: %s", link, why);
+	int err = eng__session_link_left_out(s, link, why);
+
+	if (err && !s->setup_err)
+		s->setup_err = err; /* accept_all goes on; its caller fails with this */
+}
+
+int eng__session_link_heard(struct eng_session *s, uint64_t n, const char *why)
+{
+	char esc[256], text[320];
+	unsigned i;
+
+	for (i = 0; i < eng__job_stripes(s->job) && s->peer_link[i] != n; i++)
+		;
+	if (i == eng__job_stripes(s->job))
+		return rcp_err(-EPROTO,
+			       "%s said stripe %" PRIu64 " was lost, which it does not have",
+			       s->peer_name, n);
+	snprintf(text, sizeof(text), "%s gave it up: %s", s->peer_name,
+		 rcp_printable(why ? why : "(no reason given)", esc, sizeof(esc)));
+	if (s->no_failover)
+		return rcp_err(-ECONNRESET, "stripe %u: %s", i, text);
+	if (s->link_told[i])
+		return 0;	/* left out here already */
+	s->link_told[i] = true; /* it knows */
+	if (s->tr->abandon(s->conn, i))
+		eng__job_link_lost(s->job, i, text);
+	else
+		eng__job_link_unconnected(s->job, i, text);
+	return 0;
+}
+
+int eng__session_any_connected(struct eng_session *s)
+{
+	struct eng_report r;
+	char all[600];
+	size_t used = 0;
+	unsigned k;
+
+	if (eng__job_stripes_alive(s->job) > 0)
+		return 0;
+	eng__job_report(s->job, &r);
+	all[0] = '\0';
+	for (k = 0; k < r.n_rails && used < sizeof(all); k++)
+		if (r.rail[k].left_out_why[0])
+			used += (size_t)snprintf(all + used, sizeof(all) - used, "%s%s: %s",
+						 used ? "; " : "", r.rail[k].name,
+						 r.rail[k].left_out_why);
+	return rcp_err(-ENETUNREACH, "no rail connected to %s (%s)", s->peer_name, all);
 }
 
 /* One map of the receiver's, of len bytes over n items, given to apply. */
@@ -172,17 +263,10 @@ static int lost_tell(struct eng_session *s)
 	int err = 0;
 
 	for (i = 0; i < eng__job_stripes(s->job) && !err; i++) {
-		json_t *m;
-
 		if (s->link_told[i] || !eng__job_link_down(s->job, i, why, sizeof(why)))
 			continue;
 		s->link_told[i] = true;
-		if (!(m = eng__proto_msg(ENG_MSG_LOST, false)))
-			return -ENOMEM;
-		json_object_set_new(m, ENG_KEY_STRIPE, json_integer(s->peer_link[i]));
-		json_object_set_new(m, ENG_KEY_MESSAGE, json_string(why));
-		err = eng__proto_send(&s->ctl, m);
-		json_decref(m);
+		err = lost_send(s, i, why);
 	}
 	return err;
 }
@@ -397,6 +481,7 @@ int eng__session_end(struct eng_session *s)
 void eng__session_report(const struct eng_session *s, struct eng_report *r)
 {
 	eng__job_report(s->job, r);
+	r->qp = s->qp;
 	snprintf(r->transport, sizeof(r->transport), "%s", eng__transport_word(s->tr));
 	if (s->files) {
 		r->files = eng__files_done(s->files);

@@ -97,11 +97,13 @@ struct eng_session {
 	enum eng_side side;
 	enum eng_role role; /* this side's, in the job */
 	const struct eng_transport *tr;
-	const char *peer_name; /* "the server" or "the client", for sentences */
-	struct eng_ctl ctl;    /* the control connection (fd -1 when none) */
-	int timeout_ms;	       /* each control and connection step */
-	int stall_ms;	       /* the data phase without a completion (0: the job's default) */
-	int rail_stall_ms;     /* a stalled rail (0: ENG_RAIL_STALL_MS, < 0: never) */
+	const char *peer_name;	/* "the server" or "the client", for sentences */
+	struct eng_ctl ctl;	/* the control connection (fd -1 when none) */
+	int timeout_ms;		/* each control and connection step */
+	int connect_timeout_ms; /* each stripe's connection (its rail left out after it) */
+	struct eng_qp_knobs qp; /* this side's QPs' ACK timeout and retries */
+	int stall_ms;		/* the data phase without a completion (0: the job's default) */
+	int rail_stall_ms;	/* a stalled rail (0: ENG_RAIL_STALL_MS, < 0: never) */
 	/* authentication */
 	uint64_t auth_end_ns;			   /* server: hello and proof are due by then */
 	const struct eng_auth_key *key;		   /* NULL: no key configured */
@@ -132,6 +134,7 @@ struct eng_session {
 	int peer_err;
 	char peer_why[512];
 	bool err_sent; /* this side's error frame went (eng__session_send_error) */
+	int setup_err; /* a "lost" frame at set-up could not be sent (setup_failed) */
 	/* while the job runs */
 	const _Atomic bool *cancel; /* when set, the job fails with cancel_err */
 	int cancel_err;
@@ -151,6 +154,17 @@ void eng__session_init(struct eng_session *s, enum eng_side side, const struct e
  * exchanged before it succeeds.
  */
 int eng__session_auth(struct eng_session *s, const json_t *hello);
+
+/*
+ * Each stripe's connect timeout: given_ms (0: ENG_CONNECT_TIMEOUT_MS_DEFAULT),
+ * never more than the step limit timeout_ms, which bounds every connection step.
+ */
+static inline int eng__connect_timeout(int given_ms, int timeout_ms)
+{
+	int ms = given_ms > 0 ? given_ms : ENG_CONNECT_TIMEOUT_MS_DEFAULT;
+
+	return timeout_ms > 0 && ms > timeout_ms ? timeout_ms : ms;
+}
 
 /* This side's rail addresses for plan, into s->addr. */
 int eng__session_rails(struct eng_session *s, const struct topo_plan *plan);
@@ -192,6 +206,27 @@ int eng__kept_send(struct eng_session *s, const uint8_t *kept);
  * those leave the plan (eng__files_drop).
  */
 int eng__kept_confirm(struct eng_session *s, const uint8_t *kept);
+
+/*
+ * Set-up: this side could not connect (or accept) stripe i, for why. With
+ * failover it is left out (eng__job_link_unconnected) and the peer told at
+ * once in a "lost" frame; 0, or the error of that frame. Without failover
+ * the caller fails instead.
+ */
+int eng__session_link_left_out(struct eng_session *s, unsigned i, const char *why);
+
+/*
+ * Set-up: the peer's "lost" for stripe n (the peer's word why) while this
+ * side still connects: that stripe is left out, or lost if it connected
+ * already (abandon); -ECONNRESET with the peer's sentence without failover.
+ */
+int eng__session_link_heard(struct eng_session *s, uint64_t n, const char *why);
+
+/*
+ * After set-up: -ENETUNREACH, with a sentence naming each rail and why,
+ * when no stripe connected; else 0.
+ */
+int eng__session_any_connected(struct eng_session *s);
 
 /* Run the job to its end while watching the peer. */
 int eng__session_run(struct eng_session *s);
@@ -261,8 +296,10 @@ struct eng_client_opts {
 	uint64_t bench_bytes;		  /* bench */
 	const struct eng_copy_opts *copy; /* copies; NULL for bench */
 	bool no_failover;
-	int stall_ms;	   /* 0: the job's default */
-	int rail_stall_ms; /* 0: ENG_RAIL_STALL_MS, < 0: never */
+	int stall_ms;		/* 0: the job's default */
+	int rail_stall_ms;	/* 0: ENG_RAIL_STALL_MS, < 0: never */
+	int connect_timeout_ms; /* 0: ENG_CONNECT_TIMEOUT_MS_DEFAULT */
+	struct eng_qp_knobs qp;
 };
 
 /* eng_bench_run and eng_copy_run over o->tr. */

@@ -7,7 +7,8 @@
  * source address; the RoCE v2 GID follows from it. The device the id
  * resolved to is checked against the rail the plan chose.
  *
- * The client of a session connects each link and the server accepts;
+ * The client of a session connects each link and the server accepts
+ * (cm_accept.c);
  * either may be the receiver (push and bench: the server; pull: the
  * client). Connection data travels in rdma_cm private data: the request
  * names the session token and the server's link; the receiver's slots
@@ -18,7 +19,14 @@
  * (jumbo frames on one side) would carry one direction and drop the other.
  * So the QPs are railcp's (ibv_create_qp), moved through INIT, RTR and RTS
  * with rdma_cm's attributes and the agreed MTU (cm_qp.c), and the client
- * completes with rdma_establish. Both ends post their receives (the
+ * completes with rdma_establish. Each link's connect has one deadline
+ * (--connect-timeout) for its address, route and answer; a link that
+ * fails is freed at once, and with failover the session leaves it out
+ * (the server gives up a link whose request it could not take, which
+ * rdma_cm ended, or which was not established within that limit, through
+ * cfg->link_failed, and one the client gave up through abandon). An event
+ * that ends a link already connected while others connect is kept for
+ * check_events. Both ends post their receives (the
  * cfg's link_ready) before they connect or accept, so no write or credit
  * can find a queue empty.
  *
@@ -37,11 +45,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* rdma_cm's retry counts: the most the protocol allows (7: RNR retries forever). */
-#define CM_RETRIES 7
-/* Connection requests a listener queues. */
-#define CM_BACKLOG 64
 
 static int cm_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **conn_out)
 {
@@ -104,7 +107,7 @@ static void cm_conn_destroy(struct eng_conn *c)
  * return -EPIPE (no sentence: the caller reads the control connection) as
  * soon as the peer sends something or hangs up there.
  */
-static int cm_next(struct eng_conn *c, int ctl_fd, int timeout_ms, struct rdma_cm_event **ev_out)
+int eng__cm_next(struct eng_conn *c, int ctl_fd, int timeout_ms, struct rdma_cm_event **ev_out)
 {
 	struct pollfd pfd[2] = {{.fd = c->ch->fd, .events = POLLIN},
 				{.fd = ctl_fd, .events = POLLIN}};
@@ -126,20 +129,57 @@ static int cm_next(struct eng_conn *c, int ctl_fd, int timeout_ms, struct rdma_c
 	}
 }
 
-/* Wait for event want on id; any other outcome is an error naming the step. */
+/*
+ * An event for another link while one connects: a link already connected
+ * that rdma_cm ends is kept for check_events to report (the job may go on
+ * without it); anything else of another id is not this step's business.
+ */
+static void cm_other_event(struct eng_conn *c, struct rdma_cm_event *ev)
+{
+	struct eng_link *l = ev->id->context;
+
+	if (l && c->ep[l->index].connected &&
+	    (ev->event == RDMA_CM_EVENT_DISCONNECTED || ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL))
+		c->ep[l->index].gone_ev = rdma_event_str(ev->event);
+	rdma_ack_cm_event(ev);
+}
+
+/* The milliseconds left until deadline_ns, at least 1 while it has not passed. */
+int eng__cm_ms_left(uint64_t deadline_ns)
+{
+	uint64_t now = rcp_now_ns();
+
+	return now >= deadline_ns ? 0 : (int)((deadline_ns - now) / 1000000) + 1;
+}
+
+/*
+ * Wait for event want on id until deadline_ns (a link's connect timeout of
+ * total_ms); any other outcome is an error naming the step.
+ */
 static int cm_expect(struct eng_conn *c, struct rdma_cm_id *id, enum rdma_cm_event_type want,
-		     const char *step, int timeout_ms, struct conn_acc *acc_out)
+		     const char *step, uint64_t deadline_ns, int total_ms, struct conn_acc *acc_out)
 {
 	struct rdma_cm_event *ev;
-	int err = cm_next(c, -1, timeout_ms, &ev), status;
 	enum rdma_cm_event_type got;
+	int err, status, left;
 
-	if (err)
-		return rcp_err(err, "%s: %s", step, rcp_err_msg(err));
+	for (;;) {
+		if ((left = eng__cm_ms_left(deadline_ns)) == 0)
+			err = -ETIMEDOUT;
+		else
+			err = eng__cm_next(c, -1, left, &ev);
+		if (err == -ETIMEDOUT)
+			return rcp_err(err, "%s: no answer from rdma_cm within %g s", step,
+				       total_ms / 1000.0);
+		if (err)
+			return rcp_err(err, "%s: %s", step, rcp_err_msg(err));
+		if (ev->id == id)
+			break;
+		cm_other_event(c, ev);
+	}
 	got = ev->event;
 	status = ev->status;
-	if (got == want && ev->id == id && acc_out &&
-	    ev->param.conn.private_data_len >= sizeof(*acc_out))
+	if (got == want && acc_out && ev->param.conn.private_data_len >= sizeof(*acc_out))
 		memcpy(acc_out, ev->param.conn.private_data, sizeof(*acc_out));
 	rdma_ack_cm_event(ev);
 	if (got != want)
@@ -149,8 +189,21 @@ static int cm_expect(struct eng_conn *c, struct rdma_cm_id *id, enum rdma_cm_eve
 	return 0;
 }
 
+/* Free what was made for link k (its QP and id); it stays abandoned if it was. */
+void eng__cm_link_drop(struct eng_conn *c, unsigned k)
+{
+	struct vep *e = &c->ep[k];
+	bool abandoned = e->abandoned;
+
+	if (e->qp)
+		ibv_destroy_qp(e->qp);
+	if (e->id)
+		rdma_destroy_id(e->id);
+	*e = (struct vep){.abandoned = abandoned};
+}
+
 /* This link's slots, for the peer that writes into them. */
-static struct conn_slots slots_of(const struct eng_link *l)
+struct conn_slots eng__cm_slots_of(const struct eng_link *l)
 {
 	const struct vcq *q = ((const struct vep *)l->ep->tr)->vcq;
 
@@ -160,7 +213,7 @@ static struct conn_slots slots_of(const struct eng_link *l)
 }
 
 /* The sender takes the receiver's slots, which must be what the session agreed. */
-static int slots_take(struct eng_link *l, const struct conn_slots *in, const char *step)
+int eng__cm_slots_take(struct eng_link *l, const struct conn_slots *in, const char *step)
 {
 	if (le32toh(in->n_slots) != l->n_slots || le32toh(in->slot_size) != l->slot_size)
 		return rcp_err(-EPROTO,
@@ -173,17 +226,60 @@ static int slots_take(struct eng_link *l, const struct conn_slots *in, const cha
 }
 
 static int cm_resolve(struct eng_conn *c, struct rdma_cm_id *id, const struct sockaddr_in *src,
-		      const struct sockaddr_in *dst, const char *step, int timeout_ms)
+		      const struct sockaddr_in *dst, const char *step, uint64_t deadline_ns,
+		      int total_ms)
 {
 	int err;
 
-	if (rdma_resolve_addr(id, (struct sockaddr *)src, (struct sockaddr *)dst, timeout_ms))
+	if (rdma_resolve_addr(id, (struct sockaddr *)src, (struct sockaddr *)dst,
+			      eng__cm_ms_left(deadline_ns)))
 		return rcp_err(-errno, "%s: %s", step, strerror(errno));
-	if ((err = cm_expect(c, id, RDMA_CM_EVENT_ADDR_RESOLVED, step, timeout_ms, NULL)) != 0)
+	if ((err = cm_expect(c, id, RDMA_CM_EVENT_ADDR_RESOLVED, step, deadline_ns, total_ms,
+			     NULL)) != 0)
 		return err;
-	if (rdma_resolve_route(id, timeout_ms))
+	if (rdma_resolve_route(id, eng__cm_ms_left(deadline_ns)))
 		return rcp_err(-errno, "%s: %s", step, strerror(errno));
-	return cm_expect(c, id, RDMA_CM_EVENT_ROUTE_RESOLVED, step, timeout_ms, NULL);
+	return cm_expect(c, id, RDMA_CM_EVENT_ROUTE_RESOLVED, step, deadline_ns, total_ms, NULL);
+}
+
+/* Address, route, QP, request and answer, all before deadline_ns; then RTR, RTS, established. */
+static int cm_connect_steps(struct eng_conn *c, struct eng_link *l, struct rdma_cm_id *id,
+			    const struct sockaddr_in *src, const struct sockaddr_in *dst,
+			    struct conn_req *req, const char *step, int timeout_ms)
+{
+	uint64_t deadline = rcp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	struct rdma_conn_param cp = {.private_data = req,
+				     .private_data_len = sizeof(*req),
+				     .retry_count = c->cfg->qp.retry_count
+							    ? (uint8_t)c->cfg->qp.retry_count
+							    : CM_RETRIES,
+				     .rnr_retry_count = CM_RETRIES};
+	struct conn_acc acc = {0};
+	uint32_t own;
+	int err;
+
+	if ((err = cm_resolve(c, id, src, dst, step, deadline, timeout_ms)) != 0)
+		return err;
+	if ((err = eng__cm_link_qp(c, l, id)) != 0)
+		return rcp_err(err, "%s: %s", step, rcp_err_msg(err));
+	if (c->cfg->receiver)
+		req->slots = eng__cm_slots_of(l);
+	own = eng__cm_port_mtu(id);
+	req->mtu = htole32(own);
+	cp.qp_num = c->ep[l->index].qp->qp_num;
+	if (rdma_connect(id, &cp))
+		return rcp_err(-errno, "%s: %s", step, strerror(errno));
+	if ((err = cm_expect(c, id, RDMA_CM_EVENT_CONNECT_RESPONSE, step, deadline, timeout_ms,
+			     &acc)) != 0)
+		return err;
+	/* Our QP: its states are ours to set, at the MTU both ends can take. */
+	if ((err = eng__cm_qp_ready(c, &c->ep[l->index],
+				    eng__cm_mtu_agree(c, l, own, le32toh(acc.mtu)))) != 0)
+		return rcp_err(err, "%s: %s", step, rcp_err_msg(err));
+	if (rdma_establish(id))
+		return rcp_err(-errno, "%s: rdma_establish: %s", step, strerror(errno));
+	c->ep[l->index].connected = true;
+	return c->cfg->receiver ? 0 : eng__cm_slots_take(l, &acc.slots, step);
 }
 
 static int cm_connect(struct eng_conn *c, struct eng_link *l, const struct sockaddr_in *src,
@@ -191,12 +287,6 @@ static int cm_connect(struct eng_conn *c, struct eng_link *l, const struct socka
 {
 	struct conn_req req = {
 		htole64(l->token), htole32(peer_link), htole32(CONN_MAGIC), {0}, 0, 0};
-	struct rdma_conn_param cp = {.private_data = &req,
-				     .private_data_len = sizeof(req),
-				     .retry_count = CM_RETRIES,
-				     .rnr_retry_count = CM_RETRIES};
-	struct conn_acc acc = {0};
-	uint32_t own;
 	struct rdma_cm_id *id;
 	char step[160], a[64], b[64];
 	int err;
@@ -208,153 +298,10 @@ static int cm_connect(struct eng_conn *c, struct eng_link *l, const struct socka
 	if (rdma_create_id(c->ch, &id, l, RDMA_PS_TCP))
 		return rcp_err(-errno, "rdma_create_id: %s", strerror(errno));
 	c->ep[l->index].id = id;
-	if ((err = cm_resolve(c, id, src, dst, step, timeout_ms)) != 0)
-		return err;
-	if ((err = eng__cm_link_qp(c, l, id)) != 0)
-		return rcp_err(err, "%s: %s", step, rcp_err_msg(err));
-	if (c->cfg->receiver)
-		req.slots = slots_of(l);
-	own = eng__cm_port_mtu(id);
-	req.mtu = htole32(own);
-	cp.qp_num = c->ep[l->index].qp->qp_num;
-	if (rdma_connect(id, &cp))
-		return rcp_err(-errno, "%s: %s", step, strerror(errno));
-	if ((err = cm_expect(c, id, RDMA_CM_EVENT_CONNECT_RESPONSE, step, timeout_ms, &acc)) != 0)
-		return err;
-	/* Our QP: its states are ours to set, at the MTU both ends can take. */
-	if ((err = eng__cm_qp_ready(&c->ep[l->index],
-				    eng__cm_mtu_agree(c, l, own, le32toh(acc.mtu)))) != 0)
-		return rcp_err(err, "%s: %s", step, rcp_err_msg(err));
-	if (rdma_establish(id))
-		return rcp_err(-errno, "%s: rdma_establish: %s", step, strerror(errno));
-	c->ep[l->index].connected = true;
-	return c->cfg->receiver ? 0 : slots_take(l, &acc.slots, step);
-}
-
-static int cm_listen(struct eng_conn *c, const struct sockaddr_in *addr, uint16_t *port_out)
-{
-	struct rdma_cm_id *id;
-	char a[64];
-
-	if (c->n_listen == TOPO_MAX_RAILS)
-		return -ENOSPC;
-	if (rdma_create_id(c->ch, &id, NULL, RDMA_PS_TCP))
-		return rcp_err(-errno, "rdma_create_id: %s", strerror(errno));
-	c->listen[c->n_listen++] = id;
-	eng__cm_addr_str((const struct sockaddr *)addr, a, sizeof(a));
-	if (rdma_bind_addr(id, (struct sockaddr *)addr) || rdma_listen(id, CM_BACKLOG))
-		return rcp_err(-errno, "cannot listen for RDMA connections on %s: %s", a,
-			       strerror(errno));
-	*port_out = ntohs(rdma_get_src_port(id));
-	return 0;
-}
-
-/* The client asks for a link: check it, make its QP, post receives, accept. */
-static int on_connect_request(struct eng_conn *c, struct rdma_cm_event *ev)
-{
-	const struct conn_req *req = ev->param.conn.private_data;
-	struct conn_acc acc = {0};
-	struct rdma_conn_param cp = {.private_data = &acc,
-				     .private_data_len = sizeof(acc),
-				     .retry_count = CM_RETRIES,
-				     .rnr_retry_count = CM_RETRIES};
-	uint32_t own;
-	struct eng_link *l;
-	uint32_t k;
-	int err;
-
-	if (ev->param.conn.private_data_len < sizeof(*req) || le32toh(req->magic) != CONN_MAGIC)
-		return rcp_err(-EPERM, "an RDMA connection request that is not from railcp");
-	k = le32toh(req->link);
-	if (k >= c->cfg->n_links || le64toh(req->token) != c->cfg->link[k]->token)
-		return rcp_err(-EPERM, "an RDMA connection request that is not from this session");
-	if (c->ep[k].id)
-		return rcp_err(-EPROTO,
-			       "an RDMA connection request for stripe %u, which is not open", k);
-	l = c->cfg->link[k];
-	c->ep[k].id = ev->id;
-	ev->id->context = l;
-	if ((err = eng__cm_link_qp(c, l, ev->id)) != 0)
-		return err;
-	if (!c->cfg->receiver && (err = slots_take(l, &req->slots, "accepting a stripe")) != 0)
-		return err;
-	if (c->cfg->receiver)
-		acc.slots = slots_of(l);
-	own = eng__cm_port_mtu(ev->id);
-	acc.mtu = htole32(own);
-	if ((err = eng__cm_qp_ready(&c->ep[k], eng__cm_mtu_agree(c, l, own, le32toh(req->mtu)))) !=
-	    0)
-		return err;
-	cp.qp_num = c->ep[k].qp->qp_num;
-	if (rdma_accept(ev->id, &cp))
-		return rcp_err(-errno, "rdma_accept: %s", strerror(errno));
-	return 0;
-}
-
-/* Refuse a connection request that is not ours to take, and free its id. */
-static void cm_refuse(struct rdma_cm_event *ev)
-{
-	struct rdma_cm_id *id = ev->id;
-
-	rdma_reject(id, NULL, 0);
-	rdma_ack_cm_event(ev);
-	rdma_destroy_id(id); /* after the ack: destroying waits for the id's events */
-}
-
-/* One event while accepting: 0 to go on, else the error that ends set-up. */
-static int accept_event(struct eng_conn *c, struct rdma_cm_event *ev)
-{
-	enum rdma_cm_event_type type = ev->event;
-	int err = 0;
-
-	if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
-		err = on_connect_request(c, ev);
-		if (err && !ev->id->context) {
-			/* Not from this session, or a link already taken: refuse it, go on. */
-			rcp_log(RCP_LOG_INFO, "refused an RDMA connection request: %s",
-				rcp_err_msg(err));
-			cm_refuse(ev);
-			return 0;
-		}
-	} else if (type == RDMA_CM_EVENT_ESTABLISHED) {
-		c->ep[((struct eng_link *)ev->id->context)->index].connected = true;
-		c->established++;
-	} else {
-		err = rcp_err(-ECONNABORTED, "while connecting stripes, rdma_cm says %s",
-			      rdma_event_str(type));
-	}
-	rdma_ack_cm_event(ev);
+	err = cm_connect_steps(c, l, id, src, dst, &req, step, timeout_ms);
+	if (err) /* the link is left out (or the session fails): nothing of it stays */
+		eng__cm_link_drop(c, l->index);
 	return err;
-}
-
-static int cm_accept_all(struct eng_conn *c, int ctl_fd, int timeout_ms)
-{
-	uint64_t deadline = rcp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
-	struct rdma_cm_event *ev;
-	unsigned i;
-	int err;
-
-	while (c->established < c->cfg->n_links) {
-		uint64_t now = rcp_now_ns();
-
-		/* One deadline for the whole set-up, however many events arrive. */
-		if (now >= deadline)
-			err = rcp_err(-ETIMEDOUT, "no answer from rdma_cm within %d s",
-				      timeout_ms / 1000);
-		else if ((err = cm_next(c, ctl_fd, (int)((deadline - now) / 1000000) + 1, &ev)) ==
-			 -EPIPE)
-			return err; /* the control connection has the reason */
-		if (err)
-			return rcp_err(err, "waiting for the client's RDMA connections: %s",
-				       rcp_err_msg(err));
-		if ((err = accept_event(c, ev)) != 0)
-			return err;
-	}
-	/* Every link is connected: nobody else may connect to this session. */
-	for (i = 0; i < c->n_listen; i++)
-		rdma_destroy_id(c->listen[i]);
-	c->n_listen = 0;
-	return 0;
 }
 
 /* Pass every link of c on ctx (and on port, unless 0) to lost, or fail without lost. */
@@ -441,18 +388,37 @@ static int cm_async_events(struct eng_conn *c, eng_link_lost_fn lost, void *lctx
 	return err;
 }
 
+/* Links rdma_cm ended while other links were being connected (cm_other_event, link_event). */
+static int links_gone(struct eng_conn *c, eng_link_lost_fn lost, void *lctx)
+{
+	char why[256];
+	unsigned i;
+
+	for (i = 0; i < c->cfg->n_links; i++) {
+		if (!c->ep[i].gone_ev)
+			continue;
+		snprintf(why, sizeof(why), "rdma_cm says %s on %s", c->ep[i].gone_ev,
+			 c->ep[i].desc);
+		c->ep[i].gone_ev = NULL;
+		if (!lost)
+			return rcp_err(-ECONNRESET, "%s", why);
+		lost(lctx, i, why);
+	}
+	return 0;
+}
+
 static int cm_check_events(struct eng_conn *c, eng_link_lost_fn lost, void *lctx)
 {
 	struct rdma_cm_event *ev;
 	char why[256];
-	int err = 0;
+	int err = links_gone(c, lost, lctx);
 
 	while (!err && rdma_get_cm_event(c->ch, &ev) == 0) {
 		enum rdma_cm_event_type type = ev->event;
 		struct eng_link *l = ev->id->context;
 
 		if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
-			cm_refuse(ev); /* a late or foreign request during the transfer */
+			eng__cm_refuse(ev); /* a late or foreign request during the transfer */
 			continue;
 		}
 		if (type == RDMA_CM_EVENT_DISCONNECTED || type == RDMA_CM_EVENT_DEVICE_REMOVAL ||
@@ -476,8 +442,9 @@ static const struct eng_transport verbs_transport = {
 	.conn_create = cm_conn_create,
 	.conn_destroy = cm_conn_destroy,
 	.connect = cm_connect,
-	.listen = cm_listen,
-	.accept_all = cm_accept_all,
+	.listen = eng__cm_listen,
+	.accept_all = eng__cm_accept_all,
+	.abandon = eng__cm_abandon,
 	.check_events = cm_check_events,
 };
 

@@ -30,9 +30,11 @@ void eng__cm_addr_str(const struct sockaddr *sa, char *buf, size_t len)
  * Move e's QP to state st with the attributes rdma_cm gives for it; in INIT
  * a receiver's admits remote writes (rdma_cm gives none to an active side's
  * QP made before its request); in RTR its path MTU is at most mtu (an enum
- * ibv_mtu; 0: as rdma_cm says).
+ * ibv_mtu; 0: as rdma_cm says); in RTS the knobs' ACK timeout and retries
+ * (k NULL, or 0: as rdma_cm says).
  */
-static int qp_step(struct vep *e, enum ibv_qp_state st, bool receiver, uint32_t mtu)
+static int qp_step(struct vep *e, enum ibv_qp_state st, bool receiver, uint32_t mtu,
+		   const struct eng_qp_knobs *k)
 {
 	struct ibv_qp_attr attr = {.qp_state = st};
 	int mask, r;
@@ -45,6 +47,14 @@ static int qp_step(struct vep *e, enum ibv_qp_state st, bool receiver, uint32_t 
 	}
 	if (st == IBV_QPS_RTR && mtu && attr.path_mtu > mtu)
 		attr.path_mtu = (enum ibv_mtu)mtu;
+	if (st == IBV_QPS_RTS && k && k->ack_timeout) {
+		attr.timeout = (uint8_t)k->ack_timeout;
+		mask |= IBV_QP_TIMEOUT;
+	}
+	if (st == IBV_QPS_RTS && k && k->retry_count) {
+		attr.retry_cnt = (uint8_t)k->retry_count;
+		mask |= IBV_QP_RETRY_CNT;
+	}
 	r = ibv_modify_qp(e->qp, &attr, mask);
 	return r ? rcp_err(-r, "%s: moving the QP to %s: %s", e->desc,
 			   st == IBV_QPS_INIT  ? "INIT"
@@ -70,26 +80,24 @@ uint32_t eng__cm_port_mtu(struct rdma_cm_id *id)
  */
 uint32_t eng__cm_mtu_agree(struct eng_conn *c, struct eng_link *l, uint32_t own, uint32_t peer)
 {
+	uint32_t agreed = !peer ? own : !own ? peer : own < peer ? own : peer;
 	unsigned i;
 
 	l->mtu = eng__mtu_bytes((int)own);
 	l->peer_mtu = eng__mtu_bytes((int)peer);
-	if (!peer || !own)
-		return own ? own : peer;
-	if (own != peer) {
-		for (i = 0; i < c->n_mtu_noted && strcmp(c->mtu_noted[i], l->rail_dev); i++)
-			;
-		if (i == c->n_mtu_noted && i < TOPO_MAX_RAILS) {
-			c->mtu_noted[c->n_mtu_noted++] = l->rail_dev;
-			rcp_log(RCP_LOG_NOTICE,
-				"rail %s: active MTU %u here and %u at the peer: its QPs use %u; "
-				"give the network devices of both ends the same MTU (ip link set "
-				"dev IF mtu N) for the larger",
-				l->rail_dev, eng__mtu_bytes((int)own), eng__mtu_bytes((int)peer),
-				eng__mtu_bytes((int)(own < peer ? own : peer)));
-		}
+	if (!peer || !own || own == peer)
+		return agreed;
+	for (i = 0; i < c->n_mtu_noted && strcmp(c->mtu_noted[i], l->rail_dev); i++)
+		;
+	if (i == c->n_mtu_noted && i < TOPO_MAX_RAILS) {
+		c->mtu_noted[c->n_mtu_noted++] = l->rail_dev;
+		rcp_log(RCP_LOG_NOTICE,
+			"rail %s: active MTU %u here and %u at the peer: its QPs use %u; "
+			"give the network devices of both ends the same MTU (ip link set "
+			"dev IF mtu N) for the larger",
+			l->rail_dev, l->mtu, l->peer_mtu, eng__mtu_bytes((int)agreed));
 	}
-	return own < peer ? own : peer;
+	return agreed;
 }
 
 /* The link's QP (in INIT, receives posted) on the device id resolved to, which must be the rail's.
@@ -137,15 +145,15 @@ int eng__cm_link_qp(struct eng_conn *c, struct eng_link *l, struct rdma_cm_id *i
 		 qp->qp_num, peer);
 	l->ep = &e->ep;
 	l->lkey = q->mr->lkey;
-	if ((err = qp_step(e, IBV_QPS_INIT, c->cfg->receiver, 0)) != 0)
+	if ((err = qp_step(e, IBV_QPS_INIT, c->cfg->receiver, 0, NULL)) != 0)
 		return err;
 	return c->cfg->link_ready(c->cfg->ctx, l);
 }
 
-/* e's QP ready to send at MTU mtu (enum ibv_mtu): RTR, then RTS. */
-int eng__cm_qp_ready(struct vep *e, uint32_t mtu)
+/* e's QP ready to send at MTU mtu (enum ibv_mtu): RTR, then RTS with c's knobs. */
+int eng__cm_qp_ready(struct eng_conn *c, struct vep *e, uint32_t mtu)
 {
-	int err = qp_step(e, IBV_QPS_RTR, false, mtu);
+	int err = qp_step(e, IBV_QPS_RTR, false, mtu, NULL);
 
-	return err ? err : qp_step(e, IBV_QPS_RTS, false, 0);
+	return err ? err : qp_step(e, IBV_QPS_RTS, false, 0, &c->cfg->qp);
 }

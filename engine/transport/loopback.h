@@ -52,6 +52,19 @@ int eng__loop_sq(struct eng_ep *ep, unsigned depth, uint64_t lag_ns);
 unsigned eng__loop_max_in_flight(struct eng_ep *ep);
 
 /*
+ * Faults at set-up, for the failover of a link that cannot connect: each
+ * of the next n connects from the client's rail rail_dev ("loopN") meets f.
+ * ENG_LOOP_FAULT_NONE (or n 0) clears the rail's. Process-wide; thread-safe.
+ */
+enum eng_loop_fault {
+	ENG_LOOP_FAULT_NONE,
+	ENG_LOOP_FAULT_REFUSE,	    /* the request is refused, as rdma_cm's REJECTED */
+	ENG_LOOP_FAULT_SILENT,	    /* never answered (a black hole): connect waits its timeout */
+	ENG_LOOP_FAULT_ACCEPT_FAIL, /* the server cannot take it: it gives the link up, refuses */
+};
+void eng__loop_inject_connect(const char *rail_dev, enum eng_loop_fault f, unsigned n);
+
+/*
  * Counts of what the loopback has carried, for tests that must show that
  * something did not happen: rather than sleep and hope the engine had its
  * chance, they wait until a count has passed a point that proves it had.

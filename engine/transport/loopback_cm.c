@@ -19,7 +19,10 @@
  * 198.18.<N>.1/24, in the benchmarking range the testbed uses.
  *
  * Threading: the fabric's lock guards listeners, requests and the ends'
- * knowledge of each other; each connection set is otherwise used by its
+ * knowledge of each other, and the faults injected at set-up
+ * (eng__loop_inject_connect: a request refused, never answered, or one the
+ * server cannot take, which it gives up through cfg->link_failed); each
+ * connection set is otherwise used by its
  * session's thread only.
  */
 #include "engine/transport/loopback.h"
@@ -45,6 +48,7 @@ struct loop_req {
 	uint32_t link; /* the server's link it asks for */
 	struct eng_conn *client;
 	struct eng_link *cl; /* the client's link */
+	bool fail;	     /* injected: the server cannot take it */
 	int state;	     /* 0 waiting, 1 accepted, -errno refused */
 };
 
@@ -55,6 +59,12 @@ struct eng_conn {
 	unsigned established;
 	struct eng_conn *peer; /* the other end, while it exists */
 	bool reset;	       /* the other end went away */
+	bool *gone;	       /* server: links given up at set-up */
+	unsigned n_gone;
+	/* server: links it gave up under the fabric lock, for link_failed once unlocked */
+	unsigned *fail_link;
+	char (*fail_why)[200];
+	unsigned n_fail;
 };
 
 struct loop_listener {
@@ -68,6 +78,11 @@ static struct {
 	struct loop_listener l[LOOP_MAX_LISTENERS];
 	unsigned n;
 	uint16_t next_port;
+	struct {
+		char dev[16];
+		enum eng_loop_fault f;
+		unsigned n;
+	} fault[8]; /* eng__loop_inject_connect's, by client rail */
 } fabric = {.lock = PTHREAD_MUTEX_INITIALIZER,
 	    .cond = PTHREAD_COND_INITIALIZER,
 	    .next_port = LOOP_FIRST_PORT};
@@ -95,10 +110,21 @@ static int loop_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **co
 	struct eng_conn *c = calloc(1, sizeof(*c));
 	unsigned i;
 	int err = 0;
+	unsigned n = cfg->n_links ? cfg->n_links : 1;
 
-	if (c)
-		c->ep = calloc(cfg->n_links ? cfg->n_links : 1, sizeof(*c->ep));
-	if (!c || !c->ep) {
+	if (c) {
+		c->ep = calloc(n, sizeof(*c->ep));
+		c->gone = calloc(n, sizeof(*c->gone));
+		c->fail_link = calloc(n, sizeof(*c->fail_link));
+		c->fail_why = calloc(n, sizeof(*c->fail_why));
+	}
+	if (!c || !c->ep || !c->gone || !c->fail_link || !c->fail_why) {
+		if (c) {
+			free(c->ep);
+			free(c->gone);
+			free(c->fail_link);
+			free(c->fail_why);
+		}
 		free(c);
 		return -ENOMEM;
 	}
@@ -151,6 +177,9 @@ static void loop_conn_destroy(struct eng_conn *c)
 		w->n_cqs = 0;
 	}
 	free(c->ep);
+	free(c->gone);
+	free(c->fail_link);
+	free(c->fail_why);
 	free(c);
 }
 
@@ -206,18 +235,64 @@ static void queue_remove(struct eng_conn *server, struct loop_req *req)
 		}
 }
 
+void eng__loop_inject_connect(const char *rail_dev, enum eng_loop_fault f, unsigned n)
+{
+	unsigned i, free_i = RCP_ARRAY_SIZE(fabric.fault);
+
+	pthread_mutex_lock(&fabric.lock);
+	for (i = 0; i < RCP_ARRAY_SIZE(fabric.fault); i++) {
+		if (!strcmp(fabric.fault[i].dev, rail_dev))
+			break;
+		if (!fabric.fault[i].dev[0] && free_i == RCP_ARRAY_SIZE(fabric.fault))
+			free_i = i;
+	}
+	if (i == RCP_ARRAY_SIZE(fabric.fault))
+		i = free_i;
+	if (i < RCP_ARRAY_SIZE(fabric.fault)) {
+		snprintf(fabric.fault[i].dev, sizeof(fabric.fault[i].dev), "%s",
+			 f && n ? rail_dev : "");
+		fabric.fault[i].f = f;
+		fabric.fault[i].n = n;
+	}
+	pthread_mutex_unlock(&fabric.lock);
+}
+
+/* Under the fabric lock: the fault the next connect from rail dev meets, counted. */
+static enum eng_loop_fault fault_take(const char *dev)
+{
+	unsigned i;
+
+	for (i = 0; i < RCP_ARRAY_SIZE(fabric.fault); i++)
+		if (fabric.fault[i].dev[0] && !strcmp(fabric.fault[i].dev, dev) &&
+		    fabric.fault[i].n) {
+			fabric.fault[i].n--;
+			return fabric.fault[i].f;
+		}
+	return ENG_LOOP_FAULT_NONE;
+}
+
 static int loop_connect(struct eng_conn *c, struct eng_link *l, const struct sockaddr_in *src,
 			const struct sockaddr_in *dst, uint32_t peer_link, int timeout_ms)
 {
 	struct loop_req req = {.token = l->token, .link = peer_link, .client = c, .cl = l};
 	uint64_t deadline = rcp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	struct eng_conn *server;
+	enum eng_loop_fault f;
 	char to[INET_ADDRSTRLEN];
 
 	(void)src;
 	inet_ntop(AF_INET, &dst->sin_addr, to, sizeof(to));
 	pthread_mutex_lock(&fabric.lock);
-	server = fabric_find(dst);
+	f = fault_take(l->rail_dev);
+	server = f == ENG_LOOP_FAULT_REFUSE ? NULL : fabric_find(dst);
+	req.fail = f == ENG_LOOP_FAULT_ACCEPT_FAIL;
+	while (f == ENG_LOOP_FAULT_SILENT && rcp_now_ns() < deadline)
+		fabric_wait(LOOP_WAIT_STEP_MS); /* the request went nowhere */
+	if (f == ENG_LOOP_FAULT_SILENT) {
+		pthread_mutex_unlock(&fabric.lock);
+		return rcp_err(-ETIMEDOUT, "connecting %s to %s port %u: no answer within %g s",
+			       l->rail_dev, to, ntohs(dst->sin_port), timeout_ms / 1000.0);
+	}
 	if (server) {
 		req.next = server->queue;
 		server->queue = &req;
@@ -232,8 +307,8 @@ static int loop_connect(struct eng_conn *c, struct eng_link *l, const struct soc
 		return rcp_err(-ECONNREFUSED, "connecting %s to %s port %u: refused", l->rail_dev,
 			       to, ntohs(dst->sin_port));
 	if (req.state == 0)
-		return rcp_err(-ETIMEDOUT, "connecting %s to %s port %u: no answer within %d s",
-			       l->rail_dev, to, ntohs(dst->sin_port), timeout_ms / 1000);
+		return rcp_err(-ETIMEDOUT, "connecting %s to %s port %u: no answer within %g s",
+			       l->rail_dev, to, ntohs(dst->sin_port), timeout_ms / 1000.0);
 	if (req.state < 0)
 		return rcp_err(req.state, "connecting %s to %s port %u: %s", l->rail_dev, to,
 			       ntohs(dst->sin_port), strerror(-req.state));
@@ -262,9 +337,12 @@ static int accept_one(struct eng_conn *c, struct loop_req *req)
 
 	if (req->link >= c->cfg->n_links || req->token != c->cfg->link[req->link]->token)
 		return rcp_err(-EPERM, "an RDMA connection request that is not from this session");
-	if (c->ep[req->link])
+	if (c->ep[req->link] || c->gone[req->link])
 		return rcp_err(-EPROTO,
 			       "an RDMA connection request for stripe %u, which is not open",
+			       req->link);
+	if (req->fail)
+		return rcp_err(-EIO, "accepting stripe %u: cannot make its queue pair (injected)",
 			       req->link);
 	sl = c->cfg->link[req->link];
 	err = c->cfg->receiver ? slots_join(cl, sl) : slots_join(sl, cl);
@@ -306,10 +384,33 @@ static int accept_waiting(struct eng_conn *c)
 				rcp_err_msg(err));
 			continue;
 		}
+		if (err && c->cfg->link_failed) { /* refused, given up, told once unlocked */
+			req->state = -ECONNREFUSED;
+			c->gone[req->link] = true;
+			c->n_gone++;
+			c->fail_link[c->n_fail] = req->link;
+			snprintf(c->fail_why[c->n_fail++], sizeof(c->fail_why[0]), "%s",
+				 rcp_err_msg(err));
+			continue;
+		}
 		if (err)
 			return err;
 	}
 	return 0;
+}
+
+/* Under the fabric lock: pass the links given up to link_failed, the lock let go meanwhile. */
+static void failed_tell(struct eng_conn *c)
+{
+	while (c->n_fail) {
+		unsigned k = c->fail_link[--c->n_fail];
+		char why[200];
+
+		snprintf(why, sizeof(why), "%s", c->fail_why[c->n_fail]);
+		pthread_mutex_unlock(&fabric.lock);
+		c->cfg->link_failed(c->cfg->link_failed_ctx, k, why);
+		pthread_mutex_lock(&fabric.lock);
+	}
 }
 
 static int loop_accept_all(struct eng_conn *c, int ctl_fd, int timeout_ms)
@@ -319,9 +420,10 @@ static int loop_accept_all(struct eng_conn *c, int ctl_fd, int timeout_ms)
 	int err = 0;
 
 	pthread_mutex_lock(&fabric.lock);
-	while (!err && c->established < c->cfg->n_links) {
+	while (!err && c->established + c->n_gone < c->cfg->n_links) {
 		err = accept_waiting(c);
-		if (err || c->established == c->cfg->n_links)
+		failed_tell(c);
+		if (err || c->established + c->n_gone == c->cfg->n_links)
 			break;
 		if (ctl_fd >= 0 && poll(&pfd, 1, 0) > 0)
 			err = -EPIPE; /* the caller reads the control connection */
@@ -337,6 +439,20 @@ static int loop_accept_all(struct eng_conn *c, int ctl_fd, int timeout_ms)
 		fabric_forget(c);
 	pthread_mutex_unlock(&fabric.lock);
 	return err;
+}
+
+static bool loop_abandon(struct eng_conn *c, unsigned k)
+{
+	bool connected;
+
+	pthread_mutex_lock(&fabric.lock);
+	connected = k < c->cfg->n_links && c->ep[k];
+	if (k < c->cfg->n_links && !connected && !c->gone[k]) {
+		c->gone[k] = true;
+		c->n_gone++;
+	}
+	pthread_mutex_unlock(&fabric.lock);
+	return connected;
 }
 
 /* The peer closing is the whole connection set's end, not one link's: never passed to lost. */
@@ -363,6 +479,7 @@ static const struct eng_transport loop_transport = {
 	.connect = loop_connect,
 	.listen = loop_listen,
 	.accept_all = loop_accept_all,
+	.abandon = loop_abandon,
 	.check_events = loop_check_events,
 };
 

@@ -77,6 +77,8 @@ struct eng_conn {
 	unsigned established;
 	struct tcp_pending pend[TCP_MAX_PENDING];
 	unsigned n_pend;
+	bool *gone; /* by link index: the client gave it up at set-up (abandon) */
+	unsigned n_gone;
 };
 
 static int tcp_rail_addr(const struct ifaddrs *all, const char *dev, struct eng_rail_addr *out)
@@ -120,9 +122,15 @@ static int tcp_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **con
 	unsigned i;
 	int err = 0;
 
-	if (c)
+	if (c) {
 		c->ep = calloc(cfg->n_links ? cfg->n_links : 1, sizeof(*c->ep));
-	if (!c || !c->ep) {
+		c->gone = calloc(cfg->n_links ? cfg->n_links : 1, sizeof(*c->gone));
+	}
+	if (!c || !c->ep || !c->gone) {
+		if (c) {
+			free(c->ep);
+			free(c->gone);
+		}
 		free(c);
 		return -ENOMEM;
 	}
@@ -165,6 +173,7 @@ static void tcp_conn_destroy(struct eng_conn *c)
 		w->n_cqs = 0;
 	}
 	free(c->ep);
+	free(c->gone);
 	free(c);
 }
 
@@ -333,7 +342,7 @@ static int hello_check(const struct eng_conn *c, const struct tcp_hello *h, cons
 	if (h->token != l->token)
 		return EPERM;
 	*why = "a TCP connection for a stripe that is not open";
-	if (c->ep[h->link])
+	if (c->ep[h->link] || c->gone[h->link])
 		return EPROTO;
 	*why = "a TCP connection that expects other slots";
 	if (h->n_slots != l->n_slots || h->slot_size != l->slot_size)
@@ -469,7 +478,7 @@ static int tcp_accept_all(struct eng_conn *c, int ctl_fd, int timeout_ms)
 	uint64_t deadline = rcp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	int err = 0;
 
-	while (!err && c->established < c->cfg->n_links) {
+	while (!err && c->established + c->n_gone < c->cfg->n_links) {
 		if (rcp_now_ns() >= deadline)
 			return rcp_err(-ETIMEDOUT,
 				       "waiting for the client's TCP connections: no answer "
@@ -480,6 +489,18 @@ static int tcp_accept_all(struct eng_conn *c, int ctl_fd, int timeout_ms)
 	if (!err) /* every link is connected: nobody else may join this session */
 		listeners_close(c);
 	return err;
+}
+
+/* The client gave up link k at set-up: not waited for, not taken later. */
+static bool tcp_abandon(struct eng_conn *c, unsigned k)
+{
+	if (k >= c->cfg->n_links || c->ep[k])
+		return k < c->cfg->n_links;
+	if (!c->gone[k]) {
+		c->gone[k] = true;
+		c->n_gone++;
+	}
+	return false;
 }
 
 /* A stripe whose reader stopped is lost: passed on once, with the reader's sentence. */
@@ -511,6 +532,7 @@ static const struct eng_transport tcp_transport = {
 	.connect = tcp_connect,
 	.listen = tcp_listen,
 	.accept_all = tcp_accept_all,
+	.abandon = tcp_abandon,
 	.check_events = tcp_check_events,
 };
 

@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/engine.h"
 #include "topology/topology.h"
 
 /* ---- the chunk header, written by the sender next to each chunk ---- */
@@ -197,6 +198,21 @@ struct eng_conn_cfg {
 	int (*link_ready)(void *ctx, struct eng_link *l);
 	void *ctx;
 	/*
+	 * Server, during accept_all: a link that failed before it connected (its
+	 * request could not be taken, or rdma_cm gave up on it) is passed here,
+	 * link index and a sentence, its endpoint freed, and set-up goes on
+	 * without it. NULL: such a failure fails accept_all (--no-failover).
+	 */
+	eng_link_lost_fn link_failed;
+	void *link_failed_ctx;
+	/*
+	 * Server: how long a link whose request was answered may take to be
+	 * established before it counts as failed (0: the accept's own timeout).
+	 */
+	int connect_timeout_ms;
+	/* The QPs' local ACK timeout and retries (0: rdma_cm's and 7). */
+	struct eng_qp_knobs qp;
+	/*
 	 * A key of 32 bytes that only this session knows, for a transport whose
 	 * wire needs one (TCP seals each chunk with it); NULL: none.
 	 */
@@ -221,17 +237,29 @@ struct eng_transport {
 	int (*conn_create)(const struct eng_conn_cfg *cfg, struct eng_conn **conn_out);
 	/* Disconnects and frees everything, the CQs of cfg's workers too. Accepts NULL. */
 	void (*conn_destroy)(struct eng_conn *conn);
-	/* Client: connect l from src to dst, where the server's link peer_link waits. */
+	/*
+	 * Client: connect l from src to dst, where the server's link peer_link
+	 * waits, within timeout_ms for the whole of it (address, route, the
+	 * server's answer). On failure nothing is left of l's endpoint.
+	 */
 	int (*connect)(struct eng_conn *conn, struct eng_link *l, const struct sockaddr_in *src,
 		       const struct sockaddr_in *dst, uint32_t peer_link, int timeout_ms);
 	/* Server: listen on addr (port 0: any); the port is written to *port_out. */
 	int (*listen)(struct eng_conn *conn, const struct sockaddr_in *addr, uint16_t *port_out);
 	/*
-	 * Server: accept one connection per link, then stop listening. Returns
+	 * Server: accept one connection per link (or give it up: cfg's
+	 * link_failed, abandon), then stop listening. Returns
 	 * -EPIPE, without a sentence, when ctl_fd (the control connection) turns
 	 * readable meanwhile: the caller reads why.
 	 */
 	int (*accept_all)(struct eng_conn *conn, int ctl_fd, int timeout_ms);
+	/*
+	 * Server: the client gave up on link (it could not connect it): accept_all
+	 * no longer waits for it, and a request for it is refused from now on.
+	 * Returns true when the link was connected already (it stays; the caller
+	 * treats the word as a loss), false when what was made for it is freed.
+	 */
+	bool (*abandon)(struct eng_conn *conn, unsigned link);
 	/*
 	 * Consume pending events. A link that lost its peer, its port or its
 	 * device (a disconnect, a port or device event, its QP failing) is passed

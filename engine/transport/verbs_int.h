@@ -37,6 +37,9 @@ struct vep {
 	struct vcq *vcq;
 	bool inline_hdr;
 	bool connected;
+	bool abandoned;	      /* left out at set-up: no request for it is taken */
+	uint64_t accepted_ns; /* server: when its request was answered (0: not yet) */
+	const char *gone_ev;  /* an rdma_cm event that ended it during set-up, for check_events */
 	char desc[200];
 };
 
@@ -90,9 +93,43 @@ struct eng_conn {
 	struct rdma_cm_id *listen[TOPO_MAX_RAILS];
 	unsigned n_listen;
 	unsigned established;
+	unsigned given_up;		       /* links left out at set-up (abandoned) */
 	const char *mtu_noted[TOPO_MAX_RAILS]; /* rails whose MTU difference was said */
 	unsigned n_mtu_noted;
 };
+
+/* rdma_cm's retry counts: the most the protocol allows (7: RNR retries forever). */
+#define CM_RETRIES 7
+/* Connection requests a listener queues. */
+#define CM_BACKLOG 64
+
+/* ---- what cm.c and cm_accept.c share ---- */
+
+/*
+ * The next event on c's channel within timeout_ms; with ctl_fd >= 0, -EPIPE
+ * (no sentence) as soon as that turns readable.
+ */
+int eng__cm_next(struct eng_conn *c, int ctl_fd, int timeout_ms, struct rdma_cm_event **ev_out);
+
+/* The milliseconds left until deadline_ns, at least 1 while it has not passed. */
+int eng__cm_ms_left(uint64_t deadline_ns);
+
+/* l's slots, for the peer that writes into them. */
+struct conn_slots eng__cm_slots_of(const struct eng_link *l);
+
+/* The sender takes the receiver's slots, which must be what the session agreed. */
+int eng__cm_slots_take(struct eng_link *l, const struct conn_slots *in, const char *step);
+
+/* Free what was made for link k (its QP and id); it stays abandoned if it was. */
+void eng__cm_link_drop(struct eng_conn *c, unsigned k);
+
+/* Refuse a connection request that is not ours to take, and free its id. */
+void eng__cm_refuse(struct rdma_cm_event *ev);
+
+/* The transport's listen, accept_all and abandon (cm_accept.c). */
+int eng__cm_listen(struct eng_conn *c, const struct sockaddr_in *addr, uint16_t *port_out);
+int eng__cm_accept_all(struct eng_conn *c, int ctl_fd, int timeout_ms);
+bool eng__cm_abandon(struct eng_conn *c, unsigned k);
 
 /* ---- a link's queue pair (cm_qp.c) ---- */
 
@@ -114,8 +151,8 @@ uint32_t eng__cm_mtu_agree(struct eng_conn *c, struct eng_link *l, uint32_t own,
  */
 int eng__cm_link_qp(struct eng_conn *c, struct eng_link *l, struct rdma_cm_id *id);
 
-/* e's QP ready to send at MTU mtu (enum ibv_mtu): RTR, then RTS. */
-int eng__cm_qp_ready(struct vep *e, uint32_t mtu);
+/* e's QP ready to send at MTU mtu (enum ibv_mtu): RTR, then RTS with c's knobs. */
+int eng__cm_qp_ready(struct eng_conn *c, struct vep *e, uint32_t mtu);
 
 /*
  * w's CQ, PD and registration of its memory on ctx's device, made on first

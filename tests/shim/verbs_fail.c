@@ -10,6 +10,12 @@
  *   RAILCP_VERBS_FAIL_AT=k   the k-th call (1-based) fails; unset or 0: none
  *   RAILCP_VERBS_TRACE=FILE  each call appended to FILE: "<k> <name>", and
  *                            "<k> <name> failed" for the one made to fail
+ *   RAILCP_VERBS_HOLD=NAME:N:FILE  the N-th call of NAME waits, before it
+ *                            reaches the library, until FILE exists (at
+ *                            most 120 s), having made FILE.held: a test
+ *                            holds a side at one step of its set-up (the
+ *                            second rdma_connect of a rail, say), does
+ *                            something to the fabric, then lets it go on
  *
  * A call made to fail does not reach the library. It fails the way the
  * function reports failure: NULL or -1 with errno EIO, EIO returned (the
@@ -33,21 +39,41 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/types.h>
 #include <unistd.h>
 
-static _Atomic long calls;
-static long fail_at;
+static _Atomic long calls, hold_calls;
+static long fail_at, hold_at;
 static int trace_fd = -1;
+static char hold_name[64], hold_file[4096];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void setup(void)
 {
 	const char *at = getenv("RAILCP_VERBS_FAIL_AT"), *trace = getenv("RAILCP_VERBS_TRACE");
+	const char *hold = getenv("RAILCP_VERBS_HOLD");
 
 	fail_at = at ? strtol(at, NULL, 10) : 0;
 	if (trace)
 		trace_fd = open(trace, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (hold && sscanf(hold, "%63[^:]:%ld:%4095s", hold_name, &hold_at, hold_file) != 3)
+		hold_at = 0;
+}
+
+/* The hold's call of name: say so (FILE.held), then wait for FILE. */
+static void hold_maybe(const char *name)
+{
+	char held[4200];
+	int i, fd;
+
+	if (!hold_at || strcmp(name, hold_name) || atomic_fetch_add(&hold_calls, 1) + 1 != hold_at)
+		return;
+	snprintf(held, sizeof(held), "%s.held", hold_file);
+	if ((fd = open(held, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) >= 0)
+		close(fd);
+	for (i = 0; i < 2400 && access(hold_file, F_OK) != 0; i++)
+		usleep(50000);
 }
 
 /* Count a call of name: whether it is the one to fail. */
@@ -56,6 +82,7 @@ static bool fails(const char *name)
 	long k;
 
 	pthread_once(&once, setup);
+	hold_maybe(name);
 	k = atomic_fetch_add(&calls, 1) + 1;
 	if (trace_fd >= 0)
 		dprintf(trace_fd, "%ld %s%s\n", k, name, k == fail_at ? " failed" : "");

@@ -101,6 +101,44 @@ static void test_stall_sets_the_data_phases_limit_in_seconds(void **state)
 	}
 }
 
+static void test_connect_timeout_and_the_qp_knobs_are_parsed_within_their_bounds(void **state)
+{
+	static const char *const bad_ack[] = {"0", "32", "-1", "x", ""};
+	static const char *const bad_retry[] = {"0", "8", "1.5"};
+	struct cli_copy *cc;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(copy_parse((const char *[]){NULL}, &cc), 0);
+	assert_int_equal(cli_copy_opts(cc)->connect_timeout_ms, 0);
+	assert_int_equal(cli_copy_opts(cc)->qp.ack_timeout, 0);
+	assert_int_equal(cli_copy_opts(cc)->qp.retry_count, 0);
+	cli_copy_destroy(cc);
+	assert_int_equal(copy_parse((const char *[]){"--connect-timeout", "3", "--ack-timeout",
+						     "14", "--retry-count", "2", NULL},
+				    &cc),
+			 0);
+	assert_int_equal(cli_copy_opts(cc)->connect_timeout_ms, 3000);
+	assert_int_equal(cli_copy_opts(cc)->qp.ack_timeout, 14);
+	assert_int_equal(cli_copy_opts(cc)->qp.retry_count, 2);
+	cli_copy_destroy(cc);
+	for (i = 0; i < sizeof(bad_ack) / sizeof(bad_ack[0]); i++) {
+		assert_int_equal(
+			copy_parse((const char *[]){"--ack-timeout", bad_ack[i], NULL}, &cc),
+			CLI_EXIT_USAGE);
+		assert_null(cc);
+	}
+	for (i = 0; i < sizeof(bad_retry) / sizeof(bad_retry[0]); i++) {
+		assert_int_equal(
+			copy_parse((const char *[]){"--retry-count", bad_retry[i], NULL}, &cc),
+			CLI_EXIT_USAGE);
+		assert_null(cc);
+	}
+	assert_int_equal(copy_parse((const char *[]){"--connect-timeout", "0", NULL}, &cc),
+			 CLI_EXIT_USAGE);
+	assert_null(cc);
+}
+
 /* cli_copy_parse of "railcp -- <arg...>" (arg NULL-terminated). */
 static int copy_parse_args(const char *const *arg, struct cli_copy **cc_out)
 {
@@ -155,6 +193,8 @@ int main(void)
 		cmocka_unit_test(test_fsync_is_still_accepted),
 		cmocka_unit_test(test_fsync_and_no_fsync_together_are_a_usage_error),
 		cmocka_unit_test(test_stall_sets_the_data_phases_limit_in_seconds),
+		cmocka_unit_test(
+			test_connect_timeout_and_the_qp_knobs_are_parsed_within_their_bounds),
 		cmocka_unit_test(test_a_host_that_begins_with_a_dash_is_refused),
 	};
 
