@@ -396,9 +396,9 @@ static int copy_over_ssh(struct cli_copy *cc, const char *rsh, struct eng_report
 	size_t i, n = o.dir == ENG_PUSH ? 1 : o.n_src;
 	char **names = calloc(n, sizeof(*names)), host[256];
 	struct cli_rsh r;
-	int err =
-		names ? cli_rsh_start(&r, rsh, cc->host, cc->railcp_path, o.timeout_ms, o.stall_ms)
-		      : rcp_err(-ENOMEM, "out of memory");
+	int err = names ? cli_rsh_start(&r, rsh, cc->host, cc->railcp_path, &cc->sess,
+					cc->o.transport == ENG_TRANSPORT_TCP ? "tcp" : "rdma")
+			: rcp_err(-ENOMEM, "out of memory");
 
 	for (i = 0; i < n && !err; i++) {
 		err = cli_rsh_path(&r, o.dir == ENG_PUSH ? o.dst : o.src[i], &names[i]);

@@ -141,6 +141,8 @@ static void peer_rail(const struct doctor_cmd *dc, const struct topo_machine *m,
 				   .stall_ms = dc->sess.stall_ms,
 				   .rail_stall_ms = dc->sess.rail_stall_ms,
 				   .key_file = dc->sess.key_file,
+				   .connect_timeout_ms = dc->sess.connect_timeout_ms,
+				   .qp = dc->sess.qp,
 				   .transport = ENG_TRANSPORT_RDMA,
 				   .no_failover = true};
 	struct topo_plan *plan = NULL;

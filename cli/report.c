@@ -65,6 +65,7 @@ void cli_report_json(json_t *o, const struct eng_report *r, double seconds)
 			    r->qp.ack_timeout ? json_integer(r->qp.ack_timeout) : json_null());
 	json_object_set_new(o, "retry_count",
 			    json_integer(r->qp.retry_count ? r->qp.retry_count : 7));
+	json_object_set_new(o, "tos", r->qp.tos_set ? json_integer(r->qp.tos) : json_null());
 	if (r->file_io[0]) {
 		json_object_set_new(o, "file_io", json_string(r->file_io));
 		json_object_set_new(o, "helpers_per_worker", json_integer(r->helpers));
@@ -181,6 +182,8 @@ void cli_report_print(FILE *f, const struct eng_report *r, double seconds)
 		fprintf(f, "  queue pairs: ACK timeout %s, %u retries\n",
 			ack_str(r->qp.ack_timeout, ack, sizeof(ack)),
 			r->qp.retry_count ? r->qp.retry_count : 7);
+	if (r->qp.tos_set)
+		fprintf(f, "  traffic class (--tos): %u\n", r->qp.tos);
 	if (r->file_io[0])
 		fprintf(f, "  file I/O: %s\n", r->file_io);
 }

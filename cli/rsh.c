@@ -16,6 +16,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -279,25 +280,67 @@ static int greeting_read(struct cli_rsh *r, char *line, size_t len, int timeout_
 	}
 }
 
-int cli_rsh_start(struct cli_rsh *r, const char *rsh, const char *host, const char *railcp_path,
-		  int timeout_ms, int stall_ms)
+/* printf's words appended to buf (len bytes) at *n; false when they do not fit. */
+static bool __attribute__((format(printf, 4, 5)))
+append(char *buf, size_t len, size_t *n, const char *fmt, ...)
 {
-	char remote[4200], quoted[4096], line[RSH_GREETING_MAX], cmd[CLI_RSH_CMD_MAX];
+	va_list ap;
+	int k;
+
+	va_start(ap, fmt);
+	k = vsnprintf(buf + *n, len - *n, fmt, ap);
+	va_end(ap);
+	if (k < 0 || (size_t)k >= len - *n)
+		return false;
+	*n += (size_t)k;
+	return true;
+}
+
+int cli_rsh_remote(const char *railcp_path, const struct cli_session *s, const char *transport,
+		   char *buf, size_t len)
+{
+	char quoted[4096];
+	size_t n = 0;
+	bool ok;
+
+	if (!shell_quote(railcp_path, quoted, sizeof(quoted)))
+		return rcp_err(-ENAMETOOLONG, "--railcp-path is too long");
+	/* Each option in whole seconds or counts, as parsed: what was given is what goes. */
+	ok = append(buf, len, &n, "%s serve --ssh --timeout %d", quoted, s->timeout_ms / 1000);
+	if (ok && s->stall_ms > 0)
+		ok = append(buf, len, &n, " --stall %d", s->stall_ms / 1000);
+	if (ok && s->rail_stall_ms > 0)
+		ok = append(buf, len, &n, " --rail-stall %d", s->rail_stall_ms / 1000);
+	if (ok && s->connect_timeout_ms > 0)
+		ok = append(buf, len, &n, " --connect-timeout %d", s->connect_timeout_ms / 1000);
+	if (ok && s->no_failover)
+		ok = append(buf, len, &n, " --no-failover");
+	if (ok && s->qp.ack_timeout)
+		ok = append(buf, len, &n, " --ack-timeout %u", s->qp.ack_timeout);
+	if (ok && s->qp.retry_count)
+		ok = append(buf, len, &n, " --retry-count %u", s->qp.retry_count);
+	if (ok && s->qp.tos_set)
+		ok = append(buf, len, &n, " --tos %u", s->qp.tos);
+	if (ok && transport)
+		ok = append(buf, len, &n, " --transport %s", transport);
+	return ok ? 0 : rcp_err(-ENAMETOOLONG, "--railcp-path is too long");
+}
+
+int cli_rsh_start(struct cli_rsh *r, const char *rsh, const char *host, const char *railcp_path,
+		  const struct cli_session *s, const char *transport)
+{
+	char remote[4400], line[RSH_GREETING_MAX], cmd[CLI_RSH_CMD_MAX];
 	char esc[512];
 	const char *argv[CLI_RSH_ARGV_MAX];
-	int err, n;
+	int timeout_ms = s->timeout_ms;
+	int err;
 
 	*r = (struct cli_rsh){.pid = -1, .in_fd = -1, .out_fd = -1, .err_fd = -1};
 	err = cli_rsh_host_check(host);
-	if (err)
-		return err;
-	if (!shell_quote(railcp_path, quoted, sizeof(quoted)))
-		return rcp_err(-ENAMETOOLONG, "--railcp-path is too long");
-	n = snprintf(remote, sizeof(remote), "%s serve --ssh --timeout %d", quoted,
-		     timeout_ms / 1000);
-	if (stall_ms > 0)
-		snprintf(remote + n, sizeof(remote) - (size_t)n, " --stall %d", stall_ms / 1000);
-	err = cli_rsh_argv(rsh, host, remote, cmd, argv);
+	if (!err)
+		err = cli_rsh_remote(railcp_path, s, transport, remote, sizeof(remote));
+	if (!err)
+		err = cli_rsh_argv(rsh, host, remote, cmd, argv);
 	if (err)
 		return err;
 	rcp_log(RCP_LOG_INFO, "starting the far side: %s %s%s %s", rsh,

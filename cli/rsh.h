@@ -19,8 +19,11 @@
 #ifndef RAILCP_CLI_RSH_H
 #define RAILCP_CLI_RSH_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "cli/session.h"
 
 #define CLI_RSH_VERSION 1
 #define CLI_RSH_GREETING "railcp-ssh"
@@ -42,19 +45,31 @@ struct cli_rsh {
 };
 
 /*
- * Start 'RAILCP_PATH serve --ssh' on host ([user@]name) through the shell
- * command rsh (run by /bin/sh with the host and the remote command as its
- * last two words, and "--" before them when rsh is ssh: cli_rsh_argv) and
- * read its greeting within timeout_ms; the far side gets the same --timeout,
- * and --stall when stall_ms is not 0. On success *r is filled and the far
- * side waits for its one session. Errors are one sentence naming what
+ * The far side's command, into buf (len bytes): 'RAILCP_PATH serve --ssh'
+ * (the path quoted for a POSIX shell) with the copy's --timeout, the
+ * session options of s the user gave (--stall, --rail-stall,
+ * --connect-timeout, --no-failover, --ack-timeout, --retry-count, --tos),
+ * and --transport TRANSPORT unless NULL: the far side's session then runs
+ * as this side's does. --key-file stays here (the far side makes its key),
+ * and so do the placement options, which describe this host. 0, or
+ * -ENAMETOOLONG with a sentence.
+ */
+int cli_rsh_remote(const char *railcp_path, const struct cli_session *s, const char *transport,
+		   char *buf, size_t len);
+
+/*
+ * Start the far side (cli_rsh_remote's command) on host ([user@]name)
+ * through the shell command rsh (run by /bin/sh with the host and the
+ * remote command as its last two words, and "--" before them when rsh is
+ * ssh: cli_rsh_argv) and read its greeting within s->timeout_ms. On success
+ * *r is filled and the far side waits for its one session. Errors are one sentence naming what
  * failed: a host ssh would read as an option (cli_rsh_host_check, before
  * anything starts), ssh itself, railcp missing on the host, or the far
  * side's own error line; whatever the far side said is quoted through
  * rcp_printable, so no byte of it reaches the terminal as a control.
  */
 int cli_rsh_start(struct cli_rsh *r, const char *rsh, const char *host, const char *railcp_path,
-		  int timeout_ms, int stall_ms);
+		  const struct cli_session *s, const char *transport);
 
 /*
  * A remote path as scp reads it (relative to the far side's home, or

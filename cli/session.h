@@ -1,7 +1,8 @@
 /*
  * session.h - private to cli/: the options of a session with a peer that
  * copies, railcp bench and railcp serve share (see session.c): --timeout,
- * --stall, --key-file, --no-failover, --rail-stall and --connect-timeout,
+ * --stall, --key-file, --no-failover, --rail-stall, --connect-timeout,
+ * --ack-timeout, --retry-count and --tos,
  * with one getopt table fragment,
  * one parser and one usage text, as place.h has for the placement options.
  */
@@ -24,7 +25,7 @@ struct cli_session {
 	bool no_failover;	/* --no-failover */
 	int rail_stall_ms;	/* --rail-stall: 0, the engine's ENG_RAIL_STALL_MS */
 	int connect_timeout_ms; /* --connect-timeout: 0, ENG_CONNECT_TIMEOUT_MS_DEFAULT */
-	struct eng_qp_knobs qp; /* --ack-timeout, --retry-count: 0, rdma_cm's and 7 */
+	struct eng_qp_knobs qp; /* --ack-timeout, --retry-count, --tos: 0, rdma_cm's and 7, none */
 };
 
 /* Codes of the session options: beyond any character and the placement options' codes. */
@@ -37,6 +38,7 @@ enum {
 	CLI_OPT_CONNECT_TIMEOUT,
 	CLI_OPT_ACK_TIMEOUT,
 	CLI_OPT_RETRY_COUNT,
+	CLI_OPT_TOS,
 };
 
 /* getopt_long entries of the session options, for a command's table. */
@@ -48,6 +50,7 @@ enum {
 		{"connect-timeout", required_argument, NULL, CLI_OPT_CONNECT_TIMEOUT},             \
 		{"ack-timeout", required_argument, NULL, CLI_OPT_ACK_TIMEOUT},                     \
 		{"retry-count", required_argument, NULL, CLI_OPT_RETRY_COUNT},                     \
+		{"tos", required_argument, NULL, CLI_OPT_TOS},                                     \
 	{                                                                                          \
 		"no-failover", no_argument, NULL, CLI_OPT_NO_FAILOVER                              \
 	}
@@ -73,7 +76,10 @@ enum {
 	"  --ack-timeout N    the queue pairs' local ACK timeout, 4.096 us x 2^N, N 1 to 31\n"     \
 	"                     (default: rdma_cm's); with --retry-count R, a rail that\n"           \
 	"                     drops everything fails after (R + 1) such timeouts\n"                \
-	"  --retry-count R    transport retries of the queue pairs, 1 to 7 (default 7)\n"
+	"  --retry-count R    transport retries of the queue pairs, 1 to 7 (default 7)\n"          \
+	"  --tos N            the traffic class of this side's connections, 0 to 255:\n"           \
+	"                     RoCE v2's DSCP and ECN bits, InfiniBand's SL, TCP's IP_TOS\n"        \
+	"                     (default: the system's)\n"
 
 /* 0 when c was a session option and arg good, CLI_EXIT_USAGE when bad, -1 when not ours. */
 int cli_session_opt(const char *cmd, struct cli_session *s, int c, const char *arg);

@@ -107,6 +107,13 @@ const char *eng_gid_type_str(enum eng_gid_type type);
 struct eng_qp_knobs {
 	unsigned ack_timeout; /* the local ACK timeout exponent, 1 to 31; 0: rdma_cm's */
 	unsigned retry_count; /* transport retries, 1 to 7; 0: 7 */
+	/*
+	 * --tos: the traffic class of this side's connections (RoCE v2: the IP
+	 * header's DSCP and ECN bits; InfiniBand: the SL through the path
+	 * query; TCP: IP_TOS), as NCCL_IB_TC; unset: the system's.
+	 */
+	bool tos_set;
+	uint8_t tos;
 };
 
 /* What carries the data: RDMA (verbs, rdma_cm) or TCP between IP interfaces. */

@@ -1,8 +1,8 @@
 /*
  * client.c - the client's end of a session: railcp bench, push and pull.
  *
- * In order: TCP connect (without a key: only to a loopback listener of
- * this user, else -ENOKEY before anything is sent); hello with the job and
+ * In order: TCP connect (dial.c; without a key: only to a loopback listener
+ * of this user, else -ENOKEY before anything is sent); hello with the job and
  * one entry per stripe (its rail's address and subnet); mutual
  * authentication; for a push the file list goes to the server once it says
  * "ready", for a pull it comes back, is checked against what was asked for
@@ -23,12 +23,10 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 struct client {
@@ -41,103 +39,6 @@ struct client {
 	char peer[TOPO_MAX_RAILS][80]; /* per rail: the server rails it was paired with */
 	struct topo_plan plan;	       /* the session's: the options' less unpaired stripes */
 };
-
-static bool is_loopback4(const struct addrinfo *ai)
-{
-	const struct sockaddr_in *a = (const struct sockaddr_in *)ai->ai_addr;
-
-	return ai->ai_family == AF_INET && (ntohl(a->sin_addr.s_addr) >> 24) == 127;
-}
-
-/* fd leaves from bind_addr (an IPv4 address; NULL: the kernel's choice): 0, else -1 and errno. */
-static int tcp_bind(int fd, const char *bind_addr)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET};
-
-	if (!bind_addr)
-		return 0;
-	if (inet_pton(AF_INET, bind_addr, &a.sin_addr) != 1) {
-		errno = EINVAL;
-		return -1;
-	}
-	return bind(fd, (struct sockaddr *)&a, sizeof(a));
-}
-
-/*
- * Connect to host's port, from bind_addr if not NULL (then IPv4 only).
- * keyless: to a loopback IPv4 address only (a keyless server listens on
- * 127.0.0.1 alone), else -ENOKEY without connecting anywhere.
- */
-static int tcp_connect(const char *host, uint16_t port, const char *bind_addr, int timeout_ms,
-		       bool keyless, int *fd_out)
-{
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
-	char service[8];
-	int fd = -1, r, err = 0, tried = 0;
-
-	snprintf(service, sizeof(service), "%u", port);
-	r = getaddrinfo(host, service, &hints, &res);
-	if (r)
-		return rcp_err(-EHOSTUNREACH, "cannot resolve %s: %s", host, gai_strerror(r));
-	for (ai = res; ai; ai = ai->ai_next) {
-		if (keyless && !is_loopback4(ai))
-			continue;
-		tried++;
-		if (bind_addr && ai->ai_family != AF_INET)
-			continue;
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-		if (fd < 0)
-			continue;
-		if (tcp_bind(fd, bind_addr)) {
-			err = errno;
-			close(fd);
-			freeaddrinfo(res);
-			return rcp_err(-err, "cannot send from %s (--bind): %s", bind_addr,
-				       strerror(err));
-		}
-		if (eng__tcp_connect_timeout(fd, ai->ai_addr, ai->ai_addrlen, timeout_ms) == 0)
-			break;
-		err = errno;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	if (!tried)
-		return rcp_err(-ENOKEY,
-			       "no key, and %s is not this host: without a key railcp talks only "
-			       "to a server of its own user on this host (configure a key: "
-			       "--key-file, RAILCP_KEY or ~/.config/railcp/key)",
-			       host);
-	if (fd < 0)
-		return rcp_err(-(err ? err : EHOSTUNREACH),
-			       "cannot reach a railcp server at %s port %u: %s", host, port,
-			       strerror(err ? err : EHOSTUNREACH));
-	eng__tcp_tune(fd, timeout_ms);
-	*fd_out = fd;
-	return 0;
-}
-
-/*
- * Without a key nothing proves who answers, and any user of this host can
- * listen on a port above 1024: the listener must be this user's (sock_diag,
- * as a keyless server checks its clients), or nothing is sent to it.
- */
-static int keyless_peer_check(const struct client *c, uint16_t port)
-{
-	uid_t uid;
-	int err = eng__tcp_peer_uid(c->s.ctl.fd, &uid);
-
-	if (err)
-		return rcp_err(-ENOKEY, "no key, and who listens on %s port %u cannot be told: %s",
-			       c->o->host, port, rcp_err_msg(err));
-	if (uid != geteuid())
-		return rcp_err(-ENOKEY,
-			       "no key, and what listens on %s port %u belongs to uid %u, not to "
-			       "this user (uid %u): without a key railcp talks only to a server "
-			       "of its own user; refusing to send to it",
-			       c->o->host, port, (unsigned)uid, (unsigned)geteuid());
-	return 0;
-}
 
 /* The copy's flags, as the server reads them. */
 static json_t *copy_flags(const struct eng_copy_opts *cp)
@@ -308,9 +209,9 @@ static int handshake(struct client *c)
 	if (!err) /* what this side's buffers take, before anything is asked of the server */
 		err = eng__slots_per_stripe(c->o->plan, c->s.chunk, "this side", &c->max_slots);
 	if (!err)
-		err = tcp_connect(c->o->host, port, c->o->copy ? c->o->copy->bind_addr : NULL,
-				  c->s.timeout_ms, !c->s.key, &c->s.ctl.fd);
-	if (!err && !c->s.key && (err = keyless_peer_check(c, port)) != 0) {
+		err = eng__ctl_dial(c->o->host, port, c->o->copy ? c->o->copy->bind_addr : NULL,
+				    c->s.timeout_ms, !c->s.key, &c->s.ctl.fd);
+	if (!err && !c->s.key && (err = eng__ctl_peer_own(c->s.ctl.fd, c->o->host, port)) != 0) {
 		/* Not even the error frame goes to a listener that is not ours. */
 		close(c->s.ctl.fd);
 		c->s.ctl.fd = -1;

@@ -416,6 +416,21 @@ void eng__server_pending_release(struct eng_server *srv, unsigned slot, uint32_t
 
 /* ---- TCP ---- */
 
+/*
+ * The client's control connection to host's port (dial.c), from bind_addr
+ * if not NULL (then IPv4 only), within timeout_ms. keyless: to a loopback
+ * IPv4 address only (a keyless server listens on 127.0.0.1 alone), else
+ * -ENOKEY without connecting anywhere. 0 and *fd_out, or an error said.
+ */
+int eng__ctl_dial(const char *host, uint16_t port, const char *bind_addr, int timeout_ms,
+		  bool keyless, int *fd_out);
+
+/*
+ * Without a key: 0 when what listens at the other end of fd (host's port)
+ * is this user's, else -ENOKEY with a sentence (dial.c).
+ */
+int eng__ctl_peer_own(int fd, const char *host, uint16_t port);
+
 /* connect(2) with a timeout; -1 and errno on failure, like connect. */
 int eng__tcp_connect_timeout(int fd, const struct sockaddr *sa, socklen_t len, int timeout_ms);
 

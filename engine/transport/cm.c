@@ -225,12 +225,26 @@ int eng__cm_slots_take(struct eng_link *l, const struct conn_slots *in, const ch
 	return 0;
 }
 
+int eng__cm_tos_set(const struct eng_conn *c, struct rdma_cm_id *id, const char *what)
+{
+	uint8_t tos = c->cfg->qp.tos;
+
+	if (!c->cfg->qp.tos_set)
+		return 0;
+	if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof(tos)))
+		return rcp_err(-errno, "%s: cannot set the traffic class %u (--tos): %s", what, tos,
+			       strerror(errno));
+	return 0;
+}
+
 static int cm_resolve(struct eng_conn *c, struct rdma_cm_id *id, const struct sockaddr_in *src,
 		      const struct sockaddr_in *dst, const char *step, uint64_t deadline_ns,
 		      int total_ms)
 {
-	int err;
+	int err = eng__cm_tos_set(c, id, step);
 
+	if (err)
+		return err;
 	if (rdma_resolve_addr(id, (struct sockaddr *)src, (struct sockaddr *)dst,
 			      eng__cm_ms_left(deadline_ns)))
 		return rcp_err(-errno, "%s: %s", step, strerror(errno));

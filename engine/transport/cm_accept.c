@@ -23,6 +23,7 @@ int eng__cm_listen(struct eng_conn *c, const struct sockaddr_in *addr, uint16_t 
 {
 	struct rdma_cm_id *id;
 	char a[64];
+	int err;
 
 	if (c->n_listen == TOPO_MAX_RAILS)
 		return -ENOSPC;
@@ -30,6 +31,9 @@ int eng__cm_listen(struct eng_conn *c, const struct sockaddr_in *addr, uint16_t 
 		return rcp_err(-errno, "rdma_create_id: %s", strerror(errno));
 	c->listen[c->n_listen++] = id;
 	eng__cm_addr_str((const struct sockaddr *)addr, a, sizeof(a));
+	/* The same on each listening id, before the bind (a client's request carries its own). */
+	if ((err = eng__cm_tos_set(c, id, "listening for RDMA connections")) != 0)
+		return err;
 	if (rdma_bind_addr(id, (struct sockaddr *)addr) || rdma_listen(id, CM_BACKLOG))
 		return rcp_err(-errno, "cannot listen for RDMA connections on %s: %s", a,
 			       strerror(errno));

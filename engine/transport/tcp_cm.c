@@ -177,11 +177,22 @@ static void tcp_conn_destroy(struct eng_conn *c)
 	free(c);
 }
 
+/* With --tos, fd's IP_TOS, before its SYN or its first byte: 0, or an error said. */
+static int tos_set(const struct eng_conn *c, int fd, const char *what)
+{
+	int tos = c->cfg->qp.tos;
+
+	if (!c->cfg->qp.tos_set || setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) == 0)
+		return 0;
+	return rcp_err(-errno, "%s: cannot set the traffic class %d (--tos): %s", what, tos,
+		       strerror(errno));
+}
+
 static int tcp_listen(struct eng_conn *c, const struct sockaddr_in *addr, uint16_t *port_out)
 {
 	struct sockaddr_in a = *addr;
 	socklen_t len = sizeof(a);
-	int one = 1, fd;
+	int one = 1, fd, err;
 
 	if (c->n_lfd == TOPO_MAX_RAILS)
 		return rcp_err(-ENOSPC, "a session listens on %d rails at most", TOPO_MAX_RAILS);
@@ -190,11 +201,15 @@ static int tcp_listen(struct eng_conn *c, const struct sockaddr_in *addr, uint16
 	if (fd < 0)
 		return rcp_err(-errno, "socket: %s", strerror(errno));
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if ((err = tos_set(c, fd, "listening for stripes")) != 0) { /* its SYN-ACKs too */
+		close(fd);
+		return err;
+	}
 	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, 64) != 0 ||
 	    getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-		int err = -errno;
 		char at[INET_ADDRSTRLEN];
 
+		err = -errno;
 		close(fd);
 		inet_ntop(AF_INET, &addr->sin_addr, at, sizeof(at));
 		return rcp_err(err, "listening for stripes on %s: %s", at, strerror(-err));
@@ -311,7 +326,9 @@ static int tcp_connect(struct eng_conn *c, struct eng_link *l, const struct sock
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return rcp_err(-errno, "socket: %s", strerror(errno));
-	err = bind(fd, (struct sockaddr *)&from, sizeof(from)) ? -errno : 0;
+	err = tos_set(c, fd, l->rail_dev);
+	if (!err)
+		err = bind(fd, (struct sockaddr *)&from, sizeof(from)) ? -errno : 0;
 	if (!err)
 		err = connect_within(fd, dst, timeout_ms);
 	if (!err)
@@ -397,6 +414,10 @@ static int hello_done(struct eng_conn *c, unsigned i)
 	l = c->cfg->link[p.h.link];
 	a.n_slots = l->n_slots;
 	a.slot_size = l->slot_size;
+	if ((err = tos_set(c, p.fd, l->rail_dev)) != 0) {
+		close(p.fd);
+		return err;
+	}
 	if ((err = set_blocking(p.fd)) != 0) {
 		close(p.fd);
 		return rcp_err(err, "fcntl: %s", strerror(-err));

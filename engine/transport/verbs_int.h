@@ -134,6 +134,13 @@ bool eng__cm_abandon(struct eng_conn *c, unsigned k);
 /* ---- a link's queue pair (cm_qp.c) ---- */
 
 /* sa's IPv4 address as text, or "?". */
+/*
+ * With --tos, id's traffic class (RDMA_OPTION_ID_TOS), which must come
+ * before route resolution: RoCE v2 puts it in the packets' IP header,
+ * InfiniBand's path query turns it into the SL. 0, or an error said.
+ */
+int eng__cm_tos_set(const struct eng_conn *c, struct rdma_cm_id *id, const char *what);
+
 void eng__cm_addr_str(const struct sockaddr *sa, char *buf, size_t len);
 
 /* The active MTU (enum ibv_mtu) of the port id resolved to; 0 when the port cannot say. */

@@ -9,7 +9,9 @@
  *
  *   RAILCP_VERBS_FAIL_AT=k   the k-th call (1-based) fails; unset or 0: none
  *   RAILCP_VERBS_TRACE=FILE  each call appended to FILE: "<k> <name>", and
- *                            "<k> <name> failed" for the one made to fail
+ *                            "<k> <name> failed" for the one made to fail;
+ *                            rdma_set_option's with what it sets ("<k>
+ *                            rdma_set_option tos=106": --tos reached the id)
  *   RAILCP_VERBS_HOLD=NAME:N:FILE  the N-th call of NAME waits, before it
  *                            reaches the library, until FILE exists (at
  *                            most 120 s), having made FILE.held: a test
@@ -76,8 +78,8 @@ static void hold_maybe(const char *name)
 		usleep(50000);
 }
 
-/* Count a call of name: whether it is the one to fail. */
-static bool fails(const char *name)
+/* Count a call of name (detail: " what it sets", or ""): whether it is the one to fail. */
+static bool fails_with(const char *name, const char *detail)
 {
 	long k;
 
@@ -85,11 +87,16 @@ static bool fails(const char *name)
 	hold_maybe(name);
 	k = atomic_fetch_add(&calls, 1) + 1;
 	if (trace_fd >= 0)
-		dprintf(trace_fd, "%ld %s%s\n", k, name, k == fail_at ? " failed" : "");
+		dprintf(trace_fd, "%ld %s%s%s\n", k, name, detail, k == fail_at ? " failed" : "");
 	if (k != fail_at)
 		return false;
 	errno = EIO;
 	return true;
+}
+
+static bool fails(const char *name)
+{
+	return fails_with(name, "");
 }
 
 /* The library's own function of this name. */
@@ -150,6 +157,20 @@ SHIM_NEG(rdma_connect, (void *id, void *param), (id, param), void *, void *)
 SHIM_NEG(rdma_establish, (void *id), (id), void *)
 SHIM_NEG(rdma_accept, (void *id, void *param), (id, param), void *, void *)
 SHIM_NEG(rdma_get_cm_event, (void *ch, void **event), (ch, event), void *, void **)
+
+/* rdma_set_option, traced with what it sets: level 0 option 0 is RDMA_OPTION_ID_TOS, a byte. */
+int rdma_set_option(void *id, int level, int name, void *val, size_t len);
+int rdma_set_option(void *id, int level, int name, void *val, size_t len)
+{
+	char detail[64];
+
+	REAL("rdma_set_option", int, void *, int, int, void *, size_t);
+	if (level == 0 && name == 0 && len == 1)
+		snprintf(detail, sizeof(detail), " tos=%u", *(const uint8_t *)val);
+	else
+		snprintf(detail, sizeof(detail), " level=%d option=%d", level, name);
+	return fails_with("rdma_set_option", detail) ? -1 : real_(id, level, name, val, len);
+}
 
 ssize_t _ibv_query_gid_table(void *ctx, void *entries, size_t max, uint32_t flags, size_t size);
 ssize_t _ibv_query_gid_table(void *ctx, void *entries, size_t max, uint32_t flags, size_t size)

@@ -68,6 +68,7 @@ void server_start(struct server *s, const struct eng_transport *tr, const char *
 				       .timeout_ms = s->timeout_ms ? s->timeout_ms : TIMEOUT_MS,
 				       .max_sessions = s->max_sessions ? s->max_sessions : 4,
 				       .max_memory = s->max_memory,
+				       .qp = s->qp,
 				       .no_failover = s->no_failover,
 				       .once = s->once,
 				       .key = s->key,

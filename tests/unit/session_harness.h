@@ -67,6 +67,7 @@ struct server {
 	bool any_name;		  /* any server a client dialed will do (serve --ssh) */
 	unsigned max_sessions;	  /* serve --max-sessions; 0: 4 */
 	uint64_t max_memory;	  /* serve --max-memory; 0: none */
+	struct eng_qp_knobs qp;	  /* serve --ack-timeout, --retry-count, --tos */
 	/* eng_serve_opts.session_end (its ctx: this struct server); NULL: none */
 	void (*session_end)(const struct eng_session_record *rec, void *ctx);
 	_Atomic unsigned port;

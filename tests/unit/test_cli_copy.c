@@ -139,6 +139,34 @@ static void test_connect_timeout_and_the_qp_knobs_are_parsed_within_their_bounds
 	assert_null(cc);
 }
 
+/* --tos: none by default; 0 to 255, 0 included (a class, not "none"); nothing else. */
+static void test_tos_is_a_traffic_class_from_0_to_255(void **state)
+{
+	static const char *const bad[] = {"256", "-1", "+3", "x", "", "1.5", "0x28"};
+	static const char *const good[] = {"0", "106", "255"};
+	static const unsigned value[] = {0, 106, 255};
+	struct cli_copy *cc;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(copy_parse((const char *[]){NULL}, &cc), 0);
+	assert_false(cli_copy_opts(cc)->qp.tos_set);
+	cli_copy_destroy(cc);
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		assert_int_equal(copy_parse((const char *[]){"--tos", good[i], NULL}, &cc), 0);
+		assert_true(cli_copy_opts(cc)->qp.tos_set);
+		assert_int_equal(cli_copy_opts(cc)->qp.tos, value[i]);
+		cli_copy_destroy(cc);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(copy_parse((const char *[]){"--tos", bad[i], NULL}, &cc),
+				 CLI_EXIT_USAGE);
+		assert_null(cc);
+		if (!strstr(cli_last_error(), "--tos needs a traffic class from 0 to 255"))
+			fail_msg("--tos %s was told: %s", bad[i], cli_last_error());
+	}
+}
+
 /* cli_copy_parse of "railcp -- <arg...>" (arg NULL-terminated). */
 static int copy_parse_args(const char *const *arg, struct cli_copy **cc_out)
 {
@@ -196,6 +224,7 @@ int main(void)
 		cmocka_unit_test(
 			test_connect_timeout_and_the_qp_knobs_are_parsed_within_their_bounds),
 		cmocka_unit_test(test_a_host_that_begins_with_a_dash_is_refused),
+		cmocka_unit_test(test_tos_is_a_traffic_class_from_0_to_255),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

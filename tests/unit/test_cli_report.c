@@ -83,18 +83,24 @@ static void test_the_summary_and_json_say_the_qp_knobs_given(void **state)
 	assert_non_null(f);
 	report_make(&r);
 	r.qp.ack_timeout = 14;
+	r.qp.tos_set = true; /* 0 is a class of its own, said as one */
 	cli_report_print(f, &r, 2.0);
 	fclose(f);
 	if (!strstr(text, "  queue pairs: ACK timeout 4.096 us x 2^14 = 67.1 ms, 7 retries\n"))
 		fail_msg("the summary does not say the ACK timeout:\n%s", text);
+	if (!strstr(text, "  traffic class (--tos): 0\n"))
+		fail_msg("the summary does not say the traffic class:\n%s", text);
 	cli_report_json(o, &r, 2.0);
 	assert_int_equal(json_integer_value(json_object_get(o, "ack_timeout")), 14);
 	assert_int_equal(json_integer_value(json_object_get(o, "retry_count")), 7);
+	assert_true(json_is_integer(json_object_get(o, "tos")));
+	assert_int_equal(json_integer_value(json_object_get(o, "tos")), 0);
 	json_decref(o);
 	o = json_object();
 	r.qp = (struct eng_qp_knobs){0};
 	cli_report_json(o, &r, 2.0);
 	assert_true(json_is_null(json_object_get(o, "ack_timeout")));
+	assert_true(json_is_null(json_object_get(o, "tos")));
 	json_decref(o);
 	free(text);
 }

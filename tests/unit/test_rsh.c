@@ -4,7 +4,8 @@
  * reads them (relative to the home, or absolute). What the far side says
  * reaches the terminal escaped (scp's CVE-2019-6109), and no host becomes
  * one of ssh's options: "--" comes before it, and one that begins with '-'
- * is refused before anything starts. A remote shell here is printf or a
+ * is refused before anything starts. The far side gets the session options
+ * the copy was given and its transport. A remote shell here is printf or a
  * script, never ssh.
  */
 #include <setjmp.h>
@@ -25,6 +26,9 @@
 #include <unistd.h>
 
 #define KEY "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+/* A copy's session options with nothing given but --timeout 10. */
+static const struct cli_session plain = {.timeout_ms = 10000};
 
 static void test_a_greeting_gives_address_port_key_and_home(void **state)
 {
@@ -119,7 +123,7 @@ static void test_a_greeting_that_is_not_one_is_quoted_escaped(void **state)
 	(void)state;
 	/* sets the title, clears the screen, and an 8-bit CSI (0x9b) */
 	assert_int_equal(cli_rsh_start(&r, "printf 'hi \\033]0;pwned\\007 \\033[2J \\2332J\\n' #",
-				       "h", "railcp", 10000, 0),
+				       "h", "railcp", &plain, NULL),
 			 -EPROTO);
 	msg = rcp_err_msg(-EPROTO);
 	assert_printable(msg, false);
@@ -138,7 +142,7 @@ static void test_the_last_error_line_is_quoted_escaped(void **state)
 	assert_int_equal(cli_rsh_start(&r,
 				       "printf 'first\\nhi \\033]0;pwned\\007 \\033[2J "
 				       "\\2332J\\n' >&2 #",
-				       "h", "railcp", 10000, 0),
+				       "h", "railcp", &plain, NULL),
 			 -EPROTO);
 	msg = rcp_err_msg(-EPROTO);
 	assert_printable(msg, false);
@@ -182,7 +186,7 @@ static void test_the_home_is_logged_escaped(void **state)
 	rcp_log_set_level(RCP_LOG_INFO);
 	/* a home with an 8-bit CSI (0x9b) that clears the screen */
 	err = cli_rsh_start(&r, "printf 'railcp-ssh 1 127.0.0.1 40123 " KEY " /home/\\2332J\\n' #",
-			    "h", "railcp", 10000, 0);
+			    "h", "railcp", &plain, NULL);
 	rcp_log_set_level(RCP_LOG_NOTICE);
 	fflush(stderr);
 	dup2(saved, 2);
@@ -220,7 +224,7 @@ static void test_a_host_that_begins_with_a_dash_is_refused(void **state)
 			fail_msg("'%s' refused: %s", fine[i], rcp_err_msg(-EINVAL));
 	/* before anything starts: no remote shell, whatever it is */
 	rcp_err_clear();
-	assert_int_equal(cli_rsh_start(&r, "false", "-oProxyCommand=x", "railcp", 10000, 0),
+	assert_int_equal(cli_rsh_start(&r, "false", "-oProxyCommand=x", "railcp", &plain, NULL),
 			 -EINVAL);
 	assert_int_equal(r.pid, -1);
 	assert_non_null(strstr(rcp_err_msg(-EINVAL), "the host '-oProxyCommand=x' begins"));
@@ -270,11 +274,92 @@ static void test_ssh_receives_dashes_before_the_host(void **state)
 	fputs("#!/bin/sh\nprintf '%s|' \"$@\"; echo\n", f);
 	fclose(f);
 	assert_int_equal(chmod(ssh, 0755), 0);
-	assert_int_equal(cli_rsh_start(&r, ssh, "ann@b", "railcp", 10000, 0), -EPROTO);
+	assert_int_equal(cli_rsh_start(&r, ssh, "ann@b", "railcp", &plain, NULL), -EPROTO);
 	msg = rcp_err_msg(-EPROTO);
 	if (!strstr(msg, "(it said '--|ann@b|'railcp' serve --ssh --timeout 10|')"))
 		fail_msg("\"%s\"", msg);
 	cli_rsh_finish(&r, 1000);
+	unlink(ssh);
+	rmdir(dir);
+}
+
+/* Fail unless the far side's command for s and transport is want. */
+static void remote_is(const struct cli_session *s, const char *transport, const char *want)
+{
+	char buf[4400];
+
+	assert_int_equal(cli_rsh_remote("railcp", s, transport, buf, sizeof(buf)), 0);
+	if (strcmp(buf, want) != 0)
+		fail_msg("the far side would run \"%s\", not \"%s\"", buf, want);
+}
+
+/*
+ * The far side's session runs as this side's: each session option the
+ * user gave goes to it, in the units it was given in, and none that was
+ * not (the far side's defaults are the same).
+ */
+static void test_the_far_side_gets_the_session_options_given(void **state)
+{
+	struct cli_session s = {.timeout_ms = 30000};
+
+	(void)state;
+	remote_is(&s, NULL, "'railcp' serve --ssh --timeout 30");
+	s.stall_ms = 90000;
+	remote_is(&s, NULL, "'railcp' serve --ssh --timeout 30 --stall 90");
+	s = (struct cli_session){.timeout_ms = 30000, .rail_stall_ms = 2000};
+	remote_is(&s, NULL, "'railcp' serve --ssh --timeout 30 --rail-stall 2");
+	s = (struct cli_session){.timeout_ms = 30000, .connect_timeout_ms = 4000};
+	remote_is(&s, NULL, "'railcp' serve --ssh --timeout 30 --connect-timeout 4");
+	s = (struct cli_session){.timeout_ms = 30000, .no_failover = true};
+	remote_is(&s, NULL, "'railcp' serve --ssh --timeout 30 --no-failover");
+	s = (struct cli_session){.timeout_ms = 30000, .qp = {.ack_timeout = 15}};
+	remote_is(&s, NULL, "'railcp' serve --ssh --timeout 30 --ack-timeout 15");
+	s = (struct cli_session){.timeout_ms = 30000, .qp = {.retry_count = 2}};
+	remote_is(&s, NULL, "'railcp' serve --ssh --timeout 30 --retry-count 2");
+	s = (struct cli_session){.timeout_ms = 30000, .qp = {.tos_set = true, .tos = 0}};
+	remote_is(&s, NULL, "'railcp' serve --ssh --timeout 30 --tos 0"); /* 0 is a class */
+	s = (struct cli_session){.timeout_ms = 30000};
+	remote_is(&s, "tcp", "'railcp' serve --ssh --timeout 30 --transport tcp");
+	/* the key file stays here: the far side makes the session's key */
+	s = (struct cli_session){.timeout_ms = 30000, .key_file = "/k"};
+	remote_is(&s, "rdma", "'railcp' serve --ssh --timeout 30 --transport rdma");
+}
+
+/* All of them at once, as ssh receives them after "--" and the host (an "ssh" that keeps its
+ * words). */
+static void test_ssh_receives_every_session_option(void **state)
+{
+	const struct cli_session s = {
+		.timeout_ms = 5000,
+		.stall_ms = 20000,
+		.no_failover = true,
+		.rail_stall_ms = 3000,
+		.connect_timeout_ms = 4000,
+		.qp = {.ack_timeout = 14, .retry_count = 3, .tos_set = true, .tos = 106}};
+	char dir[] = "/tmp/test_rsh.XXXXXX", ssh[64], args[64], got[1024] = "";
+	struct cli_rsh r;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(ssh, sizeof(ssh), "%s/ssh", dir);
+	snprintf(args, sizeof(args), "%s/args", dir);
+	f = fopen(ssh, "w");
+	assert_non_null(f);
+	fprintf(f, "#!/bin/sh\nprintf '%%s|' \"$@\" >'%s'\n", args);
+	fclose(f);
+	assert_int_equal(chmod(ssh, 0755), 0);
+	assert_int_equal(cli_rsh_start(&r, ssh, "ann@b", "/opt/rail cp", &s, "tcp"), -EPROTO);
+	cli_rsh_finish(&r, 1000);
+	f = fopen(args, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(got, sizeof(got), f));
+	fclose(f);
+	assert_string_equal(got,
+			    "--|ann@b|'/opt/rail cp' serve --ssh --timeout 5 --stall 20 "
+			    "--rail-stall 3 --connect-timeout 4 --no-failover --ack-timeout 14 "
+			    "--retry-count 3 --tos 106 --transport tcp|");
+	unlink(args);
 	unlink(ssh);
 	rmdir(dir);
 }
@@ -293,6 +378,8 @@ int main(void)
 		cmocka_unit_test(test_a_host_that_begins_with_a_dash_is_refused),
 		cmocka_unit_test(test_ssh_reads_the_host_after_dashes),
 		cmocka_unit_test(test_ssh_receives_dashes_before_the_host),
+		cmocka_unit_test(test_the_far_side_gets_the_session_options_given),
+		cmocka_unit_test(test_ssh_receives_every_session_option),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

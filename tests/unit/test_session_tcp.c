@@ -5,7 +5,8 @@
  * hostile sender whose stripe writes past its credit or sends garbage. The
  * victim's reader refuses the frame before it lands; the session ends with
  * a sentence, nothing is left under a final name nor as a temporary, and
- * the server serves the next session.
+ * the server serves the next session. --tos marks each stripe's socket at
+ * both ends (IP_TOS read back from the client's and the server's socket).
  *
  * Design: the hostile end is the real client over TCP with its endpoints'
  * operations swapped, once connected, for a table that forwards to TCP's
@@ -257,6 +258,121 @@ static void test_garbage_on_a_stripe_ends_the_session_and_the_server_serves_on(v
 	push_lied(*state, TCP_LIE_GARBAGE);
 }
 
+/* ---- --tos: IP_TOS on each stripe's socket, at both ends ---- */
+
+static struct {
+	int client, server; /* each end's IP_TOS, read once the stripe is connected */
+	unsigned stripes;
+} tos_seen;
+
+static int ip_tos(int fd)
+{
+	int tos = -1;
+	socklen_t len = sizeof(tos);
+
+	return getsockopt(fd, IPPROTO_IP, IP_TOS, &tos, &len) == 0 ? tos : -1;
+}
+
+static bool same_addr(const struct sockaddr_in *a, const struct sockaddr_in *b)
+{
+	return a->sin_addr.s_addr == b->sin_addr.s_addr && a->sin_port == b->sin_port;
+}
+
+/* The server's end of the client's stripe fd: the socket of this process facing it, or -1. */
+static int server_end_of(int fd)
+{
+	struct sockaddr_in me, peer, a, b;
+	socklen_t len = sizeof(me), lp = sizeof(peer);
+	int k;
+
+	if (getsockname(fd, (struct sockaddr *)&me, &len) || getpeername(fd, (void *)&peer, &lp))
+		return -1;
+	for (k = 3; k < 1024; k++) {
+		socklen_t la = sizeof(a), lb = sizeof(b);
+
+		if (k != fd && getsockname(k, (struct sockaddr *)&a, &la) == 0 && la == sizeof(a) &&
+		    getpeername(k, (struct sockaddr *)&b, &lb) == 0 && same_addr(&a, &peer) &&
+		    same_addr(&b, &me))
+			return k;
+	}
+	return -1;
+}
+
+/* The client's connect; then what each end of the stripe carries (the server's answered it). */
+static int tos_connect(struct eng_conn *conn, struct eng_link *l, const struct sockaddr_in *src,
+		       const struct sockaddr_in *dst, uint32_t peer_link, int timeout_ms)
+{
+	int err = eng__transport_tcp()->connect(conn, l, src, dst, peer_link, timeout_ms);
+	int fd = err ? -1 : ((struct tcp_ep *)l->ep->tr)->fd, srv;
+
+	if (err)
+		return err;
+	srv = server_end_of(fd);
+	tos_seen.client = ip_tos(fd);
+	tos_seen.server = srv >= 0 ? ip_tos(srv) : -2;
+	tos_seen.stripes++;
+	return 0;
+}
+
+/* A push of a file over 2 stripes with client and server --tos (unset: -1); the report's. */
+static void push_with_tos(struct fx *fx, int client_tos, int server_tos, struct eng_report *r)
+{
+	static struct eng_transport tr;
+	char src[4096], root[4096], a[4096], got[4096];
+	const char *push_src[] = {a};
+	struct eng_copy_opts cp;
+	struct eng_client_opts o;
+	struct topo_plan plan;
+
+	fx_dir(fx, "src", src);
+	fx_dir(fx, "root", root);
+	pattern_write(src, "a", 256 * KiB, 5);
+	t_path(a, src, "a");
+	fx->srv.qp = (struct eng_qp_knobs){.tos_set = server_tos >= 0, .tos = (uint8_t)server_tos};
+	plan_lo(&fx->srv.plan, 2);
+	server_start(&fx->srv, eng__transport_tcp(), root, NULL);
+	plan_lo(&plan, 2);
+	cp = copy_opts(ENG_PUSH, push_src, 1, "");
+	o = client_opts(&fx->srv, &plan, cp.chunk, NULL);
+	o.copy = &cp;
+	tr = *eng__transport_tcp();
+	tr.connect = tos_connect;
+	o.tr = &tr;
+	o.qp = (struct eng_qp_knobs){.tos_set = client_tos >= 0, .tos = (uint8_t)client_tos};
+	tos_seen.stripes = 0;
+	assert_int_equal(eng__client_run(&o, r), 0);
+	t_path(got, root, "a");
+	file_same(a, got, 256 * KiB);
+	assert_int_equal(server_stop(&fx->srv), 0);
+	assert_int_equal(tos_seen.stripes, 2);
+}
+
+/*
+ * --tos sets IP_TOS on each stripe's socket, the client's and the server's
+ * end each from its own option, and the report says what the client used.
+ */
+static void test_tos_marks_each_stripe_at_both_ends(void **state)
+{
+	struct eng_report r;
+
+	push_with_tos(*state, 0x28, 0x48, &r);
+	assert_int_equal(tos_seen.client, 0x28);
+	assert_int_equal(tos_seen.server, 0x48);
+	assert_true(r.qp.tos_set);
+	assert_int_equal(r.qp.tos, 0x28);
+}
+
+/* Without --tos, the stripes carry the system's class (0) and the report says none. */
+static void test_without_tos_the_stripes_keep_the_systems_class(void **state)
+{
+	struct eng_report r;
+
+	push_with_tos(*state, -1, -1, &r);
+	assert_int_equal(tos_seen.client, 0);
+	assert_int_equal(tos_seen.server, 0);
+	assert_false(r.qp.tos_set);
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, fx_setup, fx_teardown)
 
 int main(void)
@@ -267,6 +383,8 @@ int main(void)
 		T(test_a_client_of_the_other_transport_is_refused_with_a_sentence),
 		T(test_a_write_past_its_credit_ends_the_session_and_the_server_serves_on),
 		T(test_garbage_on_a_stripe_ends_the_session_and_the_server_serves_on),
+		T(test_tos_marks_each_stripe_at_both_ends),
+		T(test_without_tos_the_stripes_keep_the_systems_class),
 		T(test_strangers_at_the_stripes_port_hold_up_nobody),
 	};
 

@@ -1,6 +1,7 @@
 # Copies between two railcp processes over TCP on 127.0.0.1 (the rail lo),
 # no guest: a tree pushed and pulled back, -u sending nothing the second
-# time, the summary and --json saying tcp, and a bad --transport refused.
+# time, the summary and --json saying tcp (and the --tos given), and a bad
+# --transport refused.
 . tests/integration/lib.sh
 tmp=$(mktemp -d)
 trap 'kill "$server_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -16,22 +17,24 @@ head -c 4095 /dev/urandom >"$tmp/src/d/e/odd"
 head -c $((3 * 1024 * 1024 + 5)) /dev/urandom >"$tmp/src/big"
 
 : >"$tmp/serve.log" # start_server greps it at once
-start_server "$tmp/serve.log" --transport tcp --rails lo --port "$port" --root "$tmp/root"
+start_server "$tmp/serve.log" --transport tcp --rails lo --port "$port" --root "$tmp/root" --tos 72
 grep -q "over tcp, rails: lo:1" "$tmp/serve.log" || fail "the server does not say tcp: $(cat "$tmp/serve.log")"
 
 # shellcheck disable=SC2086 # $tcp is words
 capture "$RAILCP" $tcp -r -p "$tmp/src" 127.0.0.1:
 [ "$rc" -eq 0 ] || fail "push over tcp: $err"
 case "$out" in *"stripes (TCP connections)"*) ;; *) fail "the summary does not say TCP: $out" ;; esac
+case "$out" in *"traffic class"*) fail "the summary names a traffic class no --tos gave: $out" ;; esac
 diff -r "$tmp/src" "$tmp/root/src" || fail "the pushed tree differs"
 
 # shellcheck disable=SC2086
-capture "$RAILCP" $tcp -r -p -u --json "$tmp/src" 127.0.0.1:
+capture "$RAILCP" $tcp -r -p -u --json --tos 40 "$tmp/src" 127.0.0.1:
 [ "$rc" -eq 0 ] || fail "push -u over tcp: $err"
 printf '%s' "$out" | python3 -c '
 import json, sys
 j = json.load(sys.stdin)
 assert j["transport"] == "tcp", j["transport"]
+assert j["tos"] == 40, j["tos"]
 assert j["files_skipped"] == 4, j["files_skipped"]
 assert j["bytes"] == 0, j["bytes"]
 ' || fail "push -u: not every file skipped over tcp: $out"

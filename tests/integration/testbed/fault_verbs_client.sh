@@ -8,6 +8,13 @@ shimmed 0 "$RAILCP" $bench >/dev/null 2>err || fail "a bench with the shim faili
 cp trace count
 n=$(wc -l <count)
 [ "$n" -ge 10 ] || fail "the shim counted only $n calls: is it preloaded?"
+# --tos reaches each id the client resolves, before its address is resolved.
+shimmed 0 "$RAILCP" $bench --tos 106 >/dev/null 2>err || fail "a bench with --tos 106 failed: $(cat err)"
+tos=$(grep -c ' rdma_set_option tos=106$' "$dir/trace")
+ids=$(grep -c ' rdma_resolve_addr$' "$dir/trace")
+[ "$tos" -ge 1 ] && [ "$tos" -eq "$ids" ] || fail "--tos 106 was set on $tos ids of the $ids resolved: $(cat "$dir/trace")"
+awk '$2 == "rdma_set_option" { set++ } $2 == "rdma_resolve_addr" && set-- <= 0 { bad = 1 } END { exit bad }' "$dir/trace" ||
+	fail "an address was resolved before its id had --tos: $(cat "$dir/trace")"
 failed=0 runs=0
 for k in $(sweep count); do
 	capture shimmed "$k" timeout -s KILL 60 "$RAILCP" $bench
