@@ -72,7 +72,8 @@ static int servers_parse(struct list *l, const char *s, bool file, const char **
 		if (*next == ':' && (p = port_at(next + 1, stops, &end)) && (file || *end))
 			port = p, next = end;
 		if (file && *next == ':')
-			return cli_usage_error(NULL, "'%s' is no HOST or HOST:PORT", s);
+			return cli_usage_error(NULL, "'%.*s' is no HOST or HOST:PORT",
+					       (int)strcspn(s, stops), s);
 		if (len || !file)
 			err = server_add(l, s, len, port);
 		if (!err && !file && *next == ':') {

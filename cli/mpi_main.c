@@ -66,9 +66,17 @@ static void usage(FILE *f)
 		   "--railcp-path (the servers must be running); -h, --help prints this.\n");
 }
 
-/* One line naming this rank, its host and the cause; then the whole job ends. */
+/*
+ * One line naming this rank, its host and the cause; then the whole job
+ * ends. A rank stopped by a signal (MPI_Abort's, or the user's through
+ * mpirun) says nothing: the rank that failed first, or mpirun, said it.
+ */
 static _Noreturn void rank_fail(const struct job *j, const char *what, int err)
 {
+	if (atomic_load(&interrupted)) {
+		MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAIL);
+		exit(CLI_EXIT_FAIL);
+	}
 	fprintf(stderr, "railcp-mpi: rank %d on %s failed %s: %s\n", j->rank, j->host, what,
 		rcp_err_msg(err));
 	fflush(stderr);
@@ -331,15 +339,33 @@ static void summary(const struct job *j, const struct result *r, double secs)
 	}
 }
 
-static void job_run(struct job *j)
+/*
+ * Whether a rank failed err (its own, 0 if none) in a step every rank takes
+ * (the sources, the key, the placement): the lowest such rank says why in
+ * one line, and every rank ends without an abort.
+ */
+static bool job_agree(const struct job *j, int err)
+{
+	int mine = err ? j->rank : j->size, first;
+
+	MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	if (first == j->size)
+		return false;
+	if (first == j->rank)
+		fprintf(stderr, "railcp-mpi: rank %d on %s failed before its session: %s\n",
+			j->rank, j->host, rcp_err_msg(err));
+	return true;
+}
+
+static int job_run(struct job *j)
 {
 	struct result mine, *all = NULL;
 	double t0, secs;
 	int err;
 
 	err = cli_copy_place(j->cc, &j->plan);
-	if (err)
-		rank_fail(j, "before its session", err);
+	if (job_agree(j, err))
+		return CLI_EXIT_FAIL;
 	j->o = *cli_copy_opts(j->cc);
 	job_scatter(j);
 	MPI_Barrier(MPI_COMM_WORLD);
@@ -352,6 +378,7 @@ static void job_run(struct job *j)
 	if (j->rank == 0)
 		summary(j, all, secs);
 	free(all);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -372,7 +399,7 @@ int main(int argc, char **argv)
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 		cli_raise_nofile();
-		job_run(&j);
+		r = job_run(&j);
 	}
 	io_manifest_destroy(j.share);
 	topo_plan_destroy(j.plan);
