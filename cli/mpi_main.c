@@ -312,6 +312,7 @@ static json_t *summary_json(const struct job *j, const struct result *r, double 
 static void summary(const struct job *j, const struct result *r, double secs)
 {
 	uint64_t files = 0, bytes = 0;
+	size_t used;
 	char sz[32];
 	int i;
 
@@ -327,10 +328,11 @@ static void summary(const struct job *j, const struct result *r, double secs)
 	if (rcp_log_level() == RCP_LOG_SILENT)
 		return;
 	cli_size_str(bytes, sz, sizeof(sz));
-	printf("railcp-mpi: pushed %llu files, %s with %d ranks to %zu servers in %.3f s: %.3f "
-	       "Gb/s; balance %.3f (largest over smallest rank's bytes)\n",
-	       (unsigned long long)files, sz, j->size, j->n_srv, secs, cli_gbps(bytes, secs),
-	       balance(r, j->size));
+	used = (size_t)j->size < j->n_srv ? (size_t)j->size : j->n_srv;
+	printf("railcp-mpi: pushed %llu files, %s with %d rank%s to %zu server%s in %.3f s: "
+	       "%.3f Gb/s; balance %.3f (largest over smallest rank's bytes)\n",
+	       (unsigned long long)files, sz, j->size, j->size == 1 ? "" : "s", used,
+	       used == 1 ? "" : "s", secs, cli_gbps(bytes, secs), balance(r, j->size));
 	for (i = 0; i < j->size; i++) {
 		cli_size_str(r[i].share_bytes, sz, sizeof(sz));
 		printf("  rank %d on %s: %llu files, %s to %s in %.3f s\n", i, r[i].host,
