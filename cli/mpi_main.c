@@ -313,6 +313,7 @@ static void summary(const struct job *j, const struct result *r, double secs)
 {
 	uint64_t files = 0, bytes = 0;
 	size_t used;
+	double b;
 	char sz[32];
 	int i;
 
@@ -329,10 +330,15 @@ static void summary(const struct job *j, const struct result *r, double secs)
 		return;
 	cli_size_str(bytes, sz, sizeof(sz));
 	used = (size_t)j->size < j->n_srv ? (size_t)j->size : j->n_srv;
+	b = balance(r, j->size);
 	printf("railcp-mpi: pushed %llu files, %s with %d rank%s to %zu server%s in %.3f s: "
-	       "%.3f Gb/s; balance %.3f (largest over smallest rank's bytes)\n",
+	       "%.3f Gb/s; balance ",
 	       (unsigned long long)files, sz, j->size, j->size == 1 ? "" : "s", used,
-	       used == 1 ? "" : "s", secs, cli_gbps(bytes, secs), balance(r, j->size));
+	       used == 1 ? "" : "s", secs, cli_gbps(bytes, secs));
+	if (b > 0)
+		printf("%.3f (largest over smallest rank's bytes)\n", b);
+	else
+		printf("none (a rank had no bytes to send)\n");
 	for (i = 0; i < j->size; i++) {
 		cli_size_str(r[i].share_bytes, sz, sizeof(sz));
 		printf("  rank %d on %s: %llu files, %s to %s in %.3f s\n", i, r[i].host,
