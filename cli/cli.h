@@ -43,8 +43,21 @@ int cli_copy_parse(int argc, char **argv, struct cli_copy **cc_out);
 /* The options eng_copy_run would get (without the placement plan and progress). */
 const struct eng_copy_opts *cli_copy_opts(const struct cli_copy *cc);
 
+/*
+ * What a copy checks on this host before it starts (sources, key), and its
+ * placement from this process's binding: *plan_out (the caller destroys it)
+ * and the transport go into its options. 0 or an error with a sentence.
+ */
+int cli_copy_place(struct cli_copy *cc, struct topo_plan **plan_out);
+
+/* Whether the copy's command line asked for --json. */
+bool cli_copy_json(const struct cli_copy *cc);
+
 /* Accepts NULL. */
 void cli_copy_destroy(struct cli_copy *cc);
+
+/* What cli_fail and cli_usage_error begin their line with (default "railcp"); not copied. */
+void cli_set_prog(const char *name);
 
 /* Print "railcp: <sentence for err>" to stderr; returns CLI_EXIT_FAIL. */
 int cli_fail(int err);

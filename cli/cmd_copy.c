@@ -488,6 +488,26 @@ const struct eng_copy_opts *cli_copy_opts(const struct cli_copy *cc)
 	return &cc->o;
 }
 
+int cli_copy_place(struct cli_copy *cc, struct topo_plan **plan_out)
+{
+	int err = eng_copy_check(&cc->o);
+
+	if (!err)
+		err = eng_key_check(cc->o.key_file);
+	if (!err)
+		err = cli_place_live(&cc->place, plan_out);
+	if (!err) {
+		cc->o.plan = *plan_out;
+		cc->o.transport = cli_place_transport(&cc->place);
+	}
+	return err;
+}
+
+bool cli_copy_json(const struct cli_copy *cc)
+{
+	return cc->json;
+}
+
 void cli_copy_destroy(struct cli_copy *cc)
 {
 	if (!cc)

@@ -16,6 +16,13 @@
 
 /* The last error said, for --json. */
 static char last_error[1024];
+/* What errors begin with: railcp, or railcp-mpi (cli_set_prog). */
+static const char *prog = "railcp";
+
+void cli_set_prog(const char *name)
+{
+	prog = name;
+}
 
 const char *cli_last_error(void)
 {
@@ -25,7 +32,7 @@ const char *cli_last_error(void)
 int cli_fail(int err)
 {
 	snprintf(last_error, sizeof(last_error), "%s", rcp_err_msg(err));
-	fprintf(stderr, "railcp: %s\n", last_error);
+	fprintf(stderr, "%s: %s\n", prog, last_error);
 	return CLI_EXIT_FAIL;
 }
 
@@ -37,8 +44,11 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	vsnprintf(last_error, sizeof(last_error), fmt, ap);
 	va_end(ap);
 	/* NULL: a copy's options, which --help-copy lists; "": the global ones */
-	fprintf(stderr, "railcp: %s (see 'railcp %s%s--help%s')\n", last_error, cmd ? cmd : "",
-		cmd && cmd[0] ? " " : "", cmd ? "" : "-copy");
+	if (strcmp(prog, "railcp"))
+		fprintf(stderr, "%s: %s (see '%s --help')\n", prog, last_error, prog);
+	else
+		fprintf(stderr, "railcp: %s (see 'railcp %s%s--help%s')\n", last_error,
+			cmd ? cmd : "", cmd && cmd[0] ? " " : "", cmd ? "" : "-copy");
 	return CLI_EXIT_USAGE;
 }
 

@@ -202,6 +202,8 @@ enum eng_copy_dir {
 	ENG_PULL, /* the server's SRC... to local DST */
 };
 
+struct io_manifest;
+
 struct eng_copy_opts {
 	const char *host;
 	uint16_t port; /* 0: ENG_DEFAULT_PORT */
@@ -211,6 +213,8 @@ struct eng_copy_opts {
 	enum eng_copy_dir dir;
 	const char *const *src; /* push: local paths; pull: paths beneath the server's root */
 	size_t n_src;
+	/* push: this walk's list (io/io.h) instead of walking src; NULL: walk src */
+	const struct io_manifest *manifest;
 	const char *dst; /* push: beneath the server's root ("" the root); pull: local */
 	bool recursive;	 /* directories too (cp -r) */
 	bool preserve;	 /* mode and mtime (cp -p); else mode & ~umask, mtime now */

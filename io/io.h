@@ -120,6 +120,14 @@ int io_manifest_walk(const struct io_root *root, const char *const *src, size_t 
 void io_manifest_destroy(struct io_manifest *m);
 
 /*
+ * A deep copy of the entries of m with keep[i] set (keep NULL: all of
+ * them), in m's order, sources, devices and inodes included: a share of
+ * one walk for another session (railcp-mpi). Keep each kept entry's parent
+ * directories too, or the receiver refuses the list.
+ */
+int io_manifest_pick(const struct io_manifest *m, const bool *keep, struct io_manifest **m_out);
+
+/*
  * The receiver's half of `cp SRC NEW` when NEW does not exist: give the one
  * top-level entry of m (and so everything beneath it) the name `name`.
  * -EINVAL if m has several top-level entries or name is not one valid

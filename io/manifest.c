@@ -526,3 +526,48 @@ int io_manifest_walk(const struct io_root *root, const char *const *src, size_t 
 	*m_out = w.m;
 	return 0;
 }
+
+/* A deep copy of e into the new entry d (zeroed); d keeps what was copied on failure. */
+static int entry_copy(struct io_entry *d, const struct io_entry *e)
+{
+	*d = *e;
+	d->path = d->src = d->link = NULL;
+	d->ext = NULL;
+	d->path = strdup(e->path);
+	d->src = e->src ? strdup(e->src) : NULL;
+	d->link = e->link ? strdup(e->link) : NULL;
+	if (e->n_ext) {
+		d->ext = malloc(e->n_ext * sizeof(*d->ext));
+		if (d->ext)
+			memcpy(d->ext, e->ext, e->n_ext * sizeof(*d->ext));
+	}
+	if (!d->path || (e->src && !d->src) || (e->link && !d->link) || (e->n_ext && !d->ext))
+		return rcp_err(-ENOMEM, "out of memory copying a manifest");
+	return 0;
+}
+
+int io_manifest_pick(const struct io_manifest *m, const bool *keep, struct io_manifest **m_out)
+{
+	struct io_manifest *p = calloc(1, sizeof(*p));
+	struct io_entry *d;
+	size_t i;
+	int err = p ? 0 : rcp_err(-ENOMEM, "out of memory for a manifest");
+
+	for (i = 0; i < m->n && !err; i++) {
+		if (keep && !keep[i])
+			continue;
+		err = io__manifest_add(p, &d);
+		if (!err)
+			err = entry_copy(d, &m->entry[i]);
+		if (!err && d->type == IO_FILE) {
+			p->data_bytes += d->data_bytes;
+			p->n_files++;
+		}
+	}
+	if (err) {
+		io_manifest_destroy(p);
+		return err;
+	}
+	*m_out = p;
+	return 0;
+}

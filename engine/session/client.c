@@ -161,8 +161,11 @@ static int push_prepare(struct client *c)
 	struct io_manifest *m;
 	int err;
 
-	err = io_manifest_walk(NULL, cp->src, cp->n_src, cp->recursive ? IO_WALK_RECURSIVE : 0,
-			       NULL, &m);
+	if (cp->manifest) /* walked already: a copy, as each try takes its own */
+		err = io_manifest_pick(cp->manifest, NULL, &m);
+	else
+		err = io_manifest_walk(NULL, cp->src, cp->n_src,
+				       cp->recursive ? IO_WALK_RECURSIVE : 0, NULL, &m);
 	if (!err)
 		err = eng__files_create(ENG_SENDER, m, c->s.chunk, NULL, cp->direct ? IO_DIRECT : 0,
 					&c->s.files);

@@ -1,0 +1,61 @@
+/*
+ * mpi.h - private to cli/: what railcp-mpi (cli/mpi_main.c, built with
+ * mpicc) does without MPI, so that unit tests reach it: the balance of one
+ * walk's files over the ranks, each rank's share as a manifest, and that
+ * share as bytes for MPI_Scatterv.
+ */
+#ifndef RAILCP_CLI_MPI_H
+#define RAILCP_CLI_MPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "io/io.h"
+
+/*
+ * Greedy largest first: the items (bytes[i]) in decreasing size, each to
+ * the rank with the fewest bytes so far (the fewest items on a tie, then
+ * the lowest rank), so many empty files spread too. owner[i] gets item i's
+ * rank, load[r] (n_ranks long) rank r's bytes. The largest rank is at most
+ * the mean plus the largest item. -ENOMEM with a sentence, else 0.
+ */
+int cli_mpi_balance(const uint64_t *bytes, size_t n, unsigned n_ranks, unsigned *owner,
+		    uint64_t *load);
+
+/*
+ * Every rank's share of m: owner_out[i] (m->n long) is the rank of each
+ * file and symlink (directories: every rank, each session creating what it
+ * needs), load (n_ranks long) each rank's bytes. 0, or -ENOMEM.
+ */
+int cli_mpi_assign(const struct io_manifest *m, unsigned n_ranks, unsigned *owner_out,
+		   uint64_t *load);
+
+/* Rank's share: the directories of m and the entries owner gives it. */
+int cli_mpi_share(const struct io_manifest *m, const unsigned *owner, unsigned rank,
+		  struct io_manifest **share_out);
+
+/*
+ * A share as bytes: its encoding, then each entry's source path (NUL-ended),
+ * device and inode (8 bytes each, this host's order); *buf_out is malloc'd.
+ */
+int cli_mpi_pack(const struct io_manifest *m, void **buf_out, size_t *len_out);
+
+/* The share back from cli_mpi_pack's bytes, sources included; -EBADMSG with a sentence. */
+int cli_mpi_unpack(const void *buf, size_t len, struct io_manifest **m_out);
+
+/* A server of the job: HOST, or HOST:PORT (port 0: the copy's --port). */
+struct cli_mpi_server {
+	char host[256];
+	uint16_t port;
+};
+
+/*
+ * The destination argument HOSTS:DST: HOSTS is h1,h2,... (each HOST or
+ * HOST:PORT) or @FILE (a file of such servers, separated by commas,
+ * spaces or lines; # starts a comment). *servers_out (malloc'd, *n_out
+ * long) and *dst_out (points into arg). CLI_EXIT_USAGE after one line.
+ */
+int cli_mpi_servers(const char *arg, struct cli_mpi_server **servers_out, size_t *n_out,
+		    const char **dst_out);
+
+#endif

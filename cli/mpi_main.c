@@ -1,0 +1,420 @@
+/*
+ * mpi_main.c - railcp-mpi: one push spread over the ranks of an MPI job
+ * (mpirun -n N railcp-mpi [options] SRC... HOSTS:DST). Rank 0 walks the
+ * sources once and balances the files over the ranks by bytes
+ * (cli/mpi_share.c); MPI_Scatterv gives each rank its share, and each rank
+ * pushes it in an ordinary keyed, sealed session to server rank mod the
+ * number of servers, placed by its own binding. Rank 0 gathers the figures
+ * and prints the one summary. A rank that fails says so in one line naming
+ * itself, its host and the cause, and ends the job with MPI_Abort. Built by
+ * cli/SConscript with mpicc only; everything else is in the cli library.
+ */
+#include "cli/cli.h"
+#include "cli/mpi.h"
+#include "cli/report.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <mpi.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct job {
+	int rank, size;
+	char host[64]; /* this rank's host */
+	struct cli_copy *cc;
+	struct eng_copy_opts o;
+	struct cli_mpi_server *srv;
+	size_t n_srv;
+	const char *dst;
+	struct topo_plan *plan;
+	struct io_manifest *share;
+	char **argv; /* a copy, its HOSTS:DST rewritten for cli_copy_parse */
+	char *dest_arg;
+};
+
+/* What each rank tells rank 0 at the end (MPI_BYTE). */
+struct result {
+	uint64_t files, files_skipped, bytes, share_bytes;
+	double seconds;
+	char host[64];
+};
+
+static _Atomic bool interrupted;
+
+static void on_interrupt(int sig)
+{
+	(void)sig;
+	atomic_store(&interrupted, true);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: mpirun -n N railcp-mpi [options] SRC... HOSTS:DST\n\n"
+		   "Pushes SRC... over the ranks of an MPI job to the railcp servers HOSTS\n"
+		   "(h1,h2,... each HOST or HOST:PORT, or @FILE naming them), all serving one\n"
+		   "shared root. Rank 0 walks the sources once and gives each rank a share of\n"
+		   "the files balanced by bytes; each rank pushes its share to server (rank\n"
+		   "mod the number of servers), placed on the NUMA node(s) and rails of its\n"
+		   "binding. DST must be a directory there (the root when empty): each SRC\n"
+		   "lands beneath it under its own name. Rank 0 prints the summary.\n\n"
+		   "Options: those of a railcp copy (railcp --help-copy) but -e, --rsh and\n"
+		   "--railcp-path (the servers must be running); -h, --help prints this.\n");
+}
+
+/*
+ * One line naming this rank, its host and the cause; then the whole job
+ * ends. A rank stopped by a signal (MPI_Abort's, or the user's through
+ * mpirun) says nothing: the rank that failed first, or mpirun, said it.
+ */
+static _Noreturn void rank_fail(const struct job *j, const char *what, int err)
+{
+	if (atomic_load(&interrupted)) {
+		MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAIL);
+		exit(CLI_EXIT_FAIL);
+	}
+	fprintf(stderr, "railcp-mpi: rank %d on %s failed %s: %s\n", j->rank, j->host, what,
+		rcp_err_msg(err));
+	fflush(stderr);
+	MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAIL);
+	exit(CLI_EXIT_FAIL);
+}
+
+/* The index of HOSTS:DST: the last argument with a ':' that is no option; 0 if none. */
+static int dest_index(int argc, char **argv)
+{
+	int i;
+
+	for (i = argc - 1; i > 0; i--)
+		if (argv[i][0] != '-' && strchr(argv[i], ':'))
+			return i;
+	return 0;
+}
+
+/* Refused: what would start a far side over ssh, which a job of servers has no use for. */
+static int rsh_refused(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "-e") || !strncmp(argv[i], "--rsh", 5) ||
+		    !strncmp(argv[i], "--railcp-path", 13))
+			return cli_usage_error(NULL,
+					       "%s: railcp-mpi copies to running servers "
+					       "only, never over ssh",
+					       argv[i]);
+	return 0;
+}
+
+/* The command line: the servers and DST, then a copy's options as railcp parses them. */
+static int job_args(struct job *j, int argc, char **argv)
+{
+	int i, at = dest_index(argc, argv), r;
+
+	if ((r = rsh_refused(argc, argv)))
+		return r;
+	if (!at)
+		return cli_usage_error(NULL, "a push needs sources and a destination: SRC... "
+					     "HOSTS:DST");
+	r = cli_mpi_servers(argv[at], &j->srv, &j->n_srv, &j->dst);
+	if (r)
+		return r;
+	j->argv = calloc((size_t)argc + 1, sizeof(*j->argv));
+	if (!j->argv || asprintf(&j->dest_arg, "railcp-mpi:%s", j->dst) < 0)
+		return cli_fail(-ENOMEM);
+	for (i = 0; i < argc; i++)
+		j->argv[i] = i == at ? j->dest_arg : argv[i];
+	r = cli_copy_parse(argc, j->argv, &j->cc);
+	if (r)
+		return r < 0 ? -1 : r;
+	j->o = *cli_copy_opts(j->cc);
+	if (j->o.dir != ENG_PUSH)
+		return cli_usage_error(NULL, "railcp-mpi pushes only (SRC... HOSTS:DST) in this "
+					     "version");
+	return 0;
+}
+
+/* Rank 0 parses first and says what is wrong once; the others follow its verdict. */
+static int job_parse(struct job *j, int argc, char **argv)
+{
+	int r = 0, i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			if (j->rank == 0)
+				usage(stdout);
+			return -1;
+		}
+	if (j->rank == 0)
+		r = job_args(j, argc, argv);
+	MPI_Bcast(&r, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	if (r || j->rank == 0)
+		return r;
+	r = job_args(j, argc, argv);
+	if (r)
+		rank_fail(j, "to read its command line", -EINVAL);
+	return 0;
+}
+
+/* Rank 0: every rank's share packed, one after another, with counts and offsets. */
+static int shares_pack(const struct io_manifest *m, int size, char **all, int *count, int *displ)
+{
+	unsigned *owner = calloc(m->n ? m->n : 1, sizeof(*owner));
+	uint64_t *load = calloc((size_t)size, sizeof(*load));
+	size_t total = 0;
+	int r, err = owner && load ? 0 : -ENOMEM;
+
+	if (!err)
+		err = cli_mpi_assign(m, (unsigned)size, owner, load);
+	for (r = 0; r < size && !err; r++) {
+		struct io_manifest *share = NULL;
+		void *buf = NULL;
+		size_t len = 0;
+		char *grown;
+
+		err = cli_mpi_share(m, owner, (unsigned)r, &share);
+		if (!err)
+			err = cli_mpi_pack(share, &buf, &len);
+		io_manifest_destroy(share);
+		if (!err && total + len > INT_MAX)
+			err = rcp_err(-EFBIG,
+				      "the file list is more than 2 GiB: too many files for "
+				      "one scatter");
+		if (!err && !(grown = realloc(*all, total + len)))
+			err = -ENOMEM;
+		if (!err) {
+			*all = grown;
+			memcpy(*all + total, buf, len);
+			displ[r] = (int)total;
+			count[r] = (int)len;
+			total += len;
+		}
+		free(buf);
+	}
+	free(owner);
+	free(load);
+	return err;
+}
+
+/* Rank 0 walks the sources once; each rank gets its share. */
+static void job_scatter(struct job *j)
+{
+	int *count = j->rank ? NULL : calloc((size_t)j->size, sizeof(int)),
+	    *displ = j->rank ? NULL : calloc((size_t)j->size, sizeof(int)), mine = 0;
+	char *all = NULL, *buf;
+	int err = 0;
+
+	if (j->rank == 0) {
+		struct io_manifest *m = NULL;
+
+		err = count && displ ? 0 : -ENOMEM;
+		if (!err)
+			err = io_manifest_walk(NULL, j->o.src, j->o.n_src,
+					       j->o.recursive ? IO_WALK_RECURSIVE : 0, NULL, &m);
+		if (!err)
+			err = shares_pack(m, j->size, &all, count, displ);
+		io_manifest_destroy(m);
+		if (err)
+			rank_fail(j, "to walk and share the sources", err);
+	}
+	MPI_Scatter(count, 1, MPI_INT, &mine, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	buf = malloc(mine ? (size_t)mine : 1);
+	if (!buf)
+		rank_fail(j, "to receive its share", -ENOMEM);
+	MPI_Scatterv(all, count, displ, MPI_BYTE, buf, mine, MPI_BYTE, 0, MPI_COMM_WORLD);
+	err = cli_mpi_unpack(buf, (size_t)mine, &j->share);
+	if (err)
+		rank_fail(j, "to read its share", err);
+	free(buf);
+	free(all);
+	free(count);
+	free(displ);
+}
+
+/* This rank's session: its share to its server. */
+static void job_push(struct job *j, struct result *res)
+{
+	const struct cli_mpi_server *s = &j->srv[(size_t)j->rank % j->n_srv];
+	struct eng_report rep;
+	char what[512];
+	int err;
+
+	j->o.manifest = j->share;
+	j->o.host = s->host;
+	if (s->port)
+		j->o.port = s->port;
+	j->o.dst = j->dst;
+	j->o.cancel = &interrupted;
+	err = eng_copy_run(&j->o, &rep);
+	if (err) {
+		snprintf(what, sizeof(what), "pushing to %s port %u", s->host,
+			 j->o.port ? j->o.port : ENG_DEFAULT_PORT);
+		rank_fail(j, what, err);
+	}
+	*res = (struct result){.files = rep.files_total - rep.files_skipped,
+			       .files_skipped = rep.files_skipped,
+			       .bytes = rep.bytes,
+			       .share_bytes = j->share->data_bytes,
+			       .seconds = rep.wall_seconds};
+	memcpy(res->host, j->host, sizeof(res->host));
+}
+
+/* Largest over smallest share; 0 when a rank had no bytes (no ratio). */
+static double balance(const struct result *r, int n)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		lo = r[i].share_bytes < lo ? r[i].share_bytes : lo;
+		hi = r[i].share_bytes > hi ? r[i].share_bytes : hi;
+	}
+	return lo ? (double)hi / (double)lo : 0;
+}
+
+static json_t *summary_json(const struct job *j, const struct result *r, double secs,
+			    uint64_t files, uint64_t bytes)
+{
+	json_t *o = json_object(), *ranks = json_array();
+	double b = balance(r, j->size);
+	int i;
+
+	for (i = 0; i < j->size; i++) {
+		const struct cli_mpi_server *s = &j->srv[(size_t)i % j->n_srv];
+
+		json_array_append_new(
+			ranks,
+			json_pack("{s:i, s:s, s:s, s:i, s:I, s:I, s:I, s:I, s:f}", "rank", i,
+				  "host", r[i].host, "server", s->host, "port",
+				  s->port ? s->port : (j->o.port ? j->o.port : ENG_DEFAULT_PORT),
+				  "files", (json_int_t)r[i].files, "files_skipped",
+				  (json_int_t)r[i].files_skipped, "bytes", (json_int_t)r[i].bytes,
+				  "share_bytes", (json_int_t)r[i].share_bytes, "seconds",
+				  r[i].seconds));
+	}
+	json_object_set_new(o, "direction", json_string("push"));
+	json_object_set_new(o, "ranks", ranks);
+	json_object_set_new(o, "servers", json_integer((json_int_t)j->n_srv));
+	json_object_set_new(o, "files", json_integer((json_int_t)files));
+	json_object_set_new(o, "bytes", json_integer((json_int_t)bytes));
+	json_object_set_new(o, "seconds", json_real(secs));
+	json_object_set_new(o, "gbps", json_real(cli_gbps(bytes, secs)));
+	json_object_set_new(o, "balance", b > 0 ? json_real(b) : json_null());
+	json_object_set_new(o, "synced", json_boolean(j->o.fsync));
+	return o;
+}
+
+/* Rank 0: the job's one summary, for people or as one JSON object. */
+static void summary(const struct job *j, const struct result *r, double secs)
+{
+	uint64_t files = 0, bytes = 0;
+	size_t used;
+	double b;
+	char sz[32];
+	int i;
+
+	for (i = 0; i < j->size; i++)
+		files += r[i].files, bytes += r[i].bytes;
+	if (cli_copy_json(j->cc)) {
+		json_t *o = summary_json(j, r, secs, files, bytes);
+
+		cli_json_print(stdout, o);
+		json_decref(o);
+		return;
+	}
+	if (rcp_log_level() == RCP_LOG_SILENT)
+		return;
+	cli_size_str(bytes, sz, sizeof(sz));
+	used = (size_t)j->size < j->n_srv ? (size_t)j->size : j->n_srv;
+	b = balance(r, j->size);
+	printf("railcp-mpi: pushed %llu files, %s with %d rank%s to %zu server%s in %.3f s: "
+	       "%.3f Gb/s; balance ",
+	       (unsigned long long)files, sz, j->size, j->size == 1 ? "" : "s", used,
+	       used == 1 ? "" : "s", secs, cli_gbps(bytes, secs));
+	if (b > 0)
+		printf("%.3f (largest over smallest rank's bytes)\n", b);
+	else
+		printf("none (a rank had no bytes to send)\n");
+	for (i = 0; i < j->size; i++) {
+		cli_size_str(r[i].share_bytes, sz, sizeof(sz));
+		printf("  rank %d on %s: %llu files, %s to %s in %.3f s\n", i, r[i].host,
+		       (unsigned long long)r[i].files, sz, j->srv[(size_t)i % j->n_srv].host,
+		       r[i].seconds);
+	}
+}
+
+/*
+ * Whether a rank failed err (its own, 0 if none) in a step every rank takes
+ * (the sources, the key, the placement): the lowest such rank says why in
+ * one line, and every rank ends without an abort.
+ */
+static bool job_agree(const struct job *j, int err)
+{
+	int mine = err ? j->rank : j->size, first;
+
+	MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	if (first == j->size)
+		return false;
+	if (first == j->rank)
+		fprintf(stderr, "railcp-mpi: rank %d on %s failed before its session: %s\n",
+			j->rank, j->host, rcp_err_msg(err));
+	return true;
+}
+
+static int job_run(struct job *j)
+{
+	struct result mine, *all = NULL;
+	double t0, secs;
+	int err;
+
+	err = cli_copy_place(j->cc, &j->plan);
+	if (job_agree(j, err))
+		return CLI_EXIT_FAIL;
+	j->o = *cli_copy_opts(j->cc);
+	job_scatter(j);
+	MPI_Barrier(MPI_COMM_WORLD);
+	t0 = MPI_Wtime();
+	job_push(j, &mine);
+	if (j->rank == 0 && !(all = calloc((size_t)j->size, sizeof(*all))))
+		rank_fail(j, "to gather the figures", -ENOMEM);
+	MPI_Gather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, 0, MPI_COMM_WORLD);
+	secs = MPI_Wtime() - t0;
+	if (j->rank == 0)
+		summary(j, all, secs);
+	free(all);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = {.sa_handler = on_interrupt, .sa_flags = SA_RESETHAND};
+	struct job j = {0};
+	int r;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &j.rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &j.size);
+	cli_set_prog("railcp-mpi");
+	if (gethostname(j.host, sizeof(j.host) - 1))
+		snprintf(j.host, sizeof(j.host), "?");
+	r = job_parse(&j, argc, argv);
+	if (!r) {
+		signal(SIGPIPE, SIG_IGN);
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		cli_raise_nofile();
+		r = job_run(&j);
+	}
+	io_manifest_destroy(j.share);
+	topo_plan_destroy(j.plan);
+	cli_copy_destroy(j.cc);
+	free(j.srv);
+	free(j.argv);
+	free(j.dest_arg);
+	MPI_Finalize();
+	return r < 0 ? CLI_EXIT_OK : r;
+}

@@ -1,0 +1,103 @@
+# railcp-mpi over Open MPI on this host, over TCP on 127.0.0.1 (the rail
+# lo): two ranks push a tree of a few hundred small files and a few larger
+# ones to two railcp serve processes on two ports serving one root. The tree
+# lands whole; the summary and --json give each rank's bytes and their
+# balance; each server served one session. A server that is not running, a
+# missing source and a destination without HOSTS end the job with one line
+# and a non-zero status, and nothing half-written under a final name.
+# Skipped, saying so, only where no MPI is installed (tools/setup installs it).
+. tests/integration/lib.sh
+MPI=$(dirname "$RAILCP")/railcp-mpi
+if ! command -v mpirun >/dev/null; then
+	[ ! -x "$MPI" ] || fail "railcp-mpi is built but mpirun is missing: run tools/setup"
+	skip "no MPI here (no mpirun, and railcp-mpi was not built): run tools/setup, then scons"
+fi
+[ -x "$MPI" ] || fail "mpirun is here but $MPI was not built (scons says why: is libopenmpi-dev installed?)"
+tmp=$(mktemp -d)
+trap 'kill $pid1 $pid2 2>/dev/null; rm -rf "$tmp"' EXIT
+export HOME="$tmp" LC_ALL=C
+unset RAILCP_KEY
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+port1=$(free_port) port2=$(free_port)
+dead=$(free_port) # nothing listens there
+[ "$port1" != "$port2" ] || port2=$((port1 + 1))
+mpi() { timeout 120 mpirun --allow-run-as-root --oversubscribe -q -n 2 "$MPI" --transport tcp --rails lo "$@"; }
+
+mkdir -p "$tmp/root/in" "$tmp/src"
+for d in 1 2 3 4 5 6; do
+	mkdir -p "$tmp/src/d$d/sub"
+	for i in $(seq 1 50); do echo "file $d $i" >"$tmp/src/d$d/f$i"; done
+done
+: >"$tmp/src/d1/sub/empty"
+head -c $((3 * 1024 * 1024)) /dev/urandom >"$tmp/src/big3"
+head -c $((2 * 1024 * 1024 + 7)) /dev/urandom >"$tmp/src/d2/sub/big2"
+head -c $((1536 * 1024)) /dev/urandom >"$tmp/src/d3/big15"
+head -c $((1024 * 1024 - 1)) /dev/urandom >"$tmp/src/d4/sub/big1"
+
+serve() {
+	"$RAILCP" serve --transport tcp --rails lo --port "$1" --root "$tmp/root" 2>"$2" &
+	_p=$!
+	wait_for_line "serving on " 20 "$2" || fail "railcp serve on port $1 did not start: $(cat "$2")"
+}
+serve "$port1" "$tmp/s1.log"
+pid1=$_p
+serve "$port2" "$tmp/s2.log"
+pid2=$_p
+
+capture mpi -r "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:in"
+[ "$rc" -eq 0 ] || fail "railcp-mpi push: exit $rc: $err"
+diff -r "$tmp/src" "$tmp/root/in/src" || fail "the tree railcp-mpi pushed differs"
+case "$out" in
+"railcp-mpi: pushed 305 files, "*" with 2 ranks to 2 servers in "*"balance 1."*) ;;
+*) fail "the summary does not say 305 files, 2 ranks, 2 servers and the balance: $out" ;;
+esac
+[ "$(printf '%s\n' "$out" | grep -c '^  rank [01] on ')" -eq 2 ] || fail "not one line per rank: $out"
+for log in "$tmp/s1.log" "$tmp/s2.log"; do
+	grep -q 'session 1 from 127.0.0.1: push of .* done' "$log" || fail "a server served no session: $(cat "$log")"
+done
+
+# --json: each rank's share, their sum the tree's bytes, the balance their ratio.
+total=$(find "$tmp/src" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
+rm -rf "$tmp/root/in/src"
+capture mpi -r --json "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:in"
+[ "$rc" -eq 0 ] || fail "railcp-mpi --json: exit $rc: $err"
+printf '%s' "$out" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+r = j["ranks"]
+assert [x["rank"] for x in r] == [0, 1], r
+assert [x["port"] for x in r] == ['"$port1, $port2"'], r
+share = [x["share_bytes"] for x in r]
+assert sum(share) == '"$total"' == j["bytes"], (share, j["bytes"])
+assert abs(j["balance"] - max(share) / min(share)) < 1e-9, (j["balance"], share)
+assert j["balance"] < 1.2, j["balance"]
+assert j["files"] == 305 and sum(x["files"] for x in r) == 305, j
+' || fail "railcp-mpi --json: the ranks' figures are wrong: $out"
+diff -r "$tmp/src" "$tmp/root/in/src" || fail "the tree railcp-mpi --json pushed differs"
+
+# Rank 1's server is not running: one line naming rank 1, its host and the
+# cause; nothing final-named is half-written, and no temporary is left.
+capture mpi -r "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$dead:out"
+[ "$rc" -ne 0 ] || fail "railcp-mpi to a server that is not running succeeded"
+[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "not one line on stderr: $err"
+case "$err" in "railcp-mpi: rank 1 on $(hostname) failed pushing to 127.0.0.1 port $dead: "*) ;;
+*) fail "the failure does not name rank 1, its host and server: $err" ;; esac
+wait_for_no_temp "$tmp/root" 20 || fail "temporaries left: $(find "$tmp/root" -name '.railcp-tmp-*')"
+if [ -d "$tmp/root/out" ]; then
+	(cd "$tmp/root/out" && find . -type f) | while read -r f; do
+		cmp -s "$tmp/root/out/$f" "$tmp/src/${f#./src/}" || fail "a half-written file under its final name: $f"
+	done || exit 1
+fi
+
+capture mpi -r "$tmp/nonexistent" "127.0.0.1:$port1,127.0.0.1:$port2:in"
+[ "$rc" -eq 1 ] || fail "a missing source: exit $rc, not 1"
+[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "a missing source: not one line: $err"
+case "$err" in "railcp-mpi: rank 0 on "*"failed before its session: "*nonexistent*) ;;
+*) fail "a missing source is not said as it is: $err" ;; esac
+
+capture mpi -r "$tmp/src"
+[ "$rc" -eq 2 ] || fail "no HOSTS:DST: exit $rc, not 2"
+[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "no HOSTS:DST: not one line: $err"
+case "$err" in "railcp-mpi: "*) ;; *) fail "no HOSTS:DST: $err" ;; esac
+kill "$pid1" "$pid2"
+wait "$pid1" "$pid2"
