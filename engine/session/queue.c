@@ -188,8 +188,7 @@ int eng__queue_admit(struct eng_server *srv, struct eng_ctl *ctl, uint64_t clien
 		queue_sleep(srv, &w, &gen, &place, &of);
 		if (place != told) {
 			if (told == 0)
-				rcp_log(RCP_LOG_INFO,
-					"session from %s waits its turn: place %u of %u", who,
+				rcp_log(RCP_LOG_INFO, "%s waits its turn: place %u of %u", who,
 					place, of);
 			place_send(ctl, place, of);
 			told = place;

@@ -483,6 +483,7 @@ static int session_admit(struct srv_session *ss, bool *counted)
 {
 	struct eng_server *srv = ss->srv;
 	uint64_t wait_ms = 0;
+	char who[96];
 	int err = eng__proto_recv_max(&ss->s.ctl, eng__proto_ms_left(ss->s.auth_end_ns),
 				      ENG_MSG_HELLO, ENG_PROTO_MAX_HELLO, &ss->hello);
 
@@ -504,7 +505,8 @@ static int session_admit(struct srv_session *ss, bool *counted)
 	if (eng__proto_get_u64(ss->hello, ENG_KEY_TIMEOUT_MS, &wait_ms) != 0)
 		rcp_err_clear(); /* a client that does not wait its turn: it asks again */
 	ss->counted = counted;
-	return eng__queue_admit(srv, &ss->s.ctl, wait_ms, ss->peer, places_take, ss);
+	snprintf(who, sizeof(who), "session %u from %s", ss->id, ss->peer);
+	return eng__queue_admit(srv, &ss->s.ctl, wait_ms, who, places_take, ss);
 }
 
 static void *session_main(void *arg)
@@ -529,11 +531,11 @@ static void *session_main(void *arg)
 			snprintf(out, sizeof(out), " (%u left out at set-up)", all - up);
 		rcp_log(RCP_LOG_NOTICE,
 			"session %u from %s: %s, %" PRIu64
-			" MiB over %u stripes%s (%u sessions running, %u connections waiting their "
-			"turn, %" PRIu64 " MiB of slots reserved)",
+			" MiB over %u stripes%s (%u sessions running, %u waiting, %u connections "
+			"waiting their turn, %" PRIu64 " MiB of slots reserved)",
 			ss->id, ss->peer, session_what(ss, what, sizeof(what)), ss->bytes >> 20, up,
-			out, atomic_load(&srv->sessions), atomic_load(&srv->parked),
-			atomic_load(&srv->mem_held) >> 20);
+			out, atomic_load(&srv->sessions), eng__queue_length(srv),
+			atomic_load(&srv->parked), atomic_load(&srv->mem_held) >> 20);
 		err = eng__session_run(&ss->s);
 	}
 	if (!err)

@@ -420,7 +420,7 @@ struct eng_waiter {
  * the client gave its --timeout (client_timeout_ms, 0: not given), the
  * session waits its turn in the server's queue, telling the client its
  * place on ctl, and is admitted in arrival order or refused with a
- * sentence (who: its peer, for the log).
+ * sentence (who: "session N from ADDR", for the log).
  */
 int eng__queue_admit(struct eng_server *srv, struct eng_ctl *ctl, uint64_t client_timeout_ms,
 		     const char *who, int (*try_admit)(void *arg), void *arg);

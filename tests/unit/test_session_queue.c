@@ -30,7 +30,7 @@ static void seen_line(const char *line, void *ctx)
 	struct seen *s = ctx;
 	unsigned id, n;
 
-	if (strstr(line, "session from 127.0.0.1 waits its turn: place "))
+	if (strstr(line, " from 127.0.0.1 waits its turn: place "))
 		atomic_fetch_add(&s->waiting, 1);
 	if (strstr(line, "failed: the client left while waiting its turn (place 1 of 1)"))
 		atomic_store(&s->left, true);
