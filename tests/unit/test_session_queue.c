@@ -164,6 +164,34 @@ static void test_a_waiting_client_that_hangs_up_frees_its_place(void **state)
 	serve_one_end(fx, &tap);
 }
 
+/*
+ * A client whose hello gives no --timeout does not wait: it is told the
+ * server is busy at once, and may ask again (client.c's retry path).
+ */
+static void test_a_client_that_gives_no_timeout_is_told_busy(void **state)
+{
+	struct fx *fx = *state;
+	struct log_tap tap;
+	struct seen s = {0};
+	json_t *hello;
+	uint16_t port;
+	int held, fd;
+
+	serve_one(fx, &tap, &s);
+	port = (uint16_t)atomic_load(&fx->srv.port);
+	held = raw_push_ready(port, "d");
+	fd = raw_connect(port);
+	hello = hello_bench(1, 64 * KiB);
+	json_object_set_new(hello, "slots", json_integer(4));
+	json_object_set_new(hello, ENG_KEY_SERVER, dialed_json(port));
+	raw_json(fd, hello);
+	assert_refused(fd, "the server is busy with 1 sessions; try again later");
+	close(fd);
+	close(held);
+	serve_one_end(fx, &tap);
+	assert_int_equal(atomic_load(&s.waiting), 0);
+}
+
 /* A server that stops tells the clients waiting their turn why, and returns. */
 static void test_a_server_that_stops_tells_waiting_clients(void **state)
 {
@@ -189,6 +217,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_waiting_sessions_are_admitted_in_arrival_order),
 		T(test_a_waiting_client_that_hangs_up_frees_its_place),
+		T(test_a_client_that_gives_no_timeout_is_told_busy),
 		T(test_a_server_that_stops_tells_waiting_clients),
 	};
 
