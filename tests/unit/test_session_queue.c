@@ -17,12 +17,17 @@
 /* Clients waiting at once in the order test. */
 #define WAITERS 4
 
-/* What the log said: sessions waiting, the order sessions began, a client that left. */
+/*
+ * What the log said: sessions waiting, the order sessions began, a client
+ * that left. Each line also goes on to stderr (tap.saved), so that a
+ * failure's message shows.
+ */
 struct seen {
 	_Atomic unsigned waiting;
 	_Atomic unsigned started;
 	_Atomic unsigned order[WAITERS + 1];
 	_Atomic bool left;
+	struct log_tap tap;
 };
 
 static void seen_line(const char *line, void *ctx)
@@ -30,6 +35,7 @@ static void seen_line(const char *line, void *ctx)
 	struct seen *s = ctx;
 	unsigned id, n;
 
+	dprintf(s->tap.saved, "%s", line);
 	if (strstr(line, " from 127.0.0.1 waits its turn: place "))
 		atomic_fetch_add(&s->waiting, 1);
 	if (strstr(line, "failed: the client left while waiting its turn (place 1 of 1)"))
@@ -60,7 +66,7 @@ static void *waiter_main(void *arg)
 }
 
 /* A server of one session beneath a fresh root, the log tapped into s (at INFO). */
-static void serve_one(struct fx *fx, struct log_tap *tap, struct seen *s)
+static void serve_one(struct fx *fx, struct seen *s)
 {
 	static const unsigned one[] = {1};
 	char root[4096];
@@ -69,14 +75,14 @@ static void serve_one(struct fx *fx, struct log_tap *tap, struct seen *s)
 	plan_make(&fx->srv.plan, one, 1, 1, 1, BUDGET);
 	fx->srv.max_sessions = 1;
 	rcp_log_set_level(RCP_LOG_INFO); /* before any thread: the "waits its turn" lines */
-	log_tap_start(tap, seen_line, s);
+	log_tap_start(&s->tap, seen_line, s);
 	server_start(&fx->srv, NULL, root, NULL);
 }
 
-static void serve_one_end(struct fx *fx, struct log_tap *tap)
+static void serve_one_end(struct fx *fx, struct seen *s)
 {
 	server_stop(&fx->srv);
-	log_tap_stop(tap);
+	log_tap_stop(&s->tap);
 	rcp_log_set_level(RCP_LOG_NOTICE);
 	fx->srv.max_sessions = 0;
 }
@@ -91,12 +97,11 @@ static void test_waiting_sessions_are_admitted_in_arrival_order(void **state)
 {
 	struct fx *fx = *state;
 	struct waiter w[WAITERS];
-	struct log_tap tap;
 	struct seen s = {0};
 	unsigned i;
 	int held;
 
-	serve_one(fx, &tap, &s);
+	serve_one(fx, &s);
 	held = raw_push_ready((uint16_t)atomic_load(&fx->srv.port), "d");
 	for (i = 0; i < WAITERS; i++) {
 		w[i] = (struct waiter){.srv = &fx->srv};
@@ -106,7 +111,7 @@ static void test_waiting_sessions_are_admitted_in_arrival_order(void **state)
 	close(held);
 	for (i = 0; i < WAITERS; i++)
 		pthread_join(w[i].thread, NULL);
-	serve_one_end(fx, &tap);
+	serve_one_end(fx, &s);
 	for (i = 0; i < WAITERS; i++)
 		if (w[i].err)
 			fail_msg("waiting client %u failed: %s", i, w[i].msg);
@@ -143,13 +148,12 @@ static int raw_waiter(uint16_t port)
 static void test_a_waiting_client_that_hangs_up_frees_its_place(void **state)
 {
 	struct fx *fx = *state;
-	struct log_tap tap;
 	struct seen s = {0};
 	uint16_t port;
 	int held, fd;
 	uint64_t t0;
 
-	serve_one(fx, &tap, &s);
+	serve_one(fx, &s);
 	port = (uint16_t)atomic_load(&fx->srv.port);
 	held = raw_push_ready(port, "d");
 	fd = raw_waiter(port);
@@ -161,7 +165,7 @@ static void test_a_waiting_client_that_hangs_up_frees_its_place(void **state)
 	close(fd);
 	close(held);
 	bench_ok(&fx->srv, NULL);
-	serve_one_end(fx, &tap);
+	serve_one_end(fx, &s);
 }
 
 /*
@@ -171,13 +175,12 @@ static void test_a_waiting_client_that_hangs_up_frees_its_place(void **state)
 static void test_a_client_that_gives_no_timeout_is_told_busy(void **state)
 {
 	struct fx *fx = *state;
-	struct log_tap tap;
 	struct seen s = {0};
 	json_t *hello;
 	uint16_t port;
 	int held, fd;
 
-	serve_one(fx, &tap, &s);
+	serve_one(fx, &s);
 	port = (uint16_t)atomic_load(&fx->srv.port);
 	held = raw_push_ready(port, "d");
 	fd = raw_connect(port);
@@ -188,7 +191,7 @@ static void test_a_client_that_gives_no_timeout_is_told_busy(void **state)
 	assert_refused(fd, "the server is busy with 1 sessions; try again later");
 	close(fd);
 	close(held);
-	serve_one_end(fx, &tap);
+	serve_one_end(fx, &s);
 	assert_int_equal(atomic_load(&s.waiting), 0);
 }
 
@@ -196,16 +199,15 @@ static void test_a_client_that_gives_no_timeout_is_told_busy(void **state)
 static void test_a_server_that_stops_tells_waiting_clients(void **state)
 {
 	struct fx *fx = *state;
-	struct log_tap tap;
 	struct seen s = {0};
 	uint16_t port;
 	int held, fd;
 
-	serve_one(fx, &tap, &s);
+	serve_one(fx, &s);
 	port = (uint16_t)atomic_load(&fx->srv.port);
 	held = raw_push_ready(port, "d");
 	fd = raw_waiter(port);
-	serve_one_end(fx, &tap);
+	serve_one_end(fx, &s);
 	assert_refused(fd, "the server is shutting down; this session was waiting its turn, "
 			   "place 1 of 1 in its queue");
 	close(fd);
