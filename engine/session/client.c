@@ -128,6 +128,7 @@ static json_t *hello_make(struct client *c)
 	json_object_set_new(m, ENG_KEY_STRIPES, stripes);
 	json_object_set_new(m, ENG_KEY_TRANSPORT, json_string(eng__transport_word(c->s.tr)));
 	json_object_set_new(m, ENG_KEY_SERVER, dialed(c->o));
+	json_object_set_new(m, ENG_KEY_TIMEOUT_MS, json_integer(c->o->timeout_ms));
 	if (hello_job(c, m) || (c->s.key && eng__proto_set_hex(m, ENG_KEY_CHALLENGE, c->s.challenge,
 							       sizeof(c->s.challenge)))) {
 		json_decref(m);
@@ -422,9 +423,9 @@ static int client_once(const struct eng_client_opts *o, uint64_t t0_ns,
 	c.s.qp = o->qp;
 	c.s.partial = cp && cp->partial;
 	c.s.bench_bytes = o->bench_bytes;
-	c.s.cancel = cp ? cp->cancel : NULL;
+	c.s.cancel = c.s.ctl.stop = cp ? cp->cancel : NULL; /* also while it waits its turn */
 	c.s.cancel_err = -EINTR;
-	c.s.cancel_why = "interrupted";
+	c.s.cancel_why = c.s.ctl.stop_why = "interrupted";
 	if (o->progress) {
 		c.s.progress = client_progress;
 		c.s.ctx = &c;
@@ -481,11 +482,10 @@ static void backoff_sleep(unsigned ms, const _Atomic bool *cancel)
 }
 
 /*
- * A server that says it is busy (its sessions all taken, or this address's
- * queue of connections full) is asked again, after a backoff that doubles
- * from ENG_RETRY_FIRST_MS to ENG_RETRY_MAX_MS with jitter (many clients of
- * one burst do not come back together), until --timeout has passed since
- * the first try.
+ * A server that says it is busy (its queues full: a full server has a
+ * proven session wait its turn, queue.c) is asked again, after a backoff
+ * doubling from ENG_RETRY_FIRST_MS to ENG_RETRY_MAX_MS with jitter, until
+ * --timeout has passed since the first try.
  */
 int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_out)
 {

@@ -19,9 +19,10 @@
  * the connection that has waited longest gives its place to the newcomer:
  * idle connections from a few addresses, renewed as they expire, then hold
  * places only until newer ones come, and a client that proves the key at
- * once still gets in. When accept4 runs out of descriptors or memory the loop
- * backs off rather than spin. On stop, running sessions are told to end
- * (their cancel flag) and are waited for.
+ * once still gets in. Once proven, a session past --max-sessions or
+ * --max-memory waits its turn in a second queue (queue.c). When accept4 runs out of descriptors or
+ * memory the loop backs off rather than spin. On stop, running sessions are told to end (their
+ * cancel flag) and are waited for.
  *
  * Threading: the caller's thread listens; sessions run on threads of their
  * own; the server's state is read-only after start-up except the counts and
@@ -39,6 +40,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Connections the kernel queues for accept. */
@@ -413,12 +415,18 @@ int eng__serve(const struct eng_serve_opts *o, const struct eng_transport *tr, b
 				 .tr = tr,
 				 .lfd = -1,
 				 .wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK),
-				 .pending_lock = PTHREAD_MUTEX_INITIALIZER};
+				 .pending_lock = PTHREAD_MUTEX_INITIALIZER,
+				 .queue_lock = PTHREAD_MUTEX_INITIALIZER};
+	pthread_condattr_t ca;
 	const char *const *name;
 	char host[256];
 	uint16_t port;
 	int err = 0;
 
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&srv.queue_cond, &ca);
+	pthread_condattr_destroy(&ca);
 	for (name = o->names; name && *name && !err; name++)
 		err = eng__identity_parse(*name, ENG_DEFAULT_PORT, host, &port);
 	if (!err && srv.wake_fd < 0)
@@ -434,6 +442,7 @@ int eng__serve(const struct eng_serve_opts *o, const struct eng_transport *tr, b
 	if (!err) {
 		err = server_loop(&srv);
 		atomic_store(&srv.stopping, true);
+		eng__queue_wake(&srv); /* the sessions waiting their turn are told at once */
 		while (atomic_load(&srv.active) > 0)
 			usleep(10 * 1000);
 	}
@@ -443,6 +452,7 @@ int eng__serve(const struct eng_serve_opts *o, const struct eng_transport *tr, b
 		close(srv.lfd);
 	if (srv.wake_fd >= 0)
 		close(srv.wake_fd);
+	pthread_cond_destroy(&srv.queue_cond);
 	eng__auth_key_wipe(&srv.key);
 	io_root_close(srv.root);
 	return err;

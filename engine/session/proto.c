@@ -58,7 +58,8 @@ static int read_all(const struct eng_ctl *c, void *buf, size_t len, uint64_t dea
 		int r;
 
 		if (c->stop && atomic_load(c->stop))
-			return rcp_err(-ESHUTDOWN, "the server is shutting down");
+			return c->stop_why ? rcp_err(-EINTR, "%s", c->stop_why)
+					   : rcp_err(-ESHUTDOWN, "the server is shutting down");
 		if (now >= deadline_ns)
 			return -ETIME; /* the deadline: eng__proto_recv_max says what for */
 		wait_ms = (deadline_ns - now) / 1000000 + 1;
@@ -198,6 +199,29 @@ static bool is_lost(const json_t *msg)
 	return type && strcmp(type, ENG_MSG_LOST) == 0;
 }
 
+/*
+ * Whether msg is a "queued" frame: the server has this session wait its
+ * turn (said at -v). The wait for the next frame then starts afresh; the
+ * server bounds the whole wait by this side's --timeout (queue.c).
+ */
+static bool is_queued(const json_t *msg, const struct eng_ctl *c)
+{
+	const char *type = json_string_value(json_object_get(msg, ENG_KEY_TYPE));
+	json_int_t place = json_integer_value(json_object_get(msg, ENG_KEY_PLACE));
+	json_int_t of = json_integer_value(json_object_get(msg, ENG_KEY_OF));
+
+	if (!type || strcmp(type, ENG_MSG_QUEUED) != 0)
+		return false;
+	if (place > 0)
+		rcp_log(RCP_LOG_INFO,
+			"%s is full: this session waits its turn, place %lld of %lld in its queue",
+			c->peer ? c->peer : "the peer", (long long)place, (long long)of);
+	else
+		rcp_log(RCP_LOG_INFO, "%s admits this session: its turn came",
+			c->peer ? c->peer : "the peer");
+	return true;
+}
+
 int eng__proto_recv_max(struct eng_ctl *c, int timeout_ms, const char *want_type, uint32_t max,
 			json_t **msg_out)
 {
@@ -209,8 +233,11 @@ int eng__proto_recv_max(struct eng_ctl *c, int timeout_ms, const char *want_type
 
 	/* One deadline for them all: a peer that sends only "lost" frames still times out. */
 	while ((err = frame_read(c, eng__proto_ms_left(end), max, &msg)) == 0 && skip &&
-	       is_lost(msg))
+	       (is_lost(msg) || is_queued(msg, c))) {
+		if (!is_lost(msg))
+			end = rcp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 		json_decref(msg);
+	}
 	if (err == -ETIME) /* our deadline, not the socket's ETIMEDOUT: what was waited for */
 		return rcp_err(-ETIMEDOUT, "%s did not answer in time (waiting for its %s%s%s)",
 			       c->peer ? c->peer : "the peer", want_type ? "'" : "",

@@ -11,10 +11,14 @@
  *   C -> S  hello     job, chunk, slots (the most per stripe its buffers take),
  *                     stripes (address, prefix, rail each), flags,
  *                     server (the host and port it dialed: identity.c),
+ *                     timeout_ms (the client's --timeout: how long it
+ *                     waits its turn at a full server),
  *                     the job's own keys, challenge (when keyed)
  *   S -> C  challenge challenge                    (auth.c, when keyed)
  *   C -> S  proof     proof
  *   S -> C  proof     proof
+ *   S -> C  queued    place, of                    (a full server: waiting its turn;
+ *                                                   place 0 when admitted; queue.c)
  *           (keyed: every frame from here on is sealed, struct eng_ctl)
  *   S -> C  ready                                  (push: the job is accepted)
  *   C -> S  sources   src                          (pull: the names, as hex)
@@ -61,7 +65,9 @@
  * 7: each RDMA connection's request and accept say the port's MTU, and both
  * QPs take the smaller (engine/transport/cm.c). 8: "lost" frames during
  * set-up name stripes that will never connect (either side), and the hello
- * names its transport (rdma or tcp).
+ * names its transport (rdma or tcp); the hello carries the client's
+ * --timeout ("timeout_ms") and a full server answers a proven session with
+ * "queued" frames while it waits its turn.
  */
 #define ENG_PROTO_VERSION 8
 #define ENG_PROTO_MAX_FRAME (1u << 20)
@@ -100,6 +106,8 @@
  * wait for a frame of another type passes over it.
  */
 #define ENG_MSG_LOST "lost"
+/* S -> C: a proven session waits its turn at a full server (queue.c); place 0: admitted */
+#define ENG_MSG_QUEUED "queued"
 
 /* Keys. */
 #define ENG_KEY_TYPE "type"
@@ -136,6 +144,9 @@
 #define ENG_KEY_SLOT_SIZE "slot_size"
 #define ENG_KEY_SERVER "server" /* hello: the server the client dialed (identity.c) */
 #define ENG_KEY_HOST "host"
+#define ENG_KEY_TIMEOUT_MS "timeout_ms" /* hello: the client's --timeout, how long it waits */
+#define ENG_KEY_PLACE "place"		/* queued: this session's place in line, 1 first */
+#define ENG_KEY_OF "of"			/* queued: sessions in line */
 
 /* Jobs. */
 #define ENG_JOB_BENCH "bench"
@@ -171,6 +182,7 @@
 struct eng_ctl {
 	int fd;			  /* -1 when none */
 	const _Atomic bool *stop; /* when set, a read waiting for the peer gives up */
+	const char *stop_why;	  /* then -EINTR with this; NULL: the server is shutting down */
 	bool sealed;
 	const char *peer; /* who its sentences name: "the server", "the client"; NULL: "the peer" */
 	uint64_t seq_out, seq_in;

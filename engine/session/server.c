@@ -45,6 +45,7 @@ struct srv_session {
 	char where[IO_ESC_MAX];		     /* push: the destination; pull: the first source */
 	struct topo_plan plan;		     /* the server's plan, with this session's stripes */
 	struct eng_admit admit;		     /* its share of --max-memory */
+	bool *counted;			     /* while admitted: holds a place of --max-sessions */
 	double start;			     /* the wall clock at the connection */
 	double seconds;			     /* the transfer, by the sender's clock, once done */
 	unsigned peer_rail[ENG_MAX_STRIPES]; /* our rail for each client stripe */
@@ -452,10 +453,37 @@ static void session_record(struct srv_session *ss, int err)
 	o->session_end(&rec, o->ctx);
 }
 
-/* Hello and proof by the pre-auth deadline; then the session counts against --max-sessions. */
+/*
+ * The session's places: one of --max-sessions, then its share of
+ * --max-memory; -EBUSY (holding neither) when the server is full.
+ */
+static int places_take(void *arg)
+{
+	struct srv_session *ss = arg;
+	struct eng_server *srv = ss->srv;
+	int err;
+
+	if (!session_count(srv))
+		return rcp_err(-EBUSY, "the server is busy with %u sessions; try again later",
+			       srv->o->max_sessions);
+	*ss->counted = true;
+	err = eng__admit_memory(srv, ss->hello, ss->s.chunk, &ss->admit);
+	if (err == -EBUSY) {
+		*ss->counted = false;
+		atomic_fetch_sub(&srv->sessions, 1);
+	}
+	return err;
+}
+
+/*
+ * Hello and proof by the pre-auth deadline; then the session counts against
+ * --max-sessions and --max-memory, waiting its turn when the server is full.
+ */
 static int session_admit(struct srv_session *ss, bool *counted)
 {
 	struct eng_server *srv = ss->srv;
+	uint64_t wait_ms = 0;
+	char who[96];
 	int err = eng__proto_recv_max(&ss->s.ctl, eng__proto_ms_left(ss->s.auth_end_ns),
 				      ENG_MSG_HELLO, ENG_PROTO_MAX_HELLO, &ss->hello);
 
@@ -470,13 +498,15 @@ static int session_admit(struct srv_session *ss, bool *counted)
 	    (err = eng__identity_check(srv->o->names, srv->port, ss->s.ctl.fd, ss->hello)) != 0)
 		return err;
 	/* Only a proven client counts: strangers cannot hold the slots. */
-	if (!session_count(srv))
-		return rcp_err(-EBUSY, "the server is busy with %u sessions; try again later",
-			       srv->o->max_sessions);
-	*counted = true;
-	if ((err = hello_check(ss)) != 0)
+	if ((err = hello_check(ss)) != 0) {
+		*counted = session_count(srv); /* serving once, it ends the server */
 		return err;
-	return eng__admit_memory(srv, ss->hello, ss->s.chunk, &ss->admit);
+	}
+	if (eng__proto_get_u64(ss->hello, ENG_KEY_TIMEOUT_MS, &wait_ms) != 0)
+		rcp_err_clear(); /* a client that does not wait its turn: it asks again */
+	ss->counted = counted;
+	snprintf(who, sizeof(who), "session %u from %s", ss->id, ss->peer);
+	return eng__queue_admit(srv, &ss->s.ctl, wait_ms, who, places_take, ss);
 }
 
 static void *session_main(void *arg)
@@ -501,11 +531,11 @@ static void *session_main(void *arg)
 			snprintf(out, sizeof(out), " (%u left out at set-up)", all - up);
 		rcp_log(RCP_LOG_NOTICE,
 			"session %u from %s: %s, %" PRIu64
-			" MiB over %u stripes%s (%u sessions running, %u connections waiting their "
-			"turn, %" PRIu64 " MiB of slots reserved)",
+			" MiB over %u stripes%s (%u sessions running, %u waiting, %u connections "
+			"waiting their turn, %" PRIu64 " MiB of slots reserved)",
 			ss->id, ss->peer, session_what(ss, what, sizeof(what)), ss->bytes >> 20, up,
-			out, atomic_load(&srv->sessions), atomic_load(&srv->parked),
-			atomic_load(&srv->mem_held) >> 20);
+			out, atomic_load(&srv->sessions), eng__queue_length(srv),
+			atomic_load(&srv->parked), atomic_load(&srv->mem_held) >> 20);
 		err = eng__session_run(&ss->s);
 	}
 	if (!err)
@@ -526,6 +556,7 @@ static void *session_main(void *arg)
 		atomic_fetch_add(&srv->served, 1);
 		atomic_fetch_sub(&srv->sessions, 1);
 	}
+	eng__queue_wake(srv); /* its places are free: the next in line */
 	atomic_fetch_sub(&srv->active, 1);
 	free(ss);
 	return NULL;

@@ -75,6 +75,11 @@ static inline int eng__preauth_ms(int timeout_ms)
  * sentence saying how long the queue was, and the client tries again.
  */
 #define ENG_MAX_PARKED 256
+/*
+ * Proven sessions waiting their turn at a full server (queue.c), at most:
+ * each holds a thread, a descriptor and its hello, never slot memory.
+ */
+#define ENG_MAX_QUEUED 256
 /* A client the server calls busy asks again after this, doubling up to the most. */
 #define ENG_RETRY_FIRST_MS 50
 #define ENG_RETRY_MAX_MS 1000
@@ -375,6 +380,15 @@ struct eng_server {
 	unsigned park_head, park_n;
 	_Atomic unsigned parked; /* park_n, for the sessions' log lines */
 	int wake_fd;
+	/*
+	 * Proven sessions waiting for a place, oldest first (queue.c): a list
+	 * of waiters on their own threads' stacks, under queue_lock.
+	 */
+	pthread_mutex_t queue_lock;
+	pthread_cond_t queue_cond; /* on CLOCK_MONOTONIC */
+	struct eng_waiter *queue_head;
+	unsigned queue_n;
+	uint64_t queue_gen;	   /* wake-ups so far */
 	_Atomic unsigned sessions; /* authenticated: what --max-sessions limits */
 	_Atomic uint64_t mem_held; /* slot memory the sessions reserved: what --max-memory limits */
 	_Atomic unsigned served;   /* authenticated sessions that ended (once: stop at the first) */
@@ -391,6 +405,31 @@ struct eng_server {
  */
 int eng__server_session_start(struct eng_server *srv, int fd, const char *who, unsigned slot,
 			      uint32_t gen);
+
+/* queue.c: one proven session waiting its turn. */
+struct eng_waiter {
+	struct eng_waiter *next;
+	int fd;	     /* its control connection */
+	int wait_ms; /* at most this long */
+	uint64_t end_ns;
+};
+
+/*
+ * Admit a proven session: try_admit(arg) takes its places (0), says the
+ * server is full (-EBUSY) or refuses it (another error). When full and
+ * the client gave its --timeout (client_timeout_ms, 0: not given), the
+ * session waits its turn in the server's queue, telling the client its
+ * place on ctl, and is admitted in arrival order or refused with a
+ * sentence (who: "session N from ADDR", for the log).
+ */
+int eng__queue_admit(struct eng_server *srv, struct eng_ctl *ctl, uint64_t client_timeout_ms,
+		     const char *who, int (*try_admit)(void *arg), void *arg);
+
+/* A place may have freed: the session first in line tries again. */
+void eng__queue_wake(struct eng_server *srv);
+
+/* Sessions waiting their turn, for the log. */
+unsigned eng__queue_length(struct eng_server *srv);
 
 /* admit.c: a proven session's share of --max-memory. */
 struct eng_admit {

@@ -1,8 +1,8 @@
 /*
  * test_session_burst.c - many clients of one host at once: a burst waits
  * its turn instead of being turned away (engine/session/listener.c parks
- * the connections past an address's share; client.c asks a busy server
- * again within --timeout).
+ * the connections past an address's share; queue.c has proven sessions
+ * past --max-sessions wait their turn within the client's --timeout).
  *
  * Design: over the loopback transport (session_harness.h). A burst is
  * many benches on threads of this process, all from 127.0.0.1; a turn is
@@ -123,11 +123,11 @@ static void *closer_main(void *arg)
 }
 
 /*
- * A server whose sessions are all taken says so, and the client asks again
- * until one ends, within its --timeout; past that it fails with the
- * server's sentence and how often it asked.
+ * A server whose sessions are all taken has the proven client wait its
+ * turn (engine/session/queue.c) until one ends, within its --timeout; past
+ * that it fails with the server's sentence saying how long the queue was.
  */
-static void test_a_busy_server_is_asked_again_within_the_timeout(void **state)
+static void test_a_busy_server_has_the_client_wait_within_the_timeout(void **state)
 {
 	static const unsigned one[] = {1};
 	struct fx *fx = *state;
@@ -146,15 +146,17 @@ static void test_a_busy_server_is_asked_again_within_the_timeout(void **state)
 	server_start(&fx->srv, NULL, root, NULL);
 	plan_make(&plan, one, 1, 1, 1, BUDGET);
 
-	/* Held for good: asked again and again for a second, then the server's sentence. */
+	/* Held for good: waits 9/10 of its second, then the server's sentence. */
 	c.fd = raw_push_ready((uint16_t)atomic_load(&fx->srv.port), "d");
 	o = client_opts(&fx->srv, &plan, 64 * KiB, NULL);
 	o.bench_bytes = 256 * KiB;
 	o.timeout_ms = 1000;
 	err = eng__client_run(&o, &r);
-	assert_int_equal(err, -EBUSY);
-	if (!strstr(rcp_err_msg(err), "busy with 1 sessions; try again later (asked ") ||
-	    !strstr(rcp_err_msg(err), " times within 1 s)"))
+	assert_int_equal(err, -ECONNABORTED);
+	if (!strstr(rcp_err_msg(err),
+		    "the server says: no turn came within 0.9 s (9/10 of the "
+		    "client's --timeout): this session waited at place 1 of 1 "
+		    "in the server's queue, 1 sessions running (--max-sessions 1)"))
 		fail_msg("a busy server: %s", rcp_err_msg(err));
 
 	/* Held for 0.4 s: the bench waits its turn and runs. */
@@ -166,29 +168,27 @@ static void test_a_busy_server_is_asked_again_within_the_timeout(void **state)
 	fx->srv.max_sessions = 0;
 }
 
-/* Cancels when the client says it will wait at least LONG_WAIT_MS to ask again. */
-#define LONG_WAIT_MS 600
-
 struct canceller {
 	_Atomic bool flag;
 	uint64_t at_ns;
 };
 
+/* Cancels when the client says it waits its turn. */
 static void canceller_line(const char *line, void *ctx)
 {
 	struct canceller *c = ctx;
-	const char *p = strstr(line, "asking again in ");
 
-	if (p && !atomic_load(&c->flag) && atoi(p + strlen("asking again in ")) >= LONG_WAIT_MS) {
+	if (strstr(line, "the server is full: this session waits its turn, place 1 of 1") &&
+	    !atomic_load(&c->flag)) {
 		c->at_ns = rcp_now_ns();
 		atomic_store(&c->flag, true);
 	}
 }
 
 /*
- * A copy that waits to ask a busy server again sees its cancel (Ctrl-C)
- * within a slice of its backoff, not when the backoff ends: cancelled just
- * as it said it will wait LONG_WAIT_MS or more, it returns within 200 ms.
+ * A copy that waits its turn at a busy server sees its cancel (Ctrl-C)
+ * within a slice of its read, not at its --timeout: cancelled just as it
+ * says it waits, it returns within 200 ms.
  */
 static void test_a_copy_waiting_for_a_busy_server_is_cancelled_at_once(void **state)
 {
@@ -210,7 +210,7 @@ static void test_a_copy_waiting_for_a_busy_server_is_cancelled_at_once(void **st
 	src[0] = file;
 	plan_make(&fx->srv.plan, one, 1, 1, 1, BUDGET);
 	fx->srv.max_sessions = 1;
-	rcp_log_set_level(RCP_LOG_INFO); /* before any thread: the client's "asking again" */
+	rcp_log_set_level(RCP_LOG_INFO); /* before any thread: the client's "waits its turn" */
 	server_start(&fx->srv, NULL, root, NULL);
 	plan_make(&plan, one, 1, 1, 1, BUDGET);
 	held = raw_push_ready((uint16_t)atomic_load(&fx->srv.port), "d");
@@ -225,7 +225,7 @@ static void test_a_copy_waiting_for_a_busy_server_is_cancelled_at_once(void **st
 	close(held);
 	assert_true(atomic_load(&c.flag));
 	assert_int_equal(err, -EINTR);
-	assert_non_null(strstr(rcp_err_msg(err), "busy with 1 sessions"));
+	assert_string_equal(rcp_err_msg(err), "interrupted");
 	if (c.at_ns > 200 * 1000000ull)
 		fail_msg("the copy ended %.0f ms after its cancel", (double)c.at_ns / 1e6);
 	fx->srv.max_sessions = 0;
@@ -282,7 +282,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_a_burst_from_one_address_is_served_whole),
 		T(test_a_connection_past_its_addresss_share_waits_its_turn),
-		T(test_a_busy_server_is_asked_again_within_the_timeout),
+		T(test_a_busy_server_has_the_client_wait_within_the_timeout),
 		T(test_a_copy_waiting_for_a_busy_server_is_cancelled_at_once),
 		T(test_a_copy_leaves_from_its_bind_address),
 	};
