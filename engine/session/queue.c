@@ -12,7 +12,7 @@
  * for the next message, waits as long as the queue moves.
  *
  * A session waits at most 9/10 of the client's --timeout (its hello's
- * ENG_KEY_TIMEOUT_MS; so that its refusal reaches the client before the
+ * ENG_KEY_TIMEOUT_MS, taken as at most ENG_MAX_QUEUE_WAIT_MS; so that its refusal reaches the client before the
  * client gives up by itself), then is refused with one sentence saying how
  * long the queue was. One whose client hangs up leaves its place at once;
  * at a stop every waiting session is told the server is shutting down.

@@ -504,6 +504,7 @@ static int session_admit(struct srv_session *ss, bool *counted)
 	}
 	if (eng__proto_get_u64(ss->hello, ENG_KEY_TIMEOUT_MS, &wait_ms) != 0)
 		rcp_err_clear(); /* a client that does not wait its turn: it asks again */
+	wait_ms = wait_ms < ENG_MAX_QUEUE_WAIT_MS ? wait_ms : ENG_MAX_QUEUE_WAIT_MS;
 	ss->counted = counted;
 	snprintf(who, sizeof(who), "session %u from %s", ss->id, ss->peer);
 	return eng__queue_admit(srv, &ss->s.ctl, wait_ms, who, places_take, ss);

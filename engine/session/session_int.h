@@ -80,6 +80,8 @@ static inline int eng__preauth_ms(int timeout_ms)
  * each holds a thread, a descriptor and its hello, never slot memory.
  */
 #define ENG_MAX_QUEUED 256
+/* The longest a waiting session is kept, whatever --timeout its client gave. */
+#define ENG_MAX_QUEUE_WAIT_MS (60 * 60 * 1000)
 /* A client the server calls busy asks again after this, doubling up to the most. */
 #define ENG_RETRY_FIRST_MS 50
 #define ENG_RETRY_MAX_MS 1000
