@@ -12,13 +12,12 @@
  * for the next message, waits as long as the queue moves.
  *
  * A session waits at most 9/10 of the client's --timeout (its hello's
- * ENG_KEY_TIMEOUT_MS, taken as at most ENG_MAX_QUEUE_WAIT_MS; so that its refusal reaches the client before the
- * client gives up by itself), then is refused with one sentence saying how
- * long the queue was. One whose client hangs up leaves its place at once;
- * at a stop every waiting session is told the server is shutting down.
- * The queue holds at most ENG_MAX_QUEUED sessions (each a thread, a
- * descriptor and its hello: some tens of KiB); past that a session is
- * told the server is busy, and its client asks again (client.c).
+ * ENG_KEY_TIMEOUT_MS, taken as at most ENG_MAX_QUEUE_WAIT_MS; so that its refusal reaches the
+ * client before the client gives up by itself), then is refused with one sentence saying how long
+ * the queue was. One whose client hangs up leaves its place at once; at a stop every waiting
+ * session is told the server is shutting down. The queue holds at most ENG_MAX_QUEUED sessions
+ * (each a thread, a descriptor and its hello: some tens of KiB); past that a session is told the
+ * server is busy, and its client asks again (client.c).
  *
  * Threading: the queue is under srv->queue_lock; a waiting session sleeps
  * on srv->queue_cond, which eng__queue_wake broadcasts (and counts in
