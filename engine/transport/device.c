@@ -253,7 +253,15 @@ int eng_device_list_create(const char *sysfs_root, struct eng_device_list **list
 	struct ibv_device **devs;
 	int n = 0, i, err = 0;
 
+	errno = 0;
 	devs = ibv_get_device_list(&n);
+	/*
+	 * ENOSYS: a kernel without RDMA, as no device. Any other failure is
+	 * said: --transport auto must not take a broken RDMA host for one
+	 * without RDMA and go over TCP.
+	 */
+	if (!devs && errno && errno != ENOSYS)
+		return rcp_err(-errno, "cannot list the RDMA devices: %s", strerror(errno));
 	if (!devs || n == 0) {
 		if (devs)
 			ibv_free_device_list(devs);
