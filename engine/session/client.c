@@ -279,7 +279,7 @@ static int stripe_target(struct client *c, unsigned i, const json_t *w, struct s
  * Connect stripe i. With failover a stripe that cannot connect is left out
  * and the server told at once, and so is every later stripe of its rail
  * (they would wait out the same dead path: a dead rail costs one connect
- * timeout); the rail is named once, with the cause. A protocol error (the
+ * timeout); job_setup names the rail once, with the cause. A protocol error (the
  * receiver's slots not as agreed) fails the session whatever the mode.
  */
 static int stripe_connect(struct client *c, unsigned i, const json_t *w, char *rail_out)
@@ -297,8 +297,6 @@ static int stripe_connect(struct client *c, unsigned i, const json_t *w, char *r
 			return err;
 		snprintf(rail_out, 256, "%s", rcp_err_msg(err));
 		rcp_err_clear();
-		rcp_log(RCP_LOG_NOTICE, "rail %s:%u left out: %s", c->plan.rail[r].dev,
-			c->plan.rail[r].port, rail_out);
 	}
 	return eng__session_link_left_out(&c->s, i, rail_out);
 }
@@ -390,7 +388,14 @@ static int job_setup(struct client *c)
 			r = eng__job_link_rail(c->s.job, n);
 			err = stripe_connect(c, n++, json_array_get(stripes, i), rail_out[r]);
 		}
-	return err ? err : eng__session_any_connected(&c->s);
+	/* When no rail connected, the one sentence of the failure names each cause. */
+	if (err || (err = eng__session_any_connected(&c->s)) != 0)
+		return err;
+	for (r = 0; r < c->plan.n_rails; r++)
+		if (rail_out[r][0])
+			rcp_log(RCP_LOG_NOTICE, "rail %s:%u left out: %s", c->plan.rail[r].dev,
+				c->plan.rail[r].port, rail_out[r]);
+	return 0;
 }
 
 static void client_progress(struct eng_session *s, void *ctx)
