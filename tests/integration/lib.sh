@@ -80,6 +80,19 @@ dm_ext4() {
 # leak check at exit and the descriptor and thread counts still do.
 is_asan() { grep -q __asan_init "$RAILCP" 2>/dev/null; }
 
+# mistakes_dir: a new temporary directory $tmp, removed at exit and
+# entered, holding what the tests of a new user's mistakes name: a
+# directory dir, a file a.txt and short.key (a key file too short, mode 600).
+mistakes_dir() {
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	cd "$tmp" || fail "cannot enter $tmp"
+	mkdir dir
+	echo data >a.txt
+	printf 'too short\n' >short.key
+	chmod 600 short.key
+}
+
 # Whether a railcp temporary file is beneath $1, or none is.
 has_temp() { [ -n "$(find "$1" -name '.railcp-tmp-*')" ]; }
 no_temp() { ! has_temp "$1"; }

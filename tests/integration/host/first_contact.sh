@@ -4,13 +4,7 @@
 # it; and what this host alone can tell is said before any RDMA device is
 # looked for. Each refusal: one sentence, exit 2 (usage) or 1, nothing written.
 . tests/integration/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || fail "cannot enter $tmp"
-mkdir dir
-echo data >a.txt
-printf 'too short\n' >short.key
-chmod 600 short.key
+mistakes_dir
 listing() { find . -printf '%p %s\n' | sort; }
 before=$(listing)
 

@@ -2,13 +2,7 @@
 # 29, item 3): {"error": the sentence said on stderr, "exit": the exit
 # status, ...} for devices, topo, bench and copies, usage errors too.
 . tests/integration/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || fail "cannot enter $tmp"
-mkdir dir
-echo data >a.txt
-printf 'too short\n' >short.key
-chmod 600 short.key
+mistakes_dir
 
 # json_fails CODE KEY ARGS...: exit CODE, one line on stderr, and stdout one
 # JSON object whose "error" is that line's sentence, whose "exit" is CODE,
