@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "cli/doctor.h"
+#include "fake_root.h"
 #include "common/common.h"
 
 #include <errno.h>
@@ -23,22 +24,9 @@
 
 static char root[512];
 
-/* Write text to root/path, making its directories. */
 static void put(const char *path, const char *text)
 {
-	char full[1024], *s;
-	FILE *f;
-
-	snprintf(full, sizeof(full), "%s/%s", root, path);
-	for (s = strchr(full + strlen(root) + 1, '/'); s; s = strchr(s + 1, '/')) {
-		*s = '\0';
-		mkdir(full, 0755);
-		*s = '/';
-	}
-	f = fopen(full, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	fake_root_put(root, path, text);
 }
 
 #define RXE "sys/class/infiniband/rxe0/ports/1/"
@@ -46,13 +34,11 @@ static void put(const char *path, const char *text)
 
 static int tree_setup(void **state)
 {
-	(void)state;
-	const char *tmp = getenv("TMPDIR");
 	char name[128];
 	unsigned i;
 
-	snprintf(root, sizeof(root), "%s/test_cli_doctor.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	assert_non_null(mkdtemp(root));
+	(void)state;
+	fake_root_make(root, sizeof(root), "test_cli_doctor");
 	put(RXE "state", "4: ACTIVE\n");
 	put(RXE "link_layer", "Ethernet\n");
 	put(RXE "gids/0", "fe80:0000:0000:0000:5054:00ff:fe12:3401\n");
@@ -98,11 +84,8 @@ static int tree_setup(void **state)
 
 static int tree_teardown(void **state)
 {
-	char cmd[600];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	return system(cmd) == 0 ? 0 : -1;
+	return fake_root_remove(root);
 }
 
 static void test_gids_read_as_show_gids_prints_them(void **state)

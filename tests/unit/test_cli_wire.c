@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "cli/wire.h"
+#include "fake_root.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,30 +21,12 @@
 
 static char root[512];
 
-/* Write text to root/path, making its directories. */
-static void put_text(const char *path, const char *text)
-{
-	char full[1024], *s;
-	FILE *f;
-
-	snprintf(full, sizeof(full), "%s/%s", root, path);
-	for (s = strchr(full + strlen(root) + 1, '/'); s; s = strchr(s + 1, '/')) {
-		*s = '\0';
-		mkdir(full, 0755);
-		*s = '/';
-	}
-	f = fopen(full, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 static void put(const char *path, unsigned long long v)
 {
 	char text[32];
 
 	snprintf(text, sizeof(text), "%llu\n", v);
-	put_text(path, text);
+	fake_root_put(root, path, text);
 }
 
 #define MLX "sys/class/infiniband/mlx5_0/ports/1/"
@@ -73,23 +56,17 @@ static void counters(unsigned k)
 
 static int tree_setup(void **state)
 {
-	const char *tmp = getenv("TMPDIR");
-
 	(void)state;
-	snprintf(root, sizeof(root), "%s/test_cli_wire.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	assert_non_null(mkdtemp(root));
+	fake_root_make(root, sizeof(root), "test_cli_wire");
 	counters(0);
-	put_text(RXE "gid_attrs/ndevs/0", "eth2\n");
+	fake_root_put(root, RXE "gid_attrs/ndevs/0", "eth2\n");
 	return 0;
 }
 
 static int tree_teardown(void **state)
 {
-	char cmd[600];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	return system(cmd) == 0 ? 0 : -1;
+	return fake_root_remove(root);
 }
 
 static const struct topo_plan plan = {
