@@ -128,6 +128,38 @@ static int hello_check(struct srv_session *ss)
 	return 0;
 }
 
+/*
+ * Push --dry-run: how the destination differs from each entry of m, told
+ * to the client; nothing is made or written. m is kept for the log line
+ * (a sender's file side that reads nothing).
+ */
+static int push_dry(struct srv_session *ss, const char *dst, struct io_manifest *m)
+{
+	json_t *msg = eng__proto_msg(ENG_MSG_DRY_RUN, false);
+	uint8_t *why = NULL;
+	char *name = NULL;
+	int err = eng__dest_dry(ss->srv->root, dst, flag(ss->hello, ENG_FLAG_CONTENTS), m, &name,
+				&why);
+
+	if (!err && !msg)
+		err = rcp_err(-ENOMEM, "out of memory");
+	if (!err && name)
+		err = eng__proto_set_hex(msg, ENG_KEY_NAME, name, strlen(name));
+	if (!err)
+		err = eng__proto_send(&ss->s.ctl, msg);
+	if (!err)
+		err = eng__map_send(&ss->s.ctl, ENG_MSG_DRY_RUN_WHY, why, m->n);
+	ss->bytes = m->data_bytes;
+	if (!err)
+		err = eng__files_create(ENG_SENDER, m, ss->s.chunk, NULL, 0, &ss->s.files);
+	else
+		io_manifest_destroy(m);
+	json_decref(msg);
+	free(name);
+	free(why);
+	return err;
+}
+
 /* Push: the file list, the destination beneath the root, and what needs no data. */
 static int push_prepare(struct srv_session *ss)
 {
@@ -144,6 +176,11 @@ static int push_prepare(struct srv_session *ss)
 		return err;
 	io_path_printable(dst, ss->where);
 	err = eng__manifest_recv(&ss->s.ctl, ss->s.timeout_ms, &m);
+	if (!err && flag(ss->hello, ENG_FLAG_DRY_RUN)) {
+		err = push_dry(ss, dst, m);
+		free(dst);
+		return err;
+	}
 	if (!err) {
 		ss->bytes = m->data_bytes;
 		err = eng__dest_files(
@@ -163,14 +200,41 @@ static int push_prepare(struct srv_session *ss)
 	return err;
 }
 
+/* A pull's filter, filter_bytes long in "filter" frames: checked as the client's own were. */
+static int pull_filter(struct srv_session *ss, const json_t *sources, struct io_filter **f_out)
+{
+	uint64_t len = 0;
+	uint8_t *buf;
+	int err;
+
+	*f_out = NULL;
+	if (!json_object_get(sources, ENG_KEY_FILTER_BYTES))
+		return 0;
+	if ((err = eng__proto_get_u64(sources, ENG_KEY_FILTER_BYTES, &len)) != 0)
+		return err;
+	if (len == 0 || len > IO_FILTER_MAX_BYTES)
+		return rcp_err(-EFBIG, "the client's filter of %" PRIu64 " bytes is out of bounds",
+			       len);
+	if (!(buf = malloc(len)))
+		return rcp_err(-ENOMEM, "out of memory for the client's filter");
+	err = eng__map_recv(&ss->s.ctl, ss->s.timeout_ms, ENG_MSG_FILTER, len * 8, buf, len);
+	if (!err)
+		err = io_filter_decode(buf, len, f_out);
+	free(buf);
+	return err;
+}
+
 /* The pull's sources, names beneath the root: the client's first message after the proofs. */
-static int pull_sources(struct srv_session *ss, char ***src_out, size_t *n_out)
+static int pull_sources(struct srv_session *ss, char ***src_out, size_t *n_out,
+			struct io_filter **f_out)
 {
 	json_t *msg = NULL, *arr;
 	size_t i, n;
 	char **src;
 	int err = eng__proto_recv(&ss->s.ctl, ss->s.timeout_ms, ENG_MSG_SOURCES, &msg);
 
+	if (!err && (err = pull_filter(ss, msg, f_out)) != 0)
+		json_decref(msg);
 	if (err)
 		return err;
 	arr = json_object_get(msg, ENG_KEY_SRC);
@@ -195,19 +259,22 @@ static int pull_prepare(struct srv_session *ss)
 {
 	struct io_manifest *m = NULL;
 	struct io_root *root = NULL;
+	struct io_filter *filter = NULL;
 	char **src = NULL;
 	size_t i, n = 0;
-	int err = pull_sources(ss, &src, &n);
+	int err = pull_sources(ss, &src, &n, &filter);
 
 	if (!err) {
 		io_path_printable(src[0], ss->where);
-		err = io_manifest_walk(ss->srv->root, (const char *const *)src, n,
-				       flag(ss->hello, ENG_FLAG_RECURSIVE) ? IO_WALK_RECURSIVE : 0,
-				       NULL, &m);
+		err = io_manifest_walk_filtered(
+			ss->srv->root, (const char *const *)src, n,
+			flag(ss->hello, ENG_FLAG_RECURSIVE) ? IO_WALK_RECURSIVE : 0, NULL, filter,
+			&m);
 	}
 	for (i = 0; i < n; i++)
 		free(src[i]);
 	free(src);
+	io_filter_destroy(filter);
 	if (!err)
 		err = io_root_open_beneath(ss->srv->root, ".", &root);
 	if (err) {
@@ -219,6 +286,8 @@ static int pull_prepare(struct srv_session *ss)
 				(ss->root_flags & IO_ROOT_DIRECT) ? IO_DIRECT : 0, &ss->s.files);
 	if (!err)
 		err = eng__manifest_send(&ss->s.ctl, eng__files_manifest(ss->s.files));
+	if (!err && flag(ss->hello, ENG_FLAG_DRY_RUN))
+		return 0; /* the client compares: the session ends here */
 	if (!err)
 		err = eng__session_maps_recv(&ss->s, flag(ss->hello, ENG_FLAG_UPDATE),
 					     flag(ss->hello, ENG_FLAG_PARTIAL));
@@ -522,6 +591,11 @@ static void *session_main(void *arg)
 		err = push_prepare(ss);
 	if (!err && !strcmp(ss->kind, ENG_JOB_PULL))
 		err = pull_prepare(ss);
+	if (!err && flag(ss->hello, ENG_FLAG_DRY_RUN)) {
+		rcp_log(RCP_LOG_NOTICE, "session %u from %s: dry run of a %s, nothing written",
+			ss->id, ss->peer, session_what(ss, what, sizeof(what)));
+		goto end;
+	}
 	if (!err)
 		err = session_setup(ss);
 	if (!err) {
@@ -546,6 +620,7 @@ static void *session_main(void *arg)
 		rcp_log(RCP_LOG_NOTICE, "session %u from %s failed: %s", ss->id, ss->peer,
 			rcp_err_msg(err));
 	}
+end:
 	session_record(ss, err);
 	eng__session_fini(&ss->s);
 	eng__admit_release(srv, &ss->admit); /* its pools are freed */

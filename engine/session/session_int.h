@@ -588,4 +588,14 @@ int eng__dest_files(const struct io_root *parent, const char *dst, bool contents
 		    unsigned root_flags, struct io_manifest *m, uint32_t chunk, uint8_t **holds_out,
 		    uint8_t **kept_out, struct eng_files **f_out);
 
+/*
+ * --dry-run's receiver: where a copy of m would land at dst (as
+ * eng__dest_open names it, m's top renamed to *name_out when the copy
+ * renames it, else *name_out NULL) and how the destination differs from
+ * each entry, a byte each (enum io_diff) in *why_out: nothing is made or
+ * written. Both malloc'd; m stays the caller's.
+ */
+int eng__dest_dry(const struct io_root *parent, const char *dst, bool contents,
+		  struct io_manifest *m, char **name_out, uint8_t **why_out);
+
 #endif
