@@ -390,7 +390,7 @@ static int decode_record(struct io_filter *f, const char *rec, size_t len)
 int io_filter_decode(const void *buf, size_t len, struct io_filter **f_out)
 {
 	const char *p = buf, *end = p + len, *nul;
-	struct io_filter *f;
+	struct io_filter *f = NULL;
 	int err;
 
 	if (len > IO_FILTER_MAX_BYTES)
