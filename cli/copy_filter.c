@@ -148,7 +148,7 @@ static int filter_build(struct cli_filter *cf)
 	if (!err && cf->files_from && !io_filter_has_paths(cf->f))
 		err = rcp_err(-EINVAL, "--files-from %s lists no path", cf->files_from);
 	if (!err)
-		io_filter_finish(cf->f);
+		err = io_filter_finish(cf->f);
 	return err;
 }
 

@@ -47,11 +47,24 @@ struct rule {
 	const char *tail; /* and end with (inside glob) */
 	size_t tail_len;
 	bool literal; /* glob has no special character: compare bytes */
+	/*
+	 * The literal runs between its wildcards, each ended by a NUL, then an
+	 * empty one: a subject must hold them in this order (memmem) before
+	 * fnmatch is asked. NULL when the glob has a '\\' (no such runs told).
+	 */
+	char *runs;
 };
 
 struct io_filter {
 	struct rule *rule;
 	size_t n_rules;
+	/*
+	 * By the last byte of what they match (every subject ends where the
+	 * entry's path ends): the rules that can match, in order. A rule whose
+	 * glob ends in a wildcard is in every list. Built by io_filter_finish.
+	 */
+	uint16_t *by_last[256];
+	uint16_t n_by_last[256];
 	char **path; /* --files-from, sorted and unique after io_filter_finish */
 	size_t n_paths, cap_paths;
 	size_t bytes; /* what the encoding takes */
@@ -78,9 +91,12 @@ void io_filter_destroy(struct io_filter *f)
 	for (i = 0; i < f->n_rules; i++) {
 		free(f->rule[i].text);
 		free(f->rule[i].glob);
+		free(f->rule[i].runs);
 	}
 	for (i = 0; i < f->n_paths; i++)
 		free(f->path[i]);
+	for (i = 0; i < 256; i++)
+		free(f->by_last[i]);
 	free(f->rule);
 	free(f->path);
 	free(f);
@@ -115,6 +131,60 @@ static const char *text_problem(const char *p, size_t len)
 		i += n + 1;
 	}
 	return NULL;
+}
+
+/*
+ * r->runs of r->glob between its literal head and tail, which are checked
+ * on their own (see struct rule); false when out of memory.
+ */
+static bool rule_runs(struct rule *r)
+{
+	const char *g = r->glob + r->head_len, *end = r->tail;
+	char *out = malloc(2 * strlen(r->glob) + 2), *o = out;
+
+	if (!out)
+		return false;
+	r->runs = out;
+	while (g < end) {
+		if (*g == '\\') {
+			free(out);
+			r->runs = NULL;
+			return true;
+		}
+		if (*g == '*' || *g == '?' || *g == '[') {
+			if (o > out && o[-1])
+				*o++ = '\0';
+			if (*g == '[') { /* past the bracket: "[!]x]" and "[]x]" hold a ']' */
+				g += 1 + (g[1] == '!' || g[1] == '^');
+				g += *g == ']';
+				while (*g && *g != ']')
+					g++;
+			}
+			g += *g != '\0';
+			continue;
+		}
+		*o++ = *g++;
+	}
+	if (o > out && o[-1])
+		*o++ = '\0';
+	*o = '\0';
+	return true;
+}
+
+/* Whether s (len bytes) holds r's literal runs in order: else no fnmatch can match. */
+static bool runs_in(const struct rule *r, const char *s, size_t len)
+{
+	const char *run, *at = s;
+	size_t n;
+
+	for (run = r->runs; run && *run; run += n + 1) {
+		n = strlen(run);
+		at = memmem(at, len - (size_t)(at - s), run, n);
+		if (!at)
+			return false;
+		at += n;
+	}
+	return true;
 }
 
 /* The literal head and tail of r->glob, and whether it is all literal. */
@@ -168,6 +238,11 @@ int io_filter_rule(struct io_filter *f, bool include, const char *pattern)
 	r->path = r->anchored || r->slashes > 0;
 	r->dstar = strstr(r->glob, "**") != NULL;
 	rule_literals(r);
+	if (!rule_runs(r)) {
+		free(r->text);
+		free(r->glob);
+		return rcp_err(-ENOMEM, "out of memory for a pattern");
+	}
 	f->n_rules++;
 	f->bytes += len + 2;
 	return 0;
@@ -214,7 +289,29 @@ static int path_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void io_filter_finish(struct io_filter *f)
+/* The rules by the last byte they can match; false when out of memory. */
+static bool rules_index(struct io_filter *f)
+{
+	size_t i, b;
+
+	for (b = 0; b < 256; b++) {
+		free(f->by_last[b]);
+		f->n_by_last[b] = 0;
+		f->by_last[b] = f->n_rules ? malloc(f->n_rules * sizeof(uint16_t)) : NULL;
+		if (f->n_rules && !f->by_last[b])
+			return false;
+	}
+	for (i = 0; i < f->n_rules; i++) {
+		const struct rule *r = &f->rule[i];
+
+		for (b = 0; b < 256; b++)
+			if (!r->tail_len || (unsigned char)r->tail[r->tail_len - 1] == b)
+				f->by_last[b][f->n_by_last[b]++] = (uint16_t)i;
+	}
+	return true;
+}
+
+int io_filter_finish(struct io_filter *f)
 {
 	size_t i, n = 0;
 
@@ -227,6 +324,7 @@ void io_filter_finish(struct io_filter *f)
 			f->path[n++] = f->path[i];
 	}
 	f->n_paths = n;
+	return rules_index(f) ? 0 : rcp_err(-ENOMEM, "out of memory for the filter's rules");
 }
 
 bool io_filter_has_paths(const struct io_filter *f)
@@ -250,7 +348,7 @@ static bool glob_match(const struct rule *r, const char *s, size_t len, int flag
 	if (r->literal)
 		return len == r->head_len && !memcmp(s, r->glob, len);
 	if (len < r->head_len + r->tail_len || memcmp(s, r->glob, r->head_len) ||
-	    memcmp(s + len - r->tail_len, r->tail, r->tail_len))
+	    memcmp(s + len - r->tail_len, r->tail, r->tail_len) || !runs_in(r, s, len))
 		return false;
 	return fnmatch(r->glob, s, flags) == 0;
 }
@@ -266,16 +364,16 @@ static const char *last_components(const char *rel, size_t len, unsigned n)
 	return n == 1 ? rel : NULL;
 }
 
-static bool rule_matches(const struct rule *r, const char *rel, size_t len, bool is_dir)
+/* name: rel's last component (name_len bytes), found once per entry. */
+static bool rule_matches(const struct rule *r, const char *rel, size_t len, const char *name,
+			 size_t name_len, bool is_dir)
 {
 	const char *s;
 
 	if (r->dir_only && !is_dir)
 		return false;
-	if (!r->path) {
-		s = last_components(rel, len, 1);
-		return glob_match(r, s, len - (size_t)(s - rel), 0);
-	}
+	if (!r->path)
+		return glob_match(r, name, name_len, 0);
 	if (r->dstar) { /* the whole path, and unanchored each part after a '/' too */
 		if (len < r->tail_len || memcmp(rel + len - r->tail_len, r->tail, r->tail_len))
 			return false;
@@ -292,11 +390,20 @@ static bool rule_matches(const struct rule *r, const char *rel, size_t len, bool
 
 bool io_filter_excluded(const struct io_filter *f, const char *rel, bool is_dir)
 {
-	size_t i, len = strlen(rel);
+	size_t i, len = strlen(rel), name_len;
+	const char *name = strrchr(rel, '/');
+	const uint16_t *cand;
+	size_t n;
 
-	for (i = 0; i < f->n_rules; i++)
-		if (rule_matches(&f->rule[i], rel, len, is_dir))
-			return !f->rule[i].include;
+	if (!len)
+		return false;
+	name = name ? name + 1 : rel;
+	name_len = len - (size_t)(name - rel);
+	cand = f->by_last[(unsigned char)rel[len - 1]];
+	n = f->n_by_last[(unsigned char)rel[len - 1]];
+	for (i = 0; i < n; i++)
+		if (rule_matches(&f->rule[cand[i]], rel, len, name, name_len, is_dir))
+			return !f->rule[cand[i]].include;
 	return false;
 }
 
@@ -407,6 +514,8 @@ int io_filter_decode(const void *buf, size_t len, struct io_filter **f_out)
 		err = decode_record(f, p, (size_t)(nul - p));
 		p = nul + 1;
 	}
+	if (!err)
+		err = io_filter_finish(f);
 	if (err) {
 		if (err != -ENOMEM)
 			err = rcp_err(-EBADMSG, "refused the client's filter: %s",
@@ -414,7 +523,6 @@ int io_filter_decode(const void *buf, size_t len, struct io_filter **f_out)
 		io_filter_destroy(f);
 		return err;
 	}
-	io_filter_finish(f);
 	*f_out = f;
 	return 0;
 }

@@ -154,8 +154,8 @@ int io_filter_rule(struct io_filter *f, bool include, const char *pattern);
 /* Add a --files-from path; -EINVAL or -E2BIG with a sentence. */
 int io_filter_path(struct io_filter *f, const char *path);
 
-/* After the last io_filter_path: the paths sorted, each once. */
-void io_filter_finish(struct io_filter *f);
+/* After the last rule and path, before matching: the paths sorted, each once; -ENOMEM. */
+int io_filter_finish(struct io_filter *f);
 
 /* Whether f (NULL: none) lists paths, how many, and the i-th (sorted). */
 bool io_filter_has_paths(const struct io_filter *f);

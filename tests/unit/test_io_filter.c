@@ -33,7 +33,7 @@ static struct io_filter *rules(const char *const *r, size_t n)
 	assert_int_equal(io_filter_create(&f), 0);
 	for (i = 0; i < n; i++)
 		assert_int_equal(io_filter_rule(f, r[i][0] == '+', r[i] + 1), 0);
-	io_filter_finish(f);
+	assert_int_equal(io_filter_finish(f), 0);
 	return f;
 }
 
@@ -174,7 +174,7 @@ static void test_listed_paths_want_their_way_and_their_contents(void **state)
 	assert_int_equal(io_filter_path(f, "/d/"), 0);
 	assert_int_equal(io_filter_path(f, "a-z"), 0);
 	assert_int_equal(io_filter_path(f, "d"), 0); /* twice: once */
-	io_filter_finish(f);
+	assert_int_equal(io_filter_finish(f), 0);
 	assert_int_equal(io_filter_n_paths(f), 3);
 	assert_string_equal(io_filter_path_at(f, 0), "a-z");
 	assert_true(io__filter_wanted(f, "a", true, false, found));	    /* on the way */
@@ -200,7 +200,7 @@ static void test_the_encoding_reads_back_and_hostile_bytes_are_refused(void **st
 
 	(void)state;
 	assert_int_equal(io_filter_path(f, "x/y"), 0);
-	io_filter_finish(f);
+	assert_int_equal(io_filter_finish(f), 0);
 	assert_int_equal(io_filter_encode(f, &buf, &len), 0);
 	assert_int_equal(io_filter_decode(buf, len, &g), 0);
 	assert_true(io_filter_excluded(g, "a/b.o", false));
@@ -272,7 +272,7 @@ static void test_a_walk_leaves_out_what_the_rules_exclude(void **state)
 	assert_int_equal(io_filter_create(&f), 0);
 	assert_int_equal(io_filter_path(f, "sub/keep.txt"), 0);
 	assert_int_equal(io_filter_path(f, "build"), 0);
-	io_filter_finish(f);
+	assert_int_equal(io_filter_finish(f), 0);
 	assert_int_equal(io_manifest_walk_filtered(NULL, src, 1, IO_WALK_RECURSIVE, NULL, f, &m),
 			 0);
 	paths(m, got, sizeof(got));
@@ -284,7 +284,7 @@ static void test_a_walk_leaves_out_what_the_rules_exclude(void **state)
 	assert_string_equal(got, "top top/build top/sub top/sub/keep.txt");
 	io_manifest_destroy(m);
 	assert_int_equal(io_filter_path(f, "nothere"), 0);
-	io_filter_finish(f);
+	assert_int_equal(io_filter_finish(f), 0);
 	assert_int_equal(io_manifest_walk_filtered(NULL, src, 1, 0, NULL, f, &m), -ENOENT);
 	assert_non_null(strstr(rcp_err_msg(-ENOENT), "\"nothere\", which is not in top"));
 	src[0] = "top/b.c";
