@@ -179,7 +179,10 @@ static bool runs_in(const struct rule *r, const char *s, size_t len)
 
 	for (run = r->runs; run && *run; run += n + 1) {
 		n = strlen(run);
-		at = memmem(at, len - (size_t)(at - s), run, n);
+		/* runs are a few bytes: their first byte, then the rest (memmem costs more here) */
+		while ((at = memchr(at, run[0], len - (size_t)(at - s))) != NULL &&
+		       (len - (size_t)(at - s) < n || memcmp(at, run, n)))
+			at++;
 		if (!at)
 			return false;
 		at += n;
