@@ -550,12 +550,16 @@ int io_manifest_walk_filtered(const struct io_root *root, const char *const *src
 		err = walk_source(&w, root, src[i], name);
 		free(name);
 	}
-	for (i = 0; !err && w.found && i < io_filter_n_paths(f); i++)
-		if (!w.found[i])
+	for (i = 0; !err && w.found && i < io_filter_n_paths(f); i++) {
+		char esc[IO_ESC_MAX];
+
+		if (!w.found[i]) /* the source may be a peer's name: escaped */
 			err = rcp_err(-ENOENT,
 				      "--files-from lists \"%.200s\", which is not in %s (or is "
 				      "excluded)",
-				      io_filter_path_at(f, i), src[0]);
+				      io_filter_path_at(f, i),
+				      io__path_escape(src[0], strlen(src[0]), esc));
+	}
 	free(w.found);
 	/* Sources may collide (a/x and b/x, or x and ./x): two entries, one destination. */
 	if (!err) {
