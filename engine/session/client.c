@@ -181,66 +181,6 @@ static int push_prepare(struct client *c)
 	return err;
 }
 
-/* --dry-run: what a copy of m (consumed) would do, to the caller; nothing written. */
-static int dry_tell(struct client *c, struct io_manifest *m, const char *name, const uint8_t *why)
-{
-	const struct eng_copy_opts *cp = c->o->copy;
-	int err = name ? io_manifest_rename_top(m, name) : 0;
-
-	if (!err && cp->dry_list)
-		cp->dry_list(m, why, cp->dry_ctx);
-	io_manifest_destroy(m);
-	return err;
-}
-
-/* Pull --dry-run: the local destination compared with the server's list m (consumed). */
-static int pull_dry(struct client *c, struct io_manifest *m)
-{
-	const struct eng_copy_opts *cp = c->o->copy;
-	uint8_t *why = NULL;
-	char *name = NULL;
-	int err = eng__dest_dry(NULL, cp->dst, io_src_contents_only(cp->src, cp->n_src), m, &name,
-				&why);
-
-	if (!err)
-		err = dry_tell(c, m, NULL, why); /* eng__dest_dry renamed m already */
-	else
-		io_manifest_destroy(m);
-	free(name);
-	free(why);
-	return err;
-}
-
-/* Push --dry-run: the server's answer, what its destination holds against this list. */
-static int push_dry(struct client *c)
-{
-	const struct io_manifest *mine = eng__files_manifest(c->s.files);
-	struct io_manifest *m = NULL;
-	json_t *msg = NULL;
-	uint8_t *why = malloc(mine->n ? mine->n : 1);
-	char *name = NULL;
-	size_t i;
-	int err = why ? eng__proto_recv(&c->s.ctl, c->s.timeout_ms, ENG_MSG_DRY_RUN, &msg)
-		      : rcp_err(-ENOMEM, "out of memory");
-
-	if (!err && json_object_get(msg, ENG_KEY_NAME))
-		err = eng__proto_name(json_object_get(msg, ENG_KEY_NAME), "a new name", &name);
-	if (!err) /* a byte per entry: no bit check (n = 8 per byte) */
-		err = eng__map_recv(&c->s.ctl, c->s.timeout_ms, ENG_MSG_DRY_RUN_WHY, mine->n * 8,
-				    why, mine->n);
-	for (i = 0; !err && i < mine->n; i++)
-		if (why[i] > IO_DIFF_MAX)
-			err = rcp_err(-EPROTO, "the server's dry run names an unknown difference");
-	if (!err)
-		err = io_manifest_pick(mine, NULL, &m);
-	if (!err)
-		err = dry_tell(c, m, name, why);
-	json_decref(msg);
-	free(name);
-	free(why);
-	return err;
-}
-
 /* Pull: the server's file list, checked, and the local destination made ready for it. */
 static int pull_prepare(struct client *c)
 {
@@ -255,7 +195,7 @@ static int pull_prepare(struct client *c)
 	if (!err && (err = io_pull_names_check(cp->src, cp->n_src, cp->recursive, m)) != 0)
 		io_manifest_destroy(m);
 	if (!err && cp->dry_run)
-		return pull_dry(c, m);
+		return eng__dry_pull(cp, m);
 	if (!err)
 		err = eng__dest_files(
 			NULL, cp->dst, io_src_contents_only(cp->src, cp->n_src),
@@ -306,7 +246,7 @@ static int handshake(struct client *c)
 		if (!err)
 			err = eng__manifest_send(&c->s.ctl, eng__files_manifest(c->s.files));
 		if (!err && cp->dry_run)
-			return push_dry(c);
+			return eng__dry_push_recv(&c->s, cp);
 		if (!err)
 			err = eng__session_maps_recv(&c->s, cp->update, cp->partial);
 	} else if (!err && cp) {

@@ -128,38 +128,6 @@ static int hello_check(struct srv_session *ss)
 	return 0;
 }
 
-/*
- * Push --dry-run: how the destination differs from each entry of m, told
- * to the client; nothing is made or written. m is kept for the log line
- * (a sender's file side that reads nothing).
- */
-static int push_dry(struct srv_session *ss, const char *dst, struct io_manifest *m)
-{
-	json_t *msg = eng__proto_msg(ENG_MSG_DRY_RUN, false);
-	uint8_t *why = NULL;
-	char *name = NULL;
-	int err = eng__dest_dry(ss->srv->root, dst, flag(ss->hello, ENG_FLAG_CONTENTS), m, &name,
-				&why);
-
-	if (!err && !msg)
-		err = rcp_err(-ENOMEM, "out of memory");
-	if (!err && name)
-		err = eng__proto_set_hex(msg, ENG_KEY_NAME, name, strlen(name));
-	if (!err)
-		err = eng__proto_send(&ss->s.ctl, msg);
-	if (!err)
-		err = eng__map_send(&ss->s.ctl, ENG_MSG_DRY_RUN_WHY, why, m->n);
-	ss->bytes = m->data_bytes;
-	if (!err)
-		err = eng__files_create(ENG_SENDER, m, ss->s.chunk, NULL, 0, &ss->s.files);
-	else
-		io_manifest_destroy(m);
-	json_decref(msg);
-	free(name);
-	free(why);
-	return err;
-}
-
 /* Push: the file list, the destination beneath the root, and what needs no data. */
 static int push_prepare(struct srv_session *ss)
 {
@@ -177,7 +145,9 @@ static int push_prepare(struct srv_session *ss)
 	io_path_printable(dst, ss->where);
 	err = eng__manifest_recv(&ss->s.ctl, ss->s.timeout_ms, &m);
 	if (!err && flag(ss->hello, ENG_FLAG_DRY_RUN)) {
-		err = push_dry(ss, dst, m);
+		ss->bytes = m->data_bytes;
+		err = eng__dry_answer(&ss->s, ss->srv->root, dst,
+				      flag(ss->hello, ENG_FLAG_CONTENTS), m);
 		free(dst);
 		return err;
 	}
@@ -200,30 +170,6 @@ static int push_prepare(struct srv_session *ss)
 	return err;
 }
 
-/* A pull's filter, filter_bytes long in "filter" frames: checked as the client's own were. */
-static int pull_filter(struct srv_session *ss, const json_t *sources, struct io_filter **f_out)
-{
-	uint64_t len = 0;
-	uint8_t *buf;
-	int err;
-
-	*f_out = NULL;
-	if (!json_object_get(sources, ENG_KEY_FILTER_BYTES))
-		return 0;
-	if ((err = eng__proto_get_u64(sources, ENG_KEY_FILTER_BYTES, &len)) != 0)
-		return err;
-	if (len == 0 || len > IO_FILTER_MAX_BYTES)
-		return rcp_err(-EFBIG, "the client's filter of %" PRIu64 " bytes is out of bounds",
-			       len);
-	if (!(buf = malloc(len)))
-		return rcp_err(-ENOMEM, "out of memory for the client's filter");
-	err = eng__map_recv(&ss->s.ctl, ss->s.timeout_ms, ENG_MSG_FILTER, len * 8, buf, len);
-	if (!err)
-		err = io_filter_decode(buf, len, f_out);
-	free(buf);
-	return err;
-}
-
 /* The pull's sources, names beneath the root: the client's first message after the proofs. */
 static int pull_sources(struct srv_session *ss, char ***src_out, size_t *n_out,
 			struct io_filter **f_out)
@@ -233,7 +179,7 @@ static int pull_sources(struct srv_session *ss, char ***src_out, size_t *n_out,
 	char **src;
 	int err = eng__proto_recv(&ss->s.ctl, ss->s.timeout_ms, ENG_MSG_SOURCES, &msg);
 
-	if (!err && (err = pull_filter(ss, msg, f_out)) != 0)
+	if (!err && (err = eng__filter_recv(&ss->s, msg, f_out)) != 0)
 		json_decref(msg);
 	if (err)
 		return err;
