@@ -63,8 +63,8 @@ struct io_filter {
 	 * entry's path ends): the rules that can match, in order. A rule whose
 	 * glob ends in a wildcard is in every list. Built by io_filter_finish.
 	 */
-	uint16_t *by_last[256];
-	uint16_t n_by_last[256];
+	uint16_t *by_last[2][256]; /* [is_dir]: a directory-only rule is in [1] alone */
+	uint16_t n_by_last[2][256];
 	char **path; /* --files-from, sorted and unique after io_filter_finish */
 	size_t n_paths, cap_paths;
 	size_t bytes; /* what the encoding takes */
@@ -95,8 +95,8 @@ void io_filter_destroy(struct io_filter *f)
 	}
 	for (i = 0; i < f->n_paths; i++)
 		free(f->path[i]);
-	for (i = 0; i < 256; i++)
-		free(f->by_last[i]);
+	for (i = 0; i < 2 * 256; i++)
+		free(f->by_last[i / 256][i % 256]);
 	free(f->rule);
 	free(f->path);
 	free(f);
@@ -292,24 +292,27 @@ static int path_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The rules by the last byte they can match; false when out of memory. */
+/* The rules by the kind of entry and the last byte they can match; false when out of memory. */
 static bool rules_index(struct io_filter *f)
 {
-	size_t i, b;
+	size_t i, b, d;
 
-	for (b = 0; b < 256; b++) {
-		free(f->by_last[b]);
-		f->n_by_last[b] = 0;
-		f->by_last[b] = f->n_rules ? malloc(f->n_rules * sizeof(uint16_t)) : NULL;
-		if (f->n_rules && !f->by_last[b])
-			return false;
-	}
+	for (d = 0; d < 2; d++)
+		for (b = 0; b < 256; b++) {
+			free(f->by_last[d][b]);
+			f->n_by_last[d][b] = 0;
+			f->by_last[d][b] =
+				f->n_rules ? malloc(f->n_rules * sizeof(uint16_t)) : NULL;
+			if (f->n_rules && !f->by_last[d][b])
+				return false;
+		}
 	for (i = 0; i < f->n_rules; i++) {
 		const struct rule *r = &f->rule[i];
 
-		for (b = 0; b < 256; b++)
-			if (!r->tail_len || (unsigned char)r->tail[r->tail_len - 1] == b)
-				f->by_last[b][f->n_by_last[b]++] = (uint16_t)i;
+		for (d = r->dir_only; d < 2; d++)
+			for (b = 0; b < 256; b++)
+				if (!r->tail_len || (unsigned char)r->tail[r->tail_len - 1] == b)
+					f->by_last[d][b][f->n_by_last[d][b]++] = (uint16_t)i;
 	}
 	return true;
 }
@@ -402,8 +405,8 @@ bool io_filter_excluded(const struct io_filter *f, const char *rel, bool is_dir)
 		return false;
 	name = name ? name + 1 : rel;
 	name_len = len - (size_t)(name - rel);
-	cand = f->by_last[(unsigned char)rel[len - 1]];
-	n = f->n_by_last[(unsigned char)rel[len - 1]];
+	cand = f->by_last[is_dir][(unsigned char)rel[len - 1]];
+	n = f->n_by_last[is_dir][(unsigned char)rel[len - 1]];
 	for (i = 0; i < n; i++)
 		if (rule_matches(&f->rule[cand[i]], rel, len, name, name_len, is_dir))
 			return !f->rule[cand[i]].include;
