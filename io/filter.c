@@ -378,11 +378,12 @@ static bool rule_matches(const struct rule *r, const char *rel, size_t len, cons
 
 	if (r->dir_only && !is_dir)
 		return false;
+	/* every subject ends where rel ends: its literal tail first, before any search */
+	if (len < r->tail_len || memcmp(rel + len - r->tail_len, r->tail, r->tail_len))
+		return false;
 	if (!r->path)
 		return glob_match(r, name, name_len, 0);
 	if (r->dstar) { /* the whole path, and unanchored each part after a '/' too */
-		if (len < r->tail_len || memcmp(rel + len - r->tail_len, r->tail, r->tail_len))
-			return false;
 		for (s = rel;; s++) {
 			if (fnmatch(r->glob, s, 0) == 0)
 				return true;
