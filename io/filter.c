@@ -190,14 +190,14 @@ static inline bool same_back(const char *a, const char *b, size_t n)
 static bool runs_in(const struct rule *r, const char *s, size_t len)
 {
 	const char *run;
-	size_t at = 0, n;
+	size_t at = r->head_len, n, end = len - r->tail_len; /* between the head and the tail */
 
 	/* runs and names are a few bytes: a plain scan costs less than memmem's set-up */
 	for (run = r->runs; run && *run; run += n + 1) {
 		n = strlen(run);
-		while (at + n <= len && !same_back(s + at, run, n))
+		while (at + n <= end && !same_back(s + at, run, n))
 			at++;
-		if (at + n > len)
+		if (at + n > end)
 			return false;
 		at += n;
 	}

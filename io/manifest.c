@@ -361,12 +361,12 @@ static int walk_at(struct walk *w, int dirfd, const char *name, const char *src,
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return rcp_err(-errno, "cannot stat %s: %s", src, strerror(errno));
-	if (w->filter && strlen(rel) == w->top_len && io_filter_has_paths(w->filter) &&
+	if (w->filter && rel[w->top_len] != '\0' && left_out(w, rel, S_ISDIR(st.st_mode)))
+		return 0;
+	if (w->filter && rel[w->top_len] == '\0' && io_filter_has_paths(w->filter) &&
 	    !S_ISDIR(st.st_mode))
 		return rcp_err(-ENOTDIR, "--files-from needs a source directory; %s is not one",
 			       src);
-	if (w->filter && strlen(rel) > w->top_len && left_out(w, rel, S_ISDIR(st.st_mode)))
-		return 0;
 	if (S_ISDIR(st.st_mode))
 		return walk_dir(w, dirfd, name, src, rel, &st);
 	if (!rel[0])
