@@ -306,6 +306,43 @@ static int path_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/*
+ * The bytes a subject of r can end with, into last[]: its tail's last
+ * byte; or, for a glob that ends in a plain bracket expression ("*.[oa]",
+ * "x[0-9]"), the bytes it lists. false: any byte (a glob ending in '*' or
+ * '?', or in a bracket that negates or names a class).
+ */
+static bool rule_last(const struct rule *r, bool last[256])
+{
+	size_t len = strlen(r->glob), open, i;
+	const unsigned char *g = (const unsigned char *)r->glob;
+
+	memset(last, 0, 256 * sizeof(bool));
+	if (r->tail_len) {
+		last[(unsigned char)r->tail[r->tail_len - 1]] = true;
+		return true;
+	}
+	if (len < 3 || g[len - 1] != ']')
+		return false;
+	for (open = len - 1; open > 0 && g[open - 1] != '['; open--)
+		if (g[open - 1] == ']' || g[open - 1] == '\\' || g[open - 1] == '/')
+			return false; /* not a plain one */
+	if (open == 0 || open == len - 1 || g[open] == '!' || g[open] == '^' ||
+	    (open >= 2 && g[open - 2] == '\\'))
+		return false;
+	for (i = open; i < len - 1; i++) {
+		if (g[i] == '-' && i > open && i + 1 < len - 1) {
+			if (g[i - 1] > g[i + 1])
+				return false; /* a range fnmatch reads as it will */
+			for (unsigned b = g[i - 1]; b <= g[i + 1]; b++)
+				last[b] = true;
+			continue;
+		}
+		last[g[i]] = true;
+	}
+	return true;
+}
+
 /* The rules by the kind of entry and the last byte they can match; false when out of memory. */
 static bool rules_index(struct io_filter *f)
 {
@@ -321,11 +358,11 @@ static bool rules_index(struct io_filter *f)
 				return false;
 		}
 	for (i = 0; i < f->n_rules; i++) {
-		const struct rule *r = &f->rule[i];
+		bool last[256], some = rule_last(&f->rule[i], last);
 
-		for (d = r->dir_only; d < 2; d++)
+		for (d = f->rule[i].dir_only; d < 2; d++)
 			for (b = 0; b < 256; b++)
-				if (!r->tail_len || (unsigned char)r->tail[r->tail_len - 1] == b)
+				if (!some || last[b])
 					f->by_last[d][b][f->n_by_last[d][b]++] = (uint16_t)i;
 	}
 	return true;

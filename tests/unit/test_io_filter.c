@@ -121,7 +121,7 @@ static void test_the_first_match_decides(void **state)
 
 static void test_brackets_and_escapes_are_fnmatch_s(void **state)
 {
-	struct io_filter *f = RULES("-[ab]x", "-\\*lit", "-q[!0-9]");
+	struct io_filter *f = RULES("-[ab]x", "-\\*lit", "-q[!0-9]", "-*.[o-q]", "-y[-z]");
 
 	(void)state;
 	assert_true(io_filter_excluded(f, "ax", false));
@@ -130,6 +130,13 @@ static void test_brackets_and_escapes_are_fnmatch_s(void **state)
 	assert_false(io_filter_excluded(f, "alit", false));
 	assert_true(io_filter_excluded(f, "qa", false));
 	assert_false(io_filter_excluded(f, "q1", false));
+	assert_true(io_filter_excluded(f, "a/x.o", false)); /* indexed by each byte it takes */
+	assert_true(io_filter_excluded(f, "x.p", false));
+	assert_true(io_filter_excluded(f, "x.q", false));
+	assert_false(io_filter_excluded(f, "x.r", false));
+	assert_true(io_filter_excluded(f, "y-", false));
+	assert_true(io_filter_excluded(f, "yz", false));
+	assert_false(io_filter_excluded(f, "ya", false));
 	io_filter_destroy(f);
 }
 
