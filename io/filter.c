@@ -12,10 +12,12 @@
  * matches decides; no match keeps the entry. The walk does not enter an
  * excluded directory.
  *
- * Each rule keeps the literal bytes its glob must begin and end with, so
- * that most names are turned down by a byte or two, not by fnmatch: 50 rules
- * over a tree of 100,000 entries must not slow the walk by more than a few
- * percent (tests/bench/bench_walk.c).
+ * Each rule keeps the literal bytes its glob must begin and end with, and
+ * the runs between its wildcards, and the rules are indexed by the last
+ * byte their subject can end with (and by whether they take directories
+ * only), so that most names are turned down by a byte or two, not by
+ * fnmatch: 50 rules over a tree of 100,000 entries must not slow the walk
+ * by more than about 5% (tests/bench/bench_walk.c, doc/benchmarks.md).
  *
  * --files-from's paths are kept sorted: an entry is wanted when it is
  * listed, lies on the way to one listed (a directory), or lies beneath a
