@@ -4,6 +4,7 @@
  * things. An argument is remote when it has a ':' with no '/' before it
  * (write ./a:b for a local name with a colon); [V6ADDR]:PATH is remote too.
  */
+#include "cli/filter.h"
 #include "cli/place.h"
 #include "cli/report.h"
 #include "cli/rsh.h"
@@ -35,6 +36,7 @@ struct cli_copy {
 	struct cli_progress line;
 	struct cli_series series;    /* --json: each rail's bytes over time */
 	const struct cli_wire *wire; /* each rail's counters over the copy, or NULL */
+	struct cli_filter filter;    /* --dry-run, --exclude, --files-from, ... */
 };
 
 enum { FSYNC_GIVEN = 1, NO_FSYNC_GIVEN = 2 };
@@ -61,7 +63,8 @@ static void copy_usage(FILE *f)
 		"                     the nanosecond, as -p copies it) or a symlink to the\n"
 		"                     same target is left alone (rsync's quick check)\n"
 		"  --partial          an interrupted copy keeps what it received; the next\n"
-		"                     --partial copy checks it again and sends only the rest\n"
+		"                     --partial copy checks it again and sends only the "
+		"rest\n" CLI_FILTER_USAGE
 		"  -q, --quiet        no progress line and no summary, only errors\n"
 		"  -v, --verbose      say more on stderr (-vv: debug)\n"
 		"  --json             the summary as one JSON object on stdout\n"
@@ -150,7 +153,8 @@ static int copy_opt(void *ctx, int c, const char *arg)
 		return 0;
 	}
 	}
-	if ((r = cli_session_opt(NULL, &cc->sess, c, arg)) != -1)
+	if ((r = cli_session_opt(NULL, &cc->sess, c, arg)) != -1 ||
+	    (r = cli_filter_opt(&cc->filter, c, arg)) != -1)
 		return r;
 	return cli_place_opt(NULL, &cc->place, c, arg);
 }
@@ -248,13 +252,15 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 		CLI_SESSION_OPTIONS,
 		CLI_PLACE_OPTIONS,
 		CLI_IO_OPTIONS,
+		CLI_FILTER_OPTIONS,
 		{0},
 	};
 	char host[sizeof(cc->host)];
 	const char *dst_path;
 	int first, r, i, n;
 
-	r = cli_options_short(NULL, "hrpuqve:", argc, argv, opts, copy_opt, cc, copy_usage, &first);
+	r = cli_options_short(NULL, "hrpuqve:n", argc, argv, opts, copy_opt, cc, copy_usage,
+			      &first);
 	if (r)
 		return r;
 	cc->o.timeout_ms = cc->sess.timeout_ms;
@@ -309,6 +315,10 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 	cc->o.host = cli_rsh_hostname(cc->host); /* user@ is for ssh */
 	if (!cc->railcp_path)
 		cc->railcp_path = "railcp";
+	cc->filter.host = cc->host;
+	cc->filter.json = cc->json;
+	if ((r = cli_filter_finish(&cc->filter, cc->o.n_src, &cc->o)) != 0)
+		return r;
 	return cli_place_check(NULL, &cc->place) ? CLI_EXIT_USAGE : 0;
 }
 
@@ -333,6 +343,8 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 	json_t *o;
 	int err;
 
+	if (cc->o.dry_run) /* its list and its line are said (copy_filter.c) */
+		return 0;
 	if (cc->json) {
 		o = json_object();
 		cli_report_json(o, r, r->wall_seconds);
@@ -512,6 +524,7 @@ void cli_copy_destroy(struct cli_copy *cc)
 {
 	if (!cc)
 		return;
+	cli_filter_fini(&cc->filter);
 	free(cc->src);
 	free(cc);
 }

@@ -139,6 +139,7 @@ static const char *value_words(const char *name)
 		{"SEC", "a number of seconds"}, {"P", "a port number"},
 		{"CMD", "a command"},		{"LIST", "a list"},
 		{"ADDR", "an address"},		{"PATH", "a path"},
+		{"PATTERN", "a pattern"},
 	};
 	size_t i;
 

@@ -203,6 +203,7 @@ enum eng_copy_dir {
 };
 
 struct io_manifest;
+struct io_filter;
 
 struct eng_copy_opts {
 	const char *host;
@@ -234,6 +235,20 @@ struct eng_copy_opts {
 	int connect_timeout_ms; /* each stripe's connection at set-up; 0: the default (10 s) */
 	struct eng_qp_knobs qp; /* --ack-timeout, --retry-count */
 	enum eng_transport_kind transport; /* the server must serve the same */
+	/*
+	 * --exclude, --include, --files-from (io/io.h): a push walks through
+	 * it, a pull has the server walk through it; NULL: none.
+	 */
+	const struct io_filter *filter;
+	/*
+	 * --dry-run: the session ends after the file list, nothing written on
+	 * either side; dry_list gets the list as it would land (names beneath
+	 * the destination's directory) and, for each entry, how the
+	 * destination differs (enum io_diff), before eng_copy_run returns 0.
+	 */
+	bool dry_run;
+	void (*dry_list)(const struct io_manifest *m, const uint8_t *why, void *ctx);
+	void *dry_ctx;
 	/* Set (e.g. from a signal handler) to stop the copy: it fails, its temporaries removed. */
 	const _Atomic bool *cancel;
 	/* Called about every 20 ms from the calling thread with the figures so far. */

@@ -120,6 +120,64 @@ int io_manifest_walk(const struct io_root *root, const char *const *src, size_t 
 void io_manifest_destroy(struct io_manifest *m);
 
 /*
+ * ---- what a walk leaves out (--exclude, --include, --files-from) ----
+ *
+ * Rules and listed paths are matched against an entry's path beneath the
+ * top of its source (a directory source's own name not included); what a
+ * source names on the command line is never filtered. Rules, as rsync
+ * reads them: a glob (fnmatch(3)) on the entry's last name; a trailing '/'
+ * matches directories only; a leading '/' anchors the glob at the source's
+ * top; a glob with a '/' inside matches that many trailing components; "**"
+ * crosses slashes. The first rule that matches decides; an excluded
+ * directory is not entered. With listed paths (--files-from) the one
+ * source must be a directory, and an entry travels when it is listed, on
+ * the way to one listed, or (recursive) beneath a listed directory. Every
+ * pattern and path is UTF-8 without control characters, shorter than
+ * IO_PATH_MAX; a listed path is relative (a leading "/" or "./" is taken
+ * off) with no "." or ".." component. Threading: built by one thread, then
+ * read-only.
+ */
+struct io_filter;
+
+#define IO_FILTER_MAX_RULES 1024
+#define IO_FILTER_MAX_PATHS 1000000
+#define IO_FILTER_MAX_BYTES (64 << 20) /* encoded, as it travels to a pull's server */
+
+int io_filter_create(struct io_filter **f_out);
+
+/* Accepts NULL. */
+void io_filter_destroy(struct io_filter *f);
+
+/* Add a rule (after those before it); -EINVAL or -E2BIG with a sentence. */
+int io_filter_rule(struct io_filter *f, bool include, const char *pattern);
+
+/* Add a --files-from path; -EINVAL or -E2BIG with a sentence. */
+int io_filter_path(struct io_filter *f, const char *path);
+
+/* After the last rule and path, before matching: the paths sorted, each once; -ENOMEM. */
+int io_filter_finish(struct io_filter *f);
+
+/* Whether f (NULL: none) lists paths, how many, and the i-th (sorted). */
+bool io_filter_has_paths(const struct io_filter *f);
+size_t io_filter_n_paths(const struct io_filter *f);
+const char *io_filter_path_at(const struct io_filter *f, size_t i);
+
+/* Whether the rules leave out the entry at rel (beneath its source's top). */
+bool io_filter_excluded(const struct io_filter *f, const char *rel, bool is_dir);
+
+/* The filter as bytes for a pull's server, and back: the peer's is checked as above. */
+int io_filter_encode(const struct io_filter *f, void **buf_out, size_t *len_out);
+int io_filter_decode(const void *buf, size_t len, struct io_filter **f_out);
+
+/*
+ * io_manifest_walk through filter f (NULL: none). With listed paths, one
+ * listed that the walk did not find is -ENOENT with a sentence.
+ */
+int io_manifest_walk_filtered(const struct io_root *root, const char *const *src, size_t n_src,
+			      unsigned flags, const char *as_name, const struct io_filter *f,
+			      struct io_manifest **m_out);
+
+/*
  * A deep copy of the entries of m with keep[i] set (keep NULL: all of
  * them), in m's order, sources, devices and inodes included: a share of
  * one walk for another session (railcp-mpi). Keep each kept entry's parent
@@ -441,6 +499,23 @@ int io_root_mkdir(struct io_root *root, const struct io_entry *e);
  * the root, a missing parent): the copy then tells. Thread-safe.
  */
 bool io_root_holds(const struct io_root *root, const struct io_entry *e);
+
+/* How what root holds at e->path differs from entry e (--dry-run says why it would travel). */
+enum io_diff {
+	IO_DIFF_SAME = 0,  /* a file of e's size and mtime, a symlink to e's target, a directory */
+	IO_DIFF_NEW = 1,   /* nothing there (or no way to it) */
+	IO_DIFF_TYPE = 2,  /* something of another type */
+	IO_DIFF_SIZE = 3,  /* a file of another size */
+	IO_DIFF_MTIME = 4, /* a file of e's size, modified at another time */
+	IO_DIFF_LINK = 5,  /* a symlink to another target */
+};
+#define IO_DIFF_MAX IO_DIFF_LINK
+
+/* root NULL: IO_DIFF_NEW. Thread-safe. */
+enum io_diff io_root_compare(const struct io_root *root, const struct io_entry *e);
+
+/* "new", "size differs", ... */
+const char *io_diff_str(enum io_diff d);
 
 /* Create symlink e->path -> e->link, atomically replacing a non-directory there. */
 int io_root_symlink(struct io_root *root, const struct io_entry *e);

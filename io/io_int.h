@@ -342,4 +342,12 @@ uint64_t io__siphash24(const uint8_t key[16], const void *p, size_t n);
  */
 int io__hash_key(const uint8_t **key_out);
 
+/*
+ * filter.c, for the walk: whether an entry at rel (beneath its source's
+ * top) is wanted by the filter's listed paths; a listed path it is sets
+ * its found[] (one per listed path, sorted as io_filter_path_at).
+ */
+bool io__filter_wanted(const struct io_filter *f, const char *rel, bool is_dir, bool recursive,
+		       bool *found);
+
 #endif

@@ -30,6 +30,10 @@
 struct walk {
 	struct io_manifest *m;
 	unsigned flags;
+	const struct io_filter *filter; /* NULL: none */
+	size_t top_len;			/* the source's top in rel: rel beneath it starts after */
+	bool recursive;			/* -r itself (listed paths walk their way in without it) */
+	bool *found;			/* per listed path */
 };
 
 void io__entry_fini(struct io_entry *e)
@@ -340,12 +344,29 @@ static int walk_dir(struct walk *w, int dirfd, const char *name, const char *src
 	return err;
 }
 
+/* Whether the filter leaves out the entry at rel, beneath the source's top. */
+static bool left_out(const struct walk *w, const char *rel, bool is_dir)
+{
+	const char *beneath = rel + w->top_len + (w->top_len > 0);
+
+	if (io_filter_has_paths(w->filter) &&
+	    !io__filter_wanted(w->filter, beneath, is_dir, w->recursive, w->found))
+		return true;
+	return io_filter_excluded(w->filter, beneath, is_dir);
+}
+
 static int walk_at(struct walk *w, int dirfd, const char *name, const char *src, const char *rel)
 {
 	struct stat st;
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return rcp_err(-errno, "cannot stat %s: %s", src, strerror(errno));
+	if (w->filter && rel[w->top_len] != '\0' && left_out(w, rel, S_ISDIR(st.st_mode)))
+		return 0;
+	if (w->filter && rel[w->top_len] == '\0' && io_filter_has_paths(w->filter) &&
+	    !S_ISDIR(st.st_mode))
+		return rcp_err(-ENOTDIR, "--files-from needs a source directory; %s is not one",
+			       src);
 	if (S_ISDIR(st.st_mode))
 		return walk_dir(w, dirfd, name, src, rel, &st);
 	if (!rel[0])
@@ -494,7 +515,14 @@ static int walk_source(struct walk *w, const struct io_root *root, const char *s
 int io_manifest_walk(const struct io_root *root, const char *const *src, size_t n_src,
 		     unsigned flags, const char *as_name, struct io_manifest **m_out)
 {
-	struct walk w = {.flags = flags};
+	return io_manifest_walk_filtered(root, src, n_src, flags, as_name, NULL, m_out);
+}
+
+int io_manifest_walk_filtered(const struct io_root *root, const char *const *src, size_t n_src,
+			      unsigned flags, const char *as_name, const struct io_filter *f,
+			      struct io_manifest **m_out)
+{
+	struct walk w = {.flags = flags, .filter = f, .recursive = flags & IO_WALK_RECURSIVE};
 	char *name = NULL;
 	size_t i;
 	int err = 0;
@@ -502,16 +530,37 @@ int io_manifest_walk(const struct io_root *root, const char *const *src, size_t 
 	if (as_name && n_src != 1)
 		return rcp_err(-EINVAL, "a destination name needs exactly one source, not %zu",
 			       n_src);
+	if (io_filter_has_paths(f) && n_src != 1)
+		return rcp_err(-EINVAL, "--files-from needs exactly one source directory, not %zu",
+			       n_src);
+	if (io_filter_has_paths(f)) { /* the way to each listed path is walked, -r or not */
+		w.flags |= IO_WALK_RECURSIVE;
+		w.found = calloc(io_filter_n_paths(f), sizeof(*w.found));
+		if (!w.found)
+			return rcp_err(-ENOMEM, "out of memory for --files-from");
+	}
 	w.m = calloc(1, sizeof(*w.m));
 	if (!w.m)
-		return rcp_err(-ENOMEM, "out of memory for a manifest");
+		err = rcp_err(-ENOMEM, "out of memory for a manifest");
 	for (i = 0; i < n_src && !err; i++) {
 		err = top_name(src[i], as_name, &name);
 		if (err)
 			break;
+		w.top_len = strlen(name);
 		err = walk_source(&w, root, src[i], name);
 		free(name);
 	}
+	for (i = 0; !err && w.found && i < io_filter_n_paths(f); i++) {
+		char esc[IO_ESC_MAX];
+
+		if (!w.found[i]) /* the source may be a peer's name: escaped */
+			err = rcp_err(-ENOENT,
+				      "--files-from lists \"%.200s\", which is not in %s (or is "
+				      "excluded)",
+				      io_filter_path_at(f, i),
+				      io__path_escape(src[0], strlen(src[0]), esc));
+	}
+	free(w.found);
 	/* Sources may collide (a/x and b/x, or x and ./x): two entries, one destination. */
 	if (!err) {
 		err = io__manifest_check(w.m, NULL);

@@ -265,33 +265,64 @@ int io_root_mkdir(struct io_root *root, const struct io_entry *e)
 	return err;
 }
 
-bool io_root_holds(const struct io_root *root, const struct io_entry *e)
+/* What is at last in pfd against e. */
+static enum io_diff diff_at(int pfd, const char *last, const struct io_entry *e)
 {
 	size_t want = e->link ? strlen(e->link) : 0;
 	char target[IO_PATH_MAX];
-	const char *last;
 	struct stat st;
-	bool same = false;
 	ssize_t n;
+
+	if (fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return IO_DIFF_NEW;
+	if (e->type == IO_DIR)
+		return S_ISDIR(st.st_mode) ? IO_DIFF_SAME : IO_DIFF_TYPE;
+	if (e->type == IO_FILE && !S_ISREG(st.st_mode))
+		return IO_DIFF_TYPE;
+	if (e->type == IO_FILE)
+		return (uint64_t)st.st_size != e->size ? IO_DIFF_SIZE
+		       : (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec != e->mtime_ns
+			       ? IO_DIFF_MTIME
+			       : IO_DIFF_SAME;
+	if (!S_ISLNK(st.st_mode))
+		return IO_DIFF_TYPE;
+	n = want < sizeof(target) ? readlinkat(pfd, last, target, sizeof(target)) : -1;
+	return n >= 0 && (size_t)n == want && !memcmp(target, e->link, want) ? IO_DIFF_SAME
+									     : IO_DIFF_LINK;
+}
+
+enum io_diff io_root_compare(const struct io_root *root, const struct io_entry *e)
+{
+	const char *last;
+	enum io_diff d;
 	int pfd;
 
-	if (e->type == IO_DIR)
-		return false;
+	if (!root)
+		return IO_DIFF_NEW;
 	if (io__parent_open(root->fd, e->path, &pfd, &last) != 0) {
 		rcp_err_clear(); /* not ours to report: the copy itself will */
-		return false;
+		return IO_DIFF_NEW;
 	}
-	if (fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (e->type == IO_FILE)
-			same = S_ISREG(st.st_mode) && (uint64_t)st.st_size == e->size &&
-			       (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec ==
-				       e->mtime_ns;
-		else if (e->type == IO_SYMLINK && S_ISLNK(st.st_mode) && want < sizeof(target))
-			same = (n = readlinkat(pfd, last, target, sizeof(target))) >= 0 &&
-			       (size_t)n == want && !memcmp(target, e->link, want);
-	}
+	d = diff_at(pfd, last, e);
 	close(pfd);
-	return same;
+	return d;
+}
+
+const char *io_diff_str(enum io_diff d)
+{
+	static const char *const words[] = {"up to date",
+					    "new",
+					    "another type there",
+					    "size differs",
+					    "modification time differs",
+					    "symlink target differs"};
+
+	return (unsigned)d <= IO_DIFF_MAX ? words[d] : "?";
+}
+
+bool io_root_holds(const struct io_root *root, const struct io_entry *e)
+{
+	return e->type != IO_DIR && io_root_compare(root, e) == IO_DIFF_SAME;
 }
 
 int io_root_symlink(struct io_root *root, const struct io_entry *e)

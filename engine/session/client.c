@@ -51,6 +51,7 @@ static json_t *copy_flags(const struct eng_copy_opts *cp)
 	json_object_set_new(flags, ENG_FLAG_RECURSIVE, json_boolean(cp->recursive));
 	json_object_set_new(flags, ENG_FLAG_UPDATE, json_boolean(cp->update));
 	json_object_set_new(flags, ENG_FLAG_PARTIAL, json_boolean(cp->partial));
+	json_object_set_new(flags, ENG_FLAG_DRY_RUN, json_boolean(cp->dry_run));
 	json_object_set_new(flags, ENG_FLAG_CONTENTS,
 			    json_boolean(io_src_contents_only(cp->src, cp->n_src)));
 	return flags;
@@ -82,7 +83,8 @@ static int pull_sources_send(struct client *c)
 {
 	const struct eng_copy_opts *cp = c->o->copy;
 	json_t *m = eng__proto_msg(ENG_MSG_SOURCES, false), *srcs = json_array();
-	size_t i;
+	void *filter = NULL;
+	size_t i, len = 0;
 	int err = m && srcs ? 0 : -ENOMEM;
 
 	if (!err && json_object_set(m, ENG_KEY_SRC, srcs))
@@ -90,8 +92,13 @@ static int pull_sources_send(struct client *c)
 	for (i = 0; i < cp->n_src && !err; i++)
 		if (json_array_append_new(srcs, eng__proto_hex(cp->src[i], strlen(cp->src[i]))))
 			err = -ENOMEM;
+	if (!err && cp->filter && (err = io_filter_encode(cp->filter, &filter, &len)) == 0)
+		json_object_set_new(m, ENG_KEY_FILTER_BYTES, json_integer((json_int_t)len));
 	if (!err)
 		err = eng__proto_send(&c->s.ctl, m);
+	if (!err && len) /* the server walks through it */
+		err = eng__map_send(&c->s.ctl, ENG_MSG_FILTER, filter, len);
+	free(filter);
 	json_decref(srcs);
 	json_decref(m);
 	return err;
@@ -165,8 +172,9 @@ static int push_prepare(struct client *c)
 	if (cp->manifest) /* walked already: a copy, as each try takes its own */
 		err = io_manifest_pick(cp->manifest, NULL, &m);
 	else
-		err = io_manifest_walk(NULL, cp->src, cp->n_src,
-				       cp->recursive ? IO_WALK_RECURSIVE : 0, NULL, &m);
+		err = io_manifest_walk_filtered(NULL, cp->src, cp->n_src,
+						cp->recursive ? IO_WALK_RECURSIVE : 0, NULL,
+						cp->filter, &m);
 	if (!err)
 		err = eng__files_create(ENG_SENDER, m, c->s.chunk, NULL, cp->direct ? IO_DIRECT : 0,
 					&c->s.files);
@@ -186,6 +194,8 @@ static int pull_prepare(struct client *c)
 		err = eng__manifest_recv(&c->s.ctl, c->s.timeout_ms, &m);
 	if (!err && (err = io_pull_names_check(cp->src, cp->n_src, cp->recursive, m)) != 0)
 		io_manifest_destroy(m);
+	if (!err && cp->dry_run)
+		return eng__dry_pull(cp, m);
 	if (!err)
 		err = eng__dest_files(
 			NULL, cp->dst, io_src_contents_only(cp->src, cp->n_src),
@@ -235,11 +245,15 @@ static int handshake(struct client *c)
 		json_decref(ready);
 		if (!err)
 			err = eng__manifest_send(&c->s.ctl, eng__files_manifest(c->s.files));
+		if (!err && cp->dry_run)
+			return eng__dry_push_recv(&c->s, cp);
 		if (!err)
 			err = eng__session_maps_recv(&c->s, cp->update, cp->partial);
 	} else if (!err && cp) {
 		err = pull_prepare(c);
 	}
+	if (!err && cp && cp->dry_run) /* the list was all: no welcome */
+		return 0;
 	if (!err)
 		err = eng__proto_recv(&c->s.ctl, c->s.timeout_ms, ENG_MSG_WELCOME, &c->welcome);
 	if (!err)
@@ -438,6 +452,10 @@ static int client_once(const struct eng_client_opts *o, uint64_t t0_ns,
 	err = cp && cp->dir == ENG_PUSH ? push_prepare(&c) : 0;
 	if (!err && (err = handshake(&c)) == -EBUSY)
 		*busy_out = true;
+	if (!err && cp && cp->dry_run) { /* the list was told: nothing travels */
+		memset(report_out, 0, sizeof(*report_out));
+		goto out;
+	}
 	if (!err)
 		err = job_setup(&c);
 	if (!err)
@@ -454,6 +472,7 @@ static int client_once(const struct eng_client_opts *o, uint64_t t0_ns,
 			snprintf(report_out->rail[r].peer, sizeof(report_out->rail[r].peer), "%s",
 				 c.peer[r]);
 	}
+out:
 	eng__session_fini(&c.s);
 	json_decref(c.welcome);
 	eng__auth_key_wipe(&c.key);

@@ -104,3 +104,58 @@ int eng__dest_files(const struct io_root *parent, const char *dst, bool contents
 	*f_out = f;
 	return 0;
 }
+
+/* The root a dry run compares with (NULL: nothing there yet), as eng__dest_open decides. */
+static int dry_root(const struct io_root *parent, const char *dst, bool contents,
+		    struct io_manifest *m, struct io_dest *d, struct io_root **root_out)
+{
+	char *path = malloc(IO_PATH_MAX);
+	struct io_root *root = NULL;
+	int err = path ? io_dest_path(dst, path) : rcp_err(-ENOMEM, "out of memory");
+
+	if (!err)
+		err = io_dest_decide(dst, contents, dest_open(parent, path, 0, &root),
+				     io_manifest_top_count(m), d);
+	free(path);
+	if (err || d->kind == IO_DEST_INTO) {
+		*root_out = root;
+		return err;
+	}
+	io_root_close(root); /* opened as something that is not the destination */
+	root = NULL;
+	err = dest_open(parent, d->dir, 0, &root); /* where the copy makes or renames its top */
+	if (!err && d->kind == IO_DEST_MKDIR) {
+		io_root_close(root); /* a new directory: everything in it is new */
+		root = NULL;
+	}
+	if (!err && d->kind == IO_DEST_RENAME)
+		err = io_manifest_rename_top(m, d->name);
+	*root_out = root;
+	return err;
+}
+
+int eng__dest_dry(const struct io_root *parent, const char *dst, bool contents,
+		  struct io_manifest *m, char **name_out, uint8_t **why_out)
+{
+	struct io_dest *d = malloc(sizeof(*d));
+	struct io_root *root = NULL;
+	uint8_t *why = malloc(m->n ? m->n : 1);
+	char *name = NULL;
+	size_t i;
+	int err = d && why ? dry_root(parent, dst, contents, m, d, &root)
+			   : rcp_err(-ENOMEM, "out of memory");
+
+	if (!err && d->kind == IO_DEST_RENAME && !(name = strdup(d->name)))
+		err = rcp_err(-ENOMEM, "out of memory");
+	for (i = 0; !err && i < m->n; i++)
+		why[i] = (uint8_t)io_root_compare(root, &m->entry[i]);
+	io_root_close(root);
+	free(d);
+	if (err) {
+		free(why);
+		return err;
+	}
+	*name_out = name;
+	*why_out = why;
+	return 0;
+}

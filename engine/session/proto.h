@@ -21,8 +21,10 @@
  *                                                   place 0 when admitted; queue.c)
  *           (keyed: every frame from here on is sealed, struct eng_ctl)
  *   S -> C  ready                                  (push: the job is accepted)
- *   C -> S  sources   src                          (pull: the names, as hex)
+ *   C -> S  sources   src, filter_bytes            (pull: the names, as hex)
+ *   C -> S  filter    part                         (pull with a filter: io_filter_encode)
  *   either  manifest  total (first part), part     (push: C -> S; pull: S -> C)
+ *   S -> C  dry_run   name; dry_run_why part      (push --dry-run: the session ends here)
  *   rcvr    skip      part                         (--update: what it holds already)
  *   rcvr    kept      part                         (--partial: chunks kept from before)
  *   rcvr    kept_digests part                      (--partial: a keyed digest of each, kept.c)
@@ -67,9 +69,13 @@
  * set-up name stripes that will never connect (either side), and the hello
  * names its transport (rdma or tcp); the hello carries the client's
  * --timeout ("timeout_ms") and a full server answers a proven session with
- * "queued" frames while it waits its turn.
+ * "queued" frames while it waits its turn. 9: a pull's sources may carry
+ * a filter (--exclude, --files-from: "filter_bytes", then "filter" frames),
+ * and the hello's "dry_run" flag ends the session after the file list (a
+ * push's server answers with "dry_run" and "dry_run_why" frames) with
+ * nothing written: an older server would copy instead.
  */
-#define ENG_PROTO_VERSION 8
+#define ENG_PROTO_VERSION 9
 #define ENG_PROTO_MAX_FRAME (1u << 20)
 /* A hello arrives before authentication: keep what a stranger can make us parse small. */
 #define ENG_PROTO_MAX_HELLO (64u << 10)
@@ -106,6 +112,12 @@
  * wait for a frame of another type passes over it.
  */
 #define ENG_MSG_LOST "lost"
+/* C -> S, pull: the filter's encoding (eng__map_send), "filter_bytes" of the sources long. */
+#define ENG_MSG_FILTER "filter"
+/* S -> C, push --dry-run: "name", the top's new name when the copy renames it (hex), or none... */
+#define ENG_MSG_DRY_RUN "dry_run"
+/* ...then a byte per manifest entry (enum io_diff), as eng__map_send sends maps. */
+#define ENG_MSG_DRY_RUN_WHY "dry_run_why"
 /* S -> C: a proven session waits its turn at a full server (queue.c); place 0: admitted */
 #define ENG_MSG_QUEUED "queued"
 
@@ -144,9 +156,11 @@
 #define ENG_KEY_SLOT_SIZE "slot_size"
 #define ENG_KEY_SERVER "server" /* hello: the server the client dialed (identity.c) */
 #define ENG_KEY_HOST "host"
-#define ENG_KEY_TIMEOUT_MS "timeout_ms" /* hello: the client's --timeout, how long it waits */
-#define ENG_KEY_PLACE "place"		/* queued: this session's place in line, 1 first */
-#define ENG_KEY_OF "of"			/* queued: sessions in line */
+#define ENG_KEY_TIMEOUT_MS "timeout_ms"	    /* hello: the client's --timeout, how long it waits */
+#define ENG_KEY_PLACE "place"		    /* queued: this session's place in line, 1 first */
+#define ENG_KEY_OF "of"			    /* queued: sessions in line */
+#define ENG_KEY_FILTER_BYTES "filter_bytes" /* sources: the filter frames' total */
+#define ENG_KEY_NAME "name"
 
 /* Jobs. */
 #define ENG_JOB_BENCH "bench"
@@ -161,6 +175,7 @@
 #define ENG_FLAG_CONTENTS "contents"
 #define ENG_FLAG_UPDATE "update"   /* the quick check: what the receiver holds does not travel */
 #define ENG_FLAG_PARTIAL "partial" /* the receiver keeps what a failed copy got, and resumes it */
+#define ENG_FLAG_DRY_RUN "dry_run" /* the session ends after the file list: nothing written */
 
 /* A sealing key (seal.c) and a frame's tag. */
 #define ENG_SEAL_KEY_LEN 32

@@ -144,6 +144,13 @@ static int push_prepare(struct srv_session *ss)
 		return err;
 	io_path_printable(dst, ss->where);
 	err = eng__manifest_recv(&ss->s.ctl, ss->s.timeout_ms, &m);
+	if (!err && flag(ss->hello, ENG_FLAG_DRY_RUN)) {
+		ss->bytes = m->data_bytes;
+		err = eng__dry_answer(&ss->s, ss->srv->root, dst,
+				      flag(ss->hello, ENG_FLAG_CONTENTS), m);
+		free(dst);
+		return err;
+	}
 	if (!err) {
 		ss->bytes = m->data_bytes;
 		err = eng__dest_files(
@@ -164,13 +171,16 @@ static int push_prepare(struct srv_session *ss)
 }
 
 /* The pull's sources, names beneath the root: the client's first message after the proofs. */
-static int pull_sources(struct srv_session *ss, char ***src_out, size_t *n_out)
+static int pull_sources(struct srv_session *ss, char ***src_out, size_t *n_out,
+			struct io_filter **f_out)
 {
 	json_t *msg = NULL, *arr;
 	size_t i, n;
 	char **src;
 	int err = eng__proto_recv(&ss->s.ctl, ss->s.timeout_ms, ENG_MSG_SOURCES, &msg);
 
+	if (!err && (err = eng__filter_recv(&ss->s, msg, f_out)) != 0)
+		json_decref(msg);
 	if (err)
 		return err;
 	arr = json_object_get(msg, ENG_KEY_SRC);
@@ -195,19 +205,22 @@ static int pull_prepare(struct srv_session *ss)
 {
 	struct io_manifest *m = NULL;
 	struct io_root *root = NULL;
+	struct io_filter *filter = NULL;
 	char **src = NULL;
 	size_t i, n = 0;
-	int err = pull_sources(ss, &src, &n);
+	int err = pull_sources(ss, &src, &n, &filter);
 
 	if (!err) {
 		io_path_printable(src[0], ss->where);
-		err = io_manifest_walk(ss->srv->root, (const char *const *)src, n,
-				       flag(ss->hello, ENG_FLAG_RECURSIVE) ? IO_WALK_RECURSIVE : 0,
-				       NULL, &m);
+		err = io_manifest_walk_filtered(
+			ss->srv->root, (const char *const *)src, n,
+			flag(ss->hello, ENG_FLAG_RECURSIVE) ? IO_WALK_RECURSIVE : 0, NULL, filter,
+			&m);
 	}
 	for (i = 0; i < n; i++)
 		free(src[i]);
 	free(src);
+	io_filter_destroy(filter);
 	if (!err)
 		err = io_root_open_beneath(ss->srv->root, ".", &root);
 	if (err) {
@@ -219,6 +232,8 @@ static int pull_prepare(struct srv_session *ss)
 				(ss->root_flags & IO_ROOT_DIRECT) ? IO_DIRECT : 0, &ss->s.files);
 	if (!err)
 		err = eng__manifest_send(&ss->s.ctl, eng__files_manifest(ss->s.files));
+	if (!err && flag(ss->hello, ENG_FLAG_DRY_RUN))
+		return 0; /* the client compares: the session ends here */
 	if (!err)
 		err = eng__session_maps_recv(&ss->s, flag(ss->hello, ENG_FLAG_UPDATE),
 					     flag(ss->hello, ENG_FLAG_PARTIAL));
@@ -522,6 +537,11 @@ static void *session_main(void *arg)
 		err = push_prepare(ss);
 	if (!err && !strcmp(ss->kind, ENG_JOB_PULL))
 		err = pull_prepare(ss);
+	if (!err && flag(ss->hello, ENG_FLAG_DRY_RUN)) {
+		rcp_log(RCP_LOG_NOTICE, "session %u from %s: dry run of a %s, nothing written",
+			ss->id, ss->peer, session_what(ss, what, sizeof(what)));
+		goto end;
+	}
 	if (!err)
 		err = session_setup(ss);
 	if (!err) {
@@ -546,6 +566,7 @@ static void *session_main(void *arg)
 		rcp_log(RCP_LOG_NOTICE, "session %u from %s failed: %s", ss->id, ss->peer,
 			rcp_err_msg(err));
 	}
+end:
 	session_record(ss, err);
 	eng__session_fini(&ss->s);
 	eng__admit_release(srv, &ss->admit); /* its pools are freed */

@@ -588,4 +588,36 @@ int eng__dest_files(const struct io_root *parent, const char *dst, bool contents
 		    unsigned root_flags, struct io_manifest *m, uint32_t chunk, uint8_t **holds_out,
 		    uint8_t **kept_out, struct eng_files **f_out);
 
+/*
+ * --dry-run's receiver: where a copy of m would land at dst (as
+ * eng__dest_open names it, m's top renamed to *name_out when the copy
+ * renames it, else *name_out NULL) and how the destination differs from
+ * each entry, a byte each (enum io_diff) in *why_out: nothing is made or
+ * written. Both malloc'd; m stays the caller's.
+ */
+int eng__dest_dry(const struct io_root *parent, const char *dst, bool contents,
+		  struct io_manifest *m, char **name_out, uint8_t **why_out);
+
+/* ---- dry.c: --dry-run and a pull's filter (protocol 9) ---- */
+
+/* Client, pull --dry-run: the local destination against the server's list m (consumed). */
+int eng__dry_pull(const struct eng_copy_opts *cp, struct io_manifest *m);
+
+/* Client, push --dry-run: the server's answer for this side's list, to cp->dry_list. */
+int eng__dry_push_recv(struct eng_session *s, const struct eng_copy_opts *cp);
+
+/*
+ * Server, push --dry-run: how the destination dst beneath root differs
+ * from each entry of m (taken over: it becomes s->files, which reads
+ * nothing), told to the client.
+ */
+int eng__dry_answer(struct eng_session *s, const struct io_root *root, const char *dst,
+		    bool contents, struct io_manifest *m);
+
+/*
+ * Server: the filter a pull's sources announce (none: *f_out NULL),
+ * received and checked (io_filter_decode).
+ */
+int eng__filter_recv(struct eng_session *s, const json_t *sources, struct io_filter **f_out);
+
 #endif

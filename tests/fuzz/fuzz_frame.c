@@ -12,7 +12,8 @@
  * one sends a challenge and reads the next frame as the proof). As a client
  * sees what follows: every further frame is read (a peer's "error" frame
  * becomes its sentence) and its fields fetched as the ends fetch those of a
- * pull's sources (server.c), a welcome's terms (client.c:
+ * pull's sources and its filter (server.c), a dry run's answer, a
+ * welcome's terms (client.c:
  * eng__welcome_terms), done and result (session.c); the frames as the
  * sender of a copy with --update reads the receiver's map of what it holds
  * (eng__map_recv, "skip" and "kept"). Last, the same frames sealed with a
@@ -144,6 +145,35 @@ static void sources_field(const json_t *m)
 }
 
 /*
+ * A pull's filter as the server decodes it (server.c: pull_filter), from
+ * one "filter" frame's part, and a dry run's answer as a client takes it
+ * (client.c: push_dry).
+ */
+static void filter_fields(const json_t *m)
+{
+	struct io_filter *f = NULL;
+	char *part = NULL, *name = NULL;
+	size_t n = 0;
+	uint64_t v;
+
+	eng__proto_get_u64(m, ENG_KEY_FILTER_BYTES, &v);
+	if (json_object_get(m, ENG_KEY_NAME) &&
+	    eng__proto_name(json_object_get(m, ENG_KEY_NAME), "a new name", &name) == 0)
+		FUZZ_CHECK(name != NULL);
+	free(name);
+	if (eng__proto_hex_value(json_object_get(m, ENG_KEY_PART), "a filter part",
+				 ENG_MANIFEST_PART, &part, &n) != 0)
+		return;
+	if (io_filter_decode(part, n, &f) == 0) {
+		FUZZ_CHECK(f != NULL);
+		(void)io_filter_excluded(f, "a/b/c.o", false);
+		(void)io_filter_excluded(f, "keep", true);
+	}
+	io_filter_destroy(f);
+	free(part);
+}
+
+/*
  * What a client takes from a welcome (client.c: job_setup, stripe_connect):
  * its terms keyed and not, for a bench and for a copy of 5 chunks, with a
  * budget of 16 slots; what it accepts is within that budget.
@@ -210,6 +240,7 @@ static void frames_after(struct eng_ctl *c)
 		}
 		FUZZ_CHECK(json_is_object(m));
 		sources_field(m);
+		filter_fields(m);
 		welcome_fields(m);
 		end_fields(m);
 		json_decref(m);

@@ -217,6 +217,26 @@ static void frames(void)
 	eng__proto_set_hex(m, ENG_KEY_PART, "\x02", 1);
 	stream_send(&s, m);
 	stream_put(&s, "frame", "skip_map");
+	/* A pull --dry-run with a filter: its sources, then the filter's records. */
+	stream_open(&s);
+	m = hello(ENG_JOB_PULL, false);
+	json_object_set_new(m, ENG_KEY_FLAGS, flags(true));
+	json_object_set_new(json_object_get(m, ENG_KEY_FLAGS), ENG_FLAG_DRY_RUN, json_true());
+	stream_send(&s, m);
+	m = eng__proto_msg(ENG_MSG_SOURCES, false);
+	json_object_set_new(m, ENG_KEY_SRC, json_pack("[o]", eng__proto_hex("data", 4)));
+	json_object_set_new(m, ENG_KEY_FILTER_BYTES, json_integer(24));
+	stream_send(&s, m);
+	m = eng__proto_msg(ENG_MSG_FILTER, false);
+	eng__proto_set_hex(m, ENG_KEY_PART, "-*.o\0+/keep/\0-**/x\0fa/b\0", 24);
+	stream_send(&s, m);
+	m = eng__proto_msg(ENG_MSG_DRY_RUN, false);
+	eng__proto_set_hex(m, ENG_KEY_NAME, "new", 3);
+	stream_send(&s, m);
+	m = eng__proto_msg(ENG_MSG_DRY_RUN_WHY, false);
+	eng__proto_set_hex(m, ENG_KEY_PART, "\x01\x00\x03", 3);
+	stream_send(&s, m);
+	stream_put(&s, "frame", "pull_filter_dry");
 }
 
 /* ---- the manifest of a small tree: a directory, files, a hole, a symlink ---- */

@@ -1,0 +1,130 @@
+/*
+ * dry.c - a copy's --dry-run and a pull's filter on the control
+ * connection (protocol 9).
+ *
+ * A dry run ends its session after the file list. For a push the server
+ * decides where the copy would land and how its destination differs from
+ * each entry (eng__dest_dry), and answers with a "dry_run" frame (the
+ * top's new name, if the copy renames it) and a byte per entry in
+ * "dry_run_why" frames; for a pull the client does the same on its side.
+ * Either way the caller's dry_list gets the list as it would land, and
+ * nothing is made or written anywhere. A pull's filter travels after its
+ * sources in "filter" frames, at most IO_FILTER_MAX_BYTES, and the server
+ * reads it through io_filter_decode's checks.
+ *
+ * Threading: the session's thread.
+ */
+#include "engine/session/session_int.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What a copy of m (consumed, its top renamed to name if not NULL) would do, to the caller. */
+static int dry_tell(const struct eng_copy_opts *cp, struct io_manifest *m, const char *name,
+		    const uint8_t *why)
+{
+	int err = name ? io_manifest_rename_top(m, name) : 0;
+
+	if (!err && cp->dry_list)
+		cp->dry_list(m, why, cp->dry_ctx);
+	io_manifest_destroy(m);
+	return err;
+}
+
+int eng__dry_pull(const struct eng_copy_opts *cp, struct io_manifest *m)
+{
+	uint8_t *why = NULL;
+	char *name = NULL;
+	int err = eng__dest_dry(NULL, cp->dst, io_src_contents_only(cp->src, cp->n_src), m, &name,
+				&why);
+
+	if (!err)
+		err = dry_tell(cp, m, NULL, why); /* eng__dest_dry renamed m already */
+	else
+		io_manifest_destroy(m);
+	free(name);
+	free(why);
+	return err;
+}
+
+int eng__dry_push_recv(struct eng_session *s, const struct eng_copy_opts *cp)
+{
+	const struct io_manifest *mine = eng__files_manifest(s->files);
+	struct io_manifest *m = NULL;
+	json_t *msg = NULL;
+	uint8_t *why = malloc(mine->n ? mine->n : 1);
+	char *name = NULL;
+	size_t i;
+	int err = why ? eng__proto_recv(&s->ctl, s->timeout_ms, ENG_MSG_DRY_RUN, &msg)
+		      : rcp_err(-ENOMEM, "out of memory");
+
+	if (!err && json_object_get(msg, ENG_KEY_NAME))
+		err = eng__proto_name(json_object_get(msg, ENG_KEY_NAME), "a new name", &name);
+	if (!err) /* a byte per entry: no bit check (8 items per byte) */
+		err = eng__map_recv(&s->ctl, s->timeout_ms, ENG_MSG_DRY_RUN_WHY, mine->n * 8, why,
+				    mine->n);
+	for (i = 0; !err && i < mine->n; i++)
+		if (why[i] > IO_DIFF_MAX)
+			err = rcp_err(-EPROTO, "the server's dry run names an unknown difference");
+	if (!err)
+		err = io_manifest_pick(mine, NULL, &m);
+	if (!err)
+		err = dry_tell(cp, m, name, why);
+	json_decref(msg);
+	free(name);
+	free(why);
+	return err;
+}
+
+int eng__dry_answer(struct eng_session *s, const struct io_root *root, const char *dst,
+		    bool contents, struct io_manifest *m)
+{
+	json_t *msg = eng__proto_msg(ENG_MSG_DRY_RUN, false);
+	uint8_t *why = NULL;
+	char *name = NULL;
+	int err = eng__dest_dry(root, dst, contents, m, &name, &why);
+
+	if (!err && !msg)
+		err = rcp_err(-ENOMEM, "out of memory");
+	if (!err && name)
+		err = eng__proto_set_hex(msg, ENG_KEY_NAME, name, strlen(name));
+	if (!err)
+		err = eng__proto_send(&s->ctl, msg);
+	if (!err)
+		err = eng__map_send(&s->ctl, ENG_MSG_DRY_RUN_WHY, why, m->n);
+	if (!err) /* for the log line: a file side that reads nothing */
+		err = eng__files_create(ENG_SENDER, m, s->chunk, NULL, 0, &s->files);
+	else
+		io_manifest_destroy(m);
+	json_decref(msg);
+	free(name);
+	free(why);
+	return err;
+}
+
+int eng__filter_recv(struct eng_session *s, const json_t *sources, struct io_filter **f_out)
+{
+	uint64_t len = 0;
+	uint8_t *buf;
+	int err;
+
+	*f_out = NULL;
+	if (!json_object_get(sources, ENG_KEY_FILTER_BYTES))
+		return 0;
+	if ((err = eng__proto_get_u64(sources, ENG_KEY_FILTER_BYTES, &len)) != 0)
+		return err;
+	if (len == 0 || len > IO_FILTER_MAX_BYTES)
+		return rcp_err(-EFBIG, "the client's filter of %" PRIu64 " bytes is out of bounds",
+			       len);
+	if (!(buf = malloc(len)))
+		return rcp_err(-ENOMEM, "out of memory for the client's filter");
+	err = eng__map_recv(&s->ctl, s->timeout_ms, ENG_MSG_FILTER, len * 8, buf, len);
+	if (!err)
+		err = io_filter_decode(buf, len, f_out);
+	free(buf);
+	return err;
+}

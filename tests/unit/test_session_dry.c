@@ -1,0 +1,173 @@
+/*
+ * test_session_dry.c - --dry-run and filters over the loopback transport
+ * (session_harness.h), protocol 9: a dry run's list is what a copy would
+ * do, entry by entry, with how the destination differs, and nothing is
+ * made on either side (a push's server compares, a pull's client does); a
+ * pull's filter travels to the server, whose walk applies it.
+ *
+ * Threading: one session at a time.
+ */
+#include "session_harness.h"
+
+#include <sys/stat.h>
+
+struct dry {
+	char src[4096], root[4096], back[4096], top[4096];
+	struct topo_plan plan;
+	/* what the dry run told */
+	unsigned calls;
+	size_t n;
+	char path[16][64];
+	uint8_t why[16];
+};
+
+static void dry_list(const struct io_manifest *m, const uint8_t *why, void *ctx)
+{
+	struct dry *d = ctx;
+	size_t i;
+
+	d->calls++;
+	d->n = m->n;
+	for (i = 0; i < m->n && i < RCP_ARRAY_SIZE(d->path); i++) {
+		snprintf(d->path[i], sizeof(d->path[i]), "%s", m->entry[i].path);
+		d->why[i] = why[i];
+	}
+}
+
+static void dry_start(struct fx *fx, struct dry *d)
+{
+	static const unsigned rails[] = {1, 2};
+
+	memset(d, 0, sizeof(*d));
+	fx_dir(fx, "src", d->src);
+	fx_dir(fx, "root", d->root);
+	fx_dir(fx, "back", d->back);
+	tree_make(d->src);
+	t_path(d->top, d->src, "top");
+	plan_make(&fx->srv.plan, rails, 2, 1, 1, BUDGET);
+	server_start(&fx->srv, NULL, d->root, NULL);
+	plan_make(&d->plan, rails, 2, 2, 1, BUDGET);
+}
+
+static int dry_copy(struct fx *fx, struct dry *d, enum eng_copy_dir dir, const char *dst,
+		    bool dry_run, bool update, const struct io_filter *f)
+{
+	const char *push_src[] = {d->top}, *pull_src[] = {"top"};
+	struct eng_copy_opts cp = dir == ENG_PUSH ? copy_opts(ENG_PUSH, push_src, 1, dst)
+						  : copy_opts(ENG_PULL, pull_src, 1, dst);
+	struct eng_report r;
+
+	cp.preserve = true;
+	cp.update = update;
+	cp.dry_run = dry_run;
+	cp.dry_list = dry_list;
+	cp.dry_ctx = d;
+	cp.filter = f;
+	return copy(&fx->srv, &d->plan, &cp, NULL, &r);
+}
+
+static void test_a_push_dry_run_lists_everything_new_and_writes_nothing(void **state)
+{
+	struct fx *fx = *state;
+	struct dry d;
+
+	dry_start(fx, &d);
+	assert_int_equal(dry_copy(fx, &d, ENG_PUSH, "", true, false, NULL), 0);
+	assert_int_equal(d.calls, 1);
+	assert_int_equal(d.n, 8);
+	assert_string_equal(d.path[0], "top");
+	assert_string_equal(d.path[4], "top/sub/big.bin");
+	for (size_t i = 0; i < d.n; i++)
+		assert_int_equal(d.why[i], IO_DIFF_NEW);
+	assert_true(dir_empty(d.root));
+	/* Into a new name: the top renamed as the copy would, its parent untouched. */
+	assert_int_equal(dry_copy(fx, &d, ENG_PUSH, "fresh", true, false, NULL), 0);
+	assert_string_equal(d.path[0], "fresh");
+	assert_string_equal(d.path[4], "fresh/sub/big.bin");
+	assert_true(dir_empty(d.root));
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+static void test_a_push_dry_run_with_update_says_what_differs(void **state)
+{
+	struct fx *fx = *state;
+	char p[4096];
+	struct stat before, after;
+	struct dry d;
+
+	dry_start(fx, &d);
+	assert_int_equal(dry_copy(fx, &d, ENG_PUSH, "", false, false, NULL), 0);
+	assert_int_equal(d.calls, 0);		   /* a real copy lists nothing */
+	pattern_write(d.src, "top/a.txt", 101, 9); /* another size */
+	t_path(p, d.root, "top/sub/deeper/c.txt");
+	assert_int_equal(utimensat(AT_FDCWD, p, (struct timespec[]){{1, 0}, {1, 0}}, 0), 0);
+	t_path(p, d.root, "top/void");
+	assert_int_equal(rmdir(p), 0);
+	t_path(p, d.root, "top/sub/big.bin");
+	assert_int_equal(stat(p, &before), 0);
+	assert_int_equal(dry_copy(fx, &d, ENG_PUSH, "", true, true, NULL), 0);
+	assert_int_equal(d.n, 8);
+	assert_int_equal(d.why[0], IO_DIFF_SAME);  /* top */
+	assert_int_equal(d.why[1], IO_DIFF_SIZE);  /* a.txt */
+	assert_int_equal(d.why[2], IO_DIFF_SAME);  /* empty */
+	assert_int_equal(d.why[4], IO_DIFF_SAME);  /* big.bin */
+	assert_int_equal(d.why[6], IO_DIFF_MTIME); /* c.txt */
+	assert_int_equal(d.why[7], IO_DIFF_NEW);   /* void */
+	assert_int_equal(stat(p, &after), 0);
+	assert_int_equal(before.st_ino, after.st_ino);
+	t_path(p, d.root, "top/void");
+	assert_false(t_exists(d.root, "top/void")); /* not made */
+	assert_int_equal(t_count_tmp(d.root), 0);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+static void test_a_pull_dry_run_makes_no_destination(void **state)
+{
+	struct fx *fx = *state;
+	char dst[4096];
+	struct dry d;
+
+	dry_start(fx, &d);
+	assert_int_equal(dry_copy(fx, &d, ENG_PUSH, "", false, false, NULL), 0);
+	t_path(dst, d.back, "new");
+	assert_int_equal(dry_copy(fx, &d, ENG_PULL, dst, true, false, NULL), 0);
+	assert_int_equal(d.calls, 1);
+	assert_int_equal(d.n, 8);
+	assert_string_equal(d.path[0], "new");
+	assert_int_equal(d.why[0], IO_DIFF_NEW);
+	assert_true(dir_empty(d.back));
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+static void test_a_pull_s_filter_is_applied_by_the_server(void **state)
+{
+	struct fx *fx = *state;
+	struct io_filter *f;
+	struct dry d;
+
+	dry_start(fx, &d);
+	assert_int_equal(dry_copy(fx, &d, ENG_PUSH, "", false, false, NULL), 0);
+	assert_int_equal(io_filter_create(&f), 0);
+	assert_int_equal(io_filter_rule(f, false, "*.bin"), 0);
+	assert_int_equal(io_filter_rule(f, false, "/void/"), 0);
+	assert_int_equal(io_filter_finish(f), 0);
+	assert_int_equal(dry_copy(fx, &d, ENG_PULL, d.back, false, false, f), 0);
+	assert_true(t_exists(d.back, "top/a.txt"));
+	assert_true(t_exists(d.back, "top/sub/deeper/c.txt"));
+	assert_false(t_exists(d.back, "top/sub/big.bin"));
+	assert_false(t_exists(d.back, "top/void"));
+	io_filter_destroy(f);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_a_push_dry_run_lists_everything_new_and_writes_nothing),
+		T(test_a_push_dry_run_with_update_says_what_differs),
+		T(test_a_pull_dry_run_makes_no_destination),
+		T(test_a_pull_s_filter_is_applied_by_the_server),
+	};
+
+	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
+}
