@@ -23,12 +23,14 @@
 /* cli_copy_parse of "railcp <opt...> src h:dst" (opt NULL-terminated). */
 static int copy_parse(const char *const *opt, struct cli_copy **cc_out)
 {
-	char args[8][32], *argv[8];
+	char args[16][64], *argv[16];
 	int argc = 0, i;
 
 	snprintf(args[argc++], sizeof(args[0]), "railcp");
-	for (i = 0; opt[i]; i++)
+	for (i = 0; opt[i]; i++) {
+		assert_true(argc < 14 && strlen(opt[i]) < sizeof(args[0]));
 		snprintf(args[argc++], sizeof(args[0]), "%s", opt[i]);
+	}
 	snprintf(args[argc++], sizeof(args[0]), "src");
 	snprintf(args[argc++], sizeof(args[0]), "h:dst");
 	for (i = 0; i < argc; i++)
@@ -175,8 +177,10 @@ static int copy_parse_args(const char *const *arg, struct cli_copy **cc_out)
 
 	snprintf(args[argc++], sizeof(args[0]), "railcp");
 	snprintf(args[argc++], sizeof(args[0]), "--"); /* so that "-o..." is no option of ours */
-	for (i = 0; arg[i]; i++)
+	for (i = 0; arg[i]; i++) {
+		assert_true(argc < 8 && strlen(arg[i]) < sizeof(args[0]));
 		snprintf(args[argc++], sizeof(args[0]), "%s", arg[i]);
+	}
 	for (i = 0; i < argc; i++)
 		argv[i] = args[i];
 	*cc_out = NULL;
