@@ -217,6 +217,7 @@ static int pull_prepare(struct srv_session *ss)
 	ss->bytes = m->data_bytes;
 	err = eng__files_create(ENG_SENDER, m, ss->s.chunk, root,
 				(ss->root_flags & IO_ROOT_DIRECT) ? IO_DIRECT : 0, &ss->s.files);
+	rcp_steps_lap(&ss->s.steps, RCP_STEP_WALK);
 	if (!err)
 		err = eng__manifest_send(&ss->s.ctl, eng__files_manifest(ss->s.files));
 	if (!err)
@@ -350,7 +351,9 @@ static int session_setup(struct srv_session *ss)
 		n_slots = ss->admit.max_slots;
 	if (!ss->s.key && getrandom(ss->s.tokens, sizeof(ss->s.tokens), 0) != sizeof(ss->s.tokens))
 		return rcp_err(-EIO, "cannot draw a session token: %s", strerror(errno));
-	if ((err = eng__session_job(&ss->s, &ss->plan, n_slots)) != 0)
+	err = eng__session_job(&ss->s, &ss->plan, n_slots);
+	rcp_steps_lap(&ss->s.steps, RCP_STEP_MEMORY);
+	if (err)
 		return err;
 	for (r = 0; r < ss->plan.n_rails && !err; r++) {
 		struct sockaddr_in a = ss->srv->addr[r].addr;
@@ -450,7 +453,19 @@ static void session_record(struct srv_session *ss, int err)
 	}
 	rec.error = err ? rcp_err_msg(err) : NULL;
 	rec.end = wall_now();
+	rec.steps = &ss->s.steps;
 	o->session_end(&rec, o->ctx);
+}
+
+/* -v: where the session's time went, its teardown included. */
+static void steps_log(struct srv_session *ss, int err)
+{
+	char line[512];
+
+	rcp_steps_lap(&ss->s.steps, RCP_STEP_TEARDOWN);
+	if (!err)
+		rcp_log(RCP_LOG_INFO, "session %u: steps: %s", ss->id,
+			rcp_steps_line(&ss->s.steps, line, sizeof(line)));
 }
 
 /*
@@ -518,12 +533,15 @@ static void *session_main(void *arg)
 	bool counted = false;
 	int err = session_admit(ss, &counted);
 
+	rcp_steps_lap(&ss->s.steps, RCP_STEP_CONTROL);
 	if (!err && !strcmp(ss->kind, ENG_JOB_PUSH))
 		err = push_prepare(ss);
 	if (!err && !strcmp(ss->kind, ENG_JOB_PULL))
 		err = pull_prepare(ss);
+	rcp_steps_lap(&ss->s.steps, RCP_STEP_MANIFEST);
 	if (!err)
 		err = session_setup(ss);
+	rcp_steps_lap(&ss->s.steps, RCP_STEP_CONNECT);
 	if (!err) {
 		unsigned all = eng__job_stripes(ss->s.job), up = eng__job_stripes_alive(ss->s.job);
 		char out[48] = "";
@@ -538,6 +556,7 @@ static void *session_main(void *arg)
 			out, atomic_load(&srv->sessions), eng__queue_length(srv),
 			atomic_load(&srv->parked), atomic_load(&srv->mem_held) >> 20);
 		err = eng__session_run(&ss->s);
+		rcp_steps_lap(&ss->s.steps, RCP_STEP_DATA);
 	}
 	if (!err)
 		err = session_end(ss);
@@ -548,6 +567,7 @@ static void *session_main(void *arg)
 	}
 	session_record(ss, err);
 	eng__session_fini(&ss->s);
+	steps_log(ss, err);
 	eng__admit_release(srv, &ss->admit); /* its pools are freed */
 	json_decref(ss->hello);
 	if (counted) {

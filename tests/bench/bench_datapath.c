@@ -23,7 +23,9 @@
  * case: GiB/s or files/s (also over the engine's data phase alone: first
  * post to last completion, as it reports it), min/median/max over the
  * rounds, CPU seconds per GiB at each end, the ratio engine/cp of the
- * medians.
+ * medians, and each end's steps (common/steps.h: walk, control, manifest,
+ * memory, connect, data, end, finalize, teardown; the client's from its
+ * report, the server's from its session's record) in ms.
  *
  * CPU per end: a sampler thread reads each data-path thread's CPU time
  * (tests/bench/datapath_sampler.c says how, and to what resolution); the
@@ -85,6 +87,7 @@ struct bcase {
 	bool failed;
 	double eng_s[MAX_ROUNDS], data_s[MAX_ROUNDS], cpu[N_ENDS][MAX_ROUNDS];
 	double proc[MAX_ROUNDS], cp_s[MAX_ROUNDS], cp_cpu[MAX_ROUNDS];
+	double steps[N_ENDS][RCP_STEP_N][MAX_ROUNDS]; /* each end's steps (common/steps.h), s */
 	unsigned threads[N_ENDS], io_threads[N_ENDS]; /* the most at once, in the last round */
 	char file_io[128];			      /* the sender's, as the engine reports it */
 };
@@ -98,6 +101,36 @@ struct bench_ctx {
 };
 
 static _Atomic bool interrupted;
+
+/* The server's (the receiver's) steps of its last session, and how many sessions ended. */
+static struct rcp_steps srv_steps;
+static _Atomic unsigned srv_ended;
+
+static void on_session_end(const struct eng_session_record *rec, void *ctx)
+{
+	(void)ctx;
+	if (rec->steps)
+		srv_steps = *rec->steps;
+	atomic_fetch_add(&srv_ended, 1);
+}
+
+/*
+ * Round r's steps at both ends: the client's from its report, the server's
+ * from its session's record, which it makes after its answer to the client:
+ * waited for (up to 5 s), n_ended being the sessions ended before this one.
+ */
+static void steps_take(struct bcase *c, unsigned r, const struct eng_report *rep, unsigned n_ended)
+{
+	uint64_t end = rcp_now_ns() + 5000000000ull;
+	unsigned i;
+
+	while (atomic_load(&srv_ended) == n_ended && rcp_now_ns() < end)
+		usleep(200);
+	for (i = 0; i < RCP_STEP_N; i++) {
+		c->steps[END_SND][i][r] = (double)rep->steps.ns[i] / 1e9;
+		c->steps[END_RCV][i][r] = (double)srv_steps.ns[i] / 1e9;
+	}
+}
 
 static void on_signal(int sig)
 {
@@ -136,6 +169,7 @@ static bool engine_round(struct bench_ctx *b, struct bcase *c, unsigned r)
 	struct rusage r0, r1;
 	char dst[4096];
 	uint64_t t0, t1;
+	unsigned n_ended;
 	bool ok;
 	int err;
 
@@ -147,11 +181,14 @@ static bool engine_round(struct bench_ctx *b, struct bcase *c, unsigned r)
 	cp.chunk = (uint32_t)b->o->chunk;
 	cp.recursive = c->tree;
 	cp.cancel = &interrupted;
+	n_ended = atomic_load(&srv_ended);
 	getrusage(RUSAGE_SELF, &r0);
 	t0 = rcp_now_ns();
 	err = copy(&b->srv, &b->plan, &cp, NULL, &rep);
 	t1 = rcp_now_ns();
 	sampler_stop(smp, c->cpu, r);
+	if (!err)
+		steps_take(c, r, &rep, n_ended);
 	getrusage(RUSAGE_SELF, &r1);
 	t_path(dst, b->root, c->rel);
 	ok = engine_check(b, c, err, &rep, dst);
@@ -251,6 +288,23 @@ static void row(const char *label, const double *v, unsigned n, double num, bool
 		*median_out = m[1];
 }
 
+/* Each end's steps, ms: min, median, max (the topology step is 0: the plans are made here). */
+static void steps_print(const struct bcase *c)
+{
+	static const char *const end_name[N_ENDS] = {"sender (client)", "receiver (server)"};
+	char label[64];
+	unsigned e, i;
+
+	printf("  steps in ms (common/steps.h):\n");
+	for (e = 0; e < N_ENDS; e++)
+		for (i = 0; i < RCP_STEP_N; i++) {
+			if (i == RCP_STEP_TOPOLOGY)
+				continue;
+			snprintf(label, sizeof(label), "%s %s", end_name[e], rcp_step_name(i));
+			row(label, c->steps[e][i], c->rounds, 1e3, false, NULL);
+		}
+}
+
 static void case_print(const struct bcase *c)
 {
 	const char *unit = c->tree ? "files/s" : "GiB/s";
@@ -289,7 +343,9 @@ static void case_print(const struct bcase *c)
 		row("CPU us/file cp", c->cp_cpu, n, 1e6 / (double)c->files, false, NULL);
 	}
 	snprintf(label, sizeof(label), "engine/cp, %s (medians)", unit);
-	printf("  %-30s %12s %12.3f\n\n", label, "", eng_med / cp_med);
+	printf("  %-30s %12s %12.3f\n", label, "", eng_med / cp_med);
+	steps_print(c);
+	printf("\n");
 }
 
 /*
@@ -575,6 +631,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	header_print(&b);
+	b.srv.session_end = on_session_end;
 	server_start(&b.srv, NULL, b.root, NULL);
 	for (i = 0; i < RCP_ARRAY_SIZE(cases) && !atomic_load(&interrupted); i++)
 		case_run(&b, &cases[i]);
