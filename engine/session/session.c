@@ -66,7 +66,9 @@ int eng__session_job(struct eng_session *s, const struct topo_plan *plan, unsign
 				 .rail_stall_ms = s->rail_stall_ms < 0 ? 0
 						  : s->rail_stall_ms > 0
 							  ? (unsigned)s->rail_stall_ms
-							  : ENG_RAIL_STALL_MS};
+							  : ENG_RAIL_STALL_MS,
+				 .watch = s->ctl.fd >= 0,
+				 .watch_fd = s->ctl.fd};
 	unsigned i;
 
 	if (err)
