@@ -125,6 +125,8 @@ static bool chain_holds(const struct io_dir *d)
 	struct stat st;
 	unsigned i;
 
+	if (d->fd < 0) /* closed when it was found moved */
+		return false;
 	for (i = 1; i <= d->depth; i++)
 		if (fstatat(d->fd, up(i, buf), &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    st.st_dev != d->dev[i] || st.st_ino != d->ino[i])
@@ -173,25 +175,31 @@ static int dir_find(struct io_root *root, const char *path, struct io_dir **d_ou
 	size_t i;
 	int err;
 
-	if (root->dirs_cap == 0 && (err = table_grow(root)) != 0)
+	/* Room for one more at most half full, so that a probe always ends. */
+	if ((root->n_dirs + 1) * 2 > root->dirs_cap && (err = table_grow(root)) != 0)
 		return rcp_err(err, "out of memory for the directories of the copy");
 	i = slot_of(root, path);
 	if (root->dirs[i] && chain_holds(root->dirs[i])) {
 		*d_out = root->dirs[i];
 		return 0;
 	}
-	if ((err = dir_open(root, path, &d)) != 0 || !d) {
-		*d_out = NULL;
-		return err;
+	*d_out = NULL;
+	err = dir_open(root, path, &d);
+	if (root->dirs[i]) { /* moved: it stays in its slot (the probes pass it), closed */
+		if (d)
+			d->dirty = root->dirs[i]->dirty; /* its new self owes its sync */
+		close(root->dirs[i]->fd);
+		root->dirs[i]->fd = -1;
+		root->dirs[i]->dirty = false; /* outside, or gone: nothing of ours to sync */
 	}
-	if (root->dirs[i]) { /* moved: its new self keeps what it owed a sync */
-		d->dirty = root->dirs[i]->dirty;
+	if (err || !d)
+		return err;
+	if (root->dirs[i]) {
 		dir_free(root->dirs[i]);
 		root->n_dirs--;
 	}
 	root->dirs[i] = d;
-	if (++root->n_dirs * 2 > root->dirs_cap && table_grow(root) != 0)
-		rcp_err_clear(); /* fuller, not wrong: the next look-up grows it */
+	root->n_dirs++;
 	*d_out = d;
 	return 0;
 }

@@ -353,6 +353,37 @@ static void test_a_kept_directory_moved_out_of_the_root_takes_no_more_files(void
 	io_root_close(r);
 }
 
+/* Many directories kept at once (the table grows past its first size): each file in its own. */
+static void test_a_file_in_each_of_many_kept_directories_lands_in_its_own(void **state)
+{
+	static const struct io_manifest none = {0};
+	struct fixture *fx = *state;
+	struct io_root *r = root_of(fx, IO_ROOT_FSYNC);
+	char name[32], dir[4096];
+	struct fe d;
+	unsigned i, round;
+
+	for (i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "d%03u", i);
+		fe_other(&d, IO_DIR, name, NULL);
+		assert_int_equal(io_root_mkdir(r, &d.e), 0);
+	}
+	for (round = 0; round < 2; round++) /* the second round finds every one kept */
+		for (i = 0; i < 100; i++) {
+			snprintf(name, sizeof(name), "d%03u/f%u", i, round);
+			assert_int_equal(put(r, name), 0);
+		}
+	assert_int_equal(io_root_dirs_finish(r, &none), 0);
+	for (i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "d%03u", i);
+		t_path(dir, fx->root, name);
+		assert_true(t_exists(dir, "f0"));
+		assert_true(t_exists(dir, "f1"));
+	}
+	assert_int_equal(t_count_tmp(fx->base), 0);
+	io_root_close(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -365,6 +396,7 @@ int main(void)
 		T(test_mkdir_reuses_a_directory_and_symlink_replaces_a_file),
 		T(test_open_beneath_confines_the_destination),
 		T(test_a_kept_directory_moved_out_of_the_root_takes_no_more_files),
+		T(test_a_file_in_each_of_many_kept_directories_lands_in_its_own),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
