@@ -48,6 +48,7 @@
 #include "tests/unit/session_harness.h"
 #include "tests/bench/datapath_files.h"
 #include "tests/bench/datapath_sampler.h"
+#include "tests/bench/datapath_steps.h"
 
 #include <ctype.h>
 #include <getopt.h>
@@ -87,7 +88,7 @@ struct bcase {
 	bool failed;
 	double eng_s[MAX_ROUNDS], data_s[MAX_ROUNDS], cpu[N_ENDS][MAX_ROUNDS];
 	double proc[MAX_ROUNDS], cp_s[MAX_ROUNDS], cp_cpu[MAX_ROUNDS];
-	double steps[N_ENDS][RCP_STEP_N][MAX_ROUNDS]; /* each end's steps (common/steps.h), s */
+	struct steps_log steps;			      /* each end's steps (common/steps.h) */
 	unsigned threads[N_ENDS], io_threads[N_ENDS]; /* the most at once, in the last round */
 	char file_io[128];			      /* the sender's, as the engine reports it */
 };
@@ -101,36 +102,6 @@ struct bench_ctx {
 };
 
 static _Atomic bool interrupted;
-
-/* The server's (the receiver's) steps of its last session, and how many sessions ended. */
-static struct rcp_steps srv_steps;
-static _Atomic unsigned srv_ended;
-
-static void on_session_end(const struct eng_session_record *rec, void *ctx)
-{
-	(void)ctx;
-	if (rec->steps)
-		srv_steps = *rec->steps;
-	atomic_fetch_add(&srv_ended, 1);
-}
-
-/*
- * Round r's steps at both ends: the client's from its report, the server's
- * from its session's record, which it makes after its answer to the client:
- * waited for (up to 5 s), n_ended being the sessions ended before this one.
- */
-static void steps_take(struct bcase *c, unsigned r, const struct eng_report *rep, unsigned n_ended)
-{
-	uint64_t end = rcp_now_ns() + 5000000000ull;
-	unsigned i;
-
-	while (atomic_load(&srv_ended) == n_ended && rcp_now_ns() < end)
-		usleep(200);
-	for (i = 0; i < RCP_STEP_N; i++) {
-		c->steps[END_SND][i][r] = (double)rep->steps.ns[i] / 1e9;
-		c->steps[END_RCV][i][r] = (double)srv_steps.ns[i] / 1e9;
-	}
-}
 
 static void on_signal(int sig)
 {
@@ -181,14 +152,14 @@ static bool engine_round(struct bench_ctx *b, struct bcase *c, unsigned r)
 	cp.chunk = (uint32_t)b->o->chunk;
 	cp.recursive = c->tree;
 	cp.cancel = &interrupted;
-	n_ended = atomic_load(&srv_ended);
+	n_ended = steps_ended();
 	getrusage(RUSAGE_SELF, &r0);
 	t0 = rcp_now_ns();
 	err = copy(&b->srv, &b->plan, &cp, NULL, &rep);
 	t1 = rcp_now_ns();
 	sampler_stop(smp, c->cpu, r);
 	if (!err)
-		steps_take(c, r, &rep, n_ended);
+		steps_take(&c->steps, r, &rep.steps, n_ended);
 	getrusage(RUSAGE_SELF, &r1);
 	t_path(dst, b->root, c->rel);
 	ok = engine_check(b, c, err, &rep, dst);
@@ -288,21 +259,10 @@ static void row(const char *label, const double *v, unsigned n, double num, bool
 		*median_out = m[1];
 }
 
-/* Each end's steps, ms: min, median, max (the topology step is 0: the plans are made here). */
-static void steps_print(const struct bcase *c)
+/* A row of the steps' table (datapath_steps.c): ms already. */
+static void steps_row(const char *label, const double *v, unsigned n)
 {
-	static const char *const end_name[N_ENDS] = {"sender (client)", "receiver (server)"};
-	char label[64];
-	unsigned e, i;
-
-	printf("  steps in ms (common/steps.h):\n");
-	for (e = 0; e < N_ENDS; e++)
-		for (i = 0; i < RCP_STEP_N; i++) {
-			if (i == RCP_STEP_TOPOLOGY)
-				continue;
-			snprintf(label, sizeof(label), "%s %s", end_name[e], rcp_step_name(i));
-			row(label, c->steps[e][i], c->rounds, 1e3, false, NULL);
-		}
+	row(label, v, n, 1, false, NULL);
 }
 
 static void case_print(const struct bcase *c)
@@ -344,7 +304,7 @@ static void case_print(const struct bcase *c)
 	}
 	snprintf(label, sizeof(label), "engine/cp, %s (medians)", unit);
 	printf("  %-30s %12s %12.3f\n", label, "", eng_med / cp_med);
-	steps_print(c);
+	steps_print(&c->steps, c->rounds, steps_row);
 	printf("\n");
 }
 
@@ -631,7 +591,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	header_print(&b);
-	b.srv.session_end = on_session_end;
+	b.srv.session_end = steps_session_end;
 	server_start(&b.srv, NULL, b.root, NULL);
 	for (i = 0; i < RCP_ARRAY_SIZE(cases) && !atomic_load(&interrupted); i++)
 		case_run(&b, &cases[i]);
