@@ -58,7 +58,7 @@ void cli_steps_log(const struct rcp_steps *s)
 {
 	char line[512];
 
-	rcp_log(RCP_LOG_INFO, "railcp: steps: %s", rcp_steps_line(s, line, sizeof(line)));
+	rcp_log(RCP_LOG_INFO, "steps: %s", rcp_steps_line(s, line, sizeof(line)));
 }
 
 void cli_report_json(json_t *o, const struct eng_report *r, double seconds)

@@ -173,6 +173,30 @@ static void line_check(const struct rcp_steps *s)
 	assert_true(fabs(ms - (double)rcp_steps_setup_ns(s) / 1e6) <= 0.05 + 1e-9);
 }
 
+/* The first line the log tap sees, its newline cut. */
+static void first_line(const char *line, void *ctx)
+{
+	char *out = ctx;
+
+	if (!out[0])
+		snprintf(out, 512, "%.*s", (int)strcspn(line, "\n"), line);
+}
+
+/* What -v prints: "railcp: steps: " and the steps' line, once. */
+static void log_check(const struct rcp_steps *s)
+{
+	char got[512] = "", want[512], line[512];
+	struct log_tap tap;
+
+	rcp_log_set_level(RCP_LOG_INFO);
+	log_tap_start(&tap, first_line, got);
+	cli_steps_log(s);
+	log_tap_stop(&tap);
+	rcp_log_set_level(RCP_LOG_SILENT);
+	snprintf(want, sizeof(want), "railcp: steps: %s", rcp_steps_line(s, line, sizeof(line)));
+	assert_string_equal(got, want);
+}
+
 static void steps_test(void **state, const struct eng_transport *tr)
 {
 	struct fx *fx = *state;
@@ -199,6 +223,7 @@ static void steps_test(void **state, const struct eng_transport *tr)
 	json_check(sj, &srv);
 	line_check(&r.steps);
 	line_check(&srv);
+	log_check(&r.steps);
 	json_decref(sj);
 	json_decref(o);
 	assert_int_equal(server_stop(&fx->srv), 0);
