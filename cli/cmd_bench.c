@@ -184,6 +184,7 @@ int cli_cmd_bench(int argc, char **argv)
 	struct topo_plan *plan = NULL;
 	struct cli_wire *wire;
 	struct eng_report rep;
+	uint64_t topo_ns;
 	int r, err;
 
 	r = bench_args(argc, argv, &b);
@@ -191,8 +192,10 @@ int cli_cmd_bench(int argc, char **argv)
 		return r < 0 ? CLI_EXIT_OK : r;
 	signal(SIGPIPE, SIG_IGN);
 	err = eng_key_check(b.o.key_file); /* before the device probe, as any local mistake */
+	topo_ns = rcp_now_ns();
 	if (!err)
 		err = cli_place_live(&b.place, &plan);
+	topo_ns = rcp_now_ns() - topo_ns;
 	if (err)
 		return bench_failed(&b, err);
 	b.o.host = b.host;
@@ -215,6 +218,8 @@ int cli_cmd_bench(int argc, char **argv)
 	if (!err && b.json)
 		err = cli_series_end(&b.series, rcp_now_ns(), &rep);
 	if (!err) {
+		rep.steps.ns[RCP_STEP_TOPOLOGY] = topo_ns;
+		cli_steps_log(&rep.steps);
 		err = b.json ? print_json(&b, &rep) : (print_human(&b, &rep), 0);
 		r = err ? cli_fail(err) : CLI_EXIT_OK;
 	} else {

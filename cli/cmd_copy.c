@@ -556,6 +556,7 @@ int cli_cmd_copy(int argc, char **argv)
 	struct cli_copy *cc = NULL;
 	struct cli_wire *wire = NULL;
 	struct eng_report rep;
+	uint64_t topo_ns;
 	int r, err;
 
 	r = cli_copy_parse(argc, argv, &cc);
@@ -570,8 +571,10 @@ int cli_cmd_copy(int argc, char **argv)
 	err = eng_copy_check(&cc->o);
 	if (!err && !cc->rsh)
 		err = eng_key_check(cc->o.key_file); /* over ssh, the far side makes the key */
+	topo_ns = rcp_now_ns();
 	if (!err)
 		err = cli_place_live(&cc->place, &plan);
+	topo_ns = rcp_now_ns() - topo_ns;
 	if (!err) {
 		cc->o.plan = plan;
 		cc->o.transport = cli_place_transport(&cc->place);
@@ -591,9 +594,11 @@ int cli_cmd_copy(int argc, char **argv)
 		if (!err && cc->json)
 			err = cli_series_end(&cc->series, rcp_now_ns(), &rep);
 	}
-	if (!err)
+	if (!err) {
+		rep.steps.ns[RCP_STEP_TOPOLOGY] = topo_ns;
+		cli_steps_log(&rep.steps);
 		err = print_summary(cc, &rep);
-	else if (cc->json)
+	} else if (cc->json)
 		return copy_failed(cc, err, plan);
 	cli_series_fini(&cc->series);
 	free(wire);

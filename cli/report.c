@@ -42,6 +42,25 @@ static unsigned node_totals(const struct eng_report *r, int *node, uint64_t *byt
 	return n;
 }
 
+json_t *cli_steps_json(const struct rcp_steps *s)
+{
+	json_t *o = json_object();
+	unsigned i;
+
+	for (i = 0; o && i < RCP_STEP_N; i++)
+		json_object_set_new(o, rcp_step_name(i), json_real((double)s->ns[i] / 1e9));
+	if (o)
+		json_object_set_new(o, "fixed", json_real((double)rcp_steps_setup_ns(s) / 1e9));
+	return o;
+}
+
+void cli_steps_log(const struct rcp_steps *s)
+{
+	char line[512];
+
+	rcp_log(RCP_LOG_INFO, "steps: %s", rcp_steps_line(s, line, sizeof(line)));
+}
+
 void cli_report_json(json_t *o, const struct eng_report *r, double seconds)
 {
 	json_t *rails = json_array(), *nodes = json_array();
@@ -111,6 +130,7 @@ void cli_report_json(json_t *o, const struct eng_report *r, double seconds)
 	}
 	json_object_set_new(o, "rails", rails);
 	json_object_set_new(o, "nodes", nodes);
+	json_object_set_new(o, "steps", cli_steps_json(&r->steps));
 }
 
 /*
@@ -290,5 +310,7 @@ json_t *cli_session_json(const struct eng_session_record *r)
 	json_object_set_new(o, "gbps", json_real(cli_gbps(r->bytes, r->seconds)));
 	json_object_set_new(o, "result", json_string(r->err ? "failed" : "ok"));
 	json_object_set_new(o, "error", r->error ? json_string(r->error) : json_null());
+	if (r->steps)
+		json_object_set_new(o, "steps", cli_steps_json(r->steps));
 	return o;
 }

@@ -10,13 +10,23 @@
 double cli_gbps(uint64_t bytes, double seconds);
 double cli_mibps(uint64_t bytes, double seconds);
 
-/* Set bytes, seconds, rates, chunk, stripes, slots, "rails" and "nodes" in o. */
+/* Set bytes, seconds, rates, chunk, stripes, slots, "rails", "nodes" and "steps" in o. */
 void cli_report_json(json_t *o, const struct eng_report *r, double seconds);
+
+/*
+ * "steps": each step of common/steps.h by its name, in seconds, and "fixed",
+ * their sum but the data phase (doc/usage.md). NULL on no memory.
+ */
+json_t *cli_steps_json(const struct rcp_steps *s);
+
+/* -v: the steps as one line on stderr ("railcp: steps: topology 12.1 ms, ..."). */
+void cli_steps_log(const struct rcp_steps *s);
 
 /*
  * A server's session as it ended (serve --json): session, peer, job, what,
  * start and end (UTC, ISO 8601 with milliseconds), bytes, seconds, gbps,
- * result ("ok" or "failed") and error (null or the sentence). NULL on no memory.
+ * result ("ok" or "failed"), error (null or the sentence) and the server's
+ * "steps" up to its end exchange. NULL on no memory.
  */
 json_t *cli_session_json(const struct eng_session_record *r);
 

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/steps.h"
 #include "topology/topology.h"
 
 /* TCP port of the control connection when none is given. */
@@ -168,6 +169,11 @@ struct eng_report {
 	unsigned helpers;  /* per worker; 0: the worker threads themselves */
 	unsigned io_depth; /* per helper; 0: pread and pwrite */
 	char transport[8]; /* "rdma" or "tcp" */
+	/*
+	 * This end's time by step (common/steps.h), from the session's start
+	 * to its teardown; the caller adds the topology step, which it ran.
+	 */
+	struct rcp_steps steps;
 };
 
 struct eng_bench_opts {
@@ -277,6 +283,8 @@ struct eng_session_record {
 	double seconds;	   /* the transfer's span, by the sender's clock when it ended well */
 	int err;	   /* 0, or the failure */
 	const char *error; /* the failure's sentence; NULL */
+	/* the server's time by step, up to its end exchange (no teardown yet) */
+	const struct rcp_steps *steps;
 };
 
 struct eng_serve_opts {

@@ -43,7 +43,35 @@ struct io_root {
 	pthread_mutex_t lock;
 	struct io_dir_id *made;
 	size_t n_made, cap_made;
+	/* the job's directories, kept open (dircache.c), under dir_lock */
+	pthread_mutex_t dir_lock;
+	struct io_dir **dirs; /* open addressing by path, dirs_cap a power of 2 */
+	size_t dirs_cap, n_dirs;
+	bool root_dirty; /* an entry was renamed into the root itself since its sync */
+	dev_t dev;	 /* the root's identity: where each kept directory's chain ends */
+	ino_t ino;
 };
+
+/* ---- the job's directories (dircache.c) ---- */
+
+struct io_dir;
+
+/*
+ * The directory path (beneath the root, "." the root itself) as an O_PATH
+ * fd: the one kept for the job (*kept_out true: never closed by the
+ * caller), checked to still sit where it was opened, or, for one too deep
+ * to keep, one of the caller's own to close. Errors as io__sub_open's.
+ */
+int io__dir_get(struct io_root *root, const char *path, int *fd_out, bool *kept_out);
+
+/* A kept directory path had an entry renamed into it: io__dirs_sync syncs it. */
+void io__dir_dirty(struct io_root *root, const char *path);
+
+/* fsync of each kept directory marked dirty, once; the first failure's sentence. */
+int io__dirs_sync(struct io_root *root);
+
+/* Close every kept directory (the root's close). */
+void io__dirs_close(struct io_root *root);
 
 /* Whether the directory fd lives on a memory filesystem (tmpfs, ramfs). */
 bool io__is_memfs(int fd);
@@ -286,9 +314,10 @@ int io__manifest_check(const struct io_manifest *m, struct io__decode_ctl *ctl);
 struct io_wfile {
 	const struct io_entry *e;
 	struct io_root *root;
-	int pfd;      /* the target directory, O_PATH */
-	char *parent; /* its path, while io_wfile_open_step opens it */
-	bool created; /* the temporary exists: abort removes it */
+	int pfd;       /* the target directory, O_PATH */
+	bool pfd_kept; /* pfd is the job's (dircache.c): not closed here */
+	char *parent;  /* its path beneath the root */
+	bool created;  /* the temporary exists: abort removes it */
 	enum { FIN_SYNC, FIN_RENAME, FIN_DIR_SYNC } fin; /* finalize's I/O under way */
 	int fd;
 	int dfd;	  /* O_DIRECT, or -1 */

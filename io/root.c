@@ -64,6 +64,20 @@ void io__mtime_times(int64_t mtime_ns, struct timespec ts_out[2])
 	ts_out[1] = (struct timespec){.tv_sec = sec, .tv_nsec = nsec};
 }
 
+/* What both constructors set once root->fd is open: the locks, the file system, its identity. */
+static void root_init(struct io_root *root)
+{
+	struct stat st;
+
+	root->memfs = io__is_memfs(root->fd);
+	pthread_mutex_init(&root->lock, NULL);
+	pthread_mutex_init(&root->dir_lock, NULL);
+	if (fstat(root->fd, &st) == 0) { /* else no kept directory ever finds the root: none kept */
+		root->dev = st.st_dev;
+		root->ino = st.st_ino;
+	}
+}
+
 int io_root_open(const char *dir, unsigned flags, struct io_root **root_out)
 {
 	struct io_root *root;
@@ -82,8 +96,7 @@ int io_root_open(const char *dir, unsigned flags, struct io_root **root_out)
 	root->flags = flags;
 	root->umask = umask(022);
 	umask(root->umask);
-	root->memfs = io__is_memfs(root->fd);
-	pthread_mutex_init(&root->lock, NULL);
+	root_init(root);
 	*root_out = root;
 	return 0;
 }
@@ -109,9 +122,8 @@ int io_root_open_beneath(const struct io_root *parent, const char *rel, struct i
 	}
 	root->flags = parent->flags;
 	root->umask = parent->umask;
-	root->memfs = io__is_memfs(root->fd);
 	/* no directory made yet: those made on the parent are the parent's */
-	pthread_mutex_init(&root->lock, NULL);
+	root_init(root);
 	*root_out = root;
 	return 0;
 }
@@ -125,7 +137,9 @@ void io_root_close(struct io_root *root)
 {
 	if (!root)
 		return;
+	io__dirs_close(root);
 	close(root->fd);
+	pthread_mutex_destroy(&root->dir_lock);
 	pthread_mutex_destroy(&root->lock);
 	free(root->made);
 	free(root);
@@ -439,6 +453,9 @@ int io_root_dirs_finish(struct io_root *root, const struct io_manifest *m)
 	size_t i, n = 0;
 	int err = 0;
 
+	/* The renames into kept directories, synced once per directory (wfile.c). */
+	if ((err = io__dirs_sync(root)) != 0)
+		return err;
 	if (!(root->flags & (IO_ROOT_KEEP_META | IO_ROOT_PARTIAL)))
 		return 0;
 	order = malloc((m->n ? m->n : 1) * sizeof(*order));

@@ -136,7 +136,7 @@ void io__wfile_free(struct io_wfile *f)
 		close(f->dfd);
 	if (f->fd >= 0)
 		close(f->fd);
-	if (f->pfd >= 0)
+	if (f->pfd >= 0 && !f->pfd_kept)
 		close(f->pfd);
 	free(f->parent);
 	free(f->first);
@@ -169,11 +169,20 @@ int io_wfile_open_start(struct io_root *root, const struct io_entry *e, uint32_t
 	err = err ? err : io__parent_split(e->path, parent, &f->last);
 	if (!err && !(f->parent = strdup(parent)))
 		err = rcp_err(-ENOMEM, "out of memory receiving \"%s\"", name_of(f, esc));
+	/* The job's descriptor of the directory (dircache.c): no openat2 per file. */
+	if (!err && (err = io__dir_get(root, f->parent, &f->pfd, &f->pfd_kept)) != 0)
+		err = io__resolve_err(err, e->path, "directory");
 	if (err) {
 		io__wfile_free(f);
 		return err;
 	}
-	io__open_op(root->fd, f->parent, IO_PARENT_FLAGS, true, op);
+	/*
+	 * O_EXCL for a partial file too: one there already is judged by
+	 * partial_take. The op names f->tmp, which io_wfile_partial renames
+	 * before the op runs.
+	 */
+	io__tmp_name(f->tmp);
+	io__open_op(f->pfd, f->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, false, op);
 	*f_out = f;
 	return 0;
 }
@@ -183,24 +192,6 @@ int io_wfile_open_step(struct io_wfile *f, struct io_op *op, int64_t res)
 	char esc[IO_ESC_MAX];
 	int err;
 
-	if (f->pfd < 0) { /* the directory is open: create the temporary in it */
-		res = io__open_retry(op, res);
-		if (res < 0)
-			return io__resolve_err((int)res, f->e->path, "directory");
-		f->pfd = (int)res;
-		free(f->parent);
-		f->parent = NULL;
-		if (f->partial) { /* its own name: what an earlier copy kept may be there */
-			char rec[IO_TMP_NAME_LEN], log[IO_TMP_NAME_LEN];
-
-			io__partial_names(f->last, f->tmp, rec, log);
-		} else {
-			io__tmp_name(f->tmp);
-		}
-		/* O_EXCL for a partial file too: one there already is judged by partial_take. */
-		io__open_op(f->pfd, f->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, false, op);
-		return 1;
-	}
 	*op = (struct io_op){.kind = IO_OP_NONE};
 	if (f->partial && (res >= 0 || res == -EEXIST))
 		res = io__wfile_partial_take(f, (int)res);
@@ -461,6 +452,16 @@ static void rename_op(struct io_wfile *f, struct io_op *op)
 	f->fin = FIN_RENAME;
 }
 
+/*
+ * Whether finalize syncs: with IO_ROOT_FSYNC, but not on a memory file
+ * system (tmpfs, ramfs), whose fsync does nothing and would only cost a
+ * ring's round trip per file.
+ */
+static bool syncs(const struct io_wfile *f)
+{
+	return (f->root->flags & IO_ROOT_FSYNC) && !f->root->memfs;
+}
+
 int io_wfile_finalize_start(struct io_wfile *f, struct io_op *op)
 {
 	char esc[IO_ESC_MAX];
@@ -480,7 +481,7 @@ int io_wfile_finalize_start(struct io_wfile *f, struct io_op *op)
 	err = wfile_settle(f);
 	if (err)
 		goto err_abort;
-	if (f->root->flags & IO_ROOT_FSYNC) {
+	if (syncs(f)) {
 		*op = (struct io_op){.kind = IO_OP_FSYNC, .fd = f->fd};
 		f->fin = FIN_SYNC;
 		return 0;
@@ -519,8 +520,12 @@ int io_wfile_finalize_step(struct io_wfile *f, struct io_op *op, int64_t res)
 		}
 		f->created = false; /* the temporary is the final name now */
 		io__wfile_record_remove(f);
-		if (!(f->root->flags & IO_ROOT_FSYNC))
+		if (!syncs(f))
 			break;
+		if (f->pfd_kept) { /* synced once for all its files: io_root_dirs_finish */
+			io__dir_dirty(f->root, f->parent);
+			break;
+		}
 		/* The directory too, so the rename itself survives a crash. */
 		dfd = openat(f->pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (dfd < 0) {

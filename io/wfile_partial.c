@@ -128,6 +128,11 @@ int io_wfile_partial(struct io_wfile *f, const struct io_partial *resume)
 			       io__path_escape(f->e->path, strlen(f->e->path), esc));
 	f->partial = true;
 	f->resume = resume;
+	{ /* its own name, not the random one: what an earlier copy kept may be there */
+		char rec[IO_TMP_NAME_LEN], log[IO_TMP_NAME_LEN];
+
+		io__partial_names(f->last, f->tmp, rec, log);
+	}
 	return 0;
 }
 

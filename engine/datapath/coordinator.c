@@ -214,9 +214,17 @@ static void workers_wait(struct eng_job *job, void (*progress)(struct eng_job *j
 	}
 }
 
+/* The fd the progress watches, while a receiver waits for its peer's word to drain; else -1. */
+static int watched_fd(const struct eng_job *job)
+{
+	if (job->role != ENG_RECEIVER || atomic_load(&job->rcv.draining))
+		return -1;
+	return job->watch_fd;
+}
+
 int eng__job_run(struct eng_job *job, void (*progress)(struct eng_job *job, void *ctx), void *ctx)
 {
-	struct pollfd pfd = {.fd = job->wake_fd, .events = POLLIN};
+	struct pollfd pfd[2] = {{.fd = job->wake_fd, .events = POLLIN}, {.events = POLLIN}};
 	unsigned i;
 	int err;
 
@@ -225,7 +233,8 @@ int eng__job_run(struct eng_job *job, void (*progress)(struct eng_job *job, void
 	job->t_start_ns = rcp_now_ns();
 	workers_start(job);
 	while (!job_over(job)) {
-		if (poll(&pfd, 1, ENG_PROGRESS_MS) > 0)
+		pfd[1].fd = progress ? watched_fd(job) : -1;
+		if (poll(pfd, 2, ENG_PROGRESS_MS) > 0 && (pfd[0].revents & POLLIN))
 			eng__fd_drain(job->wake_fd);
 		if (progress)
 			progress(job, ctx);

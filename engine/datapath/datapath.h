@@ -69,6 +69,13 @@ struct eng_job_opts {
 	unsigned stall_ms; /* no completion for this long fails the job; 0: the default (60 s) */
 	/* a sender's stripe with no credit back this long while others move fails; 0: never */
 	unsigned rail_stall_ms;
+	/*
+	 * A receiver's coordinator also wakes (and calls its progress) when
+	 * watch_fd is readable, until it drains: the peer's "done" is heard at
+	 * once, not at the next ENG_PROGRESS_MS. watch: watch_fd is set.
+	 */
+	bool watch;
+	int watch_fd;
 };
 
 /* Apply o to job, before eng__job_conn_cfg. Session thread, while no worker runs. */

@@ -236,6 +236,8 @@ struct eng_job {
 	pthread_mutex_t err_lock;
 	int wake_fd;	       /* eventfd: a worker has news for the coordinator */
 	int stop_fd;	       /* eventfd: readable once the job stops */
+	int drain_fd;	       /* eventfd: readable once a receiver drains (eng__job_drain) */
+	int watch_fd;	       /* eng_job_opts.watch_fd, or -1 (not owned) */
 	unsigned busy_poll_us; /* spin this long before sleeping on the CQ */
 	unsigned stall_ms;     /* ENG_STALL_MS; tests shorten it (no option sets it) */
 	/*

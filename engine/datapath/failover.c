@@ -367,4 +367,6 @@ void eng__job_drain(struct eng_job *job)
 {
 	atomic_store(&job->rcv.draining, true);
 	eng__job_wake(job);
+	/* The workers too: one asleep on its CQs would see it only after ENG_SLEEP_MS. */
+	eng__fd_signal(job->drain_fd);
 }

@@ -91,8 +91,10 @@ static int job_alloc(const struct topo_plan *plan, struct eng_job **job_out)
 	pthread_mutex_init(&job->snd.retry_lock, NULL);
 	job->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	job->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	job->drain_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	job->watch_fd = -1;
 	*job_out = job;
-	if (job->wake_fd < 0 || job->stop_fd < 0)
+	if (job->wake_fd < 0 || job->stop_fd < 0 || job->drain_fd < 0)
 		return rcp_err(-errno, "eventfd: %s", strerror(errno));
 	if (!job->worker || !job->rail || !job->stripe || !job->link || !job->tr_worker)
 		return -ENOMEM;
@@ -255,6 +257,8 @@ void eng__job_destroy(struct eng_job *job)
 		close(job->wake_fd);
 	if (job->stop_fd >= 0)
 		close(job->stop_fd);
+	if (job->drain_fd >= 0)
+		close(job->drain_fd);
 	eng__failover_fini(job);
 	pthread_mutex_destroy(&job->snd.retry_lock);
 	pthread_mutex_destroy(&job->err_lock);
@@ -295,6 +299,7 @@ void eng__job_configure(struct eng_job *job, const struct eng_job_opts *o)
 	if (o->stall_ms > 0)
 		job->stall_ms = o->stall_ms;
 	job->rail_stall_ms = o->rail_stall_ms;
+	job->watch_fd = o->watch ? o->watch_fd : -1;
 }
 
 unsigned eng__job_stripes(const struct eng_job *job)

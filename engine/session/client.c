@@ -237,6 +237,7 @@ static int handshake(struct client *c)
 	json_decref(hello);
 	if (!err)
 		err = eng__session_auth(&c->s, NULL);
+	rcp_steps_lap(&c->s.steps, RCP_STEP_CONTROL);
 	if (!err && cp && cp->dir == ENG_PUSH) {
 		/* The server accepts the job before the list goes: a refusal then reads as one. */
 		json_t *ready = NULL;
@@ -258,6 +259,7 @@ static int handshake(struct client *c)
 		err = eng__proto_recv(&c->s.ctl, c->s.timeout_ms, ENG_MSG_WELCOME, &c->welcome);
 	if (!err)
 		err = eng__proto_check_hello(c->welcome);
+	rcp_steps_lap(&c->s.steps, RCP_STEP_MANIFEST);
 	return err;
 }
 
@@ -393,6 +395,7 @@ static int job_setup(struct client *c)
 	if ((err = plan_paired(c, stripes)) != 0)
 		return err;
 	err = eng__session_job(&c->s, &c->plan, (unsigned)n_slots);
+	rcp_steps_lap(&c->s.steps, RCP_STEP_MEMORY);
 	for (r = 0; r < c->plan.n_rails && !err; r++)
 		if (!c->plan.rail[r].qps && c->o->plan->rail[r].qps)
 			eng__job_rail_left_out(c->s.job, r,
@@ -450,6 +453,7 @@ static int client_once(const struct eng_client_opts *o, uint64_t t0_ns,
 		c.s.ctx = &c;
 	}
 	err = cp && cp->dir == ENG_PUSH ? push_prepare(&c) : 0;
+	rcp_steps_lap(&c.s.steps, RCP_STEP_WALK);
 	if (!err && (err = handshake(&c)) == -EBUSY)
 		*busy_out = true;
 	if (!err && cp && cp->dry_run) { /* the list was told: nothing travels */
@@ -458,8 +462,10 @@ static int client_once(const struct eng_client_opts *o, uint64_t t0_ns,
 	}
 	if (!err)
 		err = job_setup(&c);
+	rcp_steps_lap(&c.s.steps, RCP_STEP_CONNECT);
 	if (!err)
 		err = eng__session_run(&c.s);
+	rcp_steps_lap(&c.s.steps, RCP_STEP_DATA);
 	if (!err)
 		err = eng__session_end(&c.s);
 	if (err)
@@ -476,6 +482,9 @@ out:
 	eng__session_fini(&c.s);
 	json_decref(c.welcome);
 	eng__auth_key_wipe(&c.key);
+	rcp_steps_lap(&c.s.steps, RCP_STEP_TEARDOWN);
+	if (!err)
+		report_out->steps = c.s.steps;
 	return err;
 }
 

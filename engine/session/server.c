@@ -230,6 +230,7 @@ static int pull_prepare(struct srv_session *ss)
 	ss->bytes = m->data_bytes;
 	err = eng__files_create(ENG_SENDER, m, ss->s.chunk, root,
 				(ss->root_flags & IO_ROOT_DIRECT) ? IO_DIRECT : 0, &ss->s.files);
+	rcp_steps_lap(&ss->s.steps, RCP_STEP_WALK);
 	if (!err)
 		err = eng__manifest_send(&ss->s.ctl, eng__files_manifest(ss->s.files));
 	if (!err && flag(ss->hello, ENG_FLAG_DRY_RUN))
@@ -365,7 +366,9 @@ static int session_setup(struct srv_session *ss)
 		n_slots = ss->admit.max_slots;
 	if (!ss->s.key && getrandom(ss->s.tokens, sizeof(ss->s.tokens), 0) != sizeof(ss->s.tokens))
 		return rcp_err(-EIO, "cannot draw a session token: %s", strerror(errno));
-	if ((err = eng__session_job(&ss->s, &ss->plan, n_slots)) != 0)
+	err = eng__session_job(&ss->s, &ss->plan, n_slots);
+	rcp_steps_lap(&ss->s.steps, RCP_STEP_MEMORY);
+	if (err)
 		return err;
 	for (r = 0; r < ss->plan.n_rails && !err; r++) {
 		struct sockaddr_in a = ss->srv->addr[r].addr;
@@ -465,7 +468,19 @@ static void session_record(struct srv_session *ss, int err)
 	}
 	rec.error = err ? rcp_err_msg(err) : NULL;
 	rec.end = wall_now();
+	rec.steps = &ss->s.steps;
 	o->session_end(&rec, o->ctx);
+}
+
+/* -v: where the session's time went, its teardown included. */
+static void steps_log(struct srv_session *ss, int err)
+{
+	char line[512];
+
+	rcp_steps_lap(&ss->s.steps, RCP_STEP_TEARDOWN);
+	if (!err)
+		rcp_log(RCP_LOG_INFO, "session %u: steps: %s", ss->id,
+			rcp_steps_line(&ss->s.steps, line, sizeof(line)));
 }
 
 /*
@@ -533,10 +548,12 @@ static void *session_main(void *arg)
 	bool counted = false;
 	int err = session_admit(ss, &counted);
 
+	rcp_steps_lap(&ss->s.steps, RCP_STEP_CONTROL);
 	if (!err && !strcmp(ss->kind, ENG_JOB_PUSH))
 		err = push_prepare(ss);
 	if (!err && !strcmp(ss->kind, ENG_JOB_PULL))
 		err = pull_prepare(ss);
+	rcp_steps_lap(&ss->s.steps, RCP_STEP_MANIFEST);
 	if (!err && flag(ss->hello, ENG_FLAG_DRY_RUN)) {
 		rcp_log(RCP_LOG_NOTICE, "session %u from %s: dry run of a %s, nothing written",
 			ss->id, ss->peer, session_what(ss, what, sizeof(what)));
@@ -544,6 +561,7 @@ static void *session_main(void *arg)
 	}
 	if (!err)
 		err = session_setup(ss);
+	rcp_steps_lap(&ss->s.steps, RCP_STEP_CONNECT);
 	if (!err) {
 		unsigned all = eng__job_stripes(ss->s.job), up = eng__job_stripes_alive(ss->s.job);
 		char out[48] = "";
@@ -558,6 +576,7 @@ static void *session_main(void *arg)
 			out, atomic_load(&srv->sessions), eng__queue_length(srv),
 			atomic_load(&srv->parked), atomic_load(&srv->mem_held) >> 20);
 		err = eng__session_run(&ss->s);
+		rcp_steps_lap(&ss->s.steps, RCP_STEP_DATA);
 	}
 	if (!err)
 		err = session_end(ss);
@@ -569,6 +588,7 @@ static void *session_main(void *arg)
 end:
 	session_record(ss, err);
 	eng__session_fini(&ss->s);
+	steps_log(ss, err);
 	eng__admit_release(srv, &ss->admit); /* its pools are freed */
 	json_decref(ss->hello);
 	if (counted) {

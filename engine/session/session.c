@@ -45,6 +45,7 @@ void eng__session_init(struct eng_session *s, enum eng_side side, const struct e
 				  .timeout_ms = timeout_ms,
 				  .peer_name = side == ENG_CLIENT ? "the server" : "the client"};
 	s->ctl.peer = s->peer_name;
+	rcp_steps_start(&s->steps);
 }
 
 int eng__session_rails(struct eng_session *s, const struct topo_plan *plan)
@@ -65,7 +66,9 @@ int eng__session_job(struct eng_session *s, const struct topo_plan *plan, unsign
 				 .rail_stall_ms = s->rail_stall_ms < 0 ? 0
 						  : s->rail_stall_ms > 0
 							  ? (unsigned)s->rail_stall_ms
-							  : ENG_RAIL_STALL_MS};
+							  : ENG_RAIL_STALL_MS,
+				 .watch = s->ctl.fd >= 0,
+				 .watch_fd = s->ctl.fd};
 	unsigned i;
 
 	if (err)
@@ -460,8 +463,10 @@ static int receiver_end(struct eng_session *s)
 			       " bytes of the %" PRIu64 " announced), %" PRIu64 " chunks (%" PRIu64
 			       " bytes) arrived",
 			       sent_chunks, sent_bytes, total, rep.chunks, rep.bytes);
+	rcp_steps_lap(&s->steps, RCP_STEP_END);
 	if (s->files && (err = eng__files_finish(s->files)) != 0)
 		return err;
+	rcp_steps_lap(&s->steps, RCP_STEP_FINALIZE);
 	m = eng__proto_msg(ENG_MSG_RESULT, false);
 	json_object_set_new(m, ENG_KEY_CHUNKS, json_integer((json_int_t)rep.chunks));
 	json_object_set_new(m, ENG_KEY_BYTES, json_integer((json_int_t)rep.bytes));
@@ -475,13 +480,17 @@ static int receiver_end(struct eng_session *s)
 
 int eng__session_end(struct eng_session *s)
 {
-	return s->role == ENG_SENDER ? sender_end(s) : receiver_end(s);
+	int err = s->role == ENG_SENDER ? sender_end(s) : receiver_end(s);
+
+	rcp_steps_lap(&s->steps, RCP_STEP_END);
+	return err;
 }
 
 void eng__session_report(const struct eng_session *s, struct eng_report *r)
 {
 	eng__job_report(s->job, r);
 	r->qp = s->qp;
+	r->steps = s->steps;
 	snprintf(r->transport, sizeof(r->transport), "%s", eng__transport_word(s->tr));
 	if (s->files) {
 		r->files = eng__files_done(s->files);

@@ -148,6 +148,7 @@ struct eng_session {
 	const char *cancel_why;
 	void (*progress)(struct eng_session *s, void *ctx);
 	void *ctx;
+	struct rcp_steps steps; /* this side's time by step, from eng__session_init */
 };
 
 /* A session of this side on the connected control socket fd (taken over; -1: none yet). */

@@ -23,7 +23,9 @@
  * case: GiB/s or files/s (also over the engine's data phase alone: first
  * post to last completion, as it reports it), min/median/max over the
  * rounds, CPU seconds per GiB at each end, the ratio engine/cp of the
- * medians.
+ * medians, and each end's steps (common/steps.h: walk, control, manifest,
+ * memory, connect, data, end, finalize, teardown; the client's from its
+ * report, the server's from its session's record) in ms.
  *
  * CPU per end: a sampler thread reads each data-path thread's CPU time
  * (tests/bench/datapath_sampler.c says how, and to what resolution); the
@@ -46,6 +48,7 @@
 #include "tests/unit/session_harness.h"
 #include "tests/bench/datapath_files.h"
 #include "tests/bench/datapath_sampler.h"
+#include "tests/bench/datapath_steps.h"
 
 #include <ctype.h>
 #include <getopt.h>
@@ -85,6 +88,7 @@ struct bcase {
 	bool failed;
 	double eng_s[MAX_ROUNDS], data_s[MAX_ROUNDS], cpu[N_ENDS][MAX_ROUNDS];
 	double proc[MAX_ROUNDS], cp_s[MAX_ROUNDS], cp_cpu[MAX_ROUNDS];
+	struct steps_log steps;			      /* each end's steps (common/steps.h) */
 	unsigned threads[N_ENDS], io_threads[N_ENDS]; /* the most at once, in the last round */
 	char file_io[128];			      /* the sender's, as the engine reports it */
 };
@@ -136,6 +140,7 @@ static bool engine_round(struct bench_ctx *b, struct bcase *c, unsigned r)
 	struct rusage r0, r1;
 	char dst[4096];
 	uint64_t t0, t1;
+	unsigned n_ended;
 	bool ok;
 	int err;
 
@@ -147,11 +152,14 @@ static bool engine_round(struct bench_ctx *b, struct bcase *c, unsigned r)
 	cp.chunk = (uint32_t)b->o->chunk;
 	cp.recursive = c->tree;
 	cp.cancel = &interrupted;
+	n_ended = steps_ended();
 	getrusage(RUSAGE_SELF, &r0);
 	t0 = rcp_now_ns();
 	err = copy(&b->srv, &b->plan, &cp, NULL, &rep);
 	t1 = rcp_now_ns();
 	sampler_stop(smp, c->cpu, r);
+	if (!err)
+		steps_take(&c->steps, r, &rep.steps, n_ended);
 	getrusage(RUSAGE_SELF, &r1);
 	t_path(dst, b->root, c->rel);
 	ok = engine_check(b, c, err, &rep, dst);
@@ -251,6 +259,12 @@ static void row(const char *label, const double *v, unsigned n, double num, bool
 		*median_out = m[1];
 }
 
+/* A row of the steps' table (datapath_steps.c): ms already. */
+static void steps_row(const char *label, const double *v, unsigned n)
+{
+	row(label, v, n, 1, false, NULL);
+}
+
 static void case_print(const struct bcase *c)
 {
 	const char *unit = c->tree ? "files/s" : "GiB/s";
@@ -289,7 +303,9 @@ static void case_print(const struct bcase *c)
 		row("CPU us/file cp", c->cp_cpu, n, 1e6 / (double)c->files, false, NULL);
 	}
 	snprintf(label, sizeof(label), "engine/cp, %s (medians)", unit);
-	printf("  %-30s %12s %12.3f\n\n", label, "", eng_med / cp_med);
+	printf("  %-30s %12s %12.3f\n", label, "", eng_med / cp_med);
+	steps_print(&c->steps, c->rounds, steps_row);
+	printf("\n");
 }
 
 /*
@@ -575,6 +591,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	header_print(&b);
+	b.srv.session_end = steps_session_end;
 	server_start(&b.srv, NULL, b.root, NULL);
 	for (i = 0; i < RCP_ARRAY_SIZE(cases) && !atomic_load(&interrupted); i++)
 		case_run(&b, &cases[i]);

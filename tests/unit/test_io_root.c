@@ -3,7 +3,9 @@
  * names and symlinks leading out (also swapped in after a check) are
  * refused, by the lexical check and by openat2 alone; a symlink at a final
  * name is replaced, never followed; what the root already holds; a
- * destination opened beneath the root. The directory metadata is in
+ * destination opened beneath the root; a directory the receiver keeps open
+ * for the copy, moved out of the root meanwhile, takes no more files. The
+ * directory metadata is in
  * test_io_root_dirs.c, the writing of files in test_io_root_write.c. Each
  * test runs on one thread, in a scratch directory of its own.
  */
@@ -290,6 +292,98 @@ static void test_open_beneath_confines_the_destination(void **state)
 	assert_nothing_escaped(fx);
 }
 
+/* A file of 10 bytes received whole at name and put in place: io_wfile_open's or finalize's result.
+ */
+static int put(struct io_root *r, const char *name)
+{
+	static const char ten[10] = "0123456789";
+	uint64_t pair[2] = {0, 10};
+	struct io_wfile *w = NULL;
+	bool done = false;
+	struct fe f;
+	int err;
+
+	fe_file(&f, name, 10, 1, pair);
+	if ((err = io_wfile_open(r, &f.e, CH, &w)) != 0)
+		return err;
+	assert_int_equal(wr(w, 0, ten, 10, &done), 0);
+	assert_true(done);
+	return io_wfile_finalize(w);
+}
+
+/*
+ * The receiver keeps each directory open for the copy (dircache.c). One
+ * whose ancestor is moved out of the root between two files must not take
+ * the second file with it: the second fails as if it had resolved its own
+ * parent, nothing lands outside, and a new directory of that name beneath
+ * the root takes the next file.
+ */
+static void test_a_kept_directory_moved_out_of_the_root_takes_no_more_files(void **state)
+{
+	static const struct io_manifest none = {0};
+	struct fixture *fx = *state;
+	struct io_root *r = root_of(fx, IO_ROOT_FSYNC);
+	char from[4096], to[4096], p[4096];
+	struct fe d;
+	int err;
+
+	fe_other(&d, IO_DIR, "a", NULL);
+	assert_int_equal(io_root_mkdir(r, &d.e), 0);
+	fe_other(&d, IO_DIR, "a/b", NULL);
+	assert_int_equal(io_root_mkdir(r, &d.e), 0);
+	assert_int_equal(put(r, "a/b/f1"), 0); /* a/b is kept open from here on */
+	t_path(from, fx->root, "a");
+	t_path(to, fx->outside, "a");
+	assert_int_equal(rename(from, to), 0); /* its parent goes, and it with it */
+	err = put(r, "a/b/f2");
+	assert_int_equal(err, -ENOENT);
+	assert_non_null(strstr(rcp_err_msg(err), "cannot open the directory of \"a/b/f2\""));
+	t_path(p, to, "b");
+	assert_true(t_exists(p, "f1"));
+	assert_false(t_exists(p, "f2"));
+	assert_int_equal(t_count_tmp(fx->base), 0);
+	assert_int_equal(mkdir(from, 0755), 0); /* someone makes a new a/b in the root */
+	t_path(p, from, "b");
+	assert_int_equal(mkdir(p, 0755), 0);
+	assert_int_equal(put(r, "a/b/f3"), 0);
+	assert_true(t_exists(p, "f3"));
+	t_path(p, to, "b");
+	assert_false(t_exists(p, "f3"));
+	assert_int_equal(io_root_dirs_finish(r, &none), 0); /* the new a/b is synced */
+	io_root_close(r);
+}
+
+/* Many directories kept at once (the table grows past its first size): each file in its own. */
+static void test_a_file_in_each_of_many_kept_directories_lands_in_its_own(void **state)
+{
+	static const struct io_manifest none = {0};
+	struct fixture *fx = *state;
+	struct io_root *r = root_of(fx, IO_ROOT_FSYNC);
+	char name[32], dir[4096];
+	struct fe d;
+	unsigned i, round;
+
+	for (i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "d%03u", i);
+		fe_other(&d, IO_DIR, name, NULL);
+		assert_int_equal(io_root_mkdir(r, &d.e), 0);
+	}
+	for (round = 0; round < 2; round++) /* the second round finds every one kept */
+		for (i = 0; i < 100; i++) {
+			snprintf(name, sizeof(name), "d%03u/f%u", i, round);
+			assert_int_equal(put(r, name), 0);
+		}
+	assert_int_equal(io_root_dirs_finish(r, &none), 0);
+	for (i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "d%03u", i);
+		t_path(dir, fx->root, name);
+		assert_true(t_exists(dir, "f0"));
+		assert_true(t_exists(dir, "f1"));
+	}
+	assert_int_equal(t_count_tmp(fx->base), 0);
+	io_root_close(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -301,6 +395,8 @@ int main(void)
 		T(test_a_symlink_at_the_final_name_is_replaced_not_followed),
 		T(test_mkdir_reuses_a_directory_and_symlink_replaces_a_file),
 		T(test_open_beneath_confines_the_destination),
+		T(test_a_kept_directory_moved_out_of_the_root_takes_no_more_files),
+		T(test_a_file_in_each_of_many_kept_directories_lands_in_its_own),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

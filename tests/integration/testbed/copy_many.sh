@@ -1,7 +1,8 @@
 # Many small files: 2000 files of 4 KiB in eight directories are pushed
 # with -r and pulled back, and every one arrives with the same content
-# (sha256 of each, by name); --json counts them all. Prints how long each
-# direction took.
+# (sha256 of each, by name); --json counts them all and has every step of
+# the session (steps: topology, ..., teardown) over RDMA. Prints how long
+# each direction took and where its time went.
 . tests/integration/lib.sh
 need_rdma
 dir=$(mktemp -d)
@@ -26,6 +27,13 @@ assert doc["direction"] == sys.argv[1] and doc["verified"] is True, doc
 assert doc["files"] == 2000 and doc["bytes"] == 2000 * 4096, doc
 print("%s: 2000 files in %.1f s (data phase %.1f s)" % (sys.argv[1], doc["seconds"],
       doc["transfer_seconds"]))
+# where the time went, over RDMA (doc/usage.md): every step, the data phase measured
+steps = doc["steps"]
+names = ["topology", "walk", "control", "manifest", "memory", "connect", "data", "end",
+         "finalize", "teardown", "fixed"]
+assert sorted(steps) == sorted(names), steps
+assert steps["data"] > 0 and steps["connect"] > 0 and steps["topology"] > 0, steps
+print("  steps (ms): " + ", ".join("%s %.1f" % (n, 1e3 * steps[n]) for n in names))
 ' "$1" || fail "bad --json summary of the $1: $out"
 }
 
