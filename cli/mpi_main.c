@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct job {
@@ -33,8 +34,10 @@ struct job {
 	const char *dst;
 	struct topo_plan *plan;
 	struct io_manifest *share;
-	char **argv; /* a copy, its HOSTS:DST rewritten for cli_copy_parse */
-	char *dest_arg;
+	char **argv;   /* a copy, its HOSTS:PATH arguments rewritten for cli_copy_parse */
+	char **remote; /* argc long: the rewritten ones */
+	int argc;
+	uint64_t *load; /* rank 0, a pull: each rank's bytes */
 };
 
 /* What each rank tells rank 0 at the end (MPI_BYTE). */
@@ -54,14 +57,18 @@ static void on_interrupt(int sig)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: mpirun -n N railcp-mpi [options] SRC... HOSTS:DST\n\n"
+	fprintf(f, "usage: mpirun -n N railcp-mpi [options] SRC... HOSTS:DST\n"
+		   "       mpirun -n N railcp-mpi [options] HOSTS:SRC... DST\n\n"
 		   "Pushes SRC... over the ranks of an MPI job to the railcp servers HOSTS\n"
 		   "(h1,h2,... each HOST or HOST:PORT, or @FILE naming them), all serving one\n"
 		   "shared root. Rank 0 walks the sources once and gives each rank a share of\n"
 		   "the files balanced by bytes; each rank pushes its share to server (rank\n"
 		   "mod the number of servers), placed on the NUMA node(s) and rails of its\n"
 		   "binding. DST must be a directory there (the root when empty): each SRC\n"
-		   "lands beneath it under its own name. Rank 0 prints the summary.\n\n"
+		   "lands beneath it under its own name. A pull: rank 0 lists the sources on\n"
+		   "the first server (a dry run), shares their files by bytes, and each rank\n"
+		   "pulls its share from its server as a --files-from list. Rank 0 prints\n"
+		   "the summary.\n\n"
 		   "Options: those of a railcp copy (railcp --help-copy) but -e, --rsh and\n"
 		   "--railcp-path (the servers must be running); -h, --help prints this.\n");
 }
@@ -84,14 +91,32 @@ static _Noreturn void rank_fail(const struct job *j, const char *what, int err)
 	exit(CLI_EXIT_FAIL);
 }
 
-/* The index of HOSTS:DST: the last argument with a ':' that is no option; 0 if none. */
-static int dest_index(int argc, char **argv)
+/* argv[i] as railcp-mpi:PATH, its servers the job's (the same in every such argument). */
+static int remote_arg(struct job *j, char **argv, int i)
 {
-	int i;
+	struct cli_mpi_server *srv;
+	const char *path;
+	size_t n;
+	int r = cli_mpi_servers(argv[i], &srv, &n, &path);
 
-	for (i = argc - 1; i > 0; i--)
-		if (argv[i][0] != '-' && strchr(argv[i], ':'))
-			return i;
+	if (r)
+		return r;
+	if (j->srv && (n != j->n_srv || memcmp(srv, j->srv, n * sizeof(*srv)))) {
+		free(srv);
+		return cli_usage_error(NULL,
+				       "%s: every HOSTS:PATH of a job must name the same "
+				       "servers",
+				       argv[i]);
+	}
+	if (j->srv)
+		free(srv);
+	else
+		j->srv = srv, j->n_srv = n;
+	if (asprintf(&j->remote[i], "railcp-mpi:%s", path) < 0) {
+		j->remote[i] = NULL;
+		return cli_fail(-ENOMEM);
+	}
+	j->argv[i] = j->remote[i];
 	return 0;
 }
 
@@ -113,28 +138,30 @@ static int rsh_refused(int argc, char **argv)
 /* The command line: the servers and DST, then a copy's options as railcp parses them. */
 static int job_args(struct job *j, int argc, char **argv)
 {
-	int i, at = dest_index(argc, argv), r;
+	int i, r, dashes = 0;
 
 	if ((r = rsh_refused(argc, argv)))
 		return r;
-	if (!at)
-		return cli_usage_error(NULL, "a push needs sources and a destination: SRC... "
-					     "HOSTS:DST");
-	r = cli_mpi_servers(argv[at], &j->srv, &j->n_srv, &j->dst);
-	if (r)
-		return r;
+	j->argc = argc;
 	j->argv = calloc((size_t)argc + 1, sizeof(*j->argv));
-	if (!j->argv || asprintf(&j->dest_arg, "railcp-mpi:%s", j->dst) < 0)
+	j->remote = calloc((size_t)argc + 1, sizeof(*j->remote));
+	if (!j->argv || !j->remote)
 		return cli_fail(-ENOMEM);
-	for (i = 0; i < argc; i++)
-		j->argv[i] = i == at ? j->dest_arg : argv[i];
+	for (i = 0; i < argc; i++) {
+		j->argv[i] = argv[i];
+		dashes |= !strcmp(argv[i], "--");
+		if (i && (dashes || argv[i][0] != '-') && strchr(argv[i], ':') &&
+		    (r = remote_arg(j, argv, i)))
+			return r;
+	}
+	if (!j->srv)
+		return cli_usage_error(NULL, "a copy needs servers: SRC... HOSTS:DST or "
+					     "HOSTS:SRC... DST");
 	r = cli_copy_parse(argc, j->argv, &j->cc);
 	if (r)
 		return r < 0 ? -1 : r;
 	j->o = *cli_copy_opts(j->cc);
-	if (j->o.dir != ENG_PUSH)
-		return cli_usage_error(NULL, "railcp-mpi pushes only (SRC... HOSTS:DST) in this "
-					     "version");
+	j->dst = j->o.dst;
 	return 0;
 }
 
@@ -200,6 +227,20 @@ static int shares_pack(const struct io_manifest *m, int size, char **all, int *c
 	return err;
 }
 
+/* Rank 0's bytes (all, count and displ per rank) scattered: this rank's, *mine long. */
+static char *scatter_bytes(const struct job *j, const char *all, const int *count, const int *displ,
+			   int *mine)
+{
+	char *buf;
+
+	MPI_Scatter(count, 1, MPI_INT, mine, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	buf = malloc(*mine ? (size_t)*mine : 1);
+	if (!buf)
+		rank_fail(j, "to receive its share", -ENOMEM);
+	MPI_Scatterv(all, count, displ, MPI_BYTE, buf, *mine, MPI_BYTE, 0, MPI_COMM_WORLD);
+	return buf;
+}
+
 /* Rank 0 walks the sources once; each rank gets its share. */
 static void job_scatter(struct job *j)
 {
@@ -221,11 +262,7 @@ static void job_scatter(struct job *j)
 		if (err)
 			rank_fail(j, "to walk and share the sources", err);
 	}
-	MPI_Scatter(count, 1, MPI_INT, &mine, 1, MPI_INT, 0, MPI_COMM_WORLD);
-	buf = malloc(mine ? (size_t)mine : 1);
-	if (!buf)
-		rank_fail(j, "to receive its share", -ENOMEM);
-	MPI_Scatterv(all, count, displ, MPI_BYTE, buf, mine, MPI_BYTE, 0, MPI_COMM_WORLD);
+	buf = scatter_bytes(j, all, count, displ, &mine);
 	err = cli_mpi_unpack(buf, (size_t)mine, &j->share);
 	if (err)
 		rank_fail(j, "to read its share", err);
@@ -263,6 +300,182 @@ static void job_push(struct job *j, struct result *res)
 	memcpy(res->host, j->host, sizeof(res->host));
 }
 
+/* The server this rank talks to, into its options. */
+static const struct cli_mpi_server *job_server(struct job *j, int rank)
+{
+	const struct cli_mpi_server *s = &j->srv[(size_t)rank % j->n_srv];
+
+	j->o.host = s->host;
+	if (s->port)
+		j->o.port = s->port;
+	return s;
+}
+
+static _Noreturn void server_fail(struct job *j, const char *verb, int err)
+{
+	char what[512];
+
+	snprintf(what, sizeof(what), "%s %s port %u", verb, j->o.host,
+		 j->o.port ? j->o.port : ENG_DEFAULT_PORT);
+	rank_fail(j, what, err);
+}
+
+/* Rank 0: every rank's items of p packed, balanced by bytes (j->load). */
+static int pull_pack(struct job *j, const struct cli_mpi_pull *p, char **all, int *count,
+		     int *displ)
+{
+	uint64_t *bytes = calloc(p->n ? p->n : 1, sizeof(*bytes));
+	unsigned *owner = calloc(p->n ? p->n : 1, sizeof(*owner));
+	size_t i, total = 0;
+	int r, err = bytes && owner && j->load ? 0 : -ENOMEM;
+
+	for (i = 0; i < p->n && !err; i++)
+		bytes[i] = p->item[i].bytes;
+	if (!err)
+		err = cli_mpi_balance(bytes, p->n, (unsigned)j->size, owner, j->load);
+	for (r = 0; r < j->size && !err; r++) {
+		void *buf = NULL;
+		size_t len = 0;
+		char *grown = NULL;
+
+		err = cli_mpi_pull_pack(p, owner, (unsigned)r, &buf, &len);
+		if (!err && total + len > INT_MAX)
+			err = rcp_err(-EFBIG, "the file list is more than 2 GiB: too many files "
+					      "for one scatter");
+		if (!err && !(grown = realloc(*all, total + len + 1)))
+			err = -ENOMEM;
+		if (!err) {
+			*all = grown;
+			memcpy(*all + total, buf, len);
+			displ[r] = (int)total;
+			count[r] = (int)len;
+			total += len;
+		}
+		free(buf);
+	}
+	free(bytes);
+	free(owner);
+	return err;
+}
+
+/*
+ * Rank 0 lists the sources on its server (a dry run each) and shares the
+ * items; where DST is to be made, rank 0 makes it (every rank then pulls
+ * the source's contents into it, so none renames or nests it). Every rank
+ * gets its tasks; *into says which way the sources land.
+ */
+static struct cli_mpi_task *pull_share(struct job *j, struct cli_mpi_pull *p, int *into)
+{
+	int *count = calloc((size_t)j->size, sizeof(int)),
+	    *displ = calloc((size_t)j->size, sizeof(int));
+	struct cli_mpi_task *t = calloc(j->o.n_src, sizeof(*t));
+	char *all = NULL, *buf;
+	int mine = 0, err = count && displ && t ? 0 : -ENOMEM;
+	struct stat st;
+
+	if (j->rank == 0 && !(j->load = calloc((size_t)j->size, sizeof(*j->load))))
+		err = -ENOMEM;
+
+	if (j->rank == 0 && !err) {
+		*into = stat(j->o.dst, &st) == 0 && S_ISDIR(st.st_mode);
+		if (!*into && j->o.n_src > 1)
+			err = rcp_err(-ENOTDIR, "%s is no directory, and there are %zu sources",
+				      j->o.dst, j->o.n_src);
+		if (!err && (err = cli_mpi_pull_list(&j->o, *into, p)))
+			server_fail(j, "listing the sources on", err);
+		if (!err && !*into && p->src[0].m->n && p->src[0].m->entry[0].type == IO_DIR &&
+		    mkdir(j->o.dst, 0700) && errno != EEXIST)
+			err = rcp_err(-errno, "cannot make %s: %s", j->o.dst, strerror(errno));
+		if (!err)
+			err = pull_pack(j, p, &all, count, displ);
+	}
+	if (err)
+		rank_fail(j, "to share the sources", err);
+	MPI_Bcast(into, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	buf = scatter_bytes(j, all, count, displ, &mine);
+	err = cli_mpi_pull_unpack(buf, (size_t)mine, j->o.n_src, t);
+	if (err)
+		rank_fail(j, "to read its share", err);
+	free(buf);
+	free(all);
+	free(count);
+	free(displ);
+	return t;
+}
+
+/* One source's task: the source whole, or its listed paths (into DST, or as its contents). */
+static void pull_task(struct job *j, size_t k, const struct cli_mpi_task *t, int into,
+		      struct result *res)
+{
+	const char *const *srcs = cli_copy_opts(j->cc)->src;
+	struct eng_report rep;
+	char *src = NULL;
+	int err;
+
+	if (!t->whole && !t->filter)
+		return;
+	if (!t->whole && !into && asprintf(&src, "%s/.", srcs[k]) < 0)
+		rank_fail(j, "to name its source", -ENOMEM);
+	j->o.src = src ? (const char *const *)&src : &srcs[k];
+	j->o.n_src = 1;
+	j->o.filter = t->whole ? NULL : t->filter;
+	j->o.dry_run = false;
+	j->o.cancel = &interrupted;
+	err = eng_copy_run(&j->o, &rep);
+	free(src);
+	if (err)
+		server_fail(j, "pulling from", err);
+	res->files += rep.files_total - rep.files_skipped;
+	res->files_skipped += rep.files_skipped;
+	res->bytes += rep.bytes;
+}
+
+/* This rank's pull: each source's share from its server; rank 0 gets the listing's figures. */
+static void job_pull(struct job *j, struct cli_mpi_pull *p, struct result *res, double *t0_out)
+{
+	size_t k, n_src = j->o.n_src;
+	struct cli_mpi_task *t;
+	double t0;
+	int into = 0;
+
+	job_server(j, 0);
+	t = pull_share(j, p, &into);
+	job_server(j, j->rank);
+	MPI_Barrier(MPI_COMM_WORLD);
+	t0 = *t0_out = MPI_Wtime();
+	for (k = 0; k < n_src; k++)
+		pull_task(j, k, &t[k], into, res);
+	res->seconds = MPI_Wtime() - t0;
+	memcpy(res->host, j->host, sizeof(res->host));
+	cli_mpi_tasks_free(t, n_src);
+}
+
+/* Rank 0, after every rank's pull: the directories' metadata (-p), each rank's share. */
+static void pull_finish(struct job *j, const struct cli_mpi_pull *p, struct result *all)
+{
+	int i, err = j->o.preserve ? cli_mpi_pull_dirs(p, j->o.dst) : 0;
+
+	if (err)
+		rank_fail(j, "to set the directories' metadata", err);
+	for (i = 0; i < j->size; i++)
+		all[i].share_bytes = j->load[i];
+}
+
+/* -n: rank 0's dry run lists the pull as one railcp would; the others have nothing to do. */
+static int pull_dry(struct job *j)
+{
+	struct eng_report rep;
+	int err;
+
+	if (j->rank)
+		return 0;
+	job_server(j, 0);
+	err = eng_copy_run(&j->o, &rep);
+	if (err)
+		server_fail(j, "listing the sources on", err);
+	return 0;
+}
+
 /* Largest over smallest share; 0 when a rank had no bytes (no ratio). */
 static double balance(const struct result *r, int n)
 {
@@ -296,7 +509,7 @@ static json_t *summary_json(const struct job *j, const struct result *r, double 
 				  "share_bytes", (json_int_t)r[i].share_bytes, "seconds",
 				  r[i].seconds));
 	}
-	json_object_set_new(o, "direction", json_string("push"));
+	json_object_set_new(o, "direction", json_string(j->o.dir == ENG_PUSH ? "push" : "pull"));
 	json_object_set_new(o, "ranks", ranks);
 	json_object_set_new(o, "servers", json_integer((json_int_t)j->n_srv));
 	json_object_set_new(o, "files", json_integer((json_int_t)files));
@@ -312,6 +525,7 @@ static json_t *summary_json(const struct job *j, const struct result *r, double 
 static void summary(const struct job *j, const struct result *r, double secs)
 {
 	uint64_t files = 0, bytes = 0;
+	bool push = j->o.dir == ENG_PUSH;
 	size_t used;
 	double b;
 	char sz[32];
@@ -331,19 +545,20 @@ static void summary(const struct job *j, const struct result *r, double secs)
 	cli_size_str(bytes, sz, sizeof(sz));
 	used = (size_t)j->size < j->n_srv ? (size_t)j->size : j->n_srv;
 	b = balance(r, j->size);
-	printf("railcp-mpi: pushed %llu files, %s with %d rank%s to %zu server%s in %.3f s: "
+	printf("railcp-mpi: %s %llu files, %s with %d rank%s %s %zu server%s in %.3f s: "
 	       "%.3f Gb/s; balance ",
-	       (unsigned long long)files, sz, j->size, j->size == 1 ? "" : "s", used,
-	       used == 1 ? "" : "s", secs, cli_gbps(bytes, secs));
+	       push ? "pushed" : "pulled", (unsigned long long)files, sz, j->size,
+	       j->size == 1 ? "" : "s", push ? "to" : "from", used, used == 1 ? "" : "s", secs,
+	       cli_gbps(bytes, secs));
 	if (b > 0)
 		printf("%.3f (largest over smallest rank's bytes)\n", b);
 	else
 		printf("none (a rank had no bytes to send)\n");
 	for (i = 0; i < j->size; i++) {
 		cli_size_str(r[i].share_bytes, sz, sizeof(sz));
-		printf("  rank %d on %s: %llu files, %s to %s in %.3f s\n", i, r[i].host,
-		       (unsigned long long)r[i].files, sz, j->srv[(size_t)i % j->n_srv].host,
-		       r[i].seconds);
+		printf("  rank %d on %s: %llu files, %s %s %s in %.3f s\n", i, r[i].host,
+		       (unsigned long long)r[i].files, sz, push ? "to" : "from",
+		       j->srv[(size_t)i % j->n_srv].host, r[i].seconds);
 	}
 }
 
@@ -367,7 +582,8 @@ static bool job_agree(const struct job *j, int err)
 
 static int job_run(struct job *j)
 {
-	struct result mine, *all = NULL;
+	struct result mine = {0}, *all = NULL;
+	struct cli_mpi_pull pull = {0};
 	double t0, secs;
 	int err;
 
@@ -375,17 +591,25 @@ static int job_run(struct job *j)
 	if (job_agree(j, err))
 		return CLI_EXIT_FAIL;
 	j->o = *cli_copy_opts(j->cc);
-	job_scatter(j);
-	MPI_Barrier(MPI_COMM_WORLD);
-	t0 = MPI_Wtime();
-	job_push(j, &mine);
+	if (j->o.dir == ENG_PULL && j->o.dry_run)
+		return pull_dry(j);
+	if (j->o.dir == ENG_PUSH) {
+		job_scatter(j);
+		MPI_Barrier(MPI_COMM_WORLD);
+		t0 = MPI_Wtime();
+		job_push(j, &mine);
+	} else
+		job_pull(j, &pull, &mine, &t0);
 	if (j->rank == 0 && !(all = calloc((size_t)j->size, sizeof(*all))))
 		rank_fail(j, "to gather the figures", -ENOMEM);
 	MPI_Gather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, 0, MPI_COMM_WORLD);
 	secs = MPI_Wtime() - t0;
+	if (j->rank == 0 && j->o.dir == ENG_PULL)
+		pull_finish(j, &pull, all);
 	if (j->rank == 0)
 		summary(j, all, secs);
 	free(all);
+	cli_mpi_pull_free(&pull);
 	return 0;
 }
 
@@ -393,7 +617,7 @@ int main(int argc, char **argv)
 {
 	struct sigaction sa = {.sa_handler = on_interrupt, .sa_flags = SA_RESETHAND};
 	struct job j = {0};
-	int r;
+	int r, i;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &j.rank);
@@ -414,7 +638,10 @@ int main(int argc, char **argv)
 	cli_copy_destroy(j.cc);
 	free(j.srv);
 	free(j.argv);
-	free(j.dest_arg);
+	for (i = 0; j.remote && i < j.argc; i++)
+		free(j.remote[i]);
+	free(j.remote);
+	free(j.load);
 	MPI_Finalize();
 	return r < 0 ? CLI_EXIT_OK : r;
 }
