@@ -81,6 +81,7 @@ struct cli_mpi_pull {
 	struct {
 		struct io_manifest *m; /* the dry run's list, as it would land */
 		bool has_top;	       /* the source lands under a name of its own */
+		const char *name;      /* as the command line gave it */
 	} * src;
 	size_t n_src;
 	bool into; /* DST was a directory: each source lands beneath it under its name */
@@ -89,10 +90,17 @@ struct cli_mpi_pull {
 /* Accepts NULL; p is left empty. */
 void cli_mpi_pull_free(struct cli_mpi_pull *p);
 
-/* Append source src's items from its dry run's list m (has_top: m's first component is its name).
+/*
+ * Append source src's items from its dry run's list m (has_top: m's first
+ * component is its name). A path a --files-from cannot hold (not UTF-8, a
+ * control character) gives its nearest directory that it can, whole (the
+ * source whole if there is none).
  */
 int cli_mpi_pull_items(struct cli_mpi_pull *p, uint32_t src, const struct io_manifest *m,
 		       bool has_top);
+
+/* Whether each rank's share of each source fits in one --files-from; -E2BIG with a sentence. */
+int cli_mpi_pull_fits(const struct cli_mpi_pull *p, const unsigned *owner, unsigned n_ranks);
 
 /*
  * Rank 0: each of o's sources listed by a dry-run pull into o's dst, one

@@ -333,6 +333,8 @@ static int pull_pack(struct job *j, const struct cli_mpi_pull *p, char **all, in
 		bytes[i] = p->item[i].bytes;
 	if (!err)
 		err = cli_mpi_balance(bytes, p->n, (unsigned)j->size, owner, j->load);
+	if (!err)
+		err = cli_mpi_pull_fits(p, owner, (unsigned)j->size);
 	for (r = 0; r < j->size && !err; r++) {
 		void *buf = NULL;
 		size_t len = 0;
@@ -359,39 +361,48 @@ static int pull_pack(struct job *j, const struct cli_mpi_pull *p, char **all, in
 }
 
 /*
- * Rank 0 lists the sources on its server (a dry run each) and shares the
- * items; where DST is to be made, rank 0 makes it (every rank then pulls
- * the source's contents into it, so none renames or nests it). Every rank
- * gets its tasks; *into says which way the sources land.
+ * Rank 0 lists the sources on its server (a dry run each). DST a
+ * directory: each source lands beneath it under its name, every rank's
+ * session making the directories it needs. Else the one source is made
+ * DST: a directory's tree is made here first, and every rank pulls the
+ * source's contents into it (*contents), so that no two sessions race to
+ * name it; a file is one item, named by the one session that pulls it.
  */
-static struct cli_mpi_task *pull_share(struct job *j, struct cli_mpi_pull *p, int *into)
+static int pull_list(struct job *j, struct cli_mpi_pull *p, int *contents)
+{
+	struct stat st;
+	bool into = stat(j->o.dst, &st) == 0 && S_ISDIR(st.st_mode);
+	int err = 0;
+
+	if (!into && j->o.n_src > 1)
+		return rcp_err(-ENOTDIR, "%s is no directory, and there are %zu sources", j->o.dst,
+			       j->o.n_src);
+	if ((err = cli_mpi_pull_list(&j->o, into, p)))
+		server_fail(j, "listing the sources on", err);
+	*contents = !into && p->src[0].m->n && p->src[0].m->entry[0].type == IO_DIR;
+	if (*contents && mkdir(j->o.dst, 0700) && errno != EEXIST)
+		return rcp_err(-errno, "cannot make %s: %s", j->o.dst, strerror(errno));
+	return 0;
+}
+
+/* Every rank's tasks, from rank 0's list; *contents as pull_list says. */
+static struct cli_mpi_task *pull_share(struct job *j, struct cli_mpi_pull *p, int *contents)
 {
 	int *count = calloc((size_t)j->size, sizeof(int)),
 	    *displ = calloc((size_t)j->size, sizeof(int));
 	struct cli_mpi_task *t = calloc(j->o.n_src, sizeof(*t));
 	char *all = NULL, *buf;
 	int mine = 0, err = count && displ && t ? 0 : -ENOMEM;
-	struct stat st;
 
 	if (j->rank == 0 && !(j->load = calloc((size_t)j->size, sizeof(*j->load))))
 		err = -ENOMEM;
-
-	if (j->rank == 0 && !err) {
-		*into = stat(j->o.dst, &st) == 0 && S_ISDIR(st.st_mode);
-		if (!*into && j->o.n_src > 1)
-			err = rcp_err(-ENOTDIR, "%s is no directory, and there are %zu sources",
-				      j->o.dst, j->o.n_src);
-		if (!err && (err = cli_mpi_pull_list(&j->o, *into, p)))
-			server_fail(j, "listing the sources on", err);
-		if (!err && !*into && p->src[0].m->n && p->src[0].m->entry[0].type == IO_DIR &&
-		    mkdir(j->o.dst, 0700) && errno != EEXIST)
-			err = rcp_err(-errno, "cannot make %s: %s", j->o.dst, strerror(errno));
-		if (!err)
-			err = pull_pack(j, p, &all, count, displ);
-	}
+	if (j->rank == 0 && !err)
+		err = pull_list(j, p, contents);
+	if (j->rank == 0 && !err)
+		err = pull_pack(j, p, &all, count, displ);
 	if (err)
 		rank_fail(j, "to share the sources", err);
-	MPI_Bcast(into, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	MPI_Bcast(contents, 1, MPI_INT, 0, MPI_COMM_WORLD);
 	buf = scatter_bytes(j, all, count, displ, &mine);
 	err = cli_mpi_pull_unpack(buf, (size_t)mine, j->o.n_src, t);
 	if (err)
@@ -403,8 +414,8 @@ static struct cli_mpi_task *pull_share(struct job *j, struct cli_mpi_pull *p, in
 	return t;
 }
 
-/* One source's task: the source whole, or its listed paths (into DST, or as its contents). */
-static void pull_task(struct job *j, size_t k, const struct cli_mpi_task *t, int into,
+/* One source's task: the source whole, or its listed paths (as its contents where DST was made). */
+static void pull_task(struct job *j, size_t k, const struct cli_mpi_task *t, int contents,
 		      struct result *res)
 {
 	const char *const *srcs = cli_copy_opts(j->cc)->src;
@@ -414,7 +425,7 @@ static void pull_task(struct job *j, size_t k, const struct cli_mpi_task *t, int
 
 	if (!t->whole && !t->filter)
 		return;
-	if (!t->whole && !into && asprintf(&src, "%s/.", srcs[k]) < 0)
+	if (contents && asprintf(&src, "%s/.", srcs[k]) < 0)
 		rank_fail(j, "to name its source", -ENOMEM);
 	j->o.src = src ? (const char *const *)&src : &srcs[k];
 	j->o.n_src = 1;
@@ -436,15 +447,15 @@ static void job_pull(struct job *j, struct cli_mpi_pull *p, struct result *res, 
 	size_t k, n_src = j->o.n_src;
 	struct cli_mpi_task *t;
 	double t0;
-	int into = 0;
+	int contents = 0;
 
 	job_server(j, 0);
-	t = pull_share(j, p, &into);
+	t = pull_share(j, p, &contents);
 	job_server(j, j->rank);
 	MPI_Barrier(MPI_COMM_WORLD);
 	t0 = *t0_out = MPI_Wtime();
 	for (k = 0; k < n_src; k++)
-		pull_task(j, k, &t[k], into, res);
+		pull_task(j, k, &t[k], contents, res);
 	res->seconds = MPI_Wtime() - t0;
 	memcpy(res->host, j->host, sizeof(res->host));
 	cli_mpi_tasks_free(t, n_src);

@@ -59,25 +59,99 @@ static bool empty_dir(const struct io_manifest *m, size_t i)
 		m->entry[i + 1].path[len] != '/');
 }
 
+/* Whether path is dir (dlen bytes) or beneath it; everything is beneath "". */
+static bool beneath(const char *path, const char *dir, size_t dlen)
+{
+	return !dlen || (!strncmp(path, dir, dlen) && (path[dlen] == '/' || !path[dlen]));
+}
+
+/* The longest directory of rel (its length) that a --files-from can list; 0: none. */
+static size_t listable_dir(const char *rel)
+{
+	char buf[IO_PATH_MAX];
+	const char *slash, *c;
+	size_t len = 0, n;
+
+	for (c = rel; (slash = strchr(c, '/')) != NULL; c = slash + 1) {
+		n = (size_t)(slash - rel);
+		memcpy(buf, rel, n);
+		buf[n] = '\0';
+		if (io_filter_path_problem(buf))
+			break;
+		len = n;
+	}
+	return len;
+}
+
+/*
+ * Entry *i of m (rel beneath the source's top, cut bytes in) cannot be
+ * listed (its name is not UTF-8, or has a control character): its nearest
+ * listable directory travels whole as one item instead, the items already
+ * taken beneath it folded in, and *i moves past its tree (a walk lists a
+ * directory's tree together). No such directory: the source whole.
+ */
+static int fold(struct cli_mpi_pull *p, uint32_t src, const struct io_manifest *m, size_t *i,
+		size_t cut)
+{
+	const char *rel = m->entry[*i].path + cut;
+	size_t dlen = listable_dir(rel);
+	uint64_t bytes = 0;
+	char dir[IO_PATH_MAX];
+
+	memcpy(dir, rel, dlen);
+	dir[dlen] = '\0';
+	while (p->n && p->item[p->n - 1].src == src && beneath(p->item[p->n - 1].rel, dir, dlen)) {
+		p->n--;
+		bytes += p->item[p->n].bytes;
+		free(p->item[p->n].rel);
+	}
+	for (; *i < m->n && beneath(m->entry[*i].path + cut, dir, dlen); (*i)++)
+		bytes += m->entry[*i].type == IO_FILE ? m->entry[*i].data_bytes : 0;
+	(*i)--; /* the caller's loop steps past the last one */
+	return item_add(p, src, dir, bytes);
+}
+
 int cli_mpi_pull_items(struct cli_mpi_pull *p, uint32_t src, const struct io_manifest *m,
 		       bool has_top)
 {
-	size_t i, cut;
+	size_t i, cut = 0;
 	int err = 0;
 
 	if (m->n == 1 && m->entry[0].type != IO_DIR) /* a file or a link: pulled whole */
 		return item_add(p, src, "", m->entry[0].data_bytes);
-	for (i = 0; i < m->n && !err; i++) {
+	if (has_top && m->n)
+		cut = strlen(m->entry[0].path) + 1;
+	for (i = has_top ? 1 : 0; i < m->n && !err; i++) {
 		const struct io_entry *e = &m->entry[i];
-		const char *slash = strchr(e->path, '/');
 
-		if (has_top && !slash)
-			continue; /* the source's own directory: every rank's session makes it */
-		cut = has_top ? (size_t)(slash - e->path) + 1 : 0;
-		if (e->type != IO_DIR || empty_dir(m, i))
+		if (io_filter_path_problem(e->path + cut))
+			err = fold(p, src, m, &i, cut);
+		else if (e->type != IO_DIR || empty_dir(m, i))
 			err = item_add(p, src, e->path + cut,
 				       e->type == IO_FILE ? e->data_bytes : 0);
 	}
+	return err;
+}
+
+int cli_mpi_pull_fits(const struct cli_mpi_pull *p, const unsigned *owner, unsigned n_ranks)
+{
+	size_t *paths = calloc((size_t)n_ranks * p->n_src, sizeof(*paths)), i, at;
+	uint64_t *bytes = calloc((size_t)n_ranks * p->n_src, sizeof(*bytes));
+	int err = paths && bytes ? 0 : rcp_err(-ENOMEM, "out of memory sharing the sources");
+
+	for (i = 0; i < p->n && !err; i++) {
+		at = (size_t)owner[i] * p->n_src + p->item[i].src;
+		paths[at]++;
+		bytes[at] += strlen(p->item[i].rel) + 2;
+		if (paths[at] > IO_FILTER_MAX_PATHS || bytes[at] > IO_FILTER_MAX_BYTES)
+			err = rcp_err(-E2BIG,
+				      "rank %u's share of %s is more than a --files-from holds "
+				      "(%d paths, %d MiB): run more ranks",
+				      owner[i], p->src[p->item[i].src].name, IO_FILTER_MAX_PATHS,
+				      IO_FILTER_MAX_BYTES >> 20);
+	}
+	free(paths);
+	free(bytes);
 	return err;
 }
 
@@ -186,6 +260,7 @@ int cli_mpi_pull_list(const struct eng_copy_opts *o, bool into, struct cli_mpi_p
 	for (k = 0; k < o->n_src && !err; k++) {
 		d.src = &o->src[k];
 		d.dry_ctx = &p->src[k].m;
+		p->src[k].name = o->src[k];
 		err = eng_copy_run(&d, &rep);
 		if (!err && !p->src[k].m)
 			err = rcp_err(-ENOMEM, "out of memory keeping the list of %s", o->src[k]);
