@@ -75,14 +75,18 @@ struct cli_mpi_item {
 	uint64_t bytes;
 };
 
+/* One source of a pull, as rank 0's dry run listed it. */
+struct cli_mpi_source {
+	struct io_manifest *m; /* the list as it would land */
+	uint8_t *why;	       /* m->n long: how the destination differed (enum io_diff) */
+	bool has_top;	       /* the source lands under a name of its own */
+	const char *name;      /* as the command line gave it */
+};
+
 struct cli_mpi_pull {
 	struct cli_mpi_item *item;
 	size_t n, cap;
-	struct {
-		struct io_manifest *m; /* the dry run's list, as it would land */
-		bool has_top;	       /* the source lands under a name of its own */
-		const char *name;      /* as the command line gave it */
-	} * src;
+	struct cli_mpi_source *src;
 	size_t n_src;
 	bool into; /* DST was a directory: each source lands beneath it under its name */
 };
@@ -124,7 +128,11 @@ int cli_mpi_pull_unpack(const void *buf, size_t len, size_t n_src, struct cli_mp
 /* Accepts NULL. */
 void cli_mpi_tasks_free(struct cli_mpi_task *t, size_t n_src);
 
-/* Rank 0, after every rank's pull (-p): each directory's mode and mtime, deepest first. */
+/*
+ * Rank 0, after every rank's pull (-p): the mode and mtime of each
+ * directory the job made (not there before it), deepest first, as one
+ * session sets those it made.
+ */
 int cli_mpi_pull_dirs(const struct cli_mpi_pull *p, const char *dst);
 
 #endif

@@ -24,8 +24,10 @@ void cli_mpi_pull_free(struct cli_mpi_pull *p)
 		return;
 	for (i = 0; i < p->n; i++)
 		free(p->item[i].rel);
-	for (i = 0; i < p->n_src; i++)
+	for (i = 0; i < p->n_src; i++) {
 		io_manifest_destroy(p->src[i].m);
+		free(p->src[i].why);
+	}
 	free(p->item);
 	free(p->src);
 	memset(p, 0, sizeof(*p));
@@ -230,9 +232,12 @@ void cli_mpi_tasks_free(struct cli_mpi_task *t, size_t n_src)
 /* A dry run's list, kept: the engine's callback. */
 static void keep_list(const struct io_manifest *m, const uint8_t *why, void *ctx)
 {
-	(void)why;
-	if (io_manifest_pick(m, NULL, ctx))
-		*(struct io_manifest **)ctx = NULL;
+	struct cli_mpi_source *s = ctx;
+
+	if (io_manifest_pick(m, NULL, &s->m))
+		s->m = NULL;
+	if (s->m && (s->why = malloc(m->n ? m->n : 1)) != NULL)
+		memcpy(s->why, why, m->n);
 }
 
 /* Whether a source names its contents only (its last name is "." or "..", or it is "/"). */
@@ -259,10 +264,10 @@ int cli_mpi_pull_list(const struct eng_copy_opts *o, bool into, struct cli_mpi_p
 	d.n_src = 1;
 	for (k = 0; k < o->n_src && !err; k++) {
 		d.src = &o->src[k];
-		d.dry_ctx = &p->src[k].m;
+		d.dry_ctx = &p->src[k];
 		p->src[k].name = o->src[k];
 		err = eng_copy_run(&d, &rep);
-		if (!err && !p->src[k].m)
+		if (!err && (!p->src[k].m || !p->src[k].why))
 			err = rcp_err(-ENOMEM, "out of memory keeping the list of %s", o->src[k]);
 		p->src[k].has_top = !contents_only(o->src[k]);
 		if (!err)
@@ -296,7 +301,7 @@ int cli_mpi_pull_dirs(const struct cli_mpi_pull *p, const char *dst)
 		for (i = m->n; i-- > 0 && !err;) { /* deepest first: parents after children */
 			const char *rel = m->entry[i].path, *slash = strchr(rel, '/');
 
-			if (m->entry[i].type != IO_DIR)
+			if (m->entry[i].type != IO_DIR || p->src[k].why[i] != IO_DIFF_NEW)
 				continue;
 			if (!p->into && p->src[k].has_top)
 				rel = slash ? slash + 1 : "";

@@ -401,16 +401,12 @@ static void test_a_share_no_files_from_holds_is_refused(void **state)
 	struct cli_mpi_item *item = calloc(n, sizeof(*item));
 	unsigned *owner = calloc(n, sizeof(*owner));
 	struct cli_mpi_pull p = {.item = item, .n = n, .n_src = 1};
-	struct {
-		struct io_manifest *m;
-		bool has_top;
-		const char *name;
-	} src = {.name = "tree"};
+	struct cli_mpi_source src = {.name = "tree"};
 
 	(void)state;
 	assert_non_null(item);
 	assert_non_null(owner);
-	p.src = (void *)&src;
+	p.src = &src;
 	for (i = 0; i < n; i++)
 		item[i] = (struct cli_mpi_item){.rel = "f", .bytes = 1};
 	assert_int_equal(cli_mpi_pull_fits(&p, owner, 2), -E2BIG);
