@@ -99,10 +99,16 @@ assert j["files"] == 0 and j["bytes"] == 0, j
 assert sum(x["files_skipped"] for x in r) == '"$files"', r
 ' || fail "railcp-mpi -u --json: the ranks' figures are wrong: $out"
 
-# As a new directory: the tree's contents land in it, the same.
-capture mpi -r "$hosts:data/tree" "$tmp/new"
+# As a new directory, -p: the tree's contents land in it, the same, and
+# the new directory (made by rank 0, every rank pulling into it) gets the
+# tree's mode and time after every rank is done.
+capture mpi -r -p "$hosts:data/tree" "$tmp/new"
 [ "$rc" -eq 0 ] || fail "railcp-mpi pull into a new directory: exit $rc: $err"
 diff -r "$src" "$tmp/new" || fail "the tree railcp-mpi pulled as a new directory differs"
+for d in . d1 d3; do
+	[ "$(stat -c '%a %Y' "$src/$d")" = "$(stat -c '%a %Y' "$tmp/new/$d")" ] ||
+		fail "-p into a new directory: $d has $(stat -c '%a %Y' "$tmp/new/$d"), not $(stat -c '%a %Y' "$src/$d")"
+done
 
 # A missing source: rank 0's listing says so in one line; nothing is made.
 capture mpi -r "$hosts:data/nonexistent" "$tmp/none"
