@@ -6,11 +6,13 @@
  * pushes it in an ordinary keyed, sealed session to server rank mod the
  * number of servers, placed by its own binding. Rank 0 gathers the figures
  * and prints the one summary. A rank that fails says so in one line naming
- * itself, its host and the cause, and ends the job with MPI_Abort. Built by
- * cli/SConscript with mpicc only; everything else is in the cli library.
+ * itself, its host and the cause, and ends the job with MPI_Abort. A pull
+ * (HOSTS:SRC... DST) is cli/mpi_pull_job.c's. Built by cli/SConscript with
+ * MPI's flags, with mpi_pull_job.c; everything else is in the cli library.
  */
 #include "cli/cli.h"
 #include "cli/mpi.h"
+#include "cli/mpi_job.h"
 #include "cli/report.h"
 
 #include "common/common.h"
@@ -24,35 +26,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-struct job {
-	int rank, size;
-	char host[64]; /* this rank's host */
-	struct cli_copy *cc;
-	struct eng_copy_opts o;
-	struct cli_mpi_server *srv;
-	size_t n_srv;
-	const char *dst;
-	struct topo_plan *plan;
-	struct io_manifest *share;
-	char **argv;   /* a copy, its HOSTS:PATH arguments rewritten for cli_copy_parse */
-	char **remote; /* argc long: the rewritten ones */
-	int argc;
-	uint64_t *load; /* rank 0, a pull: each rank's bytes */
-};
-
-/* What each rank tells rank 0 at the end (MPI_BYTE). */
-struct result {
-	uint64_t files, files_skipped, bytes, share_bytes;
-	double seconds;
-	char host[64];
-};
-
-static _Atomic bool interrupted;
+_Atomic bool cli__mpi_interrupted;
 
 static void on_interrupt(int sig)
 {
 	(void)sig;
-	atomic_store(&interrupted, true);
+	atomic_store(&cli__mpi_interrupted, true);
 }
 
 static void usage(FILE *f)
@@ -78,9 +57,9 @@ static void usage(FILE *f)
  * ends. A rank stopped by a signal (MPI_Abort's, or the user's through
  * mpirun) says nothing: the rank that failed first, or mpirun, said it.
  */
-static _Noreturn void rank_fail(const struct job *j, const char *what, int err)
+_Noreturn void cli__mpi_fail(const struct job *j, const char *what, int err)
 {
-	if (atomic_load(&interrupted)) {
+	if (atomic_load(&cli__mpi_interrupted)) {
 		MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAIL);
 		exit(CLI_EXIT_FAIL);
 	}
@@ -183,7 +162,7 @@ static int job_parse(struct job *j, int argc, char **argv)
 		return r;
 	r = job_args(j, argc, argv);
 	if (r)
-		rank_fail(j, "to read its command line", -EINVAL);
+		cli__mpi_fail(j, "to read its command line", -EINVAL);
 	return 0;
 }
 
@@ -228,15 +207,15 @@ static int shares_pack(const struct io_manifest *m, int size, char **all, int *c
 }
 
 /* Rank 0's bytes (all, count and displ per rank) scattered: this rank's, *mine long. */
-static char *scatter_bytes(const struct job *j, const char *all, const int *count, const int *displ,
-			   int *mine)
+char *cli__mpi_scatter(const struct job *j, const char *all, const int *count, const int *displ,
+		       int *mine)
 {
 	char *buf;
 
 	MPI_Scatter(count, 1, MPI_INT, mine, 1, MPI_INT, 0, MPI_COMM_WORLD);
 	buf = malloc(*mine ? (size_t)*mine : 1);
 	if (!buf)
-		rank_fail(j, "to receive its share", -ENOMEM);
+		cli__mpi_fail(j, "to receive its share", -ENOMEM);
 	MPI_Scatterv(all, count, displ, MPI_BYTE, buf, *mine, MPI_BYTE, 0, MPI_COMM_WORLD);
 	return buf;
 }
@@ -260,12 +239,12 @@ static void job_scatter(struct job *j)
 			err = shares_pack(m, j->size, &all, count, displ);
 		io_manifest_destroy(m);
 		if (err)
-			rank_fail(j, "to walk and share the sources", err);
+			cli__mpi_fail(j, "to walk and share the sources", err);
 	}
-	buf = scatter_bytes(j, all, count, displ, &mine);
+	buf = cli__mpi_scatter(j, all, count, displ, &mine);
 	err = cli_mpi_unpack(buf, (size_t)mine, &j->share);
 	if (err)
-		rank_fail(j, "to read its share", err);
+		cli__mpi_fail(j, "to read its share", err);
 	free(buf);
 	free(all);
 	free(count);
@@ -285,12 +264,12 @@ static void job_push(struct job *j, struct result *res)
 	if (s->port)
 		j->o.port = s->port;
 	j->o.dst = j->dst;
-	j->o.cancel = &interrupted;
+	j->o.cancel = &cli__mpi_interrupted;
 	err = eng_copy_run(&j->o, &rep);
 	if (err) {
 		snprintf(what, sizeof(what), "pushing to %s port %u", s->host,
 			 j->o.port ? j->o.port : ENG_DEFAULT_PORT);
-		rank_fail(j, what, err);
+		cli__mpi_fail(j, what, err);
 	}
 	*res = (struct result){.files = rep.files_total - rep.files_skipped,
 			       .files_skipped = rep.files_skipped,
@@ -298,193 +277,6 @@ static void job_push(struct job *j, struct result *res)
 			       .share_bytes = j->share->data_bytes,
 			       .seconds = rep.wall_seconds};
 	memcpy(res->host, j->host, sizeof(res->host));
-}
-
-/* The server this rank talks to, into its options. */
-static const struct cli_mpi_server *job_server(struct job *j, int rank)
-{
-	const struct cli_mpi_server *s = &j->srv[(size_t)rank % j->n_srv];
-
-	j->o.host = s->host;
-	if (s->port)
-		j->o.port = s->port;
-	return s;
-}
-
-static _Noreturn void server_fail(struct job *j, const char *verb, int err)
-{
-	char what[512];
-
-	snprintf(what, sizeof(what), "%s %s port %u", verb, j->o.host,
-		 j->o.port ? j->o.port : ENG_DEFAULT_PORT);
-	rank_fail(j, what, err);
-}
-
-/* Rank 0: every rank's items of p packed, balanced by bytes (j->load). */
-static int pull_pack(struct job *j, const struct cli_mpi_pull *p, char **all, int *count,
-		     int *displ)
-{
-	uint64_t *bytes = calloc(p->n ? p->n : 1, sizeof(*bytes));
-	unsigned *owner = calloc(p->n ? p->n : 1, sizeof(*owner));
-	size_t i, total = 0;
-	int r, err = bytes && owner && j->load ? 0 : -ENOMEM;
-
-	for (i = 0; i < p->n && !err; i++)
-		bytes[i] = p->item[i].bytes;
-	if (!err)
-		err = cli_mpi_balance(bytes, p->n, (unsigned)j->size, owner, j->load);
-	if (!err)
-		err = cli_mpi_pull_fits(p, owner, (unsigned)j->size);
-	for (r = 0; r < j->size && !err; r++) {
-		void *buf = NULL;
-		size_t len = 0;
-		char *grown = NULL;
-
-		err = cli_mpi_pull_pack(p, owner, (unsigned)r, &buf, &len);
-		if (!err && total + len > INT_MAX)
-			err = rcp_err(-EFBIG, "the file list is more than 2 GiB: too many files "
-					      "for one scatter");
-		if (!err && !(grown = realloc(*all, total + len + 1)))
-			err = -ENOMEM;
-		if (!err) {
-			*all = grown;
-			memcpy(*all + total, buf, len);
-			displ[r] = (int)total;
-			count[r] = (int)len;
-			total += len;
-		}
-		free(buf);
-	}
-	free(bytes);
-	free(owner);
-	return err;
-}
-
-/*
- * Rank 0 lists the sources on its server (a dry run each). DST a
- * directory: each source lands beneath it under its name, every rank's
- * session making the directories it needs. Else the one source is made
- * DST: a directory's tree is made here first, and every rank pulls the
- * source's contents into it (*contents), so that no two sessions race to
- * name it; a file is one item, named by the one session that pulls it.
- */
-static int pull_list(struct job *j, struct cli_mpi_pull *p, int *contents)
-{
-	struct stat st;
-	bool into = stat(j->o.dst, &st) == 0 && S_ISDIR(st.st_mode);
-	int err = 0;
-
-	if (!into && j->o.n_src > 1)
-		return rcp_err(-ENOTDIR, "%s is no directory, and there are %zu sources", j->o.dst,
-			       j->o.n_src);
-	if ((err = cli_mpi_pull_list(&j->o, into, p)))
-		server_fail(j, "listing the sources on", err);
-	*contents = !into && p->src[0].m->n && p->src[0].m->entry[0].type == IO_DIR;
-	if (*contents && mkdir(j->o.dst, 0700) && errno != EEXIST)
-		return rcp_err(-errno, "cannot make %s: %s", j->o.dst, strerror(errno));
-	return 0;
-}
-
-/* Every rank's tasks, from rank 0's list; *contents as pull_list says. */
-static struct cli_mpi_task *pull_share(struct job *j, struct cli_mpi_pull *p, int *contents)
-{
-	int *count = calloc((size_t)j->size, sizeof(int)),
-	    *displ = calloc((size_t)j->size, sizeof(int));
-	struct cli_mpi_task *t = calloc(j->o.n_src, sizeof(*t));
-	char *all = NULL, *buf;
-	int mine = 0, err = count && displ && t ? 0 : -ENOMEM;
-
-	if (j->rank == 0 && !(j->load = calloc((size_t)j->size, sizeof(*j->load))))
-		err = -ENOMEM;
-	if (j->rank == 0 && !err)
-		err = pull_list(j, p, contents);
-	if (j->rank == 0 && !err)
-		err = pull_pack(j, p, &all, count, displ);
-	if (err)
-		rank_fail(j, "to share the sources", err);
-	MPI_Bcast(contents, 1, MPI_INT, 0, MPI_COMM_WORLD);
-	buf = scatter_bytes(j, all, count, displ, &mine);
-	err = cli_mpi_pull_unpack(buf, (size_t)mine, j->o.n_src, t);
-	if (err)
-		rank_fail(j, "to read its share", err);
-	free(buf);
-	free(all);
-	free(count);
-	free(displ);
-	return t;
-}
-
-/* One source's task: the source whole, or its listed paths (as its contents where DST was made). */
-static void pull_task(struct job *j, size_t k, const struct cli_mpi_task *t, int contents,
-		      struct result *res)
-{
-	const char *const *srcs = cli_copy_opts(j->cc)->src;
-	struct eng_report rep;
-	char *src = NULL;
-	int err;
-
-	if (!t->whole && !t->filter)
-		return;
-	if (contents && asprintf(&src, "%s/.", srcs[k]) < 0)
-		rank_fail(j, "to name its source", -ENOMEM);
-	j->o.src = src ? (const char *const *)&src : &srcs[k];
-	j->o.n_src = 1;
-	j->o.filter = t->whole ? NULL : t->filter;
-	j->o.dry_run = false;
-	j->o.cancel = &interrupted;
-	err = eng_copy_run(&j->o, &rep);
-	free(src);
-	if (err)
-		server_fail(j, "pulling from", err);
-	res->files += rep.files_total - rep.files_skipped;
-	res->files_skipped += rep.files_skipped;
-	res->bytes += rep.bytes;
-}
-
-/* This rank's pull: each source's share from its server; rank 0 gets the listing's figures. */
-static void job_pull(struct job *j, struct cli_mpi_pull *p, struct result *res, double *t0_out)
-{
-	size_t k, n_src = j->o.n_src;
-	struct cli_mpi_task *t;
-	double t0;
-	int contents = 0;
-
-	job_server(j, 0);
-	t = pull_share(j, p, &contents);
-	job_server(j, j->rank);
-	MPI_Barrier(MPI_COMM_WORLD);
-	t0 = *t0_out = MPI_Wtime();
-	for (k = 0; k < n_src; k++)
-		pull_task(j, k, &t[k], contents, res);
-	res->seconds = MPI_Wtime() - t0;
-	memcpy(res->host, j->host, sizeof(res->host));
-	cli_mpi_tasks_free(t, n_src);
-}
-
-/* Rank 0, after every rank's pull: the directories' metadata (-p), each rank's share. */
-static void pull_finish(struct job *j, const struct cli_mpi_pull *p, struct result *all)
-{
-	int i, err = j->o.preserve ? cli_mpi_pull_dirs(p, j->o.dst) : 0;
-
-	if (err)
-		rank_fail(j, "to set the directories' metadata", err);
-	for (i = 0; i < j->size; i++)
-		all[i].share_bytes = j->load[i];
-}
-
-/* -n: rank 0's dry run lists the pull as one railcp would; the others have nothing to do. */
-static int pull_dry(struct job *j)
-{
-	struct eng_report rep;
-	int err;
-
-	if (j->rank)
-		return 0;
-	job_server(j, 0);
-	err = eng_copy_run(&j->o, &rep);
-	if (err)
-		server_fail(j, "listing the sources on", err);
-	return 0;
 }
 
 /* Largest over smallest share; 0 when a rank had no bytes (no ratio). */
@@ -603,20 +395,20 @@ static int job_run(struct job *j)
 		return CLI_EXIT_FAIL;
 	j->o = *cli_copy_opts(j->cc);
 	if (j->o.dir == ENG_PULL && j->o.dry_run)
-		return pull_dry(j);
+		return cli__mpi_pull_dry(j);
 	if (j->o.dir == ENG_PUSH) {
 		job_scatter(j);
 		MPI_Barrier(MPI_COMM_WORLD);
 		t0 = MPI_Wtime();
 		job_push(j, &mine);
 	} else
-		job_pull(j, &pull, &mine, &t0);
+		cli__mpi_pull(j, &pull, &mine, &t0);
 	if (j->rank == 0 && !(all = calloc((size_t)j->size, sizeof(*all))))
-		rank_fail(j, "to gather the figures", -ENOMEM);
+		cli__mpi_fail(j, "to gather the figures", -ENOMEM);
 	MPI_Gather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, 0, MPI_COMM_WORLD);
 	secs = MPI_Wtime() - t0;
 	if (j->rank == 0 && j->o.dir == ENG_PULL)
-		pull_finish(j, &pull, all);
+		cli__mpi_pull_finish(j, &pull, all);
 	if (j->rank == 0)
 		summary(j, all, secs);
 	free(all);
