@@ -297,20 +297,20 @@ static json_t *summary_json(const struct job *j, const struct result *r, double 
 {
 	json_t *o = json_object(), *ranks = json_array();
 	double b = balance(r, j->size);
+	uint16_t base = cli_copy_opts(j->cc)->port; /* rank 0's own is its server's now */
 	int i;
 
 	for (i = 0; i < j->size; i++) {
 		const struct cli_mpi_server *s = &j->srv[(size_t)i % j->n_srv];
 
 		json_array_append_new(
-			ranks,
-			json_pack("{s:i, s:s, s:s, s:i, s:I, s:I, s:I, s:I, s:f}", "rank", i,
-				  "host", r[i].host, "server", s->host, "port",
-				  s->port ? s->port : (j->o.port ? j->o.port : ENG_DEFAULT_PORT),
-				  "files", (json_int_t)r[i].files, "files_skipped",
-				  (json_int_t)r[i].files_skipped, "bytes", (json_int_t)r[i].bytes,
-				  "share_bytes", (json_int_t)r[i].share_bytes, "seconds",
-				  r[i].seconds));
+			ranks, json_pack("{s:i, s:s, s:s, s:i, s:I, s:I, s:I, s:I, s:f}", "rank", i,
+					 "host", r[i].host, "server", s->host, "port",
+					 s->port ? s->port : (base ? base : ENG_DEFAULT_PORT),
+					 "files", (json_int_t)r[i].files, "files_skipped",
+					 (json_int_t)r[i].files_skipped, "bytes",
+					 (json_int_t)r[i].bytes, "share_bytes",
+					 (json_int_t)r[i].share_bytes, "seconds", r[i].seconds));
 	}
 	json_object_set_new(o, "direction", json_string(j->o.dir == ENG_PUSH ? "push" : "pull"));
 	json_object_set_new(o, "ranks", ranks);

@@ -16,14 +16,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* The server this rank talks to, into its options. */
+/* Server (rank mod S) into this rank's options: its port, else the copy's --port; stoppable. */
 static const struct cli_mpi_server *job_server(struct job *j, int rank)
 {
 	const struct cli_mpi_server *s = &j->srv[(size_t)rank % j->n_srv];
 
 	j->o.host = s->host;
-	if (s->port)
-		j->o.port = s->port;
+	j->o.port = s->port ? s->port : cli_copy_opts(j->cc)->port;
+	j->o.cancel = &cli__mpi_interrupted;
 	return s;
 }
 

@@ -82,8 +82,9 @@ n2=$(sed -n 's/.*: pull of \([0-9]*\) files from "data\/tree" done.*/\1/p' "$tmp
 [ -n "$n1" ] && [ -n "$n2" ] && [ "$n1" -gt 0 ] && [ "$n2" -gt 0 ] && [ $((n1 + n2)) -eq "$files" ] ||
 	fail "the servers did not each send a share of the $files files ($n1 and $n2): $(cat "$tmp/s1.log" "$tmp/s2.log")"
 
-# A -u re-run pulls nothing; --json gives each rank's share, their sum the tree's bytes.
-capture mpi -r -u --json "$hosts:data/tree" "$tmp/out"
+# A -u re-run pulls nothing; --json gives each rank's share, their sum the
+# tree's bytes, and its server's port (the second server's from --port).
+capture mpi --port "$port2" -r -u --json "127.0.0.1:$port1,127.0.0.1:data/tree" "$tmp/out"
 [ "$rc" -eq 0 ] || fail "railcp-mpi -u: exit $rc: $err"
 total=$(find "$src" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
 printf '%s' "$out" | python3 -c '
