@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/engine.h"
 #include "io/io.h"
 
 /*
@@ -57,5 +58,81 @@ struct cli_mpi_server {
  */
 int cli_mpi_servers(const char *arg, struct cli_mpi_server **servers_out, size_t *n_out,
 		    const char **dst_out);
+
+/*
+ * ---- pulls (cli/mpi_pull.c) ----
+ *
+ * Rank 0 lists each source with a dry-run pull; the sources' files,
+ * symlinks and empty directories are the items (a source that is no
+ * directory is one item, pulled whole: rel ""), balanced by bytes with
+ * cli_mpi_balance; each rank pulls its items of each source with them as
+ * --files-from. Directories on the way are made by each rank's session
+ * (mkdir of an existing directory succeeds), so ranks need no order.
+ */
+struct cli_mpi_item {
+	uint32_t src; /* the source's index */
+	char *rel;    /* beneath the source's top; "": the source whole */
+	uint64_t bytes;
+};
+
+/* One source of a pull, as rank 0's dry run listed it. */
+struct cli_mpi_source {
+	struct io_manifest *m; /* the list as it would land */
+	uint8_t *why;	       /* m->n long: how the destination differed (enum io_diff) */
+	bool has_top;	       /* the source lands under a name of its own */
+	const char *name;      /* as the command line gave it */
+};
+
+struct cli_mpi_pull {
+	struct cli_mpi_item *item;
+	size_t n, cap;
+	struct cli_mpi_source *src;
+	size_t n_src;
+	bool into; /* DST was a directory: each source lands beneath it under its name */
+};
+
+/* Accepts NULL; p is left empty. */
+void cli_mpi_pull_free(struct cli_mpi_pull *p);
+
+/*
+ * Append source src's items from its dry run's list m (has_top: m's first
+ * component is its name). A path a --files-from cannot hold (not UTF-8, a
+ * control character) gives its nearest directory that it can, whole (the
+ * source whole if there is none).
+ */
+int cli_mpi_pull_items(struct cli_mpi_pull *p, uint32_t src, const struct io_manifest *m,
+		       bool has_top);
+
+/* Whether each rank's share of each source fits in one --files-from; -E2BIG with a sentence. */
+int cli_mpi_pull_fits(const struct cli_mpi_pull *p, const unsigned *owner, unsigned n_ranks);
+
+/*
+ * Rank 0: each of o's sources listed by a dry-run pull into o's dst, one
+ * session each (o->dry_run and its callback are replaced), into p.
+ */
+int cli_mpi_pull_list(const struct eng_copy_opts *o, bool into, struct cli_mpi_pull *p);
+
+/* Rank's items (owner[i] == rank) as bytes: per item, its source (4 bytes) and rel, NUL-ended. */
+int cli_mpi_pull_pack(const struct cli_mpi_pull *p, const unsigned *owner, unsigned rank,
+		      void **buf_out, size_t *len_out);
+
+/* What one rank pulls of one source: the source whole, or the paths its filter lists. */
+struct cli_mpi_task {
+	bool whole;
+	struct io_filter *filter; /* NULL: nothing listed */
+};
+
+/* A share's bytes back as n_src tasks (t, n_src long); -EBADMSG or the filter's error. */
+int cli_mpi_pull_unpack(const void *buf, size_t len, size_t n_src, struct cli_mpi_task *t);
+
+/* Accepts NULL. */
+void cli_mpi_tasks_free(struct cli_mpi_task *t, size_t n_src);
+
+/*
+ * Rank 0, after every rank's pull (-p): the mode and mtime of each
+ * directory the job made (not there before it), deepest first, as one
+ * session sets those it made.
+ */
+int cli_mpi_pull_dirs(const struct cli_mpi_pull *p, const char *dst);
 
 #endif

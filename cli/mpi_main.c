@@ -6,11 +6,13 @@
  * pushes it in an ordinary keyed, sealed session to server rank mod the
  * number of servers, placed by its own binding. Rank 0 gathers the figures
  * and prints the one summary. A rank that fails says so in one line naming
- * itself, its host and the cause, and ends the job with MPI_Abort. Built by
- * cli/SConscript with mpicc only; everything else is in the cli library.
+ * itself, its host and the cause, and ends the job with MPI_Abort. A pull
+ * (HOSTS:SRC... DST) is cli/mpi_pull_job.c's. Built by cli/SConscript with
+ * MPI's flags, with mpi_pull_job.c; everything else is in the cli library.
  */
 #include "cli/cli.h"
 #include "cli/mpi.h"
+#include "cli/mpi_job.h"
 #include "cli/report.h"
 
 #include "common/common.h"
@@ -21,47 +23,31 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-struct job {
-	int rank, size;
-	char host[64]; /* this rank's host */
-	struct cli_copy *cc;
-	struct eng_copy_opts o;
-	struct cli_mpi_server *srv;
-	size_t n_srv;
-	const char *dst;
-	struct topo_plan *plan;
-	struct io_manifest *share;
-	char **argv; /* a copy, its HOSTS:DST rewritten for cli_copy_parse */
-	char *dest_arg;
-};
-
-/* What each rank tells rank 0 at the end (MPI_BYTE). */
-struct result {
-	uint64_t files, files_skipped, bytes, share_bytes;
-	double seconds;
-	char host[64];
-};
-
-static _Atomic bool interrupted;
+_Atomic bool cli__mpi_interrupted;
 
 static void on_interrupt(int sig)
 {
 	(void)sig;
-	atomic_store(&interrupted, true);
+	atomic_store(&cli__mpi_interrupted, true);
 }
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: mpirun -n N railcp-mpi [options] SRC... HOSTS:DST\n\n"
+	fprintf(f, "usage: mpirun -n N railcp-mpi [options] SRC... HOSTS:DST\n"
+		   "       mpirun -n N railcp-mpi [options] HOSTS:SRC... DST\n\n"
 		   "Pushes SRC... over the ranks of an MPI job to the railcp servers HOSTS\n"
 		   "(h1,h2,... each HOST or HOST:PORT, or @FILE naming them), all serving one\n"
 		   "shared root. Rank 0 walks the sources once and gives each rank a share of\n"
 		   "the files balanced by bytes; each rank pushes its share to server (rank\n"
 		   "mod the number of servers), placed on the NUMA node(s) and rails of its\n"
 		   "binding. DST must be a directory there (the root when empty): each SRC\n"
-		   "lands beneath it under its own name. Rank 0 prints the summary.\n\n"
+		   "lands beneath it under its own name. A pull: rank 0 lists the sources on\n"
+		   "the first server (a dry run), shares their files by bytes, and each rank\n"
+		   "pulls its share from its server as a --files-from list. Rank 0 prints\n"
+		   "the summary.\n\n"
 		   "Options: those of a railcp copy (railcp --help-copy) but -e, --rsh and\n"
 		   "--railcp-path (the servers must be running); -h, --help prints this.\n");
 }
@@ -71,9 +57,9 @@ static void usage(FILE *f)
  * ends. A rank stopped by a signal (MPI_Abort's, or the user's through
  * mpirun) says nothing: the rank that failed first, or mpirun, said it.
  */
-static _Noreturn void rank_fail(const struct job *j, const char *what, int err)
+_Noreturn void cli__mpi_fail(const struct job *j, const char *what, int err)
 {
-	if (atomic_load(&interrupted)) {
+	if (atomic_load(&cli__mpi_interrupted)) {
 		MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAIL);
 		exit(CLI_EXIT_FAIL);
 	}
@@ -84,14 +70,32 @@ static _Noreturn void rank_fail(const struct job *j, const char *what, int err)
 	exit(CLI_EXIT_FAIL);
 }
 
-/* The index of HOSTS:DST: the last argument with a ':' that is no option; 0 if none. */
-static int dest_index(int argc, char **argv)
+/* argv[i] as railcp-mpi:PATH, its servers the job's (the same in every such argument). */
+static int remote_arg(struct job *j, char **argv, int i)
 {
-	int i;
+	struct cli_mpi_server *srv;
+	const char *path;
+	size_t n;
+	int r = cli_mpi_servers(argv[i], &srv, &n, &path);
 
-	for (i = argc - 1; i > 0; i--)
-		if (argv[i][0] != '-' && strchr(argv[i], ':'))
-			return i;
+	if (r)
+		return r;
+	if (j->srv && (n != j->n_srv || memcmp(srv, j->srv, n * sizeof(*srv)))) {
+		free(srv);
+		return cli_usage_error(NULL,
+				       "%s: every HOSTS:PATH of a job must name the same "
+				       "servers",
+				       argv[i]);
+	}
+	if (j->srv)
+		free(srv);
+	else
+		j->srv = srv, j->n_srv = n;
+	if (asprintf(&j->remote[i], "railcp-mpi:%s", path) < 0) {
+		j->remote[i] = NULL;
+		return cli_fail(-ENOMEM);
+	}
+	j->argv[i] = j->remote[i];
 	return 0;
 }
 
@@ -113,28 +117,30 @@ static int rsh_refused(int argc, char **argv)
 /* The command line: the servers and DST, then a copy's options as railcp parses them. */
 static int job_args(struct job *j, int argc, char **argv)
 {
-	int i, at = dest_index(argc, argv), r;
+	int i, r, dashes = 0;
 
 	if ((r = rsh_refused(argc, argv)))
 		return r;
-	if (!at)
-		return cli_usage_error(NULL, "a push needs sources and a destination: SRC... "
-					     "HOSTS:DST");
-	r = cli_mpi_servers(argv[at], &j->srv, &j->n_srv, &j->dst);
-	if (r)
-		return r;
+	j->argc = argc;
 	j->argv = calloc((size_t)argc + 1, sizeof(*j->argv));
-	if (!j->argv || asprintf(&j->dest_arg, "railcp-mpi:%s", j->dst) < 0)
+	j->remote = calloc((size_t)argc + 1, sizeof(*j->remote));
+	if (!j->argv || !j->remote)
 		return cli_fail(-ENOMEM);
-	for (i = 0; i < argc; i++)
-		j->argv[i] = i == at ? j->dest_arg : argv[i];
+	for (i = 0; i < argc; i++) {
+		j->argv[i] = argv[i];
+		dashes |= !strcmp(argv[i], "--");
+		if (i && (dashes || argv[i][0] != '-') && strchr(argv[i], ':') &&
+		    (r = remote_arg(j, argv, i)))
+			return r;
+	}
+	if (!j->srv)
+		return cli_usage_error(NULL, "a copy needs servers: SRC... HOSTS:DST or "
+					     "HOSTS:SRC... DST");
 	r = cli_copy_parse(argc, j->argv, &j->cc);
 	if (r)
 		return r < 0 ? -1 : r;
 	j->o = *cli_copy_opts(j->cc);
-	if (j->o.dir != ENG_PUSH)
-		return cli_usage_error(NULL, "railcp-mpi pushes only (SRC... HOSTS:DST) in this "
-					     "version");
+	j->dst = j->o.dst;
 	return 0;
 }
 
@@ -156,7 +162,7 @@ static int job_parse(struct job *j, int argc, char **argv)
 		return r;
 	r = job_args(j, argc, argv);
 	if (r)
-		rank_fail(j, "to read its command line", -EINVAL);
+		cli__mpi_fail(j, "to read its command line", -EINVAL);
 	return 0;
 }
 
@@ -200,6 +206,20 @@ static int shares_pack(const struct io_manifest *m, int size, char **all, int *c
 	return err;
 }
 
+/* Rank 0's bytes (all, count and displ per rank) scattered: this rank's, *mine long. */
+char *cli__mpi_scatter(const struct job *j, const char *all, const int *count, const int *displ,
+		       int *mine)
+{
+	char *buf;
+
+	MPI_Scatter(count, 1, MPI_INT, mine, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	buf = malloc(*mine ? (size_t)*mine : 1);
+	if (!buf)
+		cli__mpi_fail(j, "to receive its share", -ENOMEM);
+	MPI_Scatterv(all, count, displ, MPI_BYTE, buf, *mine, MPI_BYTE, 0, MPI_COMM_WORLD);
+	return buf;
+}
+
 /* Rank 0 walks the sources once; each rank gets its share. */
 static void job_scatter(struct job *j)
 {
@@ -219,16 +239,12 @@ static void job_scatter(struct job *j)
 			err = shares_pack(m, j->size, &all, count, displ);
 		io_manifest_destroy(m);
 		if (err)
-			rank_fail(j, "to walk and share the sources", err);
+			cli__mpi_fail(j, "to walk and share the sources", err);
 	}
-	MPI_Scatter(count, 1, MPI_INT, &mine, 1, MPI_INT, 0, MPI_COMM_WORLD);
-	buf = malloc(mine ? (size_t)mine : 1);
-	if (!buf)
-		rank_fail(j, "to receive its share", -ENOMEM);
-	MPI_Scatterv(all, count, displ, MPI_BYTE, buf, mine, MPI_BYTE, 0, MPI_COMM_WORLD);
+	buf = cli__mpi_scatter(j, all, count, displ, &mine);
 	err = cli_mpi_unpack(buf, (size_t)mine, &j->share);
 	if (err)
-		rank_fail(j, "to read its share", err);
+		cli__mpi_fail(j, "to read its share", err);
 	free(buf);
 	free(all);
 	free(count);
@@ -248,12 +264,12 @@ static void job_push(struct job *j, struct result *res)
 	if (s->port)
 		j->o.port = s->port;
 	j->o.dst = j->dst;
-	j->o.cancel = &interrupted;
+	j->o.cancel = &cli__mpi_interrupted;
 	err = eng_copy_run(&j->o, &rep);
 	if (err) {
 		snprintf(what, sizeof(what), "pushing to %s port %u", s->host,
 			 j->o.port ? j->o.port : ENG_DEFAULT_PORT);
-		rank_fail(j, what, err);
+		cli__mpi_fail(j, what, err);
 	}
 	*res = (struct result){.files = rep.files_total - rep.files_skipped,
 			       .files_skipped = rep.files_skipped,
@@ -281,22 +297,22 @@ static json_t *summary_json(const struct job *j, const struct result *r, double 
 {
 	json_t *o = json_object(), *ranks = json_array();
 	double b = balance(r, j->size);
+	uint16_t base = cli_copy_opts(j->cc)->port; /* rank 0's own is its server's now */
 	int i;
 
 	for (i = 0; i < j->size; i++) {
 		const struct cli_mpi_server *s = &j->srv[(size_t)i % j->n_srv];
 
 		json_array_append_new(
-			ranks,
-			json_pack("{s:i, s:s, s:s, s:i, s:I, s:I, s:I, s:I, s:f}", "rank", i,
-				  "host", r[i].host, "server", s->host, "port",
-				  s->port ? s->port : (j->o.port ? j->o.port : ENG_DEFAULT_PORT),
-				  "files", (json_int_t)r[i].files, "files_skipped",
-				  (json_int_t)r[i].files_skipped, "bytes", (json_int_t)r[i].bytes,
-				  "share_bytes", (json_int_t)r[i].share_bytes, "seconds",
-				  r[i].seconds));
+			ranks, json_pack("{s:i, s:s, s:s, s:i, s:I, s:I, s:I, s:I, s:f}", "rank", i,
+					 "host", r[i].host, "server", s->host, "port",
+					 s->port ? s->port : (base ? base : ENG_DEFAULT_PORT),
+					 "files", (json_int_t)r[i].files, "files_skipped",
+					 (json_int_t)r[i].files_skipped, "bytes",
+					 (json_int_t)r[i].bytes, "share_bytes",
+					 (json_int_t)r[i].share_bytes, "seconds", r[i].seconds));
 	}
-	json_object_set_new(o, "direction", json_string("push"));
+	json_object_set_new(o, "direction", json_string(j->o.dir == ENG_PUSH ? "push" : "pull"));
 	json_object_set_new(o, "ranks", ranks);
 	json_object_set_new(o, "servers", json_integer((json_int_t)j->n_srv));
 	json_object_set_new(o, "files", json_integer((json_int_t)files));
@@ -312,6 +328,7 @@ static json_t *summary_json(const struct job *j, const struct result *r, double 
 static void summary(const struct job *j, const struct result *r, double secs)
 {
 	uint64_t files = 0, bytes = 0;
+	bool push = j->o.dir == ENG_PUSH;
 	size_t used;
 	double b;
 	char sz[32];
@@ -331,19 +348,20 @@ static void summary(const struct job *j, const struct result *r, double secs)
 	cli_size_str(bytes, sz, sizeof(sz));
 	used = (size_t)j->size < j->n_srv ? (size_t)j->size : j->n_srv;
 	b = balance(r, j->size);
-	printf("railcp-mpi: pushed %llu files, %s with %d rank%s to %zu server%s in %.3f s: "
+	printf("railcp-mpi: %s %llu files, %s with %d rank%s %s %zu server%s in %.3f s: "
 	       "%.3f Gb/s; balance ",
-	       (unsigned long long)files, sz, j->size, j->size == 1 ? "" : "s", used,
-	       used == 1 ? "" : "s", secs, cli_gbps(bytes, secs));
+	       push ? "pushed" : "pulled", (unsigned long long)files, sz, j->size,
+	       j->size == 1 ? "" : "s", push ? "to" : "from", used, used == 1 ? "" : "s", secs,
+	       cli_gbps(bytes, secs));
 	if (b > 0)
 		printf("%.3f (largest over smallest rank's bytes)\n", b);
 	else
 		printf("none (a rank had no bytes to send)\n");
 	for (i = 0; i < j->size; i++) {
 		cli_size_str(r[i].share_bytes, sz, sizeof(sz));
-		printf("  rank %d on %s: %llu files, %s to %s in %.3f s\n", i, r[i].host,
-		       (unsigned long long)r[i].files, sz, j->srv[(size_t)i % j->n_srv].host,
-		       r[i].seconds);
+		printf("  rank %d on %s: %llu files, %s %s %s in %.3f s\n", i, r[i].host,
+		       (unsigned long long)r[i].files, sz, push ? "to" : "from",
+		       j->srv[(size_t)i % j->n_srv].host, r[i].seconds);
 	}
 }
 
@@ -367,7 +385,8 @@ static bool job_agree(const struct job *j, int err)
 
 static int job_run(struct job *j)
 {
-	struct result mine, *all = NULL;
+	struct result mine = {0}, *all = NULL;
+	struct cli_mpi_pull pull = {0};
 	double t0, secs;
 	int err;
 
@@ -375,17 +394,25 @@ static int job_run(struct job *j)
 	if (job_agree(j, err))
 		return CLI_EXIT_FAIL;
 	j->o = *cli_copy_opts(j->cc);
-	job_scatter(j);
-	MPI_Barrier(MPI_COMM_WORLD);
-	t0 = MPI_Wtime();
-	job_push(j, &mine);
+	if (j->o.dir == ENG_PULL && j->o.dry_run)
+		return cli__mpi_pull_dry(j);
+	if (j->o.dir == ENG_PUSH) {
+		job_scatter(j);
+		MPI_Barrier(MPI_COMM_WORLD);
+		t0 = MPI_Wtime();
+		job_push(j, &mine);
+	} else
+		cli__mpi_pull(j, &pull, &mine, &t0);
 	if (j->rank == 0 && !(all = calloc((size_t)j->size, sizeof(*all))))
-		rank_fail(j, "to gather the figures", -ENOMEM);
+		cli__mpi_fail(j, "to gather the figures", -ENOMEM);
 	MPI_Gather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, 0, MPI_COMM_WORLD);
 	secs = MPI_Wtime() - t0;
+	if (j->rank == 0 && j->o.dir == ENG_PULL)
+		cli__mpi_pull_finish(j, &pull, all);
 	if (j->rank == 0)
 		summary(j, all, secs);
 	free(all);
+	cli_mpi_pull_free(&pull);
 	return 0;
 }
 
@@ -393,7 +420,7 @@ int main(int argc, char **argv)
 {
 	struct sigaction sa = {.sa_handler = on_interrupt, .sa_flags = SA_RESETHAND};
 	struct job j = {0};
-	int r;
+	int r, i;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &j.rank);
@@ -414,7 +441,10 @@ int main(int argc, char **argv)
 	cli_copy_destroy(j.cc);
 	free(j.srv);
 	free(j.argv);
-	free(j.dest_arg);
+	for (i = 0; j.remote && i < j.argc; i++)
+		free(j.remote[i]);
+	free(j.remote);
+	free(j.load);
 	MPI_Finalize();
 	return r < 0 ? CLI_EXIT_OK : r;
 }

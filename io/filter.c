@@ -267,6 +267,16 @@ int io_filter_rule(struct io_filter *f, bool include, const char *pattern)
 	return 0;
 }
 
+const char *io_filter_path_problem(const char *path)
+{
+	size_t len = strlen(path);
+	const char *why = text_problem(path, len);
+
+	if (!why && len >= IO_PATH_MAX)
+		why = "is longer than 4095 bytes";
+	return why ? why : io__path_problem(path, len);
+}
+
 int io_filter_path(struct io_filter *f, const char *path)
 {
 	size_t len = strlen(path);

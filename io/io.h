@@ -154,6 +154,9 @@ int io_filter_rule(struct io_filter *f, bool include, const char *pattern);
 /* Add a --files-from path; -EINVAL or -E2BIG with a sentence. */
 int io_filter_path(struct io_filter *f, const char *path);
 
+/* Why path (as a walk names it) cannot be listed as it is (not UTF-8, ...); NULL if it can. */
+const char *io_filter_path_problem(const char *path);
+
 /* After the last rule and path, before matching: the paths sorted, each once; -ENOMEM. */
 int io_filter_finish(struct io_filter *f);
 

@@ -4,7 +4,10 @@
  * the largest file, empty files spread by count), the shares of a walked
  * tree (each file and symlink in one share, every directory in all), a
  * share packed and unpacked whole (sources, devices and inodes too) and
- * every cut of it refused, and HOSTS:DST read from the line and from @FILE.
+ * every cut of it refused, HOSTS:DST read from the line and from @FILE, and
+ * a pull's items (files, links, empty directories; a name no --files-from
+ * holds folded into its directory), a rank's share back as filters, and a
+ * share too large for one --files-from refused.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -243,6 +246,178 @@ static void test_servers_from_a_file(void **state)
 	tree_remove(base);
 }
 
+/* A walk's list as a dry run gives it, by hand: paths, types and bytes. */
+struct ent {
+	const char *path;
+	enum io_type type;
+	uint64_t bytes;
+};
+
+static struct io_manifest *listed(const struct ent *e, size_t n, struct io_entry *buf)
+{
+	static struct io_manifest m;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		buf[i] = (struct io_entry){.path = (char *)e[i].path,
+					   .type = e[i].type,
+					   .data_bytes = e[i].bytes,
+					   .size = e[i].bytes};
+	m = (struct io_manifest){.entry = buf, .n = n, .cap = n};
+	return &m;
+}
+
+static void assert_item(const struct cli_mpi_pull *p, size_t i, uint32_t src, const char *rel,
+			uint64_t bytes)
+{
+	assert_true(i < p->n);
+	assert_int_equal(p->item[i].src, src);
+	assert_string_equal(p->item[i].rel, rel);
+	assert_int_equal(p->item[i].bytes, bytes);
+}
+
+static void test_a_pull_shares_files_links_and_empty_directories(void **state)
+{
+	const struct ent tree[] = {
+		{"top", IO_DIR, 0},	   {"top/a", IO_DIR, 0},     {"top/a/f1", IO_FILE, 10},
+		{"top/a/f2", IO_FILE, 20}, {"top/e", IO_DIR, 0},     {"top/e2", IO_DIR, 0},
+		{"top/e2/sub", IO_DIR, 0}, {"top/l", IO_SYMLINK, 0}, {"top/z", IO_FILE, 5},
+	};
+	const struct ent file[] = {{"big", IO_FILE, 99}};
+	struct cli_mpi_pull p = {0};
+	struct io_entry buf[9];
+
+	(void)state;
+	assert_int_equal(cli_mpi_pull_items(&p, 0, listed(tree, 9, buf), true), 0);
+	assert_int_equal(p.n, 6);
+	assert_item(&p, 0, 0, "a/f1", 10);
+	assert_item(&p, 1, 0, "a/f2", 20);
+	assert_item(&p, 2, 0, "e", 0);
+	assert_item(&p, 3, 0, "e2/sub", 0);
+	assert_item(&p, 4, 0, "l", 0);
+	assert_item(&p, 5, 0, "z", 5);
+	/* contents only (SRC/.): no top to take off */
+	assert_int_equal(cli_mpi_pull_items(&p, 1, listed(tree + 1, 8, buf), false), 0);
+	assert_int_equal(p.n, 12);
+	assert_item(&p, 6, 1, "top/a/f1", 10);
+	assert_item(&p, 11, 1, "top/z", 5);
+	/* a file: pulled whole */
+	assert_int_equal(cli_mpi_pull_items(&p, 2, listed(file, 1, buf), true), 0);
+	assert_item(&p, 12, 2, "", 99);
+	cli_mpi_pull_free(&p);
+}
+
+static void test_a_name_no_list_holds_travels_with_its_directory(void **state)
+{
+	const struct ent tree[] = {
+		{"top", IO_DIR, 0},
+		{"top/a", IO_DIR, 0},
+		{"top/a/a0", IO_FILE, 3},
+		{"top/a/b\xff", IO_DIR, 0},
+		{"top/a/b\xff/c", IO_FILE, 7},
+		{"top/a/f1", IO_FILE, 10},
+		{"top/ab", IO_FILE, 1},
+		{"top/z\nnl", IO_FILE, 2},
+	};
+	struct cli_mpi_pull p = {0};
+	struct io_manifest *m = NULL;
+	struct io_entry buf[8];
+	char base[4096];
+
+	(void)state;
+	/* top/a/b\xff: top/a whole (a0 folded in, f1 with it); top/ab is no part of top/a */
+	assert_int_equal(cli_mpi_pull_items(&p, 0, listed(tree, 7, buf), true), 0);
+	assert_int_equal(p.n, 2);
+	assert_item(&p, 0, 0, "a", 20);
+	assert_item(&p, 1, 0, "ab", 1);
+	/* a bad name just beneath the top: the source whole */
+	assert_int_equal(cli_mpi_pull_items(&p, 1, listed(tree, 8, buf), true), 0);
+	assert_int_equal(p.n, 3);
+	assert_item(&p, 2, 1, "", 23);
+	cli_mpi_pull_free(&p);
+	/* a walked tree with a name that is not UTF-8 at its top */
+	m = walked_tree(base);
+	assert_int_equal(cli_mpi_pull_items(&p, 0, m, true), 0);
+	assert_int_equal(p.n, 1);
+	assert_item(&p, 0, 0, "", m->data_bytes);
+	cli_mpi_pull_free(&p);
+	io_manifest_destroy(m);
+	tree_remove(base);
+}
+
+static void test_a_pull_share_comes_back_as_filters(void **state)
+{
+	const struct ent tree[] = {
+		{"top", IO_DIR, 0},	{"top/a", IO_FILE, 50}, {"top/b", IO_FILE, 40},
+		{"top/c", IO_FILE, 30}, {"top/d", IO_FILE, 20}, {"top/e", IO_DIR, 0},
+	};
+	const struct ent file[] = {{"one", IO_FILE, 45}};
+	struct cli_mpi_pull p = {0};
+	struct cli_mpi_task t[2];
+	struct io_entry buf[6];
+	unsigned owner[7];
+	uint64_t bytes[7], load[2];
+	void *share;
+	size_t len, i;
+
+	(void)state;
+	assert_int_equal(cli_mpi_pull_items(&p, 0, listed(tree, 6, buf), true), 0);
+	assert_int_equal(cli_mpi_pull_items(&p, 1, listed(file, 1, buf), true), 0);
+	assert_int_equal(p.n, 6);
+	for (i = 0; i < p.n; i++)
+		bytes[i] = p.item[i].bytes;
+	assert_int_equal(cli_mpi_balance(bytes, p.n, 2, owner, load), 0);
+	assert_int_equal(load[0], 100); /* a 50, c 30, d 20 / one 45, b 40, e 0 */
+	assert_int_equal(load[1], 85);
+	assert_int_equal(cli_mpi_pull_fits(&p, owner, 2), 0);
+	assert_int_equal(cli_mpi_pull_pack(&p, owner, 1, &share, &len), 0);
+	assert_int_equal(cli_mpi_pull_unpack(share, len, 2, t), 0);
+	assert_false(t[0].whole);
+	assert_non_null(t[0].filter);
+	assert_int_equal(io_filter_n_paths(t[0].filter), 2);
+	assert_string_equal(io_filter_path_at(t[0].filter, 0), "b");
+	assert_string_equal(io_filter_path_at(t[0].filter, 1), "e");
+	assert_true(t[1].whole);
+	assert_null(t[1].filter);
+	io_filter_destroy(t[0].filter);
+	/* cut inside an item, or naming a source the job lacks: refused */
+	assert_int_equal(cli_mpi_pull_unpack(share, 3, 2, t), -EBADMSG);
+	assert_int_equal(cli_mpi_pull_unpack(share, len, 0, t), -EBADMSG);
+	free(share);
+	assert_int_equal(cli_mpi_pull_pack(&p, owner, 0, &share, &len), 0);
+	assert_int_equal(cli_mpi_pull_unpack(share, len, 2, t), 0);
+	assert_false(t[1].whole);
+	assert_null(t[1].filter);
+	assert_int_equal(io_filter_n_paths(t[0].filter), 3);
+	assert_string_equal(io_filter_path_at(t[0].filter, 2), "d");
+	io_filter_destroy(t[0].filter);
+	free(share);
+	cli_mpi_pull_free(&p);
+}
+
+static void test_a_share_no_files_from_holds_is_refused(void **state)
+{
+	size_t n = IO_FILTER_MAX_PATHS + 1, i;
+	struct cli_mpi_item *item = calloc(n, sizeof(*item));
+	unsigned *owner = calloc(n, sizeof(*owner));
+	struct cli_mpi_pull p = {.item = item, .n = n, .n_src = 1};
+	struct cli_mpi_source src = {.name = "tree"};
+
+	(void)state;
+	assert_non_null(item);
+	assert_non_null(owner);
+	p.src = &src;
+	for (i = 0; i < n; i++)
+		item[i] = (struct cli_mpi_item){.rel = "f", .bytes = 1};
+	assert_int_equal(cli_mpi_pull_fits(&p, owner, 2), -E2BIG);
+	assert_non_null(strstr(rcp_err_msg(-E2BIG), "rank 0's share of tree"));
+	for (i = 0; i < n; i++)
+		owner[i] = i % 2;
+	assert_int_equal(cli_mpi_pull_fits(&p, owner, 2), 0);
+	free(item);
+	free(owner);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -254,6 +429,10 @@ int main(void)
 		cmocka_unit_test(test_hosts_and_ports_before_dst),
 		cmocka_unit_test(test_bad_hosts_are_usage_errors),
 		cmocka_unit_test(test_servers_from_a_file),
+		cmocka_unit_test(test_a_pull_shares_files_links_and_empty_directories),
+		cmocka_unit_test(test_a_name_no_list_holds_travels_with_its_directory),
+		cmocka_unit_test(test_a_pull_share_comes_back_as_filters),
+		cmocka_unit_test(test_a_share_no_files_from_holds_is_refused),
 	};
 
 	rcp_log_set_level(RCP_LOG_SILENT);

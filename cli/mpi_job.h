@@ -1,0 +1,60 @@
+/*
+ * mpi_job.h - private to railcp-mpi (cli/mpi_main.c and cli/mpi_pull_job.c,
+ * built with MPI's flags): the job every rank holds, what each rank tells
+ * rank 0, and the steps the two files share.
+ */
+#ifndef RAILCP_CLI_MPI_JOB_H
+#define RAILCP_CLI_MPI_JOB_H
+
+#include "cli/cli.h"
+#include "cli/mpi.h"
+
+#include <stdatomic.h>
+
+struct job {
+	int rank, size;
+	char host[64]; /* this rank's host */
+	struct cli_copy *cc;
+	struct eng_copy_opts o;
+	struct cli_mpi_server *srv;
+	size_t n_srv;
+	const char *dst;
+	struct topo_plan *plan;
+	struct io_manifest *share;
+	char **argv;   /* a copy, its HOSTS:PATH arguments rewritten for cli_copy_parse */
+	char **remote; /* argc long: the rewritten ones */
+	int argc;
+	uint64_t *load; /* rank 0, a pull: each rank's bytes */
+};
+
+/* What each rank tells rank 0 at the end (MPI_BYTE). */
+struct result {
+	uint64_t files, files_skipped, bytes, share_bytes;
+	double seconds;
+	char host[64];
+};
+
+/* Set by SIGINT and SIGTERM: each rank's sessions stop, and the job ends. */
+extern _Atomic bool cli__mpi_interrupted;
+
+/*
+ * One line naming this rank, its host, what it was doing and the cause;
+ * then the whole job ends (MPI_Abort).
+ */
+_Noreturn void cli__mpi_fail(const struct job *j, const char *what, int err);
+
+/* Rank 0's bytes (all, with count and displ per rank) scattered: this rank's, *mine long. */
+char *cli__mpi_scatter(const struct job *j, const char *all, const int *count, const int *displ,
+		       int *mine);
+
+/*
+ * A pull (cli/mpi_pull_job.c): rank 0 lists and shares the sources into p,
+ * every rank pulls its share (*t0_out: when the ranks started, after the
+ * listing); rank 0 then sets what -p asks of the directories and each
+ * rank's share in all. -n: rank 0 lists the pull, the others do nothing.
+ */
+void cli__mpi_pull(struct job *j, struct cli_mpi_pull *p, struct result *res, double *t0_out);
+void cli__mpi_pull_finish(struct job *j, const struct cli_mpi_pull *p, struct result *all);
+int cli__mpi_pull_dry(struct job *j);
+
+#endif

@@ -1,0 +1,204 @@
+/*
+ * mpi_pull_job.c - railcp-mpi's pulls, the collective steps (the rest is
+ * cli/mpi_pull.c): rank 0 lists the sources on the first server and
+ * shares the items, MPI_Scatterv hands each rank its list, and each rank
+ * pulls its share from its server, one session per source with the list as
+ * an in-memory --files-from. See doc/design.md, railcp-mpi.
+ */
+#include "cli/mpi_job.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Server (rank mod S) into this rank's options: its port, else the copy's --port; stoppable. */
+static const struct cli_mpi_server *job_server(struct job *j, int rank)
+{
+	const struct cli_mpi_server *s = &j->srv[(size_t)rank % j->n_srv];
+
+	j->o.host = s->host;
+	j->o.port = s->port ? s->port : cli_copy_opts(j->cc)->port;
+	j->o.cancel = &cli__mpi_interrupted;
+	return s;
+}
+
+static _Noreturn void server_fail(struct job *j, const char *verb, int err)
+{
+	char what[512];
+
+	snprintf(what, sizeof(what), "%s %s port %u", verb, j->o.host,
+		 j->o.port ? j->o.port : ENG_DEFAULT_PORT);
+	cli__mpi_fail(j, what, err);
+}
+
+/* Rank 0: every rank's items of p packed, balanced by bytes (j->load). */
+static int pull_pack(struct job *j, const struct cli_mpi_pull *p, char **all, int *count,
+		     int *displ)
+{
+	uint64_t *bytes = calloc(p->n ? p->n : 1, sizeof(*bytes));
+	unsigned *owner = calloc(p->n ? p->n : 1, sizeof(*owner));
+	size_t i, total = 0;
+	int r, err = bytes && owner && j->load ? 0 : -ENOMEM;
+
+	for (i = 0; i < p->n && !err; i++)
+		bytes[i] = p->item[i].bytes;
+	if (!err)
+		err = cli_mpi_balance(bytes, p->n, (unsigned)j->size, owner, j->load);
+	if (!err)
+		err = cli_mpi_pull_fits(p, owner, (unsigned)j->size);
+	for (r = 0; r < j->size && !err; r++) {
+		void *buf = NULL;
+		size_t len = 0;
+		char *grown = NULL;
+
+		err = cli_mpi_pull_pack(p, owner, (unsigned)r, &buf, &len);
+		if (!err && total + len > INT_MAX)
+			err = rcp_err(-EFBIG, "the file list is more than 2 GiB: too many files "
+					      "for one scatter");
+		if (!err && !(grown = realloc(*all, total + len + 1)))
+			err = -ENOMEM;
+		if (!err) {
+			*all = grown;
+			memcpy(*all + total, buf, len);
+			displ[r] = (int)total;
+			count[r] = (int)len;
+			total += len;
+		}
+		free(buf);
+	}
+	free(bytes);
+	free(owner);
+	return err;
+}
+
+/*
+ * Rank 0 lists the sources on its server (a dry run each). DST a
+ * directory: each source lands beneath it under its name, every rank's
+ * session making the directories it needs. Else the one source is made
+ * DST: a directory's tree is made here first, and every rank pulls the
+ * source's contents into it (*contents), so that no two sessions race to
+ * name it; a file is one item, named by the one session that pulls it.
+ */
+static int pull_list(struct job *j, struct cli_mpi_pull *p, int *contents)
+{
+	struct stat st;
+	bool into = stat(j->o.dst, &st) == 0 && S_ISDIR(st.st_mode);
+	int err = 0;
+
+	if (!into && j->o.n_src > 1)
+		return rcp_err(-ENOTDIR, "%s is no directory, and there are %zu sources", j->o.dst,
+			       j->o.n_src);
+	if ((err = cli_mpi_pull_list(&j->o, into, p)))
+		server_fail(j, "listing the sources on", err);
+	*contents = !into && p->src[0].m->n && p->src[0].m->entry[0].type == IO_DIR;
+	if (*contents && mkdir(j->o.dst, 0700) && errno != EEXIST)
+		return rcp_err(-errno, "cannot make %s: %s", j->o.dst, strerror(errno));
+	return 0;
+}
+
+/* Every rank's tasks, from rank 0's list; *contents as pull_list says. */
+static struct cli_mpi_task *pull_share(struct job *j, struct cli_mpi_pull *p, int *contents)
+{
+	int *count = calloc((size_t)j->size, sizeof(int)),
+	    *displ = calloc((size_t)j->size, sizeof(int));
+	struct cli_mpi_task *t = calloc(j->o.n_src, sizeof(*t));
+	char *all = NULL, *buf;
+	int mine = 0, err = count && displ && t ? 0 : -ENOMEM;
+
+	if (j->rank == 0 && !(j->load = calloc((size_t)j->size, sizeof(*j->load))))
+		err = -ENOMEM;
+	if (j->rank == 0 && !err)
+		err = pull_list(j, p, contents);
+	if (j->rank == 0 && !err)
+		err = pull_pack(j, p, &all, count, displ);
+	if (err)
+		cli__mpi_fail(j, "to share the sources", err);
+	MPI_Bcast(contents, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	buf = cli__mpi_scatter(j, all, count, displ, &mine);
+	err = cli_mpi_pull_unpack(buf, (size_t)mine, j->o.n_src, t);
+	if (err)
+		cli__mpi_fail(j, "to read its share", err);
+	free(buf);
+	free(all);
+	free(count);
+	free(displ);
+	return t;
+}
+
+/* One source's task: the source whole, or its listed paths (as its contents where DST was made). */
+static void pull_task(struct job *j, size_t k, const struct cli_mpi_task *t, int contents,
+		      struct result *res)
+{
+	const char *const *srcs = cli_copy_opts(j->cc)->src;
+	struct eng_report rep;
+	char *src = NULL;
+	int err;
+
+	if (!t->whole && !t->filter)
+		return;
+	if (contents && asprintf(&src, "%s/.", srcs[k]) < 0)
+		cli__mpi_fail(j, "to name its source", -ENOMEM);
+	j->o.src = src ? (const char *const *)&src : &srcs[k];
+	j->o.n_src = 1;
+	j->o.filter = t->whole ? NULL : t->filter;
+	j->o.dry_run = false;
+	j->o.cancel = &cli__mpi_interrupted;
+	err = eng_copy_run(&j->o, &rep);
+	free(src);
+	if (err)
+		server_fail(j, "pulling from", err);
+	res->files += rep.files_total - rep.files_skipped;
+	res->files_skipped += rep.files_skipped;
+	res->bytes += rep.bytes;
+}
+
+/* This rank's pull: each source's share from its server; rank 0 gets the listing's figures. */
+void cli__mpi_pull(struct job *j, struct cli_mpi_pull *p, struct result *res, double *t0_out)
+{
+	size_t k, n_src = j->o.n_src;
+	struct cli_mpi_task *t;
+	double t0;
+	int contents = 0;
+
+	job_server(j, 0);
+	t = pull_share(j, p, &contents);
+	job_server(j, j->rank);
+	MPI_Barrier(MPI_COMM_WORLD);
+	t0 = *t0_out = MPI_Wtime();
+	for (k = 0; k < n_src; k++)
+		pull_task(j, k, &t[k], contents, res);
+	res->seconds = MPI_Wtime() - t0;
+	memcpy(res->host, j->host, sizeof(res->host));
+	cli_mpi_tasks_free(t, n_src);
+}
+
+/* Rank 0, after every rank's pull: the directories' metadata (-p), each rank's share. */
+void cli__mpi_pull_finish(struct job *j, const struct cli_mpi_pull *p, struct result *all)
+{
+	int i, err = j->o.preserve ? cli_mpi_pull_dirs(p, j->o.dst) : 0;
+
+	if (err)
+		cli__mpi_fail(j, "to set the directories' metadata", err);
+	for (i = 0; i < j->size; i++)
+		all[i].share_bytes = j->load[i];
+}
+
+/* -n: rank 0's dry run lists the pull as one railcp would; the others have nothing to do. */
+int cli__mpi_pull_dry(struct job *j)
+{
+	struct eng_report rep;
+	int err;
+
+	if (j->rank)
+		return 0;
+	job_server(j, 0);
+	err = eng_copy_run(&j->o, &rep);
+	if (err)
+		server_fail(j, "listing the sources on", err);
+	return 0;
+}

@@ -1,0 +1,140 @@
+# railcp-mpi pulls over Open MPI on this host, over TCP on 127.0.0.1 (the
+# rail lo): two ranks pull a tree (small files, larger ones, an empty
+# directory, a symlink, a name that is not UTF-8) from two railcp serve
+# processes on two ports serving one root. The tree lands whole and the
+# same, with -p its directories' times too, into an existing directory and
+# as a new one; rank 0 listed it once (a dry run on the first server) and
+# each server sent one rank's share, the two shares the whole tree; a -u
+# re-run pulls nothing. A missing source and a server that is not running
+# end the job with one line naming the rank and a non-zero status, with no
+# temporary and no half-written file left under a final name.
+# Skipped, saying so, only where no MPI is installed, or where mpirun itself
+# cannot run (a host name of about 60 characters: see host/mpi_push.sh).
+. tests/integration/lib.sh
+MPI=$(dirname "$RAILCP")/railcp-mpi
+if ! command -v mpirun >/dev/null; then
+	[ ! -x "$MPI" ] || fail "railcp-mpi is built but mpirun is missing: run tools/setup"
+	skip "no MPI here (no mpirun, and railcp-mpi was not built): run tools/setup, then scons"
+fi
+[ -x "$MPI" ] || fail "mpirun is here but $MPI was not built (scons says why: is libopenmpi-dev installed?)"
+# Debian 12's Open MPI mpirun itself aborts ("stack smashing detected") on a
+# host whose name has about 60 characters or more (tools/dev/check-odd-machine
+# gives 63; 56 works): nothing of railcp-mpi's, and no MPI job can run there.
+if ! out=$(timeout 60 mpirun --allow-run-as-root --oversubscribe -q -n 1 true 2>&1); then
+	skip "mpirun itself cannot run on this host (its name has $(hostname | tr -d '\n' | wc -c) characters): $(printf '%s' "$out" | head -n 1)"
+fi
+tmp=$(mktemp -d)
+trap 'kill $pid1 $pid2 2>/dev/null; rm -rf "$tmp"' EXIT
+export HOME="$tmp" LC_ALL=C
+unset RAILCP_KEY
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+port1=$(free_port) port2=$(free_port)
+dead=$(free_port) # nothing listens there
+[ "$port1" != "$port2" ] || port2=$((port1 + 1))
+hosts="127.0.0.1:$port1,127.0.0.1:$port2"
+mpi() { timeout 120 mpirun --allow-run-as-root --oversubscribe -q -n 2 "$MPI" --transport tcp --rails lo "$@"; }
+
+src="$tmp/root/data/tree"
+for d in 1 2 3 4; do
+	mkdir -p "$src/d$d/sub"
+	for i in $(seq 1 40); do echo "file $d $i" >"$src/d$d/f$i"; done
+done
+odd=$(printf 'odd\377')
+mkdir -p "$src/d1/empty" "$src/d2/$odd"
+echo odd >"$src/d2/$odd/inside"
+ln -s d1/f1 "$src/link"
+head -c $((3 * 1024 * 1024)) /dev/urandom >"$src/big3"
+head -c $((2 * 1024 * 1024 + 7)) /dev/urandom >"$src/d2/sub/big2"
+head -c $((1536 * 1024)) /dev/urandom >"$src/d3/big15"
+chmod 0750 "$src/d3"
+touch -d '2001-02-03 04:05:06' "$src/d1" "$src/d1/empty" "$src/d3" "$src"
+files=$(find "$src" -type f | wc -l)
+
+serve() {
+	"$RAILCP" serve --transport tcp --rails lo --port "$1" --root "$tmp/root" 2>"$2" &
+	_p=$!
+	wait_for_line "serving on " 20 "$2" || fail "railcp serve on port $1 did not start: $(cat "$2")"
+}
+serve "$port1" "$tmp/s1.log"
+pid1=$_p
+serve "$port2" "$tmp/s2.log"
+pid2=$_p
+
+# Into an existing directory, -p: the tree whole, its directories' modes and times too.
+mkdir "$tmp/out"
+capture mpi -r -p "$hosts:data/tree" "$tmp/out"
+[ "$rc" -eq 0 ] || fail "railcp-mpi pull: exit $rc: $err"
+diff -r "$src" "$tmp/out/tree" || fail "the tree railcp-mpi pulled differs"
+for d in . d1 d1/empty d3; do
+	[ "$(stat -c '%a %Y' "$src/$d")" = "$(stat -c '%a %Y' "$tmp/out/tree/$d")" ] ||
+		fail "-p: $d has $(stat -c '%a %Y' "$tmp/out/tree/$d"), not $(stat -c '%a %Y' "$src/$d")"
+done
+case "$out" in
+"railcp-mpi: pulled $files files, "*" with 2 ranks from 2 servers in "*"balance 1."*) ;;
+*) fail "the summary does not say $files files, 2 ranks, 2 servers and the balance: $out" ;;
+esac
+[ "$(printf '%s\n' "$out" | grep -c '^  rank [01] on .* from 127.0.0.1 in ')" -eq 2 ] || fail "not one line per rank: $out"
+# Rank 0 listed the tree once on the first server; each server sent one share, together the tree.
+[ "$(grep -c 'dry run of a pull of' "$tmp/s1.log")" -eq 1 ] || fail "rank 0 did not list the tree once: $(cat "$tmp/s1.log")"
+! grep -q 'dry run' "$tmp/s2.log" || fail "the second server was asked for a listing: $(cat "$tmp/s2.log")"
+n1=$(sed -n 's/.*: pull of \([0-9]*\) files from "data\/tree" done.*/\1/p' "$tmp/s1.log")
+n2=$(sed -n 's/.*: pull of \([0-9]*\) files from "data\/tree" done.*/\1/p' "$tmp/s2.log")
+[ -n "$n1" ] && [ -n "$n2" ] && [ "$n1" -gt 0 ] && [ "$n2" -gt 0 ] && [ $((n1 + n2)) -eq "$files" ] ||
+	fail "the servers did not each send a share of the $files files ($n1 and $n2): $(cat "$tmp/s1.log" "$tmp/s2.log")"
+
+# A -u re-run pulls nothing; --json gives each rank's share, their sum the
+# tree's bytes, and its server's port (the second server's from --port).
+capture mpi --port "$port2" -r -u --json "127.0.0.1:$port1,127.0.0.1:data/tree" "$tmp/out"
+[ "$rc" -eq 0 ] || fail "railcp-mpi -u: exit $rc: $err"
+total=$(find "$src" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
+printf '%s' "$out" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+r = j["ranks"]
+assert j["direction"] == "pull", j
+assert [x["rank"] for x in r] == [0, 1], r
+assert [x["port"] for x in r] == ['"$port1, $port2"'], r
+assert sum(x["share_bytes"] for x in r) == '"$total"', r
+assert all(x["share_bytes"] > 0 for x in r), r
+assert j["files"] == 0 and j["bytes"] == 0, j
+assert sum(x["files_skipped"] for x in r) == '"$files"', r
+' || fail "railcp-mpi -u --json: the ranks' figures are wrong: $out"
+
+# As a new directory, -p: the tree's contents land in it, the same, and
+# the new directory (made by rank 0, every rank pulling into it) gets the
+# tree's mode and time after every rank is done.
+capture mpi -r -p "$hosts:data/tree" "$tmp/new"
+[ "$rc" -eq 0 ] || fail "railcp-mpi pull into a new directory: exit $rc: $err"
+diff -r "$src" "$tmp/new" || fail "the tree railcp-mpi pulled as a new directory differs"
+for d in . d1 d3; do
+	[ "$(stat -c '%a %Y' "$src/$d")" = "$(stat -c '%a %Y' "$tmp/new/$d")" ] ||
+		fail "-p into a new directory: $d has $(stat -c '%a %Y' "$tmp/new/$d"), not $(stat -c '%a %Y' "$src/$d")"
+done
+
+# A missing source: rank 0's listing says so in one line; nothing is made.
+capture mpi -r "$hosts:data/nonexistent" "$tmp/none"
+[ "$rc" -eq 1 ] || fail "a missing source: exit $rc, not 1"
+[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "a missing source: not one line: $err"
+case "$err" in "railcp-mpi: rank 0 on $(hostname) failed listing the sources on 127.0.0.1 port $port1: "*nonexistent*) ;;
+*) fail "a missing source is not said as it is: $err" ;; esac
+[ ! -e "$tmp/none" ] || fail "a missing source made the destination"
+
+# Rank 1's server is not running: one line naming rank 1, its host and the
+# server; no temporary left, and every file under its final name whole.
+mkdir "$tmp/part"
+capture mpi -r "127.0.0.1:$port1,127.0.0.1:$dead:data/tree" "$tmp/part"
+[ "$rc" -ne 0 ] || fail "railcp-mpi from a server that is not running succeeded"
+[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "not one line on stderr: $err"
+case "$err" in "railcp-mpi: rank 1 on $(hostname) failed pulling from 127.0.0.1 port $dead: "*) ;;
+*) fail "the failure does not name rank 1, its host and server: $err" ;; esac
+wait_for_no_temp "$tmp/part" 20 || fail "temporaries left: $(find "$tmp/part" -name '.railcp-tmp-*')"
+(cd "$tmp/part" && find . -type f) | while read -r f; do
+	cmp -s "$tmp/part/$f" "$tmp/root/data/$f" || fail "a half-written file under its final name: $f"
+done || exit 1
+
+# Sources naming different servers are a usage error.
+capture mpi -r "$hosts:data/tree" "127.0.0.1:$port1:data/tree/d1" "$tmp/out"
+[ "$rc" -eq 2 ] || fail "sources on different servers: exit $rc, not 2"
+[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "sources on different servers: not one line: $err"
+kill "$pid1" "$pid2"
+wait "$pid1" "$pid2"
