@@ -76,8 +76,8 @@ static void copy_usage(FILE *f)
 		"  --direct           O_DIRECT reads and writes where aligned\n"
 		"  --chunk N          bytes per RDMA write, a multiple of 4K (default 1M)\n"
 		"  --port P           the server's TCP port (default %d)\n"
-		"  --bind ADDR        the IPv4 address of this host the control connection\n"
-		"                     leaves from (default: the kernel's choice)\n"
+		"  --bind ADDR        the address of this host (IPv4 or IPv6) the control\n"
+		"                     connection leaves from (default: the kernel's choice)\n"
 		"  -e, --rsh CMD      start the far side with CMD (default: $RAILCP_RSH, else\n"
 		"                     ssh) even when a server answers on --port\n"
 		"  --railcp-path PATH the railcp to run on HOST over ssh (default: "
@@ -144,10 +144,11 @@ static int copy_opt(void *ctx, int c, const char *arg)
 		cc->railcp_path = arg;
 		return 0;
 	case OPT_BIND: {
-		struct in_addr a;
+		struct in6_addr a;
 
-		if (inet_pton(AF_INET, arg, &a) != 1)
-			return cli_usage_error(NULL, "--bind needs an IPv4 address, not '%s'", arg);
+		if (inet_pton(AF_INET, arg, &a) != 1 && inet_pton(AF_INET6, arg, &a) != 1)
+			return cli_usage_error(
+				NULL, "--bind needs an IPv4 or IPv6 address, not '%s'", arg);
 		cc->o.bind_addr = arg;
 		return 0;
 	}

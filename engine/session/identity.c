@@ -48,24 +48,17 @@
 
 #define HOST_MAX 255 /* a DNS name's limit */
 
-static bool is_loopback(const struct sockaddr *sa)
-{
-	if (sa->sa_family == AF_INET)
-		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
-	return sa->sa_family == AF_INET6 &&
-	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
-}
-
+/* a and b are one address, an IPv4 one and its IPv6 mapping too (a dual-stack listener's end). */
 static bool same_addr(const struct sockaddr *a, const struct sockaddr *b)
 {
-	if (a->sa_family != b->sa_family)
+	struct in6_addr ka, kb;
+
+	if ((a->sa_family != AF_INET && a->sa_family != AF_INET6) ||
+	    (b->sa_family != AF_INET && b->sa_family != AF_INET6))
 		return false;
-	if (a->sa_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	return a->sa_family == AF_INET6 &&
-	       !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-		       &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+	eng__addr_key(a, &ka);
+	eng__addr_key(b, &kb);
+	return IN6_ARE_ADDR_EQUAL(&ka, &kb);
 }
 
 /* Whether sa is this host's: the connection's own end (local), or a non-loopback interface's. */
@@ -74,7 +67,7 @@ static bool addr_is_here(const struct sockaddr *sa, const struct sockaddr *local
 {
 	if (local && same_addr(sa, local))
 		return true;
-	if (is_loopback(sa))
+	if (eng__addr_loopback(sa))
 		return false;
 	for (; ifs; ifs = ifs->ifa_next)
 		if (ifs->ifa_addr && same_addr(sa, ifs->ifa_addr))
