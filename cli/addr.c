@@ -23,8 +23,9 @@ static int dash(const char *cmd, const char *what, const char *s, size_t n)
 	char raw[CLI_HOST_MAX + 1], shown[200];
 
 	snprintf(raw, sizeof(raw), "%.*s", (int)n, s);
-	return cli_usage_error(cmd, "the %s '%s' begins with '-': ssh would read it as an option",
-			       what, rcp_printable(raw, shown, sizeof(shown)));
+	return cli_usage_error(cmd, "the %s '%s' begins with '-': %s", what,
+			       rcp_printable(raw, shown, sizeof(shown)),
+			       cmd ? "no host name does" : "ssh would read it as an option");
 }
 
 /* host (its n bytes) as arg (shown: arg escaped) names it: 0, or CLI_EXIT_USAGE said for cmd. */
