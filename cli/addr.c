@@ -90,6 +90,20 @@ static int bracketed(const char *shown, const char *open, const char **host, siz
 	return 0;
 }
 
+/* Whether s is an IPv6 address, with a %SCOPE after it or not. */
+static bool bare_ipv6(const char *s)
+{
+	unsigned char a[16];
+	char buf[64];
+	size_t n = strcspn(s, "%");
+
+	if (n >= sizeof(buf))
+		return false;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return inet_pton(AF_INET6, buf, a) == 1;
+}
+
 int cli_remote_parse(const char *arg, struct cli_remote *r)
 {
 	const char *colon = strchr(arg, ':'), *slash = strchr(arg, '/'), *open = strchr(arg, '[');
@@ -98,7 +112,8 @@ int cli_remote_parse(const char *arg, struct cli_remote *r)
 	size_t n = 0;
 	int err;
 
-	if (!colon || (slash && slash < colon))
+	/* An IPv6 address alone is no HOST:PATH: the caller asks for [ADDR]:PATH. */
+	if (!colon || (slash && slash < colon) || bare_ipv6(arg))
 		return 0;
 	rcp_printable(arg, shown, sizeof(shown));
 	if (open && open < colon && (open == arg || open[-1] == '@')) {
@@ -126,20 +141,6 @@ int cli_remote_parse(const char *arg, struct cli_remote *r)
 	r->host = r->login + (at ? at - arg + 1 : 0);
 	r->path = path;
 	return 1;
-}
-
-/* Whether s is an IPv6 address, with a %SCOPE after it or not. */
-static bool bare_ipv6(const char *s)
-{
-	unsigned char a[16];
-	char buf[64];
-	size_t n = strcspn(s, "%");
-
-	if (n >= sizeof(buf))
-		return false;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	return inet_pton(AF_INET6, buf, a) == 1;
 }
 
 int cli_host_port_parse(const char *cmd, const char *arg, char *host, size_t len, uint16_t *port)

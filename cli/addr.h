@@ -4,8 +4,9 @@
  * A copy's remote argument is read as scp reads it: [USER@]HOST:PATH, or
  * [USER@][ADDR]:PATH for an IPv6 address (its ':'s would split it). An
  * argument is local when it has no ':' before its first '/' (write ./a:b
- * for a local name with a colon), or when it begins with '[' that no "]:"
- * closes before a ':' could. A host that is empty, begins with '-' (ssh
+ * for a local name with a colon), when it is an IPv6 address alone (the
+ * copy then asks for [ADDR]:PATH), or, as scp reads it, when a '/' comes
+ * before the "]:" that closes its '['. A host that is empty, begins with '-' (ssh
  * would read it as an option) or holds a '[', ']', '@' or blank where a
  * host cannot is refused in one sentence.
  *

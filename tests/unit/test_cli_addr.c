@@ -50,8 +50,8 @@ static void test_remote_arguments_as_scp_reads_them(void **state)
 static void test_local_arguments_stay_local(void **state)
 {
 	static const char *const local[] = {
-		"file", "./a:b", "dir/x:y", "/abs:p",  "[2024]",       "[a]/b",
-		"",	"a@b",	 "[::1]/x", "[a/b]:p", "ann@[::1]/x:y"};
+		"file", "./a:b",   "dir/x:y", "/abs:p",	       "[2024]", "[a]/b",   "",
+		"a@b",	"[::1]/x", "[a/b]:p", "ann@[::1]/x:y", "::1",	 "fd00::2", "fe80::1%eth0"};
 	struct cli_remote r;
 	size_t i;
 
