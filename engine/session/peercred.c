@@ -108,15 +108,43 @@ static int diag_query(const struct diag_end *src, const struct diag_end *dst,
 	return 0;
 }
 
-/* The entry names the socket we asked for: src's end, in state. */
+/* addr (of family) as 16 bytes, an IPv4 address mapped (::ffff:a.b.c.d). */
+static void diag_key(uint8_t family, const __be32 addr[4], __be32 out[4])
+{
+	if (family == AF_INET) {
+		out[0] = out[1] = 0;
+		out[2] = htonl(0xffff);
+		out[3] = addr[0];
+	} else {
+		memcpy(out, addr, 4 * sizeof(*out));
+	}
+}
+
+/* The answer's address a (of family) is ours, b (of ours_family): each mapped alike. */
+static bool diag_same(uint8_t family, const __be32 a[4], uint8_t ours_family, const __be32 b[4])
+{
+	__be32 ka[4], kb[4];
+
+	diag_key(family, a, ka);
+	diag_key(ours_family, b, kb);
+	return !memcmp(ka, kb, sizeof(ka));
+}
+
+/*
+ * The entry names the socket we asked for: src's end, in state. An IPv4
+ * query may be answered by an IPv6 socket of a dual-stack listener, its
+ * addresses IPv4-mapped: the same connection.
+ */
 static bool diag_is(const struct inet_diag_msg *m, const struct diag_end *src,
 		    const struct diag_end *dst, int state)
 {
-	size_t n = src->family == AF_INET ? 4 : sizeof(src->addr);
-
-	return m->idiag_family == src->family && m->idiag_state == state &&
-	       m->id.idiag_sport == src->port && !memcmp(m->id.idiag_src, src->addr, n) &&
-	       m->id.idiag_dport == dst->port && !memcmp(m->id.idiag_dst, dst->addr, n);
+	if (m->idiag_family != src->family &&
+	    !(src->family == AF_INET && m->idiag_family == AF_INET6))
+		return false;
+	return m->idiag_state == state && m->id.idiag_sport == src->port &&
+	       diag_same(m->idiag_family, m->id.idiag_src, src->family, src->addr) &&
+	       m->id.idiag_dport == dst->port &&
+	       diag_same(m->idiag_family, m->id.idiag_dst, dst->family, dst->addr);
 }
 
 static bool tcp_established(int fd)

@@ -147,6 +147,10 @@ static void test_sock_diag_names_the_ipv4_peer_of_a_dual_stack_listener(void **s
 	c = connect_to(lfd, "127.0.0.1", port, &s); /* s's peer is ::ffff:127.0.0.1 */
 	assert_int_equal(eng__tcp_peer_uid(s, &uid), 0);
 	assert_int_equal(uid, geteuid());
+	/* The other way: a keyless client's check of a dual-stack listener's (IPv6) socket. */
+	uid = 12345;
+	assert_int_equal(eng__tcp_peer_uid(c, &uid), 0);
+	assert_int_equal(uid, geteuid());
 	close(c);
 	close(s);
 	close(lfd);

@@ -1,7 +1,8 @@
 # The control connection over IPv6, natively over --transport tcp (the data
 # stripes stay on lo's IPv4 address): a keyless server on ::1 takes a tree
 # pushed to [::1]: and user@[::1]: and gives it back to a pull; a keyed
-# server without --listen serves IPv6 and IPv4 clients on one port, saying
+# server without --listen serves IPv6 and IPv4 clients on one port (and a
+# client without a key is told it needs one, at either address), saying
 # each peer as the user knows it (127.0.0.1, not ::ffff:127.0.0.1), in its
 # log and its --json; a name that resolves to ::1 alone is dialed; bench
 # takes [::1]:PORT; the far side started over a remote shell listens on
@@ -61,6 +62,15 @@ for to in '[::1]' 127.0.0.1 localhost; do
 done
 capture "$RAILCP" bench "[::1]:$port" --transport tcp --rails lo --bytes 1M
 [ "$rc" -eq 0 ] || fail "bench [::1]:$port: $err"
+# A client without a key checks that the listener is its user's: on this
+# server's IPv6 socket too, reached at 127.0.0.1 (sock_diag answers with
+# the IPv6 socket, its addresses mapped); the server then asks for the key.
+for to in 127.0.0.1 '[::1]'; do
+	# shellcheck disable=SC2086
+	capture env -u RAILCP_KEY "$RAILCP" $tcp "$tmp/src/d/small" "$to:no-key"
+	expect_one_line_error "a push without a key to $to"
+	case "$err" in *"requires a key"*) ;; *) fail "a push without a key to $to: $err" ;; esac
+done
 
 # A name that resolves to ::1 alone: in a mount namespace of our own with
 # such an /etc/hosts, else ip6-localhost where this host's names it.
