@@ -4,6 +4,7 @@
  * perftest defines its BW average (payload bytes over the time from the first
  * post to the last completion).
  */
+#include "cli/addr.h"
 #include "cli/place.h"
 #include "cli/report.h"
 #include "cli/session.h"
@@ -49,23 +50,10 @@ static void bench_usage(FILE *f)
 		ENG_DEFAULT_PORT);
 }
 
-/* HOST, HOST:PORT or [V6HOST]:PORT */
+/* HOST, HOST:PORT, [ADDR]:PORT or an IPv6 address (cli/addr.h) */
 static int parse_target(struct bench_cmd *b, const char *arg)
 {
-	const char *colon = strrchr(arg, ':');
-	unsigned port;
-	size_t len = colon && !strchr(colon, ']') ? (size_t)(colon - arg) : strlen(arg);
-
-	if (len == 0 || len >= sizeof(b->host))
-		return cli_usage_error("bench", "'%s' is not a host", arg);
-	memcpy(b->host, arg, len);
-	b->host[len] = '\0';
-	if (len < strlen(arg)) {
-		if (cli_parse_count("bench", "the port", colon + 1, 65535, &port))
-			return CLI_EXIT_USAGE;
-		b->o.port = (uint16_t)port;
-	}
-	return 0;
+	return cli_host_port_parse("bench", arg, b->host, sizeof(b->host), &b->o.port);
 }
 
 static int bench_opt(void *ctx, int c, const char *arg)

@@ -2,8 +2,10 @@
  * cmd_copy.c - railcp [options] SRC... HOST:DST (push) and
  * railcp [options] HOST:SRC... DST (pull), named as scp and cp -r name
  * things. An argument is remote when it has a ':' with no '/' before it
- * (write ./a:b for a local name with a colon); [V6ADDR]:PATH is remote too.
+ * (write ./a:b for a local name with a colon); [USER@][V6ADDR]:PATH is remote
+ * too (cli/addr.h).
  */
+#include "cli/addr.h"
 #include "cli/filter.h"
 #include "cli/place.h"
 #include "cli/report.h"
@@ -77,8 +79,8 @@ static void copy_usage(FILE *f)
 		"  --direct           O_DIRECT reads and writes where aligned\n"
 		"  --chunk N          bytes per RDMA write, a multiple of 4K (default 1M)\n"
 		"  --port P           the server's TCP port (default %d)\n"
-		"  --bind ADDR        the IPv4 address of this host the control connection\n"
-		"                     leaves from (default: the kernel's choice)\n"
+		"  --bind ADDR        the address of this host (IPv4 or IPv6) the control\n"
+		"                     connection leaves from (default: the kernel's choice)\n"
 		"  -e, --rsh CMD      start the far side with CMD (default: $RAILCP_RSH, else\n"
 		"                     ssh) even when a server answers on --port\n"
 		"  --railcp-path PATH the railcp to run on HOST over ssh (default: "
@@ -145,10 +147,11 @@ static int copy_opt(void *ctx, int c, const char *arg)
 		cc->railcp_path = arg;
 		return 0;
 	case OPT_BIND: {
-		struct in_addr a;
+		struct in6_addr a;
 
-		if (inet_pton(AF_INET, arg, &a) != 1)
-			return cli_usage_error(NULL, "--bind needs an IPv4 address, not '%s'", arg);
+		if (inet_pton(AF_INET, arg, &a) != 1 && inet_pton(AF_INET6, arg, &a) != 1)
+			return cli_usage_error(
+				NULL, "--bind needs an IPv4 or IPv6 address, not '%s'", arg);
 		cc->o.bind_addr = arg;
 		return 0;
 	}
@@ -159,42 +162,18 @@ static int copy_opt(void *ctx, int c, const char *arg)
 	return cli_place_opt(NULL, &cc->place, c, arg);
 }
 
-/* The path part of a remote argument, with its host in host; NULL for a local one. */
-static const char *remote_split(const char *arg, char *host, size_t len)
-{
-	const char *colon, *slash = strchr(arg, '/');
-	size_t n;
-
-	if (arg[0] == '[') {
-		const char *end = strchr(arg, ']');
-
-		if (!end || end[1] != ':')
-			return NULL;
-		n = (size_t)(end - arg - 1);
-		arg++;
-		colon = end + 1;
-	} else {
-		colon = strchr(arg, ':');
-		if (!colon || (slash && slash < colon))
-			return NULL;
-		n = (size_t)(colon - arg);
-	}
-	if (n == 0 || n >= len)
-		return NULL;
-	memcpy(host, arg, n);
-	host[n] = '\0';
-	return colon + 1;
-}
-
 /* The only argument is arg (NULL: none): what a copy line still lacks. */
 static int no_destination(const char *arg)
 {
-	char host[256];
+	struct cli_remote r;
+	int remote = arg ? cli_remote_parse(arg, &r) : 0;
 
 	if (!arg)
 		return cli_usage_error(NULL, "a copy needs sources and a destination: "
 					     "SRC... HOST:DST or HOST:SRC... DST");
-	if (remote_split(arg, host, sizeof(host)))
+	if (remote == CLI_EXIT_USAGE)
+		return remote;
+	if (remote)
 		return cli_usage_error(
 			NULL, "the copy from '%s' needs a local destination after it", arg);
 	return cli_usage_error(NULL, "the copy of '%s' needs a destination after it: HOST:PATH",
@@ -255,8 +234,7 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 		CLI_FILTER_OPTIONS,
 		{0},
 	};
-	char host[sizeof(cc->host)];
-	const char *dst_path;
+	struct cli_remote dst, src;
 	int first, r, i, n;
 
 	r = cli_options_short(NULL, "hrpuqve:n", argc, argv, opts, copy_opt, cc, copy_usage,
@@ -279,12 +257,18 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 	cc->src = calloc((size_t)n, sizeof(*cc->src));
 	if (!cc->src)
 		return cli_fail(-ENOMEM);
-	dst_path = remote_split(argv[argc - 1], cc->host, sizeof(cc->host));
-	cc->o.dir = dst_path ? ENG_PUSH : ENG_PULL;
-	cc->o.dst = dst_path ? dst_path : argv[argc - 1];
+	if ((r = cli_remote_parse(argv[argc - 1], &dst)) == CLI_EXIT_USAGE)
+		return r;
+	cc->o.dir = r ? ENG_PUSH : ENG_PULL;
+	cc->o.dst = r ? dst.path : argv[argc - 1];
+	if (r)
+		memcpy(cc->host, dst.login, sizeof(dst.login));
 	for (i = 0; i < n; i++) {
-		const char *arg = argv[first + i], *path = remote_split(arg, host, sizeof(host));
+		const char *arg = argv[first + i], *path;
 
+		if ((r = cli_remote_parse(arg, &src)) == CLI_EXIT_USAGE)
+			return r;
+		path = r ? src.path : NULL;
 		if (cc->o.dir == ENG_PUSH && path)
 			return cli_usage_error(NULL,
 					       "'%s' and the destination are both remote: one side "
@@ -292,16 +276,16 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 					       arg);
 		if (cc->o.dir == ENG_PULL && !path)
 			return no_remote(arg, argv[argc - 1]);
-		if (cc->o.dir == ENG_PULL && i > 0 && strcmp(host, cc->host) != 0)
+		if (cc->o.dir == ENG_PULL && i > 0 && strcmp(src.login, cc->host) != 0)
 			return cli_usage_error(NULL, "the sources are on two hosts, %s and %s",
-					       cc->host, host);
+					       cc->host, src.login);
 		if (cc->o.dir == ENG_PULL) {
 			char *end = (char *)path + strlen(path);
 
 			while (end > path + 1 &&
 			       end[-1] == '/') /* "dir/" is "dir", as for local sources */
 				*--end = '\0';
-			memcpy(cc->host, host, sizeof(host));
+			memcpy(cc->host, src.login, sizeof(src.login));
 			cc->src[i] = path[0] ? path : ".";
 		} else {
 			cc->src[i] = arg;
@@ -422,7 +406,9 @@ static int copy_over_ssh(struct cli_copy *cc, const char *rsh, struct eng_report
 			o.dst = names[0];
 		else
 			o.src = (const char *const *)names;
-		o.host = strcmp(r.addr, "0.0.0.0") ? r.addr : cli_rsh_hostname(cc->host);
+		o.host = strcmp(r.addr, "0.0.0.0") && strcmp(r.addr, "::")
+				 ? r.addr
+				 : cli_rsh_hostname(cc->host);
 		o.port = r.port;
 		o.key = r.key;
 		cc->over_ssh = true;

@@ -17,6 +17,7 @@
  *
  * Threading: one thread.
  */
+#include "cli/addr.h"
 #include "cli/doctor.h"
 #include "cli/place.h"
 #include "cli/session.h"
@@ -71,19 +72,10 @@ static int doctor_opt(void *ctx, int c, const char *arg)
 	return cli_place_opt("doctor", &dc->place, c, arg);
 }
 
-/* HOST, HOST:PORT or [V6HOST]:PORT */
+/* HOST, HOST:PORT, [ADDR]:PORT or an IPv6 address (cli/addr.h) */
 static int parse_host(struct doctor_cmd *dc, const char *arg)
 {
-	const char *colon = strrchr(arg, ':');
-	size_t len = colon && !strchr(colon, ']') ? (size_t)(colon - arg) : strlen(arg);
-
-	if (len == 0 || len >= sizeof(dc->host))
-		return cli_usage_error("doctor", "'%s' is not a host", arg);
-	memcpy(dc->host, arg, len);
-	dc->host[len] = '\0';
-	if (len < strlen(arg) && cli_parse_port("doctor", colon + 1, &dc->port))
-		return CLI_EXIT_USAGE;
-	return 0;
+	return cli_host_port_parse("doctor", arg, dc->host, sizeof(dc->host), &dc->port);
 }
 
 static int doctor_args(int argc, char **argv, struct doctor_cmd *dc)

@@ -50,11 +50,13 @@ static void serve_usage(FILE *f)
 		"                     (absolute, \"..\", symlinks) are refused (default: no\n"
 		"                     copies, bench only)\n"
 		"  --port P           TCP port of the control connection (default %d)\n"
-		"  --listen ADDR      IPv4 address to listen on (default: every address with a\n"
-		"                     key, 127.0.0.1 without one)\n"
+		"  --listen ADDR      IPv4 or IPv6 address to listen on (default: every\n"
+		"                     address of both families with a key, 127.0.0.1\n"
+		"                     without one; ::1 is IPv6's loopback)\n"
 		"  --name HOST[:PORT] a name clients may dial this server by besides its own\n"
 		"                     addresses and host name (a NAT, an alias); may be\n"
-		"                     repeated; a session dialed to another server is refused\n"
+		"                     repeated ([ADDR]:PORT for IPv6); a session dialed to\n"
+		"                     another server is refused\n"
 		"  --max-sessions N   authenticated sessions at once; a client past them\n"
 		"                     waits its turn, in arrival order, within its\n"
 		"                     --timeout (default 16)\n"
@@ -99,7 +101,8 @@ static void on_ready(const char *addr, uint16_t port, const char *auth, void *ct
 	const struct topo_plan *plan = o->plan;
 	unsigned r;
 
-	fprintf(stderr, "railcp: serving on %s port %u (%s), %s%s, ", addr, port, auth,
+	fprintf(stderr, "railcp: serving on %s port %u (%s), %s%s, ",
+		!strcmp(addr, "::") ? "every address, IPv6 and IPv4," : addr, port, auth,
 		o->root ? "files beneath " : "bench only: no --root", o->root ? o->root : "");
 	fprintf(stderr, "%u sessions and %" PRIu64 " MiB of slots at most, over %s, rails:",
 		o->max_sessions, o->max_memory >> 20, eng_transport_str(o->transport));
@@ -120,7 +123,7 @@ struct serve_cmd {
 	const char *names[CLI_SERVE_NAMES_MAX + 1]; /* --name, NULL-terminated */
 	unsigned n_names;
 	char key[CLI_RSH_KEY_HEX + 1];
-	char listen[INET_ADDRSTRLEN];
+	char listen[INET6_ADDRSTRLEN];
 	char home[4096];
 };
 
@@ -154,17 +157,26 @@ static void *stdin_watch(void *arg)
 	return NULL;
 }
 
-/* The address ssh reached us on (SSH_CONNECTION's third word) when it is IPv4. */
+/*
+ * The address ssh reached us on (SSH_CONNECTION's third word), IPv4 or
+ * IPv6; a link-local IPv6 one is left (it needs its interface, which
+ * SSH_CONNECTION does not say): the server then listens on every address.
+ */
 static void ssh_listen_addr(struct serve_cmd *sc)
 {
 	const char *conn = getenv("SSH_CONNECTION");
 	char a[64], b[64], c[64];
-	struct in_addr ia;
+	struct in6_addr a6;
+	struct in_addr a4;
 
-	if (sc->o.listen_addr || !conn || sscanf(conn, "%63s %63s %63s", a, b, c) != 3 ||
-	    inet_pton(AF_INET, c, &ia) != 1)
+	if (sc->o.listen_addr || !conn || sscanf(conn, "%63s %63s %63s", a, b, c) != 3)
 		return;
-	inet_ntop(AF_INET, &ia, sc->listen, sizeof(sc->listen));
+	if (inet_pton(AF_INET, c, &a4) == 1)
+		inet_ntop(AF_INET, &a4, sc->listen, sizeof(sc->listen));
+	else if (inet_pton(AF_INET6, c, &a6) == 1 && !IN6_IS_ADDR_LINKLOCAL(&a6))
+		inet_ntop(AF_INET6, &a6, sc->listen, sizeof(sc->listen));
+	else
+		return;
 	sc->o.listen_addr = sc->listen;
 }
 

@@ -1,6 +1,6 @@
 /*
  * mpi_hosts.c - railcp-mpi's HOSTS:DST: the servers of the job, named on
- * the command line (h1,h2:7001,...) or in a file (@FILE), and the
+ * the command line (h1,h2:7001,[fd00::2]:7001,...) or in a file (@FILE), and the
  * destination beneath their shared root.
  */
 #include "cli/cli.h"
@@ -28,6 +28,11 @@ static int server_add(struct list *l, const char *name, size_t len, unsigned lon
 	if (len == 0 || len >= sizeof(l->s[0].host))
 		return cli_usage_error(NULL, "a server in HOSTS is %s",
 				       len ? "a name too long" : "empty");
+	if (name[0] == '-' || memchr(name, '[', len) || memchr(name, ']', len))
+		return cli_usage_error(NULL,
+				       "'%.*s' in HOSTS is no host (an IPv6 address is "
+				       "written [ADDR] or [ADDR]:PORT)",
+				       (int)len, name);
 	if (port > 65535 || l->n >= SERVERS_MAX)
 		return cli_usage_error(NULL, "%s",
 				       l->n >= SERVERS_MAX ? "more than 4096 servers in HOSTS"
@@ -56,8 +61,26 @@ static unsigned long port_at(const char *p, const char *stops, const char **end)
 }
 
 /*
+ * At s, "[ADDR]" followed by '\0' or one of seps: ADDR's start and length,
+ * and the ']' in *close; else CLI_EXIT_USAGE said.
+ */
+static int bracketed(const char *s, const char *seps, const char **close)
+{
+	const char *c = strchr(s, ']');
+
+	if (!c || (c[1] != '\0' && !strchr(seps, c[1])))
+		return cli_usage_error(NULL,
+				       "'%.*s' in HOSTS opens an address with '[' that no "
+				       "']' closes before a separator",
+				       (int)strcspn(s, ", \t\r\n"), s);
+	*close = c;
+	return 0;
+}
+
+/*
  * The servers of s up to the ':' before DST; with file set (a line of
  * @FILE) up to the string's end, spaces and lines separating them too.
+ * An IPv6 address is [ADDR] or [ADDR]:PORT.
  */
 static int servers_parse(struct list *l, const char *s, bool file, const char **dst_out)
 {
@@ -66,16 +89,23 @@ static int servers_parse(struct list *l, const char *s, bool file, const char **
 
 	while (!err) {
 		size_t len = strcspn(s, sep);
-		const char *next = s + len, *end = NULL;
+		const char *next = s + len, *end = NULL, *name = s, *close = NULL;
 		unsigned long p, port = 0;
 
+		if (*s == '[') {
+			if ((err = bracketed(s, sep, &close)) != 0)
+				return err;
+			name = s + 1, len = (size_t)(close - name), next = close + 1;
+			if (len == 0)
+				return server_add(l, name, 0, 0);
+		}
 		if (*next == ':' && (p = port_at(next + 1, stops, &end)) && (file || *end))
 			port = p, next = end;
 		if (file && *next == ':')
 			return cli_usage_error(NULL, "'%.*s' is no HOST or HOST:PORT",
 					       (int)strcspn(s, stops), s);
 		if (len || !file)
-			err = server_add(l, s, len, port);
+			err = server_add(l, name, len, port);
 		if (!err && !file && *next == ':') {
 			*dst_out = next + 1;
 			return 0;

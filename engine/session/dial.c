@@ -1,7 +1,8 @@
 /*
  * dial.c - the client's control connection: the TCP connect to a server
- * (from --bind's address when given) and, without a key, the check that
- * what answered is a listener of this user, before anything is sent to it.
+ * over IPv6 or IPv4 (from --bind's address when given) and, without a key,
+ * the check that what answered is a listener of this user, before anything
+ * is sent to it.
  *
  * Threading: none of its own; called on the client's thread.
  */
@@ -17,72 +18,88 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-static bool is_loopback4(const struct addrinfo *ai)
+/* fd leaves from b (NULL: the kernel's choice): 0, else -1 and errno. */
+static int tcp_bind(int fd, const struct sockaddr_storage *b, socklen_t len)
 {
-	const struct sockaddr_in *a = (const struct sockaddr_in *)ai->ai_addr;
-
-	return ai->ai_family == AF_INET && (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+	return b ? bind(fd, (const struct sockaddr *)b, len) : 0;
 }
 
-/* fd leaves from bind_addr (an IPv4 address; NULL: the kernel's choice): 0, else -1 and errno. */
-static int tcp_bind(int fd, const char *bind_addr)
+/* ai is one to try: loopback only without a key, of --bind's family with it. */
+static bool dial_fits(const struct addrinfo *ai, bool keyless, const struct sockaddr_storage *b)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET};
+	if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
+		return false;
+	if (keyless && !eng__addr_loopback(ai->ai_addr))
+		return false;
+	return !b || b->ss_family == ai->ai_family;
+}
 
-	if (!bind_addr)
-		return 0;
-	if (inet_pton(AF_INET, bind_addr, &a.sin_addr) != 1) {
-		errno = EINVAL;
-		return -1;
+/* Connect to each of res that fits, in order, until one answers: its fd, else -1 (*err). */
+static int dial_each(const struct addrinfo *res, bool keyless, const struct sockaddr_storage *b,
+		     socklen_t blen, int timeout_ms, int *tried, int *err)
+{
+	const struct addrinfo *ai;
+	int fd;
+
+	for (ai = res; ai; ai = ai->ai_next) {
+		if (!dial_fits(ai, keyless, b))
+			continue;
+		++*tried;
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+		if (fd < 0) {
+			*err = errno;
+			continue;
+		}
+		if (tcp_bind(fd, b, blen)) {
+			*err = errno;
+			close(fd);
+			*tried = -1; /* --bind's address is not this host's: no other will do */
+			return -1;
+		}
+		if (eng__tcp_connect_timeout(fd, ai->ai_addr, ai->ai_addrlen, timeout_ms) == 0)
+			return fd;
+		*err = errno;
+		close(fd);
 	}
-	return bind(fd, (struct sockaddr *)&a, sizeof(a));
+	return -1;
 }
 
 /*
- * Connect to host's port, from bind_addr if not NULL (then IPv4 only).
- * keyless: to a loopback IPv4 address only (a keyless server listens on
- * 127.0.0.1 alone), else -ENOKEY without connecting anywhere.
+ * Connect to host's port (each address getaddrinfo gives, IPv6 and IPv4,
+ * in its order), from bind_addr if not NULL (then its family only).
+ * keyless: to a loopback address only (a keyless server listens on
+ * loopback alone), else -ENOKEY without connecting anywhere.
  */
 int eng__ctl_dial(const char *host, uint16_t port, const char *bind_addr, int timeout_ms,
 		  bool keyless, int *fd_out)
 {
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
+	struct sockaddr_storage b;
+	socklen_t blen = 0;
 	char service[8];
-	int fd = -1, r, err = 0, tried = 0;
+	int fd, r, err = 0, tried = 0;
 
+	if (bind_addr && eng__addr_parse(bind_addr, 0, &b, &blen))
+		return rcp_err(-EINVAL,
+			       "cannot send from '%s' (--bind): not an IPv4 or IPv6 address",
+			       bind_addr);
 	snprintf(service, sizeof(service), "%u", port);
 	r = getaddrinfo(host, service, &hints, &res);
 	if (r)
 		return rcp_err(-EHOSTUNREACH, "cannot resolve %s: %s", host, gai_strerror(r));
-	for (ai = res; ai; ai = ai->ai_next) {
-		if (keyless && !is_loopback4(ai))
-			continue;
-		tried++;
-		if (bind_addr && ai->ai_family != AF_INET)
-			continue;
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-		if (fd < 0)
-			continue;
-		if (tcp_bind(fd, bind_addr)) {
-			err = errno;
-			close(fd);
-			freeaddrinfo(res);
-			return rcp_err(-err, "cannot send from %s (--bind): %s", bind_addr,
-				       strerror(err));
-		}
-		if (eng__tcp_connect_timeout(fd, ai->ai_addr, ai->ai_addrlen, timeout_ms) == 0)
-			break;
-		err = errno;
-		close(fd);
-		fd = -1;
-	}
+	fd = dial_each(res, keyless, bind_addr ? &b : NULL, blen, timeout_ms, &tried, &err);
 	freeaddrinfo(res);
-	if (!tried)
+	if (tried < 0)
+		return rcp_err(-err, "cannot send from %s (--bind): %s", bind_addr, strerror(err));
+	if (!tried && keyless)
 		return rcp_err(-ENOKEY,
 			       "no key, and %s is not this host: without a key railcp talks only "
 			       "to a server of its own user on this host (configure a key: "
 			       "--key-file, RAILCP_KEY or ~/.config/railcp/key)",
 			       host);
+	if (!tried)
+		return rcp_err(-EAFNOSUPPORT, "%s has no %s address to reach from %s (--bind)",
+			       host, b.ss_family == AF_INET ? "IPv4" : "IPv6", bind_addr);
 	if (fd < 0)
 		return rcp_err(-(err ? err : EHOSTUNREACH),
 			       "cannot reach a railcp server at %s port %u: %s", host, port,

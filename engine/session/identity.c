@@ -18,9 +18,9 @@
  *     over the network was not dialed to this host's loopback);
  *   - it is this host's name (gethostname), or that name's first label;
  *   - it is a name that resolves (getaddrinfo) to such an address;
- *   - or it is one of the names the operator gave (serve --name HOST or
- *     HOST:PORT): an address a NAT forwards here, an alias only the clients
- *     resolve.
+ *   - or it is one of the names the operator gave (serve --name HOST,
+ *     HOST:PORT, [ADDR]:PORT or an IPv6 address alone): an address a NAT
+ *     forwards here, an alias only the clients resolve.
  * A server whose key is its session's alone (serve --ssh) takes any name:
  * a relay has nowhere else to take that session.
  *
@@ -48,24 +48,17 @@
 
 #define HOST_MAX 255 /* a DNS name's limit */
 
-static bool is_loopback(const struct sockaddr *sa)
-{
-	if (sa->sa_family == AF_INET)
-		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
-	return sa->sa_family == AF_INET6 &&
-	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
-}
-
+/* a and b are one address, an IPv4 one and its IPv6 mapping too (a dual-stack listener's end). */
 static bool same_addr(const struct sockaddr *a, const struct sockaddr *b)
 {
-	if (a->sa_family != b->sa_family)
+	struct in6_addr ka, kb;
+
+	if ((a->sa_family != AF_INET && a->sa_family != AF_INET6) ||
+	    (b->sa_family != AF_INET && b->sa_family != AF_INET6))
 		return false;
-	if (a->sa_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	return a->sa_family == AF_INET6 &&
-	       !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-		       &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+	eng__addr_key(a, &ka);
+	eng__addr_key(b, &kb);
+	return IN6_ARE_ADDR_EQUAL(&ka, &kb);
 }
 
 /* Whether sa is this host's: the connection's own end (local), or a non-loopback interface's. */
@@ -74,7 +67,7 @@ static bool addr_is_here(const struct sockaddr *sa, const struct sockaddr *local
 {
 	if (local && same_addr(sa, local))
 		return true;
-	if (is_loopback(sa))
+	if (eng__addr_loopback(sa))
 		return false;
 	for (; ifs; ifs = ifs->ifa_next)
 		if (ifs->ifa_addr && same_addr(sa, ifs->ifa_addr))
@@ -118,16 +111,34 @@ static bool host_is_here(const char *host, const struct sockaddr *local)
 int eng__identity_parse(const char *name, uint16_t default_port, char host_out[256],
 			uint16_t *port_out)
 {
-	const char *colon = strrchr(name, ':');
-	size_t n = colon ? (size_t)(colon - name) : strlen(name);
+	const char *host = name, *colon = strrchr(name, ':');
+	size_t n;
 	unsigned long port = default_port;
 	char *end;
 
-	if (colon && strchr(name, ':') != colon)
-		return rcp_err(-EINVAL,
-			       "--name %s: an IPv6 address is not a name a client dials "
-			       "yet; give a host name",
-			       name);
+	if (name[0] == '[') { /* [ADDR] or [ADDR]:PORT */
+		const char *close = strchr(name, ']');
+
+		if (!close || (close[1] && close[1] != ':'))
+			return rcp_err(-EINVAL, "--name %s: write an IPv6 address as [ADDR]:PORT",
+				       name);
+		host = name + 1;
+		colon = close[1] ? close + 1 : NULL;
+		n = (size_t)(close - host);
+	} else {
+		if (colon && strchr(name, ':') != colon) {
+			struct in6_addr a;
+			char addr[INET6_ADDRSTRLEN];
+
+			snprintf(addr, sizeof(addr), "%.*s", (int)strcspn(name, "%"), name);
+			if (inet_pton(AF_INET6, addr, &a) != 1)
+				return rcp_err(-EINVAL,
+					       "--name %s is neither HOST:PORT nor an IPv6 address",
+					       name);
+			colon = NULL; /* an IPv6 address alone: a port needs [ADDR]:PORT */
+		}
+		n = colon ? (size_t)(colon - name) : strlen(name);
+	}
 	if (colon) {
 		errno = 0;
 		port = strtoul(colon + 1, &end, 10);
@@ -136,9 +147,10 @@ int eng__identity_parse(const char *name, uint16_t default_port, char host_out[2
 	}
 	if (n == 0 || n > HOST_MAX)
 		return rcp_err(-EINVAL,
-			       "--name '%s' needs a host name or address (HOST or HOST:PORT)",
+			       "--name '%s' needs a host name or address (HOST, HOST:PORT or "
+			       "[ADDR]:PORT)",
 			       name);
-	memcpy(host_out, name, n);
+	memcpy(host_out, host, n);
 	host_out[n] = '\0';
 	*port_out = (uint16_t)port;
 	return 0;
@@ -199,9 +211,11 @@ int eng__identity_check(const char *const *names, uint16_t own_port, int fd, con
 							   : (struct sockaddr *)&local))
 		return 0;
 	gethostname(own, sizeof(own) - 1);
+	rcp_printable(host, shown, sizeof(shown));
 	return rcp_err(-EACCES,
 		       "the client dialed %s port %u, which is not this server (%s, port %u): a "
 		       "relay may have moved the session; if that name or port reaches this "
-		       "server (a NAT, an alias), start it with --name %s:%u",
-		       rcp_printable(host, shown, sizeof(shown)), port, own, own_port, shown, port);
+		       "server (a NAT, an alias), start it with --name %s%s%s:%u",
+		       shown, port, own, own_port, strchr(shown, ':') ? "[" : "", shown,
+		       strchr(shown, ':') ? "]" : "", port);
 }

@@ -52,8 +52,7 @@
 /* Every place taken: the oldest waiter's, its socket shut down (under pending_lock). */
 static unsigned pending_evict(struct eng_server *srv, const char *who)
 {
-	struct in_addr a;
-	char old[INET_ADDRSTRLEN];
+	char old[INET6_ADDRSTRLEN];
 	unsigned i, oldest = 0;
 
 	for (i = 1; i < ENG_MAX_PENDING; i++)
@@ -61,11 +60,10 @@ static unsigned pending_evict(struct eng_server *srv, const char *who)
 			oldest = i;
 	/* Its session's read ends; it no longer owns the slot (the generation). */
 	shutdown(srv->pending_fd[oldest], SHUT_RDWR);
-	a.s_addr = srv->pending[oldest];
 	rcp_log(RCP_LOG_INFO,
 		"%u connections wait to authenticate: the one from %s that waited longest "
 		"gives its place to %s",
-		ENG_MAX_PENDING, inet_ntop(AF_INET, &a, old, sizeof(old)), who);
+		ENG_MAX_PENDING, eng__addr_key_text(&srv->pending[oldest], old, sizeof(old)), who);
 	return oldest;
 }
 
@@ -74,7 +72,7 @@ static unsigned pending_evict(struct eng_server *srv, const char *who)
  * and generation, or -EAGAIN when addr has its share (the connection then
  * waits its turn: park_add).
  */
-static int pending_claim(struct eng_server *srv, int fd, const struct in_addr *addr,
+static int pending_claim(struct eng_server *srv, int fd, const struct in6_addr *addr,
 			 const char *who, unsigned *slot_out, uint32_t *gen_out)
 {
 	unsigned i, same = 0, slot = ENG_MAX_PENDING;
@@ -82,18 +80,18 @@ static int pending_claim(struct eng_server *srv, int fd, const struct in_addr *a
 
 	pthread_mutex_lock(&srv->pending_lock);
 	for (i = 0; i < ENG_MAX_PENDING; i++) {
-		uint32_t a = srv->pending[i];
+		const struct in6_addr *a = &srv->pending[i];
 
-		if (a == 0 && slot == ENG_MAX_PENDING)
+		if (IN6_IS_ADDR_UNSPECIFIED(a) && slot == ENG_MAX_PENDING)
 			slot = i;
-		same += a != 0 && a == addr->s_addr;
+		same += IN6_ARE_ADDR_EQUAL(a, addr);
 	}
 	if (same >= ENG_MAX_PENDING_PER_ADDR) {
 		err = -EAGAIN;
 	} else {
 		if (slot == ENG_MAX_PENDING)
 			slot = pending_evict(srv, who);
-		srv->pending[slot] = addr->s_addr;
+		srv->pending[slot] = *addr;
 		srv->pending_fd[slot] = fd;
 		srv->pending_ns[slot] = rcp_now_ns();
 		*gen_out = ++srv->pending_gen[slot];
@@ -107,7 +105,7 @@ void eng__server_pending_release(struct eng_server *srv, unsigned slot, uint32_t
 {
 	pthread_mutex_lock(&srv->pending_lock);
 	if (srv->pending_gen[slot] == gen) {
-		srv->pending[slot] = 0;
+		srv->pending[slot] = in6addr_any;
 		srv->pending_fd[slot] = -1;
 	}
 	pthread_mutex_unlock(&srv->pending_lock);
@@ -129,19 +127,20 @@ static void refuse(enum rcp_log_level level, int fd, int err, const char *who)
 }
 
 /* Connections from addr waiting their turn. */
-static unsigned parked_from(const struct eng_server *srv, uint32_t addr)
+static unsigned parked_from(const struct eng_server *srv, const struct in6_addr *addr)
 {
 	unsigned i, n = 0;
 
 	for (i = 0; i < srv->park_n; i++)
-		n += srv->park[(srv->park_head + i) % ENG_MAX_PARKED].addr == addr;
+		n += IN6_ARE_ADDR_EQUAL(&srv->park[(srv->park_head + i) % ENG_MAX_PARKED].addr,
+					addr);
 	return n;
 }
 
 /* fd from addr waits its turn at the queue's end; refused when the queue is full. */
-static void park_add(struct eng_server *srv, int fd, const struct in_addr *addr, const char *who)
+static void park_add(struct eng_server *srv, int fd, const struct in6_addr *addr, const char *who)
 {
-	unsigned mine = parked_from(srv, addr->s_addr);
+	unsigned mine = parked_from(srv, addr);
 
 	if (mine >= ENG_MAX_PARKED_PER_ADDR || srv->park_n >= ENG_MAX_PARKED) {
 		refuse(RCP_LOG_INFO, fd,
@@ -153,7 +152,7 @@ static void park_add(struct eng_server *srv, int fd, const struct in_addr *addr,
 		return;
 	}
 	srv->park[(srv->park_head + srv->park_n++) % ENG_MAX_PARKED] =
-		(struct eng_parked){.fd = fd, .addr = addr->s_addr, .since_ns = rcp_now_ns()};
+		(struct eng_parked){.fd = fd, .addr = *addr, .since_ns = rcp_now_ns()};
 	atomic_store(&srv->parked, srv->park_n);
 }
 
@@ -190,7 +189,8 @@ static int peer_owner_check(const struct eng_server *srv, int fd)
  * fd from addr (who) a session thread when its address has a place free
  * (true: fd is given up), else false: nothing done.
  */
-static bool session_try(struct eng_server *srv, int fd, const struct in_addr *addr, const char *who)
+static bool session_try(struct eng_server *srv, int fd, const struct in6_addr *addr,
+			const char *who)
 {
 	unsigned slot = 0;
 	uint32_t gen = 0;
@@ -219,10 +219,9 @@ static void park_serve(struct eng_server *srv)
 
 	for (i = 0; i < n; i++) {
 		struct eng_parked p = srv->park[(srv->park_head + i) % ENG_MAX_PARKED];
-		struct in_addr a = {.s_addr = p.addr};
-		char who[INET_ADDRSTRLEN];
+		char who[INET6_ADDRSTRLEN];
 
-		inet_ntop(AF_INET, &a, who, sizeof(who));
+		eng__addr_key_text(&p.addr, who, sizeof(who));
 		if (now - p.since_ns >= wait_ms * 1000000u)
 			refuse(RCP_LOG_INFO, p.fd,
 			       rcp_err(-EBUSY,
@@ -231,40 +230,43 @@ static void park_serve(struct eng_server *srv)
 				       "%s waiting to authenticate; try again later",
 				       wait_ms / 1000, ENG_MAX_PENDING_PER_ADDR, who),
 			       who);
-		else if (!session_try(srv, p.fd, &a, who))
+		else if (!session_try(srv, p.fd, &p.addr, who))
 			srv->park[(srv->park_head + kept++) % ENG_MAX_PARKED] = p;
 	}
 	srv->park_n = kept;
 	atomic_store(&srv->parked, kept);
 }
 
-static void session_start(struct eng_server *srv, int fd, const struct sockaddr_in *from)
+static void session_start(struct eng_server *srv, int fd, const struct sockaddr *from)
 {
-	char who[64], port[64 + 16];
+	char who[INET6_ADDRSTRLEN], port[INET6_ADDRSTRLEN + 16];
+	struct in6_addr key;
 	int err;
 
-	inet_ntop(AF_INET, &from->sin_addr, who, sizeof(who));
+	eng__addr_key(from, &key);
+	eng__addr_key_text(&key, who, sizeof(who));
 	if ((err = peer_owner_check(srv, fd)) != 0) {
 		/* Only local users get here, and the sentence names their uid: NOTICE. */
-		snprintf(port, sizeof(port), "%s port %u", who, ntohs(from->sin_port));
+		snprintf(port, sizeof(port), "%s port %u", who, eng__addr_port(from));
 		refuse(RCP_LOG_NOTICE, fd, err, port);
 		return;
 	}
 	/* Behind those of its address that wait already, or its address's share is taken. */
-	if (parked_from(srv, from->sin_addr.s_addr) > 0 ||
-	    !session_try(srv, fd, &from->sin_addr, who))
-		park_add(srv, fd, &from->sin_addr, who);
+	if (parked_from(srv, &key) > 0 || !session_try(srv, fd, &key, who))
+		park_add(srv, fd, &key, who);
 }
 
 int eng__serve_key(const struct eng_serve_opts *o, struct eng_auth_key *key, bool *keyed,
-		   struct in_addr *addr)
+		   struct sockaddr_storage *addr, socklen_t *len)
 {
 	int err = o->key ? eng__auth_key_text(o->key, ENG_AUTH_SSH, key)
 			 : eng__auth_key_find(o->key_file, key);
 
 	*keyed = false;
-	if (o->listen_addr && inet_pton(AF_INET, o->listen_addr, addr) != 1)
-		return rcp_err(-EINVAL, "cannot listen on '%s': not an IPv4 address",
+	memset(addr, 0, sizeof(*addr)); /* AF_UNSPEC: both families */
+	*len = 0;
+	if (o->listen_addr && eng__addr_parse(o->listen_addr, 0, addr, len))
+		return rcp_err(-EINVAL, "cannot listen on '%s': not an IPv4 or IPv6 address",
 			       o->listen_addr);
 	if (err == 0) {
 		*keyed = true;
@@ -274,8 +276,8 @@ int eng__serve_key(const struct eng_serve_opts *o, struct eng_auth_key *key, boo
 		return err;
 	rcp_err_clear();
 	if (!o->listen_addr)
-		addr->s_addr = htonl(INADDR_LOOPBACK);
-	else if ((ntohl(addr->s_addr) >> 24) != 127)
+		eng__addr_parse("127.0.0.1", 0, addr, len);
+	else if (!eng__addr_loopback((const struct sockaddr *)addr))
 		return rcp_err(-EACCES,
 			       "no key is configured, so railcp serve listens only on "
 			       "loopback: create ~/.config/railcp/key (chmod 600) or give "
@@ -284,28 +286,68 @@ int eng__serve_key(const struct eng_serve_opts *o, struct eng_auth_key *key, boo
 	return 0;
 }
 
+/*
+ * A listening socket on a (port set): an IPv6 one takes IPv4 peers too
+ * (IPV6_V6ONLY off, whatever net.ipv6.bindv6only says), as mapped
+ * addresses. The descriptor, or -errno.
+ */
+static int listen_on(const struct sockaddr_storage *a, socklen_t len)
+{
+	int one = 1, off = 0, fd = socket(a->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), e;
+
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (a->ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+	if (bind(fd, (const struct sockaddr *)a, len) || listen(fd, ENG_LISTEN_BACKLOG)) {
+		e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+/*
+ * Every address of both families: "::" with IPv4 mapped; "0.0.0.0" where
+ * this host has no IPv6 (the module not loaded, or disabled).
+ */
+static int listen_any(struct sockaddr_storage *a, socklen_t *len, uint16_t port)
+{
+	int fd;
+
+	eng__addr_parse("::", port, a, len);
+	fd = listen_on(a, *len);
+	if (fd == -EAFNOSUPPORT || fd == -EADDRNOTAVAIL) {
+		eng__addr_parse("0.0.0.0", port, a, len);
+		fd = listen_on(a, *len);
+	}
+	return fd;
+}
+
 static int server_listen(struct eng_server *srv, bool port_any)
 {
 	const struct eng_serve_opts *o = srv->o;
-	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_port = htons(port_any || (o->once && !o->port) ? 0
-						  : o->port			    ? o->port
-							    : ENG_DEFAULT_PORT)};
-	socklen_t len = sizeof(a);
-	char where[INET_ADDRSTRLEN], how[300];
-	int one = 1, err;
+	uint16_t port = port_any || (o->once && !o->port) ? 0
+			: o->port			  ? o->port
+							  : ENG_DEFAULT_PORT;
+	struct sockaddr_storage a;
+	socklen_t len;
+	char where[INET6_ADDRSTRLEN], how[300];
+	int err;
 
-	if ((err = eng__serve_key(o, &srv->key, &srv->keyed, &a.sin_addr)) != 0)
+	if ((err = eng__serve_key(o, &srv->key, &srv->keyed, &a, &len)) != 0)
 		return err;
-	srv->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (a.ss_family == AF_UNSPEC) {
+		srv->lfd = listen_any(&a, &len, port);
+	} else {
+		eng__addr_set_port(&a, port);
+		srv->lfd = listen_on(&a, len);
+	}
 	if (srv->lfd < 0)
-		return rcp_err(-errno, "socket: %s", strerror(errno));
-	setsockopt(srv->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(srv->lfd, (struct sockaddr *)&a, sizeof(a)) ||
-	    listen(srv->lfd, ENG_LISTEN_BACKLOG))
-		return rcp_err(-errno, "cannot listen on %s port %u: %s",
-			       inet_ntop(AF_INET, &a.sin_addr, where, sizeof(where)),
-			       ntohs(a.sin_port), strerror(errno));
+		return rcp_err(srv->lfd, "cannot listen on %s port %u: %s",
+			       eng__addr_text((struct sockaddr *)&a, where, sizeof(where)), port,
+			       strerror(-srv->lfd));
 	if (!srv->keyed && (err = eng__tcp_peer_uid_probe(srv->lfd)) != 0)
 		return rcp_err(err,
 			       "no key is configured, so railcp serve would serve only its own "
@@ -313,15 +355,16 @@ static int server_listen(struct eng_server *srv, bool port_any)
 			       "create ~/.config/railcp/key (chmod 600) or give --key-file or "
 			       "RAILCP_KEY",
 			       rcp_err_msg(err));
+	len = sizeof(a);
 	getsockname(srv->lfd, (struct sockaddr *)&a, &len);
-	srv->port = ntohs(a.sin_port);
-	inet_ntop(AF_INET, &a.sin_addr, where, sizeof(where));
+	srv->port = eng__addr_port((struct sockaddr *)&a);
+	eng__addr_text((struct sockaddr *)&a, where, sizeof(where));
 	if (srv->keyed)
 		snprintf(how, sizeof(how), "senders must prove the key from %s", srv->key.origin);
 	else
 		snprintf(how, sizeof(how), "no key configured: loopback only");
 	if (o->ready)
-		o->ready(where, ntohs(a.sin_port), how, o->ctx);
+		o->ready(where, srv->port, how, o->ctx);
 	return 0;
 }
 
@@ -376,7 +419,7 @@ static int server_loop(struct eng_server *srv)
 	int err = 0;
 
 	for (;;) {
-		struct sockaddr_in from;
+		struct sockaddr_storage from;
 		socklen_t len = sizeof(from);
 		int fd;
 
@@ -401,7 +444,7 @@ static int server_loop(struct eng_server *srv)
 			if (starved)
 				rcp_log(RCP_LOG_NOTICE, "accepting connections again");
 			starved = false;
-			session_start(srv, fd, &from);
+			session_start(srv, fd, (struct sockaddr *)&from);
 		} else if (accept_starved(errno) && accept_backoff(srv, errno, &starved)) {
 			break;
 		}

@@ -1,6 +1,6 @@
 /*
- * peercred.c - which user made a loopback TCP connection, for a server
- * without a key: it serves only its own user (listener.c).
+ * peercred.c - which user made a loopback TCP connection (IPv4 or IPv6),
+ * for a server without a key: it serves only its own user (listener.c).
  *
  * SO_PEERCRED answers only on unix sockets, so the owner of the peer's end
  * is asked of the kernel's sock_diag netlink interface (sock_diag(7)): one
@@ -32,8 +32,39 @@
 #include <string.h>
 #include <unistd.h>
 
+/* One end of a TCP connection as sock_diag names it. */
+struct diag_end {
+	uint8_t family;
+	__be16 port;
+	__be32 addr[4];
+};
+
+/*
+ * sa as sock_diag names it; mapped: an IPv4-mapped IPv6 address as the
+ * IPv4 one (the peer of a dual-stack listener is an IPv4 socket).
+ */
+static struct diag_end diag_end(const struct sockaddr_storage *sa, bool mapped)
+{
+	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+	const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+	struct diag_end e = {.family = (uint8_t)sa->ss_family};
+
+	if (sa->ss_family == AF_INET) {
+		e.port = in->sin_port;
+		e.addr[0] = in->sin_addr.s_addr;
+	} else if (mapped && IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+		e.family = AF_INET;
+		e.port = in6->sin6_port;
+		memcpy(&e.addr[0], &in6->sin6_addr.s6_addr[12], 4);
+	} else {
+		e.port = in6->sin6_port;
+		memcpy(e.addr, &in6->sin6_addr, sizeof(e.addr));
+	}
+	return e;
+}
+
 /* The sock_diag entry of the TCP socket with local end src and remote end dst. */
-static int diag_query(const struct sockaddr_in *src, const struct sockaddr_in *dst,
+static int diag_query(const struct diag_end *src, const struct diag_end *dst,
 		      struct inet_diag_msg *msg_out)
 {
 	struct {
@@ -43,12 +74,10 @@ static int diag_query(const struct sockaddr_in *src, const struct sockaddr_in *d
 			.nlmsg_type = SOCK_DIAG_BY_FAMILY,
 			.nlmsg_flags = NLM_F_REQUEST,
 			.nlmsg_seq = 1},
-		 .r = {.sdiag_family = AF_INET,
+		 .r = {.sdiag_family = src->family,
 		       .sdiag_protocol = IPPROTO_TCP,
-		       .id = {.idiag_sport = src->sin_port,
-			      .idiag_dport = dst->sin_port,
-			      .idiag_src = {src->sin_addr.s_addr},
-			      .idiag_dst = {dst->sin_addr.s_addr},
+		       .id = {.idiag_sport = src->port,
+			      .idiag_dport = dst->port,
 			      .idiag_cookie = {INET_DIAG_NOCOOKIE, INET_DIAG_NOCOOKIE}}}};
 	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK}, from;
 	socklen_t from_len = sizeof(from);
@@ -57,6 +86,8 @@ static int diag_query(const struct sockaddr_in *src, const struct sockaddr_in *d
 	ssize_t n;
 	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG), err;
 
+	memcpy(req.r.id.idiag_src, src->addr, sizeof(src->addr));
+	memcpy(req.r.id.idiag_dst, dst->addr, sizeof(dst->addr));
 	if (fd < 0)
 		return -errno;
 	n = sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&kernel, sizeof(kernel));
@@ -77,13 +108,43 @@ static int diag_query(const struct sockaddr_in *src, const struct sockaddr_in *d
 	return 0;
 }
 
-/* The entry names the socket we asked for: src's end, in state. */
-static bool diag_is(const struct inet_diag_msg *m, const struct sockaddr_in *src,
-		    const struct sockaddr_in *dst, int state)
+/* addr (of family) as 16 bytes, an IPv4 address mapped (::ffff:a.b.c.d). */
+static void diag_key(uint8_t family, const __be32 addr[4], __be32 out[4])
 {
-	return m->idiag_family == AF_INET && m->idiag_state == state &&
-	       m->id.idiag_sport == src->sin_port && m->id.idiag_src[0] == src->sin_addr.s_addr &&
-	       m->id.idiag_dport == dst->sin_port && m->id.idiag_dst[0] == dst->sin_addr.s_addr;
+	if (family == AF_INET) {
+		out[0] = out[1] = 0;
+		out[2] = htonl(0xffff);
+		out[3] = addr[0];
+	} else {
+		memcpy(out, addr, 4 * sizeof(*out));
+	}
+}
+
+/* The answer's address a (of family) is ours, b (of ours_family): each mapped alike. */
+static bool diag_same(uint8_t family, const __be32 a[4], uint8_t ours_family, const __be32 b[4])
+{
+	__be32 ka[4], kb[4];
+
+	diag_key(family, a, ka);
+	diag_key(ours_family, b, kb);
+	return !memcmp(ka, kb, sizeof(ka));
+}
+
+/*
+ * The entry names the socket we asked for: src's end, in state. An IPv4
+ * query may be answered by an IPv6 socket of a dual-stack listener, its
+ * addresses IPv4-mapped: the same connection.
+ */
+static bool diag_is(const struct inet_diag_msg *m, const struct diag_end *src,
+		    const struct diag_end *dst, int state)
+{
+	if (m->idiag_family != src->family &&
+	    !(src->family == AF_INET && m->idiag_family == AF_INET6))
+		return false;
+	return m->idiag_state == state && m->id.idiag_sport == src->port &&
+	       diag_same(m->idiag_family, m->id.idiag_src, src->family, src->addr) &&
+	       m->id.idiag_dport == dst->port &&
+	       diag_same(m->idiag_family, m->id.idiag_dst, dst->family, dst->addr);
 }
 
 static bool tcp_established(int fd)
@@ -97,8 +158,9 @@ static bool tcp_established(int fd)
 
 int eng__tcp_peer_uid(int fd, uid_t *uid_out)
 {
-	struct sockaddr_in us, peer;
+	struct sockaddr_storage us, peer;
 	socklen_t us_len = sizeof(us), peer_len = sizeof(peer);
+	struct diag_end src, dst;
 	struct inet_diag_msg m;
 	int err;
 
@@ -106,14 +168,16 @@ int eng__tcp_peer_uid(int fd, uid_t *uid_out)
 	    getpeername(fd, (struct sockaddr *)&peer, &peer_len))
 		return rcp_err(-errno, "the server cannot see the connection's addresses (%s)",
 			       strerror(errno));
-	if (us.sin_family != AF_INET || peer.sin_family != AF_INET)
-		return rcp_err(-EAFNOSUPPORT, "the connection is not IPv4");
-	if ((err = diag_query(&peer, &us, &m)) != 0)
+	if ((us.ss_family != AF_INET && us.ss_family != AF_INET6) || peer.ss_family != us.ss_family)
+		return rcp_err(-EAFNOSUPPORT, "the connection is neither IPv4 nor IPv6");
+	src = diag_end(&peer, true);
+	dst = diag_end(&us, true);
+	if ((err = diag_query(&src, &dst, &m)) != 0)
 		return rcp_err(err,
 			       "the kernel's sock_diag cannot say which user made the connection "
 			       "(%s)",
 			       strerror(-err));
-	if (!diag_is(&m, &peer, &us, TCP_ESTABLISHED) || !tcp_established(fd))
+	if (!diag_is(&m, &src, &dst, TCP_ESTABLISHED) || !tcp_established(fd))
 		return rcp_err(-ECONNRESET,
 			       "the connection closed before the server could tell which user "
 			       "made it");
@@ -123,16 +187,21 @@ int eng__tcp_peer_uid(int fd, uid_t *uid_out)
 
 int eng__tcp_peer_uid_probe(int lfd)
 {
-	struct sockaddr_in us, none = {.sin_family = AF_INET};
+	struct sockaddr_storage us, none;
 	socklen_t len = sizeof(us);
+	struct diag_end src, dst;
 	struct inet_diag_msg m;
 	int err;
 
 	if (getsockname(lfd, (struct sockaddr *)&us, &len))
 		return -errno;
-	if ((err = diag_query(&us, &none, &m)) != 0)
+	memset(&none, 0, sizeof(none));
+	none.ss_family = us.ss_family;
+	src = diag_end(&us, false);
+	dst = diag_end(&none, false);
+	if ((err = diag_query(&src, &dst, &m)) != 0)
 		return rcp_err(err, "the kernel's sock_diag lookup failed: %s", strerror(-err));
-	if (!diag_is(&m, &us, &none, TCP_LISTEN))
+	if (!diag_is(&m, &src, &dst, TCP_LISTEN))
 		return rcp_err(-EPROTO, "the kernel's sock_diag answered about another socket");
 	if (m.idiag_uid != geteuid())
 		return rcp_err(-EPROTO,

@@ -83,10 +83,11 @@ int eng_copy_check(const struct eng_copy_opts *o)
 int eng_serve_check(const struct eng_serve_opts *o)
 {
 	struct eng_auth_key key;
-	struct in_addr addr;
+	struct sockaddr_storage addr;
+	socklen_t len;
 	struct io_root *root;
 	bool keyed;
-	int err = eng__serve_key(o, &key, &keyed, &addr);
+	int err = eng__serve_key(o, &key, &keyed, &addr, &len);
 
 	eng__auth_key_wipe(&key);
 	if (!err && o->root) {

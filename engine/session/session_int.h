@@ -318,11 +318,36 @@ int eng__serve(const struct eng_serve_opts *o, const struct eng_transport *tr, b
 
 /*
  * The server's key (o->key, else the key file or RAILCP_KEY) into *key with
- * *keyed, and the address to listen on into *addr: --listen, or loopback
- * without a key (where only loopback is allowed). Refusals carry a sentence.
+ * *keyed, and the address to listen on into *addr (port 0) and *len:
+ * --listen (IPv4 or IPv6), or 127.0.0.1 without a key (where only loopback
+ * is allowed); with a key and no --listen, family AF_UNSPEC: every address
+ * of both families. Refusals carry a sentence.
  */
 int eng__serve_key(const struct eng_serve_opts *o, struct eng_auth_key *key, bool *keyed,
-		   struct in_addr *addr);
+		   struct sockaddr_storage *addr, socklen_t *len);
+
+/* ---- ctladdr.c: the control connection's addresses, IPv4 or IPv6 ---- */
+
+/* text, an IPv4 or IPv6 address, with port into *ss and *len; -EINVAL when it is neither. */
+int eng__addr_parse(const char *text, uint16_t port, struct sockaddr_storage *ss, socklen_t *len);
+
+/* sa's address as 16 bytes, an IPv4 one mapped (::ffff:a.b.c.d): one key per peer. */
+void eng__addr_key(const struct sockaddr *sa, struct in6_addr *out);
+
+/* A key as text: a mapped IPv4 address as IPv4 (buf, or "?"). */
+const char *eng__addr_key_text(const struct in6_addr *a, char *buf, size_t len);
+
+/* sa's address as text, an IPv4-mapped one as IPv4 (buf, or "?"). */
+const char *eng__addr_text(const struct sockaddr *sa, char *buf, size_t len);
+
+/* sa's port, 0 for a family that has none. */
+uint16_t eng__addr_port(const struct sockaddr *sa);
+
+/* ss's port set to port (IPv4 or IPv6). */
+void eng__addr_set_port(struct sockaddr_storage *ss, uint16_t port);
+
+/* Whether sa is a loopback address: 127.0.0.0/8, ::1, or 127/8 mapped into IPv6. */
+bool eng__addr_loopback(const struct sockaddr *sa);
 
 /* ---- the server: listener.c accepts, server.c runs each session ---- */
 
@@ -356,7 +381,7 @@ struct eng_server {
 	_Atomic unsigned active; /* session threads, authenticated or not */
 	/*
 	 * Of those, the ones not yet authenticated: a slot each, holding the
-	 * peer's IPv4 address (s_addr; no TCP peer is 0.0.0.0), 0 when free,
+	 * peer's address (eng__addr_key; no TCP peer is ::), :: when free,
 	 * with the socket, when it was taken and a generation. Only the
 	 * listener fills a slot, or takes a full table's oldest for a newcomer
 	 * (its socket shut down: that session then ends, and its generation
@@ -365,7 +390,7 @@ struct eng_server {
 	 * pending_lock.
 	 */
 	pthread_mutex_t pending_lock;
-	uint32_t pending[ENG_MAX_PENDING];
+	struct in6_addr pending[ENG_MAX_PENDING];
 	int pending_fd[ENG_MAX_PENDING];
 	uint64_t pending_ns[ENG_MAX_PENDING];
 	uint32_t pending_gen[ENG_MAX_PENDING];
@@ -377,7 +402,7 @@ struct eng_server {
 	 */
 	struct eng_parked {
 		int fd;
-		uint32_t addr;
+		struct in6_addr addr;
 		uint64_t since_ns;
 	} park[ENG_MAX_PARKED];
 	unsigned park_head, park_n;
@@ -401,7 +426,7 @@ struct eng_server {
 };
 
 /*
- * The thread of one session on the control socket fd from the IPv4 address
+ * The thread of one session on the control socket fd from the address
  * who (counted in srv->active and holding srv->pending[slot] of generation
  * gen, both of which the caller gives up with fd to it): hello,
  * authentication, the job, one log line.
@@ -459,9 +484,10 @@ void eng__server_pending_release(struct eng_server *srv, unsigned slot, uint32_t
 /* ---- TCP ---- */
 
 /*
- * The client's control connection to host's port (dial.c), from bind_addr
- * if not NULL (then IPv4 only), within timeout_ms. keyless: to a loopback
- * IPv4 address only (a keyless server listens on 127.0.0.1 alone), else
+ * The client's control connection to host's port (dial.c), each of its
+ * addresses in turn (IPv6 or IPv4), from bind_addr if not NULL (then its
+ * family only), within timeout_ms. keyless: to a loopback address only
+ * (127.0.0.0/8 or ::1: a keyless server listens on loopback alone), else
  * -ENOKEY without connecting anywhere. 0 and *fd_out, or an error said.
  */
 int eng__ctl_dial(const char *host, uint16_t port, const char *bind_addr, int timeout_ms,

@@ -85,8 +85,10 @@ static void test_another_port_or_host_is_refused(void **state)
 	assert_int_equal(check(NULL, "127.0.0.1", "127.0.0.1", PORT + 1), -EACCES);
 	assert_non_null(strstr(rcp_err_msg(-EACCES), "which is not this server"));
 	assert_non_null(strstr(rcp_err_msg(-EACCES), "--name 127.0.0.1:7471"));
-	/* TEST-NET-1 (RFC 5737) is no host's address. */
+	/* TEST-NET-1 (RFC 5737) is no host's address, nor 2001:db8::/32 (RFC 3849). */
 	assert_int_equal(check(NULL, "127.0.0.1", "192.0.2.1", PORT), -EACCES);
+	assert_int_equal(check(NULL, "127.0.0.1", "2001:db8::9", PORT), -EACCES);
+	assert_non_null(strstr(rcp_err_msg(-EACCES), "--name [2001:db8::9]:7470"));
 	/* Every host has a loopback: it names this one only on a loopback connection to it. */
 	assert_int_equal(check(NULL, "127.0.0.2", "127.0.0.1", PORT), -EACCES);
 	assert_int_equal(check(NULL, "127.0.0.2", "localhost", PORT), -EACCES);
@@ -94,10 +96,13 @@ static void test_another_port_or_host_is_refused(void **state)
 
 static void test_given_names_are_served_at_their_port(void **state)
 {
-	static const char *const names[] = {"192.0.2.1:9", "Alias.Example", NULL};
+	static const char *const names[] = {"192.0.2.1:9", "Alias.Example", "[2001:db8::9]:9",
+					    NULL};
 
 	(void)state;
 	assert_int_equal(check(names, "127.0.0.1", "192.0.2.1", 9), 0);
+	assert_int_equal(check(names, "127.0.0.1", "2001:db8::9", 9), 0);
+	assert_int_equal(check(names, "127.0.0.1", "2001:db8::9", PORT), -EACCES);
 	assert_int_equal(check(names, "127.0.0.1", "192.0.2.1", PORT), -EACCES);
 	assert_int_equal(check(names, "127.0.0.1", "alias.example", PORT), 0);
 	assert_int_equal(check(names, "127.0.0.1", "alias.example", 9), -EACCES);
@@ -122,9 +127,11 @@ static void test_a_hello_without_a_server_or_with_a_hostile_one(void **state)
 	assert_non_null(strstr(rcp_err_msg(-EACCES), "x\\x1b[2Jy"));
 }
 
-static void test_names_parse_as_host_or_host_and_port(void **state)
+static void test_names_parse_as_host_or_host_and_port_or_ipv6(void **state)
 {
-	static const char *const bad[] = {"", ":1", "h:", "h:0", "h:65536", "h:1x", "::1", "a:b:c"};
+	static const char *const bad[] = {"",	  ":1",	   "h:",      "h:0",	"h:65536",
+					  "h:1x", "a:b:c", "[::1",    "[::1]x", "[::1]:0",
+					  "[]:1", "[]",	   "fd00::x", "[::1]:"};
 	char host[256];
 	uint16_t port = 0;
 	size_t i;
@@ -136,6 +143,15 @@ static void test_names_parse_as_host_or_host_and_port(void **state)
 	assert_int_equal(eng__identity_parse("gw.example:17470", PORT, host, &port), 0);
 	assert_string_equal(host, "gw.example");
 	assert_int_equal(port, 17470);
+	assert_int_equal(eng__identity_parse("::1", PORT, host, &port), 0);
+	assert_string_equal(host, "::1"); /* an IPv6 address alone: the default port */
+	assert_int_equal(port, PORT);
+	assert_int_equal(eng__identity_parse("[fd00::2]:9", PORT, host, &port), 0);
+	assert_string_equal(host, "fd00::2");
+	assert_int_equal(port, 9);
+	assert_int_equal(eng__identity_parse("[fd00::2]", PORT, host, &port), 0);
+	assert_string_equal(host, "fd00::2");
+	assert_int_equal(port, PORT);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (eng__identity_parse(bad[i], PORT, host, &port) != -EINVAL)
 			fail_msg("--name '%s' was taken", bad[i]);
@@ -148,7 +164,7 @@ int main(void)
 		cmocka_unit_test(test_another_port_or_host_is_refused),
 		cmocka_unit_test(test_given_names_are_served_at_their_port),
 		cmocka_unit_test(test_a_hello_without_a_server_or_with_a_hostile_one),
-		cmocka_unit_test(test_names_parse_as_host_or_host_and_port),
+		cmocka_unit_test(test_names_parse_as_host_or_host_and_port_or_ipv6),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

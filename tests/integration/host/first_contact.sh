@@ -74,8 +74,8 @@ refuse 1 "the key in short.key is only 9 bytes" bench h --key-file short.key
 refuse 1 "cannot create $tmp/no/such: $tmp/no: No such file or directory" h:x "$tmp/no/such"
 refuse 1 "cannot open the root directory $tmp/none" serve --root "$tmp/none"
 refuse 1 "cannot open the root directory a.txt" serve --root a.txt
-refuse 1 "cannot listen on '1.2.3': not an IPv4 address" serve --listen 1.2.3 --key-file short.key
-refuse 1 "cannot listen on '1.2.3': not an IPv4 address" serve --listen 1.2.3
+refuse 1 "cannot listen on '1.2.3': not an IPv4 or IPv6 address" serve --listen 1.2.3 --key-file short.key
+refuse 1 "cannot listen on '1.2.3': not an IPv4 or IPv6 address" serve --listen 1.2.3
 
 # Without a device, what to do next, and no script of the source tree.
 # Asked for RDMA, that is: by default (--transport auto) a host without

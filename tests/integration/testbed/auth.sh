@@ -29,7 +29,7 @@ expect_one_line_error "serve with a 0644 key file"
 case "$err" in *"chmod 600"*) ;; *) fail "$err" ;; esac
 
 start_server "$log" --port 7482 --key-file "$dir/key"
-grep -q "serving on 0.0.0.0 port 7482 (senders must prove the key from $dir/key)" "$log" || fail "$(cat "$log")"
+grep -Eq "serving on (0\.0\.0\.0|every address, IPv6 and IPv4,) port 7482 \(senders must prove the key from $dir/key\)" "$log" || fail "$(cat "$log")"
 
 capture "$RAILCP" bench 127.0.0.1:7482 --bytes 4M --key-file "$dir/key"
 [ "$rc" -eq 0 ] || fail "bench with the right key: $err"

@@ -7,7 +7,7 @@ need_two_hosts
 port=7513
 start_server_on b srv --port $port
 log=$(job_file b srv err)
-grep -q "serving on 0.0.0.0 port $port" "$log" || fail "$(cat "$log")"
+grep -Eq "serving on (0\.0\.0\.0|every address, IPv6 and IPv4,) port $port " "$log" || fail "$(cat "$log")"
 
 other=$(head -c 32 /dev/urandom | base64)
 capture tb on a env RAILCP_KEY="$other" "$RAILCP" bench b:$port --bytes 4M

@@ -1,0 +1,87 @@
+/*
+ * ctladdr.c - the control connection's addresses, IPv4 or IPv6.
+ *
+ * A server listening on "::" with IPV6_V6ONLY off sees its IPv4 peers as
+ * IPv4-mapped IPv6 addresses (::ffff:a.b.c.d). Everything here says and
+ * compares them as the IPv4 addresses they are, so a peer is one peer
+ * whichever socket it reached, and logs name it as the user knows it.
+ *
+ * Threading: no state; thread-safe.
+ */
+#include "engine/session/session_int.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+
+int eng__addr_parse(const char *text, uint16_t port, struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct sockaddr_in *in = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, text, &in->sin_addr) == 1) {
+		in->sin_family = AF_INET;
+		in->sin_port = htons(port);
+		*len = sizeof(*in);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, text, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(port);
+		*len = sizeof(*in6);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+void eng__addr_key(const struct sockaddr *sa, struct in6_addr *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (sa->sa_family == AF_INET6) {
+		*out = ((const struct sockaddr_in6 *)sa)->sin6_addr;
+	} else if (sa->sa_family == AF_INET) {
+		out->s6_addr[10] = out->s6_addr[11] = 0xff;
+		memcpy(&out->s6_addr[12], &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	}
+}
+
+const char *eng__addr_key_text(const struct in6_addr *a, char *buf, size_t len)
+{
+	if (IN6_IS_ADDR_V4MAPPED(a))
+		return inet_ntop(AF_INET, &a->s6_addr[12], buf, (socklen_t)len) ? buf : "?";
+	return inet_ntop(AF_INET6, a, buf, (socklen_t)len) ? buf : "?";
+}
+
+const char *eng__addr_text(const struct sockaddr *sa, char *buf, size_t len)
+{
+	struct in6_addr key;
+
+	eng__addr_key(sa, &key);
+	return eng__addr_key_text(&key, buf, len);
+}
+
+uint16_t eng__addr_port(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+	return sa->sa_family == AF_INET ? ntohs(((const struct sockaddr_in *)sa)->sin_port) : 0;
+}
+
+void eng__addr_set_port(struct sockaddr_storage *ss, uint16_t port)
+{
+	if (ss->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+	else if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htons(port);
+}
+
+bool eng__addr_loopback(const struct sockaddr *sa)
+{
+	struct in6_addr key;
+
+	if (sa->sa_family != AF_INET && sa->sa_family != AF_INET6)
+		return false;
+	eng__addr_key(sa, &key);
+	return IN6_IS_ADDR_LOOPBACK(&key) || (IN6_IS_ADDR_V4MAPPED(&key) && key.s6_addr[12] == 127);
+}
