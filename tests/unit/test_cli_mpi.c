@@ -361,6 +361,10 @@ static void test_a_pull_share_comes_back_as_filters(void **state)
 	size_t len, i;
 
 	(void)state;
+	p.n_src = 2; /* as cli_mpi_pull_list sets them: two sources, their lists not kept */
+	assert_non_null(p.src = calloc(p.n_src, sizeof(*p.src)));
+	p.src[0].name = "top";
+	p.src[1].name = "one";
 	assert_int_equal(cli_mpi_pull_items(&p, 0, listed(tree, 6, buf), true), 0);
 	assert_int_equal(cli_mpi_pull_items(&p, 1, listed(file, 1, buf), true), 0);
 	assert_int_equal(p.n, 6);
