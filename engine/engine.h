@@ -223,6 +223,7 @@ struct eng_copy_opts {
 	bool direct;	 /* O_DIRECT on both sides where aligned */
 	bool update;	 /* what the receiver holds already (same size and mtime) is not sent */
 	bool partial;	 /* the receiver keeps what a failed copy got, and the next resumes it */
+	bool checksum;	 /* -c: chunks of a file at the destination that match are not sent */
 	uint32_t chunk;	 /* a multiple of ENG_CHUNK_MIN, at most ENG_CHUNK_MAX */
 	const struct topo_plan *plan;
 	int timeout_ms;

@@ -459,6 +459,8 @@ enum {
 	IO_ROOT_FSYNC = 1u << 1,     /* fsync each file (and its directory) when finalized */
 	IO_ROOT_DIRECT = 1u << 2,    /* O_DIRECT for aligned chunks */
 	IO_ROOT_PARTIAL = 1u << 3,   /* keep what an interrupted copy received (partial.c) */
+	IO_ROOT_CHECKSUM =
+		1u << 4, /* with PARTIAL, -c: a file starts as its old self (checksum.c) */
 };
 
 /*
@@ -620,7 +622,8 @@ struct io_partial;
  * What the partial file of e (beneath root, cut into chunk bytes) still
  * holds, or NULL: none, none held, or a record and log that are ignored
  * (with a notice saying why: damaged, another source, another chunk size).
- * Reads back and hashes every chunk they claim. Thread-safe.
+ * Reads back and hashes every chunk they claim. With IO_ROOT_CHECKSUM, what
+ * the file at e's name holds instead (checksum.c). Thread-safe.
  */
 struct io_partial *io_root_partial(const struct io_root *root, const struct io_entry *e,
 				   uint32_t chunk);
