@@ -152,6 +152,10 @@ struct eng_report {
 	uint64_t files_total;
 	uint64_t files_skipped, bytes_skipped; /* copies, --update: held already, not sent */
 	uint64_t bytes_kept; /* copies, --partial: kept by an earlier copy, checked, not sent */
+	/* copies, --partial and -c: kept chunks compared by digest; bytes read and hashed
+	 * for that and the time it took, at this end and at the peer's */
+	uint64_t chunks_compared;
+	uint64_t hashed_bytes, hash_ns, peer_hashed_bytes, peer_hash_ns;
 	double seconds;	     /* first post to last completion, as perftest's BW average */
 	double wall_seconds; /* copies: the whole run, from the walk to the last file in place */
 	uint32_t chunk;

@@ -23,7 +23,12 @@
  *
  * The cost is one local read of every kept chunk at the sender (the
  * receiver reads them back already), and the digests' frames: 16 bytes a
- * chunk.
+ * chunk. Then each side tells the other how many bytes it read and hashed
+ * for this and how long it took ("hashed" frames: the sender's first), so
+ * either end's report has both.
+ *
+ * -c (io/checksum.c) goes the same way: its kept chunks are those of the
+ * receiver's old files.
  *
  * Threading: the session's thread, before the job.
  */
@@ -98,6 +103,37 @@ static uint8_t *digest_next(struct digests *d)
 	return d->at < d->n ? d->d + d->at++ * ENG_KEPT_DIGEST_LEN : NULL;
 }
 
+/* This side's "hashed" frame: the bytes its files read and hashed for the digests, and the time. */
+static int hashed_send(struct eng_session *s)
+{
+	json_t *m = eng__proto_msg(ENG_MSG_HASHED, false);
+	uint64_t bytes, ns;
+	int err;
+
+	if (!m)
+		return rcp_err(-ENOMEM, "out of memory");
+	eng__files_hashed(s->files, &bytes, &ns);
+	json_object_set_new(m, ENG_KEY_BYTES, json_integer((json_int_t)bytes));
+	json_object_set_new(m, ENG_KEY_NS, json_integer((json_int_t)ns));
+	err = eng__proto_send(&s->ctl, m);
+	json_decref(m);
+	return err;
+}
+
+/* The peer's "hashed" frame, into s. */
+static int hashed_recv(struct eng_session *s)
+{
+	json_t *m = NULL;
+	int err = eng__proto_recv(&s->ctl, s->timeout_ms, ENG_MSG_HASHED, &m);
+
+	if (!err)
+		err = eng__proto_get_u64(m, ENG_KEY_BYTES, &s->peer_hashed_bytes);
+	if (!err)
+		err = eng__proto_get_u64(m, ENG_KEY_NS, &s->peer_hash_ns);
+	json_decref(m);
+	return err;
+}
+
 /* Receiver: the digest of kept chunk k as this side's disk holds it. */
 static int digest_make(void *ctx, uint64_t k, const void *buf, uint32_t len)
 {
@@ -155,6 +191,11 @@ int eng__kept_send(struct eng_session *s, const uint8_t *kept)
 				"sender's: they are received again",
 				forgot);
 	}
+	s->compared = d.n;
+	if (!err)
+		err = hashed_recv(s);
+	if (!err)
+		err = hashed_send(s);
 	digests_fini(&d);
 	return err;
 }
@@ -180,6 +221,11 @@ int eng__kept_confirm(struct eng_session *s, const uint8_t *kept)
 				"from the source: they are sent again",
 				d.differ);
 	}
+	s->compared = d.n;
+	if (!err)
+		err = hashed_send(s);
+	if (!err)
+		err = hashed_recv(s);
 	digests_fini(&d);
 	return err;
 }

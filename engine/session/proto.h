@@ -29,6 +29,8 @@
  *   rcvr    kept      part                         (--partial, -c: chunks kept from before)
  *   rcvr    kept_digests part                      (--partial: a keyed digest of each, kept.c)
  *   sender  confirmed part                         (--partial: those it read the same)
+ *   sender  hashed    bytes, ns                    (--partial, -c: its hashing, for reports)
+ *   rcvr    hashed    bytes, ns                    (the same, the receiver's)
  *   S -> C  welcome   token (keyless only), chunks, slots, slot_size,
  *                     stripes (addr, port, stripe, rail each)
  *   ...     RDMA connections, then the data ...
@@ -109,6 +111,8 @@
 #define ENG_MSG_KEPT_DIGESTS "kept_digests"
 /* --partial: the sender's map of the kept chunks it confirmed (kept.c). */
 #define ENG_MSG_CONFIRMED "confirmed"
+/* --partial, -c: each side's "bytes" read and hashed for the digests, and "ns" (kept.c). */
+#define ENG_MSG_HASHED "hashed"
 /*
  * During the transfer, from either side: {"stripe": N, "message": why}, the
  * stripe the server numbers N went down at the side that says so; the other
@@ -149,6 +153,7 @@
 #define ENG_KEY_CHUNKS "chunks"
 #define ENG_KEY_FILES "files"
 #define ENG_KEY_SECONDS "seconds"
+#define ENG_KEY_NS "ns"
 #define ENG_KEY_DST "dst"
 #define ENG_KEY_SRC "src"
 #define ENG_KEY_CHALLENGE "challenge"

@@ -136,6 +136,8 @@ struct eng_session {
 	bool link_told[ENG_MAX_STRIPES];
 	/* --partial at the receiver: the records of the files being written, every so often */
 	bool partial;
+	/* kept chunks (--partial, -c): how many were compared; the peer's hashing (kept.c) */
+	uint64_t compared, peer_hashed_bytes, peer_hash_ns;
 	uint64_t checkpoint_ns; /* the last */
 	/* the peer's own error, read while the job was already failing on the fabric */
 	int peer_err;

@@ -44,6 +44,13 @@ sent=$(json_of bytes) kept=$(json_of bytes_kept)
 [ "$sent" -le $(((64 << 20) / 50)) ] || fail "push -c sent $sent bytes of 64 MiB"
 [ "$sent" -eq $((3 * 262144)) ] || fail "push -c sent $sent bytes, not the 3 chunks changed"
 [ "$kept" -eq $(((64 << 20) - 3 * 262144)) ] || fail "push -c kept $kept bytes"
+[ "$(json_of chunks_compared)" -eq 256 ] || fail "push -c compared $(json_of chunks_compared) chunks"
+[ "$(json_of chunks_sent)" -eq 3 ] || fail "push -c sent $(json_of chunks_sent) chunks"
+# The sender reads each chunk compared once; the receiver twice (its CRC-64 and its digest).
+[ "$(json_of hashed_bytes_sender)" -eq $((64 << 20)) ] || fail "the sender hashed $(json_of hashed_bytes_sender) bytes"
+[ "$(json_of hashed_bytes_receiver)" -eq $((128 << 20)) ] || fail "the receiver hashed $(json_of hashed_bytes_receiver) bytes"
+printf '%s\n' "$out" | python3 -c "import json, sys; o = json.load(sys.stdin); assert 0 < o['hash_seconds_sender'] < o['seconds'] and 0 < o['hash_seconds_receiver'] < o['seconds']" ||
+	fail "push -c's hashing times: $out"
 cmp src/big root/big || fail "push -c: root/big differs from src/big"
 [ "$(stat -c '%a %Y' root/big)" = "$(stat -c '%a %Y' src/big)" ] || fail "push -c -p: mode or time differs"
 
@@ -98,6 +105,8 @@ mkdir back && cp -p src/big back/big
 capture "$RAILCP" $tcp -p -c --json 127.0.0.1:big back/big
 [ "$rc" -eq 0 ] || fail "pull -c: $err"
 [ "$(json_of bytes)" -eq 262144 ] || fail "pull -c sent $(json_of bytes) bytes, not one chunk"
+[ "$(json_of chunks_sent)" -eq 1 ] && [ "$(json_of hashed_bytes_sender)" -gt 0 ] && [ "$(json_of hashed_bytes_receiver)" -gt 0 ] ||
+	fail "pull -c's report: $out"
 cmp root/big back/big || fail "pull -c: back/big differs"
 
 # --dry-run does not compare yet: refused in one line, exit 2.
