@@ -443,6 +443,7 @@ static int client_once(const struct eng_client_opts *o, uint64_t t0_ns,
 	c.s.connect_timeout_ms = eng__connect_timeout(o->connect_timeout_ms, o->timeout_ms);
 	c.s.qp = o->qp;
 	c.s.partial = cp && (cp->partial || cp->checksum);
+	c.s.checksum = cp && cp->checksum;
 	c.s.bench_bytes = o->bench_bytes;
 	c.s.cancel = c.s.ctl.stop = cp ? cp->cancel : NULL; /* also while it waits its turn */
 	c.s.cancel_err = -EINTR;

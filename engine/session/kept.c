@@ -185,7 +185,11 @@ int eng__kept_send(struct eng_session *s, const uint8_t *kept)
 				      "the sender confirmed a chunk this side did not keep");
 	if (!err) {
 		forgot = eng__files_kept_settle(s->files, kept, d.confirmed);
-		if (forgot)
+		if (forgot && s->checksum)
+			rcp_log(RCP_LOG_INFO,
+				"-c: %" PRIu64 " of %zu chunks compared differ from the sender's",
+				forgot, d.n);
+		else if (forgot)
 			rcp_log(RCP_LOG_NOTICE,
 				"%" PRIu64 " chunks kept from an earlier copy differ from the "
 				"sender's: they are received again",
@@ -215,7 +219,11 @@ int eng__kept_confirm(struct eng_session *s, const uint8_t *kept)
 		err = eng__map_send(&s->ctl, ENG_MSG_CONFIRMED, d.confirmed, len);
 	if (!err) {
 		eng__files_drop(s->files, d.confirmed);
-		if (d.differ)
+		if (d.differ && s->checksum)
+			rcp_log(RCP_LOG_INFO,
+				"-c: %" PRIu64 " of %zu chunks compared differ at the receiver",
+				d.differ, d.n);
+		else if (d.differ)
 			rcp_log(RCP_LOG_NOTICE,
 				"%" PRIu64 " chunks the receiver kept from an earlier copy differ "
 				"from the source: they are sent again",

@@ -92,7 +92,8 @@ int eng__hello_terms(const json_t *hello, bool serves_files, struct eng_hello_te
 	out->chunk = (uint32_t)chunk;
 	out->bench_bytes = bytes;
 	/* -c trades the kept chunks' maps and digests as --partial does (checksum.c). */
-	out->partial = flag(hello, ENG_FLAG_PARTIAL) || flag(hello, ENG_FLAG_CHECKSUM);
+	out->checksum = flag(hello, ENG_FLAG_CHECKSUM);
+	out->partial = flag(hello, ENG_FLAG_PARTIAL) || out->checksum;
 	out->root_flags =
 		eng__dest_flags(flag(hello, ENG_FLAG_PRESERVE), flag(hello, ENG_FLAG_FSYNC),
 				flag(hello, ENG_FLAG_DIRECT), flag(hello, ENG_FLAG_PARTIAL),
@@ -126,6 +127,7 @@ static int hello_check(struct srv_session *ss)
 	ss->s.role = t.role;
 	ss->s.chunk = t.chunk;
 	ss->s.partial = t.partial;
+	ss->s.checksum = t.checksum;
 	ss->s.bench_bytes = t.bench_bytes;
 	return 0;
 }

@@ -138,6 +138,7 @@ struct eng_session {
 	bool partial;
 	/* kept chunks (--partial, -c): how many were compared; the peer's hashing (kept.c) */
 	uint64_t compared, peer_hashed_bytes, peer_hash_ns;
+	bool checksum; /* -c: the kept chunks are the receiver's old files' (io/checksum.c) */
 	uint64_t checkpoint_ns; /* the last */
 	/* the peer's own error, read while the job was already failing on the fabric */
 	int peer_err;
@@ -545,6 +546,7 @@ struct eng_hello_terms {
 	uint32_t chunk;
 	uint64_t bench_bytes; /* bench; 0 for copies */
 	bool partial;
+	bool checksum;
 	unsigned root_flags; /* IO_ROOT_* */
 };
 int eng__hello_terms(const json_t *hello, bool serves_files, struct eng_hello_terms *out);
