@@ -11,11 +11,11 @@
  * the file system may do as a reflink, else through read and write. The
  * data file is then cut or extended to e's size, so holes stay holes and a
  * shorter file loses its old tail. Each chunk of e that lies wholly within
- * the old file's size is held with its CRC-64 (read back from the data
- * file). The engine then treats the held chunks as kept ones: their keyed
- * digests are compared with the sender's (engine/session/kept.c), those
- * that differ are received again, written over the old bytes, and the file
- * is put in place by its rename as any other.
+ * the old file's size is held; its CRC-64 (what the file's record and log
+ * keep) is taken when the digests' pass reads it back. The engine then treats the held chunks as
+ * kept ones: their keyed digests are compared with the sender's (engine/session/kept.c), those that
+ * differ are received again, written over the old bytes, and the file is put in place by its rename
+ * as any other.
  *
  * No old file, or one that is not a regular file, holds nothing: the file
  * is sent whole.
@@ -90,35 +90,27 @@ static int extents_copy(int old, int fd, const struct io_entry *e, uint64_t size
 	return err;
 }
 
-/* Hold each chunk of e inside the old file's size bytes, with its CRC-64 from fd. */
-static int chunks_hold(int fd, const struct io_entry *e, uint32_t chunk, uint64_t size,
-		       struct io_partial *p)
+/*
+ * Hold each chunk of e inside the old file's size bytes; its CRC-64 comes
+ * when the digests' pass reads it (io_partial_read), so it is read once.
+ */
+static void chunks_hold(const struct io_entry *e, uint32_t chunk, uint64_t size,
+			struct io_partial *p)
 {
-	uint8_t *buf = malloc(chunk);
 	uint64_t k = 0, in, len;
 	uint32_t x;
 
-	if (!buf)
-		return -ENOMEM;
+	p->hash_late = true;
 	for (x = 0; x < e->n_ext; x++) {
 		for (in = 0; in < e->ext[x].len; in += chunk, k++) {
-			uint64_t off = e->ext[x].off + in;
-
 			len = e->ext[x].len - in < chunk ? e->ext[x].len - in : chunk;
-			if (off + len > size)
+			if (e->ext[x].off + in + len > size)
 				continue;
-			if (pread(fd, buf, len, (off_t)off) != (ssize_t)len) {
-				free(buf);
-				return -EIO;
-			}
 			p->bits[k / 64] |= 1ull << (k % 64);
-			p->hash[k] = io_chunk_hash(buf, len);
 			p->held++;
 			p->held_bytes += len;
 		}
 	}
-	free(buf);
-	return 0;
 }
 
 /* The old file last beneath pfd, opened for reading if it is a regular file; its size. */
@@ -156,8 +148,7 @@ static const char *data_make(int pfd, const char *last, int old, uint64_t old_si
 	if (ftruncate(fd, 0) < 0 || extents_copy(old, fd, e, old_size) != 0 ||
 	    ftruncate(fd, (off_t)e->size) < 0)
 		return "the old file cannot be copied";
-	if (chunks_hold(fd, e, chunk, old_size, p) != 0)
-		return "the copy of the old file cannot be read back";
+	chunks_hold(e, chunk, old_size, p);
 	return NULL;
 }
 

@@ -635,10 +635,12 @@ void io_partial_destroy(struct io_partial *p);
 bool io_partial_has(const struct io_partial *p, uint64_t k);
 
 /*
- * Read len bytes at off of p's data file (a chunk it holds) into buf: 0, or
- * -errno with a sentence (-EIO for a short read). Thread-safe.
+ * Read chunk k, len bytes at off of p's data file (a chunk it holds), into
+ * buf: 0, or -errno with a sentence (-EIO for a short read). With -c its
+ * CRC-64 is taken from this read (checksum.c leaves it to it). Thread-safe
+ * on distinct chunks.
  */
-int io_partial_read(const struct io_partial *p, uint64_t off, uint32_t len, void *buf);
+int io_partial_read(struct io_partial *p, uint64_t k, uint64_t off, uint32_t len, void *buf);
 
 /*
  * p no longer holds chunk k, of len bytes (the sender did not confirm it):

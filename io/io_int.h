@@ -166,7 +166,8 @@ struct io_partial {
 	uint64_t *bits; /* chunk k held: bit k % 64 of word k / 64 */
 	uint64_t *hash; /* chunk k's CRC-64, where held */
 	uint64_t held, held_bytes;
-	int fd; /* the data file, flock-ed from the check of its chunks to the end */
+	int fd;		/* the data file, flock-ed from the check of its chunks to the end */
+	bool hash_late; /* -c: each held chunk's CRC-64 comes with its read (io_partial_read) */
 };
 
 /*

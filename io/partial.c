@@ -280,10 +280,12 @@ uint64_t io__partial_hash(const struct io_partial *p, uint64_t k)
 	return io_partial_has(p, k) ? p->hash[k] : 0;
 }
 
-int io_partial_read(const struct io_partial *p, uint64_t off, uint32_t len, void *buf)
+int io_partial_read(struct io_partial *p, uint64_t k, uint64_t off, uint32_t len, void *buf)
 {
 	ssize_t n = p ? pread(p->fd, buf, len, (off_t)off) : -1;
 
+	if (n == (ssize_t)len && p->hash_late && io_partial_has(p, k))
+		p->hash[k] = io_chunk_hash(buf, len);
 	if (n == (ssize_t)len)
 		return 0;
 	if (n < 0)

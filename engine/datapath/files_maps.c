@@ -119,7 +119,7 @@ int eng__files_kept_each(struct eng_files *f, const uint8_t *bits,
 {
 	const struct io_plan *p = f->plan;
 	struct io_rfile *r = NULL;
-	uint64_t k, open = UINT64_MAX, hash, t0 = rcp_now_ns();
+	uint64_t k, open = UINT64_MAX, hash, first = 0, t0 = rcp_now_ns();
 	uint8_t *buf = malloc(p->chunk_size);
 	int err =
 		buf ? 0 : rcp_err(-ENOMEM, "out of memory for a chunk of %u bytes", p->chunk_size);
@@ -127,10 +127,13 @@ int eng__files_kept_each(struct eng_files *f, const uint8_t *bits,
 	for (k = 0; k < p->n && !err; k++) {
 		const struct io_chunk *c = &p->chunk[k];
 
+		if (k == 0 || p->chunk[k - 1].file != c->file)
+			first = k; /* the file's chunk k - first */
 		if (!bit_set(bits, k))
 			continue;
 		if (f->role == ENG_RECEIVER) {
-			err = io_partial_read(f->st[c->file].resume, c->offset, c->len, buf);
+			err = io_partial_read(f->st[c->file].resume, k - first, c->offset, c->len,
+					      buf);
 		} else {
 			/* The plan holds a file's chunks together: one open each. */
 			if (c->file != open) {
