@@ -347,37 +347,6 @@ static void on_progress(const struct eng_report *r, void *ctx)
 	cli_progress_update(ctx, r);
 }
 
-/* The kept chunks' comparison (--partial, -c) in the --json object o; push: this end sends. */
-static void hashed_json(json_t *o, const struct eng_report *r, bool push)
-{
-	uint64_t sb = push ? r->hashed_bytes : r->peer_hashed_bytes;
-	uint64_t rb = push ? r->peer_hashed_bytes : r->hashed_bytes;
-	uint64_t sn = push ? r->hash_ns : r->peer_hash_ns, rn = push ? r->peer_hash_ns : r->hash_ns;
-
-	json_object_set_new(o, "chunks_compared", json_integer((json_int_t)r->chunks_compared));
-	json_object_set_new(o, "chunks_sent", json_integer((json_int_t)r->chunks));
-	json_object_set_new(o, "hashed_bytes_sender", json_integer((json_int_t)sb));
-	json_object_set_new(o, "hashed_bytes_receiver", json_integer((json_int_t)rb));
-	json_object_set_new(o, "hash_seconds_sender", json_real((double)sn / 1e9));
-	json_object_set_new(o, "hash_seconds_receiver", json_real((double)rn / 1e9));
-}
-
-/* -c's lines of the summary; push: this end sends. */
-static void checksum_print(const struct eng_report *r, bool push)
-{
-	char kept[32], mine[32], peer[32];
-
-	cli_size_str(r->bytes_kept, kept, sizeof(kept));
-	cli_size_str(r->hashed_bytes, mine, sizeof(mine));
-	cli_size_str(r->peer_hashed_bytes, peer, sizeof(peer));
-	printf("railcp: -c: %llu chunks compared (a keyed digest of each at both ends), %llu "
-	       "sent; %s at the destination matched and were not sent\n",
-	       (unsigned long long)r->chunks_compared, (unsigned long long)r->chunks, kept);
-	printf("railcp: -c: hashed %s here in %.3f s (%s), %s at the %s in %.3f s\n", mine,
-	       (double)r->hash_ns / 1e9, push ? "the sender" : "the receiver", peer,
-	       push ? "receiver" : "sender", (double)r->peer_hash_ns / 1e9);
-}
-
 static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 {
 	const char *verb = cc->o.dir == ENG_PUSH ? "pushed" : "pulled";
@@ -399,7 +368,7 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 		json_object_set_new(o, "files_skipped", json_integer((json_int_t)r->files_skipped));
 		json_object_set_new(o, "bytes_skipped", json_integer((json_int_t)r->bytes_skipped));
 		json_object_set_new(o, "bytes_kept", json_integer((json_int_t)r->bytes_kept));
-		hashed_json(o, r, cc->o.dir == ENG_PUSH);
+		cli_hashed_json(o, r, cc->o.dir == ENG_PUSH);
 		json_object_set_new(o, "transfer_seconds", json_real(r->seconds));
 		json_object_set_new(o, "transfer_gbps", json_real(cli_gbps(r->bytes, r->seconds)));
 		json_object_set_new(o, "synced", json_boolean(cc->o.fsync));
@@ -431,7 +400,7 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 		       (unsigned long long)r->files_skipped, sz);
 	}
 	if (cc->o.checksum)
-		checksum_print(r, cc->o.dir == ENG_PUSH);
+		cli_checksum_print(stdout, r, cc->o.dir == ENG_PUSH);
 	else if (cc->o.partial && r->bytes_kept) {
 		cli_size_str(r->bytes_kept, sz, sizeof(sz));
 		printf("railcp: %s kept by an earlier copy were confirmed by the sender (a keyed "
