@@ -311,16 +311,18 @@ void cli_hashed_json(json_t *o, const struct eng_report *r, bool push)
 /* -c's lines of the summary; push: this end sends. */
 void cli_checksum_print(FILE *f, const struct eng_report *r, bool push)
 {
-	char kept[32], mine[32], peer[32];
+	char kept[32], snd[32], rcv[32];
 
 	cli_size_str(r->bytes_kept, kept, sizeof(kept));
-	cli_size_str(r->hashed_bytes, mine, sizeof(mine));
-	cli_size_str(r->peer_hashed_bytes, peer, sizeof(peer));
+	cli_size_str(push ? r->hashed_bytes : r->peer_hashed_bytes, snd, sizeof(snd));
+	cli_size_str(push ? r->peer_hashed_bytes : r->hashed_bytes, rcv, sizeof(rcv));
 	fprintf(f,
 		"railcp: -c: %llu chunks compared (a keyed digest of each at both ends), %llu "
 		"sent; %s at the destination matched and were not sent\n",
 		(unsigned long long)r->chunks_compared, (unsigned long long)r->chunks, kept);
-	fprintf(f, "railcp: -c: hashed %s here in %.3f s (%s), %s at the %s in %.3f s\n", mine,
-		(double)r->hash_ns / 1e9, push ? "the sender" : "the receiver", peer,
-		push ? "receiver" : "sender", (double)r->peer_hash_ns / 1e9);
+	fprintf(f,
+		"railcp: -c: the sender read and hashed %s in %.3f s, the receiver %s in %.3f s "
+		"(its copy of the old files included)\n",
+		snd, (double)(push ? r->hash_ns : r->peer_hash_ns) / 1e9, rcv,
+		(double)(push ? r->peer_hash_ns : r->hash_ns) / 1e9);
 }

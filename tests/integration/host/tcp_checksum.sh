@@ -58,6 +58,10 @@ cmp src/big root/big || fail "push -c: root/big differs from src/big"
 # shellcheck disable=SC2086
 capture "$RAILCP" $tcp -p -c --json src/big 127.0.0.1:
 [ "$rc" -eq 0 ] && [ "$(json_of bytes)" -eq 0 ] || fail "push -c of the same file: $rc, $out $err"
+# shellcheck disable=SC2086
+capture "$RAILCP" $tcp -p -c src/big 127.0.0.1:
+case "$out" in *"railcp: -c: 256 chunks compared"*", 0 sent; 64.0 MiB at the destination matched"*"railcp: -c: the sender read and hashed 64.0 MiB in "*) ;;
+*) fail "push -c's summary: $out" ;; esac
 head -c 300000 /dev/urandom >>src/big
 # shellcheck disable=SC2086
 capture "$RAILCP" $tcp -p -c --json src/big 127.0.0.1:
