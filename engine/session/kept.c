@@ -14,11 +14,11 @@
  * chunks whose digests match leave the plan on both sides (the sender's
  * "confirmed" map); every other one is received again, written over what
  * was kept. The sender makes its digests as soon as it has the map, while
- * the receiver makes its own, so the two reads overlap. K is derived from the session's keys
- * (eng__seal_kept_key), so an observer of the control connection cannot test guesses of the content
- * against the digests, and forged bytes written before the session cannot
- * be made to match: they would need a collision of HMAC-SHA256 under a key
- * that did not exist yet. Without a key K is zero: such a session runs
+ * the receiver makes its own, so the two reads overlap. K is derived from
+ * the session's keys (eng__seal_kept_key), so an observer of the control
+ * connection cannot test guesses of the content against the digests, and
+ * forged bytes written before the session cannot be made to match: they
+ * would need a collision of HMAC-SHA256 under a key that did not exist yet. Without a key K is zero: such a session runs
  * between two processes of one user on one host, where no third party sees
  * the frames.
  *
