@@ -18,9 +18,9 @@
  * the session's keys (eng__seal_kept_key), so an observer of the control
  * connection cannot test guesses of the content against the digests, and
  * forged bytes written before the session cannot be made to match: they
- * would need a collision of HMAC-SHA256 under a key that did not exist yet. Without a key K is zero: such a session runs
- * between two processes of one user on one host, where no third party sees
- * the frames.
+ * would need a collision of HMAC-SHA256 under a key that did not exist yet.
+ * Without a key K is zero: such a session runs between two processes of one
+ * user on one host, where no third party sees the frames.
  *
  * The cost is one local read of every kept chunk at the sender (the
  * receiver reads them back already), and the digests' frames: 16 bytes a
