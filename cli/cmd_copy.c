@@ -64,6 +64,10 @@ static void copy_usage(FILE *f)
 		"                     there with the same size and modification time (to\n"
 		"                     the nanosecond, as -p copies it) or a symlink to the\n"
 		"                     same target is left alone (rsync's quick check)\n"
+		"  -c, --checksum     a file already at the destination is compared chunk by\n"
+		"                     chunk (a keyed digest at each end): only the chunks\n"
+		"                     that differ are sent, and the file is built anew from\n"
+		"                     the others; a cut copy keeps what it got, as --partial\n"
 		"  --partial          an interrupted copy keeps what it received; the next\n"
 		"                     --partial copy checks it again and sends only the "
 		"rest\n" CLI_FILTER_USAGE
@@ -121,6 +125,9 @@ static int copy_opt(void *ctx, int c, const char *arg)
 		return 0;
 	case OPT_PARTIAL:
 		cc->o.partial = true;
+		return 0;
+	case 'c':
+		cc->o.checksum = true;
 		return 0;
 	case OPT_JSON:
 		cc->json = true;
@@ -216,6 +223,7 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 		{"preserve", no_argument, NULL, 'p'},
 		{"update", no_argument, NULL, 'u'},
 		{"partial", no_argument, NULL, OPT_PARTIAL},
+		{"checksum", no_argument, NULL, 'c'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"json", no_argument, NULL, OPT_JSON},
@@ -237,7 +245,7 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 	struct cli_remote dst, src;
 	int first, r, i, n;
 
-	r = cli_options_short(NULL, "hrpuqve:n", argc, argv, opts, copy_opt, cc, copy_usage,
+	r = cli_options_short(NULL, "hrpucqve:n", argc, argv, opts, copy_opt, cc, copy_usage,
 			      &first);
 	if (r)
 		return r;
@@ -303,6 +311,9 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 	cc->filter.json = cc->json;
 	if ((r = cli_filter_finish(&cc->filter, cc->o.n_src, &cc->o)) != 0)
 		return r;
+	if (cc->o.dry_run && cc->o.checksum)
+		return cli_usage_error(NULL, "--dry-run does not compare chunks yet: give it "
+					     "without -c");
 	return cli_place_check(NULL, &cc->place) ? CLI_EXIT_USAGE : 0;
 }
 
@@ -341,6 +352,7 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 		json_object_set_new(o, "files_skipped", json_integer((json_int_t)r->files_skipped));
 		json_object_set_new(o, "bytes_skipped", json_integer((json_int_t)r->bytes_skipped));
 		json_object_set_new(o, "bytes_kept", json_integer((json_int_t)r->bytes_kept));
+		cli_hashed_json(o, r, cc->o.dir == ENG_PUSH);
 		json_object_set_new(o, "transfer_seconds", json_real(r->seconds));
 		json_object_set_new(o, "transfer_gbps", json_real(cli_gbps(r->bytes, r->seconds)));
 		json_object_set_new(o, "synced", json_boolean(cc->o.fsync));
@@ -371,7 +383,9 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 		       "modification time): not sent\n",
 		       (unsigned long long)r->files_skipped, sz);
 	}
-	if (cc->o.partial && r->bytes_kept) {
+	if (cc->o.checksum)
+		cli_checksum_print(stdout, r, cc->o.dir == ENG_PUSH);
+	else if (cc->o.partial && r->bytes_kept) {
 		cli_size_str(r->bytes_kept, sz, sizeof(sz));
 		printf("railcp: %s kept by an earlier copy were confirmed by the sender (a keyed "
 		       "digest of each chunk) and not sent\n",

@@ -39,6 +39,7 @@ static void usage(FILE *f)
 		"  -r, --recursive    copy directories and their contents\n"
 		"  -p, --preserve     keep mode and modification time\n"
 		"  -u, --update       send only what the destination lacks\n"
+		"  -c, --checksum     send only the chunks that differ from the destination\n"
 		"  --partial          keep what an interrupted copy received, for the next\n"
 		"  --port P           the server's TCP port (default %d)\n"
 		"  -e, --rsh CMD      start the far side with CMD, e.g. ssh\n"

@@ -314,3 +314,37 @@ json_t *cli_session_json(const struct eng_session_record *r)
 		json_object_set_new(o, "steps", cli_steps_json(r->steps));
 	return o;
 }
+
+/* The kept chunks' comparison (--partial, -c) in the --json object o; push: this end sends. */
+void cli_hashed_json(json_t *o, const struct eng_report *r, bool push)
+{
+	uint64_t sb = push ? r->hashed_bytes : r->peer_hashed_bytes;
+	uint64_t rb = push ? r->peer_hashed_bytes : r->hashed_bytes;
+	uint64_t sn = push ? r->hash_ns : r->peer_hash_ns, rn = push ? r->peer_hash_ns : r->hash_ns;
+
+	json_object_set_new(o, "chunks_compared", json_integer((json_int_t)r->chunks_compared));
+	json_object_set_new(o, "chunks_sent", json_integer((json_int_t)r->chunks));
+	json_object_set_new(o, "hashed_bytes_sender", json_integer((json_int_t)sb));
+	json_object_set_new(o, "hashed_bytes_receiver", json_integer((json_int_t)rb));
+	json_object_set_new(o, "hash_seconds_sender", json_real((double)sn / 1e9));
+	json_object_set_new(o, "hash_seconds_receiver", json_real((double)rn / 1e9));
+}
+
+/* -c's lines of the summary; push: this end sends. */
+void cli_checksum_print(FILE *f, const struct eng_report *r, bool push)
+{
+	char kept[32], snd[32], rcv[32];
+
+	cli_size_str(r->bytes_kept, kept, sizeof(kept));
+	cli_size_str(push ? r->hashed_bytes : r->peer_hashed_bytes, snd, sizeof(snd));
+	cli_size_str(push ? r->peer_hashed_bytes : r->hashed_bytes, rcv, sizeof(rcv));
+	fprintf(f,
+		"railcp: -c: %llu chunks compared (a keyed digest of each at both ends), %llu "
+		"sent; %s at the destination matched and were not sent\n",
+		(unsigned long long)r->chunks_compared, (unsigned long long)r->chunks, kept);
+	fprintf(f,
+		"railcp: -c: the sender read and hashed %s in %.3f s, the receiver %s in %.3f s "
+		"(its copy of the old files included)\n",
+		snd, (double)(push ? r->hash_ns : r->peer_hash_ns) / 1e9, rcv,
+		(double)(push ? r->peer_hash_ns : r->hash_ns) / 1e9);
+}

@@ -33,6 +33,13 @@ json_t *cli_session_json(const struct eng_session_record *r);
 /* One line per rail and per NUMA node, then the stripes (queue pairs) and slots. */
 void cli_report_print(FILE *f, const struct eng_report *r, double seconds);
 
+/* The kept chunks' comparison (--partial, -c) in the copy's --json object o; push: this end sends.
+ */
+void cli_hashed_json(json_t *o, const struct eng_report *r, bool push);
+
+/* -c's lines of a copy's summary on f; push: this end sends. */
+void cli_checksum_print(FILE *f, const struct eng_report *r, bool push);
+
 /* The progress line on a terminal: state between refreshes. */
 struct cli_progress {
 	const char *label;

@@ -153,6 +153,10 @@ struct eng_report {
 	uint64_t files_total;
 	uint64_t files_skipped, bytes_skipped; /* copies, --update: held already, not sent */
 	uint64_t bytes_kept; /* copies, --partial: kept by an earlier copy, checked, not sent */
+	/* copies, --partial and -c: kept chunks compared by digest; bytes read and hashed
+	 * for that and the time it took, at this end and at the peer's */
+	uint64_t chunks_compared;
+	uint64_t hashed_bytes, hash_ns, peer_hashed_bytes, peer_hash_ns;
 	double seconds;	     /* first post to last completion, as perftest's BW average */
 	double wall_seconds; /* copies: the whole run, from the walk to the last file in place */
 	uint32_t chunk;
@@ -229,6 +233,7 @@ struct eng_copy_opts {
 	bool direct;	 /* O_DIRECT on both sides where aligned */
 	bool update;	 /* what the receiver holds already (same size and mtime) is not sent */
 	bool partial;	 /* the receiver keeps what a failed copy got, and the next resumes it */
+	bool checksum;	 /* -c: chunks of a file at the destination that match are not sent */
 	uint32_t chunk;	 /* a multiple of ENG_CHUNK_MIN, at most ENG_CHUNK_MAX */
 	const struct topo_plan *plan;
 	int timeout_ms;

@@ -462,6 +462,8 @@ enum {
 	IO_ROOT_FSYNC = 1u << 1,     /* fsync each file (and its directory) when finalized */
 	IO_ROOT_DIRECT = 1u << 2,    /* O_DIRECT for aligned chunks */
 	IO_ROOT_PARTIAL = 1u << 3,   /* keep what an interrupted copy received (partial.c) */
+	IO_ROOT_CHECKSUM =
+		1u << 4, /* with PARTIAL, -c: a file starts as its old self (checksum.c) */
 };
 
 /*
@@ -623,7 +625,8 @@ struct io_partial;
  * What the partial file of e (beneath root, cut into chunk bytes) still
  * holds, or NULL: none, none held, or a record and log that are ignored
  * (with a notice saying why: damaged, another source, another chunk size).
- * Reads back and hashes every chunk they claim. Thread-safe.
+ * Reads back and hashes every chunk they claim. With IO_ROOT_CHECKSUM, what
+ * the file at e's name holds instead (checksum.c). Thread-safe.
  */
 struct io_partial *io_root_partial(const struct io_root *root, const struct io_entry *e,
 				   uint32_t chunk);
@@ -635,10 +638,12 @@ void io_partial_destroy(struct io_partial *p);
 bool io_partial_has(const struct io_partial *p, uint64_t k);
 
 /*
- * Read len bytes at off of p's data file (a chunk it holds) into buf: 0, or
- * -errno with a sentence (-EIO for a short read). Thread-safe.
+ * Read chunk k, len bytes at off of p's data file (a chunk it holds), into
+ * buf: 0, or -errno with a sentence (-EIO for a short read). With -c its
+ * CRC-64 is taken from this read (checksum.c leaves it to it). Thread-safe
+ * on distinct chunks.
  */
-int io_partial_read(const struct io_partial *p, uint64_t off, uint32_t len, void *buf);
+int io_partial_read(struct io_partial *p, uint64_t k, uint64_t off, uint32_t len, void *buf);
 
 /*
  * p no longer holds chunk k, of len bytes (the sender did not confirm it):

@@ -182,12 +182,20 @@ int io__sub_open(int root_fd, const char *path, int *fd_out);
 /* ---- partial files (partial.c, partial_record.c) ---- */
 
 /* What a partial file still holds (io_root_partial). */
+/* An io_partial of n_chunks holding nothing (fd -1), or NULL. */
+struct io_partial *io__partial_new(uint64_t n_chunks);
+
+/* -c: e's partial file made from the file at its name; its chunks held (checksum.c). */
+struct io_partial *io__root_checksum(const struct io_root *root, const struct io_entry *e,
+				     uint32_t chunk);
+
 struct io_partial {
 	uint64_t n_chunks;
 	uint64_t *bits; /* chunk k held: bit k % 64 of word k / 64 */
 	uint64_t *hash; /* chunk k's CRC-64, where held */
 	uint64_t held, held_bytes;
-	int fd; /* the data file, flock-ed from the check of its chunks to the end */
+	int fd;		/* the data file, flock-ed from the check of its chunks to the end */
+	bool hash_late; /* -c: each held chunk's CRC-64 comes with its read (io_partial_read) */
 };
 
 /*

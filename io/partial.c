@@ -196,7 +196,7 @@ static const char *claims_verify(int pfd, const char *data, const struct io_entr
 	return NULL;
 }
 
-static struct io_partial *partial_new(uint64_t n_chunks)
+struct io_partial *io__partial_new(uint64_t n_chunks)
 {
 	struct io_partial *p = calloc(1, sizeof(*p));
 
@@ -222,6 +222,8 @@ struct io_partial *io_root_partial(const struct io_root *root, const struct io_e
 	struct io_partial *p;
 	int pfd;
 
+	if (root->flags & IO_ROOT_CHECKSUM)
+		return io__root_checksum(root, e, chunk); /* -c: the old file is the start */
 	if (e->type != IO_FILE || n_chunks < 2)
 		return NULL; /* nothing a partial file could hold */
 	if (io__parent_open(root->fd, e->path, &pfd, &last) != 0) {
@@ -229,7 +231,7 @@ struct io_partial *io_root_partial(const struct io_root *root, const struct io_e
 		return NULL;
 	}
 	io__partial_names(last, data, rec, log);
-	p = partial_new(n_chunks);
+	p = io__partial_new(n_chunks);
 	if (p) {
 		why = io__partial_record_claims(pfd, rec, last, e, chunk, p);
 		why_log = io__partial_log_claims(pfd, log, last, e, chunk, p);
@@ -278,10 +280,12 @@ uint64_t io__partial_hash(const struct io_partial *p, uint64_t k)
 	return io_partial_has(p, k) ? p->hash[k] : 0;
 }
 
-int io_partial_read(const struct io_partial *p, uint64_t off, uint32_t len, void *buf)
+int io_partial_read(struct io_partial *p, uint64_t k, uint64_t off, uint32_t len, void *buf)
 {
 	ssize_t n = p ? pread(p->fd, buf, len, (off_t)off) : -1;
 
+	if (n == (ssize_t)len && p->hash_late && io_partial_has(p, k))
+		p->hash[k] = io_chunk_hash(buf, len);
 	if (n == (ssize_t)len)
 		return 0;
 	if (n < 0)

@@ -120,8 +120,9 @@ int io_wfile_partial(struct io_wfile *f, const struct io_partial *resume)
 {
 	char esc[IO_ESC_MAX];
 
-	if (!(f->root->flags & IO_ROOT_PARTIAL) || f->n_chunks < 2)
-		return 0; /* a file of one chunk has nothing to keep */
+	if (!(f->root->flags & IO_ROOT_PARTIAL) ||
+	    f->n_chunks < (f->root->flags & IO_ROOT_CHECKSUM ? 1u : 2u))
+		return 0; /* a file of one chunk has nothing to keep, but with -c its old self */
 	f->hash = calloc((size_t)f->n_chunks, sizeof(*f->hash));
 	if (!f->hash)
 		return rcp_err(-ENOMEM, "out of memory receiving \"%s\"",

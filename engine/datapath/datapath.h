@@ -264,6 +264,13 @@ void eng__files_drop(struct eng_files *f, const uint8_t *bits);
 uint64_t eng__files_kept_bytes(const struct eng_files *f);
 
 /*
+ * The bytes of kept chunks this side read and hashed before the job
+ * (eng__files_kept, eng__files_kept_each: with -c the receiver's copy of
+ * its old files too), and the time that took, in ns.
+ */
+void eng__files_hashed(const struct eng_files *f, uint64_t *bytes_out, uint64_t *ns_out);
+
+/*
  * Receiver, --partial, while the job runs: the record of every file being
  * written, as it stands (io_wfile_checkpoint), so a receiver killed
  * outright still leaves what it got. Thread-safe against the job.

@@ -43,6 +43,7 @@ struct eng_files {
 	uint64_t chunks_all;		  /* the plan's chunks before any skip */
 	uint64_t skip_files, skip_bytes;  /* files (and their data) the receiver held already */
 	uint64_t kept_bytes, kept_chunks; /* what earlier copies kept (--partial), not sent */
+	uint64_t hashed_bytes, hash_ns;	  /* kept chunks read and hashed before the job (-c too) */
 	_Atomic unsigned open_files;	  /* receiver: files being written */
 	unsigned max_open;		  /* receiver: what an honest sender can have in flight */
 };

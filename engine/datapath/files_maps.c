@@ -89,7 +89,7 @@ int eng__files_kept(struct eng_files *f, uint8_t **bits_out)
 {
 	size_t i, len = eng__files_kept_map_len(f);
 	uint8_t *bits = calloc(len, 1);
-	uint64_t k, first = 0;
+	uint64_t k, first = 0, t0 = rcp_now_ns();
 
 	if (!bits)
 		return rcp_err(-ENOMEM, "out of memory for a map of %" PRIu64 " chunks",
@@ -104,9 +104,12 @@ int eng__files_kept(struct eng_files *f, uint8_t **bits_out)
 
 		if (k == 0 || f->plan->chunk[k - 1].file != file)
 			first = k;
-		if (io_partial_has(f->st[file].resume, k - first))
+		if (io_partial_has(f->st[file].resume, k - first)) {
 			bits[k / 8] |= (uint8_t)(1u << (k % 8));
+			f->hashed_bytes += f->plan->chunk[k].len; /* read back and hashed */
+		}
 	}
+	f->hash_ns += rcp_now_ns() - t0;
 	*bits_out = bits;
 	return 0;
 }
@@ -116,7 +119,7 @@ int eng__files_kept_each(struct eng_files *f, const uint8_t *bits,
 {
 	const struct io_plan *p = f->plan;
 	struct io_rfile *r = NULL;
-	uint64_t k, open = UINT64_MAX, hash;
+	uint64_t k, open = UINT64_MAX, hash, first = 0, t0 = rcp_now_ns();
 	uint8_t *buf = malloc(p->chunk_size);
 	int err =
 		buf ? 0 : rcp_err(-ENOMEM, "out of memory for a chunk of %u bytes", p->chunk_size);
@@ -124,10 +127,13 @@ int eng__files_kept_each(struct eng_files *f, const uint8_t *bits,
 	for (k = 0; k < p->n && !err; k++) {
 		const struct io_chunk *c = &p->chunk[k];
 
+		if (k == 0 || p->chunk[k - 1].file != c->file)
+			first = k; /* the file's chunk k - first */
 		if (!bit_set(bits, k))
 			continue;
 		if (f->role == ENG_RECEIVER) {
-			err = io_partial_read(f->st[c->file].resume, c->offset, c->len, buf);
+			err = io_partial_read(f->st[c->file].resume, k - first, c->offset, c->len,
+					      buf);
 		} else {
 			/* The plan holds a file's chunks together: one open each. */
 			if (c->file != open) {
@@ -141,9 +147,12 @@ int eng__files_kept_each(struct eng_files *f, const uint8_t *bits,
 		}
 		if (!err)
 			err = fn(ctx, k, buf, c->len);
+		if (!err)
+			f->hashed_bytes += c->len;
 	}
 	io_rfile_close(r);
 	free(buf);
+	f->hash_ns += rcp_now_ns() - t0;
 	return err;
 }
 
@@ -194,4 +203,10 @@ void eng__files_skipped(const struct eng_files *f, uint64_t *files_out, uint64_t
 uint64_t eng__files_kept_bytes(const struct eng_files *f)
 {
 	return f->kept_bytes;
+}
+
+void eng__files_hashed(const struct eng_files *f, uint64_t *bytes_out, uint64_t *ns_out)
+{
+	*bytes_out = f->hashed_bytes;
+	*ns_out = f->hash_ns;
 }

@@ -51,6 +51,7 @@ static json_t *copy_flags(const struct eng_copy_opts *cp)
 	json_object_set_new(flags, ENG_FLAG_RECURSIVE, json_boolean(cp->recursive));
 	json_object_set_new(flags, ENG_FLAG_UPDATE, json_boolean(cp->update));
 	json_object_set_new(flags, ENG_FLAG_PARTIAL, json_boolean(cp->partial));
+	json_object_set_new(flags, ENG_FLAG_CHECKSUM, json_boolean(cp->checksum));
 	json_object_set_new(flags, ENG_FLAG_DRY_RUN, json_boolean(cp->dry_run));
 	json_object_set_new(flags, ENG_FLAG_CONTENTS,
 			    json_boolean(io_src_contents_only(cp->src, cp->n_src)));
@@ -197,11 +198,11 @@ static int pull_prepare(struct client *c)
 	if (!err && cp->dry_run)
 		return eng__dry_pull(cp, m);
 	if (!err)
-		err = eng__dest_files(
-			NULL, cp->dst, io_src_contents_only(cp->src, cp->n_src),
-			eng__dest_flags(cp->preserve, cp->fsync, cp->direct, cp->partial), m,
-			c->s.chunk, cp->update ? &holds : NULL, cp->partial ? &kept : NULL,
-			&c->s.files);
+		err = eng__dest_files(NULL, cp->dst, io_src_contents_only(cp->src, cp->n_src),
+				      eng__dest_flags(cp->preserve, cp->fsync, cp->direct,
+						      cp->partial, cp->checksum),
+				      m, c->s.chunk, cp->update ? &holds : NULL,
+				      cp->partial || cp->checksum ? &kept : NULL, &c->s.files);
 	if (!err)
 		err = eng__session_maps_send(&c->s, holds, kept);
 	free(holds);
@@ -249,7 +250,8 @@ static int handshake(struct client *c)
 		if (!err && cp->dry_run)
 			return eng__dry_push_recv(&c->s, cp);
 		if (!err)
-			err = eng__session_maps_recv(&c->s, cp->update, cp->partial);
+			err = eng__session_maps_recv(&c->s, cp->update,
+						     cp->partial || cp->checksum);
 	} else if (!err && cp) {
 		err = pull_prepare(c);
 	}
@@ -443,7 +445,8 @@ static int client_once(const struct eng_client_opts *o, uint64_t t0_ns,
 	c.s.rail_stall_ms = o->rail_stall_ms;
 	c.s.connect_timeout_ms = eng__connect_timeout(o->connect_timeout_ms, o->timeout_ms);
 	c.s.qp = o->qp;
-	c.s.partial = cp && cp->partial;
+	c.s.partial = cp && (cp->partial || cp->checksum);
+	c.s.checksum = cp && cp->checksum;
 	c.s.bench_bytes = o->bench_bytes;
 	c.s.cancel = c.s.ctl.stop = cp ? cp->cancel : NULL; /* also while it waits its turn */
 	c.s.cancel_err = -EINTR;

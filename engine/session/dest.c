@@ -17,10 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-unsigned eng__dest_flags(bool preserve, bool fsync, bool direct, bool partial)
+unsigned eng__dest_flags(bool preserve, bool fsync, bool direct, bool partial, bool checksum)
 {
+	/* -c builds each file in its partial file, from its old self: --partial's way. */
 	return (preserve ? IO_ROOT_KEEP_META : 0) | (fsync ? IO_ROOT_FSYNC : 0) |
-	       (direct ? IO_ROOT_DIRECT : 0) | (partial ? IO_ROOT_PARTIAL : 0);
+	       (direct ? IO_ROOT_DIRECT : 0) | (partial || checksum ? IO_ROOT_PARTIAL : 0) |
+	       (checksum ? IO_ROOT_CHECKSUM : 0);
 }
 
 static int dest_open(const struct io_root *parent, const char *dir, unsigned flags,

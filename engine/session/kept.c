@@ -13,17 +13,23 @@
  * the sender computes the same over its own read of chunk k. Only the
  * chunks whose digests match leave the plan on both sides (the sender's
  * "confirmed" map); every other one is received again, written over what
- * was kept. K is derived from the session's keys (eng__seal_kept_key), so
- * an observer of the control connection cannot test guesses of the content
- * against the digests, and forged bytes written before the session cannot
- * be made to match: they would need a collision of HMAC-SHA256 under a key
- * that did not exist yet. Without a key K is zero: such a session runs
- * between two processes of one user on one host, where no third party sees
- * the frames.
+ * was kept. The sender makes its digests as soon as it has the map, while
+ * the receiver makes its own, so the two reads overlap. K is derived from
+ * the session's keys (eng__seal_kept_key), so an observer of the control
+ * connection cannot test guesses of the content against the digests, and
+ * forged bytes written before the session cannot be made to match: they
+ * would need a collision of HMAC-SHA256 under a key that did not exist yet.
+ * Without a key K is zero: such a session runs between two processes of one
+ * user on one host, where no third party sees the frames.
  *
  * The cost is one local read of every kept chunk at the sender (the
  * receiver reads them back already), and the digests' frames: 16 bytes a
- * chunk.
+ * chunk. Then each side tells the other how many bytes it read and hashed
+ * for this and how long it took ("hashed" frames: the sender's first), so
+ * either end's report has both.
+ *
+ * -c (io/checksum.c) goes the same way: its kept chunks are those of the
+ * receiver's old files.
  *
  * Threading: the session's thread, before the job.
  */
@@ -98,7 +104,38 @@ static uint8_t *digest_next(struct digests *d)
 	return d->at < d->n ? d->d + d->at++ * ENG_KEPT_DIGEST_LEN : NULL;
 }
 
-/* Receiver: the digest of kept chunk k as this side's disk holds it. */
+/* This side's "hashed" frame: the bytes its files read and hashed for the digests, and the time. */
+static int hashed_send(struct eng_session *s)
+{
+	json_t *m = eng__proto_msg(ENG_MSG_HASHED, false);
+	uint64_t bytes, ns;
+	int err;
+
+	if (!m)
+		return rcp_err(-ENOMEM, "out of memory");
+	eng__files_hashed(s->files, &bytes, &ns);
+	json_object_set_new(m, ENG_KEY_BYTES, json_integer((json_int_t)bytes));
+	json_object_set_new(m, ENG_KEY_NS, json_integer((json_int_t)ns));
+	err = eng__proto_send(&s->ctl, m);
+	json_decref(m);
+	return err;
+}
+
+/* The peer's "hashed" frame, into s. */
+static int hashed_recv(struct eng_session *s)
+{
+	json_t *m = NULL;
+	int err = eng__proto_recv(&s->ctl, s->timeout_ms, ENG_MSG_HASHED, &m);
+
+	if (!err)
+		err = eng__proto_get_u64(m, ENG_KEY_BYTES, &s->peer_hashed_bytes);
+	if (!err)
+		err = eng__proto_get_u64(m, ENG_KEY_NS, &s->peer_hash_ns);
+	json_decref(m);
+	return err;
+}
+
+/* The digest of kept chunk k as this side reads it (the receiver's disk, the sender's source). */
 static int digest_make(void *ctx, uint64_t k, const void *buf, uint32_t len)
 {
 	struct digests *d = ctx;
@@ -109,23 +146,25 @@ static int digest_make(void *ctx, uint64_t k, const void *buf, uint32_t len)
 	return digest(d->key, k, buf, len, at);
 }
 
-/* Sender: kept chunk k confirmed when the receiver's digest is that of our read. */
-static int digest_check(void *ctx, uint64_t k, const void *buf, uint32_t len)
+/*
+ * Sender: each kept chunk (bits, in plan order) confirmed when the
+ * receiver's digest (theirs) is that of our read (mine).
+ */
+static void digests_compare(struct digests *theirs, const struct digests *mine, const uint8_t *bits,
+			    size_t len)
 {
-	struct digests *d = ctx;
-	uint8_t mine[ENG_KEPT_DIGEST_LEN], *theirs = digest_next(d);
-	int err;
+	size_t k, i = 0;
 
-	if (!theirs)
-		return rcp_err(-EPROTO, "more kept chunks than the map counts");
-	err = digest(d->key, k, buf, len, mine);
-	if (err)
-		return err;
-	if (CRYPTO_memcmp(mine, theirs, sizeof(mine)) == 0)
-		d->confirmed[k / 8] |= (uint8_t)(1u << (k % 8));
-	else
-		d->differ++;
-	return 0;
+	for (k = 0; k < len * 8 && i < theirs->n; k++) {
+		if (!(bits[k / 8] >> (k % 8) & 1))
+			continue;
+		if (CRYPTO_memcmp(theirs->d + i * ENG_KEPT_DIGEST_LEN,
+				  mine->d + i * ENG_KEPT_DIGEST_LEN, ENG_KEPT_DIGEST_LEN) == 0)
+			theirs->confirmed[k / 8] |= (uint8_t)(1u << (k % 8));
+		else
+			theirs->differ++;
+		i++;
+	}
 }
 
 int eng__kept_send(struct eng_session *s, const uint8_t *kept)
@@ -149,12 +188,21 @@ int eng__kept_send(struct eng_session *s, const uint8_t *kept)
 				      "the sender confirmed a chunk this side did not keep");
 	if (!err) {
 		forgot = eng__files_kept_settle(s->files, kept, d.confirmed);
-		if (forgot)
+		if (forgot && s->checksum)
+			rcp_log(RCP_LOG_INFO,
+				"-c: %" PRIu64 " of %zu chunks compared differ from the sender's",
+				forgot, d.n);
+		else if (forgot)
 			rcp_log(RCP_LOG_NOTICE,
 				"%" PRIu64 " chunks kept from an earlier copy differ from the "
 				"sender's: they are received again",
 				forgot);
 	}
+	s->compared = d.n;
+	if (!err)
+		err = hashed_recv(s);
+	if (!err)
+		err = hashed_send(s);
 	digests_fini(&d);
 	return err;
 }
@@ -162,24 +210,39 @@ int eng__kept_send(struct eng_session *s, const uint8_t *kept)
 int eng__kept_confirm(struct eng_session *s, const uint8_t *kept)
 {
 	size_t len = eng__files_kept_map_len(s->files);
-	struct digests d = {0};
+	struct digests d = {0}, mine = {0};
 	int err = digests_init(s, kept, len, &d);
 
+	/* Ours first, while the receiver makes its own: the two ends read at once. */
+	if (!err)
+		err = digests_init(s, kept, len, &mine);
+	if (!err)
+		err = eng__files_kept_each(s->files, kept, digest_make, &mine);
 	if (!err)
 		err = eng__map_recv(&s->ctl, s->timeout_ms, ENG_MSG_KEPT_DIGESTS,
 				    d.n * ENG_KEPT_DIGEST_LEN * 8, d.d, d.n * ENG_KEPT_DIGEST_LEN);
 	if (!err)
-		err = eng__files_kept_each(s->files, kept, digest_check, &d);
+		digests_compare(&d, &mine, kept, len);
 	if (!err)
 		err = eng__map_send(&s->ctl, ENG_MSG_CONFIRMED, d.confirmed, len);
 	if (!err) {
 		eng__files_drop(s->files, d.confirmed);
-		if (d.differ)
+		if (d.differ && s->checksum)
+			rcp_log(RCP_LOG_INFO,
+				"-c: %" PRIu64 " of %zu chunks compared differ at the receiver",
+				d.differ, d.n);
+		else if (d.differ)
 			rcp_log(RCP_LOG_NOTICE,
 				"%" PRIu64 " chunks the receiver kept from an earlier copy differ "
 				"from the source: they are sent again",
 				d.differ);
 	}
+	s->compared = d.n;
+	if (!err)
+		err = hashed_send(s);
+	if (!err)
+		err = hashed_recv(s);
+	digests_fini(&mine);
 	digests_fini(&d);
 	return err;
 }

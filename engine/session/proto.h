@@ -26,9 +26,11 @@
  *   either  manifest  total (first part), part     (push: C -> S; pull: S -> C)
  *   S -> C  dry_run   name; dry_run_why part      (push --dry-run: the session ends here)
  *   rcvr    skip      part                         (--update: what it holds already)
- *   rcvr    kept      part                         (--partial: chunks kept from before)
+ *   rcvr    kept      part                         (--partial, -c: chunks kept from before)
  *   rcvr    kept_digests part                      (--partial: a keyed digest of each, kept.c)
  *   sender  confirmed part                         (--partial: those it read the same)
+ *   sender  hashed    bytes, ns                    (--partial, -c: its hashing, for reports)
+ *   rcvr    hashed    bytes, ns                    (the same, the receiver's)
  *   S -> C  welcome   token (keyless only), chunks, slots, slot_size,
  *                     stripes (addr, port, stripe, rail each)
  *   ...     RDMA connections, then the data ...
@@ -73,9 +75,13 @@
  * a filter (--exclude, --files-from: "filter_bytes", then "filter" frames),
  * and the hello's "dry_run" flag ends the session after the file list (a
  * push's server answers with "dry_run" and "dry_run_why" frames) with
- * nothing written: an older server would copy instead.
+ * nothing written: an older server would copy instead. 10: the hello's
+ * "checksum" flag (-c): the receiver maps as kept the chunks its old files
+ * hold and the "kept", "kept_digests" and "confirmed" frames follow as with
+ * --partial, so only the chunks that differ travel (io/checksum.c): an
+ * older receiver would send every file whole.
  */
-#define ENG_PROTO_VERSION 9
+#define ENG_PROTO_VERSION 10
 #define ENG_PROTO_MAX_FRAME (1u << 20)
 /* A hello arrives before authentication: keep what a stranger can make us parse small. */
 #define ENG_PROTO_MAX_HELLO (64u << 10)
@@ -105,6 +111,8 @@
 #define ENG_MSG_KEPT_DIGESTS "kept_digests"
 /* --partial: the sender's map of the kept chunks it confirmed (kept.c). */
 #define ENG_MSG_CONFIRMED "confirmed"
+/* --partial, -c: each side's "bytes" read and hashed for the digests, and "ns" (kept.c). */
+#define ENG_MSG_HASHED "hashed"
 /*
  * During the transfer, from either side: {"stripe": N, "message": why}, the
  * stripe the server numbers N went down at the side that says so; the other
@@ -145,6 +153,7 @@
 #define ENG_KEY_CHUNKS "chunks"
 #define ENG_KEY_FILES "files"
 #define ENG_KEY_SECONDS "seconds"
+#define ENG_KEY_NS "ns"
 #define ENG_KEY_DST "dst"
 #define ENG_KEY_SRC "src"
 #define ENG_KEY_CHALLENGE "challenge"
@@ -173,9 +182,10 @@
 #define ENG_FLAG_DIRECT "direct"
 #define ENG_FLAG_RECURSIVE "recursive"
 #define ENG_FLAG_CONTENTS "contents"
-#define ENG_FLAG_UPDATE "update"   /* the quick check: what the receiver holds does not travel */
-#define ENG_FLAG_PARTIAL "partial" /* the receiver keeps what a failed copy got, and resumes it */
-#define ENG_FLAG_DRY_RUN "dry_run" /* the session ends after the file list: nothing written */
+#define ENG_FLAG_UPDATE "update"     /* the quick check: what the receiver holds does not travel */
+#define ENG_FLAG_PARTIAL "partial"   /* the receiver keeps what a failed copy got, and resumes it */
+#define ENG_FLAG_DRY_RUN "dry_run"   /* the session ends after the file list: nothing written */
+#define ENG_FLAG_CHECKSUM "checksum" /* -c: the receiver's old files kept where they match */
 
 /* A sealing key (seal.c) and a frame's tag. */
 #define ENG_SEAL_KEY_LEN 32

@@ -91,10 +91,13 @@ int eng__hello_terms(const json_t *hello, bool serves_files, struct eng_hello_te
 	out->role = strcmp(job, ENG_JOB_PULL) ? ENG_RECEIVER : ENG_SENDER;
 	out->chunk = (uint32_t)chunk;
 	out->bench_bytes = bytes;
-	out->partial = flag(hello, ENG_FLAG_PARTIAL);
+	/* -c trades the kept chunks' maps and digests as --partial does (checksum.c). */
+	out->checksum = flag(hello, ENG_FLAG_CHECKSUM);
+	out->partial = flag(hello, ENG_FLAG_PARTIAL) || out->checksum;
 	out->root_flags =
 		eng__dest_flags(flag(hello, ENG_FLAG_PRESERVE), flag(hello, ENG_FLAG_FSYNC),
-				flag(hello, ENG_FLAG_DIRECT), out->partial);
+				flag(hello, ENG_FLAG_DIRECT), flag(hello, ENG_FLAG_PARTIAL),
+				flag(hello, ENG_FLAG_CHECKSUM));
 	return 0;
 }
 
@@ -124,6 +127,7 @@ static int hello_check(struct srv_session *ss)
 	ss->s.role = t.role;
 	ss->s.chunk = t.chunk;
 	ss->s.partial = t.partial;
+	ss->s.checksum = t.checksum;
 	ss->s.bench_bytes = t.bench_bytes;
 	return 0;
 }
@@ -153,10 +157,10 @@ static int push_prepare(struct srv_session *ss)
 	}
 	if (!err) {
 		ss->bytes = m->data_bytes;
-		err = eng__dest_files(
-			ss->srv->root, dst, flag(ss->hello, ENG_FLAG_CONTENTS), ss->root_flags, m,
-			ss->s.chunk, flag(ss->hello, ENG_FLAG_UPDATE) ? &holds : NULL,
-			flag(ss->hello, ENG_FLAG_PARTIAL) ? &kept : NULL, &ss->s.files);
+		err = eng__dest_files(ss->srv->root, dst, flag(ss->hello, ENG_FLAG_CONTENTS),
+				      ss->root_flags, m, ss->s.chunk,
+				      flag(ss->hello, ENG_FLAG_UPDATE) ? &holds : NULL,
+				      ss->s.partial ? &kept : NULL, &ss->s.files);
 	}
 	free(dst);
 	if (!err && eng__files_chunks_all(ss->s.files) != chunks)
@@ -237,7 +241,7 @@ static int pull_prepare(struct srv_session *ss)
 		return 0; /* the client compares: the session ends here */
 	if (!err)
 		err = eng__session_maps_recv(&ss->s, flag(ss->hello, ENG_FLAG_UPDATE),
-					     flag(ss->hello, ENG_FLAG_PARTIAL));
+					     ss->s.partial);
 	return err;
 }
 

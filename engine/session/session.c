@@ -491,12 +491,16 @@ void eng__session_report(const struct eng_session *s, struct eng_report *r)
 	eng__job_report(s->job, r);
 	r->qp = s->qp;
 	r->steps = s->steps;
+	r->chunks_compared = s->compared;
+	r->peer_hashed_bytes = s->peer_hashed_bytes;
+	r->peer_hash_ns = s->peer_hash_ns;
 	snprintf(r->transport, sizeof(r->transport), "%s", eng__transport_word(s->tr));
 	if (s->files) {
 		r->files = eng__files_done(s->files);
 		r->files_total = eng__files_manifest(s->files)->n_files;
 		eng__files_skipped(s->files, &r->files_skipped, &r->bytes_skipped);
 		r->bytes_kept = eng__files_kept_bytes(s->files);
+		eng__files_hashed(s->files, &r->hashed_bytes, &r->hash_ns);
 	}
 }
 

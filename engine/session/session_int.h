@@ -136,6 +136,9 @@ struct eng_session {
 	bool link_told[ENG_MAX_STRIPES];
 	/* --partial at the receiver: the records of the files being written, every so often */
 	bool partial;
+	/* kept chunks (--partial, -c): how many were compared; the peer's hashing (kept.c) */
+	uint64_t compared, peer_hashed_bytes, peer_hash_ns;
+	bool checksum; /* -c: the kept chunks are the receiver's old files' (io/checksum.c) */
 	uint64_t checkpoint_ns; /* the last */
 	/* the peer's own error, read while the job was already failing on the fabric */
 	int peer_err;
@@ -570,6 +573,7 @@ struct eng_hello_terms {
 	uint32_t chunk;
 	uint64_t bench_bytes; /* bench; 0 for copies */
 	bool partial;
+	bool checksum;
 	unsigned root_flags; /* IO_ROOT_* */
 };
 int eng__hello_terms(const json_t *hello, bool serves_files, struct eng_hello_terms *out);
@@ -587,8 +591,8 @@ int eng__welcome_terms(const json_t *welcome, unsigned max_slots, bool keyed,
 
 /* ---- dest.c: where a copy lands ---- */
 
-/* The IO_ROOT_* flags of a copy's options (cp -p, --fsync, --direct, --partial). */
-unsigned eng__dest_flags(bool preserve, bool fsync, bool direct, bool partial);
+/* The IO_ROOT_* flags of a copy's options (cp -p, --fsync, --direct, --partial, -c). */
+unsigned eng__dest_flags(bool preserve, bool fsync, bool direct, bool partial, bool checksum);
 
 /*
  * Where a copy lands, as cp -r names it (io_dest_decide): dst, when it is an

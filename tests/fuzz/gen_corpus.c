@@ -237,6 +237,22 @@ static void frames(void)
 	eng__proto_set_hex(m, ENG_KEY_PART, "\x01\x00\x03", 3);
 	stream_send(&s, m);
 	stream_put(&s, "frame", "pull_filter_dry");
+	/* A push with -c: the hello's flag, then each side's hashing after the kept chunks. */
+	stream_open(&s);
+	m = hello(ENG_JOB_PUSH, true);
+	json_object_set_new(m, ENG_KEY_FLAGS, flags(true));
+	json_object_set_new(json_object_get(m, ENG_KEY_FLAGS), ENG_FLAG_CHECKSUM, json_true());
+	json_object_set_new(m, ENG_KEY_CHUNKS, json_integer(3));
+	eng__proto_set_hex(m, ENG_KEY_DST, "img", 3);
+	stream_send(&s, m);
+	m = eng__proto_msg(ENG_MSG_KEPT, false);
+	eng__proto_set_hex(m, ENG_KEY_PART, "\x05", 1);
+	stream_send(&s, m);
+	m = eng__proto_msg(ENG_MSG_HASHED, false);
+	json_object_set_new(m, ENG_KEY_BYTES, json_integer(2 << 20));
+	json_object_set_new(m, ENG_KEY_NS, json_integer(1500000));
+	stream_send(&s, m);
+	stream_put(&s, "frame", "push_checksum");
 }
 
 /* ---- the manifest of a small tree: a directory, files, a hole, a symlink ---- */

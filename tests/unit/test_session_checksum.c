@@ -1,0 +1,165 @@
+/*
+ * test_session_checksum.c - copies with -c over the loopback transport
+ * (session_harness.h): a file already at the destination is compared chunk
+ * by chunk and only the chunks that differ travel, whichever side changed
+ * (the source, or the destination behind the copy's back), both ways; a
+ * file grown or cut short keeps its common chunks; a file with nothing at
+ * the destination is sent whole. The report's sent and compared figures
+ * are what the tests hold to, and each tree must end byte for byte the
+ * same, so a comparison that passed a changed chunk, or one that sent
+ * everything, fails them.
+ *
+ * Threading: one session at a time.
+ */
+#include "session_harness.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#define BIG "top/sub/big.bin"
+#define BIG_BYTES (300 * KiB + 1234)
+#define CHUNK (4 * KiB)
+/* The tree's chunks: a.txt 1, big.bin 76, c.txt 2 (the empty file none). */
+#define TREE_CHUNKS 79
+
+/* Overwrite one byte of base/rel at off, the file's size and times otherwise kept. */
+static void poke(const char *base, const char *rel, off_t off, uint8_t byte)
+{
+	char p[4096];
+	int fd;
+
+	t_path(p, base, rel);
+	fd = open(p, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, &byte, 1, off), 1);
+	assert_int_equal(close(fd), 0);
+}
+
+/* Set base/rel's size to len (cut, or extended by a hole). */
+static void resize(const char *base, const char *rel, off_t len)
+{
+	char p[4096];
+
+	t_path(p, base, rel);
+	assert_int_equal(truncate(p, len), 0);
+}
+
+struct ck {
+	char src[4096], root[4096], back[4096], top[4096];
+	struct topo_plan plan;
+};
+
+static void ck_start(struct fx *fx, struct ck *c)
+{
+	static const unsigned rails[] = {1, 2};
+
+	fx_dir(fx, "src", c->src);
+	fx_dir(fx, "root", c->root);
+	fx_dir(fx, "back", c->back);
+	tree_make(c->src);
+	t_path(c->top, c->src, "top");
+	plan_make(&fx->srv.plan, rails, 2, 1, 1, BUDGET);
+	server_start(&fx->srv, NULL, c->root, NULL);
+	plan_make(&c->plan, rails, 2, 2, 1, BUDGET);
+}
+
+static int ck_copy(struct fx *fx, struct ck *c, enum eng_copy_dir dir, bool checksum,
+		   struct eng_report *r)
+{
+	const char *push_src[] = {c->top}, *pull_src[] = {"top"};
+	struct eng_copy_opts cp = dir == ENG_PUSH ? copy_opts(ENG_PUSH, push_src, 1, "")
+						  : copy_opts(ENG_PULL, pull_src, 1, c->back);
+
+	cp.preserve = true;
+	cp.checksum = checksum;
+	memset(r, 0, sizeof(*r));
+	return copy(&fx->srv, &c->plan, &cp, NULL, r);
+}
+
+static void test_a_push_with_c_sends_only_the_chunks_that_differ(void **state)
+{
+	struct fx *fx = *state;
+	struct eng_report r;
+	struct ck c;
+
+	ck_start(fx, &c);
+	assert_int_equal(ck_copy(fx, &c, ENG_PUSH, true, &r), 0); /* nothing there: all of it */
+	assert_int_equal(r.bytes, TREE_BYTES);
+	assert_int_equal(r.chunks_compared, 0);
+	tree_same(c.src, c.root);
+	/* Nothing changed: every chunk compared, none sent. */
+	assert_int_equal(ck_copy(fx, &c, ENG_PUSH, true, &r), 0);
+	assert_int_equal(r.chunks_compared, TREE_CHUNKS);
+	assert_int_equal(r.bytes, 0);
+	assert_int_equal(r.bytes_kept, TREE_BYTES);
+	assert_true(r.hashed_bytes >= TREE_BYTES && r.peer_hashed_bytes >= TREE_BYTES);
+	/* Two chunks of the source change, size and time kept: those two travel. */
+	poke(c.src, BIG, 10 * CHUNK + 7, 0xa5);
+	poke(c.src, BIG, 70 * CHUNK, 0x5a);
+	assert_int_equal(ck_copy(fx, &c, ENG_PUSH, true, &r), 0);
+	assert_int_equal(r.chunks, 2);
+	assert_int_equal(r.bytes, 2 * CHUNK);
+	assert_int_equal(r.bytes_kept, TREE_BYTES - 2 * CHUNK);
+	tree_same(c.src, c.root);
+	/* A byte changed at the destination (a forged file) is found and sent again. */
+	poke(c.root, "top/sub/deeper/c.txt", 4500, 0);
+	assert_int_equal(ck_copy(fx, &c, ENG_PUSH, true, &r), 0);
+	assert_int_equal(r.bytes, 5000 - CHUNK);
+	tree_same(c.src, c.root);
+	assert_int_equal(t_count_tmp(c.root), 0);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+static void test_c_keeps_the_common_chunks_of_a_file_grown_or_cut(void **state)
+{
+	struct fx *fx = *state;
+	struct eng_report r;
+	struct ck c;
+
+	ck_start(fx, &c);
+	assert_int_equal(ck_copy(fx, &c, ENG_PUSH, false, &r), 0);
+	/* Grown by a hole and a byte past it: its last old chunk (partial) and the new ones. */
+	resize(c.src, BIG, BIG_BYTES + 3 * CHUNK);
+	poke(c.src, BIG, BIG_BYTES + 3 * CHUNK - 1, 1);
+	assert_int_equal(ck_copy(fx, &c, ENG_PUSH, true, &r), 0);
+	assert_int_equal(r.bytes_kept, TREE_BYTES - 1234);
+	tree_same(c.src, c.root);
+	/* Cut short inside a chunk: nothing travels, and the old tail is gone. */
+	resize(c.src, BIG, 40 * CHUNK + 10);
+	assert_int_equal(ck_copy(fx, &c, ENG_PUSH, true, &r), 0);
+	assert_int_equal(r.bytes, 0);
+	tree_same(c.src, c.root);
+	assert_int_equal(t_count_tmp(c.root), 0);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+static void test_a_pull_with_c_sends_only_the_chunks_that_differ(void **state)
+{
+	struct fx *fx = *state;
+	struct eng_report r;
+	struct ck c;
+
+	ck_start(fx, &c);
+	assert_int_equal(ck_copy(fx, &c, ENG_PUSH, false, &r), 0);
+	assert_int_equal(ck_copy(fx, &c, ENG_PULL, true, &r), 0);
+	tree_same(c.root, c.back);
+	poke(c.root, BIG, 33 * CHUNK + 1, 0x11);
+	assert_int_equal(ck_copy(fx, &c, ENG_PULL, true, &r), 0);
+	assert_int_equal(r.chunks_compared, TREE_CHUNKS);
+	assert_int_equal(r.bytes, CHUNK);
+	assert_true(r.hashed_bytes >= TREE_BYTES && r.peer_hashed_bytes >= TREE_BYTES);
+	tree_same(c.root, c.back);
+	assert_int_equal(t_count_tmp(c.back), 0);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_a_push_with_c_sends_only_the_chunks_that_differ),
+		T(test_c_keeps_the_common_chunks_of_a_file_grown_or_cut),
+		T(test_a_pull_with_c_sends_only_the_chunks_that_differ),
+	};
+
+	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
+}
