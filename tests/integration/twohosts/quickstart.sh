@@ -54,7 +54,6 @@ rm -f key.copy
 spawn_on b srv env -u RAILCP_KEY HOME=$home PATH="$dir/bin:/usr/sbin:/usr/bin:/sbin:/bin" sh -c "exec $serve_cmd"
 log=$(job_file b srv err)
 wait_until 60 grep -q "serving on " "$log" || fail "step 2 on b: '$serve_cmd' is not serving: $(cat "$log")"
-grep -q "serving on 0.0.0.0" "$log" || fail "step 2: the server with the key does not listen beyond loopback: $(cat "$log")"
 
 # 3. Push from a.
 capture on a "$push_cmd"
