@@ -292,11 +292,7 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 			return cli_usage_error(NULL, "the sources are on two hosts, %s and %s",
 					       cc->host, host);
 		if (cc->o.dir == ENG_PULL) {
-			char *end = (char *)path + strlen(path);
-
-			while (end > path + 1 &&
-			       end[-1] == '/') /* "dir/" is "dir", as for local sources */
-				*--end = '\0';
+			/* "dir/" stays: its contents, as for local sources (io__src_name) */
 			memcpy(cc->host, host, sizeof(host));
 			cc->src[i] = path[0] ? path : ".";
 		} else {

@@ -7,7 +7,7 @@
 # big file's landed part kept), leave no .railcp-tmp-* and end equal to the
 # source. Run a third time, it sends nothing. A pull, killed and run again
 # the same way, lands in back/data both times. A source with a trailing
-# slash is its contents, the first time and the second.
+# slash is its contents, pushed or pulled, the first time and the second.
 . tests/integration/lib.sh
 tmp=$(mktemp -d)
 trap 'kill -9 "$server_pid" "$copy_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -113,5 +113,9 @@ for run in first again; do
 	capture "$RAILCP" $tcp -q -r -u data/ 127.0.0.1:flat
 	[ "$rc" -eq 0 ] || fail "the push of data/, $run: $err"
 	[ -f root/flat/a/f9 ] && [ ! -e root/flat/data ] || fail "data/ did not land as flat's contents, $run: $(ls root/flat)"
+	# shellcheck disable=SC2086
+	capture "$RAILCP" $tcp -q -r -u 127.0.0.1:flat/ flatback
+	[ "$rc" -eq 0 ] || fail "the pull of flat/, $run: $err"
+	[ -f flatback/a/f9 ] && [ ! -e flatback/flat ] || fail "flat/ was not pulled as its contents, $run: $(ls flatback)"
 done
 stop_server
