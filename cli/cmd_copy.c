@@ -1,9 +1,9 @@
 /*
  * cmd_copy.c - railcp [options] SRC... HOST:DST (push) and
- * railcp [options] HOST:SRC... DST (pull), named as scp and cp -r name
- * things. An argument is remote when it has a ':' with no '/' before it
- * (write ./a:b for a local name with a colon); [USER@][V6ADDR]:PATH is remote
- * too (cli/addr.h).
+ * railcp [options] HOST:SRC... DST (pull), addressed as scp addresses
+ * things and named as rsync names them (io_dest_decide). An argument is
+ * remote when it has a ':' with no '/' before it (write ./a:b for a local
+ * name with a colon); [USER@][V6ADDR]:PATH is remote too (cli/addr.h).
  */
 #include "cli/addr.h"
 #include "cli/filter.h"
@@ -52,11 +52,12 @@ static void copy_usage(FILE *f)
 		"'railcp serve --root DIR', remote paths are beneath DIR; when nothing\n"
 		"answers there (or with -e), ssh starts railcp on HOST for this one copy\n"
 		"and remote paths are as scp reads them ([user@]HOST:PATH, PATH relative to\n"
-		"the home directory, or absolute). As cp -r: a DST\n"
-		"that is an existing directory receives each SRC under its own name, else\n"
-		"the one SRC is created as DST. Each file is written under a temporary name,\n"
-		"checked chunk by chunk (CRC-64), synced to the disk and renamed into place\n"
-		"when complete.\n\n"
+		"the home directory, or absolute). As rsync names them: a SRC ending in '/'\n"
+		"is its contents, any other SRC lands in DST under its own name (DST made\n"
+		"if missing), so the same command run again lands in the same place; one\n"
+		"file to a DST that is no directory is created as DST. Each file is written\n"
+		"under a temporary name, checked chunk by chunk (CRC-64), synced to the\n"
+		"disk and renamed into place when complete.\n\n"
 		"  -r, --recursive    copy directories and their contents\n"
 		"  -p, --preserve     keep mode and modification time (default: mode less\n"
 		"                     the receiver's umask, time of the copy)\n"
@@ -288,11 +289,7 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 			return cli_usage_error(NULL, "the sources are on two hosts, %s and %s",
 					       cc->host, src.login);
 		if (cc->o.dir == ENG_PULL) {
-			char *end = (char *)path + strlen(path);
-
-			while (end > path + 1 &&
-			       end[-1] == '/') /* "dir/" is "dir", as for local sources */
-				*--end = '\0';
+			/* "dir/" stays: its contents, as for local sources (io__src_name) */
 			memcpy(cc->host, src.login, sizeof(src.login));
 			cc->src[i] = path[0] ? path : ".";
 		} else {

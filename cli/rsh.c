@@ -379,7 +379,8 @@ int cli_rsh_path(const struct cli_rsh *r, const char *path, char **out)
 	s = malloc(len);
 	if (!s)
 		return rcp_err(-ENOMEM, "out of memory");
-	snprintf(s, len, "%s%s%s", base, base[0] && path[0] ? "/" : "", path);
+	/* "HOST:" is the home: "home/ann/", so that as a source it is still its contents */
+	snprintf(s, len, "%s%s%s", base, base[0] ? "/" : "", path);
 	*out = s;
 	return 0;
 }

@@ -74,8 +74,8 @@ int cli_rsh_start(struct cli_rsh *r, const char *rsh, const char *host, const ch
 /*
  * A remote path as scp reads it (relative to the far side's home, or
  * absolute) as a name beneath the far side's root, '/', malloc'd into *out:
- * "" (HOST: alone) is the home itself, "/" the root (""), "." the home's
- * contents.
+ * "" (HOST: alone) is the home itself with a trailing slash ("home/ann/":
+ * as a source, its contents), "/" the root (""), "." the home's contents.
  */
 int cli_rsh_path(const struct cli_rsh *r, const char *path, char **out);
 

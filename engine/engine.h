@@ -268,9 +268,10 @@ struct eng_copy_opts {
 };
 
 /*
- * Copy files and trees between this host and a server, as cp -r would name
- * them: DST an existing directory receives each SRC under its own name;
- * otherwise the single SRC is created as DST. Every file is written under a
+ * Copy files and trees between this host and a server, named by rsync's
+ * rule (io_dest_decide): a SRC ending in '/' is its contents; any other
+ * lands in DST under its own name, DST made if missing; one file alone to a
+ * DST that is no directory is created as DST. Every file is written under a
  * temporary name and renamed into place once all its chunks arrived with
  * the right CRC-64; a failed copy leaves no partial file under a final name.
  * On success fills *report_out. Errors are one sentence (rcp_err_msg).

@@ -12,14 +12,13 @@
  * Both sides call io_plan_create on the same manifest with the same chunk
  * size and get the same chunks, so a chunk is named by (file, offset, len).
  *
- * Naming (the rule of `cp -r SRC... DIR` with DIR an existing directory):
- * every SRC lands beneath the destination root under its own last name,
- * trailing slashes ignored: `a/b/file` -> `file`, `a/dir` -> `dir`,
- * `dir/sub/x` -> `dir/sub/x`. A SRC whose last name is "." or ".." or that
- * is "/" has no name of its own: its contents land directly at the root (as
- * `cp -r . DIR` does). For `cp SRC NEW` with NEW not existing, pass the
- * root as NEW's parent and as_name = NEW's last name: the single SRC is then
- * called as_name (a directory's contents land under as_name).
+ * Naming (rsync's rule for SRC... DIR with DIR an existing directory):
+ * every SRC lands beneath the destination root under its own last name:
+ * `a/b/file` -> `file`, `a/dir` -> `dir`, `dir/sub/x` -> `dir/sub/x`. A SRC
+ * ending in "/", or whose last name is "." or "..", has no name of its own:
+ * its contents land directly at the root (as `rsync -r dir/ DIR` does). To
+ * have the single SRC called NEW, pass as_name = NEW's last name (a
+ * directory's contents land under as_name).
  *
  * Every path is bytes (no encoding assumed, no NUL), relative, with no empty,
  * "." or ".." component, at most IO_PATH_MAX - 1 bytes and IO_NAME_MAX per
@@ -237,7 +236,7 @@ int io_manifest_encode(const struct io_manifest *m, void **buf_out, size_t *len_
 int io_manifest_decode(const void *buf, size_t len, struct io_manifest **m_out);
 
 /*
- * ---- names as cp -r gives them ----
+ * ---- names by rsync's rule ----
  *
  * Pure decisions on strings and counts: no file system access, no
  * allocation; the caller tries the file system and passes the outcome in
@@ -246,9 +245,10 @@ int io_manifest_decode(const void *buf, size_t len, struct io_manifest **m_out);
  */
 
 /*
- * Exactly one source, and it has no name of its own ("", "/", ".", "..",
- * "dir/.", "dir/.."): the copy is that source's contents, not the source
- * (cp -r DIR/. NEW).
+ * Whether any of the n_src sources has no name of its own ("", "/", ".",
+ * "..", "dir/.", "dir/..", and, as rsync reads it, "dir/"): the copy holds
+ * that source's contents, not the source, so a missing destination is made
+ * to receive them.
  */
 bool io_src_contents_only(const char *const *src, size_t n_src);
 
@@ -257,7 +257,7 @@ bool io_src_contents_only(const char *const *src, size_t n_src);
  * requested sources: every top-level entry of m (a peer's, decoded) must be
  * the last name of one of them, exactly, and a directory entry anywhere is
  * refused without recursive (-r). When any source has no name of its own
- * ("HOST:" or "HOST:dir/."), it asks for its contents, whatever their names:
+ * ("HOST:", "HOST:dir/" or "HOST:dir/."), it asks for its contents, whatever their names:
  * then only the -r rule applies. -EPROTO with a sentence naming the entry
  * (escaped by io_path_printable).
  */
@@ -267,6 +267,9 @@ int io_pull_names_check(const char *const *src, size_t n_src, bool recursive,
 /* The number of top-level entries of m (paths without a slash). */
 size_t io_manifest_top_count(const struct io_manifest *m);
 
+/* m has exactly one top-level entry, and it is not a directory. */
+bool io_manifest_one_file(const struct io_manifest *m);
+
 /*
  * The path to try to open as the destination directory: dst without its
  * trailing slashes ("dir/" is "dir", "/" stays "/"), and "" is ".".
@@ -275,8 +278,9 @@ size_t io_manifest_top_count(const struct io_manifest *m);
 int io_dest_path(const char *dst, char path_out[IO_PATH_MAX]);
 
 enum io_dest_kind {
-	IO_DEST_INTO = 1,   /* dst is a directory: each top-level entry lands in it, named as is */
-	IO_DEST_MKDIR = 2,  /* make directory `name` inside `dir` and land the contents in it */
+	IO_DEST_INTO = 1, /* dst is a directory: each top-level entry lands in it, named as is */
+	IO_DEST_MKDIR =
+		2, /* make directory `name` inside `dir`; the top-level entries land in it */
 	IO_DEST_RENAME = 3, /* rename the one top-level entry to `name` and land it in `dir` */
 };
 
@@ -287,28 +291,32 @@ struct io_dest {
 };
 
 /*
- * Where a copy lands at dst, as cp -r names it. open_err is the outcome of
+ * Where a copy lands at dst, by rsync's rule. open_err is the outcome of
  * opening io_dest_path(dst) as a directory (0 or a negative errno);
- * contents is io_src_contents_only of the copy's sources; n_top is
- * io_manifest_top_count of its manifest. The cases, in order:
+ * contents is io_src_contents_only of the copy's sources; one_file is
+ * io_manifest_one_file of its manifest. The cases, in order:
  *  - open_err 0: dst is a directory: IO_DEST_INTO, dir = io_dest_path(dst).
  *  - open_err neither -ENOENT nor -ENOTDIR: returned as is.
  *  - dst's last name (trailing slashes stripped) is "", "." or ".." (dst
  *    "", "/", "x/.", "x/.."): open_err returned as is, nothing to name.
- *  - contents and -ENOENT (cp -r DIR/. NEW): IO_DEST_MKDIR of NEW's last
- *    name inside its parent, whatever n_top (an empty DIR gives an empty NEW).
- *  - n_top 1 (-ENOENT, or -ENOTDIR even with contents: dst is replaced):
- *    IO_DEST_RENAME of the one entry to dst's last name, in its parent.
- *  - otherwise: -ENOENT, "the destination "dst" is not an existing
- *    directory, which it must be to receive several sources".
- * The parent is the part of dst before its last slash: "a/b/new/" -> "a/b",
- * "/new" -> "/", "new" -> "."; "a//new" -> "a/" (only the last slash is
- * cut). In the two first error cases the opener's sentence stands; on
- * success after a failed open, the calling thread's sentence is cleared (the
- * failure was the expected answer). -ENAMETOOLONG as io_dest_path.
- * *dest_out is written only on success.
+ *  - one_file, not contents, dst without a trailing slash (-ENOENT, or
+ *    -ENOTDIR: a file dst is replaced): IO_DEST_RENAME of the file to dst's
+ *    last name, in its parent.
+ *  - -ENOENT otherwise (a directory, several sources, contents, or dst
+ *    ending in "/"): IO_DEST_MKDIR of dst's last name inside its parent;
+ *    the copy's top-level entries land in it as they are named.
+ *  - -ENOTDIR otherwise: -ENOTDIR, "the destination "dst" is not a
+ *    directory, which it must be to receive ...".
+ * So whether dst existed never changes the name a directory lands under:
+ * "railcp -r dir HOST:new" makes new/dir, and so does the same command
+ * run again. The parent is the part of dst before its last slash:
+ * "a/b/new/" -> "a/b", "/new" -> "/", "new" -> "."; "a//new" -> "a/" (only
+ * the last slash is cut). In the two first error cases the opener's
+ * sentence stands; on success after a failed open, the calling thread's
+ * sentence is cleared (the failure was the expected answer). -ENAMETOOLONG
+ * as io_dest_path. *dest_out is written only on success.
  */
-int io_dest_decide(const char *dst, bool contents, int open_err, size_t n_top,
+int io_dest_decide(const char *dst, bool contents, int open_err, bool one_file,
 		   struct io_dest *dest_out);
 
 /* ---- the chunk plan ---- */

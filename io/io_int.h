@@ -275,10 +275,10 @@ const char *io__partial_log_claims(int pfd, const char *name, const char *last,
 				   const struct io_entry *e, uint32_t chunk, struct io_partial *p);
 
 /*
- * The last name of source path src, trailing slashes ignored: returns its
- * length and points *name_out at it inside src (not NUL-terminated there:
- * "a/b/" gives "b/" with length 1). 0 when src has no name of its own: "",
- * "/", ".", "..", "dir/.", "dir/.." (with or without trailing slashes).
+ * The last name of source path src: returns its length and points
+ * *name_out at it inside src ("a/b" gives "b"). 0 when src has no name of
+ * its own, as rsync reads a source: "", ".", "..", "dir/.", "dir/..", and
+ * every path ending in "/" ("dir/", "/"), which stands for its contents.
  * *name_out is set in every case. Thread-safe.
  */
 size_t io__src_name(const char *src, const char **name_out);

@@ -435,11 +435,14 @@ int io_manifest_rename_top(struct io_manifest *m, const char *name)
 
 /*
  * The name src gets beneath the destination root (see io.h): its last
- * component, trailing slashes ignored; "" for ".", ".." and "/".
+ * component; "" (its contents) for ".", "..", "dir/." and any path ending
+ * in "/", as rsync reads a source. A reserved temporary name is refused,
+ * with or without a trailing slash.
  */
 static int top_name(const char *src, const char *as_name, char **name_out)
 {
 	size_t len = strlen(src), start;
+	const char *last;
 	char *name;
 
 	if (as_name) {
@@ -454,17 +457,14 @@ static int top_name(const char *src, const char *as_name, char **name_out)
 		len--;
 	for (start = len; start > 0 && src[start - 1] != '/'; start--)
 		;
-	if ((len - start == 1 && src[start] == '.') ||
-	    (len - start == 2 && src[start] == '.' && src[start + 1] == '.') || len - start == 0 ||
-	    (len == 1 && src[0] == '/'))
-		name = strdup("");
-	else if (io__is_tmp_name(src + start, len - start))
+	if (io__is_tmp_name(src + start, len - start))
 		return rcp_err(-EINVAL,
 			       "cannot copy %s: names that start with \"" IO_TMP_PREFIX "\" are "
 			       "reserved for railcp's temporary files",
 			       src);
-	else
-		name = strndup(src + start, len - start);
+	/* "dir/", "dir/.", "/": the source's contents, as rsync reads it */
+	len = io__src_name(src, &last);
+	name = strndup(last, len);
 out:
 	if (!name)
 		return rcp_err(-ENOMEM, "out of memory walking %s", src);
@@ -475,8 +475,9 @@ out:
 /*
  * Walk one source: from the current directory, or beneath root (a server
  * answering a pull), where src must be a valid relative path ("." or ""
- * for the root itself; trailing "/" and "/." name the directory itself, as
- * in cp -r dir/. new) and its directory is found with openat2.
+ * for the root itself; a trailing "/" or "/." names the directory, whose
+ * contents top_name's "" asks for) and its directory is found with
+ * openat2.
  */
 static int walk_source(struct walk *w, const struct io_root *root, const char *src,
 		       const char *name)

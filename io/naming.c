@@ -1,7 +1,11 @@
 /*
- * naming.c - the names a copy gives and takes, as `cp -r` gives them: the
- * last name of a source, whether a copy is one source's contents, which
- * names a pull may receive, and where a copy lands at its destination.
+ * naming.c - the names a copy gives and takes, by rsync's rule: a source
+ * with a trailing slash (or no name of its own) stands for its contents,
+ * any other is received by the destination under its own name, so where a
+ * copy lands never depends on whether the destination existed and the same
+ * command run again lands where the first run did. Here: the last name of
+ * a source, whether a copy holds a source's contents, which names a pull
+ * may receive, and where a copy lands at its destination.
  *
  * Design: every function here is a decision on strings and numbers only. It
  * touches no file system and allocates nothing; the caller tries the
@@ -29,20 +33,22 @@ size_t io__src_name(const char *src, const char **name_out)
 {
 	size_t len = strlen(src), start;
 
-	while (len > 0 && src[len - 1] == '/')
-		len--;
 	for (start = len; start > 0 && src[start - 1] != '/'; start--)
 		;
 	*name_out = src + start;
 	len -= start;
-	return name_is_dots(src + start, len) ? 0 : len;
+	return name_is_dots(src + start, len) ? 0 : len; /* "dir/": start == len */
 }
 
 bool io_src_contents_only(const char *const *src, size_t n_src)
 {
 	const char *name;
+	size_t k;
 
-	return n_src == 1 && io__src_name(src[0], &name) == 0;
+	for (k = 0; k < n_src; k++)
+		if (io__src_name(src[k], &name) == 0)
+			return true;
+	return false;
 }
 
 /* Whether top-level path is the last name of one of the sources. */
@@ -94,6 +100,20 @@ size_t io_manifest_top_count(const struct io_manifest *m)
 	for (i = 0; i < m->n; i++)
 		n += strchr(m->entry[i].path, '/') == NULL;
 	return n;
+}
+
+bool io_manifest_one_file(const struct io_manifest *m)
+{
+	size_t i, n = 0;
+	bool dir = false;
+
+	for (i = 0; i < m->n; i++) {
+		if (strchr(m->entry[i].path, '/'))
+			continue;
+		n++;
+		dir |= m->entry[i].type == IO_DIR;
+	}
+	return n == 1 && !dir;
 }
 
 /* dst's length without its trailing slashes: "dir/" is "dir", "/" and "//" are "/". */
@@ -148,7 +168,7 @@ static void dest_parent(const char *dst, size_t cut, char out[IO_PATH_MAX])
 		dest_copy(dst, cut ? cut - 1 : 0, out);
 }
 
-int io_dest_decide(const char *dst, bool contents, int open_err, size_t n_top,
+int io_dest_decide(const char *dst, bool contents, int open_err, bool one_file,
 		   struct io_dest *dest_out)
 {
 	size_t len = dest_len(dst), cut, name_len;
@@ -170,15 +190,17 @@ int io_dest_decide(const char *dst, bool contents, int open_err, size_t n_top,
 	name_len = len - cut;
 	if (name_len == 0 || name_is_dots(dst + cut, name_len))
 		return open_err; /* "", "/", "x/.", "x/..": no name; the open's sentence stands */
-	if (contents && open_err == -ENOENT)
+	if (one_file && !contents && len == strlen(dst))
+		kind = IO_DEST_RENAME; /* one file to "new" (or over "file"): it is the file */
+	else if (open_err == -ENOENT)
 		kind = IO_DEST_MKDIR;
-	else if (n_top == 1)
-		kind = IO_DEST_RENAME;
 	else
-		return rcp_err(-ENOENT,
-			       "the destination \"%s\" is not an existing directory, "
-			       "which it must be to receive several sources",
-			       io_path_printable(dst, esc));
+		return rcp_err(-ENOTDIR,
+			       "the destination \"%s\" is not a directory, which it must be "
+			       "to receive %s",
+			       io_path_printable(dst, esc),
+			       one_file && !contents ? "a file under its own name"
+						     : "a directory, contents or several sources");
 	rcp_err_clear(); /* the failed open was the expected answer, not an error */
 	dest_out->kind = kind;
 	dest_parent(dst, cut, dest_out->dir);

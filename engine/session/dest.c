@@ -1,10 +1,10 @@
 /*
- * dest.c - where a copy lands: the receiving side's root, as cp -r names
- * it, and its file side made ready before any chunk arrives.
+ * dest.c - where a copy lands: the receiving side's root, by rsync's rule
+ * (io_dest_decide), and its file side made ready before any chunk arrives.
  *
  * The naming is decided by io_dest_decide (a pure function of the
  * destination, the contents flag, whether the destination is a directory
- * and how many top-level entries arrive); this file carries the decision
+ * and whether one file alone arrives); this file carries the decision
  * out beneath the parent root, so nothing is created outside it.
  *
  * Threading: the session's thread.
@@ -36,19 +36,25 @@ static int dest_open(const struct io_root *parent, const char *dir, unsigned fla
 	return err;
 }
 
-/* cp -r DIR/. NEW: NEW is made, and DIR's contents land in it. */
+/*
+ * A missing DST is made, and the copy (a source, several, or contents)
+ * lands in it. DST is no source's copy: it takes no source's metadata, so
+ * it is made without -p's and --partial's bookkeeping (a --partial marker
+ * would outlive the copy: only the manifest's directories get theirs
+ * applied and removed).
+ */
 static int dest_make(const struct io_root *parent, const char *dir, const char *name,
 		     unsigned flags, struct io_root **root_out)
 {
 	struct io_entry e = {.path = (char *)name, .type = IO_DIR, .mode = 0777};
 	struct io_root *up;
-	int err = dest_open(parent, dir, flags, &up);
+	int err = dest_open(parent, dir, flags & ~(IO_ROOT_KEEP_META | IO_ROOT_PARTIAL), &up);
 
 	if (err)
 		return err;
 	err = io_root_mkdir(up, &e);
-	if (!err)
-		err = io_root_open_beneath(up, name, root_out);
+	if (!err && (err = io_root_open_beneath(up, name, root_out)) == 0)
+		io_root_set_flags(*root_out, flags);
 	io_root_close(up);
 	return err;
 }
@@ -64,7 +70,7 @@ int eng__dest_open(const struct io_root *parent, const char *dst, bool contents,
 
 	if (!err)
 		err = io_dest_decide(dst, contents, dest_open(parent, path, root_flags, root_out),
-				     io_manifest_top_count(m), d);
+				     io_manifest_one_file(m), d);
 	if (!err && d->kind == IO_DEST_MKDIR)
 		err = dest_make(parent, d->dir, d->name, root_flags, root_out);
 	if (!err && d->kind == IO_DEST_RENAME && (err = io_manifest_rename_top(m, d->name)) == 0)

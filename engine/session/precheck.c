@@ -53,7 +53,11 @@ static int dest_check(const char *dst)
 
 	if (lstat(dst, &st) == 0 || errno != ENOENT)
 		return 0; /* the copy says more precisely what it cannot do with it */
-	slash = strrchr(dst, '/');
+	for (n = strlen(dst); n > 1 && dst[n - 1] == '/'; n--)
+		; /* "new/" is made as "new" is */
+	for (slash = NULL; n > 0 && !slash; n--)
+		if (dst[n - 1] == '/')
+			slash = dst + n - 1;
 	if (!slash)
 		return 0;
 	n = slash == dst ? 1 : (size_t)(slash - dst);

@@ -595,11 +595,12 @@ int eng__welcome_terms(const json_t *welcome, unsigned max_slots, bool keyed,
 unsigned eng__dest_flags(bool preserve, bool fsync, bool direct, bool partial, bool checksum);
 
 /*
- * Where a copy lands, as cp -r names it (io_dest_decide): dst, when it is an
+ * Where a copy lands, by rsync's rule (io_dest_decide): dst, when it is an
  * existing directory, receives each top-level entry of m under its own
- * name; otherwise m's one top-level entry is renamed to dst's last name and
- * lands in dst's parent. contents: m is the contents of one source with no
- * name of its own, so a missing dst is made and receives them. parent NULL:
+ * name; a missing dst is made and receives them, unless m is one file alone
+ * (not contents, dst without a trailing slash): then it is renamed to dst's
+ * last name and lands in dst's parent (replacing a file dst). contents: a
+ * source has no name of its own (trailing slash, "dir/."). parent NULL:
  * dst is a local path; else dst is resolved beneath parent. The new root
  * gets root_flags (IO_ROOT_*).
  */

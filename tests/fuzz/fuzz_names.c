@@ -1,6 +1,6 @@
 /*
  * fuzz_names.c - the checks and escapes of names from a peer or a user:
- * io__path_problem and io__path_escape (io/path.c), the cp -r naming of
+ * io__path_problem and io__path_escape (io/path.c), the rsync naming of
  * io/naming.c, and rcp_printable (common/).
  *
  * The whole input is one path of bytes (NULs included) for the path check
@@ -86,7 +86,7 @@ static void escapes(const uint8_t *data, size_t size, const char *text)
 }
 
 /* Where a copy to dst lands, for every outcome of opening it. */
-static void dest(const char *dst, bool contents, size_t n_top)
+static void dest(const char *dst, bool contents, bool one_file)
 {
 	static const int open_errs[] = {0, -ENOENT, -ENOTDIR, -EACCES};
 	char path[IO_PATH_MAX];
@@ -98,13 +98,15 @@ static void dest(const char *dst, bool contents, size_t n_top)
 	if (io_dest_path(dst, path) == 0)
 		FUZZ_CHECK(strlen(path) < IO_PATH_MAX && path[0]);
 	for (i = 0; i < RCP_ARRAY_SIZE(open_errs); i++) {
-		if (io_dest_decide(dst, contents, open_errs[i], n_top, d) != 0)
+		if (io_dest_decide(dst, contents, open_errs[i], one_file, d) != 0)
 			continue;
 		FUZZ_CHECK(strlen(d->dir) < IO_PATH_MAX && d->dir[0]);
 		if (d->kind == IO_DEST_INTO) {
 			FUZZ_CHECK(open_errs[i] == 0 && d->name[0] == '\0');
 		} else {
 			FUZZ_CHECK(d->kind == IO_DEST_MKDIR || d->kind == IO_DEST_RENAME);
+			/* rsync's rule: only one file, not contents, is ever renamed */
+			FUZZ_CHECK(d->kind == IO_DEST_MKDIR || (one_file && !contents));
 			FUZZ_CHECK(d->name[0] && !strchr(d->name, '/') && strcmp(d->name, ".") &&
 				   strcmp(d->name, ".."));
 		}
@@ -147,11 +149,12 @@ static void naming(char *text)
 		FUZZ_CHECK(name >= line[i] && name <= line[i] + strlen(line[i]));
 		FUZZ_CHECK(len <= strlen(name) && (len == 0 || !memchr(name, '/', len)));
 	}
-	dest(line[0], io_src_contents_only((const char *const *)line + 1, n - 1), n - 1);
-	dest(line[0], true, 1);
+	dest(line[0], io_src_contents_only((const char *const *)line + 1, n - 1), n == 2);
+	dest(line[0], true, true);
 	m = manifest_of(line + 1, n - 1);
 	if (m) {
 		FUZZ_CHECK(io_manifest_top_count(m) <= m->n);
+		FUZZ_CHECK(!io_manifest_one_file(m) || io_manifest_top_count(m) == 1);
 		io_pull_names_check((const char *const *)line, n, false, m);
 		io_pull_names_check((const char *const *)line, n, true, m);
 		io_manifest_destroy(m);

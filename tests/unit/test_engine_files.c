@@ -2,7 +2,7 @@
  * test_engine_files.c - the file side of push and pull over the loopback
  * transport: a tree with every kind of entry arrives identical; a corrupted
  * or misdirected chunk fails the job and leaves no file under a final name
- * and no temporary; destinations are named as cp -r names them; the file
+ * and no temporary; destinations are named as rsync names them; the file
  * list survives the control connection in parts and a hostile one is refused.
  */
 #include <setjmp.h>
@@ -293,11 +293,15 @@ static void test_misdirected_chunks_are_refused(void **state)
 	pair_destroy(&p);
 }
 
-/* cp -r naming: into an existing directory, or the one source under a new name. */
+/*
+ * rsync's naming on a real tree: a directory lands under its own name in an
+ * existing DST and in a DST the copy makes alike; one file is created as a
+ * new name; a trailing slash (contents) puts the contents in DST.
+ */
 static void test_destination_naming(void **state)
 {
-	char base[4096], src[4096], d[4096], top[4096], empty[4096];
-	const char *one[1] = {top}, *two[2] = {top, empty};
+	char base[4096], src[4096], d[4096], top[4096], empty[4096], file[4096];
+	const char *one[1] = {top}, *two[2] = {top, empty}, *f[1] = {file};
 	struct io_manifest *m;
 	struct io_root *parent, *root;
 
@@ -308,6 +312,7 @@ static void test_destination_naming(void **state)
 	t_path(d, base, "d");
 	t_path(top, src, "top");
 	t_path(empty, src, "top/empty");
+	t_path(file, src, "top/sub/deep.txt");
 	assert_int_equal(mkdir(d, 0755), 0);
 	assert_int_equal(io_root_open(base, 0, &parent), 0);
 	assert_int_equal(io_manifest_walk(NULL, one, 1, IO_WALK_RECURSIVE, NULL, &m), 0);
@@ -315,9 +320,15 @@ static void test_destination_naming(void **state)
 	assert_int_equal(eng__dest_open(parent, "d/", false, 0, m, &root), 0);
 	assert_string_equal(m->entry[0].path, "top");
 	io_root_close(root);
-	/* A new name renames the one top-level entry. */
+	/* A new name is made, and the directory lands in it under its own name. */
 	assert_int_equal(eng__dest_open(parent, "d/new", false, 0, m, &root), 0);
-	assert_string_equal(m->entry[0].path, "new");
+	assert_string_equal(m->entry[0].path, "top");
+	assert_true(t_exists(base, "d/new"));
+	io_root_close(root);
+	/* ... and the same again finds it and lands in the same place. */
+	assert_int_equal(eng__dest_open(parent, "d/new", false, 0, m, &root), 0);
+	assert_string_equal(m->entry[0].path, "top");
+	assert_false(t_exists(base, "d/new/new"));
 	io_root_close(root);
 	/* Leading out of the parent is refused, whatever exists. */
 	assert_int_not_equal(eng__dest_open(parent, "../x", false, 0, m, &root), 0);
@@ -327,13 +338,21 @@ static void test_destination_naming(void **state)
 	assert_int_equal(eng__dest_open(parent, "no/such", false, 0, m, &root), -ENOENT);
 	assert_false(t_exists(base, "no"));
 	io_manifest_destroy(m);
-	/* Several sources need an existing directory. */
-	assert_int_equal(io_manifest_walk(NULL, two, 2, IO_WALK_RECURSIVE, NULL, &m), 0);
-	assert_int_equal(eng__dest_open(parent, "missing", false, 0, m, &root), -ENOENT);
-	assert_non_null(strstr(rcp_err_msg(-ENOENT), "several sources"));
+	/* One file to a new name is created as it. */
+	assert_int_equal(io_manifest_walk(NULL, f, 1, 0, NULL, &m), 0);
+	assert_int_equal(eng__dest_open(parent, "d/renamed.txt", false, 0, m, &root), 0);
+	assert_string_equal(m->entry[0].path, "renamed.txt");
+	assert_false(t_exists(base, "d/renamed.txt"));
+	io_root_close(root);
 	io_manifest_destroy(m);
-	/* cp -r top/. NEW: NEW is made and the contents land in it. */
-	t_path(top, src, "top/.");
+	/* Several sources to a missing name make it. */
+	assert_int_equal(io_manifest_walk(NULL, two, 2, IO_WALK_RECURSIVE, NULL, &m), 0);
+	assert_int_equal(eng__dest_open(parent, "missing", false, 0, m, &root), 0);
+	assert_true(t_exists(base, "missing"));
+	io_root_close(root);
+	io_manifest_destroy(m);
+	/* top/ NEW: NEW is made and the contents land in it. */
+	t_path(top, src, "top/");
 	assert_int_equal(io_manifest_walk(NULL, one, 1, IO_WALK_RECURSIVE, NULL, &m), 0);
 	assert_int_equal(eng__dest_open(parent, "d/fresh", true, 0, m, &root), 0);
 	assert_true(t_exists(base, "d/fresh"));

@@ -103,10 +103,25 @@ static void test_walk_names_a_file_source_by_its_last_name(void **state)
 	assert_int_equal(m->n, 1);
 	assert_string_equal(m->entry[0].path, "deep.txt");
 	io_manifest_destroy(m);
-	m = walk1(fx->base, "top/sub/", IO_WALK_RECURSIVE, NULL); /* trailing slash ignored */
+	m = walk1(fx->base, "top/sub", IO_WALK_RECURSIVE, NULL);
 	assert_int_equal(m->n, 2);
 	assert_string_equal(m->entry[0].path, "sub");
 	assert_string_equal(m->entry[1].path, "sub/deep.txt");
+	io_manifest_destroy(m);
+}
+
+/* As rsync reads a source, a trailing slash is the directory's contents. */
+static void test_walk_of_a_trailing_slash_puts_contents_at_the_root(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_manifest *m = walk1(fx->base, "top/sub/", IO_WALK_RECURSIVE, NULL);
+
+	assert_int_equal(m->n, 1);
+	assert_string_equal(m->entry[0].path, "deep.txt");
+	io_manifest_destroy(m);
+	m = walk1(fx->base, "top/sub//", IO_WALK_RECURSIVE, NULL);
+	assert_int_equal(m->n, 1);
+	assert_string_equal(m->entry[0].path, "deep.txt");
 	io_manifest_destroy(m);
 }
 
@@ -371,6 +386,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_walk_names_a_file_source_by_its_last_name,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_walk_of_a_trailing_slash_puts_contents_at_the_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_walk_of_dot_puts_contents_at_the_root, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_walk_as_name_renames_the_single_source, setup,

@@ -1,5 +1,5 @@
 /*
- * test_io_naming.c - the naming rule of cp -r as pure decisions: a source's
+ * test_io_naming.c - rsync's naming rule as pure decisions: a source's
  * last name, the contents case, the names a pull accepts from a hostile
  * server, and where a copy lands for every outcome of opening the
  * destination. No file system: manifests are built in test memory.
@@ -75,16 +75,17 @@ static void test_src_name_is_the_last_component(void **state)
 	assert_string_equal(name_of("../x", out), "x");
 }
 
-static void test_src_name_ignores_trailing_slashes(void **state)
+/* As rsync reads a source: "dir/" is its contents, so it has no name of its own. */
+static void test_src_with_a_trailing_slash_has_no_name_of_its_own(void **state)
 {
 	const char *src = "a/b/", *name = NULL;
-	char out[IO_PATH_MAX];
 
 	(void)state;
-	assert_int_equal(io__src_name(src, &name), 1);
-	assert_ptr_equal(name, src + 2); /* "b/" inside src, one byte long */
-	assert_string_equal(name_of("a/dir///", out), "dir");
-	assert_string_equal(name_of("dir/", out), "dir");
+	assert_int_equal(io__src_name(src, &name), 0);
+	assert_ptr_equal(name, src + 4);
+	assert_int_equal(io__src_name("a/dir///", &name), 0);
+	assert_int_equal(io__src_name("dir/", &name), 0);
+	assert_int_equal(io__src_name("a/..b/", &name), 0);
 }
 
 static void test_src_without_a_name_of_its_own_has_length_zero(void **state)
@@ -110,7 +111,7 @@ static void test_src_names_that_only_start_with_dots_are_names(void **state)
 	(void)state;
 	assert_string_equal(name_of("...", out), "...");
 	assert_string_equal(name_of("a/.hidden", out), ".hidden");
-	assert_string_equal(name_of("a/..b/", out), "..b");
+	assert_string_equal(name_of("a/..b", out), "..b");
 	assert_string_equal(name_of("a/.b", out), ".b");
 }
 
@@ -119,36 +120,39 @@ static void test_src_names_that_only_start_with_dots_are_names(void **state)
 static void test_one_source_without_a_name_is_contents_only(void **state)
 {
 	const char *const dot[] = {"dir/."}, *const root[] = {"/"}, *const empty[] = {""};
+	const char *const slash[] = {"dir/"};
 
 	(void)state;
 	assert_true(io_src_contents_only(dot, 1));
 	assert_true(io_src_contents_only(root, 1));
 	assert_true(io_src_contents_only(empty, 1));
+	assert_true(io_src_contents_only(slash, 1));
 }
 
 static void test_a_named_source_is_not_contents_only(void **state)
 {
-	const char *const one[] = {"dir/"};
+	const char *const one[] = {"dir"}, *const two[] = {"a/dir", "x"};
 
 	(void)state;
 	assert_false(io_src_contents_only(one, 1));
+	assert_false(io_src_contents_only(two, 2));
+	assert_false(io_src_contents_only(two, 0));
 }
 
-static void test_several_sources_are_never_contents_only(void **state)
+static void test_any_source_without_a_name_makes_the_copy_contents(void **state)
 {
-	const char *const two[] = {"dir/.", "x"}, *const dots[] = {".", ".."};
+	const char *const two[] = {"x", "dir/"}, *const dots[] = {".", ".."};
 
 	(void)state;
-	assert_false(io_src_contents_only(two, 2));
-	assert_false(io_src_contents_only(dots, 2));
-	assert_false(io_src_contents_only(two, 0));
+	assert_true(io_src_contents_only(two, 2));
+	assert_true(io_src_contents_only(dots, 2));
 }
 
 /* ---- the names a pull accepts ---- */
 
 static void test_pull_accepts_the_requested_names(void **state)
 {
-	const char *const src[] = {"far/away/a", "b/", "/abs/c"};
+	const char *const src[] = {"far/away/a", "b", "/abs/c"};
 	const char *const paths[] = {"a/", "a/f", "a/sub/", "a/sub/g", "b", "c"};
 	struct fake t;
 
@@ -273,6 +277,20 @@ static void test_top_count_counts_paths_without_a_slash(void **state)
 	assert_int_equal(io_manifest_top_count(tm_make(&t, paths, 0)), 0);
 }
 
+static void test_one_file_is_one_top_level_entry_that_is_no_directory(void **state)
+{
+	const char *const file[] = {"f"}, *const dir[] = {"d/", "d/f"};
+	const char *const two[] = {"f", "g"}, *const nested[] = {"d/", "d/f", "d/g"};
+	struct fake t;
+
+	(void)state;
+	assert_true(io_manifest_one_file(tm_make(&t, file, 1)));
+	assert_false(io_manifest_one_file(tm_make(&t, dir, 2)));
+	assert_false(io_manifest_one_file(tm_make(&t, two, 2)));
+	assert_false(io_manifest_one_file(tm_make(&t, nested, 3)));
+	assert_false(io_manifest_one_file(tm_make(&t, file, 0)));
+}
+
 /* ---- the path to try ---- */
 
 static void assert_dest_path(const char *dst, const char *want)
@@ -320,26 +338,28 @@ static void test_dest_path_refuses_a_destination_too_long(void **state)
 
 /* ---- where a copy lands ---- */
 
+enum { DIRS = 0, ONE_FILE = 1 }; /* one_file: one top-level file alone, or anything else */
+
 /* A decision that must succeed, from a fresh out-struct. */
-static void decide(const char *dst, bool contents, int open_err, size_t n_top,
+static void decide(const char *dst, bool contents, int open_err, bool one_file,
 		   enum io_dest_kind kind, const char *dir, const char *name)
 {
 	struct io_dest d;
 
 	memset(&d, 0x5a, sizeof(d));
-	assert_int_equal(io_dest_decide(dst, contents, open_err, n_top, &d), 0);
+	assert_int_equal(io_dest_decide(dst, contents, open_err, one_file, &d), 0);
 	assert_int_equal(d.kind, kind);
 	assert_string_equal(d.dir, dir);
 	assert_string_equal(d.name, name);
 }
 
 /* A decision that must fail with want, leaving the out-struct alone. */
-static void decide_fails(const char *dst, bool contents, int open_err, size_t n_top, int want)
+static void decide_fails(const char *dst, bool contents, int open_err, bool one_file, int want)
 {
 	struct io_dest d;
 
 	memset(&d, 0x5a, sizeof(d));
-	assert_int_equal(io_dest_decide(dst, contents, open_err, n_top, &d), want);
+	assert_int_equal(io_dest_decide(dst, contents, open_err, one_file, &d), want);
 	assert_int_equal(((unsigned char *)&d)[0], 0x5a);
 	assert_int_equal((unsigned char)d.dir[0], 0x5a);
 	assert_int_equal((unsigned char)d.name[0], 0x5a);
@@ -348,20 +368,85 @@ static void decide_fails(const char *dst, bool contents, int open_err, size_t n_
 static void test_existing_directory_receives_every_entry_under_its_own_name(void **state)
 {
 	(void)state;
-	decide("d", false, 0, 1, IO_DEST_INTO, "d", "");
-	decide("d", false, 0, 3, IO_DEST_INTO, "d", "");
-	decide("d", true, 0, 0, IO_DEST_INTO, "d", "");
-	decide("/", false, 0, 2, IO_DEST_INTO, "/", "");
-	decide("", false, 0, 2, IO_DEST_INTO, ".", "");
+	decide("d", false, 0, ONE_FILE, IO_DEST_INTO, "d", "");
+	decide("d", false, 0, DIRS, IO_DEST_INTO, "d", "");
+	decide("d", true, 0, DIRS, IO_DEST_INTO, "d", "");
+	decide("/", false, 0, DIRS, IO_DEST_INTO, "/", "");
+	decide("", false, 0, DIRS, IO_DEST_INTO, ".", "");
+	decide("d/", false, 0, DIRS, IO_DEST_INTO, "d", "");
+	decide("a/d//", false, 0, DIRS, IO_DEST_INTO, "a/d", "");
 }
 
-static void test_trailing_slash_names_the_directory_itself(void **state)
+/*
+ * The point of rsync's rule: a directory lands under the same name whether
+ * dst existed or not. The first run makes new (MKDIR "new" in "."), and
+ * new/dir in it; the run again finds new (INTO "new"), and new/dir in it.
+ */
+static void test_a_directory_lands_under_its_own_name_whether_dst_existed_or_not(void **state)
 {
 	(void)state;
-	decide("d/", false, 0, 2, IO_DEST_INTO, "d", "");
-	decide("a/d//", false, 0, 2, IO_DEST_INTO, "a/d", "");
-	decide("a/new/", false, -ENOENT, 1, IO_DEST_RENAME, "a", "new");
-	decide("a/new//", true, -ENOENT, 4, IO_DEST_MKDIR, "a", "new");
+	decide("new", false, -ENOENT, DIRS, IO_DEST_MKDIR, ".", "new");
+	decide("new", false, 0, DIRS, IO_DEST_INTO, "new", "");
+	decide("a/b/new", false, -ENOENT, DIRS, IO_DEST_MKDIR, "a/b", "new");
+	decide("a/b/new", false, 0, DIRS, IO_DEST_INTO, "a/b/new", "");
+}
+
+static void test_several_sources_to_a_missing_destination_make_it(void **state)
+{
+	(void)state;
+	decide("new", false, -ENOENT, DIRS, IO_DEST_MKDIR, ".", "new");
+	decide("x/y/new/", false, -ENOENT, DIRS, IO_DEST_MKDIR, "x/y", "new");
+}
+
+static void test_one_file_to_a_missing_name_is_created_as_it(void **state)
+{
+	(void)state;
+	decide("new", false, -ENOENT, ONE_FILE, IO_DEST_RENAME, ".", "new");
+	decide("a/b/new", false, -ENOENT, ONE_FILE, IO_DEST_RENAME, "a/b", "new");
+}
+
+static void test_one_file_replaces_a_file_destination(void **state)
+{
+	(void)state;
+	decide("file", false, -ENOTDIR, ONE_FILE, IO_DEST_RENAME, ".", "file");
+	decide("a/file", false, -ENOTDIR, ONE_FILE, IO_DEST_RENAME, "a", "file");
+}
+
+static void test_a_trailing_slash_on_dst_makes_a_directory_even_for_one_file(void **state)
+{
+	(void)state;
+	decide("a/new/", false, -ENOENT, ONE_FILE, IO_DEST_MKDIR, "a", "new");
+	decide("new//", false, -ENOENT, ONE_FILE, IO_DEST_MKDIR, ".", "new");
+	decide_fails("file/", false, -ENOTDIR, ONE_FILE, -ENOTDIR);
+}
+
+static void test_contents_to_a_new_name_make_it_as_a_directory(void **state)
+{
+	(void)state;
+	decide("new", true, -ENOENT, ONE_FILE, IO_DEST_MKDIR, ".",
+	       "new"); /* dir/ holding one file */
+	decide("x/y/new", true, -ENOENT, DIRS, IO_DEST_MKDIR, "x/y", "new");
+	decide("a/new//", true, -ENOENT, DIRS, IO_DEST_MKDIR, "a", "new");
+}
+
+static void test_only_one_file_may_land_on_a_non_directory(void **state)
+{
+	(void)state;
+	decide_fails("file", true, -ENOTDIR, ONE_FILE, -ENOTDIR);
+	decide_fails("file", false, -ENOTDIR, DIRS, -ENOTDIR);
+	assert_string_equal(rcp_err_msg(-ENOTDIR),
+			    "the destination \"file\" is not a directory, which it must be to "
+			    "receive a directory, contents or several sources");
+	decide_fails("a/file/", true, -ENOTDIR, DIRS,
+		     -ENOTDIR); /* the sentence names dst as given */
+	assert_non_null(strstr(rcp_err_msg(-ENOTDIR), "\"a/file/\""));
+}
+
+static void test_the_refusal_escapes_the_destination(void **state)
+{
+	(void)state;
+	decide_fails("n\x1b", false, -ENOTDIR, DIRS, -ENOTDIR);
+	assert_non_null(strstr(rcp_err_msg(-ENOTDIR), "\"n\\x1b\""));
 }
 
 static void test_other_open_errors_are_returned_as_they_are(void **state)
@@ -371,75 +456,25 @@ static void test_other_open_errors_are_returned_as_they_are(void **state)
 
 	(void)state;
 	for (i = 0; i < RCP_ARRAY_SIZE(errs); i++) {
-		decide_fails("new", false, errs[i], 1, errs[i]);
-		decide_fails("new", true, errs[i], 1, errs[i]);
+		decide_fails("new", false, errs[i], ONE_FILE, errs[i]);
+		decide_fails("new", true, errs[i], DIRS, errs[i]);
 	}
-}
-
-static void test_missing_destination_renames_the_single_source(void **state)
-{
-	(void)state;
-	decide("new", false, -ENOENT, 1, IO_DEST_RENAME, ".", "new");
-	decide("a/b/new", false, -ENOENT, 1, IO_DEST_RENAME, "a/b", "new");
-}
-
-static void test_non_directory_destination_is_replaced_by_the_single_source(void **state)
-{
-	(void)state;
-	decide("file", false, -ENOTDIR, 1, IO_DEST_RENAME, ".", "file");
-	decide("a/file", false, -ENOTDIR, 1, IO_DEST_RENAME, "a", "file");
 }
 
 static void test_destination_under_the_root_lands_in_the_root(void **state)
 {
 	(void)state;
-	decide("/new", false, -ENOENT, 1, IO_DEST_RENAME, "/", "new");
-	decide("//new", false, -ENOENT, 1, IO_DEST_RENAME, "/", "new");
-	decide("/new", true, -ENOENT, 2, IO_DEST_MKDIR, "/", "new");
+	decide("/new", false, -ENOENT, ONE_FILE, IO_DEST_RENAME, "/", "new");
+	decide("//new", false, -ENOENT, ONE_FILE, IO_DEST_RENAME, "/", "new");
+	decide("/new", true, -ENOENT, DIRS, IO_DEST_MKDIR, "/", "new");
 }
 
 static void test_only_the_last_slash_is_cut_from_the_parent(void **state)
 {
 	(void)state;
-	decide("a//new", false, -ENOENT, 1, IO_DEST_RENAME, "a/", "new");
-	decide("./new", false, -ENOENT, 1, IO_DEST_RENAME, ".", "new");
-	decide("../new", false, -ENOENT, 1, IO_DEST_RENAME, "..", "new");
-}
-
-static void test_contents_to_a_new_name_make_it_as_a_directory(void **state)
-{
-	(void)state;
-	decide("new", true, -ENOENT, 1, IO_DEST_MKDIR, ".", "new");
-	decide("x/y/new", true, -ENOENT, 5, IO_DEST_MKDIR, "x/y", "new");
-	decide("new", true, -ENOENT, 0, IO_DEST_MKDIR, ".", "new"); /* an empty DIR/. */
-}
-
-static void test_contents_onto_a_non_directory_follow_the_single_source_rule(void **state)
-{
-	(void)state;
-	decide("file", true, -ENOTDIR, 1, IO_DEST_RENAME, ".", "file");
-	decide_fails("file", true, -ENOTDIR, 2, -ENOENT);
-	decide_fails("file", true, -ENOTDIR, 0, -ENOENT);
-}
-
-static void test_several_sources_need_an_existing_directory(void **state)
-{
-	(void)state;
-	decide_fails("new", false, -ENOENT, 2, -ENOENT);
-	assert_string_equal(
-		rcp_err_msg(-ENOENT),
-		"the destination \"new\" is not an existing directory, which it must be "
-		"to receive several sources");
-	decide_fails("a/file/", false, -ENOTDIR, 3, -ENOENT); /* the sentence names dst as given */
-	assert_non_null(strstr(rcp_err_msg(-ENOENT), "\"a/file/\""));
-	decide_fails("new", false, -ENOENT, 0, -ENOENT);
-}
-
-static void test_several_sources_sentence_escapes_the_destination(void **state)
-{
-	(void)state;
-	decide_fails("n\x1b", false, -ENOENT, 2, -ENOENT);
-	assert_non_null(strstr(rcp_err_msg(-ENOENT), "\"n\\x1b\""));
+	decide("a//new", false, -ENOENT, ONE_FILE, IO_DEST_RENAME, "a/", "new");
+	decide("./new", false, -ENOENT, ONE_FILE, IO_DEST_RENAME, ".", "new");
+	decide("../new", false, -ENOENT, DIRS, IO_DEST_MKDIR, "..", "new");
 }
 
 static void test_destination_without_a_name_keeps_the_open_error(void **state)
@@ -450,11 +485,11 @@ static void test_destination_without_a_name_keeps_the_open_error(void **state)
 	(void)state;
 	for (i = 0; i < RCP_ARRAY_SIZE(none); i++) {
 		rcp_err(-ENOENT, ERR_ENOENT_TEXT);
-		decide_fails(none[i], false, -ENOENT, 1, -ENOENT);
+		decide_fails(none[i], false, -ENOENT, ONE_FILE, -ENOENT);
 		assert_string_equal(rcp_err_msg(-ENOENT), ERR_ENOENT_TEXT);
-		decide_fails(none[i], true, -ENOENT, 1, -ENOENT);
-		decide_fails(none[i], false, -ENOTDIR, 1, -ENOTDIR);
-		decide_fails(none[i], true, -ENOTDIR, 2, -ENOTDIR);
+		decide_fails(none[i], true, -ENOENT, DIRS, -ENOENT);
+		decide_fails(none[i], false, -ENOTDIR, ONE_FILE, -ENOTDIR);
+		decide_fails(none[i], true, -ENOTDIR, DIRS, -ENOTDIR);
 	}
 }
 
@@ -462,13 +497,13 @@ static void test_a_decision_forgets_the_expected_open_failure(void **state)
 {
 	(void)state;
 	rcp_err(-ENOENT, ERR_ENOENT_TEXT);
-	decide("new", false, -ENOENT, 1, IO_DEST_RENAME, ".", "new");
+	decide("new", false, -ENOENT, ONE_FILE, IO_DEST_RENAME, ".", "new");
 	assert_string_not_equal(rcp_err_msg(-ENOENT), ERR_ENOENT_TEXT);
 	rcp_err(-ENOENT, ERR_ENOENT_TEXT);
-	decide("new", true, -ENOENT, 1, IO_DEST_MKDIR, ".", "new");
+	decide("new", true, -ENOENT, DIRS, IO_DEST_MKDIR, ".", "new");
 	assert_string_not_equal(rcp_err_msg(-ENOENT), ERR_ENOENT_TEXT);
 	rcp_err(-EACCES, "kept");
-	decide_fails("new", false, -EACCES, 1, -EACCES);
+	decide_fails("new", false, -EACCES, ONE_FILE, -EACCES);
 	assert_string_equal(rcp_err_msg(-EACCES), "kept");
 }
 
@@ -479,22 +514,22 @@ static void test_decision_refuses_a_destination_too_long(void **state)
 	(void)state;
 	memset(dst, 'a', IO_PATH_MAX);
 	dst[IO_PATH_MAX] = '\0';
-	decide_fails(dst, false, -ENOENT, 1, -ENAMETOOLONG);
-	decide_fails(dst, false, 0, 1, -ENAMETOOLONG);
+	decide_fails(dst, false, -ENOENT, ONE_FILE, -ENAMETOOLONG);
+	decide_fails(dst, false, 0, ONE_FILE, -ENAMETOOLONG);
 	dst[IO_PATH_MAX - 1] = '\0';
-	decide(dst, false, 0, 1, IO_DEST_INTO, dst, "");
+	decide(dst, false, 0, ONE_FILE, IO_DEST_INTO, dst, "");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_src_name_is_the_last_component),
-		cmocka_unit_test(test_src_name_ignores_trailing_slashes),
+		cmocka_unit_test(test_src_with_a_trailing_slash_has_no_name_of_its_own),
 		cmocka_unit_test(test_src_without_a_name_of_its_own_has_length_zero),
 		cmocka_unit_test(test_src_names_that_only_start_with_dots_are_names),
 		cmocka_unit_test(test_one_source_without_a_name_is_contents_only),
 		cmocka_unit_test(test_a_named_source_is_not_contents_only),
-		cmocka_unit_test(test_several_sources_are_never_contents_only),
+		cmocka_unit_test(test_any_source_without_a_name_makes_the_copy_contents),
 		cmocka_unit_test(test_pull_accepts_the_requested_names),
 		cmocka_unit_test(test_pull_accepts_an_empty_manifest),
 		cmocka_unit_test(test_pull_refuses_an_unrequested_top_level_name),
@@ -507,20 +542,23 @@ int main(void)
 		cmocka_unit_test(test_pull_judges_nested_entries_by_their_top_level_name),
 		cmocka_unit_test(test_pull_refusal_escapes_the_name),
 		cmocka_unit_test(test_top_count_counts_paths_without_a_slash),
+		cmocka_unit_test(test_one_file_is_one_top_level_entry_that_is_no_directory),
 		cmocka_unit_test(test_dest_path_strips_trailing_slashes_but_keeps_the_root),
 		cmocka_unit_test(test_empty_destination_is_the_current_directory),
 		cmocka_unit_test(test_dest_path_refuses_a_destination_too_long),
 		cmocka_unit_test(test_existing_directory_receives_every_entry_under_its_own_name),
-		cmocka_unit_test(test_trailing_slash_names_the_directory_itself),
+		cmocka_unit_test(
+			test_a_directory_lands_under_its_own_name_whether_dst_existed_or_not),
+		cmocka_unit_test(test_several_sources_to_a_missing_destination_make_it),
+		cmocka_unit_test(test_one_file_to_a_missing_name_is_created_as_it),
+		cmocka_unit_test(test_one_file_replaces_a_file_destination),
+		cmocka_unit_test(test_a_trailing_slash_on_dst_makes_a_directory_even_for_one_file),
+		cmocka_unit_test(test_contents_to_a_new_name_make_it_as_a_directory),
+		cmocka_unit_test(test_only_one_file_may_land_on_a_non_directory),
+		cmocka_unit_test(test_the_refusal_escapes_the_destination),
 		cmocka_unit_test(test_other_open_errors_are_returned_as_they_are),
-		cmocka_unit_test(test_missing_destination_renames_the_single_source),
-		cmocka_unit_test(test_non_directory_destination_is_replaced_by_the_single_source),
 		cmocka_unit_test(test_destination_under_the_root_lands_in_the_root),
 		cmocka_unit_test(test_only_the_last_slash_is_cut_from_the_parent),
-		cmocka_unit_test(test_contents_to_a_new_name_make_it_as_a_directory),
-		cmocka_unit_test(test_contents_onto_a_non_directory_follow_the_single_source_rule),
-		cmocka_unit_test(test_several_sources_need_an_existing_directory),
-		cmocka_unit_test(test_several_sources_sentence_escapes_the_destination),
 		cmocka_unit_test(test_destination_without_a_name_keeps_the_open_error),
 		cmocka_unit_test(test_a_decision_forgets_the_expected_open_failure),
 		cmocka_unit_test(test_decision_refuses_a_destination_too_long),

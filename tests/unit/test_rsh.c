@@ -84,7 +84,7 @@ static void test_remote_paths_are_read_as_scp_reads_them(void **state)
 
 	(void)state;
 	strcpy(r.home, "/home/ann");
-	path_is(&r, "", "home/ann");		  /* HOST: is the home */
+	path_is(&r, "", "home/ann/");		  /* HOST: is the home, as a source its contents */
 	path_is(&r, ".", "home/ann/.");		  /* its contents (a pull of HOST:) */
 	path_is(&r, "data/x", "home/ann/data/x"); /* relative to the home */
 	path_is(&r, "data/.", "home/ann/data/."); /* contents stay contents */

@@ -484,7 +484,7 @@ static void test_a_pull_of_many_long_names_is_not_held_to_the_hellos_size(void *
 	}
 }
 
-/* cp -r HOST:dir/. NEW: NEW is made and receives dir's contents, as cp -r names it. */
+/* HOST:dir/. NEW: NEW is made and receives dir's contents, as rsync names it. */
 static void test_a_pull_of_a_subdirectorys_contents(void **state)
 {
 	static const unsigned rails[] = {1};

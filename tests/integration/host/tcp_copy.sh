@@ -42,7 +42,7 @@ assert j["bytes"] == 0, j["bytes"]
 # shellcheck disable=SC2086
 capture "$RAILCP" $tcp -r 127.0.0.1:src "$tmp/back"
 [ "$rc" -eq 0 ] || fail "pull over tcp: $err"
-diff -r "$tmp/src" "$tmp/back" || fail "the pulled tree differs"
+diff -r "$tmp/src" "$tmp/back/src" || fail "the pulled tree differs"
 
 # The rails are the IP interfaces: lo only when --rails names rails.
 "$RAILCP" topo --transport tcp --rails lo --json | python3 -c '

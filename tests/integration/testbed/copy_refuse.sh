@@ -75,8 +75,13 @@ done
 refused "push of a missing source" "$RAILCP" missing 127.0.0.1:x
 refused "push of a directory without -r" "$RAILCP" got 127.0.0.1:x
 case "$err" in *"-r"*) ;; *) fail "$err" ;; esac
-refused "push of two sources to a new name" "$RAILCP" file key 127.0.0.1:new
-refused "pull of two sources to a new name" "$RAILCP" -r 127.0.0.1:a 127.0.0.1:out got/new
+echo plain >root/plain
+echo plain >got/plain
+refused "push of two sources onto a file" "$RAILCP" file key 127.0.0.1:plain
+case "$err" in *"is not a directory"*) ;; *) fail "two sources onto a file: $err" ;; esac
+refused "pull of two sources onto a file" "$RAILCP" -r 127.0.0.1:a 127.0.0.1:plain got/plain
+case "$err" in *"is not a directory"*) ;; *) fail "two sources onto a file, pulled: $err" ;; esac
+rm root/plain got/plain
 before=$(snapshot)
 capture "$RAILCP" 127.0.0.1:file 127.0.0.1:copy
 expect_one_line_error "both sides remote"

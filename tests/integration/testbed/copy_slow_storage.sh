@@ -112,10 +112,11 @@ copy() {
 for mode in buffered direct; do
 	opt=""
 	[ $mode = direct ] && opt=--direct
-	copy "push tmpfs -> slow, $mode" $opt --port 7472 troot/data 127.0.0.1:push-$mode
-	copy "push slow -> tmpfs, $mode" $opt --port 7471 "$slow/root/data" 127.0.0.1:push-$mode
-	copy "pull slow -> tmpfs, $mode" $opt --port 7472 127.0.0.1:data "pull-$mode"
-	copy "pull tmpfs -> slow, $mode" $opt --port 7471 127.0.0.1:data "$slow/pull-$mode"
+	# data/ is its contents: each copy is the tree itself, as same.py expects
+	copy "push tmpfs -> slow, $mode" $opt --port 7472 troot/data/ 127.0.0.1:push-$mode
+	copy "push slow -> tmpfs, $mode" $opt --port 7471 "$slow/root/data/" 127.0.0.1:push-$mode
+	copy "pull slow -> tmpfs, $mode" $opt --port 7472 127.0.0.1:data/ "pull-$mode"
+	copy "pull tmpfs -> slow, $mode" $opt --port 7471 127.0.0.1:data/ "$slow/pull-$mode"
 	copies="${copies:-} $slow/root/push-$mode troot/push-$mode pull-$mode $slow/pull-$mode"
 done
 # One comparison for all (python starts slowly in the guest), once the page cache is dropped.

@@ -26,14 +26,14 @@ expect_no_far_side() {
 }
 
 # 1. A push with -e into a name relative to the home, and a pull back by its absolute name.
-capture "$RAILCP" -r -p --json -e "$rsh" --railcp-path "$RAILCP" src 127.0.0.1:tree
+capture "$RAILCP" -r -p --json -e "$rsh" --railcp-path "$RAILCP" src/ 127.0.0.1:tree
 [ "$rc" -eq 0 ] || fail "push over ssh exited $rc: $err"
 [ "$(tree_sums src)" = "$(tree_sums home/tree)" ] || fail "home/tree differs from src"
 [ "$(readlink home/tree/link)" = a.txt ] || fail "the symlink did not arrive"
 echo "$out" | grep -q '"over_ssh": true' || fail "--json does not say the copy went over ssh: $out"
 echo "$out" | grep -q "\"ssh_home\": \"$HOME\"" || fail "--json does not say where relative paths are: $out"
 expect_no_far_side "after a push"
-capture "$RAILCP" -r -q -e "$rsh" --railcp-path "$RAILCP" "127.0.0.1:$dir/home/tree" back
+capture "$RAILCP" -r -q -e "$rsh" --railcp-path "$RAILCP" "127.0.0.1:$dir/home/tree/" back
 [ "$rc" -eq 0 ] || fail "pull over ssh exited $rc: $err"
 [ "$(tree_sums src)" = "$(tree_sums back)" ] || fail "back differs from src"
 expect_no_far_side "after a pull"

@@ -5,8 +5,9 @@
 # stay holes). Names with spaces and non-ASCII bytes, empty files and
 # directories, a file of exactly one chunk and one that ends mid-chunk
 # travel too. Without -p a file gets the receiver's umask and the time of
-# the copy. DIR/. (and HOST:.) copied to a new name gives that name the
-# directory's contents, as cp -r does. --json reports the files and the
+# the copy. A directory copied to a new name lands in it under its own
+# name; DIR/ and DIR/. (and HOST:.) give the new name the directory's
+# contents, as rsync names them. --json reports the files and the
 # data bytes; no temporary file is left anywhere.
 . tests/integration/lib.sh
 need_rdma
@@ -149,24 +150,24 @@ set -- $(/usr/bin/python3 compare.py src src)
 files=$1 bytes=$3
 echo "source: $files files, $bytes data bytes"
 
-# Push: tree does not exist, so src is created as tree.
+# Push: tree does not exist, so it is made and src lands in it.
 start=$(date +%s)
 capture "$RAILCP" -r -p --json --chunk 64K src 127.0.0.1:tree
 [ "$rc" -eq 0 ] || fail "push exited $rc: $err"
 [ -z "$err" ] || fail "push wrote to stderr: $err"
 echo "push: $(($(date +%s) - start)) s"
 check_json push "$files" "$bytes"
-compare src root/tree >/dev/null
+compare src root/tree/src >/dev/null
 grep -q ': push of 8 files into "tree" done' serve.log || fail "server log: $(cat serve.log)"
 
 # Pull into an existing directory: the tree lands under its own name.
 start=$(date +%s)
-capture "$RAILCP" -r -p --json --chunk 64K 127.0.0.1:tree pulled
+capture "$RAILCP" -r -p --json --chunk 64K 127.0.0.1:tree/src pulled
 [ "$rc" -eq 0 ] || fail "pull exited $rc: $err"
 [ -z "$err" ] || fail "pull wrote to stderr: $err"
 echo "pull: $(($(date +%s) - start)) s"
 check_json pull "$files" "$bytes"
-compare src pulled/tree >/dev/null
+compare src pulled/src >/dev/null
 
 # Without -p: mode less the receiver's umask, mtime of the copy.
 mkdir loose
@@ -183,17 +184,21 @@ compare loose root/loose nometa >/dev/null
 for f in root/loose/open root/loose/shut; do
 	[ "$(stat -c %Y "$f")" -ge "$before" ] || fail "$f kept its mtime without -p: $(stat -c %y "$f")"
 done
-capture sh -c "umask 077 && exec \"\$0\" -r -q 127.0.0.1:loose back077" "$RAILCP"
+capture sh -c "umask 077 && exec \"\$0\" -r -q 127.0.0.1:loose/ back077" "$RAILCP"
 [ "$rc" -eq 0 ] || fail "pull without -p exited $rc: $err"
 [ "$(stat -c %a back077/open back077/shut back077)" = "$(printf '700\n600\n700')" ] ||
 	fail "modes without -p here (umask 077): $(stat -c '%n %a' back077/* back077)"
 [ "$(stat -c %Y back077/open)" -ge "$before" ] || fail "pulled file kept its mtime without -p"
 
-# DIR/. names the directory itself, as for cp -r: a new DST receives its
-# contents, however many entries it has; the root of a pull (HOST:.) too.
+# DIR/ and DIR/. stand for the directory's contents, as for rsync: a new
+# DST receives them, however many entries it has; the root of a pull
+# (HOST:.) too.
 capture "$RAILCP" -r -q loose/. 127.0.0.1:dotcopy
 [ "$rc" -eq 0 ] || fail "push of loose/. to a new name exited $rc: $err"
 compare loose root/dotcopy nometa >/dev/null
+capture "$RAILCP" -r -q loose/ 127.0.0.1:slashcopy
+[ "$rc" -eq 0 ] || fail "push of loose/ to a new name exited $rc: $err"
+compare loose root/slashcopy nometa >/dev/null
 capture "$RAILCP" -r -q 127.0.0.1:. everything
 [ "$rc" -eq 0 ] || fail "pull of 127.0.0.1:. to a new name exited $rc: $err"
 compare root everything nometa >/dev/null

@@ -23,10 +23,10 @@ check_tree() {
 }
 
 start_server_on b srv --port $port --root "$dir/root"
-capture tb on a "$RAILCP" -q -r --port $port src b:tree
+capture tb on a "$RAILCP" -q -r --port $port src/ b:tree
 [ "$rc" -eq 0 ] || fail "push of the tree from a to b exited $rc: $err"
 check_tree root/tree
-capture tb on a "$RAILCP" -q -r --port $port b:tree back
+capture tb on a "$RAILCP" -q -r --port $port b:tree/ back
 [ "$rc" -eq 0 ] || fail "pull of the tree from b to a exited $rc: $err"
 check_tree back
 expect_no_temps root back

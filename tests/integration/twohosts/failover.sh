@@ -87,20 +87,20 @@ PY
 total=$((128 * 1048576 + 3 * 1048576 + 8 * 5000))
 
 # Push with rail 1 of b pulled a third or so into the copy.
-copy_while_down -r --json /tmp/x/src b:pushed --port $port
+copy_while_down -r --json /tmp/x/src/ b:pushed --port $port
 [ "$rc" -eq 0 ] || fail "the push with a rail lost failed ($rc): $(cat copy.err)"
 check_failed_json copy.out $total
 [ "$(sums b /tmp/x/root/pushed)" = "$src_sums" ] || fail "the pushed tree differs from the source"
 tb on b sh -c '! find /tmp/x/root -name ".railcp-tmp-*" | grep -q .' || fail "temporaries left on b"
 
 # Pull with rail 1 of b pulled likewise: the server is the sender now.
-copy_while_down -r --json b:pushed /tmp/x/pulled/p --port $port
+copy_while_down -r --json b:pushed/ /tmp/x/pulled/p --port $port
 [ "$rc" -eq 0 ] || fail "the pull with a rail lost failed ($rc): $(cat copy.err)"
 check_failed_json copy.out $total
 [ "$(sums a /tmp/x/pulled/p)" = "$src_sums" ] || fail "the pulled tree differs from the source"
 
 # --no-failover: the same loss fails the copy, with one sentence.
-copy_while_down -r --no-failover /tmp/x/src b:nofail --port $port
+copy_while_down -r --no-failover /tmp/x/src/ b:nofail --port $port
 err=$(cat copy.err)
 expect_one_line_error "a push with --no-failover that lost a rail"
 # The server's session ends a little after the client: it may wait up to
@@ -112,7 +112,7 @@ wait_until 15 tb on b sh -c '! find /tmp/x/root -name ".railcp-tmp-*" | grep -q 
 # kernel's RoCE ACK timeout is 4.096 us x 2^17 = 0.54 s, retried 7 times:
 # 4.3 s), no final-named file, no temporary, and the server serves on.
 n=$(sessions)
-spawn_on a cp "$RAILCP" -r /tmp/x/src b:both --port $port
+spawn_on a cp "$RAILCP" -r /tmp/x/src/ b:both --port $port
 started "$n"
 down_ns=$(date +%s%N)
 tb link b 0 down && tb link b 1 down || fail "cannot take b's links down"
@@ -134,7 +134,7 @@ tb on a "$RAILCP" -q /tmp/x/src/mid b:after --port $port || fail "the server doe
 
 # A copy that starts while rail 1 of b is down goes without it and says so.
 tb link b 1 down || fail "tb link b 1 down failed"
-tb on a "$RAILCP" -r --json /tmp/x/src b:downstart --port $port >start.out 2>start.err
+tb on a "$RAILCP" -r --json /tmp/x/src/ b:downstart --port $port >start.out 2>start.err
 rc=$?
 tb link b 1 up || fail "tb link b 1 up failed"
 [ "$rc" -eq 0 ] || fail "a copy started with rail 1 of b down failed: $(cat start.err)"
@@ -149,7 +149,7 @@ assert rails["rxe1:1"]["bytes"] == 0 and rails["rxe0:1"]["bytes"] == int(sys.arg
 wait_active b 1
 
 # Rail 1 is ACTIVE again: the next copy uses it.
-tb on a "$RAILCP" -r --json /tmp/x/src b:back --port $port >back.out 2>back.err ||
+tb on a "$RAILCP" -r --json /tmp/x/src/ b:back --port $port >back.out 2>back.err ||
 	fail "a copy after rail 1 came back failed: $(cat back.err)"
 /usr/bin/python3 -c '
 import json

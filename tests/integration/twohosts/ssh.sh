@@ -41,7 +41,7 @@ echo "over ssh from a" >src/a.txt
 echo deeper >src/sub/c.txt
 ln -s a.txt src/link
 
-capture tb on a "$RAILCP" -r -p --json -e "$ssh" --railcp-path "$railcp" src "b:$dir/onb"
+capture tb on a "$RAILCP" -r -p --json -e "$ssh" --railcp-path "$railcp" src/ "b:$dir/onb"
 [ "$rc" -eq 0 ] || fail "push from a over ssh to b exited $rc: $err"
 [ "$(tree_sums src)" = "$(tree_sums onb)" ] || fail "onb differs from src"
 [ "$(readlink onb/link)" = a.txt ] || fail "the symlink did not arrive"
@@ -49,7 +49,7 @@ echo "$out" | grep -q '"over_ssh": true' || fail "--json does not say the copy w
 rails=$(echo "$out" | grep -c '"name": ') # the push's rails, as --json reports them
 expect_no_far_side_on_b "after the push"
 
-capture tb on a "$RAILCP" -r -q -e "$ssh" --railcp-path "$railcp" "b:$dir/onb" back
+capture tb on a "$RAILCP" -r -q -e "$ssh" --railcp-path "$railcp" "b:$dir/onb/" back
 [ "$rc" -eq 0 ] || fail "pull from b over ssh exited $rc: $err"
 [ "$(tree_sums src)" = "$(tree_sums back)" ] || fail "back differs from src"
 expect_no_far_side_on_b "after the pull"

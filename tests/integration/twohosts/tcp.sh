@@ -14,7 +14,7 @@ head -c 100000 /dev/urandom >src/sub/b.bin
 
 start_server_on b srv --transport tcp --port $port --root "$dir/root"
 grep -q "over tcp" "$(job_file b srv err)" || fail "the server does not say tcp: $(cat "$(job_file b srv err)")"
-capture tb on a "$RAILCP" -r --json --transport tcp --port $port src b:tree
+capture tb on a "$RAILCP" -r --json --transport tcp --port $port src/ b:tree
 [ "$rc" -eq 0 ] || fail "push over tcp from a to b exited $rc: $err"
 printf '%s' "$out" | /usr/bin/python3 -c '
 import json, sys
@@ -24,7 +24,7 @@ rails = [r for r in j["rails"] if r["bytes"] > 0]
 assert len(rails) >= 2, "data on fewer than two rails: %s" % j["rails"]
 ' || fail "the push did not run over tcp on the rails: $out"
 [ "$(tree_sums src)" = "$(tree_sums root/tree)" ] || fail "the pushed tree differs"
-capture tb on a "$RAILCP" -q -r --transport tcp --port $port b:tree back
+capture tb on a "$RAILCP" -q -r --transport tcp --port $port b:tree/ back
 [ "$rc" -eq 0 ] || fail "pull over tcp from b to a exited $rc: $err"
 [ "$(tree_sums src)" = "$(tree_sums back)" ] || fail "the pulled tree differs"
 expect_no_temps root back
