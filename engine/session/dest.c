@@ -123,7 +123,7 @@ static int dry_root(const struct io_root *parent, const char *dst, bool contents
 
 	if (!err)
 		err = io_dest_decide(dst, contents, dest_open(parent, path, 0, &root),
-				     io_manifest_top_count(m), d);
+				     io_manifest_one_file(m), d);
 	free(path);
 	if (err || d->kind == IO_DEST_INTO) {
 		*root_out = root;

@@ -43,6 +43,13 @@ want=$(printf 'src/\nsrc/a/\nsrc/a/b/\nsrc/a/b/f.txt\nsrc/a/g.o\nsrc/build/\nsrc
 case "$out" in *"railcp: dry run: 7 files and symlinks"*"6 directories would go to 127.0.0.1; nothing was written"*) ;;
 *) fail "push --dry-run's last line: $out" ;; esac
 grep -q 'dry run of a push of 6 files into ".", nothing written' serve.log || fail "the server's log: $(cat serve.log)"
+# Into a destination that does not exist yet, the names a real push would
+# give (rsync's rule: new/src, never src renamed to new), nothing made.
+# shellcheck disable=SC2086
+capture "$RAILCP" $tcp -r -n src 127.0.0.1:new
+[ "$rc" -eq 0 ] || fail "push --dry-run to a new destination: exit $rc: $err"
+[ "$(printf '%s\n' "$out" | grep -v '^railcp: ')" = "$want" ] || fail "push --dry-run to a new destination listed: $out"
+[ -z "$(ls -A root)" ] || fail "push --dry-run to a new destination made something in the root"
 
 # A push through rules: *.o out, build/ out (directories only), /c/build in again
 # (first match wins), and --exclude-from with an include and a comment.
@@ -68,7 +75,7 @@ capture "$RAILCP" $tcp -r -p -u -n --exclude '*.o' --exclude-from rules src 127.
 # A pull through a filter the server applies, dry first (--json: one object), then for real.
 before_root=$(listing root)
 # shellcheck disable=SC2086
-capture "$RAILCP" $tcp -r -n --json --exclude '*.txt' --include 'build/' 127.0.0.1:src back
+capture "$RAILCP" $tcp -r -n --json --exclude '*.txt' --include 'build/' 127.0.0.1:src/ back
 [ "$rc" -eq 0 ] || fail "pull --dry-run: $err"
 [ ! -e back ] || fail "pull --dry-run made the destination"
 [ "$(listing root)" = "$before_root" ] || fail "pull --dry-run changed the server's root"
@@ -76,18 +83,18 @@ printf '%s' "$out" | python3 -c '
 import json, sys
 j = json.load(sys.stdin)
 assert j["dry_run"] and j["direction"] == "pull", j
-assert [e["path"] for e in j["entries"]] == ["back", "back/a", "back/a/b", "back/c", "back/c/build", "back/link"], j
-assert j["files"] == 1 and j["directories"] == 5, j
+assert [e["path"] for e in j["entries"]] == ["a", "a/b", "c", "c/build", "link"], j
+assert j["files"] == 1 and j["directories"] == 4, j
 ' || fail "pull --dry-run --json: $out"
 # shellcheck disable=SC2086
-capture "$RAILCP" $tcp -r --exclude '*.txt' 127.0.0.1:src back
+capture "$RAILCP" $tcp -r --exclude '*.txt' 127.0.0.1:src/ back
 [ "$rc" -eq 0 ] || fail "pull with a filter: $err"
 [ "$(paths_of back)" = "$(printf 'a\na/b\nc\nc/build\nlink')" ] || fail "pull with a filter landed: $(paths_of back)"
 
 # --files-from (NUL-separated with --from0), a push and a pull.
 printf 'top.txt\n./c/build/x.txt\n' >list
 # shellcheck disable=SC2086
-capture "$RAILCP" $tcp -r --files-from list 127.0.0.1:src back2
+capture "$RAILCP" $tcp -r --files-from list 127.0.0.1:src/ back2
 [ "$rc" -eq 0 ] || fail "pull --files-from: $err"
 [ "$(paths_of back2)" = "$(printf 'c\nc/build\nc/build/x.txt\ntop.txt')" ] || fail "pull --files-from landed: $(paths_of back2)"
 printf 'c/keep.txt\0a/\0' >list0

@@ -36,9 +36,9 @@ capture "$RAILCP" $tcp "$tmp/src/big" "$(id -un)@[::1]:as-user"
 [ "$rc" -eq 0 ] || fail "push to user@[::1]:as-user: $err"
 cmp "$tmp/src/big" "$tmp/root/as-user" || fail "user@[::1]:as-user differs"
 # shellcheck disable=SC2086
-capture "$RAILCP" $tcp -r '[::1]:src' "$tmp/back"
+capture "$RAILCP" $tcp -r '[::1]:src' "$tmp/back/"
 [ "$rc" -eq 0 ] || fail "pull from [::1]:src: $err"
-diff -r "$tmp/src" "$tmp/back" || fail "the tree pulled from [::1] differs"
+diff -r "$tmp/src" "$tmp/back/src" || fail "the tree pulled from [::1] differs"
 grep -q "session 1 from ::1: push" "$tmp/serve.log" || fail "the server does not name ::1: $(cat "$tmp/serve.log")"
 stop_server
 
