@@ -80,10 +80,11 @@ static void test_a_push_dry_run_lists_everything_new_and_writes_nothing(void **s
 	for (size_t i = 0; i < d.n; i++)
 		assert_int_equal(d.why[i], IO_DIFF_NEW);
 	assert_true(dir_empty(d.root));
-	/* Into a new name: the top renamed as the copy would, its parent untouched. */
+	/* Into a new name: the names the copy would give in it (rsync's rule:
+	 * fresh/top, the top never renamed to fresh), nothing made. */
 	assert_int_equal(dry_copy(fx, &d, ENG_PUSH, "fresh", true, false, NULL), 0);
-	assert_string_equal(d.path[0], "fresh");
-	assert_string_equal(d.path[4], "fresh/sub/big.bin");
+	assert_string_equal(d.path[0], "top");
+	assert_string_equal(d.path[4], "top/sub/big.bin");
 	assert_true(dir_empty(d.root));
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
@@ -133,7 +134,7 @@ static void test_a_pull_dry_run_makes_no_destination(void **state)
 	assert_int_equal(dry_copy(fx, &d, ENG_PULL, dst, true, false, NULL), 0);
 	assert_int_equal(d.calls, 1);
 	assert_int_equal(d.n, 8);
-	assert_string_equal(d.path[0], "new");
+	assert_string_equal(d.path[0], "top"); /* new/top, as the pull would make */
 	assert_int_equal(d.why[0], IO_DIFF_NEW);
 	assert_true(dir_empty(d.back));
 	assert_int_equal(server_stop(&fx->srv), 0);
