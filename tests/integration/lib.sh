@@ -80,6 +80,37 @@ dm_ext4() {
 # leak check at exit and the descriptor and thread counts still do.
 is_asan() { grep -q __asan_init "$RAILCP" 2>/dev/null; }
 
+# free_port: a TCP port of 127.0.0.1 that nothing listens on now.
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# server_tmp: the set-up of a host test of a server on 127.0.0.1: a new
+# temporary directory $tmp, removed at exit once $server_pid is killed;
+# HOME in it, the C locale, no RAILCP_KEY; $port free on 127.0.0.1.
+server_tmp() {
+	tmp=$(mktemp -d)
+	trap 'kill "$server_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+	export HOME="$tmp" LC_ALL=C
+	unset RAILCP_KEY
+	port=$(free_port)
+}
+
+# need_mpi: $MPI, the railcp-mpi beside $RAILCP, and an mpirun that can
+# run; skipped, saying why, only where no MPI is installed or where
+# Debian 12's Open MPI mpirun itself aborts ("stack smashing detected", on
+# a host name of 58 characters or more: tools/dev/check-odd-machine gives
+# 63): nothing of railcp-mpi's, and no MPI job can run there.
+need_mpi() {
+	MPI=$(dirname "$RAILCP")/railcp-mpi
+	if ! command -v mpirun >/dev/null; then
+		[ ! -x "$MPI" ] || fail "railcp-mpi is built but mpirun is missing: run tools/setup"
+		skip "no MPI here (no mpirun, and railcp-mpi was not built): run tools/setup, then scons"
+	fi
+	[ -x "$MPI" ] || fail "mpirun is here but $MPI was not built (scons says why: is libopenmpi-dev installed?)"
+	if ! _out=$(timeout 60 mpirun --allow-run-as-root --oversubscribe -q -n 1 true 2>&1); then
+		skip "mpirun itself cannot run on this host (its name has $(hostname | tr -d '\n' | wc -c) characters): $(printf '%s' "$_out" | head -n 1)"
+	fi
+}
+
 # mistakes_dir: a new temporary directory $tmp, removed at exit and
 # entered, holding what the tests of a new user's mistakes name: a
 # directory dir, a file a.txt and short.key (a key file too short, mode 600).

@@ -9,25 +9,13 @@
 # end the job with one line naming the rank and a non-zero status, with no
 # temporary and no half-written file left under a final name.
 # Skipped, saying so, only where no MPI is installed, or where mpirun itself
-# cannot run (a host name of about 60 characters: see host/mpi_push.sh).
+# cannot run (a host name of about 60 characters: need_mpi in lib.sh).
 . tests/integration/lib.sh
-MPI=$(dirname "$RAILCP")/railcp-mpi
-if ! command -v mpirun >/dev/null; then
-	[ ! -x "$MPI" ] || fail "railcp-mpi is built but mpirun is missing: run tools/setup"
-	skip "no MPI here (no mpirun, and railcp-mpi was not built): run tools/setup, then scons"
-fi
-[ -x "$MPI" ] || fail "mpirun is here but $MPI was not built (scons says why: is libopenmpi-dev installed?)"
-# Debian 12's Open MPI mpirun itself aborts ("stack smashing detected") on a
-# host whose name has about 60 characters or more (tools/dev/check-odd-machine
-# gives 63; 56 works): nothing of railcp-mpi's, and no MPI job can run there.
-if ! out=$(timeout 60 mpirun --allow-run-as-root --oversubscribe -q -n 1 true 2>&1); then
-	skip "mpirun itself cannot run on this host (its name has $(hostname | tr -d '\n' | wc -c) characters): $(printf '%s' "$out" | head -n 1)"
-fi
+need_mpi
 tmp=$(mktemp -d)
 trap 'kill $pid1 $pid2 2>/dev/null; rm -rf "$tmp"' EXIT
 export HOME="$tmp" LC_ALL=C
 unset RAILCP_KEY
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 port1=$(free_port) port2=$(free_port)
 dead=$(free_port) # nothing listens there
 [ "$port1" != "$port2" ] || port2=$((port1 + 1))

@@ -6,11 +6,7 @@
 # them (its quick check is fooled), -c sends exactly those 5 files' chunks
 # and the trees end the same; a pull with -c likewise; no temporary is left.
 . tests/integration/lib.sh
-tmp=$(mktemp -d)
-trap 'kill "$server_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
-export HOME="$tmp" LC_ALL=C
-unset RAILCP_KEY
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+server_tmp
 tcp="--transport tcp --rails lo --port $port --chunk 256K"
 cd "$tmp" || fail "no $tmp"
 mkdir root src

@@ -3,11 +3,7 @@
 # time, the summary and --json saying tcp (and the --tos given), and a bad
 # --transport refused.
 . tests/integration/lib.sh
-tmp=$(mktemp -d)
-trap 'kill "$server_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
-export HOME="$tmp" LC_ALL=C
-unset RAILCP_KEY
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+server_tmp
 tcp="--transport tcp --rails lo --port $port"
 
 mkdir -p "$tmp/root" "$tmp/src/d/e" "$tmp/src/empty_dir"

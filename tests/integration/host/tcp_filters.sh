@@ -6,11 +6,7 @@
 # applied by the server's walk); hostile patterns and lists are refused in
 # one line with exit status 2, before anything is sent.
 . tests/integration/lib.sh
-tmp=$(mktemp -d)
-trap 'kill "$server_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
-export HOME="$tmp" LC_ALL=C
-unset RAILCP_KEY
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+server_tmp
 tcp="--transport tcp --rails lo --port $port"
 cd "$tmp" || fail "no $tmp"
 
