@@ -5,7 +5,8 @@
 # balance; each server served one session. A server that is not running, a
 # missing source and a destination without HOSTS end the job with one line
 # and a non-zero status, and nothing half-written under a final name.
-# Skipped, saying so, only where no MPI is installed (tools/setup installs it).
+# Skipped, saying so, only where no MPI is installed (tools/setup installs it)
+# or where mpirun itself cannot run (need_mpi in lib.sh).
 . tests/integration/lib.sh
 need_mpi
 tmp=$(mktemp -d)
