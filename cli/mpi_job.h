@@ -43,6 +43,11 @@ extern _Atomic bool cli__mpi_interrupted;
  */
 _Noreturn void cli__mpi_fail(const struct job *j, const char *what, int err);
 
+/* Rank r's packed share buf (len bytes) appended to rank 0's bytes all
+ * (*total long): displ and count are rank r's entries. -EFBIG past what
+ * one MPI scatter counts (INT_MAX), -ENOMEM; all is kept on failure. */
+int cli__mpi_append(char **all, size_t *total, const void *buf, size_t len, int *displ, int *count);
+
 /* Rank 0's bytes (all, with count and displ per rank) scattered: this rank's, *mine long. */
 char *cli__mpi_scatter(const struct job *j, const char *all, const int *count, const int *displ,
 		       int *mine);

@@ -166,6 +166,23 @@ static int job_parse(struct job *j, int argc, char **argv)
 	return 0;
 }
 
+int cli__mpi_append(char **all, size_t *total, const void *buf, size_t len, int *displ, int *count)
+{
+	char *grown;
+
+	if (*total + len > INT_MAX)
+		return rcp_err(-EFBIG, "the file list is more than 2 GiB: too many files for one "
+				       "scatter");
+	if (!(grown = realloc(*all, *total + len + 1)))
+		return -ENOMEM;
+	*all = grown;
+	memcpy(grown + *total, buf, len);
+	*displ = (int)*total;
+	*count = (int)len;
+	*total += len;
+	return 0;
+}
+
 /* Rank 0: every rank's share packed, one after another, with counts and offsets. */
 static int shares_pack(const struct io_manifest *m, int size, char **all, int *count, int *displ)
 {
@@ -180,25 +197,13 @@ static int shares_pack(const struct io_manifest *m, int size, char **all, int *c
 		struct io_manifest *share = NULL;
 		void *buf = NULL;
 		size_t len = 0;
-		char *grown;
 
 		err = cli_mpi_share(m, owner, (unsigned)r, &share);
 		if (!err)
 			err = cli_mpi_pack(share, &buf, &len);
 		io_manifest_destroy(share);
-		if (!err && total + len > INT_MAX)
-			err = rcp_err(-EFBIG,
-				      "the file list is more than 2 GiB: too many files for "
-				      "one scatter");
-		if (!err && !(grown = realloc(*all, total + len)))
-			err = -ENOMEM;
-		if (!err) {
-			*all = grown;
-			memcpy(*all + total, buf, len);
-			displ[r] = (int)total;
-			count[r] = (int)len;
-			total += len;
-		}
+		if (!err)
+			err = cli__mpi_append(all, &total, buf, len, &displ[r], &count[r]);
 		free(buf);
 	}
 	free(owner);

@@ -54,21 +54,10 @@ static int pull_pack(struct job *j, const struct cli_mpi_pull *p, char **all, in
 	for (r = 0; r < j->size && !err; r++) {
 		void *buf = NULL;
 		size_t len = 0;
-		char *grown = NULL;
 
 		err = cli_mpi_pull_pack(p, owner, (unsigned)r, &buf, &len);
-		if (!err && total + len > INT_MAX)
-			err = rcp_err(-EFBIG, "the file list is more than 2 GiB: too many files "
-					      "for one scatter");
-		if (!err && !(grown = realloc(*all, total + len + 1)))
-			err = -ENOMEM;
-		if (!err) {
-			*all = grown;
-			memcpy(*all + total, buf, len);
-			displ[r] = (int)total;
-			count[r] = (int)len;
-			total += len;
-		}
+		if (!err)
+			err = cli__mpi_append(all, &total, buf, len, &displ[r], &count[r]);
 		free(buf);
 	}
 	free(bytes);
