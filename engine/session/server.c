@@ -51,56 +51,6 @@ struct srv_session {
 	unsigned peer_rail[ENG_MAX_STRIPES]; /* our rail for each client stripe */
 };
 
-static bool flag(const json_t *hello, const char *name)
-{
-	return json_is_true(json_object_get(json_object_get(hello, ENG_KEY_FLAGS), name));
-}
-
-int eng__hello_terms(const json_t *hello, bool serves_files, struct eng_hello_terms *out)
-{
-	const char *job = json_string_value(json_object_get(hello, ENG_KEY_JOB));
-	json_t *stripes = json_object_get(hello, ENG_KEY_STRIPES);
-	bool bench = job && !strcmp(job, ENG_JOB_BENCH);
-	uint64_t chunk, bytes = 0;
-	char esc[ENG_PROTO_ESC_SHORT];
-	int err;
-
-	memset(out, 0, sizeof(*out));
-	if (!job || (!bench && strcmp(job, ENG_JOB_PUSH) && strcmp(job, ENG_JOB_PULL)))
-		return rcp_err(-EPROTO, "this server does not run '%s' jobs",
-			       rcp_printable(job ? job : "?", esc, sizeof(esc)));
-	if (!bench && !serves_files)
-		return rcp_err(-EPERM,
-			       "this server was started without --root: it serves no files, "
-			       "only railcp bench");
-	if ((err = eng__proto_get_u64(hello, ENG_KEY_CHUNK, &chunk)) != 0)
-		return err;
-	if (bench && (err = eng__proto_get_u64(hello, ENG_KEY_BYTES, &bytes)) != 0)
-		return err;
-	if (bench && (bytes == 0 || bytes > ENG_MAX_BENCH_BYTES))
-		return rcp_err(-EINVAL, "a bench of %" PRIu64 " bytes is out of bounds", bytes);
-	if (chunk < ENG_CHUNK_MIN || chunk > ENG_CHUNK_MAX || chunk % ENG_CHUNK_MIN)
-		return rcp_err(-EINVAL,
-			       "a chunk of %" PRIu64 " bytes is out of bounds "
-			       "(4 KiB to 64 MiB, multiples of 4 KiB)",
-			       chunk);
-	if (!json_is_array(stripes) || json_array_size(stripes) == 0 ||
-	    json_array_size(stripes) > ENG_MAX_STRIPES)
-		return rcp_err(-EINVAL, "a session needs 1 to %d stripes", ENG_MAX_STRIPES);
-	out->kind = job;
-	out->role = strcmp(job, ENG_JOB_PULL) ? ENG_RECEIVER : ENG_SENDER;
-	out->chunk = (uint32_t)chunk;
-	out->bench_bytes = bytes;
-	/* -c trades the kept chunks' maps and digests as --partial does (checksum.c). */
-	out->checksum = flag(hello, ENG_FLAG_CHECKSUM);
-	out->partial = flag(hello, ENG_FLAG_PARTIAL) || out->checksum;
-	out->root_flags =
-		eng__dest_flags(flag(hello, ENG_FLAG_PRESERVE), flag(hello, ENG_FLAG_FSYNC),
-				flag(hello, ENG_FLAG_DIRECT), flag(hello, ENG_FLAG_PARTIAL),
-				flag(hello, ENG_FLAG_CHECKSUM));
-	return 0;
-}
-
 /* The session takes on the terms of the proven client's hello. */
 static int hello_check(struct srv_session *ss)
 {
@@ -148,18 +98,19 @@ static int push_prepare(struct srv_session *ss)
 		return err;
 	io_path_printable(dst, ss->where);
 	err = eng__manifest_recv(&ss->s.ctl, ss->s.timeout_ms, &m);
-	if (!err && flag(ss->hello, ENG_FLAG_DRY_RUN)) {
+	if (!err && eng__hello_flag(ss->hello, ENG_FLAG_DRY_RUN)) {
 		ss->bytes = m->data_bytes;
 		err = eng__dry_answer(&ss->s, ss->srv->root, dst,
-				      flag(ss->hello, ENG_FLAG_CONTENTS), m);
+				      eng__hello_flag(ss->hello, ENG_FLAG_CONTENTS), m);
 		free(dst);
 		return err;
 	}
 	if (!err) {
 		ss->bytes = m->data_bytes;
-		err = eng__dest_files(ss->srv->root, dst, flag(ss->hello, ENG_FLAG_CONTENTS),
-				      ss->root_flags, m, ss->s.chunk,
-				      flag(ss->hello, ENG_FLAG_UPDATE) ? &holds : NULL,
+		err = eng__dest_files(ss->srv->root, dst,
+				      eng__hello_flag(ss->hello, ENG_FLAG_CONTENTS), ss->root_flags,
+				      m, ss->s.chunk,
+				      eng__hello_flag(ss->hello, ENG_FLAG_UPDATE) ? &holds : NULL,
 				      ss->s.partial ? &kept : NULL, &ss->s.files);
 	}
 	free(dst);
@@ -218,8 +169,8 @@ static int pull_prepare(struct srv_session *ss)
 		io_path_printable(src[0], ss->where);
 		err = io_manifest_walk_filtered(
 			ss->srv->root, (const char *const *)src, n,
-			flag(ss->hello, ENG_FLAG_RECURSIVE) ? IO_WALK_RECURSIVE : 0, NULL, filter,
-			&m);
+			eng__hello_flag(ss->hello, ENG_FLAG_RECURSIVE) ? IO_WALK_RECURSIVE : 0,
+			NULL, filter, &m);
 	}
 	for (i = 0; i < n; i++)
 		free(src[i]);
@@ -237,10 +188,10 @@ static int pull_prepare(struct srv_session *ss)
 	rcp_steps_lap(&ss->s.steps, RCP_STEP_WALK);
 	if (!err)
 		err = eng__manifest_send(&ss->s.ctl, eng__files_manifest(ss->s.files));
-	if (!err && flag(ss->hello, ENG_FLAG_DRY_RUN))
+	if (!err && eng__hello_flag(ss->hello, ENG_FLAG_DRY_RUN))
 		return 0; /* the client compares: the session ends here */
 	if (!err)
-		err = eng__session_maps_recv(&ss->s, flag(ss->hello, ENG_FLAG_UPDATE),
+		err = eng__session_maps_recv(&ss->s, eng__hello_flag(ss->hello, ENG_FLAG_UPDATE),
 					     ss->s.partial);
 	return err;
 }
@@ -558,7 +509,7 @@ static void *session_main(void *arg)
 	if (!err && !strcmp(ss->kind, ENG_JOB_PULL))
 		err = pull_prepare(ss);
 	rcp_steps_lap(&ss->s.steps, RCP_STEP_MANIFEST);
-	if (!err && flag(ss->hello, ENG_FLAG_DRY_RUN)) {
+	if (!err && eng__hello_flag(ss->hello, ENG_FLAG_DRY_RUN)) {
 		rcp_log(RCP_LOG_NOTICE, "session %u from %s: dry run of a %s, nothing written",
 			ss->id, ss->peer, session_what(ss, what, sizeof(what)));
 		goto end;

@@ -578,6 +578,9 @@ struct eng_hello_terms {
 };
 int eng__hello_terms(const json_t *hello, bool serves_files, struct eng_hello_terms *out);
 
+/* Whether the hello's flags hold name (ENG_FLAG_*) as true. */
+bool eng__hello_flag(const json_t *hello, const char *name);
+
 /*
  * What a client takes from the server's welcome before it connects: the
  * slots per stripe (2 to max_slots, this side's own budget), the tokens

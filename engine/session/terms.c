@@ -1,0 +1,63 @@
+/*
+ * terms.c - what a server takes from a proven client's hello: the job, the
+ * server's role in it, the chunk and bench bounds, the stripes' count and
+ * the copy's flags, checked before the session allocates anything
+ * (server.c; the fuzz target fuzz_frame takes hellos through it too).
+ */
+#include "engine/session/session_int.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+bool eng__hello_flag(const json_t *hello, const char *name)
+{
+	return json_is_true(json_object_get(json_object_get(hello, ENG_KEY_FLAGS), name));
+}
+
+int eng__hello_terms(const json_t *hello, bool serves_files, struct eng_hello_terms *out)
+{
+	const char *job = json_string_value(json_object_get(hello, ENG_KEY_JOB));
+	json_t *stripes = json_object_get(hello, ENG_KEY_STRIPES);
+	bool bench = job && !strcmp(job, ENG_JOB_BENCH);
+	uint64_t chunk, bytes = 0;
+	char esc[ENG_PROTO_ESC_SHORT];
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!job || (!bench && strcmp(job, ENG_JOB_PUSH) && strcmp(job, ENG_JOB_PULL)))
+		return rcp_err(-EPROTO, "this server does not run '%s' jobs",
+			       rcp_printable(job ? job : "?", esc, sizeof(esc)));
+	if (!bench && !serves_files)
+		return rcp_err(-EPERM,
+			       "this server was started without --root: it serves no files, "
+			       "only railcp bench");
+	if ((err = eng__proto_get_u64(hello, ENG_KEY_CHUNK, &chunk)) != 0)
+		return err;
+	if (bench && (err = eng__proto_get_u64(hello, ENG_KEY_BYTES, &bytes)) != 0)
+		return err;
+	if (bench && (bytes == 0 || bytes > ENG_MAX_BENCH_BYTES))
+		return rcp_err(-EINVAL, "a bench of %" PRIu64 " bytes is out of bounds", bytes);
+	if (chunk < ENG_CHUNK_MIN || chunk > ENG_CHUNK_MAX || chunk % ENG_CHUNK_MIN)
+		return rcp_err(-EINVAL,
+			       "a chunk of %" PRIu64 " bytes is out of bounds "
+			       "(4 KiB to 64 MiB, multiples of 4 KiB)",
+			       chunk);
+	if (!json_is_array(stripes) || json_array_size(stripes) == 0 ||
+	    json_array_size(stripes) > ENG_MAX_STRIPES)
+		return rcp_err(-EINVAL, "a session needs 1 to %d stripes", ENG_MAX_STRIPES);
+	out->kind = job;
+	out->role = strcmp(job, ENG_JOB_PULL) ? ENG_RECEIVER : ENG_SENDER;
+	out->chunk = (uint32_t)chunk;
+	out->bench_bytes = bytes;
+	/* -c trades the kept chunks' maps and digests as --partial does (checksum.c). */
+	out->checksum = eng__hello_flag(hello, ENG_FLAG_CHECKSUM);
+	out->partial = eng__hello_flag(hello, ENG_FLAG_PARTIAL) || out->checksum;
+	out->root_flags = eng__dest_flags(
+		eng__hello_flag(hello, ENG_FLAG_PRESERVE), eng__hello_flag(hello, ENG_FLAG_FSYNC),
+		eng__hello_flag(hello, ENG_FLAG_DIRECT), eng__hello_flag(hello, ENG_FLAG_PARTIAL),
+		eng__hello_flag(hello, ENG_FLAG_CHECKSUM));
+	return 0;
+}
