@@ -70,8 +70,14 @@ _Noreturn void cli__mpi_fail(const struct job *j, const char *what, int err)
 	exit(CLI_EXIT_FAIL);
 }
 
-/* argv[i] as railcp-mpi:PATH, its servers the job's (the same in every such argument). */
-static int remote_arg(struct job *j, char **argv, int i)
+/*
+ * argv[i] as railcp-mpi:PATH, its servers the job's (the same in every such
+ * argument). A push's DST (dst) gets a trailing '/': it is always a
+ * directory, made if missing. Each rank's share names its own files, so a
+ * share of one file would otherwise be renamed to DST by every rank's
+ * session, the last one winning.
+ */
+static int remote_arg(struct job *j, char **argv, int i, bool dst)
 {
 	struct cli_mpi_server *srv;
 	const char *path;
@@ -91,7 +97,8 @@ static int remote_arg(struct job *j, char **argv, int i)
 		free(srv);
 	else
 		j->srv = srv, j->n_srv = n;
-	if (asprintf(&j->remote[i], "railcp-mpi:%s", path) < 0) {
+	if (asprintf(&j->remote[i], "railcp-mpi:%s%s", path,
+		     dst && *path && path[strlen(path) - 1] != '/' ? "/" : "") < 0) {
 		j->remote[i] = NULL;
 		return cli_fail(-ENOMEM);
 	}
@@ -130,7 +137,7 @@ static int job_args(struct job *j, int argc, char **argv)
 		j->argv[i] = argv[i];
 		dashes |= !strcmp(argv[i], "--");
 		if (i && (dashes || argv[i][0] != '-') && strchr(argv[i], ':') &&
-		    (r = remote_arg(j, argv, i)))
+		    (r = remote_arg(j, argv, i, i == argc - 1)))
 			return r;
 	}
 	if (!j->srv)

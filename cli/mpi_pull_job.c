@@ -66,32 +66,42 @@ static int pull_pack(struct job *j, const struct cli_mpi_pull *p, char **all, in
 }
 
 /*
- * Rank 0 lists the sources on its server (a dry run each). DST a
- * directory: each source lands beneath it under its name, every rank's
- * session making the directories it needs. Else the one source is made
- * DST: a directory's tree is made here first, and every rank pulls the
- * source's contents into it (*contents), so that no two sessions race to
- * name it; a file is one item, named by the one session that pulls it.
+ * Rank 0 lists the sources on its server (a dry run each) and settles where
+ * they land, by rsync's rule as one railcp names them (io_dest_decide): a
+ * DST that is a directory receives each source under its name (a source
+ * ending in '/' or '.': its contents); a missing DST is made here first,
+ * with the umask's mode, so that every rank's session finds it and none
+ * races another to name it; one file alone to a DST that is not a
+ * directory (nor ends in '/') is one item, named DST by the one session
+ * that pulls it. Several sources or a directory onto a file: -ENOTDIR.
  */
-static int pull_list(struct job *j, struct cli_mpi_pull *p, int *contents)
+static int pull_list(struct job *j, struct cli_mpi_pull *p)
 {
+	const char *dst = j->o.dst;
+	size_t len = strlen(dst);
 	struct stat st;
-	bool into = stat(j->o.dst, &st) == 0 && S_ISDIR(st.st_mode);
+	bool exists = stat(dst, &st) == 0, into = exists && S_ISDIR(st.st_mode);
+	const struct io_manifest *m;
 	int err = 0;
 
-	if (!into && j->o.n_src > 1)
-		return rcp_err(-ENOTDIR, "%s is no directory, and there are %zu sources", j->o.dst,
-			       j->o.n_src);
 	if ((err = cli_mpi_pull_list(&j->o, into, p)))
 		server_fail(j, "listing the sources on", err);
-	*contents = !into && p->src[0].m->n && p->src[0].m->entry[0].type == IO_DIR;
-	if (*contents && mkdir(j->o.dst, 0700) && errno != EEXIST)
-		return rcp_err(-errno, "cannot make %s: %s", j->o.dst, strerror(errno));
+	m = p->src[0].m;
+	if (into || (p->n_src == 1 && p->src[0].has_top && m->n == 1 &&
+		     m->entry[0].type != IO_DIR && len && dst[len - 1] != '/'))
+		return 0; /* into DST, or the one file named DST */
+	if (exists)
+		return rcp_err(-ENOTDIR, "%s is not a directory, which it must be to receive %s",
+			       dst,
+			       p->n_src > 1 ? "several sources" : "a directory or its contents");
+	if (mkdir(dst, 0777) && errno != EEXIST)
+		return rcp_err(-errno, "cannot make %s: %s", dst, strerror(errno));
+	p->into = true;
 	return 0;
 }
 
-/* Every rank's tasks, from rank 0's list; *contents as pull_list says. */
-static struct cli_mpi_task *pull_share(struct job *j, struct cli_mpi_pull *p, int *contents)
+/* Every rank's tasks, from rank 0's list. */
+static struct cli_mpi_task *pull_share(struct job *j, struct cli_mpi_pull *p)
 {
 	int *count = calloc((size_t)j->size, sizeof(int)),
 	    *displ = calloc((size_t)j->size, sizeof(int));
@@ -102,12 +112,11 @@ static struct cli_mpi_task *pull_share(struct job *j, struct cli_mpi_pull *p, in
 	if (j->rank == 0 && !(j->load = calloc((size_t)j->size, sizeof(*j->load))))
 		err = -ENOMEM;
 	if (j->rank == 0 && !err)
-		err = pull_list(j, p, contents);
+		err = pull_list(j, p);
 	if (j->rank == 0 && !err)
 		err = pull_pack(j, p, &all, count, displ);
 	if (err)
 		cli__mpi_fail(j, "to share the sources", err);
-	MPI_Bcast(contents, 1, MPI_INT, 0, MPI_COMM_WORLD);
 	buf = cli__mpi_scatter(j, all, count, displ, &mine);
 	err = cli_mpi_pull_unpack(buf, (size_t)mine, j->o.n_src, t);
 	if (err)
@@ -119,26 +128,21 @@ static struct cli_mpi_task *pull_share(struct job *j, struct cli_mpi_pull *p, in
 	return t;
 }
 
-/* One source's task: the source whole, or its listed paths (as its contents where DST was made). */
-static void pull_task(struct job *j, size_t k, const struct cli_mpi_task *t, int contents,
-		      struct result *res)
+/* One source's task: the source whole, or its listed paths. */
+static void pull_task(struct job *j, size_t k, const struct cli_mpi_task *t, struct result *res)
 {
 	const char *const *srcs = cli_copy_opts(j->cc)->src;
 	struct eng_report rep;
-	char *src = NULL;
 	int err;
 
 	if (!t->whole && !t->filter)
 		return;
-	if (contents && asprintf(&src, "%s/.", srcs[k]) < 0)
-		cli__mpi_fail(j, "to name its source", -ENOMEM);
-	j->o.src = src ? (const char *const *)&src : &srcs[k];
+	j->o.src = &srcs[k];
 	j->o.n_src = 1;
 	j->o.filter = t->whole ? NULL : t->filter;
 	j->o.dry_run = false;
 	j->o.cancel = &cli__mpi_interrupted;
 	err = eng_copy_run(&j->o, &rep);
-	free(src);
 	if (err)
 		server_fail(j, "pulling from", err);
 	res->files += rep.files_total - rep.files_skipped;
@@ -152,15 +156,14 @@ void cli__mpi_pull(struct job *j, struct cli_mpi_pull *p, struct result *res, do
 	size_t k, n_src = j->o.n_src;
 	struct cli_mpi_task *t;
 	double t0;
-	int contents = 0;
 
 	job_server(j, 0);
-	t = pull_share(j, p, &contents);
+	t = pull_share(j, p);
 	job_server(j, j->rank);
 	MPI_Barrier(MPI_COMM_WORLD);
 	t0 = *t0_out = MPI_Wtime();
 	for (k = 0; k < n_src; k++)
-		pull_task(j, k, &t[k], contents, res);
+		pull_task(j, k, &t[k], res);
 	res->seconds = MPI_Wtime() - t0;
 	memcpy(res->host, j->host, sizeof(res->host));
 	cli_mpi_tasks_free(t, n_src);

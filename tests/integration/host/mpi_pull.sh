@@ -88,16 +88,22 @@ assert j["files"] == 0 and j["bytes"] == 0, j
 assert sum(x["files_skipped"] for x in r) == '"$files"', r
 ' || fail "railcp-mpi -u --json: the ranks' figures are wrong: $out"
 
-# As a new directory, -p: the tree's contents land in it, the same, and
-# the new directory (made by rank 0, every rank pulling into it) gets the
-# tree's mode and time after every rank is done.
+# Into a new directory, -p: made by rank 0 (every rank pulling into it),
+# it receives the tree under its name, as one railcp names it (rsync's
+# rule), the tree's directories with their modes and times once every rank
+# is done; the same command again lands in the same place and pulls nothing.
 capture mpi -r -p "$hosts:data/tree" "$tmp/new"
 [ "$rc" -eq 0 ] || fail "railcp-mpi pull into a new directory: exit $rc: $err"
-diff -r "$src" "$tmp/new" || fail "the tree railcp-mpi pulled as a new directory differs"
+diff -r "$src" "$tmp/new/tree" || fail "the tree railcp-mpi pulled into a new directory differs"
 for d in . d1 d3; do
-	[ "$(stat -c '%a %Y' "$src/$d")" = "$(stat -c '%a %Y' "$tmp/new/$d")" ] ||
-		fail "-p into a new directory: $d has $(stat -c '%a %Y' "$tmp/new/$d"), not $(stat -c '%a %Y' "$src/$d")"
+	[ "$(stat -c '%a %Y' "$src/$d")" = "$(stat -c '%a %Y' "$tmp/new/tree/$d")" ] ||
+		fail "-p into a new directory: $d has $(stat -c '%a %Y' "$tmp/new/tree/$d"), not $(stat -c '%a %Y' "$src/$d")"
 done
+[ "$(ls -A "$tmp/new")" = tree ] || fail "the new directory holds more than the tree: $(ls -A "$tmp/new")"
+capture mpi -r -p -u "$hosts:data/tree" "$tmp/new"
+[ "$rc" -eq 0 ] || fail "railcp-mpi pull into a new directory, again: exit $rc: $err"
+[ "$(ls -A "$tmp/new")" = tree ] || fail "the same pull again landed elsewhere: $(ls -A "$tmp/new")"
+case "$out" in "railcp-mpi: pulled 0 files, "*) ;; *) fail "the same pull again pulled files: $out" ;; esac
 
 # A missing source: rank 0's listing says so in one line; nothing is made.
 capture mpi -r "$hosts:data/nonexistent" "$tmp/none"

@@ -70,6 +70,14 @@ assert j["files"] == 305 and sum(x["files"] for x in r) == 305, j
 ' || fail "railcp-mpi --json: the ranks' figures are wrong: $out"
 diff -r "$tmp/src" "$tmp/root/in/src" || fail "the tree railcp-mpi --json pushed differs"
 
+# Files alone into a new destination: it is a directory, made by the
+# sessions, and every rank's file lands in it (a share of one file must not
+# be renamed to DST by each rank's session, the last one winning).
+capture mpi "$tmp/src/big3" "$tmp/src/d2/sub/big2" "127.0.0.1:$port1,127.0.0.1:$port2:files"
+[ "$rc" -eq 0 ] || fail "railcp-mpi push of two files into a new destination: exit $rc: $err"
+cmp "$tmp/src/big3" "$tmp/root/files/big3" && cmp "$tmp/src/d2/sub/big2" "$tmp/root/files/big2" ||
+	fail "two files pushed into a new destination did not both land in it: $(ls -la "$tmp/root/files" 2>&1)"
+
 # Rank 1's server is not running: one line naming rank 1, its host and the
 # cause; nothing final-named is half-written, and no temporary is left.
 capture mpi -r "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$dead:out"
