@@ -20,7 +20,10 @@
  *
  * Threading: every function takes the root's dir_lock; an entry's fd stays
  * open until io__dirs_close (the root's close), so a descriptor handed out
- * may be used after the lock is released.
+ * may be used after the lock is released, by a file still being written:
+ * an entry found moved is marked so, never handed out again, and, once a
+ * new entry takes its slot, kept on a retired list until that close (its
+ * descriptor's number must not be reused under a file that holds it).
  */
 #include "io/io_int.h"
 
@@ -37,12 +40,22 @@
 
 /* Deeper than this beneath the root, a directory is not kept: each file opens its own. */
 #define DIR_DEPTH_MAX 32
+/*
+ * At most this many directories are kept open per root (a descriptor
+ * each, for the job): past it, and when the process is out of
+ * descriptors, a directory's files open their own parent, as before.
+ * railcp serve runs every session in one process, so one copy of a tree
+ * of many directories must not take the descriptors of the others.
+ */
+#define DIRS_KEPT_MAX 256
 
 struct io_dir {
 	char *path;		      /* beneath the root, as the manifest names it */
 	int fd;			      /* O_PATH */
 	unsigned depth;		      /* its real ancestors up to the root */
 	bool dirty;		      /* an entry was renamed into it since its last sync */
+	bool moved;		      /* found moved: never handed out again, its fd kept open */
+	struct io_dir *next;	      /* on the root's retired list */
 	dev_t dev[DIR_DEPTH_MAX + 1]; /* [0] itself, [i] its i-th ancestor, [depth] the root */
 	ino_t ino[DIR_DEPTH_MAX + 1];
 };
@@ -125,7 +138,7 @@ static bool chain_holds(const struct io_dir *d)
 	struct stat st;
 	unsigned i;
 
-	if (d->fd < 0) /* closed when it was found moved */
+	if (d->moved)
 		return false;
 	for (i = 1; i <= d->depth; i++)
 		if (fstatat(d->fd, up(i, buf), &st, AT_SYMLINK_NOFOLLOW) < 0 ||
@@ -184,18 +197,24 @@ static int dir_find(struct io_root *root, const char *path, struct io_dir **d_ou
 		return 0;
 	}
 	*d_out = NULL;
+	if (!root->dirs[i] && root->n_dirs >= DIRS_KEPT_MAX)
+		return 0; /* enough kept: its files open their own */
 	err = dir_open(root, path, &d);
-	if (root->dirs[i]) { /* moved: it stays in its slot (the probes pass it), closed */
+	if (err == -EMFILE || err == -ENFILE) {
+		rcp_err_clear();
+		err = 0; /* out of descriptors: not kept, its files try their own */
+	}
+	if (root->dirs[i]) { /* moved: it stays in its slot (the probes pass it), open */
 		if (d)
 			d->dirty = root->dirs[i]->dirty; /* its new self owes its sync */
-		close(root->dirs[i]->fd);
-		root->dirs[i]->fd = -1;
+		root->dirs[i]->moved = true;
 		root->dirs[i]->dirty = false; /* outside, or gone: nothing of ours to sync */
 	}
 	if (err || !d)
 		return err;
-	if (root->dirs[i]) {
-		dir_free(root->dirs[i]);
+	if (root->dirs[i]) { /* retired, not closed: a file in flight may hold its fd */
+		root->dirs[i]->next = root->dirs_retired;
+		root->dirs_retired = root->dirs[i];
 		root->n_dirs--;
 	}
 	root->dirs[i] = d;
@@ -234,7 +253,7 @@ void io__dir_dirty(struct io_root *root, const char *path)
 	pthread_mutex_lock(&root->dir_lock);
 	if (!strcmp(path, "."))
 		root->root_dirty = true;
-	else if (root->dirs_cap && root->dirs[i = slot_of(root, path)])
+	else if (root->dirs_cap && root->dirs[i = slot_of(root, path)] && !root->dirs[i]->moved)
 		root->dirs[i]->dirty = true;
 	pthread_mutex_unlock(&root->dir_lock);
 }
@@ -281,6 +300,12 @@ void io__dirs_close(struct io_root *root)
 
 	for (i = 0; i < root->dirs_cap; i++)
 		dir_free(root->dirs[i]);
+	while (root->dirs_retired) {
+		struct io_dir *d = root->dirs_retired;
+
+		root->dirs_retired = d->next;
+		dir_free(d);
+	}
 	free(root->dirs);
 	root->dirs = NULL;
 	root->dirs_cap = root->n_dirs = 0;

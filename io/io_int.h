@@ -47,8 +47,9 @@ struct io_root {
 	pthread_mutex_t dir_lock;
 	struct io_dir **dirs; /* open addressing by path, dirs_cap a power of 2 */
 	size_t dirs_cap, n_dirs;
-	bool root_dirty; /* an entry was renamed into the root itself since its sync */
-	dev_t dev;	 /* the root's identity: where each kept directory's chain ends */
+	struct io_dir *dirs_retired; /* found moved and replaced: open until io__dirs_close */
+	bool root_dirty;	     /* an entry was renamed into the root itself since its sync */
+	dev_t dev; /* the root's identity: where each kept directory's chain ends */
 	ino_t ino;
 };
 

@@ -353,7 +353,54 @@ static void test_a_kept_directory_moved_out_of_the_root_takes_no_more_files(void
 	io_root_close(r);
 }
 
-/* Many directories kept at once (the table grows past its first size): each file in its own. */
+/*
+ * A file being written holds its kept directory's descriptor: when a later
+ * file finds the directory moved, that descriptor must stay open (and its
+ * number unused by anything else) until the copy ends. Closed, its number
+ * would go to the next directory opened, here c, and the first file's
+ * rename would land there.
+ */
+static void test_a_moved_directory_s_descriptor_stays_with_the_file_in_flight(void **state)
+{
+	static const struct io_manifest none = {0};
+	static const char ten[10] = "0123456789";
+	struct fixture *fx = *state;
+	struct io_root *r = root_of(fx, IO_ROOT_FSYNC);
+	char from[4096], to[4096], p[4096];
+	uint64_t pair[2] = {0, 10};
+	struct io_wfile *w = NULL;
+	bool done = false;
+	struct fe d, f;
+
+	fe_other(&d, IO_DIR, "a", NULL);
+	assert_int_equal(io_root_mkdir(r, &d.e), 0);
+	fe_other(&d, IO_DIR, "a/b", NULL);
+	assert_int_equal(io_root_mkdir(r, &d.e), 0);
+	fe_file(&f, "a/b/first", 10, 1, pair);
+	assert_int_equal(io_wfile_open(r, &f.e, CH, &w), 0); /* in flight, in the kept a/b */
+	t_path(from, fx->root, "a");
+	t_path(to, fx->outside, "a");
+	assert_int_equal(rename(from, to), 0);
+	assert_int_equal(put(r, "a/b/second"), -ENOENT); /* a/b found moved */
+	fe_other(&d, IO_DIR, "c", NULL);
+	assert_int_equal(io_root_mkdir(r, &d.e), 0);
+	assert_int_equal(put(r, "c/third"), 0); /* c kept: a new descriptor */
+	assert_int_equal(wr(w, 0, ten, 10, &done), 0);
+	assert_true(done);
+	assert_int_equal(io_wfile_finalize(w), 0);
+	t_path(p, fx->root, "c");
+	assert_false(t_exists(p, "first")); /* never through a reused descriptor */
+	t_path(p, to, "b");
+	assert_true(
+		t_exists(p, "first")); /* where its directory went, as an openat2 per file did */
+	assert_int_equal(io_root_dirs_finish(r, &none), 0);
+	io_root_close(r);
+}
+
+/*
+ * Many directories (the table grows past its first size, and past the 256
+ * kept at most, the rest open their own parent per file): each file in its own.
+ */
 static void test_a_file_in_each_of_many_kept_directories_lands_in_its_own(void **state)
 {
 	static const struct io_manifest none = {0};
@@ -363,18 +410,18 @@ static void test_a_file_in_each_of_many_kept_directories_lands_in_its_own(void *
 	struct fe d;
 	unsigned i, round;
 
-	for (i = 0; i < 100; i++) {
+	for (i = 0; i < 300; i++) {
 		snprintf(name, sizeof(name), "d%03u", i);
 		fe_other(&d, IO_DIR, name, NULL);
 		assert_int_equal(io_root_mkdir(r, &d.e), 0);
 	}
 	for (round = 0; round < 2; round++) /* the second round finds every one kept */
-		for (i = 0; i < 100; i++) {
+		for (i = 0; i < 300; i++) {
 			snprintf(name, sizeof(name), "d%03u/f%u", i, round);
 			assert_int_equal(put(r, name), 0);
 		}
 	assert_int_equal(io_root_dirs_finish(r, &none), 0);
-	for (i = 0; i < 100; i++) {
+	for (i = 0; i < 300; i++) {
 		snprintf(name, sizeof(name), "d%03u", i);
 		t_path(dir, fx->root, name);
 		assert_true(t_exists(dir, "f0"));
@@ -396,6 +443,7 @@ int main(void)
 		T(test_mkdir_reuses_a_directory_and_symlink_replaces_a_file),
 		T(test_open_beneath_confines_the_destination),
 		T(test_a_kept_directory_moved_out_of_the_root_takes_no_more_files),
+		T(test_a_moved_directory_s_descriptor_stays_with_the_file_in_flight),
 		T(test_a_file_in_each_of_many_kept_directories_lands_in_its_own),
 	};
 
