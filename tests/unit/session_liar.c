@@ -234,6 +234,18 @@ static int liar_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **co
 	return err;
 }
 
+/*
+ * The lying session's connection gone, nothing may match it again: a later
+ * session's connection can be allocated at the same address, and would
+ * then be taken for the liar's, with liar.cfg long freed.
+ */
+static void liar_conn_destroy(struct eng_conn *conn)
+{
+	if (conn && conn == liar.conn)
+		liar.conn = NULL;
+	eng__transport_loopback()->conn_destroy(conn);
+}
+
 static int liar_connect(struct eng_conn *conn, struct eng_link *l, const struct sockaddr_in *src,
 			const struct sockaddr_in *dst, uint32_t peer_link, int timeout_ms)
 {
@@ -260,6 +272,7 @@ const struct eng_transport *liar_tell(enum lie lie, uint64_t seq)
 	liar_tr = *eng__transport_loopback();
 	liar_tr.name = "lying loopback";
 	liar_tr.conn_create = liar_conn_create;
+	liar_tr.conn_destroy = liar_conn_destroy;
 	liar_tr.connect = liar_connect;
 	liar_tr.accept_all = liar_accept_all;
 	liar.lie = lie;

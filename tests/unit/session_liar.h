@@ -31,12 +31,12 @@ enum lie {
 
 struct liar {
 	enum lie lie;
-	uint64_t seq;			/* the chunk whose write lies (writes) */
-	uint64_t finished_seq;		/* LIE_FINISHED: a chunk of the finished file */
-	const struct eng_tr_ops *real;	/* the loopback's data path */
-	const struct eng_conn_cfg *cfg; /* the liar's links (its first session's) */
-	const struct eng_conn *conn;	/* that session's connection */
-	struct eng_chunk_hdr finished;	/* LIE_FINISHED: that chunk's header, as it went */
+	uint64_t seq;			     /* the chunk whose write lies (writes) */
+	uint64_t finished_seq;		     /* LIE_FINISHED: a chunk of the finished file */
+	const struct eng_tr_ops *real;	     /* the loopback's data path */
+	const struct eng_conn_cfg *cfg;	     /* the liar's links (its first session's) */
+	const struct eng_conn *_Atomic conn; /* that session's connection, NULL once it is gone */
+	struct eng_chunk_hdr finished;	     /* LIE_FINISHED: that chunk's header, as it went */
 	_Atomic bool have_finished;
 	_Atomic bool finished_credited;
 	_Atomic bool told;    /* the lie went out */
