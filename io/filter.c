@@ -206,6 +206,18 @@ static bool runs_in(const struct rule *r, const char *s, size_t len)
 	return true;
 }
 
+_Static_assert(IO_FILTER_MAX_STARS == 16, "the sentence of io_filter_rule says 16");
+
+/* How many '*' pattern holds (escaped ones too: an upper bound). */
+static size_t stars(const char *pattern)
+{
+	size_t n = 0;
+
+	for (; *pattern; pattern++)
+		n += *pattern == '*';
+	return n;
+}
+
 /* The literal head and tail of r->glob, and whether it is all literal. */
 static void rule_literals(struct rule *r)
 {
@@ -227,6 +239,9 @@ int io_filter_rule(struct io_filter *f, bool include, const char *pattern)
 
 	if (!why && len >= IO_PATH_MAX)
 		why = "is longer than 4095 bytes";
+	if (!why && stars(pattern) > IO_FILTER_MAX_STARS)
+		why = "has more than 16 '*' (fnmatch would take exponential time over some "
+		      "names)";
 	if (!why && f->n_rules >= IO_FILTER_MAX_RULES)
 		return rcp_err(-E2BIG, "more than %d --exclude and --include patterns",
 			       IO_FILTER_MAX_RULES);
@@ -342,6 +357,8 @@ static bool rule_last(const struct rule *r, bool last[256])
 	if (open == 0 || open == len - 1 || g[open] == '!' || g[open] == '^' ||
 	    (open >= 2 && g[open - 2] == '\\'))
 		return false;
+	if (memchr(g, '[', open - 1))
+		return false; /* "*[a[b]": the '[' found may sit inside an earlier bracket */
 	for (i = open; i < len - 1; i++) {
 		if (g[i] == '-' && i > open && i + 1 < len - 1) {
 			if (g[i - 1] > g[i + 1])

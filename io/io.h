@@ -139,6 +139,7 @@ void io_manifest_destroy(struct io_manifest *m);
 struct io_filter;
 
 #define IO_FILTER_MAX_RULES 1024
+#define IO_FILTER_MAX_STARS 16 /* per pattern: fnmatch backtracks */
 #define IO_FILTER_MAX_PATHS 1000000
 #define IO_FILTER_MAX_BYTES (64 << 20) /* encoded, as it travels to a pull's server */
 

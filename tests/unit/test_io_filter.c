@@ -138,6 +138,13 @@ static void test_brackets_and_escapes_are_fnmatch_s(void **state)
 	assert_true(io_filter_excluded(f, "yz", false));
 	assert_false(io_filter_excluded(f, "ya", false));
 	io_filter_destroy(f);
+	/* A '[' inside a bracket: fnmatch's one bracket holds a, [ and b, not "b" alone. */
+	f = RULES("-*[a[b]");
+	assert_true(io_filter_excluded(f, "xa", false));
+	assert_true(io_filter_excluded(f, "x[", false));
+	assert_true(io_filter_excluded(f, "xb", false));
+	assert_false(io_filter_excluded(f, "xc", false));
+	io_filter_destroy(f);
 }
 
 static void test_hostile_patterns_are_refused_with_a_sentence(void **state)
@@ -160,7 +167,12 @@ static void test_hostile_patterns_are_refused_with_a_sentence(void **state)
 	memset(big, 'a', IO_PATH_MAX);
 	big[IO_PATH_MAX] = '\0';
 	assert_int_equal(io_filter_rule(f, false, big), -EINVAL);
-	for (i = 1; i < IO_FILTER_MAX_RULES; i++)
+	/* fnmatch backtracks: "*a*a*...*[!a]b" over a long name takes exponential time. */
+	assert_int_equal(io_filter_rule(f, false, "*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*[!a]b"),
+			 -EINVAL);
+	assert_non_null(strstr(rcp_err_msg(-EINVAL), "more than 16 '*'"));
+	assert_int_equal(io_filter_rule(f, false, "*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*[!a]b"), 0);
+	for (i = 2; i < IO_FILTER_MAX_RULES; i++)
 		assert_int_equal(io_filter_rule(f, false, "x"), 0);
 	assert_int_equal(io_filter_rule(f, false, "x"), -E2BIG);
 	assert_int_equal(io_filter_path(f, "../etc"), -EINVAL);
