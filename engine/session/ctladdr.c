@@ -46,6 +46,13 @@ void eng__addr_key(const struct sockaddr *sa, struct in6_addr *out)
 	}
 }
 
+bool eng__addr_same_peer(const struct in6_addr *a, const struct in6_addr *b)
+{
+	if (IN6_IS_ADDR_V4MAPPED(a) || IN6_IS_ADDR_V4MAPPED(b))
+		return IN6_ARE_ADDR_EQUAL(a, b);
+	return memcmp(a->s6_addr, b->s6_addr, 8) == 0; /* the /64 */
+}
+
 const char *eng__addr_key_text(const struct in6_addr *a, char *buf, size_t len)
 {
 	if (IN6_IS_ADDR_V4MAPPED(a))

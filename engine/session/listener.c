@@ -82,9 +82,12 @@ static int pending_claim(struct eng_server *srv, int fd, const struct in6_addr *
 	for (i = 0; i < ENG_MAX_PENDING; i++) {
 		const struct in6_addr *a = &srv->pending[i];
 
-		if (IN6_IS_ADDR_UNSPECIFIED(a) && slot == ENG_MAX_PENDING)
-			slot = i;
-		same += IN6_ARE_ADDR_EQUAL(a, addr);
+		if (IN6_IS_ADDR_UNSPECIFIED(a)) {
+			if (slot == ENG_MAX_PENDING)
+				slot = i;
+			continue; /* a free place: no peer's (and :: is of no peer's /64) */
+		}
+		same += eng__addr_same_peer(a, addr);
 	}
 	if (same >= ENG_MAX_PENDING_PER_ADDR) {
 		err = -EAGAIN;
@@ -132,8 +135,8 @@ static unsigned parked_from(const struct eng_server *srv, const struct in6_addr 
 	unsigned i, n = 0;
 
 	for (i = 0; i < srv->park_n; i++)
-		n += IN6_ARE_ADDR_EQUAL(&srv->park[(srv->park_head + i) % ENG_MAX_PARKED].addr,
-					addr);
+		n += eng__addr_same_peer(&srv->park[(srv->park_head + i) % ENG_MAX_PARKED].addr,
+					 addr);
 	return n;
 }
 

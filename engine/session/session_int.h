@@ -52,8 +52,8 @@
  * Before a connection has proven the key it costs the server a thread and
  * a descriptor, so strangers get little: at most ENG_MAX_PENDING such
  * connections in all, at most ENG_MAX_PENDING_PER_ADDR from one IPv4
- * address, and ENG_PREAUTH_MS (or --timeout, if shorter) from the accept for
- * the hello and the proof together, however large --timeout is.
+ * address or IPv6 /64 (eng__addr_same_peer), and ENG_PREAUTH_MS (or --timeout, if shorter) from the
+ * accept for the hello and the proof together, however large --timeout is.
  */
 #define ENG_MAX_PENDING 64
 #define ENG_MAX_PENDING_PER_ADDR 8
@@ -336,6 +336,14 @@ int eng__addr_parse(const char *text, uint16_t port, struct sockaddr_storage *ss
 
 /* sa's address as 16 bytes, an IPv4 one mapped (::ffff:a.b.c.d): one key per peer. */
 void eng__addr_key(const struct sockaddr *sa, struct in6_addr *out);
+
+/*
+ * Whether keys a and b count as one peer for the limits on strangers: the
+ * same IPv4 address, or IPv6 addresses of the same /64 (one host commonly
+ * holds a whole /64, and could otherwise take every place by rotating its
+ * source address).
+ */
+bool eng__addr_same_peer(const struct in6_addr *a, const struct in6_addr *b);
 
 /* A key as text: a mapped IPv4 address as IPv4 (buf, or "?"). */
 const char *eng__addr_key_text(const struct in6_addr *a, char *buf, size_t len);

@@ -95,6 +95,35 @@ static void test_addresses_are_said_as_the_user_knows_them(void **state)
 	assert_int_equal(eng__addr_parse("10.1.2.3", 9, &a, &len), 0);
 	eng__addr_key((struct sockaddr *)&a, &k4);
 	assert_true(IN6_ARE_ADDR_EQUAL(&k4, &k6)); /* one peer, whichever socket it reached */
+	assert_true(eng__addr_same_peer(&k4, &k6));
+	/* For the limits on strangers, an IPv6 /64 is one peer; IPv4 addresses are each their own.
+	 */
+	{
+		static const char *const same[][2] = {{"2001:db8:1:2::1", "2001:db8:1:2:ffff::9"},
+						      {"fd00::2", "fd00::3"}};
+		static const char *const other[][2] = {{"2001:db8:1:2::1", "2001:db8:1:3::1"},
+						       {"10.1.2.3", "10.1.2.4"},
+						       {"10.1.2.3", "::ffff:10.1.2.4"},
+						       {"::ffff:10.1.2.3", "::"}};
+		struct sockaddr_storage b;
+		struct in6_addr x, y;
+		size_t i;
+
+		for (i = 0; i < 2; i++) {
+			assert_int_equal(eng__addr_parse(same[i][0], 0, &b, &len), 0);
+			eng__addr_key((struct sockaddr *)&b, &x);
+			assert_int_equal(eng__addr_parse(same[i][1], 0, &b, &len), 0);
+			eng__addr_key((struct sockaddr *)&b, &y);
+			assert_true(eng__addr_same_peer(&x, &y));
+		}
+		for (i = 0; i < 4; i++) {
+			assert_int_equal(eng__addr_parse(other[i][0], 0, &b, &len), 0);
+			eng__addr_key((struct sockaddr *)&b, &x);
+			assert_int_equal(eng__addr_parse(other[i][1], 0, &b, &len), 0);
+			eng__addr_key((struct sockaddr *)&b, &y);
+			assert_false(eng__addr_same_peer(&x, &y));
+		}
+	}
 	assert_int_equal(eng__addr_port((struct sockaddr *)&a), 9);
 	assert_int_equal(eng__addr_parse("fd00::2", 0, &a, &len), 0);
 	assert_string_equal(eng__addr_text((struct sockaddr *)&a, buf, sizeof(buf)), "fd00::2");
