@@ -113,7 +113,13 @@ static void chunks_hold(const struct io_entry *e, uint32_t chunk, uint64_t size,
 	}
 }
 
-/* The old file last beneath pfd, opened for reading if it is a regular file; its size. */
+/*
+ * The old file last beneath pfd, opened for reading if it is a regular file
+ * with one name or of this user; its size. A file of another user's with
+ * other names could be a hard link someone with the key planted to a file
+ * they may not read (where protected_hardlinks is off): its chunks' digests
+ * would tell of its content, so it is sent whole instead.
+ */
 static int old_open(int pfd, const char *last, uint64_t *size_out)
 {
 	int fd = openat(pfd, last, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -121,7 +127,8 @@ static int old_open(int pfd, const char *last, uint64_t *size_out)
 
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (st.st_nlink > 1 && st.st_uid != geteuid())) {
 		close(fd);
 		return -EINVAL;
 	}

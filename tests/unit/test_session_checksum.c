@@ -110,6 +110,37 @@ static void test_a_push_with_c_sends_only_the_chunks_that_differ(void **state)
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
 
+/*
+ * A destination file of another user's with a second name (a hard link
+ * someone with the key could plant to a file they may not read) is not
+ * compared: its digests would tell of its content. It is sent whole; the
+ * same file of this user's, or of one name, is compared.
+ */
+static void test_c_does_not_compare_another_user_s_file_with_other_names(void **state)
+{
+	struct fx *fx = *state;
+	char p[4096], planted[4096];
+	struct eng_report r;
+	struct ck c;
+
+	if (geteuid() != 0) {
+		print_message("skipped: only root can give a file to another user\n");
+		skip();
+	}
+	ck_start(fx, &c);
+	assert_int_equal(ck_copy(fx, &c, ENG_PUSH, true, &r), 0);
+	t_path(p, c.root, BIG);
+	t_path(planted, c.root, "planted");
+	assert_int_equal(link(p, planted), 0);
+	assert_int_equal(chown(p, 65534, 65534), 0);
+	assert_int_equal(ck_copy(fx, &c, ENG_PUSH, true, &r), 0);
+	assert_int_equal(r.bytes, BIG_BYTES); /* big.bin whole, the others kept */
+	assert_int_equal(r.chunks_compared, TREE_CHUNKS - 76);
+	assert_int_equal(unlink(planted), 0);
+	tree_same(c.src, c.root);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
 static void test_c_keeps_the_common_chunks_of_a_file_grown_or_cut(void **state)
 {
 	struct fx *fx = *state;
@@ -157,6 +188,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_a_push_with_c_sends_only_the_chunks_that_differ),
+		T(test_c_does_not_compare_another_user_s_file_with_other_names),
 		T(test_c_keeps_the_common_chunks_of_a_file_grown_or_cut),
 		T(test_a_pull_with_c_sends_only_the_chunks_that_differ),
 	};
