@@ -464,9 +464,10 @@ static int receiver_end(struct eng_session *s)
 			       " bytes) arrived",
 			       sent_chunks, sent_bytes, total, rep.chunks, rep.bytes);
 	rcp_steps_lap(&s->steps, RCP_STEP_END);
-	if (s->files && (err = eng__files_finish(s->files)) != 0)
+	err = s->files ? eng__files_finish(s->files) : 0;
+	rcp_steps_lap(&s->steps, RCP_STEP_FINALIZE); /* a failed one too: not the end's */
+	if (err)
 		return err;
-	rcp_steps_lap(&s->steps, RCP_STEP_FINALIZE);
 	m = eng__proto_msg(ENG_MSG_RESULT, false);
 	json_object_set_new(m, ENG_KEY_CHUNKS, json_integer((json_int_t)rep.chunks));
 	json_object_set_new(m, ENG_KEY_BYTES, json_integer((json_int_t)rep.bytes));
