@@ -156,6 +156,32 @@ static bool tcp_established(int fd)
 	       ti.tcpi_state == TCP_ESTABLISHED;
 }
 
+/*
+ * The peer's entry, ESTABLISHED: -ECONNRESET when it is not (or no longer)
+ * while fd is. Just after a connect or accept the far end may not have
+ * taken the last packet of the handshake yet (a request socket in
+ * SYN_RECV, or not found): asked again, up to about 10 ms, before that
+ * counts as closed.
+ */
+static int peer_entry(const struct diag_end *src, const struct diag_end *dst, int fd,
+		      struct inet_diag_msg *m)
+{
+	int err = 0, tries;
+
+	for (tries = 0; tries < 10; tries++) {
+		if (tries)
+			usleep(1000);
+		err = diag_query(src, dst, m);
+		if (err && err != -ENOENT)
+			return err;
+		if (!err && diag_is(m, src, dst, TCP_ESTABLISHED))
+			return tcp_established(fd) ? 0 : -ECONNRESET;
+		if (!tcp_established(fd))
+			return -ECONNRESET;
+	}
+	return -ECONNRESET;
+}
+
 int eng__tcp_peer_uid(int fd, uid_t *uid_out)
 {
 	struct sockaddr_storage us, peer;
@@ -172,12 +198,13 @@ int eng__tcp_peer_uid(int fd, uid_t *uid_out)
 		return rcp_err(-EAFNOSUPPORT, "the connection is neither IPv4 nor IPv6");
 	src = diag_end(&peer, true);
 	dst = diag_end(&us, true);
-	if ((err = diag_query(&src, &dst, &m)) != 0)
+	err = peer_entry(&src, &dst, fd, &m);
+	if (err && err != -ECONNRESET)
 		return rcp_err(err,
 			       "the kernel's sock_diag cannot say which user made the connection "
 			       "(%s)",
 			       strerror(-err));
-	if (!diag_is(&m, &src, &dst, TCP_ESTABLISHED) || !tcp_established(fd))
+	if (err)
 		return rcp_err(-ECONNRESET,
 			       "the connection closed before the server could tell which user "
 			       "made it");
