@@ -111,6 +111,28 @@ need_mpi() {
 	fi
 }
 
+# mpi_setup: need_mpi, then a new temporary directory $tmp (removed at
+# exit once $pid1 and $pid2 are killed), HOME in it, the C locale, no
+# RAILCP_KEY; $port1 and $port2 free for two servers, $dead a port nothing
+# listens on. mpi ARGS runs railcp-mpi ARGS under mpirun -n 2 over TCP on
+# lo; mpi_serve PORT LOG starts a server of $tmp/root there, its pid in $_p.
+mpi_setup() {
+	need_mpi
+	tmp=$(mktemp -d)
+	trap 'kill $pid1 $pid2 2>/dev/null; rm -rf "$tmp"' EXIT
+	export HOME="$tmp" LC_ALL=C
+	unset RAILCP_KEY
+	port1=$(free_port) port2=$(free_port)
+	dead=$(free_port)
+	[ "$port1" != "$port2" ] || port2=$((port1 + 1))
+}
+mpi() { timeout 120 mpirun --allow-run-as-root --oversubscribe -q -n 2 "$MPI" --transport tcp --rails lo "$@"; }
+mpi_serve() {
+	"$RAILCP" serve --transport tcp --rails lo --port "$1" --root "$tmp/root" 2>"$2" &
+	_p=$!
+	wait_for_line "serving on " 20 "$2" || fail "railcp serve on port $1 did not start: $(cat "$2")"
+}
+
 # mistakes_dir: a new temporary directory $tmp, removed at exit and
 # entered, holding what the tests of a new user's mistakes name: a
 # directory dir, a file a.txt and short.key (a key file too short, mode 600).

@@ -11,16 +11,8 @@
 # Skipped, saying so, only where no MPI is installed, or where mpirun itself
 # cannot run (a host name of about 60 characters: need_mpi in lib.sh).
 . tests/integration/lib.sh
-need_mpi
-tmp=$(mktemp -d)
-trap 'kill $pid1 $pid2 2>/dev/null; rm -rf "$tmp"' EXIT
-export HOME="$tmp" LC_ALL=C
-unset RAILCP_KEY
-port1=$(free_port) port2=$(free_port)
-dead=$(free_port) # nothing listens there
-[ "$port1" != "$port2" ] || port2=$((port1 + 1))
+mpi_setup # $dead: nothing listens there
 hosts="127.0.0.1:$port1,127.0.0.1:$port2"
-mpi() { timeout 120 mpirun --allow-run-as-root --oversubscribe -q -n 2 "$MPI" --transport tcp --rails lo "$@"; }
 
 src="$tmp/root/data/tree"
 for d in 1 2 3 4; do
@@ -38,14 +30,9 @@ chmod 0750 "$src/d3"
 touch -d '2001-02-03 04:05:06' "$src/d1" "$src/d1/empty" "$src/d3" "$src"
 files=$(find "$src" -type f | wc -l)
 
-serve() {
-	"$RAILCP" serve --transport tcp --rails lo --port "$1" --root "$tmp/root" 2>"$2" &
-	_p=$!
-	wait_for_line "serving on " 20 "$2" || fail "railcp serve on port $1 did not start: $(cat "$2")"
-}
-serve "$port1" "$tmp/s1.log"
+mpi_serve "$port1" "$tmp/s1.log"
 pid1=$_p
-serve "$port2" "$tmp/s2.log"
+mpi_serve "$port2" "$tmp/s2.log"
 pid2=$_p
 
 # Into an existing directory, -p: the tree whole, its directories' modes and times too.

@@ -8,15 +8,7 @@
 # Skipped, saying so, only where no MPI is installed (tools/setup installs it)
 # or where mpirun itself cannot run (need_mpi in lib.sh).
 . tests/integration/lib.sh
-need_mpi
-tmp=$(mktemp -d)
-trap 'kill $pid1 $pid2 2>/dev/null; rm -rf "$tmp"' EXIT
-export HOME="$tmp" LC_ALL=C
-unset RAILCP_KEY
-port1=$(free_port) port2=$(free_port)
-dead=$(free_port) # nothing listens there
-[ "$port1" != "$port2" ] || port2=$((port1 + 1))
-mpi() { timeout 120 mpirun --allow-run-as-root --oversubscribe -q -n 2 "$MPI" --transport tcp --rails lo "$@"; }
+mpi_setup # $dead: nothing listens there
 
 mkdir -p "$tmp/root/in" "$tmp/src"
 for d in 1 2 3 4 5 6; do
@@ -29,14 +21,9 @@ head -c $((2 * 1024 * 1024 + 7)) /dev/urandom >"$tmp/src/d2/sub/big2"
 head -c $((1536 * 1024)) /dev/urandom >"$tmp/src/d3/big15"
 head -c $((1024 * 1024 - 1)) /dev/urandom >"$tmp/src/d4/sub/big1"
 
-serve() {
-	"$RAILCP" serve --transport tcp --rails lo --port "$1" --root "$tmp/root" 2>"$2" &
-	_p=$!
-	wait_for_line "serving on " 20 "$2" || fail "railcp serve on port $1 did not start: $(cat "$2")"
-}
-serve "$port1" "$tmp/s1.log"
+mpi_serve "$port1" "$tmp/s1.log"
 pid1=$_p
-serve "$port2" "$tmp/s2.log"
+mpi_serve "$port2" "$tmp/s2.log"
 pid2=$_p
 
 capture mpi -r "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:in"
