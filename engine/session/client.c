@@ -35,9 +35,10 @@ struct client {
 	uint64_t t0_ns;
 	struct eng_auth_key key;
 	json_t *welcome;
-	unsigned max_slots;	       /* per stripe, within this side's buffer budget */
-	char peer[TOPO_MAX_RAILS][80]; /* per rail: the server rails it was paired with */
-	struct topo_plan plan;	       /* the session's: the options' less unpaired stripes */
+	unsigned max_slots;		    /* per stripe, within this side's buffer budget */
+	char peer[TOPO_MAX_RAILS][80];	    /* per rail: the server rails it was paired with */
+	struct topo_plan plan;		    /* the session's: the options' less unpaired stripes */
+	char rail_out[TOPO_MAX_RAILS][256]; /* per rail: why it was left out at set-up ("": not) */
 };
 
 /* The copy's flags, as the server reads them. */
@@ -387,7 +388,6 @@ static int job_setup(struct client *c)
 {
 	const json_t *stripes = json_object_get(c->welcome, ENG_KEY_STRIPES);
 	uint64_t n_slots, want = c->s.files ? eng__files_chunks(c->s.files) : 0;
-	char rail_out[TOPO_MAX_RAILS][256] = {{0}}; /* per rail: why it was left out */
 	unsigned i, n, r;
 	int err;
 
@@ -405,16 +405,28 @@ static int job_setup(struct client *c)
 	for (i = 0, n = 0; i < json_array_size(stripes) && !err; i++)
 		if (!json_is_true(json_object_get(json_array_get(stripes, i), ENG_KEY_UNPAIRED))) {
 			r = eng__job_link_rail(c->s.job, n);
-			err = stripe_connect(c, n++, json_array_get(stripes, i), rail_out[r]);
+			err = stripe_connect(c, n++, json_array_get(stripes, i), c->rail_out[r]);
 		}
 	/* When no rail connected, the one sentence of the failure names each cause. */
 	if (err || (err = eng__session_any_connected(&c->s)) != 0)
 		return err;
-	for (r = 0; r < c->plan.n_rails; r++)
-		if (rail_out[r][0])
-			rcp_log(RCP_LOG_NOTICE, "rail %s:%u left out: %s", c->plan.rail[r].dev,
-				c->plan.rail[r].port, rail_out[r]);
 	return 0;
+}
+
+/*
+ * The rails left out at set-up, a notice each, once the copy succeeded
+ * (the summary and --json name them too). A copy that fails after all
+ * (the server failing its side of the set-up, say) ends with its one
+ * sentence alone.
+ */
+static void left_out_notices(const struct client *c)
+{
+	unsigned r;
+
+	for (r = 0; r < c->plan.n_rails; r++)
+		if (c->rail_out[r][0])
+			rcp_log(RCP_LOG_NOTICE, "rail %s:%u left out: %s", c->plan.rail[r].dev,
+				c->plan.rail[r].port, c->rail_out[r]);
 }
 
 static void client_progress(struct eng_session *s, void *ctx)
@@ -474,6 +486,7 @@ static int client_once(const struct eng_client_opts *o, uint64_t t0_ns,
 	if (err)
 		eng__session_send_error(&c.s, err);
 	if (!err) {
+		left_out_notices(&c);
 		eng__session_report(&c.s, report_out);
 		if (c.s.files)
 			report_out->wall_seconds = (double)(rcp_now_ns() - c.t0_ns) / 1e9;
