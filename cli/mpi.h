@@ -88,7 +88,6 @@ struct cli_mpi_pull {
 	size_t n, cap;
 	struct cli_mpi_source *src;
 	size_t n_src;
-	bool into; /* DST was a directory: each source lands beneath it under its name */
 };
 
 /* Accepts NULL; p is left empty. */
@@ -110,7 +109,7 @@ int cli_mpi_pull_fits(const struct cli_mpi_pull *p, const unsigned *owner, unsig
  * Rank 0: each of o's sources listed by a dry-run pull into o's dst, one
  * session each (o->dry_run and its callback are replaced), into p.
  */
-int cli_mpi_pull_list(const struct eng_copy_opts *o, bool into, struct cli_mpi_pull *p);
+int cli_mpi_pull_list(const struct eng_copy_opts *o, struct cli_mpi_pull *p);
 
 /* Rank's items (owner[i] == rank) as bytes: per item, its source (4 bytes) and rel, NUL-ended. */
 int cli_mpi_pull_pack(const struct cli_mpi_pull *p, const unsigned *owner, unsigned rank,
@@ -131,7 +130,9 @@ void cli_mpi_tasks_free(struct cli_mpi_task *t, size_t n_src);
 /*
  * Rank 0, after every rank's pull (-p): the mode and mtime of each
  * directory the job made (not there before it), deepest first, as one
- * session sets those it made.
+ * session sets those it made. Every listed directory lands beneath dst
+ * under its listed path: a directory or contents is only ever pulled into
+ * a DST that is a directory (rank 0 makes a missing one first).
  */
 int cli_mpi_pull_dirs(const struct cli_mpi_pull *p, const char *dst);
 

@@ -246,7 +246,7 @@ static bool contents_only(const char *src)
 	return io_src_contents_only(&src, 1);
 }
 
-int cli_mpi_pull_list(const struct eng_copy_opts *o, bool into, struct cli_mpi_pull *p)
+int cli_mpi_pull_list(const struct eng_copy_opts *o, struct cli_mpi_pull *p)
 {
 	struct eng_copy_opts d = *o;
 	struct eng_report rep;
@@ -255,7 +255,6 @@ int cli_mpi_pull_list(const struct eng_copy_opts *o, bool into, struct cli_mpi_p
 
 	memset(p, 0, sizeof(*p));
 	p->n_src = o->n_src;
-	p->into = into;
 	if (!(p->src = calloc(o->n_src, sizeof(*p->src))))
 		return rcp_err(-ENOMEM, "out of memory listing the sources");
 	d.dry_run = true;
@@ -299,12 +298,10 @@ int cli_mpi_pull_dirs(const struct cli_mpi_pull *p, const char *dst)
 		const struct io_manifest *m = p->src[k].m;
 
 		for (i = m->n; i-- > 0 && !err;) { /* deepest first: parents after children */
-			const char *rel = m->entry[i].path, *slash = strchr(rel, '/');
+			const char *rel = m->entry[i].path; /* beneath DST: a directory by now */
 
 			if (m->entry[i].type != IO_DIR || p->src[k].why[i] != IO_DIFF_NEW)
 				continue;
-			if (!p->into && p->src[k].has_top)
-				rel = slash ? slash + 1 : "";
 			snprintf(path, sizeof(path), "%s%s%s", dst, *rel ? "/" : "", rel);
 			err = dir_meta(path, &m->entry[i]);
 		}

@@ -84,7 +84,7 @@ static int pull_list(struct job *j, struct cli_mpi_pull *p)
 	const struct io_manifest *m;
 	int err = 0;
 
-	if ((err = cli_mpi_pull_list(&j->o, into, p)))
+	if ((err = cli_mpi_pull_list(&j->o, p)))
 		server_fail(j, "listing the sources on", err);
 	m = p->src[0].m;
 	if (into || (p->n_src == 1 && p->src[0].has_top && m->n == 1 &&
@@ -96,7 +96,6 @@ static int pull_list(struct job *j, struct cli_mpi_pull *p)
 			       p->n_src > 1 ? "several sources" : "a directory or its contents");
 	if (mkdir(dst, 0777) && errno != EEXIST)
 		return rcp_err(-errno, "cannot make %s: %s", dst, strerror(errno));
-	p->into = true;
 	return 0;
 }
 
