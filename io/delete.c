@@ -13,8 +13,9 @@
  * or if its name starts with ".railcp-tmp-" (another copy's temporaries);
  * every other is removed by its directory's descriptor: a file, a symlink
  * (the link itself, never what it names) or a directory, emptied first the
- * same way, bottom-up, through descriptors opened O_NOFOLLOW, each checked
- * to be on the covered directory's file system. Nothing is done by a path
+ * same way, bottom-up (what the filter protects inside stays, and the
+ * directory with it, as rsync leaves a directory that is not empty), through descriptors opened
+ * O_NOFOLLOW, each checked to be on the covered directory's file system. Nothing is done by a path
  * string, so a rename racing the walk cannot point it outside the root.
  *
  * A failure to remove one entry does not stop the others; the first is
@@ -46,6 +47,7 @@ struct del {
 	size_t n_listed;
 	bool strip_top; /* the filter's paths start beneath each top-level name */
 	struct io_delete_result res;
+	uint64_t held; /* protected entries found inside extraneous directories */
 	int first_err;
 	char path[IO_PATH_MAX]; /* the entry at hand, beneath the root */
 };
@@ -90,6 +92,7 @@ static bool path_push(struct del *d, size_t at, const char *name)
 }
 
 static void remove_entry(struct del *d, int dfd, const char *name, dev_t dev, unsigned depth);
+static bool stays(struct del *d, int dfd, const char *name);
 
 /* Empty the open directory fd (at d->path) of everything, deepest first. */
 static void empty_dir(struct del *d, int fd, dev_t dev, unsigned depth)
@@ -108,10 +111,12 @@ static void empty_dir(struct del *d, int fd, dev_t dev, unsigned depth)
 	while ((de = readdir(dir)) != NULL) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (path_push(d, at, de->d_name))
-			remove_entry(d, fd, de->d_name, dev, depth + 1);
-		else
+		if (!path_push(d, at, de->d_name))
 			failed(d, -ENAMETOOLONG, NULL);
+		else if (stays(d, fd, de->d_name))
+			d->held++; /* excluded (or a temporary): it stays, and so do its parents */
+		else
+			remove_entry(d, fd, de->d_name, dev, depth + 1);
 		d->path[at] = '\0';
 	}
 	closedir(dir);
@@ -122,7 +127,7 @@ static void remove_dir(struct del *d, int dfd, const char *name, dev_t dev, unsi
 {
 	struct stat st;
 	int fd;
-	uint64_t before = d->res.failed;
+	uint64_t before = d->res.failed, held = d->held;
 
 	if (depth > DELETE_MAX_DEPTH) {
 		failed(d, -ELOOP, "directories nested too deep");
@@ -140,7 +145,7 @@ static void remove_dir(struct del *d, int dfd, const char *name, dev_t dev, unsi
 	}
 	empty_dir(d, fd, dev, depth);
 	close(fd);
-	if (d->res.failed != before)
+	if (d->res.failed != before || d->held != held)
 		return; /* something in it stays, and so does it */
 	if (!d->o->dry && unlinkat(dfd, name, AT_REMOVEDIR) != 0)
 		failed(d, -errno, NULL);
@@ -222,7 +227,7 @@ static void covered_scan(struct del *d, int root_fd, const char *path)
 	struct dirent *de;
 	struct stat st;
 	DIR *dir;
-	int fd, err = open_covered(root_fd, path, &fd);
+	int fd = -1, err = open_covered(root_fd, path, &fd);
 
 	if (err) {
 		rcp_log(RCP_LOG_NOTICE, "--delete: \"%s\" not entered: %s",

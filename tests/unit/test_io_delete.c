@@ -182,11 +182,17 @@ static void test_excluded_and_temporaries_stay(void **state)
 	file(fx, "top/cache/blob");
 	file(fx, "top/cache.txt");
 	file(fx, "top/.railcp-tmp-0123456789abcdef");
+	mk(fx, "top/old"); /* extraneous, but holds an excluded file: both stay */
+	file(fx, "top/old/x.log");
+	file(fx, "top/old/y");
 	assert_int_equal(del(fx, (const char *[]){"top/", NULL}, &o, &res), 0);
+	assert_true(t_exists(fx->root, "top/old/x.log"));
+	assert_false(t_exists(fx->root, "top/old/y"));
 	assert_true(t_exists(fx->root, "top/run.log") && t_exists(fx->root, "top/cache/blob"));
 	assert_true(t_exists(fx->root, "top/.railcp-tmp-0123456789abcdef"));
 	assert_false(t_exists(fx->root, "top/cache.txt"));
-	assert_int_equal(res.removed, 1);
+	assert_int_equal(res.removed, 2);
+	assert_int_equal(res.failed, 0);
 	io_filter_destroy(f);
 }
 
