@@ -54,6 +54,7 @@ static json_t *copy_flags(const struct eng_copy_opts *cp)
 	json_object_set_new(flags, ENG_FLAG_PARTIAL, json_boolean(cp->partial));
 	json_object_set_new(flags, ENG_FLAG_CHECKSUM, json_boolean(cp->checksum));
 	json_object_set_new(flags, ENG_FLAG_DRY_RUN, json_boolean(cp->dry_run));
+	json_object_set_new(flags, ENG_FLAG_DELETE, json_boolean(cp->delete_extra));
 	json_object_set_new(flags, ENG_FLAG_CONTENTS,
 			    json_boolean(io_src_contents_only(cp->src, cp->n_src)));
 	return flags;
@@ -74,6 +75,8 @@ static int hello_job(struct client *c, json_t *m)
 		json_object_set_new(m, ENG_KEY_JOB, json_string(ENG_JOB_PUSH));
 		json_object_set_new(m, ENG_KEY_CHUNKS,
 				    json_integer((json_int_t)eng__files_chunks(c->s.files)));
+		if (cp->delete_extra && eng__delete_filter_set(m, cp->filter))
+			return -ENOMEM;
 		return eng__proto_set_hex(m, ENG_KEY_DST, cp->dst, strlen(cp->dst));
 	}
 	json_object_set_new(m, ENG_KEY_JOB, json_string(ENG_JOB_PULL));
@@ -197,7 +200,7 @@ static int pull_prepare(struct client *c)
 	if (!err && (err = io_pull_names_check(cp->src, cp->n_src, cp->recursive, m)) != 0)
 		io_manifest_destroy(m);
 	if (!err && cp->dry_run)
-		return eng__dry_pull(cp, m);
+		return eng__dry_pull(&c->s, cp, m);
 	if (!err)
 		err = eng__dest_files(NULL, cp->dst, io_src_contents_only(cp->src, cp->n_src),
 				      eng__dest_flags(cp->preserve, cp->fsync, cp->direct,
@@ -248,6 +251,8 @@ static int handshake(struct client *c)
 		json_decref(ready);
 		if (!err)
 			err = eng__manifest_send(&c->s.ctl, eng__files_manifest(c->s.files));
+		if (!err && cp->delete_extra) /* the server keeps what it excludes */
+			err = eng__delete_filter_send(&c->s, cp->filter);
 		if (!err && cp->dry_run)
 			return eng__dry_push_recv(&c->s, cp);
 		if (!err)
@@ -460,6 +465,12 @@ static int client_once(const struct eng_client_opts *o, uint64_t t0_ns,
 	c.s.partial = cp && (cp->partial || cp->checksum);
 	c.s.checksum = cp && cp->checksum;
 	c.s.bench_bytes = o->bench_bytes;
+	if (cp && cp->delete_extra)
+		c.s.del = (struct eng_delete){.on = true,
+					      .root_too = io_src_contents_only(cp->src, cp->n_src),
+					      .filter = cp->filter,
+					      .said = cp->deleted,
+					      .ctx = cp->deleted_ctx};
 	c.s.cancel = c.s.ctl.stop = cp ? cp->cancel : NULL; /* also while it waits its turn */
 	c.s.cancel_err = -EINTR;
 	c.s.cancel_why = c.s.ctl.stop_why = "interrupted";
@@ -473,6 +484,7 @@ static int client_once(const struct eng_client_opts *o, uint64_t t0_ns,
 		*busy_out = true;
 	if (!err && cp && cp->dry_run) { /* the list was told: nothing travels */
 		memset(report_out, 0, sizeof(*report_out));
+		report_out->deleted = c.s.del.count;
 		goto out;
 	}
 	if (!err)

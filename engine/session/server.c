@@ -79,6 +79,9 @@ static int hello_check(struct srv_session *ss)
 	ss->s.partial = t.partial;
 	ss->s.checksum = t.checksum;
 	ss->s.bench_bytes = t.bench_bytes;
+	/* --delete: a push's server removes; a pull's client does, on its side */
+	ss->s.del.on = t.delete_extra && t.role == ENG_RECEIVER;
+	ss->s.del.root_too = eng__hello_flag(ss->hello, ENG_FLAG_CONTENTS);
 	return 0;
 }
 
@@ -98,6 +101,8 @@ static int push_prepare(struct srv_session *ss)
 		return err;
 	io_path_printable(dst, ss->where);
 	err = eng__manifest_recv(&ss->s.ctl, ss->s.timeout_ms, &m);
+	if (!err && ss->s.del.on)
+		err = eng__delete_filter_recv(&ss->s, ss->hello);
 	if (!err && eng__hello_flag(ss->hello, ENG_FLAG_DRY_RUN)) {
 		ss->bytes = m->data_bytes;
 		err = eng__dry_answer(&ss->s, ss->srv->root, dst,
