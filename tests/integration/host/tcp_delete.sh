@@ -4,7 +4,9 @@
 # the root removed as a link, its target untouched); entries the filter
 # excludes stay, and so does everything beside the copied directory; a dry
 # run names what would go ("deleting" lines, --json) and removes nothing;
-# a copy that fails removes nothing; refused command lines exit 2.
+# a copy that fails, or is cut mid-way, removes nothing; what the server's
+# user may not remove ends the copy in one line (exit 1), the rest removed;
+# refused command lines exit 2.
 . tests/integration/lib.sh
 server_tmp
 tcp="--transport tcp --rails lo --port $port"
@@ -59,6 +61,20 @@ expect_one_line_error "a push --delete that fails"
 [ "$(paths_of root | grep -v '^blocked$')" = "$before" ] || fail "a failed push --delete removed something"
 rm root/blocked
 
+# A push cut mid-way (Ctrl-C: the copy is cancelled) removes nothing either.
+mkdir -p big/src
+yes "$(head -c 3000 /dev/urandom | base64 -w0)" | head -c $((512 << 20)) >big/src/big
+# shellcheck disable=SC2086
+"$RAILCP" $tcp --chunk 4K --qps-per-rail 1 -q -r --delete big/src 127.0.0.1: 2>cut.err &
+cut_pid=$!
+arrived() { [ -n "$(find root/src -name '.railcp-tmp-*' -size +1M 2>/dev/null)" ]; }
+wait_until 20 arrived || fail "nothing of the push to cut arrived in 20 s: $(cat cut.err)"
+kill -INT "$cut_pid" || fail "the push to cut ended before the cut"
+wait "$cut_pid" && fail "the cut push succeeded"
+wait_for_no_temp root 20 || fail "the server kept the cut push's temporaries"
+[ "$(paths_of root)" = "$before" ] || fail "a cut push --delete removed something: $(paths_of root)"
+rm -rf big
+
 # The push for real: the extras go, the excluded file, the neighbour and the link's target stay.
 # shellcheck disable=SC2086
 capture "$RAILCP" $tcp -r -v --json --delete --exclude '*.log' src 127.0.0.1:
@@ -99,6 +115,37 @@ capture "$RAILCP" $tcp -r --delete --exclude '*.log' 127.0.0.1:src/ back
 [ "$rc" -eq 0 ] || fail "pull --delete of contents: $err"
 [ "$(paths_of back)" = "$(printf 'a\na/b\na/b/f.txt\nc\nc/g.txt\nsrc\nsrc/keep.log\ntop.txt')" ] ||
 	fail "pull --delete of contents left: $(paths_of back)"
+
+# What the server's user may not remove (a directory of another user's, or
+# read-only): the copy ends in one line, exit 1, and the rest is removed.
+# Root removes anything: then the server and its client run as nobody.
+as_user=""
+[ "$(id -u)" -ne 0 ] || as_user="setpriv --reuid=65534 --regid=65534 --clear-groups"
+port2=$(free_port)
+mkdir -p root2 src2/d
+echo a >src2/d/a
+chmod -R a+rwX "$tmp" && chmod a+rx "$tmp"
+: >serve2.log
+printf '#!/bin/sh\nexec %s %s "$@"\n' "$as_user" "$RAILCP" >railcp_as
+chmod a+rx railcp_as
+server1_pid=$server_pid
+trap 'kill "$server1_pid" "$server_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+RAILCP=$tmp/railcp_as start_server serve2.log --transport tcp --rails lo --port "$port2" --root "$tmp/root2"
+capture ./railcp_as --transport tcp --rails lo --port "$port2" -r src2/d 127.0.0.1:
+[ "$rc" -eq 0 ] || fail "push as the server's user: $err"
+mkdir root2/d/theirs
+echo t >root2/d/theirs/t
+echo e >root2/d/extra
+chmod 0755 root2/d/theirs
+[ -n "$as_user" ] || chmod 0555 root2/d/theirs
+capture ./railcp_as --transport tcp --rails lo --port "$port2" -r --delete src2/d 127.0.0.1:
+expect_one_line_error "a push --delete that cannot remove everything"
+[ "$rc" -eq 1 ] || fail "a push --delete that cannot remove everything: exit $rc"
+case "$err" in *'could not remove "d/theirs/t" beneath the destination: Permission denied'*) ;;
+*) fail "a push --delete that cannot remove everything said: $err" ;; esac
+[ -e root2/d/theirs/t ] && [ ! -e root2/d/extra ] || fail "what could go did not: $(paths_of root2)"
+stop_server
+server_pid=$server1_pid
 
 # Refused before anything is sent: one line, exit 2.
 before=$(paths_of root)
