@@ -83,32 +83,6 @@ static int hello_job(struct client *c, json_t *m)
 	return 0;
 }
 
-/* A pull's sources, after authentication (sealed when keyed, and not held to the hello's size). */
-static int pull_sources_send(struct client *c)
-{
-	const struct eng_copy_opts *cp = c->o->copy;
-	json_t *m = eng__proto_msg(ENG_MSG_SOURCES, false), *srcs = json_array();
-	void *filter = NULL;
-	size_t i, len = 0;
-	int err = m && srcs ? 0 : -ENOMEM;
-
-	if (!err && json_object_set(m, ENG_KEY_SRC, srcs))
-		err = -ENOMEM;
-	for (i = 0; i < cp->n_src && !err; i++)
-		if (json_array_append_new(srcs, eng__proto_hex(cp->src[i], strlen(cp->src[i]))))
-			err = -ENOMEM;
-	if (!err && cp->filter && (err = io_filter_encode(cp->filter, &filter, &len)) == 0)
-		json_object_set_new(m, ENG_KEY_FILTER_BYTES, json_integer((json_int_t)len));
-	if (!err)
-		err = eng__proto_send(&c->s.ctl, m);
-	if (!err && len) /* the server walks through it */
-		err = eng__map_send(&c->s.ctl, ENG_MSG_FILTER, filter, len);
-	free(filter);
-	json_decref(srcs);
-	json_decref(m);
-	return err;
-}
-
 /* The server as its user named it, which only that server will serve (identity.c). */
 static json_t *dialed(const struct eng_client_opts *o)
 {
@@ -194,7 +168,7 @@ static int pull_prepare(struct client *c)
 	uint8_t *holds = NULL, *kept = NULL;
 	int err;
 
-	err = pull_sources_send(c);
+	err = eng__sources_send(&c->s, cp);
 	if (!err)
 		err = eng__manifest_recv(&c->s.ctl, c->s.timeout_ms, &m);
 	if (!err && (err = io_pull_names_check(cp->src, cp->n_src, cp->recursive, m)) != 0)

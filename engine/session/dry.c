@@ -1,6 +1,6 @@
 /*
- * dry.c - a copy's --dry-run and a pull's filter on the control
- * connection (protocol 9).
+ * dry.c - a copy's --dry-run, and a pull's sources and filter, on the
+ * control connection (protocol 9).
  *
  * A dry run ends its session after the file list. For a push the server
  * decides where the copy would land and how its destination differs from
@@ -9,7 +9,7 @@
  * "dry_run_why" frames; for a pull the client does the same on its side.
  * Either way the caller's dry_list gets the list as it would land, and
  * nothing is made or written anywhere; with --delete, what would be
- * removed is named too (delete.c), before the list. A pull's filter travels after its
+ * removed is named first (delete.c). A pull's filter travels after its
  * sources in "filter" frames, at most IO_FILTER_MAX_BYTES, and the server
  * reads it through io_filter_decode's checks.
  *
@@ -114,6 +114,31 @@ int eng__dry_answer(struct eng_session *s, const struct io_root *root, const cha
 	json_decref(msg);
 	free(name);
 	free(why);
+	return err;
+}
+
+/* A pull's sources, after authentication (sealed when keyed, and not held to the hello's size). */
+int eng__sources_send(struct eng_session *s, const struct eng_copy_opts *cp)
+{
+	json_t *m = eng__proto_msg(ENG_MSG_SOURCES, false), *srcs = json_array();
+	void *filter = NULL;
+	size_t i, len = 0;
+	int err = m && srcs ? 0 : -ENOMEM;
+
+	if (!err && json_object_set(m, ENG_KEY_SRC, srcs))
+		err = -ENOMEM;
+	for (i = 0; i < cp->n_src && !err; i++)
+		if (json_array_append_new(srcs, eng__proto_hex(cp->src[i], strlen(cp->src[i]))))
+			err = -ENOMEM;
+	if (!err && cp->filter && (err = io_filter_encode(cp->filter, &filter, &len)) == 0)
+		json_object_set_new(m, ENG_KEY_FILTER_BYTES, json_integer((json_int_t)len));
+	if (!err)
+		err = eng__proto_send(&s->ctl, m);
+	if (!err && len) /* the server walks through it */
+		err = eng__map_send(&s->ctl, ENG_MSG_FILTER, filter, len);
+	free(filter);
+	json_decref(srcs);
+	json_decref(m);
 	return err;
 }
 

@@ -672,6 +672,9 @@ int eng__dry_push_recv(struct eng_session *s, const struct eng_copy_opts *cp);
 int eng__dry_answer(struct eng_session *s, const struct io_root *root, const char *dst,
 		    bool contents, struct io_manifest *m);
 
+/* Client, pull: its sources (and its filter, in "filter" frames), after the proofs. */
+int eng__sources_send(struct eng_session *s, const struct eng_copy_opts *cp);
+
 /*
  * Server: the filter a pull's sources announce (none: *f_out NULL),
  * received and checked (io_filter_decode).
