@@ -11,8 +11,8 @@
  * The output is the same on every run (fixed times, modes and
  * challenges), so regenerating changes nothing unless an encoder did.
  *
- * The hello, sources and welcome frames follow client.c's hello_make and
- * pull_sources_send and server.c's welcome_send (static there); a change to
+ * The hello, sources and welcome frames follow client.c's hello_make,
+ * dry.c's eng__sources_send and server.c's welcome_send; a change to
  * those messages should be mirrored here.
  *
  * Threading: one thread.
