@@ -81,6 +81,8 @@ capture "$RAILCP" $tcp -r -v --json --delete --exclude '*.log' src 127.0.0.1:
 [ "$rc" -eq 0 ] || fail "push --delete: exit $rc: $err"
 [ "$(paths_of root)" = "$want_after" ] || fail "push --delete left: $(paths_of root)"
 [ "$(cat outside/precious)" = precious ] || fail "push --delete reached through the symlink"
+grep -q 'push of 3 files into "." done, 0 MiB over [0-9]* stripes verified, 6 entries removed (--delete);' serve.log ||
+	fail "the server's log of the push --delete: $(cat serve.log)"
 printf '%s' "$out" | python3 -c '
 import json, sys
 j = json.load(sys.stdin)
