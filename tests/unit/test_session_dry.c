@@ -24,6 +24,7 @@ struct dry {
 	char path[16][64];
 	uint8_t why[16];
 	/* what --delete told: the names heard, each followed by ';' */
+	bool delete_extra; /* the copies' --delete */
 	char said[512];
 	uint64_t deleted;
 };
@@ -56,6 +57,14 @@ static void dry_start(struct fx *fx, struct dry *d)
 	plan_make(&d->plan, rails, 2, 2, 1, BUDGET);
 }
 
+static void said(const char *path, void *ctx)
+{
+	struct dry *d = ctx;
+	size_t n = strlen(d->said);
+
+	snprintf(d->said + n, sizeof(d->said) - n, "%s;", path);
+}
+
 static int dry_copy(struct fx *fx, struct dry *d, enum eng_copy_dir dir, const char *dst,
 		    bool dry_run, bool update, const struct io_filter *f)
 {
@@ -63,14 +72,21 @@ static int dry_copy(struct fx *fx, struct dry *d, enum eng_copy_dir dir, const c
 	struct eng_copy_opts cp = dir == ENG_PUSH ? copy_opts(ENG_PUSH, push_src, 1, dst)
 						  : copy_opts(ENG_PULL, pull_src, 1, dst);
 	struct eng_report r;
+	int err;
 
 	cp.preserve = true;
 	cp.update = update;
 	cp.dry_run = dry_run;
 	cp.dry_list = dry_list;
+	cp.delete_extra = d->delete_extra;
+	cp.deleted = said;
+	cp.deleted_ctx = d;
+	d->said[0] = '\0';
 	cp.dry_ctx = d;
 	cp.filter = f;
-	return copy(&fx->srv, &d->plan, &cp, NULL, &r);
+	err = copy(&fx->srv, &d->plan, &cp, NULL, &r);
+	d->deleted = err ? 0 : r.deleted;
+	return err;
 }
 
 static void test_a_push_dry_run_lists_everything_new_and_writes_nothing(void **state)
@@ -168,43 +184,6 @@ static void test_a_pull_s_filter_is_applied_by_the_server(void **state)
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
 
-static void said(const char *path, void *ctx)
-{
-	struct dry *d = ctx;
-	size_t n = strlen(d->said);
-
-	snprintf(d->said + n, sizeof(d->said) - n, "%s;", path);
-}
-
-static void no_list(const struct io_manifest *m, const uint8_t *why, void *ctx)
-{
-	(void)m;
-	(void)why;
-	(void)ctx;
-}
-
-static int del_copy(struct fx *fx, struct dry *d, enum eng_copy_dir dir, const char *dst,
-		    bool delete_extra, bool dry_run, const struct io_filter *f)
-{
-	const char *push_src[] = {d->top}, *pull_src[] = {"top"};
-	struct eng_copy_opts cp = dir == ENG_PUSH ? copy_opts(ENG_PUSH, push_src, 1, dst)
-						  : copy_opts(ENG_PULL, pull_src, 1, dst);
-	struct eng_report r;
-	int err;
-
-	cp.recursive = true;
-	cp.delete_extra = delete_extra;
-	cp.deleted = said;
-	cp.deleted_ctx = d;
-	cp.dry_run = dry_run;
-	cp.dry_list = no_list;
-	cp.filter = f;
-	d->said[0] = '\0';
-	err = copy(&fx->srv, &d->plan, &cp, NULL, &r);
-	d->deleted = err ? 0 : r.deleted;
-	return err;
-}
-
 /* Beneath base/top: an extra file, an extra directory tree, an excluded file. */
 static void extras(const char *base)
 {
@@ -238,12 +217,13 @@ static void extras_go(struct fx *fx, struct dry *d, enum eng_copy_dir dir, const
 {
 	struct io_filter *f = logs_out();
 
+	d->delete_extra = true;
 	extras(base);
-	assert_int_equal(del_copy(fx, d, dir, dst, true, true, f), 0);
+	assert_int_equal(dry_copy(fx, d, dir, dst, true, false, f), 0);
 	assert_string_equal(d->said, "top/old/x;top/old/;top/sub/stale;");
 	assert_int_equal(d->deleted, 3);
 	assert_true(t_exists(base, "top/old/x") && t_exists(base, "top/sub/stale"));
-	assert_int_equal(del_copy(fx, d, dir, dst, true, false, f), 0);
+	assert_int_equal(dry_copy(fx, d, dir, dst, false, false, f), 0);
 	assert_string_equal(d->said, "top/old/x;top/old/;top/sub/stale;");
 	assert_int_equal(d->deleted, 3);
 	assert_false(t_exists(base, "top/old") || t_exists(base, "top/sub/stale"));
@@ -258,7 +238,7 @@ static void test_a_push_removes_the_extras_and_keeps_the_excluded(void **state)
 	struct dry d;
 
 	dry_start(fx, &d);
-	assert_int_equal(del_copy(fx, &d, ENG_PUSH, "", false, false, NULL), 0);
+	assert_int_equal(dry_copy(fx, &d, ENG_PUSH, "", false, false, NULL), 0);
 	extras_go(fx, &d, ENG_PUSH, "", d.root);
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
@@ -269,8 +249,8 @@ static void test_a_pull_removes_the_extras_here(void **state)
 	struct dry d;
 
 	dry_start(fx, &d);
-	assert_int_equal(del_copy(fx, &d, ENG_PUSH, "", false, false, NULL), 0);
-	assert_int_equal(del_copy(fx, &d, ENG_PULL, d.back, false, false, NULL), 0);
+	assert_int_equal(dry_copy(fx, &d, ENG_PUSH, "", false, false, NULL), 0);
+	assert_int_equal(dry_copy(fx, &d, ENG_PULL, d.back, false, false, NULL), 0);
 	extras_go(fx, &d, ENG_PULL, d.back, d.back);
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
