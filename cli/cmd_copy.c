@@ -357,6 +357,7 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 		if (cc->over_ssh)
 			json_object_set_new(o, "ssh_home", json_string(cc->ssh_home));
 		cli_wire_json(o, cc->wire, r);
+		cli_delete_json(&cc->filter, o, r->deleted);
 		err = cli_series_json(o, &cc->series);
 		if (!err)
 			err = cli_json_print(stdout, o);
@@ -388,6 +389,7 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 		       "digest of each chunk) and not sent\n",
 		       sz);
 	}
+	cli_delete_print(&cc->filter, r->deleted);
 	cli_report_print(stdout, r, r->wall_seconds);
 	cli_wire_print(stdout, cc->wire, r);
 	return 0;

@@ -3,7 +3,8 @@
  * command-line order, the files of --exclude-from and --files-from read
  * with bounds (at most IO_FILTER_MAX_BYTES each, lines shorter than
  * IO_PATH_MAX, UTF-8: io/filter.c checks each), and the dry run's list
- * printed, one line per entry that would travel, or one JSON object.
+ * printed, one line per entry that would travel, or one JSON object;
+ * --delete's checks and lines ("deleting NAME", what was removed).
  *
  * Threading: the copy's thread.
  */
@@ -33,6 +34,9 @@ int cli_filter_opt(struct cli_filter *cf, int c, const char *arg)
 		return 0;
 	case CLI_OPT_FROM0:
 		cf->from0 = true;
+		return 0;
+	case CLI_OPT_DELETE:
+		cf->delete_extra = true;
 		return 0;
 	case CLI_OPT_FILES_FROM:
 		if (cf->files_from)
@@ -240,6 +244,7 @@ static void dry_list(const struct io_manifest *m, const uint8_t *why, void *ctx)
 		json_object_set_new(o, "bytes", json_integer((json_int_t)bytes));
 		json_object_set_new(o, "directories", json_integer((json_int_t)dirs));
 		json_object_set_new(o, "entries", arr);
+		cli_delete_json(cf, o, cf->n_deleting);
 		cli_json_print(stdout, o);
 		json_decref(o);
 		return;
@@ -249,6 +254,68 @@ static void dry_list(const struct io_manifest *m, const uint8_t *why, void *ctx)
 	       "nothing was written\n",
 	       (unsigned long long)files, sz, (unsigned long long)dirs,
 	       cf->push ? "go to" : "come from", cf->host);
+	if (cf->delete_extra)
+		printf("railcp: dry run: %llu entries would be deleted (--delete); nothing was "
+		       "removed\n",
+		       (unsigned long long)cf->n_deleting);
+}
+
+/* Each entry --delete removed (or would): a "deleting" line, or a name for --json. */
+static void deleted_said(const char *path, void *ctx)
+{
+	struct cli_filter *cf = ctx;
+
+	cf->n_deleting++;
+	if (!cf->dry_run && rcp_log_level() < RCP_LOG_INFO)
+		return;
+	if (cf->json) {
+		if (!cf->deleting)
+			cf->deleting = json_array();
+		if (cf->deleting)
+			json_array_append_new(cf->deleting, path_json(path));
+		return;
+	}
+	printf("deleting ");
+	path_print(stdout, path);
+	putchar('\n');
+}
+
+void cli_delete_json(const struct cli_filter *cf, json_t *o, uint64_t deleted)
+{
+	if (!cf->delete_extra)
+		return;
+	json_object_set_new(o, "deleted", json_integer((json_int_t)deleted));
+	if (cf->deleting)
+		json_object_set(o, "deleting", cf->deleting);
+}
+
+void cli_delete_print(const struct cli_filter *cf, uint64_t deleted)
+{
+	if (cf->delete_extra)
+		printf("railcp: deleted %llu entries the sources do not hold (--delete)\n",
+		       (unsigned long long)deleted);
+}
+
+/* --delete's terms: beneath copied directories only, and each source's naming the same. */
+static int delete_check(struct cli_filter *cf, const char *const *src, size_t n_src,
+			struct eng_copy_opts *o)
+{
+	size_t i, contents = 0;
+
+	for (i = 0; i < n_src; i++)
+		contents += io_src_contents_only(&src[i], 1);
+	if (!o->recursive)
+		return cli_usage_error(NULL, "--delete needs -r: it removes only beneath the "
+					     "directories a copy covers");
+	if (cf->files_from)
+		return cli_usage_error(NULL, "--delete and --files-from cannot be given together");
+	if (contents && contents != n_src)
+		return cli_usage_error(NULL, "--delete needs every source to end in '/' or none: "
+					     "copy them in two commands");
+	o->delete_extra = true;
+	o->deleted = deleted_said;
+	o->deleted_ctx = cf;
+	return 0;
 }
 
 int cli_filter_finish(struct cli_filter *cf, size_t n_src, struct eng_copy_opts *o)
@@ -260,6 +327,8 @@ int cli_filter_finish(struct cli_filter *cf, size_t n_src, struct eng_copy_opts 
 	o->dry_ctx = cf;
 	cf->update = o->update;
 	cf->push = o->dir == ENG_PUSH;
+	if (cf->delete_extra && (err = delete_check(cf, o->src, n_src, o)) != 0)
+		return err;
 	if (cf->files_from && n_src != 1)
 		return cli_usage_error(NULL,
 				       "--files-from needs exactly one source directory, not %zu "
@@ -277,6 +346,7 @@ int cli_filter_finish(struct cli_filter *cf, size_t n_src, struct eng_copy_opts 
 void cli_filter_fini(struct cli_filter *cf)
 {
 	io_filter_destroy(cf->f);
+	json_decref(cf->deleting);
 	free(cf->op);
 	cf->f = NULL;
 	cf->op = NULL;

@@ -10,7 +10,9 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "engine/engine.h"
 
@@ -20,6 +22,7 @@ enum {
 	CLI_OPT_EXCLUDE_FROM,
 	CLI_OPT_FILES_FROM,
 	CLI_OPT_FROM0,
+	CLI_OPT_DELETE,
 };
 
 /* The entries of a copy's struct option table. */
@@ -29,6 +32,7 @@ enum {
 		{"include", required_argument, NULL, CLI_OPT_INCLUDE},                             \
 		{"exclude-from", required_argument, NULL, CLI_OPT_EXCLUDE_FROM},                   \
 		{"files-from", required_argument, NULL, CLI_OPT_FILES_FROM},                       \
+		{"delete", no_argument, NULL, CLI_OPT_DELETE},                                     \
 	{                                                                                          \
 		"from0", no_argument, NULL, CLI_OPT_FROM0                                          \
 	}
@@ -45,7 +49,11 @@ enum {
 	"                     comment; - stdin)\n"                                                 \
 	"  --files-from FILE  send only the paths FILE lists, relative to the one\n"               \
 	"                     source directory (with -r: listed directories whole)\n"              \
-	"  --from0            the lines of those files end with NUL bytes, not newlines\n"
+	"  --from0            the lines of those files end with NUL bytes, not newlines\n"         \
+	"  --delete           with -r, once the copy succeeded: remove what the copied\n"          \
+	"                     directories hold at the destination and the sources do\n"            \
+	"                     not (entries --exclude leaves out stay); with -n: list\n"            \
+	"                     them; -v names each\n"
 
 struct cli_filter_op;
 
@@ -53,11 +61,14 @@ struct cli_filter {
 	struct cli_filter_op *op; /* rules in command-line order */
 	size_t n_op;
 	const char *files_from;
-	bool from0, dry_run;
+	bool from0, dry_run, delete_extra;
 	struct io_filter *f;
 	/* for the dry run's list */
 	const char *host;
 	bool json, update, push;
+	/* --delete: what was (or would be) removed, named for --json (-v or dry run) */
+	json_t *deleting;
+	uint64_t n_deleting;
 };
 
 /* 0 when c was a filter option (taken), CLI_EXIT_USAGE after one line, -1 when not ours. */
@@ -69,6 +80,10 @@ int cli_filter_opt(struct cli_filter *cf, int c, const char *arg);
  * after one line.
  */
 int cli_filter_finish(struct cli_filter *cf, size_t n_src, struct eng_copy_opts *o);
+
+/* --delete's lines: "deleted N entries" (and names for --json) into o or onto stdout. */
+void cli_delete_json(const struct cli_filter *cf, json_t *o, uint64_t deleted);
+void cli_delete_print(const struct cli_filter *cf, uint64_t deleted);
 
 /* Accepts a zeroed cf. */
 void cli_filter_fini(struct cli_filter *cf);

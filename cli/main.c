@@ -41,6 +41,8 @@ static void usage(FILE *f)
 		"  -u, --update       send only what the destination lacks\n"
 		"  -c, --checksum     send only the chunks that differ from the destination\n"
 		"  --partial          keep what an interrupted copy received, for the next\n"
+		"  --delete           with -r: remove what the destination holds and the\n"
+		"                     sources lack, once the copy succeeded\n"
 		"  --port P           the server's TCP port (default %d)\n"
 		"  -e, --rsh CMD      start the far side with CMD, e.g. ssh\n"
 		"  --json             the summary, or the error, as one JSON object on stdout\n\n"

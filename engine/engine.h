@@ -157,6 +157,7 @@ struct eng_report {
 	 * for that and the time it took, at this end and at the peer's */
 	uint64_t chunks_compared;
 	uint64_t hashed_bytes, hash_ns, peer_hashed_bytes, peer_hash_ns;
+	uint64_t deleted;    /* copies, --delete: entries the receiver removed (dry: would) */
 	double seconds;	     /* first post to last completion, as perftest's BW average */
 	double wall_seconds; /* copies: the whole run, from the walk to the last file in place */
 	uint32_t chunk;
@@ -260,6 +261,18 @@ struct eng_copy_opts {
 	bool dry_run;
 	void (*dry_list)(const struct io_manifest *m, const uint8_t *why, void *ctx);
 	void *dry_ctx;
+	/*
+	 * --delete (with recursive): once the copy succeeded, the receiver
+	 * removes what the directories the copy covered hold and the list
+	 * does not; entries the filter leaves out stay (io_root_delete). The
+	 * sources either all have no name of their own or all have one.
+	 * deleted (may be NULL) hears each name removed (or, dry_run, that
+	 * would be), beneath the destination, a directory's with a trailing
+	 * '/', before eng_copy_run returns.
+	 */
+	bool delete_extra;
+	void (*deleted)(const char *path, void *ctx);
+	void *deleted_ctx;
 	/* Set (e.g. from a signal handler) to stop the copy: it fails, its temporaries removed. */
 	const _Atomic bool *cancel;
 	/* Called about every 20 ms from the calling thread with the figures so far. */

@@ -542,6 +542,36 @@ int io_root_symlink(struct io_root *root, const struct io_entry *e);
  */
 int io_root_dirs_finish(struct io_root *root, const struct io_manifest *m);
 
+/*
+ * ---- --delete: what the destination holds and the copy does not ----
+ *
+ * After a copy of m into root succeeded: in each directory the copy covered
+ * (m's directories, and the root itself with root_too: a source was
+ * contents), remove every entry m does not list, unless filter leaves it out
+ * (protected) or it is a temporary (".railcp-tmp-"). Directories go with
+ * their contents, deepest first; symlinks go as links; nothing is followed
+ * or crosses into another file system, and every removal is made through a
+ * descriptor beneath the root (delete.c). said (may be NULL) hears each
+ * entry removed, or, with dry, each that would be, while nothing is.
+ * Returns 0, or the first failure with a sentence counting the others;
+ * *out is filled either way. Not thread-safe on root.
+ */
+struct io_delete_opts {
+	const struct io_filter *filter; /* the copy's rules; NULL: none */
+	bool root_too;
+	bool dry;
+	void (*said)(const char *path, bool is_dir, void *ctx);
+	void *ctx;
+};
+
+struct io_delete_result {
+	uint64_t removed; /* entries (files, links, directories; dry: that would be) */
+	uint64_t failed;
+};
+
+int io_root_delete(const struct io_root *root, const struct io_manifest *m,
+		   const struct io_delete_opts *o, struct io_delete_result *out);
+
 struct io_wfile;
 
 /*

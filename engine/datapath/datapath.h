@@ -199,6 +199,8 @@ int eng__files_create(enum eng_role role, struct io_manifest *m, uint32_t chunk,
 void eng__files_destroy(struct eng_files *f);
 
 const struct io_manifest *eng__files_manifest(const struct eng_files *f);
+/* The receiver's root (NULL for a sender's without one). */
+const struct io_root *eng__files_root(const struct eng_files *f);
 uint64_t eng__files_chunks(const struct eng_files *f);
 /* The chunks of the whole manifest, before any skip: what both sides must agree on first. */
 uint64_t eng__files_chunks_all(const struct eng_files *f);

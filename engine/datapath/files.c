@@ -137,6 +137,11 @@ const struct io_manifest *eng__files_manifest(const struct eng_files *f)
 	return f->m;
 }
 
+const struct io_root *eng__files_root(const struct eng_files *f)
+{
+	return f->root;
+}
+
 uint64_t eng__files_chunks(const struct eng_files *f)
 {
 	return f->plan->n;

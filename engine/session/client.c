@@ -54,6 +54,7 @@ static json_t *copy_flags(const struct eng_copy_opts *cp)
 	json_object_set_new(flags, ENG_FLAG_PARTIAL, json_boolean(cp->partial));
 	json_object_set_new(flags, ENG_FLAG_CHECKSUM, json_boolean(cp->checksum));
 	json_object_set_new(flags, ENG_FLAG_DRY_RUN, json_boolean(cp->dry_run));
+	json_object_set_new(flags, ENG_FLAG_DELETE, json_boolean(cp->delete_extra));
 	json_object_set_new(flags, ENG_FLAG_CONTENTS,
 			    json_boolean(io_src_contents_only(cp->src, cp->n_src)));
 	return flags;
@@ -74,36 +75,12 @@ static int hello_job(struct client *c, json_t *m)
 		json_object_set_new(m, ENG_KEY_JOB, json_string(ENG_JOB_PUSH));
 		json_object_set_new(m, ENG_KEY_CHUNKS,
 				    json_integer((json_int_t)eng__files_chunks(c->s.files)));
+		if (cp->delete_extra && eng__delete_filter_set(m, cp->filter))
+			return -ENOMEM;
 		return eng__proto_set_hex(m, ENG_KEY_DST, cp->dst, strlen(cp->dst));
 	}
 	json_object_set_new(m, ENG_KEY_JOB, json_string(ENG_JOB_PULL));
 	return 0;
-}
-
-/* A pull's sources, after authentication (sealed when keyed, and not held to the hello's size). */
-static int pull_sources_send(struct client *c)
-{
-	const struct eng_copy_opts *cp = c->o->copy;
-	json_t *m = eng__proto_msg(ENG_MSG_SOURCES, false), *srcs = json_array();
-	void *filter = NULL;
-	size_t i, len = 0;
-	int err = m && srcs ? 0 : -ENOMEM;
-
-	if (!err && json_object_set(m, ENG_KEY_SRC, srcs))
-		err = -ENOMEM;
-	for (i = 0; i < cp->n_src && !err; i++)
-		if (json_array_append_new(srcs, eng__proto_hex(cp->src[i], strlen(cp->src[i]))))
-			err = -ENOMEM;
-	if (!err && cp->filter && (err = io_filter_encode(cp->filter, &filter, &len)) == 0)
-		json_object_set_new(m, ENG_KEY_FILTER_BYTES, json_integer((json_int_t)len));
-	if (!err)
-		err = eng__proto_send(&c->s.ctl, m);
-	if (!err && len) /* the server walks through it */
-		err = eng__map_send(&c->s.ctl, ENG_MSG_FILTER, filter, len);
-	free(filter);
-	json_decref(srcs);
-	json_decref(m);
-	return err;
 }
 
 /* The server as its user named it, which only that server will serve (identity.c). */
@@ -191,13 +168,13 @@ static int pull_prepare(struct client *c)
 	uint8_t *holds = NULL, *kept = NULL;
 	int err;
 
-	err = pull_sources_send(c);
+	err = eng__sources_send(&c->s, cp);
 	if (!err)
 		err = eng__manifest_recv(&c->s.ctl, c->s.timeout_ms, &m);
 	if (!err && (err = io_pull_names_check(cp->src, cp->n_src, cp->recursive, m)) != 0)
 		io_manifest_destroy(m);
 	if (!err && cp->dry_run)
-		return eng__dry_pull(cp, m);
+		return eng__dry_pull(&c->s, cp, m);
 	if (!err)
 		err = eng__dest_files(NULL, cp->dst, io_src_contents_only(cp->src, cp->n_src),
 				      eng__dest_flags(cp->preserve, cp->fsync, cp->direct,
@@ -248,6 +225,8 @@ static int handshake(struct client *c)
 		json_decref(ready);
 		if (!err)
 			err = eng__manifest_send(&c->s.ctl, eng__files_manifest(c->s.files));
+		if (!err && cp->delete_extra) /* the server keeps what it excludes */
+			err = eng__delete_filter_send(&c->s, cp->filter);
 		if (!err && cp->dry_run)
 			return eng__dry_push_recv(&c->s, cp);
 		if (!err)
@@ -460,6 +439,12 @@ static int client_once(const struct eng_client_opts *o, uint64_t t0_ns,
 	c.s.partial = cp && (cp->partial || cp->checksum);
 	c.s.checksum = cp && cp->checksum;
 	c.s.bench_bytes = o->bench_bytes;
+	if (cp && cp->delete_extra)
+		c.s.del = (struct eng_delete){.on = true,
+					      .root_too = io_src_contents_only(cp->src, cp->n_src),
+					      .filter = cp->filter,
+					      .said = cp->deleted,
+					      .ctx = cp->deleted_ctx};
 	c.s.cancel = c.s.ctl.stop = cp ? cp->cancel : NULL; /* also while it waits its turn */
 	c.s.cancel_err = -EINTR;
 	c.s.cancel_why = c.s.ctl.stop_why = "interrupted";
@@ -473,6 +458,7 @@ static int client_once(const struct eng_client_opts *o, uint64_t t0_ns,
 		*busy_out = true;
 	if (!err && cp && cp->dry_run) { /* the list was told: nothing travels */
 		memset(report_out, 0, sizeof(*report_out));
+		report_out->deleted = c.s.del.count;
 		goto out;
 	}
 	if (!err)

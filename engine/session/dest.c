@@ -143,7 +143,8 @@ static int dry_root(const struct io_root *parent, const char *dst, bool contents
 }
 
 int eng__dest_dry(const struct io_root *parent, const char *dst, bool contents,
-		  struct io_manifest *m, char **name_out, uint8_t **why_out)
+		  struct io_manifest *m, char **name_out, uint8_t **why_out,
+		  struct io_root **root_out)
 {
 	struct io_dest *d = malloc(sizeof(*d));
 	struct io_root *root = NULL;
@@ -157,12 +158,15 @@ int eng__dest_dry(const struct io_root *parent, const char *dst, bool contents,
 		err = rcp_err(-ENOMEM, "out of memory");
 	for (i = 0; !err && i < m->n; i++)
 		why[i] = (uint8_t)io_root_compare(root, &m->entry[i]);
-	io_root_close(root);
 	free(d);
+	if (err || !root_out)
+		io_root_close(root);
 	if (err) {
 		free(why);
 		return err;
 	}
+	if (root_out)
+		*root_out = root;
 	*name_out = name;
 	*why_out = why;
 	return 0;

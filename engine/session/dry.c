@@ -1,6 +1,6 @@
 /*
- * dry.c - a copy's --dry-run and a pull's filter on the control
- * connection (protocol 9).
+ * dry.c - a copy's --dry-run, and a pull's sources and filter, on the
+ * control connection (protocol 9).
  *
  * A dry run ends its session after the file list. For a push the server
  * decides where the copy would land and how its destination differs from
@@ -8,7 +8,8 @@
  * top's new name, if the copy renames it) and a byte per entry in
  * "dry_run_why" frames; for a pull the client does the same on its side.
  * Either way the caller's dry_list gets the list as it would land, and
- * nothing is made or written anywhere. A pull's filter travels after its
+ * nothing is made or written anywhere; with --delete, what would be
+ * removed is named first (delete.c). A pull's filter travels after its
  * sources in "filter" frames, at most IO_FILTER_MAX_BYTES, and the server
  * reads it through io_filter_decode's checks.
  *
@@ -35,13 +36,17 @@ static int dry_tell(const struct eng_copy_opts *cp, struct io_manifest *m, const
 	return err;
 }
 
-int eng__dry_pull(const struct eng_copy_opts *cp, struct io_manifest *m)
+int eng__dry_pull(struct eng_session *s, const struct eng_copy_opts *cp, struct io_manifest *m)
 {
+	struct io_root *root = NULL;
 	uint8_t *why = NULL;
 	char *name = NULL;
 	int err = eng__dest_dry(NULL, cp->dst, io_src_contents_only(cp->src, cp->n_src), m, &name,
-				&why);
+				&why, s->del.on ? &root : NULL);
 
+	if (!err && s->del.on) /* what would go, named first */
+		err = eng__delete_run(s, root, m, true);
+	io_root_close(root);
 	if (!err)
 		err = dry_tell(cp, m, NULL, why); /* eng__dest_dry renamed m already */
 	else
@@ -70,6 +75,8 @@ int eng__dry_push_recv(struct eng_session *s, const struct eng_copy_opts *cp)
 	for (i = 0; !err && i < mine->n; i++)
 		if (why[i] > IO_DIFF_MAX)
 			err = rcp_err(-EPROTO, "the server's dry run names an unknown difference");
+	if (!err && s->del.on) /* what would go, named first */
+		err = eng__delete_heard(s);
 	if (!err)
 		err = io_manifest_pick(mine, NULL, &m);
 	if (!err)
@@ -84,9 +91,10 @@ int eng__dry_answer(struct eng_session *s, const struct io_root *root, const cha
 		    bool contents, struct io_manifest *m)
 {
 	json_t *msg = eng__proto_msg(ENG_MSG_DRY_RUN, false);
+	struct io_root *dest = NULL;
 	uint8_t *why = NULL;
 	char *name = NULL;
-	int err = eng__dest_dry(root, dst, contents, m, &name, &why);
+	int err = eng__dest_dry(root, dst, contents, m, &name, &why, s->del.on ? &dest : NULL);
 
 	if (!err && !msg)
 		err = rcp_err(-ENOMEM, "out of memory");
@@ -96,6 +104,9 @@ int eng__dry_answer(struct eng_session *s, const struct io_root *root, const cha
 		err = eng__proto_send(&s->ctl, msg);
 	if (!err)
 		err = eng__map_send(&s->ctl, ENG_MSG_DRY_RUN_WHY, why, m->n);
+	if (!err && s->del.on) /* what --delete would remove, removing nothing */
+		err = eng__delete_run(s, dest, m, true);
+	io_root_close(dest);
 	if (!err) /* for the log line: a file side that reads nothing */
 		err = eng__files_create(ENG_SENDER, m, s->chunk, NULL, 0, &s->files);
 	else
@@ -103,6 +114,31 @@ int eng__dry_answer(struct eng_session *s, const struct io_root *root, const cha
 	json_decref(msg);
 	free(name);
 	free(why);
+	return err;
+}
+
+/* A pull's sources, after authentication (sealed when keyed, and not held to the hello's size). */
+int eng__sources_send(struct eng_session *s, const struct eng_copy_opts *cp)
+{
+	json_t *m = eng__proto_msg(ENG_MSG_SOURCES, false), *srcs = json_array();
+	void *filter = NULL;
+	size_t i, len = 0;
+	int err = m && srcs ? 0 : -ENOMEM;
+
+	if (!err && json_object_set(m, ENG_KEY_SRC, srcs))
+		err = -ENOMEM;
+	for (i = 0; i < cp->n_src && !err; i++)
+		if (json_array_append_new(srcs, eng__proto_hex(cp->src[i], strlen(cp->src[i]))))
+			err = -ENOMEM;
+	if (!err && cp->filter && (err = io_filter_encode(cp->filter, &filter, &len)) == 0)
+		json_object_set_new(m, ENG_KEY_FILTER_BYTES, json_integer((json_int_t)len));
+	if (!err)
+		err = eng__proto_send(&s->ctl, m);
+	if (!err && len) /* the server walks through it */
+		err = eng__map_send(&s->ctl, ENG_MSG_FILTER, filter, len);
+	free(filter);
+	json_decref(srcs);
+	json_decref(m);
 	return err;
 }
 

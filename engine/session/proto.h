@@ -24,6 +24,8 @@
  *   C -> S  sources   src, filter_bytes            (pull: the names, as hex)
  *   C -> S  filter    part                         (pull with a filter: io_filter_encode)
  *   either  manifest  total (first part), part     (push: C -> S; pull: S -> C)
+ *   C -> S  filter    part                         (push --delete with a filter: the
+ *                                                   hello's "filter_bytes")
  *   S -> C  dry_run   name; dry_run_why part      (push --dry-run: the session ends here)
  *   rcvr    skip      part                         (--update: what it holds already)
  *   rcvr    kept      part                         (--partial, -c: chunks kept from before)
@@ -35,6 +37,9 @@
  *                     stripes (addr, port, stripe, rail each)
  *   ...     RDMA connections, then the data ...
  *   sender  done      chunks, bytes, seconds
+ *   S -> C  deleted   count, names_bytes; deleted_names part
+ *                                                  (push --delete: what the receiver removed
+ *                                                   once its files were in, or, dry, would)
  *   rcvr    result    chunks, bytes, files
  *   either  lost      stripe, message              (during the data: failover)
  *   either  error     message: ends the session with that sentence
@@ -79,9 +84,15 @@
  * "checksum" flag (-c): the receiver maps as kept the chunks its old files
  * hold and the "kept", "kept_digests" and "confirmed" frames follow as with
  * --partial, so only the chunks that differ travel (io/checksum.c): an
- * older receiver would send every file whole.
+ * older receiver would send every file whole. 11: the hello's "delete" flag
+ * (--delete): once the copy succeeded, the receiver removes what the
+ * directories it covered hold and the list does not (engine/session/
+ * delete.c, io/delete.c); a push's client sends its filter after the list
+ * (the hello's "filter_bytes": excluded names are kept) and its server
+ * answers "deleted" before its result (or its dry run's list): an older
+ * server would leave the extras.
  */
-#define ENG_PROTO_VERSION 10
+#define ENG_PROTO_VERSION 11
 #define ENG_PROTO_MAX_FRAME (1u << 20)
 /* A hello arrives before authentication: keep what a stranger can make us parse small. */
 #define ENG_PROTO_MAX_HELLO (64u << 10)
@@ -128,6 +139,10 @@
 #define ENG_MSG_DRY_RUN_WHY "dry_run_why"
 /* S -> C: a proven session waits its turn at a full server (queue.c); place 0: admitted */
 #define ENG_MSG_QUEUED "queued"
+/* S -> C, push --delete: "count" entries removed, "names_bytes" of names to follow... */
+#define ENG_MSG_DELETED "deleted"
+/* ...each NUL-terminated, a directory's with a trailing '/', as eng__map_send sends maps. */
+#define ENG_MSG_DELETED_NAMES "deleted_names"
 
 /* Keys. */
 #define ENG_KEY_TYPE "type"
@@ -170,6 +185,8 @@
 #define ENG_KEY_OF "of"			    /* queued: sessions in line */
 #define ENG_KEY_FILTER_BYTES "filter_bytes" /* sources: the filter frames' total */
 #define ENG_KEY_NAME "name"
+#define ENG_KEY_COUNT "count"		  /* deleted: entries removed */
+#define ENG_KEY_NAMES_BYTES "names_bytes" /* deleted: the names' frames' total */
 
 /* Jobs. */
 #define ENG_JOB_BENCH "bench"
@@ -186,6 +203,7 @@
 #define ENG_FLAG_PARTIAL "partial"   /* the receiver keeps what a failed copy got, and resumes it */
 #define ENG_FLAG_DRY_RUN "dry_run"   /* the session ends after the file list: nothing written */
 #define ENG_FLAG_CHECKSUM "checksum" /* -c: the receiver's old files kept where they match */
+#define ENG_FLAG_DELETE "delete"     /* what the covered directories hold and the list not goes */
 
 /* A sealing key (seal.c) and a frame's tag. */
 #define ENG_SEAL_KEY_LEN 32

@@ -79,6 +79,9 @@ static int hello_check(struct srv_session *ss)
 	ss->s.partial = t.partial;
 	ss->s.checksum = t.checksum;
 	ss->s.bench_bytes = t.bench_bytes;
+	/* --delete: a push's server removes; a pull's client does, on its side */
+	ss->s.del.on = t.delete_extra && t.role == ENG_RECEIVER;
+	ss->s.del.root_too = eng__hello_flag(ss->hello, ENG_FLAG_CONTENTS);
 	return 0;
 }
 
@@ -98,6 +101,8 @@ static int push_prepare(struct srv_session *ss)
 		return err;
 	io_path_printable(dst, ss->where);
 	err = eng__manifest_recv(&ss->s.ctl, ss->s.timeout_ms, &m);
+	if (!err && ss->s.del.on)
+		err = eng__delete_filter_recv(&ss->s, ss->hello);
 	if (!err && eng__hello_flag(ss->hello, ENG_FLAG_DRY_RUN)) {
 		ss->bytes = m->data_bytes;
 		err = eng__dry_answer(&ss->s, ss->srv->root, dst,
@@ -353,7 +358,7 @@ static const char *session_what(const struct srv_session *ss, char *buf, size_t 
 static int session_end(struct srv_session *ss)
 {
 	struct eng_report rep;
-	char what[IO_ESC_MAX + 64];
+	char what[IO_ESC_MAX + 64], removed[64] = "";
 	double secs;
 	int err = eng__session_end(&ss->s);
 
@@ -365,11 +370,14 @@ static int session_end(struct srv_session *ss)
 		       ? rep.seconds
 		       : json_real_value(json_object_get(ss->s.done, ENG_KEY_SECONDS));
 	ss->seconds = secs;
+	if (ss->s.del.on)
+		snprintf(removed, sizeof(removed), ", %" PRIu64 " entries removed (--delete)",
+			 ss->s.del.count);
 	rcp_log(RCP_LOG_NOTICE,
 		"session %u from %s: %s done, %" PRIu64 " MiB over %u stripes "
-		"verified; %.2f s, %.3f Gb/s as the sender measured",
+		"verified%s; %.2f s, %.3f Gb/s as the sender measured",
 		ss->id, ss->peer, session_what(ss, what, sizeof(what)), rep.bytes >> 20,
-		rep.n_stripes, secs, secs > 0 ? rep.bytes * 8 / secs / 1e9 : 0);
+		rep.n_stripes, removed, secs, secs > 0 ? rep.bytes * 8 / secs / 1e9 : 0);
 	if (rep.file_io[0])
 		rcp_log(RCP_LOG_INFO, "session %u: file I/O: %s", ss->id, rep.file_io);
 	return 0;

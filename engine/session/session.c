@@ -430,6 +430,8 @@ static int sender_end(struct eng_session *s)
 	json_object_set_new(done, ENG_KEY_SECONDS, json_real(rep.seconds));
 	err = eng__proto_send(&s->ctl, done);
 	json_decref(done);
+	if (!err && s->del.on) /* a push's server removes the extras before its result */
+		err = eng__delete_heard(s);
 	if (!err)
 		err = eng__proto_recv(&s->ctl, s->timeout_ms, ENG_MSG_RESULT, &res);
 	if (!err && !(err = eng__proto_get_u64(res, ENG_KEY_CHUNKS, &got_chunks)))
@@ -466,6 +468,9 @@ static int receiver_end(struct eng_session *s)
 	rcp_steps_lap(&s->steps, RCP_STEP_END);
 	err = s->files ? eng__files_finish(s->files) : 0;
 	rcp_steps_lap(&s->steps, RCP_STEP_FINALIZE); /* a failed one too: not the end's */
+	if (!err && s->del.on && s->files) /* every file is in: only now do the extras go */
+		err = eng__delete_run(s, eng__files_root(s->files), eng__files_manifest(s->files),
+				      false);
 	if (err)
 		return err;
 	m = eng__proto_msg(ENG_MSG_RESULT, false);
@@ -495,6 +500,7 @@ void eng__session_report(const struct eng_session *s, struct eng_report *r)
 	r->chunks_compared = s->compared;
 	r->peer_hashed_bytes = s->peer_hashed_bytes;
 	r->peer_hash_ns = s->peer_hash_ns;
+	r->deleted = s->del.count;
 	snprintf(r->transport, sizeof(r->transport), "%s", eng__transport_word(s->tr));
 	if (s->files) {
 		r->files = eng__files_done(s->files);
@@ -521,6 +527,7 @@ void eng__session_fini(struct eng_session *s)
 	eng__job_destroy(s->job);
 	eng__files_destroy(s->files); /* after the workers: removes unfinished temporaries */
 	json_decref(s->done);
+	eng__delete_fini(&s->del);
 	if (s->ctl.fd >= 0)
 		close(s->ctl.fd);
 	s->conn = NULL;

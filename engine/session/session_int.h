@@ -100,6 +100,17 @@ static inline int eng__preauth_ms(int timeout_ms)
 
 enum eng_side { ENG_CLIENT, ENG_SERVER };
 
+/* --delete on a session (delete.c): what the receiver does once its files are in. */
+struct eng_delete {
+	bool on;
+	bool root_too;			/* a source was contents: the root is covered too */
+	const struct io_filter *filter; /* excluded names are kept; NULL: none */
+	struct io_filter *own;		/* a push's server: the client's, received */
+	void (*said)(const char *path, void *ctx); /* the client's (eng_copy_opts.deleted) */
+	void *ctx;
+	uint64_t count; /* removed (dry: would be) */
+};
+
 struct eng_session {
 	enum eng_side side;
 	enum eng_role role; /* this side's, in the job */
@@ -152,6 +163,7 @@ struct eng_session {
 	void (*progress)(struct eng_session *s, void *ctx);
 	void *ctx;
 	struct rcp_steps steps; /* this side's time by step, from eng__session_init */
+	struct eng_delete del;	/* --delete */
 };
 
 /* A session of this side on the connected control socket fd (taken over; -1: none yet). */
@@ -582,6 +594,7 @@ struct eng_hello_terms {
 	uint64_t bench_bytes; /* bench; 0 for copies */
 	bool partial;
 	bool checksum;
+	bool delete_extra;   /* --delete, with recursive only */
 	unsigned root_flags; /* IO_ROOT_* */
 };
 int eng__hello_terms(const json_t *hello, bool serves_files, struct eng_hello_terms *out);
@@ -636,15 +649,17 @@ int eng__dest_files(const struct io_root *parent, const char *dst, bool contents
  * eng__dest_open names it, m's top renamed to *name_out when the copy
  * renames it, else *name_out NULL) and how the destination differs from
  * each entry, a byte each (enum io_diff) in *why_out: nothing is made or
- * written. Both malloc'd; m stays the caller's.
+ * written. Both malloc'd; m stays the caller's. root_out (may be NULL):
+ * the destination's root when it exists already (else NULL), the caller's.
  */
 int eng__dest_dry(const struct io_root *parent, const char *dst, bool contents,
-		  struct io_manifest *m, char **name_out, uint8_t **why_out);
+		  struct io_manifest *m, char **name_out, uint8_t **why_out,
+		  struct io_root **root_out);
 
 /* ---- dry.c: --dry-run and a pull's filter (protocol 9) ---- */
 
 /* Client, pull --dry-run: the local destination against the server's list m (consumed). */
-int eng__dry_pull(const struct eng_copy_opts *cp, struct io_manifest *m);
+int eng__dry_pull(struct eng_session *s, const struct eng_copy_opts *cp, struct io_manifest *m);
 
 /* Client, push --dry-run: the server's answer for this side's list, to cp->dry_list. */
 int eng__dry_push_recv(struct eng_session *s, const struct eng_copy_opts *cp);
@@ -657,10 +672,38 @@ int eng__dry_push_recv(struct eng_session *s, const struct eng_copy_opts *cp);
 int eng__dry_answer(struct eng_session *s, const struct io_root *root, const char *dst,
 		    bool contents, struct io_manifest *m);
 
+/* Client, pull: its sources (and its filter, in "filter" frames), after the proofs. */
+int eng__sources_send(struct eng_session *s, const struct eng_copy_opts *cp);
+
 /*
  * Server: the filter a pull's sources announce (none: *f_out NULL),
  * received and checked (io_filter_decode).
  */
 int eng__filter_recv(struct eng_session *s, const json_t *sources, struct io_filter **f_out);
+
+/* ---- delete.c: --delete (protocol 11) ---- */
+
+/*
+ * The receiver, its files all in (dry: the list only compared): what the
+ * directories of m that the copy covered beneath root hold and m does not
+ * goes (io_root_delete with s->del; root NULL: nothing there yet). A
+ * server then tells its client ("deleted"); a client tells s->del.said.
+ * s->del.count is set; a failure to remove is the first one's sentence.
+ */
+int eng__delete_run(struct eng_session *s, const struct io_root *root, const struct io_manifest *m,
+		    bool dry);
+
+/* A push's client: the server's "deleted" frames, its names to s->del.said. */
+int eng__delete_heard(struct eng_session *s);
+
+/* A push's client: the hello's "filter_bytes" for f (NULL: none), then f after the list. */
+int eng__delete_filter_set(json_t *hello, const struct io_filter *f);
+int eng__delete_filter_send(struct eng_session *s, const struct io_filter *f);
+
+/* A push's server: the client's filter, as the hello announced it (none: s->del.filter NULL). */
+int eng__delete_filter_recv(struct eng_session *s, const json_t *hello);
+
+/* What s->del holds, freed (eng__session_fini). */
+void eng__delete_fini(struct eng_delete *d);
 
 #endif

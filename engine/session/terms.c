@@ -55,6 +55,9 @@ int eng__hello_terms(const json_t *hello, bool serves_files, struct eng_hello_te
 	/* -c trades the kept chunks' maps and digests as --partial does (checksum.c). */
 	out->checksum = eng__hello_flag(hello, ENG_FLAG_CHECKSUM);
 	out->partial = eng__hello_flag(hello, ENG_FLAG_PARTIAL) || out->checksum;
+	out->delete_extra = eng__hello_flag(hello, ENG_FLAG_DELETE);
+	if (out->delete_extra && !eng__hello_flag(hello, ENG_FLAG_RECURSIVE))
+		return rcp_err(-EINVAL, "--delete needs -r");
 	out->root_flags = eng__dest_flags(
 		eng__hello_flag(hello, ENG_FLAG_PRESERVE), eng__hello_flag(hello, ENG_FLAG_FSYNC),
 		eng__hello_flag(hello, ENG_FLAG_DIRECT), eng__hello_flag(hello, ENG_FLAG_PARTIAL),

@@ -11,8 +11,8 @@
  * The output is the same on every run (fixed times, modes and
  * challenges), so regenerating changes nothing unless an encoder did.
  *
- * The hello, sources and welcome frames follow client.c's hello_make and
- * pull_sources_send and server.c's welcome_send (static there); a change to
+ * The hello, sources and welcome frames follow client.c's hello_make,
+ * dry.c's eng__sources_send and server.c's welcome_send; a change to
  * those messages should be mirrored here.
  *
  * Threading: one thread.
@@ -253,6 +253,26 @@ static void frames(void)
 	json_object_set_new(m, ENG_KEY_NS, json_integer(1500000));
 	stream_send(&s, m);
 	stream_put(&s, "frame", "push_checksum");
+	/* A push with --delete: its filter after the list, then the server's "deleted" names. */
+	stream_open(&s);
+	m = hello(ENG_JOB_PUSH, true);
+	json_object_set_new(m, ENG_KEY_FLAGS, flags(true));
+	json_object_set_new(json_object_get(m, ENG_KEY_FLAGS), ENG_FLAG_DELETE, json_true());
+	json_object_set_new(m, ENG_KEY_FILTER_BYTES, json_integer(5));
+	json_object_set_new(m, ENG_KEY_CHUNKS, json_integer(1));
+	eng__proto_set_hex(m, ENG_KEY_DST, "in", 2);
+	stream_send(&s, m);
+	m = eng__proto_msg(ENG_MSG_FILTER, false);
+	eng__proto_set_hex(m, ENG_KEY_PART, "-*.o\0", 5);
+	stream_send(&s, m);
+	m = eng__proto_msg(ENG_MSG_DELETED, false);
+	json_object_set_new(m, ENG_KEY_COUNT, json_integer(2));
+	json_object_set_new(m, ENG_KEY_NAMES_BYTES, json_integer(12));
+	stream_send(&s, m);
+	m = eng__proto_msg(ENG_MSG_DELETED_NAMES, false);
+	eng__proto_set_hex(m, ENG_KEY_PART, "data/old/\0x\0", 12);
+	stream_send(&s, m);
+	stream_put(&s, "frame", "push_delete");
 }
 
 /* ---- the manifest of a small tree: a directory, files, a hole, a symlink ---- */

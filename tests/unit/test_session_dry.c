@@ -3,7 +3,11 @@
  * (session_harness.h), protocol 9: a dry run's list is what a copy would
  * do, entry by entry, with how the destination differs, and nothing is
  * made on either side (a push's server compares, a pull's client does); a
- * pull's filter travels to the server, whose walk applies it.
+ * pull's filter travels to the server, whose walk applies it. --delete
+ * (protocol 11): a push's server removes the extras of the directories
+ * the copy covered once the copy is in, keeps what the client's filter
+ * excludes and names what it removed to the client; a dry run names the
+ * same and removes nothing; a pull's client does the same on its side.
  *
  * Threading: one session at a time.
  */
@@ -19,6 +23,10 @@ struct dry {
 	size_t n;
 	char path[16][64];
 	uint8_t why[16];
+	/* what --delete told: the names heard, each followed by ';' */
+	bool delete_extra; /* the copies' --delete */
+	char said[512];
+	uint64_t deleted;
 };
 
 static void dry_list(const struct io_manifest *m, const uint8_t *why, void *ctx)
@@ -49,6 +57,14 @@ static void dry_start(struct fx *fx, struct dry *d)
 	plan_make(&d->plan, rails, 2, 2, 1, BUDGET);
 }
 
+static void said(const char *path, void *ctx)
+{
+	struct dry *d = ctx;
+	size_t n = strlen(d->said);
+
+	snprintf(d->said + n, sizeof(d->said) - n, "%s;", path);
+}
+
 static int dry_copy(struct fx *fx, struct dry *d, enum eng_copy_dir dir, const char *dst,
 		    bool dry_run, bool update, const struct io_filter *f)
 {
@@ -56,14 +72,21 @@ static int dry_copy(struct fx *fx, struct dry *d, enum eng_copy_dir dir, const c
 	struct eng_copy_opts cp = dir == ENG_PUSH ? copy_opts(ENG_PUSH, push_src, 1, dst)
 						  : copy_opts(ENG_PULL, pull_src, 1, dst);
 	struct eng_report r;
+	int err;
 
 	cp.preserve = true;
 	cp.update = update;
 	cp.dry_run = dry_run;
 	cp.dry_list = dry_list;
+	cp.delete_extra = d->delete_extra;
+	cp.deleted = said;
+	cp.deleted_ctx = d;
+	d->said[0] = '\0';
 	cp.dry_ctx = d;
 	cp.filter = f;
-	return copy(&fx->srv, &d->plan, &cp, NULL, &r);
+	err = copy(&fx->srv, &d->plan, &cp, NULL, &r);
+	d->deleted = err ? 0 : r.deleted;
+	return err;
 }
 
 static void test_a_push_dry_run_lists_everything_new_and_writes_nothing(void **state)
@@ -161,6 +184,77 @@ static void test_a_pull_s_filter_is_applied_by_the_server(void **state)
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
 
+/* Beneath base/top: an extra file, an extra directory tree, an excluded file. */
+static void extras(const char *base)
+{
+	char p[4096];
+
+	t_path(p, base, "top/old");
+	assert_int_equal(mkdir(p, 0755), 0);
+	t_write(base, "top/old/x", "x", 1, 0644);
+	t_write(base, "top/sub/stale", "s", 1, 0644);
+	t_write(base, "top/keep.log", "k", 1, 0644);
+	t_write(base, "beside", "b", 1, 0644);
+}
+
+static struct io_filter *logs_out(void)
+{
+	struct io_filter *f = NULL;
+
+	assert_int_equal(io_filter_create(&f), 0);
+	assert_int_equal(io_filter_rule(f, false, "*.log"), 0);
+	assert_int_equal(io_filter_finish(f), 0);
+	return f;
+}
+
+/*
+ * The extras put beneath base (the destination as dst names it) go with
+ * --delete, once the copy is in, and are named; a dry run first names the
+ * same and removes nothing; the excluded file and the neighbour stay.
+ */
+static void extras_go(struct fx *fx, struct dry *d, enum eng_copy_dir dir, const char *dst,
+		      const char *base)
+{
+	struct io_filter *f = logs_out();
+
+	d->delete_extra = true;
+	extras(base);
+	assert_int_equal(dry_copy(fx, d, dir, dst, true, false, f), 0);
+	assert_string_equal(d->said, "top/old/x;top/old/;top/sub/stale;");
+	assert_int_equal(d->deleted, 3);
+	assert_true(t_exists(base, "top/old/x") && t_exists(base, "top/sub/stale"));
+	assert_int_equal(dry_copy(fx, d, dir, dst, false, false, f), 0);
+	assert_string_equal(d->said, "top/old/x;top/old/;top/sub/stale;");
+	assert_int_equal(d->deleted, 3);
+	assert_false(t_exists(base, "top/old") || t_exists(base, "top/sub/stale"));
+	assert_true(t_exists(base, "top/keep.log") && t_exists(base, "beside"));
+	assert_true(t_exists(base, "top/sub/big.bin"));
+	io_filter_destroy(f);
+}
+
+static void test_a_push_removes_the_extras_and_keeps_the_excluded(void **state)
+{
+	struct fx *fx = *state;
+	struct dry d;
+
+	dry_start(fx, &d);
+	assert_int_equal(dry_copy(fx, &d, ENG_PUSH, "", false, false, NULL), 0);
+	extras_go(fx, &d, ENG_PUSH, "", d.root);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+static void test_a_pull_removes_the_extras_here(void **state)
+{
+	struct fx *fx = *state;
+	struct dry d;
+
+	dry_start(fx, &d);
+	assert_int_equal(dry_copy(fx, &d, ENG_PUSH, "", false, false, NULL), 0);
+	assert_int_equal(dry_copy(fx, &d, ENG_PULL, d.back, false, false, NULL), 0);
+	extras_go(fx, &d, ENG_PULL, d.back, d.back);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -168,6 +262,8 @@ int main(void)
 		T(test_a_push_dry_run_with_update_says_what_differs),
 		T(test_a_pull_dry_run_makes_no_destination),
 		T(test_a_pull_s_filter_is_applied_by_the_server),
+		T(test_a_push_removes_the_extras_and_keeps_the_excluded),
+		T(test_a_pull_removes_the_extras_here),
 	};
 
 	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);

@@ -73,6 +73,7 @@ expect "railcp serve " --max-sessions
 expect "railcp --" --recursive
 expect "railcp -" -r
 expect "railcp --p" --partial
+expect "railcp -r --del" --delete
 expect "railcp -v --" --no-fsync
 expect "railcp topo --" --save-profile
 expect "railcp bench host --" --bytes
