@@ -68,8 +68,8 @@ static int read_full(int fd, uint8_t *buf, uint64_t off, uint32_t len)
  */
 static int clone_chunk(struct io_partial *p, uint64_t off, uint32_t len, uint8_t *buf)
 {
-	struct file_clone_range r = {.src_fd = p->old, .src_offset = off, .src_length = len,
-				     .dest_offset = off};
+	struct file_clone_range r = {
+		.src_fd = p->old, .src_offset = off, .src_length = len, .dest_offset = off};
 
 	if (p->no_clone || ioctl(p->fd, FICLONERANGE, &r) < 0) {
 		if (!p->no_clone && errno != EINVAL)
@@ -149,8 +149,8 @@ static int old_open(int pfd, const char *last, uint64_t *size_out)
 }
 
 /* The partial data file of p's entry made from old: locked, emptied, filled, sized. */
-static const char *data_make(int pfd, const char *last, uint64_t old_size,
-			     const struct io_entry *e, uint32_t chunk, struct io_partial *p)
+static const char *data_make(int pfd, const char *last, uint64_t old_size, const struct io_entry *e,
+			     uint32_t chunk, struct io_partial *p)
 {
 	char data[IO_TMP_NAME_LEN], rec[IO_TMP_NAME_LEN], log[IO_TMP_NAME_LEN];
 	int fd;
