@@ -71,9 +71,10 @@ static int clone_chunk(struct io_partial *p, uint64_t off, uint32_t len, uint8_t
 	struct file_clone_range r = {
 		.src_fd = p->old, .src_offset = off, .src_length = len, .dest_offset = off};
 
-	if (p->no_clone || ioctl(p->fd, FICLONERANGE, &r) < 0) {
-		if (!p->no_clone && errno != EINVAL)
-			p->no_clone = true; /* EINVAL: this range only (a tail cut since) */
+	/* The pass's threads share p: no_clone and old_left are atomics. */
+	if (__atomic_load_n(&p->no_clone, __ATOMIC_RELAXED) || ioctl(p->fd, FICLONERANGE, &r) < 0) {
+		if (errno != EINVAL) /* EINVAL: this range only (a tail cut since) */
+			__atomic_store_n(&p->no_clone, true, __ATOMIC_RELAXED);
 		return -EOPNOTSUPP;
 	}
 	return read_full(p->fd, buf, off, len);
@@ -94,7 +95,7 @@ int io__checksum_fill(struct io_partial *p, uint64_t off, uint32_t len, void *bu
 	if (err)
 		return rcp_err(err, "cannot copy a chunk of the old file at %" PRIu64 ": %s", off,
 			       strerror(-err));
-	if (--p->old_left == 0) {
+	if (__atomic_sub_fetch(&p->old_left, 1, __ATOMIC_ACQ_REL) == 0) {
 		close(p->old);
 		p->old = -1;
 	}

@@ -653,8 +653,8 @@ bool io_partial_late(const struct io_partial *p);
  * Read chunk k, len bytes at off of p's data file (a chunk it holds), into
  * buf: 0, or -errno with a sentence (-EIO for a short read). With -c the
  * chunk is first taken from the old file into the data file and its CRC-64
- * from this read (checksum.c), once per chunk; not thread-safe then.
- * Otherwise thread-safe on distinct chunks.
+ * from this read (checksum.c), once per chunk. Thread-safe on distinct
+ * chunks.
  */
 int io_partial_read(struct io_partial *p, uint64_t k, uint64_t off, uint32_t len, void *buf);
 

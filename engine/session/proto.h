@@ -79,9 +79,11 @@
  * "checksum" flag (-c): the receiver maps as kept the chunks its old files
  * hold and the "kept", "kept_digests" and "confirmed" frames follow as with
  * --partial, so only the chunks that differ travel (io/checksum.c): an
- * older receiver would send every file whole.
+ * older receiver would send every file whole. 11: the kept chunks' digests
+ * are Poly1305 under a one-time key per chunk (eng__seal_kept_digest), not
+ * HMAC-SHA256: an older peer's would never match.
  */
-#define ENG_PROTO_VERSION 10
+#define ENG_PROTO_VERSION 11
 #define ENG_PROTO_MAX_FRAME (1u << 20)
 /* A hello arrives before authentication: keep what a stranger can make us parse small. */
 #define ENG_PROTO_MAX_HELLO (64u << 10)
