@@ -246,6 +246,9 @@ typedef int (*eng_kept_fn)(void *ctx, uint64_t i, uint64_t k, const void *buf, u
  */
 int eng__files_kept_each(struct eng_files *f, const uint8_t *bits, eng_kept_fn fn, void *ctx);
 
+/* The bytes of the chunks whose bit is set in bits (a map of the plan's chunks). */
+uint64_t eng__files_bits_bytes(const struct eng_files *f, const uint8_t *bits);
+
 /*
  * Receiver, after the sender's answer to eng__files_kept's map: the kept
  * chunks it did not confirm are forgotten (received again), the confirmed

@@ -132,6 +132,16 @@ static void parts_cut(struct part *t, size_t n, uint64_t n_kept, const struct io
 	}
 }
 
+uint64_t eng__files_bits_bytes(const struct eng_files *f, const uint8_t *bits)
+{
+	uint64_t k, n = 0;
+
+	for (k = 0; k < f->plan->n; k++)
+		if (bit_set(bits, k))
+			n += f->plan->chunk[k].len;
+	return n;
+}
+
 int eng__files_kept_each(struct eng_files *f, const uint8_t *bits, eng_kept_fn fn, void *ctx)
 {
 	uint64_t k, n_kept = 0, t0 = rcp_now_ns();

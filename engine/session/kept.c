@@ -45,11 +45,13 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <openssl/crypto.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define ENG_KEPT_DIGEST_LEN 16
+#define KEPT_WAIT_RATE (50ull << 20) /* bytes a second the slowest peer reads kept chunks */
 
 struct digests {
 	uint8_t key[ENG_SEAL_KEY_LEN];
@@ -58,6 +60,19 @@ struct digests {
 	uint8_t *confirmed; /* the map of those that match: the sender's, as the receiver got it */
 	uint64_t differ;    /* sender: those that do not */
 };
+
+/*
+ * How long to wait for the peer's digests or its answer to ours: the step's
+ * limit, plus a second for each KEPT_WAIT_RATE bytes kept, as the peer
+ * reads and hashes them all first (tens of GB of old files would pass 30 s).
+ */
+static int kept_wait_ms(const struct eng_session *s, const uint8_t *kept)
+{
+	uint64_t ms = (uint64_t)s->timeout_ms +
+		      eng__files_bits_bytes(s->files, kept) / (KEPT_WAIT_RATE / 1000);
+
+	return ms > INT_MAX ? INT_MAX : (int)ms;
+}
 
 static size_t bits_count(const uint8_t *bits, size_t len)
 {
@@ -170,7 +185,7 @@ int eng__kept_send(struct eng_session *s, const uint8_t *kept)
 	if (!err)
 		err = eng__map_send(&s->ctl, ENG_MSG_KEPT_DIGESTS, d.d, d.n * ENG_KEPT_DIGEST_LEN);
 	if (!err)
-		err = eng__map_recv(&s->ctl, s->timeout_ms, ENG_MSG_CONFIRMED,
+		err = eng__map_recv(&s->ctl, kept_wait_ms(s, kept), ENG_MSG_CONFIRMED,
 				    eng__files_chunks(s->files), d.confirmed, len);
 	/* Only what was kept can be confirmed: anything else would be a chunk nobody sends. */
 	for (i = 0; !err && i < len; i++)
@@ -210,7 +225,7 @@ int eng__kept_confirm(struct eng_session *s, const uint8_t *kept)
 	if (!err)
 		err = eng__files_kept_each(s->files, kept, digest_make, &mine);
 	if (!err)
-		err = eng__map_recv(&s->ctl, s->timeout_ms, ENG_MSG_KEPT_DIGESTS,
+		err = eng__map_recv(&s->ctl, kept_wait_ms(s, kept), ENG_MSG_KEPT_DIGESTS,
 				    d.n * ENG_KEPT_DIGEST_LEN * 8, d.d, d.n * ENG_KEPT_DIGEST_LEN);
 	if (!err)
 		digests_compare(&d, &mine, kept, len);
