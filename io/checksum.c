@@ -7,20 +7,21 @@
  * For a regular file already at e's final name, the partial data file
  * (partial.c: its fixed name, taken only as the receiver's own, locked) is
  * emptied and sized to e's size (so holes stay holes and a shorter file
- * loses its old tail), the old file stays open, and each chunk of e that
- * lies wholly within the old file's size is held. Nothing is read yet: the
- * held map goes to the sender at once, so both ends read and hash together.
- * The digests' pass (engine/session/kept.c, through io_partial_read) then
- * takes each held chunk once: cloned from the old file where its file system
- * can (FICLONERANGE, a reflink: no bytes move) and read back from the
- * partial file, else read from the old file into the pass's buffer and
- * written from there into the partial file. Either way the bytes hashed
- * (keyed digest, and the CRC-64 the file's record and log keep) are those
- * the new file holds, even if the old file changes meanwhile: a chunk it
- * lost since reads as zeros and will not match. The old file is closed once
- * its last held chunk is read. The chunks whose digests differ from the
- * sender's are received again, written over the old bytes, and the file is
- * put in place by its rename as any other.
+ * loses its old tail), and each chunk of e that lies wholly within the old
+ * file's size is held. Nothing is read yet: the held map goes to the sender
+ * at once, so both ends read and hash together, and no descriptor of the
+ * old file is kept (a tree of many files would hold one each). The
+ * digests' pass (engine/session/kept.c, through io_partial_read) then
+ * takes each held chunk once: the old file opened again by its name, with
+ * the same checks, and the chunk cloned from it where its file system can
+ * (FICLONERANGE, a reflink: no bytes move) and read back from the partial
+ * file, else read from it into the pass's buffer and written from there
+ * into the partial file. Either way the bytes hashed (keyed digest, and the
+ * CRC-64 the file's record and log keep) are those the new file holds, even
+ * if the old file changes meanwhile: a chunk it lost since (cut, removed)
+ * reads as zeros and will not match. The chunks whose digests differ from
+ * the sender's are received again, written over the old bytes, and the file
+ * is put in place by its rename as any other.
  *
  * No old file, or one that is not a regular file, holds nothing: the file
  * is sent whole.
@@ -62,47 +63,6 @@ static int read_full(int fd, uint8_t *buf, uint64_t off, uint32_t len)
 }
 
 /*
- * Chunk at off cloned from old into fd (a reflink: no bytes copied) and read
- * back from fd, so what is hashed is what the new file holds even if old
- * changes meanwhile; -EOPNOTSUPP where old's file system cannot.
- */
-static int clone_chunk(struct io_partial *p, uint64_t off, uint32_t len, uint8_t *buf)
-{
-	struct file_clone_range r = {
-		.src_fd = p->old, .src_offset = off, .src_length = len, .dest_offset = off};
-
-	/* The pass's threads share p: no_clone and old_left are atomics. */
-	if (__atomic_load_n(&p->no_clone, __ATOMIC_RELAXED) || ioctl(p->fd, FICLONERANGE, &r) < 0) {
-		if (errno != EINVAL) /* EINVAL: this range only (a tail cut since) */
-			__atomic_store_n(&p->no_clone, true, __ATOMIC_RELAXED);
-		return -EOPNOTSUPP;
-	}
-	return read_full(p->fd, buf, off, len);
-}
-
-int io__checksum_fill(struct io_partial *p, uint64_t off, uint32_t len, void *buf)
-{
-	int err = clone_chunk(p, off, len, buf);
-
-	if (err == -EOPNOTSUPP) {
-		/* One read of the old bytes: hashed from buf, and buf is what fd gets. */
-		ssize_t w;
-
-		err = read_full(p->old, buf, off, len);
-		if (!err && (w = pwrite(p->fd, buf, len, (off_t)off)) != (ssize_t)len)
-			err = w < 0 ? -errno : -EIO;
-	}
-	if (err)
-		return rcp_err(err, "cannot copy a chunk of the old file at %" PRIu64 ": %s", off,
-			       strerror(-err));
-	if (__atomic_sub_fetch(&p->old_left, 1, __ATOMIC_ACQ_REL) == 0) {
-		close(p->old);
-		p->old = -1;
-	}
-	return 0;
-}
-
-/*
  * Hold each chunk of e inside the old file's size bytes; its CRC-64 comes
  * when the digests' pass reads it (io_partial_read), so it is read once.
  */
@@ -121,7 +81,6 @@ static void chunks_hold(const struct io_entry *e, uint32_t chunk, uint64_t size,
 			p->bits[k / 64] |= 1ull << (k % 64);
 			p->held++;
 			p->held_bytes += len;
-			p->old_left++;
 		}
 	}
 }
@@ -147,6 +106,62 @@ static int old_open(int pfd, const char *last, uint64_t *size_out)
 	}
 	*size_out = (uint64_t)st.st_size;
 	return fd;
+}
+
+/*
+ * Chunk at off cloned from old into p's file (a reflink: no bytes copied)
+ * and read back from it, so what is hashed is what the new file holds even
+ * if old changes meanwhile; -EOPNOTSUPP where old's file system cannot.
+ */
+static int clone_chunk(struct io_partial *p, int old, uint64_t off, uint32_t len, uint8_t *buf)
+{
+	struct file_clone_range r = {
+		.src_fd = old, .src_offset = off, .src_length = len, .dest_offset = off};
+
+	/* The pass's threads share p: no_clone is an atomic. */
+	if (__atomic_load_n(&p->no_clone, __ATOMIC_RELAXED) || ioctl(p->fd, FICLONERANGE, &r) < 0) {
+		if (errno != EINVAL) /* EINVAL: this range only (a tail cut since) */
+			__atomic_store_n(&p->no_clone, true, __ATOMIC_RELAXED);
+		return -EOPNOTSUPP;
+	}
+	return read_full(p->fd, buf, off, len);
+}
+
+/* The old file at p's name, opened as io__root_checksum did: -1 if it is no longer there. */
+static int old_reopen(const struct io_partial *p)
+{
+	const char *last;
+	uint64_t size;
+	int pfd, old;
+
+	if (io__parent_open(p->root_fd, p->old_path, &pfd, &last) != 0) {
+		rcp_err_clear();
+		return -1;
+	}
+	old = old_open(pfd, last, &size);
+	close(pfd);
+	return old;
+}
+
+int io__checksum_fill(struct io_partial *p, uint64_t off, uint32_t len, void *buf)
+{
+	int old = old_reopen(p), err = old < 0 ? -EOPNOTSUPP : clone_chunk(p, old, off, len, buf);
+	ssize_t w;
+
+	if (err == -EOPNOTSUPP) {
+		/* One read of the old bytes: hashed from buf, and buf is what the file gets. */
+		if (old < 0)
+			memset(buf, 0, len); /* gone since: reads as zeros */
+		err = old < 0 ? 0 : read_full(old, buf, off, len);
+		if (!err && (w = pwrite(p->fd, buf, len, (off_t)off)) != (ssize_t)len)
+			err = w < 0 ? -errno : -EIO;
+	}
+	if (old >= 0)
+		close(old);
+	if (err)
+		return rcp_err(err, "cannot copy a chunk of the old file at %" PRIu64 ": %s", off,
+			       strerror(-err));
+	return 0;
 }
 
 /* The partial data file of p's entry made from old: locked, emptied, filled, sized. */
@@ -194,10 +209,11 @@ struct io_partial *io__root_checksum(const struct io_root *root, const struct io
 	p = io__partial_new(n_chunks);
 	why = p ? data_make(pfd, last, old_size, e, chunk, p) : "out of memory";
 	close(pfd);
-	if (p && !why && p->held)
-		p->old = old; /* read chunk by chunk in the digests' pass (io__checksum_fill) */
-	else
-		close(old);
+	close(old);
+	/* Opened again for each chunk in the digests' pass: no descriptor held till then. */
+	p->root_fd = root->fd;
+	if (!why && !(p->old_path = strdup(e->path)))
+		why = "out of memory";
 	if (why) {
 		rcp_log(RCP_LOG_NOTICE, "\"%s\" is sent whole: %s",
 			io__path_escape(e->path, strlen(e->path), esc), why);

@@ -202,7 +202,7 @@ struct io_partial *io__partial_new(uint64_t n_chunks)
 
 	if (!p)
 		return NULL;
-	p->fd = p->old = -1;
+	p->fd = p->root_fd = -1;
 	p->n_chunks = n_chunks;
 	p->bits = calloc((size_t)(n_chunks / 64 + 1), sizeof(*p->bits));
 	p->hash = calloc((size_t)n_chunks, sizeof(*p->hash));
@@ -260,8 +260,7 @@ void io_partial_destroy(struct io_partial *p)
 		return;
 	if (p->fd >= 0)
 		close(p->fd); /* the lock goes with the last descriptor of the file */
-	if (p->old >= 0)
-		close(p->old);
+	free(p->old_path);
 	free(p->bits);
 	free(p->hash);
 	free(p);
@@ -291,7 +290,7 @@ int io_partial_read(struct io_partial *p, uint64_t k, uint64_t off, uint32_t len
 {
 	ssize_t n;
 
-	if (p && p->old >= 0 && io_partial_has(p, k)) {
+	if (p && p->old_path && io_partial_has(p, k)) {
 		int err = io__checksum_fill(p, off, len, buf);
 
 		if (err || !p->hash_late)

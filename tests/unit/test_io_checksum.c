@@ -2,10 +2,11 @@
  * test_io_checksum.c - how a -c receiver builds a file from its old self
  * (io/checksum.c): nothing is read when the held chunks are mapped; each
  * held chunk is read once, in the digests' pass (io_partial_read), and the
- * bytes it returns are those the partial file gets; the old file's
- * descriptor goes once its last held chunk is read; a chunk the old file
- * lost since the map reads as zeros, in the buffer and in the partial file
- * alike, so what is hashed is what the new file holds.
+ * bytes it returns are those the partial file gets; no descriptor of the
+ * old file is held between the map and the pass (a tree of many files would
+ * hold one each); a chunk the old file lost since the map (cut, or the file
+ * removed) reads as zeros, in the buffer and in the partial file alike, so
+ * what is hashed is what the new file holds.
  *
  * Threading: single-threaded.
  */
@@ -108,13 +109,13 @@ static void test_held_chunks_are_read_once_into_the_partial_file(void **state)
 	/* Mapped, not read: the partial file is still all hole. */
 	partial_bytes(x, got);
 	assert_memory_equal(got, zero, SIZE);
-	assert_int_equal(fds_open(), before + 2); /* the partial file and the old one */
+	assert_int_equal(fds_open(), before + 1); /* the partial file's alone */
 	for (k = 0; k < N_CHUNKS; k++) {
 		assert_int_equal(io_partial_read(x->p, k, k * CHUNK, CHUNK, buf), 0);
 		assert_memory_equal(buf, x->old + k * CHUNK, CHUNK);
 		assert_true(x->p->hash[k] == io_chunk_hash(buf, CHUNK));
 	}
-	assert_int_equal(fds_open(), before + 1); /* the old file's went with its last chunk */
+	assert_int_equal(fds_open(), before + 1); /* nothing of the old file's left open */
 	partial_bytes(x, got);
 	assert_memory_equal(got, x->old, SIZE);
 }
@@ -140,12 +141,34 @@ static void test_a_chunk_the_old_file_lost_since_reads_as_zeros(void **state)
 	assert_memory_equal(got, want, SIZE);
 }
 
+static void test_an_old_file_removed_since_reads_as_zeros(void **state)
+{
+	struct fx *x = *state;
+	static uint8_t buf[CHUNK], got[SIZE], zero[SIZE];
+	char path[4096];
+	uint64_t k;
+
+	x->p = io_root_partial(x->root, &x->e, CHUNK);
+	assert_non_null(x->p);
+	t_path(path, x->base, "f");
+	assert_int_equal(unlink(path), 0);
+	for (k = 0; k < N_CHUNKS; k++) {
+		memset(buf, 0xa5, CHUNK);
+		assert_int_equal(io_partial_read(x->p, k, k * CHUNK, CHUNK, buf), 0);
+		assert_memory_equal(buf, zero, CHUNK);
+	}
+	partial_bytes(x, got);
+	assert_memory_equal(got, zero, SIZE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
 			test_held_chunks_are_read_once_into_the_partial_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_chunk_the_old_file_lost_since_reads_as_zeros,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_an_old_file_removed_since_reads_as_zeros,
 						setup, teardown),
 	};
 
