@@ -94,45 +94,15 @@ static void partial_bytes(const struct fx *x, uint8_t out[SIZE])
 	close(fd);
 }
 
-static void test_held_chunks_are_read_once_into_the_partial_file(void **state)
+/* Each held chunk, read in the digests' pass, is want's, hashed so, and the partial file is want.
+ */
+static void assert_reads(struct fx *x, const uint8_t want[SIZE])
 {
-	struct fx *x = *state;
-	static uint8_t buf[CHUNK], got[SIZE], zero[SIZE];
-	int before = fds_open();
+	static uint8_t buf[CHUNK], got[SIZE];
 	uint64_t k;
 
-	x->p = io_root_partial(x->root, &x->e, CHUNK);
-	assert_non_null(x->p);
-	for (k = 0; k < N_CHUNKS; k++)
-		assert_true(io_partial_has(x->p, k));
-	assert_true(io_partial_late(x->p));
-	/* Mapped, not read: the partial file is still all hole. */
-	partial_bytes(x, got);
-	assert_memory_equal(got, zero, SIZE);
-	assert_int_equal(fds_open(), before + 1); /* the partial file's alone */
 	for (k = 0; k < N_CHUNKS; k++) {
-		assert_int_equal(io_partial_read(x->p, k, k * CHUNK, CHUNK, buf), 0);
-		assert_memory_equal(buf, x->old + k * CHUNK, CHUNK);
-		assert_true(x->p->hash[k] == io_chunk_hash(buf, CHUNK));
-	}
-	assert_int_equal(fds_open(), before + 1); /* nothing of the old file's left open */
-	partial_bytes(x, got);
-	assert_memory_equal(got, x->old, SIZE);
-}
-
-static void test_a_chunk_the_old_file_lost_since_reads_as_zeros(void **state)
-{
-	struct fx *x = *state;
-	static uint8_t buf[CHUNK], got[SIZE], want[SIZE];
-	char path[4096];
-	uint64_t k;
-
-	x->p = io_root_partial(x->root, &x->e, CHUNK);
-	assert_non_null(x->p);
-	t_path(path, x->base, "f");
-	assert_int_equal(truncate(path, CHUNK + CHUNK / 2), 0); /* cut after the map */
-	memcpy(want, x->old, CHUNK + CHUNK / 2);
-	for (k = 0; k < N_CHUNKS; k++) {
+		memset(buf, 0xa5, CHUNK);
 		assert_int_equal(io_partial_read(x->p, k, k * CHUNK, CHUNK, buf), 0);
 		assert_memory_equal(buf, want + k * CHUNK, CHUNK);
 		assert_true(x->p->hash[k] == io_chunk_hash(buf, CHUNK));
@@ -141,24 +111,55 @@ static void test_a_chunk_the_old_file_lost_since_reads_as_zeros(void **state)
 	assert_memory_equal(got, want, SIZE);
 }
 
-static void test_an_old_file_removed_since_reads_as_zeros(void **state)
+/* "f" mapped, then its path for the test to change before the pass. */
+static void map(struct fx *x, char path[4096])
 {
-	struct fx *x = *state;
-	static uint8_t buf[CHUNK], got[SIZE], zero[SIZE];
-	char path[4096];
-	uint64_t k;
-
 	x->p = io_root_partial(x->root, &x->e, CHUNK);
 	assert_non_null(x->p);
 	t_path(path, x->base, "f");
-	assert_int_equal(unlink(path), 0);
-	for (k = 0; k < N_CHUNKS; k++) {
-		memset(buf, 0xa5, CHUNK);
-		assert_int_equal(io_partial_read(x->p, k, k * CHUNK, CHUNK, buf), 0);
-		assert_memory_equal(buf, zero, CHUNK);
-	}
+}
+
+static void test_held_chunks_are_read_once_into_the_partial_file(void **state)
+{
+	struct fx *x = *state;
+	static uint8_t got[SIZE], zero[SIZE];
+	int before = fds_open();
+	char path[4096];
+	uint64_t k;
+
+	map(x, path);
+	for (k = 0; k < N_CHUNKS; k++)
+		assert_true(io_partial_has(x->p, k));
+	assert_true(io_partial_late(x->p));
+	/* Mapped, not read: the partial file is still all hole. */
 	partial_bytes(x, got);
 	assert_memory_equal(got, zero, SIZE);
+	assert_int_equal(fds_open(), before + 1); /* the partial file's alone */
+	assert_reads(x, x->old);
+	assert_int_equal(fds_open(), before + 1); /* nothing of the old file's left open */
+}
+
+static void test_a_chunk_the_old_file_lost_since_reads_as_zeros(void **state)
+{
+	struct fx *x = *state;
+	static uint8_t want[SIZE];
+	char path[4096];
+
+	map(x, path);
+	assert_int_equal(truncate(path, CHUNK + CHUNK / 2), 0); /* cut after the map */
+	memcpy(want, x->old, CHUNK + CHUNK / 2);
+	assert_reads(x, want);
+}
+
+static void test_an_old_file_removed_since_reads_as_zeros(void **state)
+{
+	struct fx *x = *state;
+	static uint8_t zero[SIZE];
+	char path[4096];
+
+	map(x, path);
+	assert_int_equal(unlink(path), 0);
+	assert_reads(x, zero);
 }
 
 int main(void)
