@@ -6,16 +6,22 @@
  *
  * For a regular file already at e's final name, the partial data file
  * (partial.c: its fixed name, taken only as the receiver's own, locked) is
- * emptied, then each of e's data extents gets the old file's bytes at the
- * same offsets, as far as the old file reaches: copy_file_range(2), which
- * the file system may do as a reflink, else through read and write. The
- * data file is then cut or extended to e's size, so holes stay holes and a
- * shorter file loses its old tail. Each chunk of e that lies wholly within
- * the old file's size is held; its CRC-64 (what the file's record and log
- * keep) is taken when the digests' pass reads it back. The engine then treats the held chunks as
- * kept ones: their keyed digests are compared with the sender's (engine/session/kept.c), those that
- * differ are received again, written over the old bytes, and the file is put in place by its rename
- * as any other.
+ * emptied and sized to e's size (so holes stay holes and a shorter file
+ * loses its old tail), and each chunk of e that lies wholly within the old
+ * file's size is held. Nothing is read yet: the held map goes to the sender
+ * at once, so both ends read and hash together, and no descriptor of the
+ * old file is kept (a tree of many files would hold one each). The
+ * digests' pass (engine/session/kept.c, through io_partial_read) then
+ * takes each held chunk once: the old file opened again by its name, with
+ * the same checks, and the chunk cloned from it where its file system can
+ * (FICLONERANGE, a reflink: no bytes move) and read back from the partial
+ * file, else read from it into the pass's buffer and written from there
+ * into the partial file. Either way the bytes hashed (keyed digest, and the
+ * CRC-64 the file's record and log keep) are those the new file holds, even
+ * if the old file changes meanwhile: a chunk it lost since (cut, removed)
+ * reads as zeros and will not match. The chunks whose digests differ from
+ * the sender's are received again, written over the old bytes, and the file
+ * is put in place by its rename as any other.
  *
  * No old file, or one that is not a regular file, holds nothing: the file
  * is sent whole.
@@ -28,66 +34,32 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <linux/fs.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define COPY_BUF (1u << 20)
-
-/* len bytes at off from in to out through a buffer (no copy_file_range there). */
-static int copy_rw(int in, int out, uint64_t off, uint64_t len)
+/* Up to len bytes at off from fd into buf; what it could not read (a file cut since) is zeros. */
+static int read_full(int fd, uint8_t *buf, uint64_t off, uint32_t len)
 {
-	uint8_t *buf = malloc(COPY_BUF);
-	int err = buf ? 0 : -ENOMEM;
+	uint32_t got = 0;
+	ssize_t n = 1;
 
-	while (!err && len) {
-		size_t want = len < COPY_BUF ? (size_t)len : COPY_BUF;
-		ssize_t n = pread(in, buf, want, (off_t)off);
-
-		if (n <= 0)
-			err = n < 0 ? -errno : -EIO;
-		else if (pwrite(out, buf, (size_t)n, (off_t)off) != n)
-			err = -EIO;
-		off += n > 0 ? (uint64_t)n : 0;
-		len -= n > 0 ? (uint64_t)n : 0;
+	while (got < len && n > 0) {
+		n = pread(fd, buf + got, len - got, (off_t)(off + got));
+		if (n < 0 && errno == EINTR)
+			n = 1;
+		else if (n < 0)
+			return -errno;
+		else
+			got += (uint32_t)n;
 	}
-	free(buf);
-	return err;
-}
-
-/* len bytes at off from in to out: copy_file_range, falling back to copy_rw. */
-static int copy_range(int in, int out, uint64_t off, uint64_t len)
-{
-	while (len) {
-		loff_t a = (loff_t)off, b = (loff_t)off;
-		ssize_t n = copy_file_range(in, &a, out, &b, len, 0);
-
-		if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
-			      errno == EOPNOTSUPP || errno == EBADF))
-			return copy_rw(in, out, off, len);
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		off += (uint64_t)n;
-		len -= (uint64_t)n;
-	}
+	memset(buf + got, 0, len - got);
 	return 0;
-}
-
-/* e's extents, each as far as the old file (size bytes) reaches, from old to fd. */
-static int extents_copy(int old, int fd, const struct io_entry *e, uint64_t size)
-{
-	uint32_t x;
-	int err = 0;
-
-	for (x = 0; x < e->n_ext && !err; x++) {
-		uint64_t off = e->ext[x].off, end = off + e->ext[x].len;
-
-		if (off < size)
-			err = copy_range(old, fd, off, (end < size ? end : size) - off);
-	}
-	return err;
 }
 
 /*
@@ -136,9 +108,65 @@ static int old_open(int pfd, const char *last, uint64_t *size_out)
 	return fd;
 }
 
+/*
+ * Chunk at off cloned from old into p's file (a reflink: no bytes copied)
+ * and read back from it, so what is hashed is what the new file holds even
+ * if old changes meanwhile; -EOPNOTSUPP where old's file system cannot.
+ */
+static int clone_chunk(struct io_partial *p, int old, uint64_t off, uint32_t len, uint8_t *buf)
+{
+	struct file_clone_range r = {
+		.src_fd = old, .src_offset = off, .src_length = len, .dest_offset = off};
+
+	/* The pass's threads share p: no_clone is an atomic. */
+	if (__atomic_load_n(&p->no_clone, __ATOMIC_RELAXED) || ioctl(p->fd, FICLONERANGE, &r) < 0) {
+		if (errno != EINVAL) /* EINVAL: this range only (a tail cut since) */
+			__atomic_store_n(&p->no_clone, true, __ATOMIC_RELAXED);
+		return -EOPNOTSUPP;
+	}
+	return read_full(p->fd, buf, off, len);
+}
+
+/* The old file at p's name, opened as io__root_checksum did: -1 if it is no longer there. */
+static int old_reopen(const struct io_partial *p)
+{
+	const char *last;
+	uint64_t size;
+	int pfd, old;
+
+	if (io__parent_open(p->root_fd, p->old_path, &pfd, &last) != 0) {
+		rcp_err_clear();
+		return -1;
+	}
+	old = old_open(pfd, last, &size);
+	close(pfd);
+	return old;
+}
+
+int io__checksum_fill(struct io_partial *p, uint64_t off, uint32_t len, void *buf)
+{
+	int old = old_reopen(p), err = old < 0 ? -EOPNOTSUPP : clone_chunk(p, old, off, len, buf);
+	ssize_t w;
+
+	if (err == -EOPNOTSUPP) {
+		/* One read of the old bytes: hashed from buf, and buf is what the file gets. */
+		if (old < 0)
+			memset(buf, 0, len); /* gone since: reads as zeros */
+		err = old < 0 ? 0 : read_full(old, buf, off, len);
+		if (!err && (w = pwrite(p->fd, buf, len, (off_t)off)) != (ssize_t)len)
+			err = w < 0 ? -errno : -EIO;
+	}
+	if (old >= 0)
+		close(old);
+	if (err)
+		return rcp_err(err, "cannot copy a chunk of the old file at %" PRIu64 ": %s", off,
+			       strerror(-err));
+	return 0;
+}
+
 /* The partial data file of p's entry made from old: locked, emptied, filled, sized. */
-static const char *data_make(int pfd, const char *last, int old, uint64_t old_size,
-			     const struct io_entry *e, uint32_t chunk, struct io_partial *p)
+static const char *data_make(int pfd, const char *last, uint64_t old_size, const struct io_entry *e,
+			     uint32_t chunk, struct io_partial *p)
 {
 	char data[IO_TMP_NAME_LEN], rec[IO_TMP_NAME_LEN], log[IO_TMP_NAME_LEN];
 	int fd;
@@ -152,9 +180,8 @@ static const char *data_make(int pfd, const char *last, int old, uint64_t old_si
 		return "another copy is writing its partial file";
 	}
 	p->fd = fd;
-	if (ftruncate(fd, 0) < 0 || extents_copy(old, fd, e, old_size) != 0 ||
-	    ftruncate(fd, (off_t)e->size) < 0)
-		return "the old file cannot be copied";
+	if (ftruncate(fd, 0) < 0 || ftruncate(fd, (off_t)e->size) < 0)
+		return "its partial file cannot be sized";
 	chunks_hold(e, chunk, old_size, p);
 	return NULL;
 }
@@ -180,9 +207,13 @@ struct io_partial *io__root_checksum(const struct io_root *root, const struct io
 		return NULL; /* nothing there to compare: sent whole */
 	}
 	p = io__partial_new(n_chunks);
-	why = p ? data_make(pfd, last, old, old_size, e, chunk, p) : "out of memory";
-	close(old);
+	why = p ? data_make(pfd, last, old_size, e, chunk, p) : "out of memory";
 	close(pfd);
+	close(old);
+	/* Opened again for each chunk in the digests' pass: no descriptor held till then. */
+	p->root_fd = root->fd;
+	if (!why && !(p->old_path = strdup(e->path)))
+		why = "out of memory";
 	if (why) {
 		rcp_log(RCP_LOG_NOTICE, "\"%s\" is sent whole: %s",
 			io__path_escape(e->path, strlen(e->path), esc), why);

@@ -197,7 +197,13 @@ struct io_partial {
 	uint64_t held, held_bytes;
 	int fd;		/* the data file, flock-ed from the check of its chunks to the end */
 	bool hash_late; /* -c: each held chunk's CRC-64 comes with its read (io_partial_read) */
+	char *old_path; /* -c: the old file's name beneath root_fd, each held chunk read from it */
+	int root_fd;	/* -c: the root's, not owned */
+	bool no_clone;	/* -c: the old file's file system cannot clone a range into fd */
 };
+
+/* -c: held chunk (len bytes at off) from the old file into buf and p->fd (checksum.c). */
+int io__checksum_fill(struct io_partial *p, uint64_t off, uint32_t len, void *buf);
 
 /*
  * Open name in directory pfd, one of the partial objects (data file,

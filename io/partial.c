@@ -202,7 +202,7 @@ struct io_partial *io__partial_new(uint64_t n_chunks)
 
 	if (!p)
 		return NULL;
-	p->fd = -1;
+	p->fd = p->root_fd = -1;
 	p->n_chunks = n_chunks;
 	p->bits = calloc((size_t)(n_chunks / 64 + 1), sizeof(*p->bits));
 	p->hash = calloc((size_t)n_chunks, sizeof(*p->hash));
@@ -260,6 +260,7 @@ void io_partial_destroy(struct io_partial *p)
 		return;
 	if (p->fd >= 0)
 		close(p->fd); /* the lock goes with the last descriptor of the file */
+	free(p->old_path);
 	free(p->bits);
 	free(p->hash);
 	free(p);
@@ -280,10 +281,24 @@ uint64_t io__partial_hash(const struct io_partial *p, uint64_t k)
 	return io_partial_has(p, k) ? p->hash[k] : 0;
 }
 
+bool io_partial_late(const struct io_partial *p)
+{
+	return p && p->hash_late;
+}
+
 int io_partial_read(struct io_partial *p, uint64_t k, uint64_t off, uint32_t len, void *buf)
 {
-	ssize_t n = p ? pread(p->fd, buf, len, (off_t)off) : -1;
+	ssize_t n;
 
+	if (p && p->old_path && io_partial_has(p, k)) {
+		int err = io__checksum_fill(p, off, len, buf);
+
+		if (err || !p->hash_late)
+			return err;
+		p->hash[k] = io_chunk_hash(buf, len);
+		return 0;
+	}
+	n = p ? pread(p->fd, buf, len, (off_t)off) : -1;
 	if (n == (ssize_t)len && p->hash_late && io_partial_has(p, k))
 		p->hash[k] = io_chunk_hash(buf, len);
 	if (n == (ssize_t)len)

@@ -235,15 +235,21 @@ void eng__files_skipped(const struct eng_files *f, uint64_t *files_out, uint64_t
  */
 int eng__files_kept(struct eng_files *f, uint8_t **bits_out);
 
+/* Kept chunk i (the i-th set bit), plan chunk k, its len bytes in buf: 0 or -errno. */
+typedef int (*eng_kept_fn)(void *ctx, uint64_t i, uint64_t k, const void *buf, uint32_t len);
+
 /*
- * For each chunk k of the plan whose bit is set, in plan order, its bytes
- * given to fn: the receiver's from its partial file, the sender's read from
- * the source (one open per file). Stops at the first error (fn's too).
+ * For each chunk k of the plan whose bit is set, its bytes given to fn: the
+ * receiver's from its partial file (-c: from the old file, io_partial_read),
+ * the sender's read from the source. The chunks are cut into parts read on
+ * threads of their own (files_kept.c), so fn runs at once on distinct
+ * chunks and must be thread-safe so. Stops at the first error (fn's too).
  * Session thread, before the job.
  */
-int eng__files_kept_each(struct eng_files *f, const uint8_t *bits,
-			 int (*fn)(void *ctx, uint64_t k, const void *buf, uint32_t len),
-			 void *ctx);
+int eng__files_kept_each(struct eng_files *f, const uint8_t *bits, eng_kept_fn fn, void *ctx);
+
+/* The bytes of the chunks whose bit is set in bits (a map of the plan's chunks). */
+uint64_t eng__files_bits_bytes(const struct eng_files *f, const uint8_t *bits);
 
 /*
  * Receiver, after the sender's answer to eng__files_kept's map: the kept

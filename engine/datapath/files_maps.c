@@ -106,54 +106,13 @@ int eng__files_kept(struct eng_files *f, uint8_t **bits_out)
 			first = k;
 		if (io_partial_has(f->st[file].resume, k - first)) {
 			bits[k / 8] |= (uint8_t)(1u << (k % 8));
-			f->hashed_bytes += f->plan->chunk[k].len; /* read back and hashed */
+			if (!io_partial_late(f->st[file].resume))
+				f->hashed_bytes += f->plan->chunk[k].len; /* read back and hashed */
 		}
 	}
 	f->hash_ns += rcp_now_ns() - t0;
 	*bits_out = bits;
 	return 0;
-}
-
-int eng__files_kept_each(struct eng_files *f, const uint8_t *bits,
-			 int (*fn)(void *ctx, uint64_t k, const void *buf, uint32_t len), void *ctx)
-{
-	const struct io_plan *p = f->plan;
-	struct io_rfile *r = NULL;
-	uint64_t k, open = UINT64_MAX, hash, first = 0, t0 = rcp_now_ns();
-	uint8_t *buf = malloc(p->chunk_size);
-	int err =
-		buf ? 0 : rcp_err(-ENOMEM, "out of memory for a chunk of %u bytes", p->chunk_size);
-
-	for (k = 0; k < p->n && !err; k++) {
-		const struct io_chunk *c = &p->chunk[k];
-
-		if (k == 0 || p->chunk[k - 1].file != c->file)
-			first = k; /* the file's chunk k - first */
-		if (!bit_set(bits, k))
-			continue;
-		if (f->role == ENG_RECEIVER) {
-			err = io_partial_read(f->st[c->file].resume, k - first, c->offset, c->len,
-					      buf);
-		} else {
-			/* The plan holds a file's chunks together: one open each. */
-			if (c->file != open) {
-				io_rfile_close(r);
-				r = NULL;
-				open = c->file;
-				err = io_rfile_open(f->root, &f->m->entry[c->file], 0, &r);
-			}
-			if (!err)
-				err = io_chunk_read(r, c->offset, c->len, buf, &hash);
-		}
-		if (!err)
-			err = fn(ctx, k, buf, c->len);
-		if (!err)
-			f->hashed_bytes += c->len;
-	}
-	io_rfile_close(r);
-	free(buf);
-	f->hash_ns += rcp_now_ns() - t0;
-	return err;
 }
 
 uint64_t eng__files_kept_settle(struct eng_files *f, const uint8_t *kept, const uint8_t *confirmed)

@@ -90,9 +90,11 @@
  * delete.c, io/delete.c); a push's client sends its filter after the list
  * (the hello's "filter_bytes": excluded names are kept) and its server
  * answers "deleted" before its result (or its dry run's list): an older
- * server would leave the extras.
+ * server would leave the extras. 12: the kept chunks' digests are Poly1305
+ * under a one-time key per chunk (eng__seal_kept_digest), not HMAC-SHA256:
+ * an older peer's would never match.
  */
-#define ENG_PROTO_VERSION 11
+#define ENG_PROTO_VERSION 12
 #define ENG_PROTO_MAX_FRAME (1u << 20)
 /* A hello arrives before authentication: keep what a stranger can make us parse small. */
 #define ENG_PROTO_MAX_HELLO (64u << 10)

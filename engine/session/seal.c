@@ -147,6 +147,41 @@ int eng__seal_kept_key(const uint8_t tokens[ENG_SEAL_KEY_LEN], uint8_t key_out[E
 	return tokens_key(tokens, "railcp-3 kept digests", key_out);
 }
 
+/* Poly1305 of (len_be || body) under a one-time key of 32 bytes, into out. */
+static int poly1305(const uint8_t key[32], const void *body, uint32_t len, uint8_t out[16])
+{
+	EVP_MAC *mac = EVP_MAC_fetch(NULL, "POLY1305", NULL);
+	EVP_MAC_CTX *h = mac ? EVP_MAC_CTX_new(mac) : NULL;
+	uint32_t len_be = htobe32(len);
+	size_t n = 0;
+	int ok = h && EVP_MAC_init(h, key, 32, NULL) &&
+		 EVP_MAC_update(h, (const uint8_t *)&len_be, sizeof(len_be)) &&
+		 EVP_MAC_update(h, body, len) && EVP_MAC_final(h, out, &n, 16) && n == 16;
+
+	EVP_MAC_CTX_free(h);
+	EVP_MAC_free(mac);
+	return ok ? 0 : rcp_err(-EIO, "Poly1305 failed in libcrypto");
+}
+
+int eng__seal_kept_digest(const uint8_t key[ENG_SEAL_KEY_LEN], uint64_t k, const void *buf,
+			  uint32_t len, uint8_t out[16])
+{
+	static const char label[] = "railcp-11 kept chunk";
+	uint8_t msg[sizeof(label) - 1 + 8], once[EVP_MAX_MD_SIZE];
+	uint64_t k_be = htobe64(k);
+	unsigned int n = 0;
+	int err;
+
+	/* Poly1305 is safe for one message a key: each chunk of each session has its own. */
+	memcpy(msg, label, sizeof(label) - 1);
+	memcpy(msg + sizeof(label) - 1, &k_be, sizeof(k_be));
+	if (!HMAC(EVP_sha256(), key, ENG_SEAL_KEY_LEN, msg, sizeof(msg), once, &n) || n != 32)
+		return rcp_err(-EIO, "HMAC-SHA256 failed in libcrypto");
+	err = poly1305(once, buf, len, out);
+	OPENSSL_cleanse(once, sizeof(once));
+	return err;
+}
+
 uint64_t eng__seal_token(const uint8_t tokens[ENG_SEAL_KEY_LEN], const char *label, uint32_t index)
 {
 	uint8_t msg[64], md[EVP_MAX_MD_SIZE];

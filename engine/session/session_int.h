@@ -294,6 +294,15 @@ int eng__seal_keys(const struct eng_auth_key *key, enum eng_auth_role me,
  */
 int eng__seal_kept_key(const uint8_t tokens[ENG_SEAL_KEY_LEN], uint8_t key_out[ENG_SEAL_KEY_LEN]);
 
+/*
+ * The digest of kept chunk k, len bytes at buf, under key (kept.c):
+ * Poly1305 of (len as 4 bytes big-endian || bytes) under a one-time key of
+ * chunk k's own, HMAC-SHA256(key, "railcp-11 kept chunk" || k as 8 bytes
+ * big-endian). Thread-safe.
+ */
+int eng__seal_kept_digest(const uint8_t key[ENG_SEAL_KEY_LEN], uint64_t k, const void *buf,
+			  uint32_t len, uint8_t out[16]);
+
 /* The key that seals the job's chunks on a transport that needs one (TCP), from the tokens. */
 int eng__seal_chunk_key(const uint8_t tokens[ENG_SEAL_KEY_LEN], uint8_t key_out[ENG_SEAL_KEY_LEN]);
 
