@@ -19,38 +19,37 @@
 #include <string.h>
 #include <sys/socket.h>
 
+/* The number in sysfs_root/class/net/IFNAME/FILE; -1 when it cannot be read. */
+static long netdev_number(const char *sysfs_root, const char *ifname, const char *file)
+{
+	char path[PATH_MAX];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/class/net/%s/%s", sysfs_root, ifname, file);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
 /* The speed sysfs gives in Mb/s, as Gb/s; 0 when unknown (virtual interfaces say -1 or nothing). */
 static double netdev_gbps(const char *sysfs_root, const char *ifname)
 {
-	char path[PATH_MAX];
-	long mbps = -1;
-	FILE *f;
+	long mbps = netdev_number(sysfs_root, ifname, "speed");
 
-	snprintf(path, sizeof(path), "%s/class/net/%s/speed", sysfs_root, ifname);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%ld", &mbps) != 1)
-		mbps = -1;
-	fclose(f);
 	return mbps > 0 ? (double)mbps / 1000.0 : 0;
 }
 
-/* The MTU sysfs gives, in bytes; 0 when unknown. */
+/* The MTU in bytes; 0 when unknown. */
 static unsigned netdev_mtu(const char *sysfs_root, const char *ifname)
 {
-	char path[PATH_MAX];
-	unsigned mtu = 0;
-	FILE *f;
+	long mtu = netdev_number(sysfs_root, ifname, "mtu");
 
-	snprintf(path, sizeof(path), "%s/class/net/%s/mtu", sysfs_root, ifname);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%u", &mtu) != 1)
-		mtu = 0;
-	fclose(f);
-	return mtu;
+	return mtu > 0 && mtu <= UINT32_MAX ? (unsigned)mtu : 0;
 }
 
 static void netif_fill(const char *sysfs_root, const struct ifaddrs *i, struct topo_netif *n)
