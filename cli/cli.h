@@ -173,9 +173,9 @@ json_t *cli_netifs_json(const struct topo_netif_list *l);
 
 /*
  * The interfaces for people, under a header line, and whether a TCP copy
- * uses each; no_rdma: the host has no RDMA device, so say that a copy can
- * go over them (--transport tcp or auto).
+ * uses each; tcp_by_default: the host has no ACTIVE RDMA port, so say that
+ * a copy can go over them (--transport tcp, or auto, the default).
  */
-void cli_netifs_print(FILE *f, const struct topo_netif_list *l, bool no_rdma);
+void cli_netifs_print(FILE *f, const struct topo_netif_list *l, bool tcp_by_default);
 
 #endif

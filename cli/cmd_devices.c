@@ -189,6 +189,19 @@ static int devices_json(const struct devices_found *f)
 	return err;
 }
 
+/* Whether a port is ACTIVE: else --transport auto copies over TCP (cli_place_machine). */
+static bool rdma_active(const struct eng_device_list *list)
+{
+	size_t d;
+	unsigned p;
+
+	for (d = 0; d < list->n; d++)
+		for (p = 0; p < list->dev[d].n_ports; p++)
+			if (list->dev[d].ports[p].active)
+				return true;
+	return false;
+}
+
 static void devices_text(const struct devices_found *f)
 {
 	if (f->rdma)
@@ -198,7 +211,7 @@ static void devices_text(const struct devices_found *f)
 	if (f->ifs) {
 		if (f->rdma)
 			putchar('\n');
-		cli_netifs_print(stdout, f->ifs, f->no_rdma);
+		cli_netifs_print(stdout, f->ifs, f->no_rdma || (f->rdma && !rdma_active(f->rdma)));
 	}
 }
 

@@ -71,7 +71,7 @@ static void netif_print(FILE *f, const struct topo_netif *n)
 		fprintf(f, "  a rail of a TCP copy\n");
 }
 
-void cli_netifs_print(FILE *f, const struct topo_netif_list *l, bool no_rdma)
+void cli_netifs_print(FILE *f, const struct topo_netif_list *l, bool tcp_by_default)
 {
 	size_t k, used = 0;
 
@@ -81,8 +81,9 @@ void cli_netifs_print(FILE *f, const struct topo_netif_list *l, bool no_rdma)
 		used += !cli_netif_unused(&l->nif[k]);
 	}
 	if (!used)
-		fprintf(f, "No interface a TCP copy would use: none is up but loopback.\n");
-	else if (no_rdma)
+		fprintf(f, "No interface a TCP copy would use: none with an IPv4 address is up, "
+			   "loopback aside.\n");
+	else if (tcp_by_default)
 		fprintf(f, "A copy can go over %s with --transport tcp, or auto (the default).\n",
 			used > 1 ? "these rails" : "this rail");
 }
