@@ -161,4 +161,21 @@ json_t *cli_devices_json(const struct eng_device_list *list);
 /* The device listing for people. */
 void cli_devices_print(FILE *f, const struct eng_device_list *list);
 
+/* ---- the IP interfaces in railcp devices (devices_net.c) ---- */
+struct topo_netif;
+struct topo_netif_list;
+
+/* Why a TCP copy without --rails leaves interface n out ("down", ...); NULL when it uses it. */
+const char *cli_netif_unused(const struct topo_netif *n);
+
+/* The interfaces as a JSON array, each with whether a copy uses it; NULL on no memory. */
+json_t *cli_netifs_json(const struct topo_netif_list *l);
+
+/*
+ * The interfaces for people, under a header line, and whether a TCP copy
+ * uses each; tcp_by_default: the host has no ACTIVE RDMA port, so say that
+ * a copy can go over them (--transport tcp, or auto, the default).
+ */
+void cli_netifs_print(FILE *f, const struct topo_netif_list *l, bool tcp_by_default);
+
 #endif

@@ -1,13 +1,16 @@
 /*
  * cmd_devices.c - railcp devices: what RDMA hardware this host has, with the
- * facts that decide how railcp uses it (state, speed, RoCE GIDs, NUMA node).
+ * facts that decide how railcp uses it (state, speed, RoCE GIDs, NUMA node),
+ * and the IP interfaces a TCP copy takes as rails (devices_net.c).
  */
 #include "cli/cli.h"
+#include "cli/place.h"
 
 #include "common/common.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 static json_t *gid_json(const struct eng_gid *g)
@@ -109,54 +112,139 @@ void cli_devices_print(FILE *f, const struct eng_device_list *list)
 
 static void devices_usage(FILE *f)
 {
-	fprintf(f, "usage: railcp devices [--json]\n\n"
+	fprintf(f, "usage: railcp devices [--json] [--transport KIND]\n\n"
 		   "Lists RDMA devices and ports: state, link layer, active MTU, speed\n"
 		   "(lanes x lane rate), GIDs with their type, the netdev behind a RoCE port,\n"
-		   "and the NUMA node each device is local to.\n\n"
-		   "  --json       one JSON object on stdout\n"
-		   "  -h, --help   print these options and exit\n");
+		   "and the NUMA node each device is local to. Then the IP interfaces, the\n"
+		   "rails of a TCP copy: IPv4 address, state, MTU, speed, NUMA node, and\n"
+		   "whether a copy uses it.\n\n"
+		   "  --json            one JSON object on stdout\n"
+		   "  --transport KIND  rdma: the RDMA devices only (none is an error),\n"
+		   "                    tcp: the IP interfaces only, auto: both (default)\n"
+		   "  -h, --help        print these options and exit\n");
 }
+
+struct devices_cmd {
+	bool json;
+	struct cli_place place; /* only its transport */
+};
 
 static int devices_opt(void *ctx, int c, const char *arg)
 {
-	(void)arg;
-	if (c != 'j')
-		return -1;
-	*(bool *)ctx = true;
-	return 0;
+	struct devices_cmd *cmd = ctx;
+
+	if (c == 'j') {
+		cmd->json = true;
+		return 0;
+	}
+	return c == CLI_OPT_TRANSPORT ? cli_place_opt("devices", &cmd->place, c, arg) : -1;
+}
+
+/* What this host has, as the transport asks: no RDMA device is no error for auto. */
+struct devices_found {
+	struct eng_device_list *rdma;
+	struct topo_netif_list *ifs;
+	bool no_rdma;
+	char no_rdma_why[512]; /* the sentence that says so */
+};
+
+static int devices_find(enum cli_transport t, struct devices_found *f)
+{
+	int err = 0;
+
+	if (t != CLI_TRANSPORT_TCP) {
+		err = eng_device_list_create("/sys", &f->rdma);
+		f->no_rdma = err == -ENODEV && t == CLI_TRANSPORT_AUTO;
+		if (err && !f->no_rdma)
+			return err;
+		if (f->no_rdma)
+			snprintf(f->no_rdma_why, sizeof(f->no_rdma_why), "%s", rcp_err_msg(err));
+	}
+	if (t == CLI_TRANSPORT_RDMA)
+		return 0;
+	f->ifs = malloc(sizeof(*f->ifs));
+	if (!f->ifs)
+		return -ENOMEM;
+	err = topo_netifs_list("/sys", f->ifs);
+	if (!err && f->no_rdma && f->ifs->n == 0)
+		err = rcp_err(-ENODEV, "%s; and no IP interface has an IPv4 address",
+			      f->no_rdma_why);
+	return err;
+}
+
+static int devices_json(const struct devices_found *f)
+{
+	json_t *j = f->rdma ? cli_devices_json(f->rdma) : json_object();
+	int err = -ENOMEM;
+
+	if (j && f->no_rdma) {
+		json_object_set_new(j, "devices", json_array());
+		json_object_set_new(j, "rdma_error", json_string(f->no_rdma_why));
+	}
+	if (j && f->ifs)
+		json_object_set_new(j, "interfaces", cli_netifs_json(f->ifs));
+	if (j)
+		err = cli_json_print(stdout, j);
+	json_decref(j);
+	return err;
+}
+
+/* Whether a port is ACTIVE: else --transport auto copies over TCP (cli_place_machine). */
+static bool rdma_active(const struct eng_device_list *list)
+{
+	size_t d;
+	unsigned p;
+
+	for (d = 0; d < list->n; d++)
+		for (p = 0; p < list->dev[d].n_ports; p++)
+			if (list->dev[d].ports[p].active)
+				return true;
+	return false;
+}
+
+static void devices_text(const struct devices_found *f)
+{
+	if (f->rdma)
+		cli_devices_print(stdout, f->rdma);
+	if (f->no_rdma)
+		printf("%s\n", f->no_rdma_why);
+	if (f->ifs) {
+		if (f->rdma)
+			putchar('\n');
+		cli_netifs_print(stdout, f->ifs, f->no_rdma || (f->rdma && !rdma_active(f->rdma)));
+	}
 }
 
 int cli_cmd_devices(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"json", no_argument, NULL, 'j'},
+		{"transport", required_argument, NULL, CLI_OPT_TRANSPORT},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	struct eng_device_list *list;
-	bool as_json = false;
+	struct devices_cmd cmd = {0};
+	struct devices_found found = {0};
 	int first, err;
 
-	err = cli_options("devices", argc, argv, opts, devices_opt, &as_json, devices_usage,
-			  &first);
+	err = cli_options("devices", argc, argv, opts, devices_opt, &cmd, devices_usage, &first);
 	if (err)
 		return err < 0 ? CLI_EXIT_OK : err;
 	if (first < argc)
 		return cli_usage_error("devices", "unexpected argument '%s'", argv[first]);
 
-	err = eng_device_list_create("/sys", &list);
+	err = devices_find(cmd.place.transport, &found);
 	if (err) {
+		eng_device_list_destroy(found.rdma);
+		free(found.ifs);
 		cli_fail(err);
-		return as_json ? cli_json_error(CLI_EXIT_FAIL, NULL) : CLI_EXIT_FAIL;
+		return cmd.json ? cli_json_error(CLI_EXIT_FAIL, NULL) : CLI_EXIT_FAIL;
 	}
-	if (as_json) {
-		json_t *j = cli_devices_json(list);
-
-		err = j ? cli_json_print(stdout, j) : -ENOMEM;
-		json_decref(j);
-	} else {
-		cli_devices_print(stdout, list);
-	}
-	eng_device_list_destroy(list);
+	if (cmd.json)
+		err = devices_json(&found);
+	else
+		devices_text(&found);
+	eng_device_list_destroy(found.rdma);
+	free(found.ifs);
 	return err ? cli_fail(err) : CLI_EXIT_OK;
 }

@@ -66,7 +66,9 @@ static void serve_usage(FILE *f)
 		"                     lower)\n"
 		"  --json             each session as it ends as one JSON object a line on\n"
 		"                     stdout: session, peer, job, what, start, end, bytes,\n"
-		"                     seconds, gbps, result, error\n" CLI_SESSION_USAGE
+		"                     seconds, gbps, result, error; and a line as a session\n"
+		"                     joins the queue (event \"queued\") and as it leaves it\n"
+		"                     (\"admitted\" or \"refused\")\n" CLI_SESSION_USAGE
 		"  --ssh              serve one copy started over ssh by 'railcp SRC HOST:DST'\n"
 		"                     (files beneath /, a fresh key, a port of the kernel's\n"
 		"                     choice, said on stdout; ends when stdin closes)\n"
@@ -79,12 +81,9 @@ static void serve_usage(FILE *f)
 
 static pthread_mutex_t json_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* --json: a session's line, whole, however many sessions end at once. */
-static void on_session_json(const struct eng_session_record *rec, void *ctx)
+/* --json: a line, whole, however many sessions write at once; consumes o. */
+static void json_line(json_t *o)
 {
-	json_t *o = cli_session_json(rec);
-
-	(void)ctx;
 	if (!o)
 		return;
 	pthread_mutex_lock(&json_lock);
@@ -93,6 +92,19 @@ static void on_session_json(const struct eng_session_record *rec, void *ctx)
 	fflush(stdout);
 	pthread_mutex_unlock(&json_lock);
 	json_decref(o);
+}
+
+static void on_session_json(const struct eng_session_record *rec, void *ctx)
+{
+	(void)ctx;
+	json_line(cli_session_json(rec));
+}
+
+/* A session joins or leaves the queue of those waiting their turn. */
+static void on_queue_json(const struct eng_queue_event *ev, void *ctx)
+{
+	(void)ctx;
+	json_line(cli_queue_json(ev));
 }
 
 static void on_ready(const char *addr, uint16_t port, const char *auth, void *ctx)
@@ -337,6 +349,7 @@ int cli_cmd_serve(int argc, char **argv)
 	o->ready = on_ready;
 	o->ctx = o;
 	o->session_end = sc.json ? on_session_json : NULL;
+	o->session_queue = sc.json ? on_queue_json : NULL;
 	err = sc.ssh ? serve_ssh_setup(&sc) : 0;
 	if (!err && sc.ssh) {
 		int fd = fcntl(stop_pipe[1], F_DUPFD_CLOEXEC, 3);

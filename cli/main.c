@@ -17,7 +17,7 @@ static const struct {
 	int (*run)(int argc, char **argv);
 	const char *summary;
 } commands[] = {
-	{"devices", cli_cmd_devices, "list RDMA devices, ports, GIDs and NUMA locality"},
+	{"devices", cli_cmd_devices, "list RDMA devices and the IP interfaces a TCP copy uses"},
 	{"serve", cli_cmd_serve, "receive sessions from railcp senders (RDMA server)"},
 	{"bench", cli_cmd_bench,
 	 "memory-to-memory transfer to a server, verified, with throughput"},

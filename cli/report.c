@@ -315,6 +315,30 @@ json_t *cli_session_json(const struct eng_session_record *r)
 	return o;
 }
 
+json_t *cli_queue_json(const struct eng_queue_event *ev)
+{
+	static const char *const event[] = {[ENG_QUEUE_JOINED] = "queued",
+					    [ENG_QUEUE_ADMITTED] = "admitted",
+					    [ENG_QUEUE_REFUSED] = "refused"};
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "session", json_integer(ev->id));
+	json_object_set_new(o, "peer", json_string(ev->peer));
+	json_object_set_new(o, "event", json_string(event[ev->kind]));
+	json_object_set_new(o, "time", utc_json(ev->time));
+	json_object_set_new(o, "place", json_integer(ev->place));
+	json_object_set_new(o, "of", json_integer(ev->of));
+	if (ev->kind == ENG_QUEUE_JOINED) {
+		json_object_set_new(o, "reason", json_string(ev->reason));
+		return o;
+	}
+	json_object_set_new(o, "waited_ms", json_integer((json_int_t)ev->waited_ms));
+	json_object_set_new(o, "error", ev->reason ? json_string(ev->reason) : json_null());
+	return o;
+}
+
 /* The kept chunks' comparison (--partial, -c) in the --json object o; push: this end sends. */
 void cli_hashed_json(json_t *o, const struct eng_report *r, bool push)
 {

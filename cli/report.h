@@ -30,6 +30,15 @@ void cli_steps_log(const struct rcp_steps *s);
  */
 json_t *cli_session_json(const struct eng_session_record *r);
 
+/*
+ * A session that waits its turn at the server (serve --json), as it joins
+ * the queue or leaves it: session, peer, event ("queued", "admitted" or
+ * "refused"), time (UTC, as start), place and of (the queue's length);
+ * queued: reason (why it waits); admitted and refused: waited_ms and error
+ * (null, or the sentence its client is told). NULL on no memory.
+ */
+json_t *cli_queue_json(const struct eng_queue_event *ev);
+
 /* One line per rail and per NUMA node, then the stripes (queue pairs) and slots. */
 void cli_report_print(FILE *f, const struct eng_report *r, double seconds);
 

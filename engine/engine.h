@@ -306,6 +306,26 @@ struct eng_session_record {
 	const struct rcp_steps *steps;
 };
 
+/*
+ * A session waiting its turn at a full server (eng_serve_opts.session_queue):
+ * once when it joins the queue, once when it leaves it, admitted or refused.
+ */
+enum eng_queue_event_kind { ENG_QUEUE_JOINED, ENG_QUEUE_ADMITTED, ENG_QUEUE_REFUSED };
+
+struct eng_queue_event {
+	enum eng_queue_event_kind kind;
+	unsigned id;	    /* the session, as its log lines and its end record say it */
+	const char *peer;   /* the client's address */
+	double time;	    /* the wall clock (CLOCK_REALTIME), seconds since the epoch */
+	unsigned place, of; /* its place (1: first) and the queue's length, then or last seen */
+	uint64_t waited_ms; /* admitted or refused: how long it waited */
+	/*
+	 * joined: why it waits ("the server is busy with 16 sessions"); refused:
+	 * the sentence its client is told; admitted: NULL
+	 */
+	const char *reason;
+};
+
 struct eng_serve_opts {
 	const char *listen_addr; /* NULL: every address with a key, else 127.0.0.1 */
 	const char *key_file;	 /* NULL: RAILCP_KEY, then ~/.config/railcp/key */
@@ -355,6 +375,8 @@ struct eng_serve_opts {
 	 * called from the session's own thread: several at once.
 	 */
 	void (*session_end)(const struct eng_session_record *rec, void *ctx);
+	/* Each session that waits its turn, as it joins and leaves the queue; as session_end. */
+	void (*session_queue)(const struct eng_queue_event *ev, void *ctx);
 };
 
 /*

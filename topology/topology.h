@@ -155,6 +155,32 @@ void topo_machine_destroy(struct topo_machine *m);
 /* Add a rail, keeping name/port order; -ENOSPC past TOPO_MAX_RAILS, -EEXIST on a duplicate. */
 int topo_machine_add_rail(struct topo_machine *m, const struct topo_rail *rail);
 
+/* An IP interface of this host, as the TCP transport sees it. */
+struct topo_netif {
+	char name[64]; /* "eth0", as the kernel names it */
+	char addr[16]; /* its first IPv4 address, the one a rail binds to */
+	unsigned prefix;
+	bool up; /* up and running */
+	bool loopback;
+	unsigned mtu;	/* bytes; 0 when unknown */
+	double gbps;	/* 0 when unknown */
+	int numa_node;	/* TOPO_NUMA_UNKNOWN when unknown */
+	char rule[256]; /* how numa_node was found, or why unknown */
+};
+
+struct topo_netif_list {
+	size_t n;
+	struct topo_netif nif[TOPO_MAX_RAILS]; /* in the kernel's order */
+};
+
+/*
+ * This host's interfaces with an IPv4 address, loopback ones too, with the
+ * MTU, speed and NUMA node sysfs_root ("/sys") reports: the TCP transport's
+ * rails come from this list. -ENOSPC past TOPO_MAX_RAILS (out then holds
+ * the first ones). Thread-safe.
+ */
+int topo_netifs_list(const char *sysfs_root, struct topo_netif_list *out);
+
 /*
  * Add this host's IPv4 interfaces as rails (the TCP transport's): port 1,
  * "UP" and active when the interface is up and running, link layer "IP",

@@ -19,6 +19,10 @@
  * (each a thread, a descriptor and its hello: some tens of KiB); past that a session is told the
  * server is busy, and its client asks again (client.c).
  *
+ * A server's session_queue callback (railcp serve --json) hears of each
+ * session as it joins the queue, with its place and why it waits, and as
+ * it leaves it, admitted or refused, with how long it waited.
+ *
  * Threading: the queue is under srv->queue_lock; a waiting session sleeps
  * on srv->queue_cond, which eng__queue_wake broadcasts (and counts in
  * queue_gen, so that a wake-up during a try is not lost) whenever a place
@@ -61,11 +65,11 @@ static void queue_leave(struct eng_server *srv, struct eng_waiter *w)
 	eng__queue_wake(srv); /* the next one may be at the head now */
 }
 
-/* Join at the end: false when the queue is full. */
-static bool queue_join(struct eng_server *srv, struct eng_waiter *w)
+/* Join at the end: its place there, or 0 when the queue is full. */
+static unsigned queue_join(struct eng_server *srv, struct eng_waiter *w)
 {
 	struct eng_waiter **pp;
-	bool ok = false;
+	unsigned place = 0;
 
 	pthread_mutex_lock(&srv->queue_lock);
 	if (srv->queue_n < ENG_MAX_QUEUED) {
@@ -73,11 +77,10 @@ static bool queue_join(struct eng_server *srv, struct eng_waiter *w)
 			;
 		w->next = NULL;
 		*pp = w;
-		srv->queue_n++;
-		ok = true;
+		place = ++srv->queue_n;
 	}
 	pthread_mutex_unlock(&srv->queue_lock);
-	return ok;
+	return place;
 }
 
 void eng__queue_wake(struct eng_server *srv)
@@ -166,40 +169,82 @@ static int queue_why_not(struct eng_server *srv, struct eng_waiter *w, unsigned 
 	return 0;
 }
 
+/* The server's session_queue, if it has one, hears of ev as kind. */
+static void queue_tell(const struct eng_server *srv, struct eng_queue_event *ev,
+		       enum eng_queue_event_kind kind, const char *reason)
+{
+	if (!srv->o->session_queue)
+		return;
+	ev->kind = kind;
+	ev->time = eng__wall_now();
+	ev->reason = reason;
+	srv->o->session_queue(ev, srv->o->ctx);
+}
+
+/* Why a session waits: the busy sentence its client would get, without "; try again later". */
+static const char *busy_reason(const char *busy, char *buf, size_t size)
+{
+	char *tail;
+
+	snprintf(buf, size, "%s", busy);
+	tail = strstr(buf, "; try again later");
+	if (tail)
+		*tail = '\0';
+	return buf;
+}
+
+/* Wait until admitted (0) or refused; ev: the place and queue length last seen. */
+static int queue_wait(struct eng_server *srv, struct eng_ctl *ctl, struct eng_waiter *w,
+		      struct eng_queue_event *ev, int (*try_admit)(void *arg), void *arg)
+{
+	uint64_t gen = UINT64_MAX; /* the first look does not sleep */
+	unsigned told = 0;
+	int err;
+
+	for (;;) {
+		queue_sleep(srv, w, &gen, &ev->place, &ev->of);
+		if (ev->place != told) {
+			if (told == 0)
+				rcp_log(RCP_LOG_INFO,
+					"session %u from %s waits its turn: place %u of %u", ev->id,
+					ev->peer, ev->place, ev->of);
+			place_send(ctl, ev->place, ev->of);
+			told = ev->place;
+		}
+		if ((err = queue_why_not(srv, w, ev->place, ev->of)) != 0)
+			return err;
+		if (ev->place == 1 && (err = try_admit(arg)) != -EBUSY)
+			return err;
+		rcp_err_clear();
+	}
+}
+
 int eng__queue_admit(struct eng_server *srv, struct eng_ctl *ctl, uint64_t client_timeout_ms,
-		     const char *who, int (*try_admit)(void *arg), void *arg)
+		     unsigned id, const char *peer, int (*try_admit)(void *arg), void *arg)
 {
 	struct eng_waiter w = {.fd = ctl->fd};
-	unsigned place = 0, of = 0, told = 0;
-	uint64_t gen = UINT64_MAX; /* the first look does not sleep */
+	struct eng_queue_event ev = {.id = id, .peer = peer};
+	char why[256];
+	uint64_t t0;
 	int err = try_admit(arg);
 
 	if (err != -EBUSY || client_timeout_ms == 0) /* admitted, refused, or an older client */
 		return err;
 	w.wait_ms = (int)(client_timeout_ms > INT32_MAX ? INT32_MAX : client_timeout_ms * 9 / 10);
-	w.end_ns = rcp_now_ns() + (uint64_t)w.wait_ms * 1000000u;
-	if (!queue_join(srv, &w))
+	t0 = rcp_now_ns();
+	w.end_ns = t0 + (uint64_t)w.wait_ms * 1000000u;
+	if ((ev.place = ev.of = queue_join(srv, &w)) == 0)
 		return rcp_err(-EBUSY,
 			       "%s, and %u sessions wait their turn already; try again later",
 			       rcp_err_msg(err), ENG_MAX_QUEUED);
+	queue_tell(srv, &ev, ENG_QUEUE_JOINED, busy_reason(rcp_err_msg(err), why, sizeof(why)));
 	rcp_err_clear();
-	for (;;) {
-		queue_sleep(srv, &w, &gen, &place, &of);
-		if (place != told) {
-			if (told == 0)
-				rcp_log(RCP_LOG_INFO, "%s waits its turn: place %u of %u", who,
-					place, of);
-			place_send(ctl, place, of);
-			told = place;
-		}
-		if ((err = queue_why_not(srv, &w, place, of)) != 0)
-			break;
-		if (place == 1 && (err = try_admit(arg)) != -EBUSY)
-			break;
-		rcp_err_clear();
-	}
+	err = queue_wait(srv, ctl, &w, &ev, try_admit, arg);
 	queue_leave(srv, &w);
 	if (err == 0)
-		place_send(ctl, 0, of);
+		place_send(ctl, 0, ev.of);
+	ev.waited_ms = (rcp_now_ns() - t0) / 1000000u;
+	queue_tell(srv, &ev, err ? ENG_QUEUE_REFUSED : ENG_QUEUE_ADMITTED,
+		   err ? rcp_err_msg(err) : NULL);
 	return err;
 }

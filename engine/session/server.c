@@ -399,7 +399,7 @@ static bool session_count(struct eng_server *srv)
 	return true;
 }
 
-static double wall_now(void)
+double eng__wall_now(void)
 {
 	struct timespec ts;
 
@@ -430,7 +430,7 @@ static void session_record(struct srv_session *ss, int err)
 		rec.seconds = err ? rep.seconds : ss->seconds;
 	}
 	rec.error = err ? rcp_err_msg(err) : NULL;
-	rec.end = wall_now();
+	rec.end = eng__wall_now();
 	rec.steps = &ss->s.steps;
 	o->session_end(&rec, o->ctx);
 }
@@ -476,7 +476,6 @@ static int session_admit(struct srv_session *ss, bool *counted)
 {
 	struct eng_server *srv = ss->srv;
 	uint64_t wait_ms = 0;
-	char who[96];
 	int err = eng__proto_recv_max(&ss->s.ctl, eng__proto_ms_left(ss->s.auth_end_ns),
 				      ENG_MSG_HELLO, ENG_PROTO_MAX_HELLO, &ss->hello);
 
@@ -499,8 +498,7 @@ static int session_admit(struct srv_session *ss, bool *counted)
 		rcp_err_clear(); /* a client that does not wait its turn: it asks again */
 	wait_ms = wait_ms < ENG_MAX_QUEUE_WAIT_MS ? wait_ms : ENG_MAX_QUEUE_WAIT_MS;
 	ss->counted = counted;
-	snprintf(who, sizeof(who), "session %u from %s", ss->id, ss->peer);
-	return eng__queue_admit(srv, &ss->s.ctl, wait_ms, who, places_take, ss);
+	return eng__queue_admit(srv, &ss->s.ctl, wait_ms, ss->id, ss->peer, places_take, ss);
 }
 
 static void *session_main(void *arg)
@@ -578,7 +576,7 @@ int eng__server_session_start(struct eng_server *srv, int fd, const char *who, u
 	if (!ss)
 		return -ENOMEM;
 	ss->srv = srv;
-	ss->start = wall_now();
+	ss->start = eng__wall_now();
 	ss->id = atomic_fetch_add(&srv->next_id, 1) + 1;
 	ss->slot = slot;
 	ss->slot_gen = gen;

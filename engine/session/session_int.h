@@ -480,10 +480,14 @@ struct eng_waiter {
  * the client gave its --timeout (client_timeout_ms, 0: not given), the
  * session waits its turn in the server's queue, telling the client its
  * place on ctl, and is admitted in arrival order or refused with a
- * sentence (who: "session N from ADDR", for the log).
+ * sentence (id and peer: the session's, for the log and the server's
+ * session_queue events).
  */
 int eng__queue_admit(struct eng_server *srv, struct eng_ctl *ctl, uint64_t client_timeout_ms,
-		     const char *who, int (*try_admit)(void *arg), void *arg);
+		     unsigned id, const char *peer, int (*try_admit)(void *arg), void *arg);
+
+/* The wall clock (CLOCK_REALTIME), seconds since the epoch. */
+double eng__wall_now(void);
 
 /* A place may have freed: the session first in line tries again. */
 void eng__queue_wake(struct eng_server *srv);

@@ -77,7 +77,8 @@ void server_start(struct server *s, const struct eng_transport *tr, const char *
 				       .stop_fd = s->stop_fd,
 				       .ready = server_ready,
 				       .ctx = s,
-				       .session_end = s->session_end};
+				       .session_end = s->session_end,
+				       .session_queue = s->session_queue};
 	atomic_store(&s->port, 0);
 	atomic_store(&s->ended, false);
 	assert_int_equal(pthread_create(&s->thread, NULL, server_main, s), 0);

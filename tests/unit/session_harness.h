@@ -70,6 +70,8 @@ struct server {
 	struct eng_qp_knobs qp;	  /* serve --ack-timeout, --retry-count, --tos */
 	/* eng_serve_opts.session_end (its ctx: this struct server); NULL: none */
 	void (*session_end)(const struct eng_session_record *rec, void *ctx);
+	/* eng_serve_opts.session_queue, the same way */
+	void (*session_queue)(const struct eng_queue_event *ev, void *ctx);
 	_Atomic unsigned port;
 	_Atomic bool ended;
 	int err;

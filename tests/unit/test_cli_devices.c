@@ -1,7 +1,7 @@
 /*
  * test_cli_devices.c - the device listing as JSON and as text, rendered from
  * a listing built in memory (an mlx5 NIC at 200 Gb/s and an rxe device of
- * unknown locality).
+ * unknown locality); and the IP interfaces, from a list built the same way.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "cli/cli.h"
+#include "topology/topology.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -125,12 +126,116 @@ static void test_text_shows_speed_locality_and_gids(void **state)
 	free(text);
 }
 
+/* ---- the IP interfaces: a 25 Gb/s NIC on node 1, lo, and one that is down ---- */
+
+static struct topo_netif_list *netifs(void)
+{
+	static const struct topo_netif nif[] = {
+		{.name = "lo",
+		 .addr = "127.0.0.1",
+		 .prefix = 8,
+		 .up = true,
+		 .loopback = true,
+		 .mtu = 65536,
+		 .numa_node = -1,
+		 .rule = "unknown: lo is a virtual interface"},
+		{.name = "eth1",
+		 .addr = "198.18.0.1",
+		 .prefix = 24,
+		 .up = true,
+		 .mtu = 9000,
+		 .gbps = 25.0,
+		 .numa_node = 1,
+		 .rule = "device 0000:12:01.0"},
+		{.name = "eth2",
+		 .addr = "10.1.2.3",
+		 .prefix = 16,
+		 .numa_node = -1,
+		 .rule = "unknown: device 0000:12:02.0 reports no NUMA node"},
+	};
+	struct topo_netif_list *l = calloc(1, sizeof(*l));
+
+	assert_non_null(l);
+	memcpy(l->nif, nif, sizeof(nif));
+	l->n = 3;
+	return l;
+}
+
+static void test_netifs_json_says_which_a_copy_uses(void **state)
+{
+	struct topo_netif_list *l = netifs();
+	json_t *a = cli_netifs_json(l), *o;
+
+	(void)state;
+	assert_int_equal(json_array_size(a), 3);
+	o = json_array_get(a, 1);
+	assert_string_equal(json_string_value(json_object_get(o, "name")), "eth1");
+	assert_string_equal(json_string_value(json_object_get(o, "address")), "198.18.0.1");
+	assert_int_equal(json_integer_value(json_object_get(o, "prefix")), 24);
+	assert_string_equal(json_string_value(json_object_get(o, "state")), "UP");
+	assert_int_equal(json_integer_value(json_object_get(o, "mtu")), 9000);
+	assert_true(json_real_value(json_object_get(o, "speed_gbps")) == 25.0);
+	assert_int_equal(json_integer_value(json_object_get(o, "numa_node")), 1);
+	assert_true(json_is_true(json_object_get(o, "used")));
+	assert_true(json_is_null(json_object_get(o, "unused_why")));
+	o = json_array_get(a, 0);
+	assert_true(json_is_false(json_object_get(o, "used")));
+	assert_non_null(strstr(json_string_value(json_object_get(o, "unused_why")), "loopback"));
+	assert_true(json_is_null(json_object_get(o, "speed_gbps")));
+	assert_true(json_is_null(json_object_get(o, "numa_node")));
+	o = json_array_get(a, 2);
+	assert_string_equal(json_string_value(json_object_get(o, "state")), "DOWN");
+	assert_string_equal(json_string_value(json_object_get(o, "unused_why")), "down");
+	json_decref(a);
+	free(l);
+}
+
+static char *render_netifs(const struct topo_netif_list *l, bool no_rdma)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	cli_netifs_print(f, l, no_rdma);
+	fclose(f);
+	return buf;
+}
+
+static void test_netifs_text_says_which_a_copy_uses(void **state)
+{
+	struct topo_netif_list *l = netifs();
+	char *text = render_netifs(l, true);
+
+	(void)state;
+	assert_non_null(strstr(text, "eth1  198.18.0.1/24  UP  mtu 9000  25 Gb/s  numa node 1 "
+				     "(device 0000:12:01.0)\n  a rail of a TCP copy\n"));
+	assert_non_null(strstr(text, "lo  127.0.0.1/8  UP  mtu 65536  speed unknown  numa node "
+				     "unknown: lo is a virtual interface\n  not a rail of a TCP "
+				     "copy: loopback"));
+	assert_non_null(strstr(text, "eth2  10.1.2.3/16  DOWN  "));
+	assert_non_null(strstr(text, "  not a rail of a TCP copy: down\n"));
+	assert_non_null(strstr(text, "with --transport tcp, or auto"));
+	free(text);
+	text = render_netifs(l, false); /* RDMA is there: no advice to go over TCP */
+	assert_null(strstr(text, "--transport tcp, or auto"));
+	free(text);
+	l->nif[1].up = false; /* nothing but lo up */
+	text = render_netifs(l, true);
+	assert_non_null(strstr(text, "No interface a TCP copy would use"));
+	assert_null(strstr(text, "--transport tcp, or auto"));
+	free(text);
+	free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_has_every_field_of_every_port),
 		cmocka_unit_test(test_json_unknown_numa_is_null_with_rule),
 		cmocka_unit_test(test_text_shows_speed_locality_and_gids),
+		cmocka_unit_test(test_netifs_json_says_which_a_copy_uses),
+		cmocka_unit_test(test_netifs_text_says_which_a_copy_uses),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,7 @@
  * fixture sysfs trees built in a temporary directory: the shapes of a real
  * mlx5 NIC, an rxe device over a virtio NIC, a virtual interface, and the
  * ways locality can be unknown; and this host's loopback interface as a
- * TCP rail.
+ * TCP rail, with what the interface listing reads for it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -241,6 +241,37 @@ static void test_loopback_is_a_rail_only_when_asked_for(void **state)
 	free(m);
 }
 
+/*
+ * This host's lo as topo_netifs_list finds it (getifaddrs), with its MTU,
+ * speed and device read from a fixture sysfs: 127.0.0.1/8, up, loopback.
+ */
+static void test_netifs_list_reads_address_mtu_and_speed(void **state)
+{
+	struct topo_netif_list *l = calloc(1, sizeof(*l));
+	const struct topo_netif *lo = NULL;
+	size_t k;
+
+	(void)state;
+	assert_non_null(l);
+	mkpath("devices/virtual/net/lo");
+	link_to("class/net/lo", "../../devices/virtual/net/lo");
+	put("class/net/lo/mtu", "9000\n");
+	put("class/net/lo/speed", "25000\n");
+	assert_int_equal(topo_netifs_list(root, l), 0);
+	for (k = 0; k < l->n; k++)
+		if (strcmp(l->nif[k].name, "lo") == 0)
+			lo = &l->nif[k];
+	assert_non_null(lo);
+	assert_string_equal(lo->addr, "127.0.0.1");
+	assert_int_equal(lo->prefix, 8);
+	assert_true(lo->up && lo->loopback);
+	assert_int_equal(lo->mtu, 9000);
+	assert_true(lo->gbps == 25.0);
+	assert_int_equal(lo->numa_node, TOPO_NUMA_UNKNOWN);
+	assert_non_null(strstr(lo->rule, "lo is a virtual interface"));
+	free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,6 +284,7 @@ int main(void)
 		cmocka_unit_test(test_ip_interface_takes_node_of_its_device),
 		cmocka_unit_test(test_virtual_interface_has_no_node_and_says_why),
 		cmocka_unit_test(test_loopback_is_a_rail_only_when_asked_for),
+		cmocka_unit_test(test_netifs_list_reads_address_mtu_and_speed),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -8,11 +8,16 @@
  * Design: over the loopback transport (session_harness.h), with a server
  * of one session (--max-sessions 1) whose place a raw push holds, held in
  * the middle; waiting clients are benches on threads of this process, or
- * raw connections that read the server's "queued" frames themselves.
+ * raw connections that read the server's "queued" frames themselves. The
+ * server's session_queue events are kept as serve --json prints them
+ * (cli_queue_json): a line as each session joins the queue, and one as it
+ * leaves it, admitted or refused.
  *
  * Threading: the server, the waiting clients' threads, the log tap's.
  */
 #include "session_harness.h"
+
+#include "cli/report.h"
 
 /* Clients waiting at once in the order test. */
 #define WAITERS 4
@@ -65,6 +70,91 @@ static void *waiter_main(void *arg)
 	return NULL;
 }
 
+/* The server's queue events, as serve --json's lines, in the order they came. */
+#define EVENTS 16
+static struct {
+	pthread_mutex_t lock;
+	unsigned n;
+	json_t *ev[EVENTS];
+} events = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void on_queue(const struct eng_queue_event *ev, void *ctx)
+{
+	json_t *o = cli_queue_json(ev);
+
+	(void)ctx;
+	assert_non_null(o);
+	pthread_mutex_lock(&events.lock);
+	if (events.n < EVENTS)
+		events.ev[events.n++] = o;
+	else
+		json_decref(o);
+	pthread_mutex_unlock(&events.lock);
+}
+
+static void events_clear(void)
+{
+	pthread_mutex_lock(&events.lock);
+	while (events.n > 0)
+		json_decref(events.ev[--events.n]);
+	pthread_mutex_unlock(&events.lock);
+}
+
+/* The k-th event of kind ("queued", "admitted", "refused"); fails when there is none. */
+static json_t *event_nth(const char *kind, unsigned k)
+{
+	unsigned i, seen = 0;
+
+	for (i = 0; i < events.n; i++)
+		if (!strcmp(json_string_value(json_object_get(events.ev[i], "event")), kind) &&
+		    seen++ == k)
+			return events.ev[i];
+	fail_msg("no %s event %u among %u", kind, k, events.n);
+	return NULL;
+}
+
+static json_int_t ev_int(const json_t *ev, const char *key)
+{
+	assert_true(json_is_integer(json_object_get(ev, key)));
+	return json_integer_value(json_object_get(ev, key));
+}
+
+static const char *ev_str(const json_t *ev, const char *key)
+{
+	const char *v = json_string_value(json_object_get(ev, key));
+
+	if (!v)
+		fail_msg("%s is not a string in a %s event", key,
+			 json_string_value(json_object_get(ev, "event")));
+	return v;
+}
+
+/*
+ * Session id of peer 127.0.0.1 joined the queue at place of the queue's
+ * length place, because the server runs its one session, and left it as
+ * kind ("admitted" or "refused", with error in its sentence) after waiting.
+ */
+static void expect_queued_then(unsigned nth, const char *kind, unsigned nth_left, const char *error)
+{
+	json_t *q = event_nth("queued", nth), *l;
+	json_int_t id = ev_int(q, "session");
+
+	assert_string_equal(ev_str(q, "peer"), "127.0.0.1");
+	assert_int_equal(ev_int(q, "place"), nth + 1);
+	assert_int_equal(ev_int(q, "of"), nth + 1);
+	assert_string_equal(ev_str(q, "reason"), "the server is busy with 1 sessions");
+	assert_int_equal(strlen(ev_str(q, "time")), strlen("2026-11-26T12:58:48.123Z"));
+	l = event_nth(kind, nth_left);
+	assert_int_equal(ev_int(l, "session"), id);
+	assert_string_equal(ev_str(l, "peer"), "127.0.0.1");
+	assert_true(ev_int(l, "waited_ms") >= 0);
+	if (error)
+		assert_non_null(strstr(ev_str(l, "error"), error));
+	else
+		assert_true(json_is_null(json_object_get(l, "error")));
+	assert_null(json_object_get(l, "reason"));
+}
+
 /* A server of one session beneath a fresh root, the log tapped into s (at INFO). */
 static void serve_one(struct fx *fx, struct seen *s)
 {
@@ -74,6 +164,8 @@ static void serve_one(struct fx *fx, struct seen *s)
 	fx_dir(fx, "root", root);
 	plan_make(&fx->srv.plan, one, 1, 1, 1, BUDGET);
 	fx->srv.max_sessions = 1;
+	fx->srv.session_queue = on_queue;
+	events_clear();
 	rcp_log_set_level(RCP_LOG_INFO); /* before any thread: the "waits its turn" lines */
 	log_tap_start(&s->tap, seen_line, s);
 	server_start(&fx->srv, NULL, root, NULL);
@@ -85,6 +177,7 @@ static void serve_one_end(struct fx *fx, struct seen *s)
 	log_tap_stop(&s->tap);
 	rcp_log_set_level(RCP_LOG_NOTICE);
 	fx->srv.max_sessions = 0;
+	fx->srv.session_queue = NULL;
 }
 
 /*
@@ -120,6 +213,14 @@ static void test_waiting_sessions_are_admitted_in_arrival_order(void **state)
 		if (atomic_load(&s.order[i]) != atomic_load(&s.order[i - 1]) + 1)
 			fail_msg("session %u began after session %u: not in arrival order",
 				 atomic_load(&s.order[i]), atomic_load(&s.order[i - 1]));
+	/* Each joined at the end of the queue and left it admitted, first in line, in turn. */
+	assert_int_equal(events.n, 2 * WAITERS);
+	for (i = 0; i < WAITERS; i++) {
+		expect_queued_then(i, "admitted", i, NULL);
+		assert_int_equal(ev_int(event_nth("admitted", i), "place"), 1);
+		assert_int_equal(ev_int(event_nth("admitted", i), "session"), s.order[i]);
+	}
+	events_clear();
 }
 
 /* A raw keyless bench that gives its --timeout: it reads "queued", place 1 of 1. */
@@ -166,6 +267,10 @@ static void test_a_waiting_client_that_hangs_up_frees_its_place(void **state)
 	close(held);
 	bench_ok(&fx->srv, NULL);
 	serve_one_end(fx, &s);
+	expect_queued_then(0, "refused", 0,
+			   "the client left while waiting its turn (place 1 of 1)");
+	assert_int_equal(ev_int(event_nth("queued", 1), "place"), 1);
+	events_clear();
 }
 
 /*
@@ -193,6 +298,7 @@ static void test_a_client_that_gives_no_timeout_is_told_busy(void **state)
 	close(held);
 	serve_one_end(fx, &s);
 	assert_int_equal(atomic_load(&s.waiting), 0);
+	assert_int_equal(events.n, 0); /* told busy at once: it never joined the queue */
 }
 
 /* A server that stops tells the clients waiting their turn why, and returns. */
@@ -212,6 +318,9 @@ static void test_a_server_that_stops_tells_waiting_clients(void **state)
 			   "place 1 of 1 in its queue");
 	close(fd);
 	close(held);
+	expect_queued_then(0, "refused", 0, "the server is shutting down");
+	assert_int_equal(events.n, 2);
+	events_clear();
 }
 
 int main(void)

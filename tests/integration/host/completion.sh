@@ -161,6 +161,8 @@ expect "railcp --rails mlx5_0:1,ml" 1,mlx5_1:1
 expect "railcp topo --numa 0," 0,1
 expect "railcp --transport t" tcp
 expect "railcp serve --transport " auto
+expect "railcp devices --" --transport
+expect "railcp devices --transport r" rdma
 
 # The options are read from the program on PATH when first needed, once per
 # command: a railcp that documents other options gets those.

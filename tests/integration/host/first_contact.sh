@@ -81,7 +81,7 @@ refuse 1 "cannot listen on '1.2.3': not an IPv4 or IPv6 address" serve --listen 
 # Asked for RDMA, that is: by default (--transport auto) a host without
 # RDMA copies over TCP (host/tcp_copy.sh).
 if ! ls /sys/class/infiniband/* >/dev/null 2>&1; then
-	for args in "devices" "bench h --transport rdma" "-r dir h:x --transport rdma" "serve --transport rdma"; do
+	for args in "devices --transport rdma" "bench h --transport rdma" "-r dir h:x --transport rdma" "serve --transport rdma"; do
 		# shellcheck disable=SC2086
 		refuse 1 "rdma link add rxe0 type rxe netdev IF" $args
 		case "$err" in *tools/*) fail "railcp $args names a script of the source tree: $err" ;; esac

@@ -43,7 +43,7 @@ json_fails 1 direction --json missing.txt h:x
 json_fails 1 direction --json dir h:x
 json_fails 1 direction --json h:x "$tmp/no/such"
 if ! ls /sys/class/infiniband/* >/dev/null 2>&1; then
-	json_fails 1 - devices --json
+	json_fails 1 - devices --json --transport rdma
 	json_fails 1 host bench h --json
 	json_fails 1 direction --json -r dir h:x
 	json_fails 1 direction h:x . --json
