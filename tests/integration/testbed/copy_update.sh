@@ -4,6 +4,9 @@
 # and one whose size changed too; the same for a pull. The figures the
 # tests hold to are --json's files_sent, files_skipped, bytes and
 # bytes_skipped, so a quick check that sent everything again fails here.
+# Then -c over verbs: one 256 KiB chunk of a file changed in place, its
+# size and mtime kept, is missed by -u and is the only chunk -c sends, by
+# push and by pull, and the files end equal.
 . tests/integration/lib.sh
 need_rdma
 dir=$(mktemp -d)
@@ -63,6 +66,34 @@ diff -r src/top back/top || fail "the pulled tree differs"
 [ -z "$(find root back -name '.railcp-tmp-*')" ] || fail "a temporary was left"
 "$RAILCP" -r -p -u 127.0.0.1:top back >pull3.out 2>&1 || fail "the pull with -u and its summary failed: $(cat pull3.out)"
 grep -q "^railcp: $files files, .*were at the destination already" pull3.out || fail "the summary does not count the skipped files: $(cat pull3.out)"
+
+# -c: chunk 5 of big changed in place (size and mtime kept): -u misses it, -c sends that chunk alone.
+/usr/bin/python3 - src/top/big <<'PY' || fail "cannot change src/top/big"
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY)
+st = os.fstat(fd)
+os.pwrite(fd, os.urandom(64), 5 * 262144 + 1000)
+os.close(fd)
+os.utime(sys.argv[1], ns=(st.st_atime_ns, st.st_mtime_ns))
+PY
+"$RAILCP" -r -p -u --json src/top 127.0.0.1: >cu.json 2>cu.err || fail "the push with -u failed: $(cat cu.err)"
+[ "$(json cu.json 'd["bytes"]')" = 0 ] || fail "-u sent bytes of a file whose size and mtime it knew"
+cmp -s src/top/big root/top/big && fail "root/top/big already holds the change"
+took=
+for side in push pull; do
+	if [ $side = push ]; then
+		"$RAILCP" -r -p -c --chunk 256K --json src/top 127.0.0.1: >c.json 2>c.err || fail "push -c: $(cat c.err)"
+		cmp src/top/big root/top/big || fail "push -c: root/top/big differs"
+	else
+		"$RAILCP" -r -p -c --chunk 256K --json 127.0.0.1:top back >c.json 2>c.err || fail "pull -c: $(cat c.err)"
+		cmp src/top/big back/top/big || fail "pull -c: back/top/big differs"
+	fi
+	got=$(json c.json '"%d %d" % (d["chunks_sent"], d["bytes"])')
+	[ "$got" = "1 262144" ] || fail "$side -c sent $got (chunks, bytes), not the one chunk changed"
+	took="$took $side $(json c.json '"%.2f s (hashing %.2f s here, %.2f s there)" % (d["seconds"], d["hash_seconds_sender"], d["hash_seconds_receiver"])')"
+done
+diff -r src/top back/top || fail "the trees differ after -c"
+echo "-c after a change -u cannot see: push and pull each sent the one chunk changed:$took"
 stop_server
 rm -rf "$dir"
 exit 0
