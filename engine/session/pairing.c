@@ -144,16 +144,9 @@ int eng__slots_per_stripe(const struct topo_plan *plan, uint32_t chunk, const ch
 	return 0;
 }
 
-unsigned eng__slots_for_job(const struct topo_plan *plan, unsigned n_slots, uint64_t chunks)
+unsigned eng__slots_for_job(unsigned n_slots, uint64_t chunks)
 {
-	uint64_t stripes = 0, need;
-	size_t r;
+	uint64_t need = chunks < 2 ? 2 : chunks;
 
-	for (r = 0; r < plan->n_rails; r++)
-		stripes += plan->rail[r].qps;
-	need = stripes ? (chunks + stripes - 1) / stripes : n_slots;
-
-	if (need < 2)
-		need = 2;
 	return need < n_slots ? (unsigned)need : n_slots;
 }
