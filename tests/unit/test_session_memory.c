@@ -233,6 +233,36 @@ static void test_a_copy_of_more_chunks_than_the_budget_takes_the_budget(void **s
 	assert_int_equal(slots_of_push(*state, 100 * 4 * KiB, NULL, 0), ENG_MAX_SLOTS);
 }
 
+/* The default chunk fitted to a push of small files: slots of its largest file, same bytes. */
+static void test_a_push_of_small_files_takes_slots_of_its_largest(void **state)
+{
+	struct fx *fx = *state;
+	struct push1 p = {.bytes = 5000, .seed = 7};
+	char src[4096], got[4096];
+	const char *srcs[] = {src};
+	struct eng_copy_opts cp;
+
+	assert_int_equal(push_one(fx, &p), 0);
+	assert_int_equal(p.r.chunk, 4 * KiB); /* copy_opts' chunk, asked for: not fitted */
+	pattern_write(p.src, "small", 100, 8);
+	t_path(src, p.src, "small");
+	cp = copy_opts(ENG_PUSH, srcs, 1, "");
+	cp.chunk = MiB;
+	cp.chunk_fit = true;
+	assert_int_equal(copy(&fx->srv, &p.plan, &cp, NULL, &p.r), 0);
+	assert_int_equal(p.r.chunk, 4 * KiB);
+	t_path(got, p.root, "small");
+	file_same(src, got, 100);
+	srcs[0] = p.file; /* 5000 bytes: two pages */
+	assert_int_equal(copy(&fx->srv, &p.plan, &cp, NULL, &p.r), 0);
+	assert_int_equal(p.r.chunk, 8 * KiB);
+	assert_int_equal(p.r.chunks, 1);
+	cp.chunk_fit = false; /* --chunk given */
+	assert_int_equal(copy(&fx->srv, &p.plan, &cp, NULL, &p.r), 0);
+	assert_int_equal(p.r.chunk, MiB);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -243,6 +273,7 @@ int main(void)
 		T(test_a_one_chunk_copy_takes_two_slots),
 		T(test_a_small_copy_takes_a_slot_per_chunk_on_each_stripe),
 		T(test_a_copy_of_more_chunks_than_the_budget_takes_the_budget),
+		T(test_a_push_of_small_files_takes_slots_of_its_largest),
 	};
 
 	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
