@@ -82,7 +82,8 @@ static void copy_usage(FILE *f)
 		"                     of the receiving host a copied file may be empty or\n"
 		"                     hold zeros\n"
 		"  --direct           O_DIRECT reads and writes where aligned\n"
-		"  --chunk N          bytes per RDMA write, a multiple of 4K (default 1M)\n"
+		"  --chunk N          bytes per RDMA write, a multiple of 4K (default 1M; a\n"
+		"                     push of smaller files: its largest, rounded up)\n"
 		"  --port P           the server's TCP port (default %d)\n"
 		"  --bind ADDR        the address of this host (IPv4 or IPv6) the control\n"
 		"                     connection leaves from (default: the kernel's choice)\n"
@@ -145,6 +146,7 @@ static int copy_opt(void *ctx, int c, const char *arg)
 		cc->o.direct = true;
 		return 0;
 	case OPT_CHUNK:
+		cc->o.chunk_fit = false;
 		return cli_parse_chunk(NULL, arg, &cc->o.chunk);
 	case OPT_PORT:
 		return cli_parse_port(NULL, arg, &cc->o.port);
@@ -483,7 +485,8 @@ int cli_copy_parse(int argc, char **argv, struct cli_copy **cc_out)
 	if (!cc)
 		return cli_fail(-ENOMEM);
 	/* fsync by default: "verified" must still hold after a power loss */
-	cc->o = (struct eng_copy_opts){.chunk = ENG_CHUNK_DEFAULT, .fsync = true};
+	cc->o = (struct eng_copy_opts){
+		.chunk = ENG_CHUNK_DEFAULT, .chunk_fit = true, .fsync = true};
 	cc->sess = (struct cli_session){.timeout_ms = ENG_TIMEOUT_MS_DEFAULT};
 	r = copy_args(argc, argv, cc);
 	if (r) {

@@ -236,6 +236,12 @@ struct eng_copy_opts {
 	bool partial;	 /* the receiver keeps what a failed copy got, and the next resumes it */
 	bool checksum;	 /* -c: chunks of a file at the destination that match are not sent */
 	uint32_t chunk;	 /* a multiple of ENG_CHUNK_MIN, at most ENG_CHUNK_MAX */
+	/*
+	 * chunk is the default, not asked for: a push whose data extents are all
+	 * smaller takes the largest one's size (io_plan_chunk_fit), so its slots
+	 * are no larger than its chunks.
+	 */
+	bool chunk_fit;
 	const struct topo_plan *plan;
 	int timeout_ms;
 	int stall_ms;	   /* the data phase fails after this long without a completion; 0: 60 s */

@@ -351,6 +351,14 @@ int io_plan_create(const struct io_manifest *m, uint32_t chunk, struct io_plan *
 /* Accepts NULL. */
 void io_plan_destroy(struct io_plan *plan);
 
+/*
+ * The smallest multiple of unit (a power of two) that holds m's largest data
+ * extent, or chunk if that is smaller: with it every extent is one chunk, as
+ * with chunk itself when each is smaller than chunk, so the plan's chunks are
+ * the same and only the slots that hold them shrink. At least unit.
+ */
+uint32_t io_plan_chunk_fit(const struct io_manifest *m, uint32_t chunk, uint32_t unit);
+
 /* Room for a name escaped by io_path_printable (longer names are cut with "..."). */
 #define IO_ESC_MAX 160
 

@@ -100,3 +100,16 @@ void io_plan_destroy(struct io_plan *plan)
 	free(plan->chunk);
 	free(plan);
 }
+
+uint32_t io_plan_chunk_fit(const struct io_manifest *m, uint32_t chunk, uint32_t unit)
+{
+	uint64_t most = unit;
+	size_t i, k;
+
+	for (i = 0; i < m->n; i++)
+		for (k = 0; k < m->entry[i].n_ext; k++)
+			if (m->entry[i].ext[k].len > most)
+				most = m->entry[i].ext[k].len;
+	most = (most + unit - 1) & ~(uint64_t)(unit - 1);
+	return most < chunk ? (uint32_t)most : chunk;
+}

@@ -208,6 +208,29 @@ static void hwloc_plugins_none(void)
 	setenv("HWLOC_PLUGINS_PATH", "", 1);
 }
 
+/*
+ * What this host's discovery may leave out: the machine is NUMA nodes, their
+ * CPU sets, memory and distances, none of which needs caches, groups, dies or
+ * misc objects (each a sysfs read per CPU), nor the x86 component, which
+ * binds the thread to every CPU in turn to run CPUID there (a migration per
+ * CPU, hundreds of milliseconds in an emulated guest) for vendor and model
+ * strings railcp never reads; the linux component alone finds the CPUs. A
+ * file's import is left as it was: it runs in a child and reads what the
+ * file holds.
+ */
+static void topology_live_lean(hwloc_topology_t topo)
+{
+	static const hwloc_obj_type_t drop[] = {HWLOC_OBJ_GROUP, HWLOC_OBJ_DIE, HWLOC_OBJ_MISC};
+	size_t i;
+
+	hwloc_topology_set_cache_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
+	hwloc_topology_set_icache_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
+	for (i = 0; i < RCP_ARRAY_SIZE(drop); i++)
+		hwloc_topology_set_type_filter(topo, drop[i], HWLOC_TYPE_FILTER_KEEP_NONE);
+	/* A failure leaves the component in: the same machine, only slower. */
+	hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
+}
+
 static int topology_open(const char *xml_path, hwloc_topology_t *topo_out)
 {
 	static pthread_once_t plugins_once = PTHREAD_ONCE_INIT;
@@ -224,6 +247,8 @@ static int topology_open(const char *xml_path, hwloc_topology_t *topo_out)
 	 */
 	hwloc_topology_set_io_types_filter(topo, xml_path ? HWLOC_TYPE_FILTER_KEEP_IMPORTANT
 							  : HWLOC_TYPE_FILTER_KEEP_NONE);
+	if (!xml_path)
+		topology_live_lean(topo);
 	if (xml_path && hwloc_topology_set_xml(topo, xml_path) != 0) {
 		int err = -errno;
 

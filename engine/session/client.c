@@ -154,6 +154,8 @@ static int push_prepare(struct client *c)
 		err = io_manifest_walk_filtered(NULL, cp->src, cp->n_src,
 						cp->recursive ? IO_WALK_RECURSIVE : 0, NULL,
 						cp->filter, &m);
+	if (!err && cp->chunk_fit)
+		c->s.chunk = io_plan_chunk_fit(m, c->s.chunk, ENG_CHUNK_MIN);
 	if (!err)
 		err = eng__files_create(ENG_SENDER, m, c->s.chunk, NULL, cp->direct ? IO_DIRECT : 0,
 					&c->s.files);

@@ -143,3 +143,10 @@ int eng__slots_per_stripe(const struct topo_plan *plan, uint32_t chunk, const ch
 	*n_out = n;
 	return 0;
 }
+
+unsigned eng__slots_for_job(unsigned n_slots, uint64_t chunks)
+{
+	uint64_t need = chunks < 2 ? 2 : chunks;
+
+	return need < n_slots ? (unsigned)need : n_slots;
+}

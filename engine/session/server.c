@@ -324,6 +324,8 @@ static int session_setup(struct srv_session *ss)
 		n_slots = (unsigned)client_slots;
 	if (ss->admit.max_slots < n_slots) /* a session larger than --max-memory alone */
 		n_slots = ss->admit.max_slots;
+	if (ss->s.files) /* a copy: its chunks are known by now, either way */
+		n_slots = eng__slots_for_job(n_slots, eng__files_chunks(ss->s.files));
 	if (!ss->s.key && getrandom(ss->s.tokens, sizeof(ss->s.tokens), 0) != sizeof(ss->s.tokens))
 		return rcp_err(-EIO, "cannot draw a session token: %s", strerror(errno));
 	err = eng__session_job(&ss->s, &ss->plan, n_slots);

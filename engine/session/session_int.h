@@ -594,6 +594,16 @@ int eng__slots_per_stripe(const struct topo_plan *plan, uint32_t chunk, const ch
 			  unsigned *n_out);
 
 /*
+ * Of n_slots per stripe, what a job of chunks can use: no stripe ever holds
+ * more than all of them, and never fewer than 2. A small copy so takes (and
+ * registers, and faults in) slot memory for its own chunks, not for the
+ * whole budget, and its stripes take chunks as they did (a stripe takes
+ * what its free slots allow, so fewer slots than chunks would spread a
+ * file's chunks over more stripes).
+ */
+unsigned eng__slots_for_job(unsigned n_slots, uint64_t chunks);
+
+/*
  * What a server takes from a proven client's hello: the job (kind points
  * into the hello), the server's role in it and the copy's flags. Bounds
  * are checked here (chunk, bench bytes, 1 to ENG_MAX_STRIPES stripes);

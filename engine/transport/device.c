@@ -7,8 +7,13 @@
  * entry's type (IB, RoCE v1, RoCE v2) and netdev, so no sysfs parsing is
  * needed for them. NUMA locality comes from topology/.
  *
- * Threading: not thread-safe (ibv_get_device_list is, but callers should
- * not need to take the listing from several threads).
+ * The process keeps a copy of its last listing of this host (/sys): the
+ * rails' addresses a session needs (eng__device_list_kept) come from the
+ * listing the plan was made from, instead of opening every device again.
+ *
+ * Threading: eng_device_list_create is not thread-safe (ibv_get_device_list
+ * is, but callers should not need to take the listing from several
+ * threads); the kept copy is behind a lock.
  */
 #include "engine/engine.h"
 #include "engine/transport/device_int.h"
@@ -20,6 +25,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <infiniband/verbs.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,6 +253,73 @@ static int device_cmp(const void *a, const void *b)
 			  ((const struct eng_device *)b)->name);
 }
 
+/* The last listing of /sys this process took, as a copy (NULL: none yet). */
+static struct eng_device_list *kept;
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A deep copy of list, or NULL when out of memory. */
+static struct eng_device_list *list_dup(const struct eng_device_list *list)
+{
+	struct eng_device_list *c = calloc(1, sizeof(*c));
+	size_t d, n;
+	unsigned p;
+
+	if (!c || !(c->dev = calloc(list->n ? list->n : 1, sizeof(*c->dev))))
+		goto err;
+	for (d = 0; d < list->n; d++, c->n++) {
+		const struct eng_device *from = &list->dev[d];
+		struct eng_device *to = &c->dev[d];
+
+		*to = *from;
+		to->n_ports = 0;
+		to->ports = calloc(from->n_ports ? from->n_ports : 1, sizeof(*to->ports));
+		if (!to->ports)
+			goto err;
+		for (p = 0; p < from->n_ports; p++, to->n_ports++) {
+			to->ports[p] = from->ports[p];
+			n = from->ports[p].n_gids;
+			to->ports[p].gids = malloc((n ? n : 1) * sizeof(*to->ports[p].gids));
+			if (!to->ports[p].gids) {
+				to->ports[p].n_gids = 0;
+				goto err;
+			}
+			memcpy(to->ports[p].gids, from->ports[p].gids,
+			       n * sizeof(*to->ports[p].gids));
+		}
+	}
+	return c;
+err:
+	eng_device_list_destroy(c);
+	return NULL;
+}
+
+/* Keep a copy of a listing of this host; without memory for it, the next asker lists again. */
+static void list_keep(const struct eng_device_list *list)
+{
+	struct eng_device_list *c = list_dup(list), *old;
+
+	pthread_mutex_lock(&kept_lock);
+	old = kept;
+	kept = c;
+	pthread_mutex_unlock(&kept_lock);
+	eng_device_list_destroy(old);
+}
+
+int eng__device_list_kept(struct eng_device_list **list_out)
+{
+	struct eng_device_list *c = NULL;
+
+	pthread_mutex_lock(&kept_lock);
+	if (kept)
+		c = list_dup(kept);
+	pthread_mutex_unlock(&kept_lock);
+	if (c) {
+		*list_out = c;
+		return 0;
+	}
+	return eng_device_list_create("/sys", list_out);
+}
+
 int eng_device_list_create(const char *sysfs_root, struct eng_device_list **list_out)
 {
 	struct eng_device_list *list;
@@ -285,6 +358,8 @@ int eng_device_list_create(const char *sysfs_root, struct eng_device_list **list
 		goto err_free_list;
 	ibv_free_device_list(devs);
 	qsort(list->dev, list->n, sizeof(*list->dev), device_cmp);
+	if (!strcmp(sysfs_root, "/sys"))
+		list_keep(list);
 	*list_out = list;
 	return 0;
 

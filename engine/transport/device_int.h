@@ -1,7 +1,7 @@
 /*
- * device_int.h - conversions from verbs port attributes, private to
- * engine/transport/ and exposed here so unit tests can pin them without a
- * device.
+ * device_int.h - conversions from verbs port attributes and the listing
+ * the process keeps, private to engine/transport/ and exposed here so unit
+ * tests can pin them without a device.
  */
 #ifndef RAILCP_ENGINE_DEVICE_INT_H
 #define RAILCP_ENGINE_DEVICE_INT_H
@@ -23,5 +23,15 @@ double eng__lane_gbps(uint8_t active_speed);
 
 /* Bytes for an enum ibv_mtu value; 0 if unknown. */
 unsigned eng__mtu_bytes(int mtu);
+
+struct eng_device_list;
+
+/*
+ * A copy of this process's last listing of /sys (eng_device_list_create), or
+ * a new listing when there is none: the listing the plan was made from, so
+ * a session reads its rails' addresses without opening every device again.
+ * Thread-safe. Free it with eng_device_list_destroy.
+ */
+int eng__device_list_kept(struct eng_device_list **list_out);
 
 #endif

@@ -16,6 +16,7 @@
  * Threading: the data-path operations run on the worker that owns the CQ;
  * set-up and teardown on the session's thread while no worker runs.
  */
+#include "engine/transport/device_int.h"
 #include "engine/transport/verbs_int.h"
 
 #include "common/common.h"
@@ -327,7 +328,7 @@ int eng__verbs_rail_addrs(const struct topo_plan *plan, struct eng_rail_addr *ou
 {
 	struct eng_device_list *devs = NULL;
 	unsigned r;
-	int err = eng_device_list_create("/sys", &devs);
+	int err = eng__device_list_kept(&devs);
 
 	for (r = 0; !err && r < plan->n_rails; r++)
 		err = rail_addr(devs, plan->rail[r].dev, plan->rail[r].port, &out[r]);

@@ -160,6 +160,30 @@ static void test_plan_refuses_impossible_chunk_sizes(void **state)
 	assert_null(p);
 }
 
+/* The fitted chunk holds the largest extent, rounded up; the plan's chunks are those of chunk. */
+static void test_chunk_fit_holds_the_largest_extent_and_cuts_the_same_chunks(void **state)
+{
+	uint64_t pairs[4] = {0, 10, 3 * CH, CH + 1}; /* extents of 10 and CH + 1 bytes */
+	struct io_plan *big, *fit;
+	struct one o;
+	uint64_t k;
+
+	(void)state;
+	one_file(&o, 8 * CH, 2, pairs);
+	assert_int_equal(io_plan_chunk_fit(&o.m, 256 * CH, CH), 2 * CH);
+	big = plan_of(&o.m, 256 * CH);
+	fit = plan_of(&o.m, 2 * CH);
+	assert_int_equal(fit->n, big->n);
+	for (k = 0; k < big->n; k++)
+		assert_chunk(fit, k, big->chunk[k].file, big->chunk[k].offset, big->chunk[k].len);
+	io_plan_destroy(big);
+	io_plan_destroy(fit);
+	/* never more than chunk, never less than the unit (no data at all) */
+	assert_int_equal(io_plan_chunk_fit(&o.m, CH, CH), CH);
+	one_file(&o, 0, 0, NULL);
+	assert_int_equal(io_plan_chunk_fit(&o.m, 256 * CH, CH), CH);
+}
+
 static void test_chunk_hash_is_crc64_xz(void **state)
 {
 	(void)state;
@@ -290,6 +314,7 @@ int main(void)
 		cmocka_unit_test(test_plan_of_a_sparse_file_never_crosses_an_extent),
 		cmocka_unit_test(test_plan_numbers_files_and_skips_what_has_no_data),
 		cmocka_unit_test(test_plan_refuses_impossible_chunk_sizes),
+		cmocka_unit_test(test_chunk_fit_holds_the_largest_extent_and_cuts_the_same_chunks),
 		cmocka_unit_test(test_chunk_hash_is_crc64_xz),
 		cmocka_unit_test(
 			test_chunk_hash_agrees_with_the_definition_at_any_alignment_and_length),

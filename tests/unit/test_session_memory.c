@@ -3,7 +3,9 @@
  * slot memory of the sessions running at once stays within the budget; a
  * session past it waits its turn (its client asks again), one larger than
  * the budget gets fewer slots, and one that could never fit is refused at
- * once with a sentence.
+ * once with a sentence. A copy takes slots for its own chunks only
+ * (eng__slots_for_job): as many per stripe as it has chunks, at least 2,
+ * at most what the budget gives.
  *
  * Design: over the loopback transport (session_harness.h). A session that
  * holds its reservation is a raw push held after "ready" (16 KiB: one
@@ -199,6 +201,68 @@ static void test_a_burst_under_the_memory_budget_is_served_whole(void **state)
 			 (unsigned long long)rs.least, (unsigned long long)rs.most);
 }
 
+/* Push a file of bytes over rails (NULL: one) and return the slots per stripe it took. */
+static unsigned slots_of_push(struct fx *fx, size_t bytes, const unsigned *rails, unsigned n)
+{
+	struct push1 p = {.bytes = bytes, .seed = 31, .rails = rails, .n_rails = n};
+	char got[4096];
+
+	assert_int_equal(push_one(fx, &p), 0);
+	t_path(got, p.root, "big");
+	file_same(p.file, got, (off_t)bytes);
+	assert_int_equal(server_stop(&fx->srv), 0);
+	return p.r.n_slots;
+}
+
+static void test_a_one_chunk_copy_takes_two_slots(void **state)
+{
+	assert_int_equal(slots_of_push(*state, 100, NULL, 0), 2);
+}
+
+static void test_a_small_copy_takes_a_slot_per_chunk_on_each_stripe(void **state)
+{
+	static const unsigned two[] = {1, 2};
+
+	/* 5 chunks of 4 KiB over 2 stripes: 5 each (either may take them all), not the budget's 64
+	 */
+	assert_int_equal(slots_of_push(*state, 5 * 4 * KiB - 1, two, 2), 5);
+}
+
+static void test_a_copy_of_more_chunks_than_the_budget_takes_the_budget(void **state)
+{
+	assert_int_equal(slots_of_push(*state, 100 * 4 * KiB, NULL, 0), ENG_MAX_SLOTS);
+}
+
+/* The default chunk fitted to a push of small files: slots of its largest file, same bytes. */
+static void test_a_push_of_small_files_takes_slots_of_its_largest(void **state)
+{
+	struct fx *fx = *state;
+	struct push1 p = {.bytes = 5000, .seed = 7};
+	char src[4096], got[4096];
+	const char *srcs[] = {src};
+	struct eng_copy_opts cp;
+
+	assert_int_equal(push_one(fx, &p), 0);
+	assert_int_equal(p.r.chunk, 4 * KiB); /* copy_opts' chunk, asked for: not fitted */
+	pattern_write(p.src, "small", 100, 8);
+	t_path(src, p.src, "small");
+	cp = copy_opts(ENG_PUSH, srcs, 1, "");
+	cp.chunk = MiB;
+	cp.chunk_fit = true;
+	assert_int_equal(copy(&fx->srv, &p.plan, &cp, NULL, &p.r), 0);
+	assert_int_equal(p.r.chunk, 4 * KiB);
+	t_path(got, p.root, "small");
+	file_same(src, got, 100);
+	srcs[0] = p.file; /* 5000 bytes: two pages */
+	assert_int_equal(copy(&fx->srv, &p.plan, &cp, NULL, &p.r), 0);
+	assert_int_equal(p.r.chunk, 8 * KiB);
+	assert_int_equal(p.r.chunks, 1);
+	cp.chunk_fit = false; /* --chunk given */
+	assert_int_equal(copy(&fx->srv, &p.plan, &cp, NULL, &p.r), 0);
+	assert_int_equal(p.r.chunk, MiB);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -206,6 +270,10 @@ int main(void)
 		T(test_a_session_larger_than_the_budget_gets_fewer_slots),
 		T(test_a_session_that_could_never_fit_is_refused_at_once),
 		T(test_a_burst_under_the_memory_budget_is_served_whole),
+		T(test_a_one_chunk_copy_takes_two_slots),
+		T(test_a_small_copy_takes_a_slot_per_chunk_on_each_stripe),
+		T(test_a_copy_of_more_chunks_than_the_budget_takes_the_budget),
+		T(test_a_push_of_small_files_takes_slots_of_its_largest),
 	};
 
 	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);

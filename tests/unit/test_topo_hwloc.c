@@ -10,6 +10,12 @@
  * own parser keeps both. A host name read back with its newline shows that
  * hwloc's own parser read the file although HWLOC_LIBXML=1 asked for
  * libxml2 and its plugin was there to be loaded.
+ *
+ * This host's discovery is lean (machine.c, topology_live_lean): the tests
+ * below check that it moves the thread to no CPU (hwloc's x86 component
+ * would, to run CPUID on each; sched_setaffinity is counted by a wrapper
+ * here that hwloc's calls reach) and that it finds the same machine as a
+ * full load of every object type, exported and read back.
  */
 #include "topo_fixture.h"
 
@@ -17,6 +23,8 @@
 #include <hwloc.h>
 #include <libgen.h>
 #include <limits.h>
+#include <sched.h>
+#include <stdlib.h>
 
 /* The directory hwloc loads plugins from: "hwloc" beside libhwloc itself. */
 static char plugin_dir[PATH_MAX];
@@ -60,11 +68,87 @@ static void test_this_host_loads_with_plugins_asked_for(void **state)
 	assert_string_equal(getenv("HWLOC_PLUGINS_PATH"), "");
 }
 
+static int setaffinity_calls;
+
+/* hwloc's binding calls land here first (the executable's symbol comes before libc's). */
+int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
+{
+	int (*real)(pid_t, size_t, const cpu_set_t *) = dlsym(RTLD_NEXT, "sched_setaffinity");
+
+	setaffinity_calls++;
+	return real(pid, size, set);
+}
+
+static void test_this_hosts_discovery_binds_the_thread_nowhere(void **state)
+{
+	struct topo_machine *m = NULL;
+	hwloc_topology_t full;
+
+	(void)state;
+	/* The wrapper sees what a full load does: the x86 component binds to each CPU. */
+	setaffinity_calls = 0;
+	assert_int_equal(hwloc_topology_init(&full), 0);
+	assert_int_equal(hwloc_topology_load(full), 0);
+	hwloc_topology_destroy(full);
+	if (setaffinity_calls == 0)
+		skip(); /* no x86 component here (another architecture): nothing to leave out */
+	setaffinity_calls = 0;
+	assert_int_equal(topo_machine_create(NULL, NULL, &m), 0);
+	assert_int_equal(setaffinity_calls, 0);
+	topo_machine_destroy(m);
+}
+
+/* A full load of this host (every object type, every component) written to path. */
+static void export_full(const char *path)
+{
+	hwloc_topology_t t;
+
+	assert_int_equal(hwloc_topology_init(&t), 0);
+	hwloc_topology_set_flags(t, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+	hwloc_topology_set_all_types_filter(t, HWLOC_TYPE_FILTER_KEEP_ALL);
+	assert_int_equal(hwloc_topology_load(t), 0);
+	assert_int_equal(hwloc_topology_export_xml(t, path, 0), 0);
+	hwloc_topology_destroy(t);
+}
+
+static void test_this_hosts_lean_discovery_finds_what_a_full_load_does(void **state)
+{
+	char path[] = "/tmp/railcp-test-full-XXXXXX.xml";
+	struct topo_machine *lean = NULL, *full = NULL;
+	size_t i;
+	int fd;
+
+	(void)state;
+	fd = mkstemps(path, 4);
+	assert_true(fd >= 0);
+	close(fd);
+	export_full(path);
+	assert_int_equal(topo_machine_create(path, NULL, &full), 0);
+	unlink(path);
+	assert_int_equal(topo_machine_create(NULL, NULL, &lean), 0);
+	assert_int_equal(lean->n_nodes, full->n_nodes);
+	assert_string_equal(lean->host, full->host);
+	for (i = 0; i < lean->n_nodes; i++) {
+		assert_int_equal(lean->node[i].id, full->node[i].id);
+		assert_int_equal(lean->node[i].n_cpus_all, full->node[i].n_cpus_all);
+		assert_memory_equal(&lean->node[i].cpus, &full->node[i].cpus,
+				    sizeof(lean->node[i].cpus));
+		assert_int_equal(lean->node[i].mem_bytes, full->node[i].mem_bytes);
+		assert_int_equal(lean->node[i].usable, full->node[i].usable);
+	}
+	assert_int_equal(lean->dist_known, full->dist_known);
+	assert_memory_equal(lean->dist, full->dist, sizeof(lean->dist));
+	topo_machine_destroy(lean);
+	topo_machine_destroy(full);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_xml_is_read_by_hwlocs_own_parser_when_libxml2_is_asked_for),
 		cmocka_unit_test(test_this_host_loads_with_plugins_asked_for),
+		cmocka_unit_test(test_this_hosts_discovery_binds_the_thread_nowhere),
+		cmocka_unit_test(test_this_hosts_lean_discovery_finds_what_a_full_load_does),
 	};
 	Dl_info info;
 	char lib[PATH_MAX];

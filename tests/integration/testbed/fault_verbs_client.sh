@@ -8,6 +8,10 @@ shimmed 0 "$RAILCP" $bench >/dev/null 2>err || fail "a bench with the shim faili
 cp trace count
 n=$(wc -l <count)
 [ "$n" -ge 10 ] || fail "the shim counted only $n calls: is it preloaded?"
+# The devices are opened for one listing, which the plan and the session's
+# rail addresses share, and once more by rdma_cm's own start (librdmacm).
+lists=$(grep -c ' ibv_get_device_list$' count)
+[ "$lists" -le 2 ] || fail "the client listed the RDMA devices $lists times, not at most twice (its plan's listing and rdma_cm's): $(grep -E 'ibv_(get_device_list|open_device)$' count | tr '\n' ' ')"
 # --tos reaches each id the client resolves, before its address is resolved.
 shimmed 0 "$RAILCP" $bench --tos 106 >/dev/null 2>err || fail "a bench with --tos 106 failed: $(cat err)"
 tos=$(grep -c ' rdma_set_option tos=106$' "$dir/trace")
