@@ -14,9 +14,12 @@
  * every other is removed by its directory's descriptor: a file, a symlink
  * (the link itself, never what it names) or a directory, emptied first the
  * same way, bottom-up (what the filter protects inside stays, and the
- * directory with it, as rsync leaves a directory that is not empty), through descriptors opened
- * O_NOFOLLOW, each checked to be on the covered directory's file system. Nothing is done by a path
- * string, so a rename racing the walk cannot point it outside the root.
+ * directory with it, as rsync leaves a directory that is not empty),
+ * through descriptors opened the way the covered directories are (openat2:
+ * no symlink, no mount point crossed, bind mounts of the same file system
+ * included), each checked to be on the covered directory's file system.
+ * Nothing is done by a path string, so a rename racing the walk cannot
+ * point it outside the root.
  *
  * A failure to remove one entry does not stop the others; the first is
  * returned with a sentence saying how many failed. Threading: the caller's
@@ -91,6 +94,29 @@ static bool path_push(struct del *d, size_t at, const char *name)
 	return n >= 0 && (size_t)n < IO_PATH_MAX - at;
 }
 
+/*
+ * The directory path beneath dfd: no symlink followed, no mount point
+ * crossed (another file system or a bind mount), nothing outside dfd.
+ */
+static int open_dir_beneath(int dfd, const char *path, int *fd_out)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+			   RESOLVE_NO_XDEV,
+	};
+	long fd;
+	int tries = 0;
+
+	do
+		fd = syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+	while (fd < 0 && errno == EAGAIN && ++tries < 8);
+	if (fd < 0)
+		return -errno;
+	*fd_out = (int)fd;
+	return 0;
+}
+
 static void remove_entry(struct del *d, int dfd, const char *name, dev_t dev, unsigned depth);
 static bool stays(struct del *d, int dfd, const char *name);
 
@@ -126,16 +152,21 @@ static void empty_dir(struct del *d, int fd, dev_t dev, unsigned depth)
 static void remove_dir(struct del *d, int dfd, const char *name, dev_t dev, unsigned depth)
 {
 	struct stat st;
-	int fd;
+	int fd = -1, err;
 	uint64_t before = d->res.failed, held = d->held;
 
 	if (depth > DELETE_MAX_DEPTH) {
 		failed(d, -ELOOP, "directories nested too deep");
 		return;
 	}
-	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		failed(d, -errno, NULL);
+	/* RESOLVE_NO_XDEV: a bind mount of the same file system (same st_dev) is not entered
+	 * either. */
+	err = open_dir_beneath(dfd, name, &fd);
+	if (err) {
+		failed(d, err,
+		       err == -EXDEV ? "it is a mount point (another file system or a bind mount): "
+				       "not entered"
+				     : NULL);
 		return;
 	}
 	if (fstat(fd, &st) != 0 || st.st_dev != dev) {
@@ -200,25 +231,6 @@ static bool stays(struct del *d, int dfd, const char *name)
 	return protected(d, d->path, S_ISDIR(st.st_mode));
 }
 
-static int open_covered(int root_fd, const char *path, int *fd_out)
-{
-	struct open_how how = {
-		.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-			   RESOLVE_NO_XDEV,
-	};
-	long fd;
-	int tries = 0;
-
-	do
-		fd = syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
-	while (fd < 0 && errno == EAGAIN && ++tries < 8);
-	if (fd < 0)
-		return -errno;
-	*fd_out = (int)fd;
-	return 0;
-}
-
 /* One covered directory (path beneath the root, "." the root): its extraneous entries go. */
 static void covered_scan(struct del *d, int root_fd, const char *path)
 {
@@ -227,8 +239,10 @@ static void covered_scan(struct del *d, int root_fd, const char *path)
 	struct dirent *de;
 	struct stat st;
 	DIR *dir;
-	int fd = -1, err = open_covered(root_fd, path, &fd);
+	int fd = -1, err = open_dir_beneath(root_fd, path, &fd);
 
+	if (err == -ENOENT)
+		return; /* a dry run's directory the copy would make: nothing in it yet */
 	if (err) {
 		rcp_log(RCP_LOG_NOTICE, "--delete: \"%s\" not entered: %s",
 			io__path_escape(path, strlen(path), esc),

@@ -4,6 +4,8 @@
  * links and never followed, nothing outside the root, a failure said once.
  */
 #include <grp.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -276,6 +278,57 @@ static void test_readonly_directory_fails_in_one_sentence(void **state)
 		fail_msg("the read-only scenario failed at step %d", WEXITSTATUS(status));
 }
 
+/* In a mount namespace of its own: fx->outside bound onto top/mnt, an extra. Steps as exit codes.
+ */
+static int bind_scenario(const struct fixture *fx)
+{
+	struct io_delete_opts o = {0};
+	struct io_delete_result res = {0};
+	char mnt[4096];
+	int err;
+
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return 77;
+	t_path(mnt, fx->root, "top/mnt");
+	if (mount(fx->outside, mnt, NULL, MS_BIND, NULL))
+		return 10;
+	err = del(fx, (const char *[]){"top/", NULL}, &o, &res);
+	if (!t_exists(fx->outside, "precious"))
+		return 11; /* the walk went through the bind mount */
+	if (!err || res.failed != 1 || !strstr(rcp_err_msg(err), "mount point"))
+		return 12;
+	if (t_exists(fx->root, "top/extra"))
+		return 13; /* the rest still goes */
+	return 0;
+}
+
+/*
+ * A bind mount of the same file system (same st_dev) inside a covered
+ * directory is not entered: what it shows stays, and it counts as a failure.
+ */
+static void test_bind_mount_is_not_entered(void **state)
+{
+	struct fixture *fx = *state;
+	int status = -1;
+	pid_t pid;
+
+	mk(fx, "top");
+	mk(fx, "top/mnt");
+	file(fx, "top/extra");
+	t_write(fx->outside, "precious", "x", 1, 0644);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(bind_scenario(fx));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77)
+		skip(); /* no mount namespace for this user (CI runs as root, where there is) */
+	if (WEXITSTATUS(status))
+		fail_msg("the bind-mount scenario failed at step %d", WEXITSTATUS(status));
+	assert_true(t_exists(fx->outside, "precious"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -293,6 +346,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_readonly_directory_fails_in_one_sentence,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bind_mount_is_not_entered, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
