@@ -25,7 +25,12 @@
  * HMAC-SHA256 for the bytes themselves: about 7 GB/s a core against 1.8
  * (SHA-NI), the difference between hashing and reading a file.
  * Without a key K is zero: such a session runs between two processes of one
- * user on one host, where no third party sees the frames.
+ * user on one host, where no third party sees the frames. But then every
+ * chunk's one-time key is public, and under a known key Poly1305 is linear:
+ * whoever may write the destination could make other bytes with the source
+ * chunk's digest. So a keyless session's digests are HMAC-SHA256(0, k ||
+ * length || bytes) cut short (eng__seal_tag's form), which no one can make
+ * collide with or without the key; they cost SHA-256's speed, on one host.
  *
  * The cost is one local read of every kept chunk at the sender (the
  * receiver reads them back already, or with -c reads them once from the old
@@ -55,8 +60,9 @@
 
 struct digests {
 	uint8_t key[ENG_SEAL_KEY_LEN];
-	uint8_t *d;	    /* ENG_KEPT_DIGEST_LEN bytes per kept chunk, in plan order */
-	size_t n;	    /* kept chunks */
+	bool keyed; /* Poly1305 under K's one-time keys; else HMAC-SHA256 under zero (above) */
+	uint8_t *d; /* ENG_KEPT_DIGEST_LEN bytes per kept chunk, in plan order */
+	size_t n;   /* kept chunks */
 	uint8_t *confirmed; /* the map of those that match: the sender's, as the receiver got it */
 	uint64_t differ;    /* sender: those that do not */
 };
@@ -93,6 +99,7 @@ static int digests_init(const struct eng_session *s, const uint8_t *kept, size_t
 {
 	int err = s->key ? eng__seal_kept_key(s->tokens, d->key) : 0;
 
+	d->keyed = s->key != NULL;
 	d->n = bits_count(kept, len);
 	if (!err && (!(d->d = malloc(d->n ? d->n * ENG_KEPT_DIGEST_LEN : 1)) ||
 		     !(d->confirmed = calloc(len, 1))))
@@ -146,10 +153,18 @@ static int hashed_recv(struct eng_session *s)
 static int digest_make(void *ctx, uint64_t i, uint64_t k, const void *buf, uint32_t len)
 {
 	struct digests *d = ctx;
+	uint8_t tag[ENG_SEAL_TAG_LEN];
+	int err;
 
 	if (i >= d->n)
 		return rcp_err(-EPROTO, "more kept chunks than the map counts");
-	return eng__seal_kept_digest(d->key, k, buf, len, d->d + i * ENG_KEPT_DIGEST_LEN);
+	if (d->keyed)
+		return eng__seal_kept_digest(d->key, k, buf, len, d->d + i * ENG_KEPT_DIGEST_LEN);
+	err = eng__seal_tag(d->key, k, buf, len, tag);
+	if (!err)
+		memcpy(d->d + i * ENG_KEPT_DIGEST_LEN, tag, ENG_KEPT_DIGEST_LEN);
+	OPENSSL_cleanse(tag, sizeof(tag));
+	return err;
 }
 
 /*

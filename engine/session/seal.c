@@ -28,6 +28,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <pthread.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -148,9 +149,18 @@ int eng__seal_kept_key(const uint8_t tokens[ENG_SEAL_KEY_LEN], uint8_t key_out[E
 }
 
 /* Poly1305 of (len_be || body) under a one-time key of 32 bytes, into out. */
+static EVP_MAC
+	*poly1305_mac; /* fetched once: a fetch per chunk costs more than a small chunk's MAC */
+static pthread_once_t poly1305_once = PTHREAD_ONCE_INIT;
+
+static void poly1305_fetch(void)
+{
+	poly1305_mac = EVP_MAC_fetch(NULL, "POLY1305", NULL);
+}
+
 static int poly1305(const uint8_t key[32], const void *body, uint32_t len, uint8_t out[16])
 {
-	EVP_MAC *mac = EVP_MAC_fetch(NULL, "POLY1305", NULL);
+	EVP_MAC *mac = (pthread_once(&poly1305_once, poly1305_fetch), poly1305_mac);
 	EVP_MAC_CTX *h = mac ? EVP_MAC_CTX_new(mac) : NULL;
 	uint32_t len_be = htobe32(len);
 	size_t n = 0;
@@ -159,7 +169,6 @@ static int poly1305(const uint8_t key[32], const void *body, uint32_t len, uint8
 		 EVP_MAC_update(h, body, len) && EVP_MAC_final(h, out, &n, 16) && n == 16;
 
 	EVP_MAC_CTX_free(h);
-	EVP_MAC_free(mac);
 	return ok ? 0 : rcp_err(-EIO, "Poly1305 failed in libcrypto");
 }
 

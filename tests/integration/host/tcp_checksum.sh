@@ -110,6 +110,23 @@ capture "$RAILCP" $tcp -p -c --json 127.0.0.1:big back/big
 	fail "pull -c's report: $out"
 cmp root/big back/big || fail "pull -c: back/big differs"
 
+# Keyed: the digests are Poly1305 under the session's one-time keys (keyless
+# ones are HMAC-SHA256): one chunk changed at the source, that chunk alone travels.
+stop_server
+RAILCP_KEY=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+export RAILCP_KEY
+: >serve.log
+start_server serve.log --transport tcp --rails lo --port "$port" --root "$tmp/root"
+cp -p root/big src/big # the pull's change at the server, taken back
+printf 'Z' | dd of=src/big bs=1 seek=$((3 * 262144 + 17)) conv=notrunc status=none
+# shellcheck disable=SC2086
+capture "$RAILCP" $tcp -c --json src/big 127.0.0.1:
+[ "$rc" -eq 0 ] || fail "keyed push -c: $err"
+[ "$(json_of chunks_sent)" -eq 1 ] && [ "$(json_of bytes)" -eq 262144 ] ||
+	fail "keyed push -c sent $(json_of chunks_sent) chunks, $(json_of bytes) bytes, not the one changed"
+cmp src/big root/big || fail "keyed push -c: root/big differs"
+unset RAILCP_KEY
+
 # --dry-run does not compare yet: refused in one line, exit 2.
 # shellcheck disable=SC2086
 capture "$RAILCP" $tcp -c -n src/big 127.0.0.1:
