@@ -85,24 +85,27 @@ static bool netif_listed(const struct topo_netif_list *l, const char *name)
 int topo_netifs_list(const char *sysfs_root, struct topo_netif_list *out)
 {
 	struct ifaddrs *all, *i;
-	int err = 0;
 
 	if (getifaddrs(&all) != 0)
 		return rcp_err(-errno, "listing the IP interfaces (getifaddrs): %s",
 			       strerror(errno));
 	out->n = 0;
-	for (i = all; i && !err; i = i->ifa_next) {
+	for (i = all; i; i = i->ifa_next) {
 		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET ||
 		    netif_listed(out, i->ifa_name))
 			continue; /* a second address: the first is the rail's */
-		if (out->n == TOPO_MAX_RAILS)
-			err = rcp_err(-ENOSPC, "more than %d IP interfaces, railcp's limit",
-				      TOPO_MAX_RAILS);
-		else
-			netif_fill(sysfs_root, i, &out->nif[out->n++]);
+		if (out->n == TOPO_MAX_RAILS) {
+			/* The first ones serve; the rest are said once, not a failure of all. */
+			rcp_log(RCP_LOG_NOTICE,
+				"more than %d IP interfaces: %s and those after it are left out "
+				"(railcp's limit)",
+				TOPO_MAX_RAILS, i->ifa_name);
+			break;
+		}
+		netif_fill(sysfs_root, i, &out->nif[out->n++]);
 	}
 	freeifaddrs(all);
-	return err;
+	return 0;
 }
 
 static void ip_rail(const struct topo_netif *n, struct topo_rail *r)

@@ -176,8 +176,8 @@ struct topo_netif_list {
 /*
  * This host's interfaces with an IPv4 address, loopback ones too, with the
  * MTU, speed and NUMA node sysfs_root ("/sys") reports: the TCP transport's
- * rails come from this list. -ENOSPC past TOPO_MAX_RAILS (out then holds
- * the first ones). Thread-safe.
+ * rails come from this list. Past TOPO_MAX_RAILS, out holds the first ones
+ * and a notice names the first left out. Thread-safe.
  */
 int topo_netifs_list(const char *sysfs_root, struct topo_netif_list *out);
 

@@ -10,6 +10,10 @@
  * The process keeps a copy of its last listing of this host (/sys): the
  * rails' addresses a session needs (eng__device_list_kept) come from the
  * listing the plan was made from, instead of opening every device again.
+ * The copy serves for DEVICE_KEPT_NS only: a client's session follows its
+ * plan within it, while a long-running server's sessions list again and so
+ * see addresses and GIDs as they are now (a DHCP renewal, a GID table
+ * changed), not as they were when it started.
  *
  * Threading: eng_device_list_create is not thread-safe (ibv_get_device_list
  * is, but callers should not need to take the listing from several
@@ -254,7 +258,10 @@ static int device_cmp(const void *a, const void *b)
 }
 
 /* The last listing of /sys this process took, as a copy (NULL: none yet). */
+#define DEVICE_KEPT_NS (10ull * 1000000000ull)
+
 static struct eng_device_list *kept;
+static uint64_t kept_ns; /* when it was listed */
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* A deep copy of list, or NULL when out of memory. */
@@ -301,6 +308,7 @@ static void list_keep(const struct eng_device_list *list)
 	pthread_mutex_lock(&kept_lock);
 	old = kept;
 	kept = c;
+	kept_ns = rcp_now_ns();
 	pthread_mutex_unlock(&kept_lock);
 	eng_device_list_destroy(old);
 }
@@ -310,7 +318,7 @@ int eng__device_list_kept(struct eng_device_list **list_out)
 	struct eng_device_list *c = NULL;
 
 	pthread_mutex_lock(&kept_lock);
-	if (kept)
+	if (kept && rcp_now_ns() - kept_ns < DEVICE_KEPT_NS)
 		c = list_dup(kept);
 	pthread_mutex_unlock(&kept_lock);
 	if (c) {
