@@ -135,6 +135,8 @@ static void empty_dir(struct del *d, int fd, dev_t dev, unsigned depth)
 		return;
 	}
 	while ((de = readdir(dir)) != NULL) {
+		if (d->o->visit)
+			d->o->visit(d->o->ctx);
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (!path_push(d, at, de->d_name))
@@ -258,6 +260,8 @@ static void covered_scan(struct del *d, int root_fd, const char *path)
 	}
 	memcpy(d->path, path, at);
 	while ((de = readdir(dir)) != NULL) {
+		if (d->o->visit)
+			d->o->visit(d->o->ctx);
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		d->path[at] = '\0';

@@ -569,6 +569,7 @@ struct io_delete_opts {
 	bool root_too;
 	bool dry;
 	void (*said)(const char *path, bool is_dir, void *ctx);
+	void (*visit)(void *ctx); /* each entry looked at (NULL: none): a long walk's pulse */
 	void *ctx;
 };
 

@@ -28,6 +28,8 @@
 #define ENG_DELETE_NAMES_MAX (16u << 20)
 
 struct names {
+	struct eng_session *s;
+	uint64_t visits, alive_ns; /* entries looked at; when the last "alive" went */
 	struct eng_delete *d;
 	char *buf;
 	size_t len, cap;
@@ -69,6 +71,29 @@ static void name_said(const char *path, bool is_dir, void *ctx)
 	n->len += need;
 }
 
+/*
+ * Each entry the walk looks at: every 256, if ENG_ALIVE_NS have passed
+ * since the last, an "alive" frame, so that the peer waiting for this
+ * walk's end does not time out on a large tree (its --timeout, at least
+ * 1 s, is not known here; a frame of a few bytes four times a second is
+ * nothing). A failed send is left to the frame that ends the walk.
+ */
+#define ENG_ALIVE_NS 250000000ull
+
+static void visited(void *ctx)
+{
+	struct names *n = ctx;
+	uint64_t now;
+
+	if (++n->visits % 256)
+		return;
+	now = rcp_now_ns();
+	if (now - n->alive_ns < ENG_ALIVE_NS)
+		return;
+	n->alive_ns = now;
+	(void)eng__proto_send_type(&n->s->ctl, ENG_MSG_ALIVE);
+}
+
 /* A server's answer: the count, then the names. */
 static int names_send(struct eng_session *s, const struct names *n)
 {
@@ -90,11 +115,15 @@ static int names_send(struct eng_session *s, const struct names *n)
 int eng__delete_run(struct eng_session *s, const struct io_root *root, const struct io_manifest *m,
 		    bool dry)
 {
-	struct names n = {.d = &s->del, .keep = s->side == ENG_SERVER};
+	/* A dry pull's walk is the client's alone: no one waits for it. */
+	bool pulse = s->side == ENG_SERVER || !dry;
+	struct names n = {
+		.s = s, .alive_ns = rcp_now_ns(), .d = &s->del, .keep = s->side == ENG_SERVER};
 	struct io_delete_opts o = {.filter = s->del.filter,
 				   .root_too = s->del.root_too,
 				   .dry = dry,
 				   .said = name_said,
+				   .visit = pulse ? visited : NULL,
 				   .ctx = &n};
 	struct io_delete_result res = {0};
 	int err = root ? io_root_delete(root, m, &o, &res) : 0;

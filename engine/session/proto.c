@@ -191,6 +191,14 @@ static int error_frame(const json_t *msg, const char *who)
 		       rcp_printable(text ? text : "(no reason given)", esc, sizeof(esc)));
 }
 
+/* Whether msg is an "alive" frame (--delete's walk): a wait passes over it and starts afresh. */
+static bool is_alive(const json_t *msg)
+{
+	const char *type = json_string_value(json_object_get(msg, ENG_KEY_TYPE));
+
+	return type && strcmp(type, ENG_MSG_ALIVE) == 0;
+}
+
 /* Whether msg is a "lost" frame, which a wait for a frame of another type passes over. */
 static bool is_lost(const json_t *msg)
 {
@@ -233,7 +241,7 @@ int eng__proto_recv_max(struct eng_ctl *c, int timeout_ms, const char *want_type
 
 	/* One deadline for them all: a peer that sends only "lost" frames still times out. */
 	while ((err = frame_read(c, eng__proto_ms_left(end), max, &msg)) == 0 && skip &&
-	       (is_lost(msg) || is_queued(msg, c))) {
+	       (is_lost(msg) || is_alive(msg) || is_queued(msg, c))) {
 		if (!is_lost(msg))
 			end = rcp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 		json_decref(msg);

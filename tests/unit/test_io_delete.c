@@ -65,11 +65,17 @@ static int del(const struct fixture *fx, const char *const *names, const struct 
 	return err;
 }
 
+static void count_visit(void *ctx)
+{
+	(*(unsigned *)ctx)++;
+}
+
 /* top/ was copied: its extras go, nested ones too; what is beside top stays. */
 static void test_extras_beneath_covered_directories_go(void **state)
 {
 	struct fixture *fx = *state;
-	struct io_delete_opts o = {0};
+	unsigned visits = 0;
+	struct io_delete_opts o = {.visit = count_visit, .ctx = &visits};
 	struct io_delete_result res;
 
 	mk(fx, "top");
@@ -92,6 +98,8 @@ static void test_extras_beneath_covered_directories_go(void **state)
 	assert_true(t_exists(fx->root, "beside")); /* the root was not covered */
 	assert_int_equal(res.removed, 5);	   /* extra, old, deeper, f, sub/extra */
 	assert_int_equal(res.failed, 0);
+	/* Each entry of each directory read is a pulse (--delete's "alive" frames). */
+	assert_true(visits >= 9);
 }
 
 /* A source's contents ("dir/") cover the root itself. */

@@ -13,6 +13,8 @@
  */
 #include "session_harness.h"
 
+#include <pthread.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 struct dry {
@@ -255,6 +257,54 @@ static void test_a_pull_removes_the_extras_here(void **state)
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
 
+/* The walking side: ALIVES "alive" frames 100 ms apart, then "deleted". */
+#define ALIVES 6
+
+static void *walker_main(void *arg)
+{
+	struct eng_ctl *c = arg;
+	json_t *m = eng__proto_msg(ENG_MSG_DELETED, false);
+	int i;
+
+	for (i = 0; i < ALIVES; i++) {
+		usleep(100 * 1000);
+		if (eng__proto_send_type(c, ENG_MSG_ALIVE))
+			break;
+	}
+	json_object_set_new(m, ENG_KEY_COUNT, json_integer(0));
+	(void)eng__proto_send(c, m);
+	json_decref(m);
+	return NULL;
+}
+
+/*
+ * A --delete walk longer than the peer's wait: each "alive" frame starts
+ * the wait afresh (300 ms here, the walk 600 ms), and the frame waited for
+ * is then taken. Without them, or if they did not restart it, the wait
+ * would end at 300 ms.
+ */
+static void test_alive_frames_keep_a_wait_for_a_long_walk(void **state)
+{
+	int sv[2];
+	struct eng_ctl waiter, walker;
+	pthread_t t;
+	json_t *m = NULL;
+	uint64_t t0;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	waiter = ENG_CTL_PLAIN(sv[0]);
+	walker = ENG_CTL_PLAIN(sv[1]);
+	assert_int_equal(pthread_create(&t, NULL, walker_main, &walker), 0);
+	t0 = rcp_now_ns();
+	assert_int_equal(eng__proto_recv(&waiter, 300, ENG_MSG_DELETED, &m), 0);
+	assert_true(rcp_now_ns() - t0 >= 500 * 1000000ull); /* the walk's time, past one wait */
+	json_decref(m);
+	pthread_join(t, NULL);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -264,6 +314,7 @@ int main(void)
 		T(test_a_pull_s_filter_is_applied_by_the_server),
 		T(test_a_push_removes_the_extras_and_keeps_the_excluded),
 		T(test_a_pull_removes_the_extras_here),
+		cmocka_unit_test(test_alive_frames_keep_a_wait_for_a_long_walk),
 	};
 
 	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
