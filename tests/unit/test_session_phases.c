@@ -211,7 +211,9 @@ static struct {
 	unsigned stall_ms; /* every job's, when set */
 	_Atomic bool release;
 	_Atomic uint64_t t_held; /* when the hold began */
-	struct eng_job *job;	 /* the silent side's (data) */
+	/* The silent side's (data); atomic: a session's workers read it while the next one's is
+	 * set. */
+	struct eng_job *_Atomic job;
 	const struct eng_tr_ops *cq_ops;
 	struct eng_tr_ops frozen;
 } hk;
@@ -231,7 +233,7 @@ static void hold(void)
 /* The silent side's worker, frozen mid-job: it neither reaps nor posts, as if stopped. */
 static int frozen_poll(struct eng_cq *cq, struct eng_wc *wc, int max)
 {
-	if (eng__job_done_chunks(hk.job) >= FREEZE_AFTER)
+	if (eng__job_done_chunks(atomic_load(&hk.job)) >= FREEZE_AFTER)
 		hold();
 	return hk.cq_ops->poll(cq, wc, max);
 }
@@ -252,7 +254,7 @@ static int silent_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **
 
 	if (err || hk.hold != H_DATA)
 		return err;
-	hk.job = ((struct eng_stripe *)cfg->link[0])->job;
+	atomic_store(&hk.job, ((struct eng_stripe *)cfg->link[0])->job);
 	for (i = 0; i < cfg->n_workers; i++)
 		for (k = 0; k < cfg->worker[i]->n_cqs; k++) {
 			hk.cq_ops = cfg->worker[i]->cq[k]->ops;
@@ -282,7 +284,7 @@ static void transports_arm(const struct phase *ph)
 {
 	hk.hold = ph->hold;
 	hk.stall_ms = ph->hold == H_DATA ? STALL_MS : 0;
-	hk.job = NULL;
+	atomic_store(&hk.job, NULL);
 	atomic_store(&hk.release, false);
 	atomic_store(&hk.t_held, 0);
 	waiting_tr = *eng__transport_loopback();
