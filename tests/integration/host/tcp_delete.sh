@@ -121,18 +121,25 @@ capture "$RAILCP" $tcp -r --delete --exclude '*.log' 127.0.0.1:src/ back
 # What the server's user may not remove (a directory of another user's, or
 # read-only): the copy ends in one line, exit 1, and the rest is removed.
 # Root removes anything: then the server and its client run as nobody.
-as_user=""
-[ "$(id -u)" -ne 0 ] || as_user="setpriv --reuid=65534 --regid=65534 --clear-groups"
+# Its files live where nobody can reach them: $TMPDIR's parent may be
+# private (tools/dev/check-odd-machine's is 0700), so as root they go in a
+# directory of their own under /dev/shm, with a HOME of their own (no key).
+as_user="" nb=$tmp
+if [ "$(id -u)" -eq 0 ]; then
+	as_user="setpriv --reuid=65534 --regid=65534 --clear-groups"
+	nb=$(mktemp -d /dev/shm/railcp-delete-XXXXXX) || fail "no directory under /dev/shm"
+fi
 port2=$(free_port)
-mkdir -p root2 src2/d
+cd "$nb" || fail "cannot enter $nb"
+mkdir -p root2 src2/d home2
 echo a >src2/d/a
-chmod -R a+rwX "$tmp" && chmod a+rx "$tmp"
+chmod -R a+rwX "$nb" && chmod a+rx "$nb"
 : >serve2.log
-printf '#!/bin/sh\nexec %s %s "$@"\n' "$as_user" "$RAILCP" >railcp_as
+printf '#!/bin/sh\nexec env HOME=%s %s %s "$@"\n' "$nb/home2" "$as_user" "$RAILCP" >railcp_as
 chmod a+rx railcp_as
 server1_pid=$server_pid
-trap 'kill "$server1_pid" "$server_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
-RAILCP=$tmp/railcp_as start_server serve2.log --transport tcp --rails lo --port "$port2" --root "$tmp/root2"
+trap 'kill "$server1_pid" "$server_pid" 2>/dev/null; rm -rf "$tmp"; [ "$nb" = "$tmp" ] || rm -rf "$nb"' EXIT
+RAILCP=$nb/railcp_as start_server serve2.log --transport tcp --rails lo --port "$port2" --root "$nb/root2"
 capture ./railcp_as --transport tcp --rails lo --port "$port2" -r src2/d 127.0.0.1:
 [ "$rc" -eq 0 ] || fail "push as the server's user: $err"
 mkdir root2/d/theirs
@@ -148,6 +155,7 @@ case "$err" in *'could not remove "d/theirs/t" beneath the destination: Permissi
 [ -e root2/d/theirs/t ] && [ ! -e root2/d/extra ] || fail "what could go did not: $(paths_of root2)"
 stop_server
 server_pid=$server1_pid
+cd "$tmp" || fail "cannot enter $tmp"
 
 # Refused before anything is sent: one line, exit 2.
 before=$(paths_of root)
