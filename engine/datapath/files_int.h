@@ -54,4 +54,10 @@ void eng__files_plan_counts(struct eng_files *f);
 /* f's chunk plan for its manifest as it is marked now, and what each file counts from it. */
 int eng__files_plan_make(struct eng_files *f, uint32_t chunk);
 
+/* Whether bit k of a map (chunk or entry k at bit k % 8 of byte k / 8) is set. */
+static inline bool eng__bit_set(const uint8_t *bits, uint64_t k)
+{
+	return bits[k / 8] >> (k % 8) & 1;
+}
+
 #endif

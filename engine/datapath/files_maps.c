@@ -31,12 +31,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-/* Whether bit k of a map (chunk or entry k at bit k % 8 of byte k / 8) is set. */
-static bool bit_set(const uint8_t *bits, uint64_t k)
-{
-	return bits[k / 8] >> (k % 8) & 1;
-}
-
 int eng__files_skip(struct eng_files *f, const uint8_t *bits)
 {
 	uint32_t chunk = f->plan->chunk_size;
@@ -47,7 +41,7 @@ int eng__files_skip(struct eng_files *f, const uint8_t *bits)
 		struct io_entry *e = &f->m->entry[i];
 
 		/* A directory is never skipped: its contents are looked at one by one. */
-		e->skip = e->type != IO_DIR && bit_set(bits, i);
+		e->skip = e->type != IO_DIR && eng__bit_set(bits, i);
 		if (e->skip && e->type == IO_FILE) {
 			f->skip_files++;
 			f->skip_bytes += e->data_bytes;
@@ -74,7 +68,7 @@ void eng__files_drop(struct eng_files *f, const uint8_t *bits)
 	uint64_t k, n = 0;
 
 	for (k = 0; k < p->n; k++) {
-		if (bit_set(bits, k)) {
+		if (eng__bit_set(bits, k)) {
 			f->kept_bytes += p->chunk[k].len;
 			f->kept_chunks++;
 		} else {
@@ -125,7 +119,7 @@ uint64_t eng__files_kept_settle(struct eng_files *f, const uint8_t *kept, const 
 
 		if (k == 0 || p->chunk[k - 1].file != file)
 			first = k;
-		if (bit_set(kept, k) && !bit_set(confirmed, k)) {
+		if (eng__bit_set(kept, k) && !eng__bit_set(confirmed, k)) {
 			io_partial_forget(f->st[file].resume, k - first, p->chunk[k].len);
 			n++;
 		}
