@@ -608,7 +608,7 @@ unsigned eng__slots_for_job(unsigned n_slots, uint64_t chunks);
  * into the hello), the server's role in it and the copy's flags. Bounds
  * are checked here (chunk, bench bytes, 1 to ENG_MAX_STRIPES stripes);
  * serves_files false (no --root): only bench. -EPROTO, -EPERM or -EINVAL
- * with a sentence; out is zeroed first.
+ * with a sentence; out is zeroed first and filled only on success.
  */
 struct eng_hello_terms {
 	const char *kind;

@@ -48,6 +48,8 @@ int eng__hello_terms(const json_t *hello, bool serves_files, struct eng_hello_te
 	if (!json_is_array(stripes) || json_array_size(stripes) == 0 ||
 	    json_array_size(stripes) > ENG_MAX_STRIPES)
 		return rcp_err(-EINVAL, "a session needs 1 to %d stripes", ENG_MAX_STRIPES);
+	if (eng__hello_flag(hello, ENG_FLAG_DELETE) && !eng__hello_flag(hello, ENG_FLAG_RECURSIVE))
+		return rcp_err(-EINVAL, "--delete needs -r");
 	out->kind = job;
 	out->role = strcmp(job, ENG_JOB_PULL) ? ENG_RECEIVER : ENG_SENDER;
 	out->chunk = (uint32_t)chunk;
@@ -56,8 +58,6 @@ int eng__hello_terms(const json_t *hello, bool serves_files, struct eng_hello_te
 	out->checksum = eng__hello_flag(hello, ENG_FLAG_CHECKSUM);
 	out->partial = eng__hello_flag(hello, ENG_FLAG_PARTIAL) || out->checksum;
 	out->delete_extra = eng__hello_flag(hello, ENG_FLAG_DELETE);
-	if (out->delete_extra && !eng__hello_flag(hello, ENG_FLAG_RECURSIVE))
-		return rcp_err(-EINVAL, "--delete needs -r");
 	out->root_flags = eng__dest_flags(
 		eng__hello_flag(hello, ENG_FLAG_PRESERVE), eng__hello_flag(hello, ENG_FLAG_FSYNC),
 		eng__hello_flag(hello, ENG_FLAG_DIRECT), eng__hello_flag(hello, ENG_FLAG_PARTIAL),

@@ -3,8 +3,9 @@
  * the loopback transport (session_harness.h): hostile hellos and hostile
  * pull servers are refused with a sentence, nothing is created, and the
  * server keeps serving; a peer's words and a rail's name are escaped; a
- * welcome is held to the client's own terms; a cancelled copy leaves no
- * file under its final name and no temporary behind. What a stranger who
+ * welcome is held to the client's own terms and a hello's terms are filled
+ * only when taken; a cancelled copy leaves no file under its final name and
+ * no temporary behind. What a stranger who
  * has not proven the key can cost the server is in
  * test_session_stranger.c.
  *
@@ -415,6 +416,52 @@ static void test_a_servers_welcome_is_held_to_this_sides_terms(void **state)
 	json_decref(w);
 }
 
+/*
+ * A hello's terms are filled only when the server takes them: a refused
+ * hello leaves none behind (the fuzzer found --delete without -r refused
+ * with the job already set).
+ */
+static void terms_refused(json_t *h, bool serves_files, int want, const char *what)
+{
+	struct eng_hello_terms t;
+	int err = eng__hello_terms(h, serves_files, &t);
+
+	assert_int_equal(err, want);
+	if (!strstr(rcp_err_msg(err), what))
+		fail_msg("the server said \"%s\", not \"%s\"", rcp_err_msg(err), what);
+	assert_null(t.kind);
+	assert_int_equal(t.chunk, 0);
+	assert_false(t.delete_extra);
+	json_decref(h);
+}
+
+static json_t *hello_push(bool delete_extra, bool recursive)
+{
+	json_t *h = hello_bench(1, 4096);
+
+	json_object_set_new(h, "job", json_string("push"));
+	json_object_set_new(
+		h, "flags",
+		json_pack("{s:b, s:b}", "delete", delete_extra, "recursive", recursive));
+	return h;
+}
+
+static void test_a_refused_hello_leaves_no_terms(void **state)
+{
+	struct eng_hello_terms t;
+	json_t *h = hello_push(true, true);
+
+	(void)state;
+	assert_int_equal(eng__hello_terms(h, true, &t), 0);
+	assert_string_equal(t.kind, "push");
+	assert_true(t.delete_extra);
+	assert_int_equal(t.chunk, 4096);
+	json_decref(h);
+	terms_refused(hello_push(true, false), true, -EINVAL, "--delete needs -r");
+	terms_refused(hello_push(false, false), false, -EPERM, "without --root");
+	terms_refused(hello_bench(0, 4096), false, -EINVAL, "1 to 256 stripes");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -425,6 +472,7 @@ int main(void)
 		T(test_a_cancelled_push_leaves_nothing_at_the_server),
 		T(test_a_cancelled_pull_leaves_nothing_locally),
 		T(test_a_servers_welcome_is_held_to_this_sides_terms),
+		T(test_a_refused_hello_leaves_no_terms),
 	};
 
 	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
