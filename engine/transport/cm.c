@@ -152,9 +152,25 @@ int eng__cm_ms_left(uint64_t deadline_ns)
 	return now >= deadline_ns ? 0 : (int)((deadline_ns - now) / 1000000) + 1;
 }
 
+/* What a link waits for when rdma_cm owes it want, for a timeout's sentence. */
+static const char *cm_awaited(enum rdma_cm_event_type want)
+{
+	switch (want) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		return "to resolve the peer's address";
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		return "to resolve the route";
+	case RDMA_CM_EVENT_CONNECT_RESPONSE:
+		return "for the peer's answer to the connect request";
+	default:
+		return "for an event";
+	}
+}
+
 /*
  * Wait for event want on id until deadline_ns (a link's connect timeout of
- * total_ms); any other outcome is an error naming the step.
+ * total_ms); any other outcome is an error naming the step, and a timeout
+ * also what was awaited.
  */
 static int cm_expect(struct eng_conn *c, struct rdma_cm_id *id, enum rdma_cm_event_type want,
 		     const char *step, uint64_t deadline_ns, int total_ms, struct conn_acc *acc_out)
@@ -169,8 +185,8 @@ static int cm_expect(struct eng_conn *c, struct rdma_cm_id *id, enum rdma_cm_eve
 		else
 			err = eng__cm_next(c, -1, left, &ev);
 		if (err == -ETIMEDOUT)
-			return rcp_err(err, "%s: no answer from rdma_cm within %g s", step,
-				       total_ms / 1000.0);
+			return rcp_err(err, "%s: no answer from rdma_cm within %g s (waiting %s)",
+				       step, total_ms / 1000.0, cm_awaited(want));
 		if (err)
 			return rcp_err(err, "%s: %s", step, rcp_err_msg(err));
 		if (ev->id == id)
