@@ -155,6 +155,14 @@ int cli_opt_taken(const char *cmd, int c, const char *arg, const char *shortopts
 /* Write a JSON value to f, indented, with a final newline; consumes nothing. */
 int cli_json_print(FILE *f, const json_t *v);
 
+/*
+ * text as a JSON string, whatever its bytes: as it is when it is UTF-8,
+ * else with every byte outside printable ASCII as \xNN (rcp_printable), so
+ * a field never goes missing for an interface name or a sentence that is
+ * not UTF-8. NULL text is JSON null.
+ */
+json_t *cli_json_text(const char *text);
+
 /* The device listing as a JSON object {"devices": [...]}; NULL on no memory. */
 json_t *cli_devices_json(const struct eng_device_list *list);
 

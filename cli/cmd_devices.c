@@ -20,7 +20,7 @@ static json_t *gid_json(const struct eng_gid *g)
 	json_object_set_new(o, "index", json_integer(g->index));
 	json_object_set_new(o, "type", json_string(eng_gid_type_str(g->type)));
 	json_object_set_new(o, "address", json_string(g->addr));
-	json_object_set_new(o, "netdev", g->netdev[0] ? json_string(g->netdev) : json_null());
+	json_object_set_new(o, "netdev", g->netdev[0] ? cli_json_text(g->netdev) : json_null());
 	return o;
 }
 
@@ -36,7 +36,7 @@ static json_t *port_json(const struct eng_port *p)
 	json_object_set_new(o, "width", json_integer(p->width));
 	json_object_set_new(o, "lane_gbps", json_real(p->lane_gbps));
 	json_object_set_new(o, "speed_gbps", json_real(p->gbps));
-	json_object_set_new(o, "netdev", p->netdev[0] ? json_string(p->netdev) : json_null());
+	json_object_set_new(o, "netdev", p->netdev[0] ? cli_json_text(p->netdev) : json_null());
 	for (i = 0; i < p->n_gids; i++)
 		json_array_append_new(gids, gid_json(&p->gids[i]));
 	json_object_set_new(o, "gids", gids);
@@ -63,7 +63,7 @@ json_t *cli_devices_json(const struct eng_device_list *list)
 		json_object_set_new(o, "numa_node",
 				    dev->numa_node >= 0 ? json_integer(dev->numa_node)
 							: json_null());
-		json_object_set_new(o, "numa_rule", json_string(dev->numa_rule));
+		json_object_set_new(o, "numa_rule", cli_json_text(dev->numa_rule));
 		for (p = 0; p < dev->n_ports; p++)
 			json_array_append_new(ports, port_json(&dev->ports[p]));
 		json_object_set_new(o, "ports", ports);
@@ -179,7 +179,7 @@ static int devices_json(const struct devices_found *f)
 
 	if (j && f->no_rdma) {
 		json_object_set_new(j, "devices", json_array());
-		json_object_set_new(j, "rdma_error", json_string(f->no_rdma_why));
+		json_object_set_new(j, "rdma_error", cli_json_text(f->no_rdma_why));
 	}
 	if (j && f->ifs)
 		json_object_set_new(j, "interfaces", cli_netifs_json(f->ifs));

@@ -23,7 +23,7 @@ static json_t *netif_json(const struct topo_netif *n)
 	json_t *o = json_object();
 	const char *why = cli_netif_unused(n);
 
-	json_object_set_new(o, "name", json_string(n->name));
+	json_object_set_new(o, "name", cli_json_text(n->name));
 	json_object_set_new(o, "address", json_string(n->addr));
 	json_object_set_new(o, "prefix", json_integer(n->prefix));
 	json_object_set_new(o, "state", json_string(n->up ? "UP" : "DOWN"));
@@ -32,7 +32,7 @@ static json_t *netif_json(const struct topo_netif *n)
 	json_object_set_new(o, "speed_gbps", n->gbps > 0 ? json_real(n->gbps) : json_null());
 	json_object_set_new(o, "numa_node",
 			    n->numa_node >= 0 ? json_integer(n->numa_node) : json_null());
-	json_object_set_new(o, "numa_rule", json_string(n->rule));
+	json_object_set_new(o, "numa_rule", cli_json_text(n->rule));
 	json_object_set_new(o, "used", json_boolean(!why));
 	json_object_set_new(o, "unused_why", why ? json_string(why) : json_null());
 	return o;

@@ -93,9 +93,9 @@ void cli_report_json(json_t *o, const struct eng_report *r, double seconds)
 	for (i = 0; i < r->n_rails; i++) {
 		json_t *x = json_object();
 
-		json_object_set_new(x, "name", json_string(r->rail[i].name));
+		json_object_set_new(x, "name", cli_json_text(r->rail[i].name));
 		json_object_set_new(x, "node", json_integer(r->rail[i].node));
-		json_object_set_new(x, "peer", json_string(r->rail[i].peer));
+		json_object_set_new(x, "peer", cli_json_text(r->rail[i].peer));
 		json_object_set_new(x, "bytes", json_integer((json_int_t)r->rail[i].bytes));
 		json_object_set_new(x, "gbps", json_real(cli_gbps(r->rail[i].bytes, seconds)));
 		json_object_set_new(x, "mib_per_s",
@@ -106,13 +106,13 @@ void cli_report_json(json_t *o, const struct eng_report *r, double seconds)
 		if (r->rail[i].failed)
 			json_object_set_new(x, "failed_after_s", json_real(r->rail[i].failed_at));
 		if (r->rail[i].why[0])
-			json_object_set_new(x, "error", json_string(r->rail[i].why));
+			json_object_set_new(x, "error", cli_json_text(r->rail[i].why));
 		json_object_set_new(x, "left_out", json_boolean(r->rail[i].left_out));
 		json_object_set_new(x, "stripes_left_out",
 				    json_integer(r->rail[i].stripes_left_out));
 		if (r->rail[i].left_out_why[0])
 			json_object_set_new(x, "left_out_error",
-					    json_string(r->rail[i].left_out_why));
+					    cli_json_text(r->rail[i].left_out_why));
 		if (r->rail[i].mtu) {
 			json_object_set_new(x, "mtu", json_integer(r->rail[i].mtu));
 			json_object_set_new(x, "peer_mtu", json_integer(r->rail[i].peer_mtu));
@@ -300,16 +300,16 @@ json_t *cli_session_json(const struct eng_session_record *r)
 	if (!o)
 		return NULL;
 	json_object_set_new(o, "session", json_integer(r->id));
-	json_object_set_new(o, "peer", json_string(r->peer));
-	json_object_set_new(o, "job", r->job ? json_string(r->job) : json_null());
-	json_object_set_new(o, "what", json_string(r->what));
+	json_object_set_new(o, "peer", cli_json_text(r->peer));
+	json_object_set_new(o, "job", cli_json_text(r->job));
+	json_object_set_new(o, "what", cli_json_text(r->what));
 	json_object_set_new(o, "start", utc_json(r->start));
 	json_object_set_new(o, "end", utc_json(r->end));
 	json_object_set_new(o, "bytes", json_integer((json_int_t)r->bytes));
 	json_object_set_new(o, "seconds", json_real(r->seconds));
 	json_object_set_new(o, "gbps", json_real(cli_gbps(r->bytes, r->seconds)));
 	json_object_set_new(o, "result", json_string(r->err ? "failed" : "ok"));
-	json_object_set_new(o, "error", r->error ? json_string(r->error) : json_null());
+	json_object_set_new(o, "error", cli_json_text(r->error));
 	if (r->steps)
 		json_object_set_new(o, "steps", cli_steps_json(r->steps));
 	return o;
@@ -325,17 +325,17 @@ json_t *cli_queue_json(const struct eng_queue_event *ev)
 	if (!o)
 		return NULL;
 	json_object_set_new(o, "session", json_integer(ev->id));
-	json_object_set_new(o, "peer", json_string(ev->peer));
+	json_object_set_new(o, "peer", cli_json_text(ev->peer));
 	json_object_set_new(o, "event", json_string(event[ev->kind]));
 	json_object_set_new(o, "time", utc_json(ev->time));
 	json_object_set_new(o, "place", json_integer(ev->place));
 	json_object_set_new(o, "of", json_integer(ev->of));
 	if (ev->kind == ENG_QUEUE_JOINED) {
-		json_object_set_new(o, "reason", json_string(ev->reason));
+		json_object_set_new(o, "reason", cli_json_text(ev->reason));
 		return o;
 	}
 	json_object_set_new(o, "waited_ms", json_integer((json_int_t)ev->waited_ms));
-	json_object_set_new(o, "error", ev->reason ? json_string(ev->reason) : json_null());
+	json_object_set_new(o, "error", cli_json_text(ev->reason));
 	return o;
 }
 

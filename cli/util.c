@@ -66,7 +66,7 @@ int cli_json_error(int code, json_t *more)
 {
 	json_t *o = json_object();
 
-	json_object_set_new(o, "error", json_string(last_error));
+	json_object_set_new(o, "error", cli_json_text(last_error));
 	json_object_set_new(o, "exit", json_integer(code));
 	if (more)
 		json_object_update(o, more);
@@ -81,6 +81,24 @@ int cli_json_print(FILE *f, const json_t *v)
 	if (json_dumpf(v, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0 || fputc('\n', f) == EOF)
 		return -EIO;
 	return fflush(f) == 0 ? 0 : -EIO;
+}
+
+json_t *cli_json_text(const char *text)
+{
+	json_t *v;
+	size_t size;
+	char *esc;
+
+	if (!text)
+		return json_null();
+	if ((v = json_string(text)) != NULL)
+		return v;
+	size = 4 * strlen(text) + 4; /* each byte at most \xNN, and the NUL */
+	if (!(esc = malloc(size)))
+		return NULL;
+	v = json_string(rcp_printable(text, esc, size));
+	free(esc);
+	return v;
 }
 
 int cli_parse_size(const char *cmd, const char *opt, const char *v, uint64_t *out)

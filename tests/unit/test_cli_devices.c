@@ -190,6 +190,33 @@ static void test_netifs_json_says_which_a_copy_uses(void **state)
 	free(l);
 }
 
+/* An interface name is bytes, not text: one that is not UTF-8 still gets its fields. */
+static void test_netifs_json_keeps_a_name_that_is_not_utf8(void **state)
+{
+	struct topo_netif_list *l = netifs();
+	json_t *a, *o;
+
+	(void)state;
+	strcpy(l->nif[1].name, "eth\xff"
+			       "1");
+	snprintf(l->nif[1].rule, sizeof(l->nif[1].rule),
+		 "unknown: eth\xff"
+		 "1 is virtual");
+	strcpy(l->nif[2].name, "n\xc3\xa4t"); /* UTF-8: kept as it is */
+	a = cli_netifs_json(l);
+	o = json_array_get(a, 1);
+	assert_string_equal(json_string_value(json_object_get(o, "name")), "eth\\xff1");
+	assert_string_equal(json_string_value(json_object_get(o, "numa_rule")),
+			    "unknown: eth\\xff1 is virtual");
+	o = json_array_get(a, 2);
+	assert_string_equal(json_string_value(json_object_get(o, "name")), "n\xc3\xa4t");
+	json_decref(a);
+	free(l);
+	o = cli_json_text(NULL);
+	assert_true(json_is_null(o));
+	json_decref(o);
+}
+
 static char *render_netifs(const struct topo_netif_list *l, bool no_rdma)
 {
 	char *buf = NULL;
@@ -236,6 +263,7 @@ int main(void)
 		cmocka_unit_test(test_text_shows_speed_locality_and_gids),
 		cmocka_unit_test(test_netifs_json_says_which_a_copy_uses),
 		cmocka_unit_test(test_netifs_text_says_which_a_copy_uses),
+		cmocka_unit_test(test_netifs_json_keeps_a_name_that_is_not_utf8),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -135,12 +135,38 @@ static void test_the_json_counts_rails_left_out_apart_from_rails_lost(void **sta
 	json_decref(o);
 }
 
+/* A refused session's sentence that is not UTF-8 still fills its queue line's "error". */
+static void test_a_queue_line_keeps_a_sentence_that_is_not_utf8(void **state)
+{
+	struct eng_queue_event ev = {.kind = ENG_QUEUE_REFUSED,
+				     .id = 7,
+				     .peer = "198.18.0.1",
+				     .place = 2,
+				     .of = 3,
+				     .waited_ms = 40,
+				     .reason = "no room for /data/\xfe"};
+	json_t *o = cli_queue_json(&ev);
+
+	(void)state;
+	assert_non_null(o);
+	assert_string_equal(json_string_value(json_object_get(o, "event")), "refused");
+	assert_string_equal(json_string_value(json_object_get(o, "error")),
+			    "no room for /data/\\xfe");
+	json_decref(o);
+	ev.kind = ENG_QUEUE_ADMITTED;
+	ev.reason = NULL;
+	o = cli_queue_json(&ev);
+	assert_true(json_is_null(json_object_get(o, "error")));
+	json_decref(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_the_summary_says_which_rails_were_left_out_at_set_up_and_why),
 		cmocka_unit_test(test_the_json_counts_rails_left_out_apart_from_rails_lost),
 		cmocka_unit_test(test_the_summary_and_json_say_the_qp_knobs_given),
+		cmocka_unit_test(test_a_queue_line_keeps_a_sentence_that_is_not_utf8),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
