@@ -161,7 +161,7 @@ static int bench_failed(struct bench_cmd *b, int err)
 		return CLI_EXIT_FAIL;
 	more = cli_series_failure(&b->series);
 	if (more)
-		json_object_set_new(more, "host", json_string(b->host));
+		json_object_set_new(more, "host", cli_json_text(b->host));
 	return cli_json_error(CLI_EXIT_FAIL, more);
 }
 

@@ -239,7 +239,7 @@ static void dry_list(const struct io_manifest *m, const uint8_t *why, void *ctx)
 	if (o) {
 		json_object_set_new(o, "dry_run", json_true());
 		json_object_set_new(o, "direction", json_string(cf->push ? "push" : "pull"));
-		json_object_set_new(o, "host", json_string(cf->host));
+		json_object_set_new(o, "host", cli_json_text(cf->host));
 		json_object_set_new(o, "files", json_integer((json_int_t)files));
 		json_object_set_new(o, "bytes", json_integer((json_int_t)bytes));
 		json_object_set_new(o, "directories", json_integer((json_int_t)dirs));

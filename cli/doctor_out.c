@@ -109,7 +109,7 @@ void cli_doctor_print(FILE *f, const struct cli_doctor *d)
 
 static json_t *str_or_null(const char *s)
 {
-	return s[0] ? json_string(s) : json_null();
+	return cli_json_text(s[0] ? s : NULL);
 }
 
 static json_t *int_or_null(long v)
@@ -134,7 +134,7 @@ static json_t *rail_json(const struct doc_rail *r)
 	for (i = 0; i < r->n_gids; i++)
 		json_array_append_new(gids, gid_json(&r->gid[i]));
 	for (i = 0; i < r->n_addrs; i++)
-		json_array_append_new(addrs, json_string(r->addr[i].text));
+		json_array_append_new(addrs, cli_json_text(r->addr[i].text));
 	snprintf(name, sizeof(name), "%s:%u", r->dev, r->port);
 	o = json_pack("{s:s, s:s, s:i, s:b, s:s, s:s, s:i, s:o, s:o, s:o, s:o}", "name", name,
 		      "device", r->dev, "port", (int)r->port, "planned", r->planned, "state",
@@ -207,7 +207,7 @@ json_t *cli_doctor_json(const struct cli_doctor *d)
 	peer = d->host ? json_array() : json_null();
 	for (i = 0; d->host && i < d->n_peer; i++)
 		json_array_append_new(peer, peer_json(&d->peer[i]));
-	json_object_set_new(o, "peer_host", d->host ? json_string(d->host) : json_null());
+	json_object_set_new(o, "peer_host", cli_json_text(d->host));
 	json_object_set_new(o, "peer", peer);
 	json_object_set_new(o, "problems", probs);
 	json_object_set_new(o, "problems_not_shown", json_integer((json_int_t)d->n_probs_lost));

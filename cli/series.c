@@ -149,7 +149,7 @@ int cli_series_json(json_t *o, const struct cli_series *s)
 	t = json_array();
 	b = json_array();
 	for (i = 0; i < s->n_rails; i++)
-		json_array_append_new(rails, json_string(s->rail[i]));
+		json_array_append_new(rails, cli_json_text(s->rail[i]));
 	for (k = 0; k < s->n; k++) {
 		json_t *row = json_array();
 
