@@ -112,8 +112,7 @@ static int output_json(const struct topo_machine *m, const struct topo_plan *pla
 		return -ENOMEM;
 	json_object_set_new(root, "machine", cli_topo_machine_json(m));
 	json_object_set_new(root, "plan", plan ? cli_topo_plan_json(plan) : json_null());
-	json_object_set_new(root, "error",
-			    cli_json_text(plan_err ? rcp_err_msg(plan_err) : NULL));
+	json_object_set_new(root, "error", cli_json_text(plan_err ? rcp_err_msg(plan_err) : NULL));
 	if (plan_err)
 		json_object_set_new(root, "exit", json_integer(CLI_EXIT_FAIL));
 	if (checks)
