@@ -48,8 +48,9 @@ static void usage(FILE *f)
 		   "the first server (a dry run), shares their files by bytes, and each rank\n"
 		   "pulls its share from its server as a --files-from list. Rank 0 prints\n"
 		   "the summary.\n\n"
-		   "Options: those of a railcp copy (railcp --help-copy) but -e, --rsh and\n"
-		   "--railcp-path (the servers must be running); -h, --help prints this.\n");
+		   "Options: those of a railcp copy (railcp --help-copy) but -e, --rsh,\n"
+		   "--railcp-path (the servers must be running) and --delete (each rank\n"
+		   "knows only its share); -h, --help prints this.\n");
 }
 
 /*
@@ -148,6 +149,14 @@ static int job_args(struct job *j, int argc, char **argv)
 		return r < 0 ? -1 : r;
 	j->o = *cli_copy_opts(j->cc);
 	j->dst = j->o.dst;
+	/* Each rank's session holds only its share: its --delete would remove the others'. */
+	if (j->o.delete_extra)
+		return cli_usage_error(NULL,
+				       "--delete: railcp-mpi does not delete; each rank's session "
+				       "knows only its share of the files and would remove the "
+				       "other ranks' (after the job, run railcp -r -u -p --delete "
+				       "once from one host: it sends nothing the job put in place "
+				       "with -p)");
 	return 0;
 }
 

@@ -3,8 +3,9 @@
 # ones to two railcp serve processes on two ports serving one root. The tree
 # lands whole; the summary and --json give each rank's bytes and their
 # balance; each server served one session. A server that is not running, a
-# missing source and a destination without HOSTS end the job with one line
-# and a non-zero status, and nothing half-written under a final name.
+# missing source, --delete and a destination without HOSTS end the job with
+# one line and a non-zero status, and nothing half-written under a final
+# name.
 # Skipped, saying so, only where no MPI is installed (tools/setup installs it)
 # or where mpirun itself cannot run (need_mpi in lib.sh).
 . tests/integration/lib.sh
@@ -84,6 +85,17 @@ capture mpi -r "$tmp/nonexistent" "127.0.0.1:$port1,127.0.0.1:$port2:in"
 [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "a missing source: not one line: $err"
 case "$err" in "railcp-mpi: rank 0 on "*"failed before its session: "*nonexistent*) ;;
 *) fail "a missing source is not said as it is: $err" ;; esac
+
+# --delete is refused before anything moves: each rank's session knows only
+# its share, so its deletions would remove the other ranks' files (they did).
+echo extra >"$tmp/root/in/src/extra"
+capture mpi -r --delete "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:in"
+[ "$rc" -eq 2 ] || fail "railcp-mpi --delete: exit $rc, not 2: $err"
+[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "railcp-mpi --delete: not one line: $err"
+case "$err" in "railcp-mpi: --delete: railcp-mpi does not delete;"*) ;;
+*) fail "railcp-mpi --delete is not refused as it should be: $err" ;; esac
+[ -f "$tmp/root/in/src/extra" ] || fail "railcp-mpi --delete removed a file"
+diff -r -x extra "$tmp/src" "$tmp/root/in/src" || fail "railcp-mpi --delete changed the tree"
 
 capture mpi -r "$tmp/src"
 [ "$rc" -eq 2 ] || fail "no HOSTS:DST: exit $rc, not 2"
