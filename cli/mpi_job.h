@@ -25,6 +25,13 @@ struct job {
 	char **remote; /* argc long: the rewritten ones */
 	int argc;
 	uint64_t *load; /* rank 0, a pull: each rank's bytes */
+	/*
+	 * --delete: the ranks' sessions delete nothing (each knows only its
+	 * share); rank 0 deletes after them all (cli__mpi_delete).
+	 */
+	bool delete_extra;
+	struct io_manifest *full; /* rank 0, a push with --delete: the whole list */
+	uint64_t deleted;	  /* rank 0: entries --delete removed */
 };
 
 /* What each rank tells rank 0 at the end (MPI_BYTE). */
@@ -42,6 +49,15 @@ extern _Atomic bool cli__mpi_interrupted;
  * then the whole job ends (MPI_Abort).
  */
 _Noreturn void cli__mpi_fail(const struct job *j, const char *what, int err);
+
+/*
+ * Rank 0, --delete, once every rank's copy is in place: one more session of
+ * the whole job to server 0 (a push: j->full; a pull: every source), with
+ * -u, so that it sends only what differs in size or time (nothing the job
+ * put in place with -p) and removes what the sources do not hold, as one
+ * railcp -r -u -p --delete would. Sets j->deleted; a failure ends the job.
+ */
+void cli__mpi_delete(struct job *j);
 
 /* Rank r's packed share buf (len bytes) appended to rank 0's bytes all
  * (*total long): displ and count are rank r's entries. -EFBIG past what

@@ -48,9 +48,10 @@ static void usage(FILE *f)
 		   "the first server (a dry run), shares their files by bytes, and each rank\n"
 		   "pulls its share from its server as a --files-from list. Rank 0 prints\n"
 		   "the summary.\n\n"
-		   "Options: those of a railcp copy (railcp --help-copy) but -e, --rsh,\n"
-		   "--railcp-path (the servers must be running) and --delete (each rank\n"
-		   "knows only its share); -h, --help prints this.\n");
+		   "Options: those of a railcp copy (railcp --help-copy) but -e, --rsh and\n"
+		   "--railcp-path (the servers must be running). --delete needs -p: after\n"
+		   "the ranks' copies, rank 0 deletes in one more session with -u (it sends\n"
+		   "only what differs). -h, --help prints this.\n");
 }
 
 /*
@@ -149,14 +150,16 @@ static int job_args(struct job *j, int argc, char **argv)
 		return r < 0 ? -1 : r;
 	j->o = *cli_copy_opts(j->cc);
 	j->dst = j->o.dst;
-	/* Each rank's session holds only its share: its --delete would remove the others'. */
-	if (j->o.delete_extra)
+	/* --delete runs once after the ranks (cli__mpi_delete): -u there matches only with -p. */
+	if (j->o.delete_extra && !j->o.preserve)
 		return cli_usage_error(NULL,
-				       "--delete: railcp-mpi does not delete; each rank's session "
-				       "knows only its share of the files and would remove the "
-				       "other ranks' (after the job, run railcp -r -u -p --delete "
-				       "once from one host: it sends nothing the job put in place "
-				       "with -p)");
+				       "--delete needs -p with railcp-mpi: rank 0 deletes after "
+				       "the ranks' copies in one more session with -u, which "
+				       "would send every file again unless -p kept their times");
+	if (j->o.delete_extra && j->o.dry_run && j->o.dir == ENG_PUSH)
+		return cli_usage_error(NULL, "--delete with -n: railcp-mpi lists a push's "
+					     "deletions only by doing them; run railcp -n -r "
+					     "--delete from one host");
 	return 0;
 }
 
@@ -258,6 +261,8 @@ static void job_scatter(struct job *j)
 					       j->o.recursive ? IO_WALK_RECURSIVE : 0, NULL, &m);
 		if (!err)
 			err = shares_pack(m, j->size, &all, count, displ);
+		if (j->delete_extra)
+			j->full = m, m = NULL; /* for cli__mpi_delete */
 		io_manifest_destroy(m);
 		if (err)
 			cli__mpi_fail(j, "to walk and share the sources", err);
@@ -298,6 +303,29 @@ static void job_push(struct job *j, struct result *res)
 			       .share_bytes = j->share->data_bytes,
 			       .seconds = rep.wall_seconds};
 	memcpy(res->host, j->host, sizeof(res->host));
+}
+
+void cli__mpi_delete(struct job *j)
+{
+	const struct cli_mpi_server *s = &j->srv[0];
+	struct eng_copy_opts o = *cli_copy_opts(j->cc);
+	struct eng_report rep;
+	char what[512];
+	int err;
+
+	o.host = s->host;
+	o.port = s->port ? s->port : o.port;
+	o.dst = j->dst;
+	o.manifest = j->full; /* a pull's (NULL): its sources, whole */
+	o.update = true;
+	o.checksum = o.partial = false;
+	o.cancel = &cli__mpi_interrupted;
+	if ((err = eng_copy_run(&o, &rep)) != 0) {
+		snprintf(what, sizeof(what), "deleting (--delete) with %s port %u", s->host,
+			 o.port ? o.port : ENG_DEFAULT_PORT);
+		cli__mpi_fail(j, what, err);
+	}
+	j->deleted = rep.deleted;
 }
 
 /* Largest over smallest share; 0 when a rank had no bytes (no ratio). */
@@ -342,6 +370,8 @@ static json_t *summary_json(const struct job *j, const struct result *r, double 
 	json_object_set_new(o, "gbps", json_real(cli_gbps(bytes, secs)));
 	json_object_set_new(o, "balance", b > 0 ? json_real(b) : json_null());
 	json_object_set_new(o, "synced", json_boolean(j->o.fsync));
+	if (j->delete_extra)
+		json_object_set_new(o, "deleted", json_integer((json_int_t)j->deleted));
 	return o;
 }
 
@@ -384,6 +414,10 @@ static void summary(const struct job *j, const struct result *r, double secs)
 		       (unsigned long long)r[i].files, sz, push ? "to" : "from",
 		       j->srv[(size_t)i % j->n_srv].host, r[i].seconds);
 	}
+	if (j->delete_extra)
+		printf("railcp-mpi: then deleted %llu entries the sources do not hold "
+		       "(--delete)\n",
+		       (unsigned long long)j->deleted);
 }
 
 /*
@@ -416,7 +450,9 @@ static int job_run(struct job *j)
 		return CLI_EXIT_FAIL;
 	j->o = *cli_copy_opts(j->cc);
 	if (j->o.dir == ENG_PULL && j->o.dry_run)
-		return cli__mpi_pull_dry(j);
+		return cli__mpi_pull_dry(j); /* rank 0 alone, --delete's listing included */
+	j->delete_extra = j->o.delete_extra;
+	j->o.delete_extra = false; /* a share's session would remove the others' files */
 	if (j->o.dir == ENG_PUSH) {
 		job_scatter(j);
 		MPI_Barrier(MPI_COMM_WORLD);
@@ -430,6 +466,8 @@ static int job_run(struct job *j)
 	secs = MPI_Wtime() - t0;
 	if (j->rank == 0 && j->o.dir == ENG_PULL)
 		cli__mpi_pull_finish(j, &pull, all);
+	if (j->rank == 0 && j->delete_extra)
+		cli__mpi_delete(j);
 	if (j->rank == 0)
 		summary(j, all, secs);
 	free(all);
@@ -458,6 +496,7 @@ int main(int argc, char **argv)
 		r = job_run(&j);
 	}
 	io_manifest_destroy(j.share);
+	io_manifest_destroy(j.full);
 	topo_plan_destroy(j.plan);
 	cli_copy_destroy(j.cc);
 	free(j.srv);

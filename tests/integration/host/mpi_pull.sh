@@ -5,7 +5,7 @@
 # same, with -p its directories' times too, into an existing directory and
 # as a new one; rank 0 listed it once (a dry run on the first server) and
 # each server sent one rank's share, the two shares the whole tree; a -u
-# re-run pulls nothing. A missing source and a server that is not running
+# re-run pulls nothing; --delete deletes once, after every rank. A missing source and a server that is not running
 # end the job with one line naming the rank and a non-zero status, with no
 # temporary and no half-written file left under a final name.
 # Skipped, saying so, only where no MPI is installed, or where mpirun itself
@@ -91,6 +91,20 @@ capture mpi -r -p -u "$hosts:data/tree" "$tmp/new"
 [ "$rc" -eq 0 ] || fail "railcp-mpi pull into a new directory, again: exit $rc: $err"
 [ "$(ls -A "$tmp/new")" = tree ] || fail "the same pull again landed elsewhere: $(ls -A "$tmp/new")"
 case "$out" in "railcp-mpi: pulled 0 files, "*) ;; *) fail "the same pull again pulled files: $out" ;; esac
+
+# --delete -p: the ranks' sessions delete nothing (each knows only its
+# share), rank 0 deletes once after them; -n --delete lists the same.
+echo extra >"$tmp/new/tree/d1/extra"
+mkdir "$tmp/new/tree/d4/gone"
+capture mpi -r -p -n --delete "$hosts:data/tree" "$tmp/new"
+[ "$rc" -eq 0 ] || fail "railcp-mpi -n --delete: exit $rc: $err"
+case "$out" in *"deleting tree/d1/extra"*"would be deleted"*) ;; *) fail "railcp-mpi -n --delete: $out" ;; esac
+[ -f "$tmp/new/tree/d1/extra" ] || fail "railcp-mpi -n --delete removed a file"
+capture mpi -r -p --delete "$hosts:data/tree" "$tmp/new"
+[ "$rc" -eq 0 ] || fail "railcp-mpi -p --delete: exit $rc: $err"
+diff -r "$src" "$tmp/new/tree" || fail "railcp-mpi -p --delete: the trees differ"
+case "$out" in "railcp-mpi: pulled $files files, "*"railcp-mpi: then deleted 2 entries the sources do not hold (--delete)"*) ;;
+*) fail "railcp-mpi -p --delete: not $files files pulled and 2 entries deleted: $out" ;; esac
 
 # A missing source: rank 0's listing says so in one line; nothing is made.
 capture mpi -r "$hosts:data/nonexistent" "$tmp/none"

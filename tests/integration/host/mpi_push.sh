@@ -3,9 +3,9 @@
 # ones to two railcp serve processes on two ports serving one root. The tree
 # lands whole; the summary and --json give each rank's bytes and their
 # balance; each server served one session. A server that is not running, a
-# missing source, --delete and a destination without HOSTS end the job with
-# one line and a non-zero status, and nothing half-written under a final
-# name.
+# missing source and a destination without HOSTS end the job with one line
+# and a non-zero status, and nothing half-written under a final name.
+# --delete deletes once, after every rank's copy.
 # Skipped, saying so, only where no MPI is installed (tools/setup installs it)
 # or where mpirun itself cannot run (need_mpi in lib.sh).
 . tests/integration/lib.sh
@@ -86,16 +86,36 @@ capture mpi -r "$tmp/nonexistent" "127.0.0.1:$port1,127.0.0.1:$port2:in"
 case "$err" in "railcp-mpi: rank 0 on "*"failed before its session: "*nonexistent*) ;;
 *) fail "a missing source is not said as it is: $err" ;; esac
 
-# --delete is refused before anything moves: each rank's session knows only
-# its share, so its deletions would remove the other ranks' files (they did).
+# --delete: without -p it is refused before anything moves (the pass that
+# deletes matches files by size and time); with -p, each rank's session
+# deletes nothing (it knows only its share: it removed the others' files
+# when it did), and rank 0 deletes once after them all, sending nothing.
 echo extra >"$tmp/root/in/src/extra"
 capture mpi -r --delete "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:in"
-[ "$rc" -eq 2 ] || fail "railcp-mpi --delete: exit $rc, not 2: $err"
-[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "railcp-mpi --delete: not one line: $err"
-case "$err" in "railcp-mpi: --delete: railcp-mpi does not delete;"*) ;;
-*) fail "railcp-mpi --delete is not refused as it should be: $err" ;; esac
-[ -f "$tmp/root/in/src/extra" ] || fail "railcp-mpi --delete removed a file"
-diff -r -x extra "$tmp/src" "$tmp/root/in/src" || fail "railcp-mpi --delete changed the tree"
+[ "$rc" -eq 2 ] || fail "railcp-mpi --delete without -p: exit $rc, not 2: $err"
+[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "railcp-mpi --delete without -p: not one line: $err"
+case "$err" in "railcp-mpi: --delete needs -p with railcp-mpi:"*) ;;
+*) fail "railcp-mpi --delete without -p is not refused as it should be: $err" ;; esac
+[ -f "$tmp/root/in/src/extra" ] || fail "a refused railcp-mpi --delete removed a file"
+mkdir -p "$tmp/root/in/src/d1/gone"
+echo extra >"$tmp/root/in/src/d1/gone/x"
+capture mpi -r -p --delete --json "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:in"
+[ "$rc" -eq 0 ] || fail "railcp-mpi -p --delete: exit $rc: $err"
+diff -r "$tmp/src" "$tmp/root/in/src" || fail "railcp-mpi -p --delete: the trees differ"
+printf '%s' "$out" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+assert j["deleted"] == 3, j["deleted"]
+assert j["files"] == 305, j["files"]
+' || fail "railcp-mpi -p --delete --json: not 305 files sent and 3 entries deleted: $out"
+echo extra >"$tmp/root/in/src/d2/extra"
+capture mpi -r -p -u --delete "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:in"
+[ "$rc" -eq 0 ] || fail "railcp-mpi -p -u --delete: exit $rc: $err"
+case "$out" in "railcp-mpi: pushed 0 files, "*"railcp-mpi: then deleted 1 entries the sources do not hold (--delete)"*) ;;
+*) fail "railcp-mpi -p -u --delete: not 0 files sent and 1 entry deleted: $out" ;; esac
+diff -r "$tmp/src" "$tmp/root/in/src" || fail "railcp-mpi -p -u --delete: the trees differ"
+capture mpi -r -n --delete "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:in"
+[ "$rc" -eq 2 ] || fail "railcp-mpi -n --delete (a push): exit $rc, not 2: $err"
 
 capture mpi -r "$tmp/src"
 [ "$rc" -eq 2 ] || fail "no HOSTS:DST: exit $rc, not 2"
