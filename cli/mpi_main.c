@@ -244,7 +244,7 @@ char *cli__mpi_scatter(const struct job *j, const char *all, const int *count, c
 	return buf;
 }
 
-/* Rank 0 walks the sources once; each rank gets its share. */
+/* Rank 0 walks the sources once, through the copy's filter; each rank gets its share. */
 static void job_scatter(struct job *j)
 {
 	int *count = j->rank ? NULL : calloc((size_t)j->size, sizeof(int)),
@@ -257,8 +257,9 @@ static void job_scatter(struct job *j)
 
 		err = count && displ ? 0 : -ENOMEM;
 		if (!err)
-			err = io_manifest_walk(NULL, j->o.src, j->o.n_src,
-					       j->o.recursive ? IO_WALK_RECURSIVE : 0, NULL, &m);
+			err = io_manifest_walk_filtered(NULL, j->o.src, j->o.n_src,
+							j->o.recursive ? IO_WALK_RECURSIVE : 0,
+							NULL, j->o.filter, &m);
 		if (!err)
 			err = shares_pack(m, j->size, &all, count, displ);
 		if (j->delete_extra)

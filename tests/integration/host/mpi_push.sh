@@ -86,6 +86,13 @@ capture mpi -r "$tmp/nonexistent" "127.0.0.1:$port1,127.0.0.1:$port2:in"
 case "$err" in "railcp-mpi: rank 0 on "*"failed before its session: "*nonexistent*) ;;
 *) fail "a missing source is not said as it is: $err" ;; esac
 
+# The copy's filter holds for the whole job: what it leaves out travels to no rank.
+capture mpi -r --exclude 'f1*' --exclude big3 "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:filtered"
+[ "$rc" -eq 0 ] || fail "railcp-mpi --exclude: exit $rc: $err"
+diff -r -x 'f1*' -x big3 "$tmp/src" "$tmp/root/filtered/src" || fail "railcp-mpi --exclude: the trees differ"
+[ -z "$(find "$tmp/root/filtered" -name 'f1*' -o -name big3)" ] ||
+	fail "railcp-mpi --exclude pushed what it excludes: $(find "$tmp/root/filtered" -name 'f1*' -o -name big3 | head -3)"
+
 # --delete: without -p it is refused before anything moves (the pass that
 # deletes matches files by size and time); with -p, each rank's session
 # deletes nothing (it knows only its share: it removed the others' files
