@@ -4,14 +4,12 @@
  * things and named as rsync names them (io_dest_decide). An argument is
  * remote when it has a ':' with no '/' before it (write ./a:b for a local
  * name with a colon); [USER@][V6ADDR]:PATH is remote too (cli/addr.h).
+ * This file reads the command line, runs the copy and says how it went;
+ * the way to the far side, a server on --port or ssh, is copy_ssh.c's.
  */
 #include "cli/addr.h"
-#include "cli/filter.h"
-#include "cli/place.h"
-#include "cli/report.h"
+#include "cli/copy.h"
 #include "cli/rsh.h"
-#include "cli/session.h"
-#include "cli/wire.h"
 
 #include "common/common.h"
 
@@ -22,24 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-struct cli_copy {
-	struct eng_copy_opts o;
-	struct cli_place place;
-	struct cli_session sess;
-	char host[256];
-	const char **src;
-	bool json;
-	const char *rsh;	 /* -e: always over ssh with this command */
-	const char *railcp_path; /* the far side's railcp, over ssh */
-	bool over_ssh;		 /* this copy went over ssh */
-	char ssh_home[4200];	 /* there, what relative paths are beneath (escaped) */
-	unsigned fsync_opts;	 /* FSYNC_GIVEN, NO_FSYNC_GIVEN: both is a contradiction */
-	struct cli_progress line;
-	struct cli_series series;    /* --json: each rail's bytes over time */
-	const struct cli_wire *wire; /* each rail's counters over the copy, or NULL */
-	struct cli_filter filter;    /* --dry-run, --exclude, --files-from, ... */
-};
 
 enum { FSYNC_GIVEN = 1, NO_FSYNC_GIVEN = 2 };
 
@@ -397,86 +377,6 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 	return 0;
 }
 
-/*
- * The copy through a far side that rsh starts for it (rsh.h): remote paths
- * become names beneath its root, and the key is the one it made.
- */
-static int copy_over_ssh(struct cli_copy *cc, const char *rsh, struct eng_report *rep)
-{
-	struct eng_copy_opts o = cc->o;
-	size_t i, n = o.dir == ENG_PUSH ? 1 : o.n_src;
-	char **names = calloc(n, sizeof(*names)), host[256];
-	struct cli_rsh r;
-	int err = names ? cli_rsh_start(&r, rsh, cc->host, cc->railcp_path, &cc->sess,
-					cc->o.transport == ENG_TRANSPORT_TCP ? "tcp" : "rdma")
-			: rcp_err(-ENOMEM, "out of memory");
-
-	for (i = 0; i < n && !err; i++) {
-		err = cli_rsh_path(&r, o.dir == ENG_PUSH ? o.dst : o.src[i], &names[i]);
-		if (!err && o.dir == ENG_PULL && !names[i][0])
-			names[i][0] = '.', names[i][1] = '\0'; /* "/": the root, "" pushes to it */
-	}
-	if (!err) {
-		if (o.dir == ENG_PUSH)
-			o.dst = names[0];
-		else
-			o.src = (const char *const *)names;
-		o.host = strcmp(r.addr, "0.0.0.0") && strcmp(r.addr, "::")
-				 ? r.addr
-				 : cli_rsh_hostname(cc->host);
-		o.port = r.port;
-		o.key = r.key;
-		cc->over_ssh = true;
-		rcp_printable(r.home, cc->ssh_home, sizeof(cc->ssh_home));
-		if (cc->line.label) /* the progress line says it too */
-			cc->line.label = o.dir == ENG_PUSH ? "push over ssh" : "pull over ssh";
-		/* Said whatever the way to ssh: the paths now mean something else there. */
-		rcp_log(RCP_LOG_NOTICE,
-			"over ssh to %s: its railcp serves this copy; a relative path there is "
-			"beneath %s",
-			rcp_printable(cc->host, host, sizeof(host)), cc->ssh_home);
-		err = eng_copy_run(&o, rep);
-	}
-	if (names)
-		cli_rsh_finish(&r, o.timeout_ms);
-	for (i = 0; names && i < n; i++)
-		free(names[i]);
-	free(names);
-	return err;
-}
-
-/*
- * With -e, over ssh; else to the server on --port, and over ssh when none
- * answers there (nothing listens: refused at once) or, without a key, when
- * what answers is not a server of this user on this host (the engine
- * refuses it with -ENOKEY before sending anything).
- */
-static int copy_run(struct cli_copy *cc, struct eng_report *rep)
-{
-	const char *env = getenv(CLI_RSH_ENV);
-	char why[512];
-	bool keyless;
-	int err;
-
-	if (cc->rsh)
-		return copy_over_ssh(cc, cc->rsh, rep);
-	err = eng_copy_run(&cc->o, rep);
-	if ((err != -ECONNREFUSED && err != -ENOKEY) || (cc->o.cancel && atomic_load(cc->o.cancel)))
-		return err;
-	keyless = err == -ENOKEY;
-	snprintf(why, sizeof(why), "%s", rcp_err_msg(err));
-	rcp_log(RCP_LOG_INFO, "%s; starting railcp over ssh", why);
-	err = copy_over_ssh(cc, env && env[0] ? env : CLI_RSH_DEFAULT, rep);
-	if (err && !cc->over_ssh && keyless)
-		err = rcp_err(err, "no key for a railcp server on %s, and over ssh: %s", cc->o.host,
-			      rcp_err_msg(err));
-	else if (err && !cc->over_ssh)
-		err = rcp_err(err, "no railcp serve answers on %s port %u, and over ssh: %s",
-			      cc->o.host, cc->o.port ? cc->o.port : ENG_DEFAULT_PORT,
-			      rcp_err_msg(err));
-	return err;
-}
-
 int cli_copy_parse(int argc, char **argv, struct cli_copy **cc_out)
 {
 	struct cli_copy *cc = calloc(1, sizeof(*cc));
@@ -590,7 +490,7 @@ int cli_cmd_copy(int argc, char **argv)
 		}
 		cli_series_init(&cc->series, rcp_now_ns(), CLI_SERIES_MAX);
 		wire = cli_wire_begin(plan);
-		err = copy_run(cc, &rep);
+		err = cli__copy_run(cc, &rep);
 		cc->wire = cli_wire_end(wire, plan);
 		cli_progress_clear(&cc->line);
 		if (!err && cc->json)

@@ -1,6 +1,7 @@
 /*
- * filter.c - what a walk leaves out: --exclude and --include rules, and the
- * paths of --files-from, with rsync's meaning for the common cases.
+ * filter.c - what a walk leaves out: --exclude and --include rules, with
+ * rsync's meaning for the common cases; a filter's life and its encoding.
+ * The filter's other part, the paths of --files-from, is filter_paths.c's.
  *
  * A rule is a glob (fnmatch(3)) with two marks taken off it: a trailing
  * '/' (the rule matches directories only) and a leading '/' (anchored: the
@@ -19,10 +20,6 @@
  * fnmatch: 50 rules over a tree of 100,000 entries must not slow the walk
  * by more than about 5% (tests/bench/bench_walk.c, doc/benchmarks.md).
  *
- * --files-from's paths are kept sorted: an entry is wanted when it is
- * listed, lies on the way to one listed (a directory), or lies beneath a
- * listed directory of a recursive copy.
- *
  * A filter travels to a pull's server as records "-PATTERN", "+PATTERN"
  * and "fPATH", each ended by a NUL, and is read back through the same
  * checks (io_filter_decode).
@@ -39,7 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct rule {
+struct io__filter_rule {
 	char *text;   /* as given, for the encoding */
 	char *glob;   /* without its marks */
 	bool include; /* else exclude */
@@ -55,21 +52,6 @@ struct rule {
 	 * fnmatch is asked. NULL when the glob has a '\\' (no such runs told).
 	 */
 	char *runs;
-};
-
-struct io_filter {
-	struct rule *rule;
-	size_t n_rules;
-	/*
-	 * By the last byte of what they match (every subject ends where the
-	 * entry's path ends): the rules that can match, in order. A rule whose
-	 * glob ends in a wildcard is in every list. Built by io_filter_finish.
-	 */
-	uint16_t *by_last[2][256]; /* [is_dir]: a directory-only rule is in [1] alone */
-	uint16_t n_by_last[2][256];
-	char **path; /* --files-from, sorted and unique after io_filter_finish */
-	size_t n_paths, cap_paths;
-	size_t bytes; /* what the encoding takes */
 };
 
 #define SPECIAL "*?[]\\"
@@ -104,8 +86,7 @@ void io_filter_destroy(struct io_filter *f)
 	free(f);
 }
 
-/* Whether p (len bytes) is UTF-8 without control characters; else why not. */
-static const char *text_problem(const char *p, size_t len)
+const char *io__text_problem(const char *p, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)p;
 	size_t i = 0, k, n;
@@ -137,9 +118,9 @@ static const char *text_problem(const char *p, size_t len)
 
 /*
  * r->runs of r->glob between its literal head and tail, which are checked
- * on their own (see struct rule); false when out of memory.
+ * on their own (see struct io__filter_rule); false when out of memory.
  */
-static bool rule_runs(struct rule *r)
+static bool rule_runs(struct io__filter_rule *r)
 {
 	const char *g = r->glob + r->head_len, *end = r->tail;
 	char *out = malloc(2 * strlen(r->glob) + 2), *o = out;
@@ -189,7 +170,7 @@ static inline bool same_back(const char *a, const char *b, size_t n)
 }
 
 /* Whether s (len bytes) holds r's literal runs in order: else no fnmatch can match. */
-static bool runs_in(const struct rule *r, const char *s, size_t len)
+static bool runs_in(const struct io__filter_rule *r, const char *s, size_t len)
 {
 	const char *run;
 	size_t at = r->head_len, n, end = len - r->tail_len; /* between the head and the tail */
@@ -219,7 +200,7 @@ static size_t stars(const char *pattern)
 }
 
 /* The literal head and tail of r->glob, and whether it is all literal. */
-static void rule_literals(struct rule *r)
+static void rule_literals(struct io__filter_rule *r)
 {
 	size_t len = strlen(r->glob), t = len;
 
@@ -234,8 +215,8 @@ static void rule_literals(struct rule *r)
 int io_filter_rule(struct io_filter *f, bool include, const char *pattern)
 {
 	size_t len = strlen(pattern), start = 0, end = len;
-	const char *why = text_problem(pattern, len);
-	struct rule *grown, *r;
+	const char *why = io__text_problem(pattern, len);
+	struct io__filter_rule *grown, *r;
 
 	if (!why && len >= IO_PATH_MAX)
 		why = "is longer than 4095 bytes";
@@ -259,7 +240,8 @@ int io_filter_rule(struct io_filter *f, bool include, const char *pattern)
 		return rcp_err(-ENOMEM, "out of memory for a pattern");
 	f->rule = grown;
 	r = &f->rule[f->n_rules];
-	*r = (struct rule){.include = include, .dir_only = end<len, .anchored = start> 0};
+	*r = (struct io__filter_rule){.include = include,
+				      .dir_only = end<len, .anchored = start> 0};
 	r->text = strdup(pattern);
 	r->glob = strndup(pattern + start, end - start);
 	if (!r->text || !r->glob) {
@@ -282,64 +264,13 @@ int io_filter_rule(struct io_filter *f, bool include, const char *pattern)
 	return 0;
 }
 
-const char *io_filter_path_problem(const char *path)
-{
-	size_t len = strlen(path);
-	const char *why = text_problem(path, len);
-
-	if (!why && len >= IO_PATH_MAX)
-		why = "is longer than 4095 bytes";
-	return why ? why : io__path_problem(path, len);
-}
-
-int io_filter_path(struct io_filter *f, const char *path)
-{
-	size_t len = strlen(path);
-	const char *why = text_problem(path, len), *p = path;
-	char **grown;
-
-	if (!why && len >= IO_PATH_MAX)
-		why = "is longer than 4095 bytes";
-	if (why)
-		return rcp_err(-EINVAL, "the path '%.64s%s' %s", path, len > 64 ? "..." : "", why);
-	while (*p == '/' || (p[0] == '.' && p[1] == '/'))
-		p++; /* "/a" and "./a" are a, beneath the source as every listed path */
-	len = strlen(p);
-	while (len > 0 && p[len - 1] == '/')
-		len--;
-	if ((why = io__path_problem(p, len)) != NULL)
-		return rcp_err(-EINVAL, "the path '%.64s%s' %s", path,
-			       strlen(path) > 64 ? "..." : "", why);
-	if (f->n_paths >= IO_FILTER_MAX_PATHS)
-		return rcp_err(-E2BIG, "more than %d paths in --files-from", IO_FILTER_MAX_PATHS);
-	if (f->n_paths == f->cap_paths) {
-		size_t cap = f->cap_paths ? f->cap_paths * 2 : 64;
-
-		grown = realloc(f->path, cap * sizeof(*grown));
-		if (!grown)
-			return rcp_err(-ENOMEM, "out of memory for --files-from");
-		f->path = grown;
-		f->cap_paths = cap;
-	}
-	if (!(f->path[f->n_paths] = strndup(p, len)))
-		return rcp_err(-ENOMEM, "out of memory for --files-from");
-	f->n_paths++;
-	f->bytes += len + 2;
-	return 0;
-}
-
-static int path_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /*
  * The bytes a subject of r can end with, into last[]: its tail's last
  * byte; or, for a glob that ends in a plain bracket expression ("*.[oa]",
  * "x[0-9]"), the bytes it lists. false: any byte (a glob ending in '*' or
  * '?', or in a bracket that negates or names a class).
  */
-static bool rule_last(const struct rule *r, bool last[256])
+static bool rule_last(const struct io__filter_rule *r, bool last[256])
 {
 	size_t len = strlen(r->glob), open, i;
 	const unsigned char *g = (const unsigned char *)r->glob;
@@ -399,37 +330,12 @@ static bool rules_index(struct io_filter *f)
 
 int io_filter_finish(struct io_filter *f)
 {
-	size_t i, n = 0;
-
-	if (f->n_paths > 1)
-		qsort(f->path, f->n_paths, sizeof(*f->path), path_cmp);
-	for (i = 0; i < f->n_paths; i++) {
-		if (n && !strcmp(f->path[n - 1], f->path[i]))
-			free(f->path[i]);
-		else
-			f->path[n++] = f->path[i];
-	}
-	f->n_paths = n;
+	io__filter_paths_sort(f);
 	return rules_index(f) ? 0 : rcp_err(-ENOMEM, "out of memory for the filter's rules");
 }
 
-bool io_filter_has_paths(const struct io_filter *f)
-{
-	return f && f->n_paths > 0;
-}
-
-size_t io_filter_n_paths(const struct io_filter *f)
-{
-	return f ? f->n_paths : 0;
-}
-
-const char *io_filter_path_at(const struct io_filter *f, size_t i)
-{
-	return f->path[i];
-}
-
 /* glob against s of len bytes, after the literal head and tail had their say. */
-static bool glob_match(const struct rule *r, const char *s, size_t len, int flags)
+static bool glob_match(const struct io__filter_rule *r, const char *s, size_t len, int flags)
 {
 	if (r->literal)
 		return len == r->head_len && same_back(s, r->glob, len);
@@ -451,8 +357,8 @@ static const char *last_components(const char *rel, size_t len, unsigned n)
 }
 
 /* name: rel's last component (name_len bytes), found once per entry. */
-static bool rule_matches(const struct rule *r, const char *rel, size_t len, const char *name,
-			 size_t name_len, bool is_dir)
+static bool rule_matches(const struct io__filter_rule *r, const char *rel, size_t len,
+			 const char *name, size_t name_len, bool is_dir)
 {
 	const char *s;
 
@@ -491,57 +397,6 @@ bool io_filter_excluded(const struct io_filter *f, const char *rel, bool is_dir)
 	for (i = 0; i < n; i++)
 		if (rule_matches(&f->rule[cand[i]], rel, len, name, name_len, is_dir))
 			return !f->rule[cand[i]].include;
-	return false;
-}
-
-/* The index of the first listed path >= key. */
-static size_t lower_bound(const struct io_filter *f, const char *key)
-{
-	size_t lo = 0, hi = f->n_paths, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (strcmp(f->path[mid], key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* Whether the first len bytes of rel are a listed path; its index in *i. */
-static bool listed(const struct io_filter *f, const char *rel, size_t len, size_t *i)
-{
-	char key[IO_PATH_MAX];
-
-	memcpy(key, rel, len);
-	key[len] = '\0';
-	*i = lower_bound(f, key);
-	return *i < f->n_paths && !strcmp(f->path[*i], key);
-}
-
-bool io__filter_wanted(const struct io_filter *f, const char *rel, bool is_dir, bool recursive,
-		       bool *found)
-{
-	size_t len = strlen(rel), i, k;
-	char key[IO_PATH_MAX + 1];
-
-	if (len >= IO_PATH_MAX)
-		return false;
-	if (listed(f, rel, len, &i)) {
-		found[i] = true;
-		return true;
-	}
-	if (is_dir) { /* on the way to a listed path: rel + "/" begins one */
-		memcpy(key, rel, len);
-		memcpy(key + len, "/", 2);
-		i = lower_bound(f, key);
-		if (i < f->n_paths && !strncmp(f->path[i], key, len + 1))
-			return true;
-	}
-	for (k = len; recursive && k > 0; k--)
-		if (rel[k - 1] == '/' && listed(f, rel, k - 1, &i))
-			return true;
 	return false;
 }
 

@@ -386,8 +386,33 @@ uint64_t io__siphash24(const uint8_t key[16], const void *p, size_t n);
  */
 int io__hash_key(const uint8_t **key_out);
 
+/* ---- a walk's filter (filter.c: the rules and the encoding; filter_paths.c: --files-from) ---- */
+
+struct io__filter_rule; /* one --exclude or --include, filter.c's own */
+
+struct io_filter {
+	struct io__filter_rule *rule;
+	size_t n_rules;
+	/*
+	 * By the last byte of what they match (every subject ends where the
+	 * entry's path ends): the rules that can match, in order. A rule whose
+	 * glob ends in a wildcard is in every list. Built by io_filter_finish.
+	 */
+	uint16_t *by_last[2][256]; /* [is_dir]: a directory-only rule is in [1] alone */
+	uint16_t n_by_last[2][256];
+	char **path; /* --files-from, sorted and unique after io_filter_finish */
+	size_t n_paths, cap_paths;
+	size_t bytes; /* what the encoding takes */
+};
+
+/* Whether p (len bytes) is UTF-8 without control characters; else why not. */
+const char *io__text_problem(const char *p, size_t len);
+
+/* Sort f's listed paths bytewise and free the repeated ones (io_filter_finish). */
+void io__filter_paths_sort(struct io_filter *f);
+
 /*
- * filter.c, for the walk: whether an entry at rel (beneath its source's
+ * filter_paths.c, for the walk: whether an entry at rel (beneath its source's
  * top) is wanted by the filter's listed paths; a listed path it is sets
  * its found[] (one per listed path, sorted as io_filter_path_at).
  */

@@ -1,5 +1,6 @@
 /*
- * manifest.c - the sender's walk of its sources into a manifest.
+ * manifest.c - the sender's walk of its sources into a manifest (the
+ * list of entries itself, appended, freed and copied: manifest_entries.c).
  *
  * Depth first, pre-order, so every directory comes before its contents;
  * the names in a directory are sorted bytewise, so a walk of the same tree
@@ -35,45 +36,6 @@ struct walk {
 	bool recursive;			/* -r itself (listed paths walk their way in without it) */
 	bool *found;			/* per listed path */
 };
-
-void io__entry_fini(struct io_entry *e)
-{
-	free(e->path);
-	free(e->src);
-	free(e->link);
-	free(e->ext);
-}
-
-void io_manifest_destroy(struct io_manifest *m)
-{
-	size_t i;
-
-	if (!m)
-		return;
-	for (i = 0; i < m->n; i++)
-		io__entry_fini(&m->entry[i]);
-	free(m->entry);
-	free(m);
-}
-
-int io__manifest_add(struct io_manifest *m, struct io_entry **e_out)
-{
-	struct io_entry *grown;
-	size_t cap;
-
-	if (m->n == m->cap) {
-		cap = m->cap ? m->cap * 2 : 64;
-		grown = realloc(m->entry, cap * sizeof(*grown));
-		if (!grown)
-			return rcp_err(-ENOMEM, "out of memory for a manifest of %zu entries",
-				       m->n + 1);
-		m->entry = grown;
-		m->cap = cap;
-	}
-	memset(&m->entry[m->n], 0, sizeof(m->entry[0]));
-	*e_out = &m->entry[m->n++];
-	return 0;
-}
 
 /* a + "/" + b (or the one that is not empty), malloc'd. */
 static char *path_join(const char *a, const char *b)
@@ -574,50 +536,5 @@ int io_manifest_walk_filtered(const struct io_root *root, const char *const *src
 		return err;
 	}
 	*m_out = w.m;
-	return 0;
-}
-
-/* A deep copy of e into the new entry d (zeroed); d keeps what was copied on failure. */
-static int entry_copy(struct io_entry *d, const struct io_entry *e)
-{
-	*d = *e;
-	d->path = d->src = d->link = NULL;
-	d->ext = NULL;
-	d->path = strdup(e->path);
-	d->src = e->src ? strdup(e->src) : NULL;
-	d->link = e->link ? strdup(e->link) : NULL;
-	if (e->n_ext) {
-		d->ext = malloc(e->n_ext * sizeof(*d->ext));
-		if (d->ext)
-			memcpy(d->ext, e->ext, e->n_ext * sizeof(*d->ext));
-	}
-	if (!d->path || (e->src && !d->src) || (e->link && !d->link) || (e->n_ext && !d->ext))
-		return rcp_err(-ENOMEM, "out of memory copying a manifest");
-	return 0;
-}
-
-int io_manifest_pick(const struct io_manifest *m, const bool *keep, struct io_manifest **m_out)
-{
-	struct io_manifest *p = calloc(1, sizeof(*p));
-	struct io_entry *d;
-	size_t i;
-	int err = p ? 0 : rcp_err(-ENOMEM, "out of memory for a manifest");
-
-	for (i = 0; i < m->n && !err; i++) {
-		if (keep && !keep[i])
-			continue;
-		err = io__manifest_add(p, &d);
-		if (!err)
-			err = entry_copy(d, &m->entry[i]);
-		if (!err && d->type == IO_FILE) {
-			p->data_bytes += d->data_bytes;
-			p->n_files++;
-		}
-	}
-	if (err) {
-		io_manifest_destroy(p);
-		return err;
-	}
-	*m_out = p;
 	return 0;
 }

@@ -7,18 +7,19 @@
  * allocates anything or touches a file; a push then takes the file list,
  * opens the destination beneath the root (refusing names that lead out) and
  * creates directories, symlinks and empty files; a pull walks its sources
- * beneath the root and sends the file list. Then it pairs each client stripe
- * with a rail of this host (pairing.c), builds a job with that many stripes
- * per rail on the rails' workers, listens on the rails it uses, and answers
- * with where each stripe must connect; a stripe that cannot be accepted, or
- * that the client says it could not connect, is left out (failover) and
- * the other side told at once. Every session's end - success or
- * failure, with its reason - is one line on stderr.
+ * beneath the root and sends the file list. Then it sets up its stripes
+ * (server_setup.c): it pairs each client stripe with a rail of this host
+ * (pairing.c), builds a job with that many stripes per rail on the rails'
+ * workers, listens on the rails it uses, and answers with where each
+ * stripe must connect; a stripe that cannot be accepted, or that the
+ * client says it could not connect, is left out (failover) and the other
+ * side told at once. Every session's end - success or failure, with its
+ * reason - is one line on stderr.
  *
  * Threading: each session runs on a detached thread of its own (and its
  * job's workers); the server's state is read-only to it but for the counts.
  */
-#include "engine/session/session_int.h"
+#include "engine/session/server.h"
 
 #include "common/common.h"
 
@@ -27,29 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
-
-struct srv_session {
-	struct eng_session s;
-	struct eng_server *srv;
-	unsigned id;
-	unsigned slot;	   /* in srv->pending until authenticated */
-	uint32_t slot_gen; /* the slot's generation while it is this session's */
-	char peer[64];
-	json_t *hello;
-	const char *kind;		     /* ENG_JOB_* */
-	uint64_t bytes;			     /* announced, for the log */
-	unsigned root_flags;		     /* IO_ROOT_* from the client's flags */
-	char where[IO_ESC_MAX];		     /* push: the destination; pull: the first source */
-	struct topo_plan plan;		     /* the server's plan, with this session's stripes */
-	struct eng_admit admit;		     /* its share of --max-memory */
-	bool *counted;			     /* while admitted: holds a place of --max-sessions */
-	double start;			     /* the wall clock at the connection */
-	double seconds;			     /* the transfer, by the sender's clock, once done */
-	unsigned peer_rail[ENG_MAX_STRIPES]; /* our rail for each client stripe */
-};
 
 /* The session takes on the terms of the proven client's hello. */
 static int hello_check(struct srv_session *ss)
@@ -199,150 +179,6 @@ static int pull_prepare(struct srv_session *ss)
 		err = eng__session_maps_recv(&ss->s, eng__hello_flag(ss->hello, ENG_FLAG_UPDATE),
 					     ss->s.partial);
 	return err;
-}
-
-/* The welcome: token, slots, and for each client stripe where to connect. */
-static int welcome_send(struct srv_session *ss, const uint16_t *port)
-{
-	json_t *m = eng__proto_msg(ENG_MSG_WELCOME, true), *arr = json_array();
-	unsigned seen[TOPO_MAX_RAILS] = {0}, base[TOPO_MAX_RAILS], r, k = 0;
-	struct eng_report rep; /* the job's slots and rail names */
-	size_t i;
-	int err = 0;
-
-	eng__job_report(ss->s.job, &rep);
-	for (r = 0; r < ss->plan.n_rails; r++) {
-		base[r] = k;
-		k += ss->plan.rail[r].qps;
-	}
-	/* Keyed, both sides derived the tokens; else they are this session's secret in clear. */
-	if (!ss->s.key)
-		err = eng__proto_set_hex(m, ENG_KEY_TOKEN, ss->s.tokens, sizeof(ss->s.tokens));
-	json_object_set_new(m, ENG_KEY_CHUNKS,
-			    json_integer((json_int_t)eng__job_chunks(ss->s.job)));
-	json_object_set_new(m, ENG_KEY_SLOTS, json_integer(rep.n_slots));
-	json_object_set_new(m, ENG_KEY_SLOT_SIZE, json_integer(ss->s.chunk));
-	for (i = 0; i < json_array_size(json_object_get(ss->hello, ENG_KEY_STRIPES)); i++) {
-		json_t *st = json_object();
-
-		r = ss->peer_rail[i];
-		if (r == ENG_NO_RAIL) {
-			json_object_set_new(st, ENG_KEY_UNPAIRED, json_true());
-			json_array_append_new(arr, st);
-			continue;
-		}
-		json_object_set_new(st, ENG_KEY_ADDR, json_string(ss->srv->addr[r].text));
-		json_object_set_new(st, ENG_KEY_PORT, json_integer(port[r]));
-		json_object_set_new(st, ENG_KEY_STRIPE, json_integer(base[r] + seen[r]++));
-		json_object_set_new(st, ENG_KEY_RAIL, json_string(rep.rail[r].name));
-		json_array_append_new(arr, st);
-	}
-	json_object_set_new(m, ENG_KEY_STRIPES, arr);
-	if (!err)
-		err = eng__proto_send(&ss->s.ctl, m);
-	json_decref(m);
-	return err;
-}
-
-/* Which of the plan's rails can take stripes now: a port that went down since the start cannot. */
-static void rails_usable(struct srv_session *ss, bool usable[TOPO_MAX_RAILS])
-{
-	unsigned r;
-
-	for (r = 0; r < ss->plan.n_rails; r++) {
-		usable[r] = topo_port_active("/sys", ss->plan.rail[r].dev, ss->plan.rail[r].port);
-		if (!usable[r])
-			rcp_log(RCP_LOG_NOTICE, "session %u: %s:%u is not ACTIVE: not offered",
-				ss->id, ss->plan.rail[r].dev, ss->plan.rail[r].port);
-	}
-}
-
-/*
- * While the stripes connect, the client may say on the control connection
- * that one will never come ("lost": it could not connect it), or why it
- * gave up (an error). Anything else is out of turn.
- */
-static int accept_heard(struct srv_session *ss)
-{
-	json_t *msg = NULL;
-	uint64_t n;
-	int got = eng__proto_poll(&ss->s.ctl, ENG_MSG_LOST, &msg), err;
-
-	if (got <= 0)
-		return got < 0 ? got : rcp_err(-EPROTO, "the sender broke off while connecting");
-	if ((err = eng__proto_get_u64(msg, ENG_KEY_STRIPE, &n)) == 0)
-		err = eng__session_link_heard(
-			&ss->s, n, json_string_value(json_object_get(msg, ENG_KEY_MESSAGE)));
-	json_decref(msg);
-	return err;
-}
-
-/*
- * Every stripe connected or left out. Each word from the client (a stripe
- * it left out) starts the wait for the rest afresh: a client that leaves a
- * dead rail out after its --connect-timeout still has the others to do.
- */
-static int stripes_accept(struct srv_session *ss)
-{
-	int err;
-
-	while ((err = ss->s.tr->accept_all(ss->s.conn, ss->s.ctl.fd, ss->s.timeout_ms)) == -EPIPE) {
-		if ((err = accept_heard(ss)) != 0)
-			return err;
-	}
-	if (!err && ss->s.setup_err)
-		err = rcp_err(ss->s.setup_err,
-			      "cannot tell the client which stripes were left out: %s",
-			      strerror(-ss->s.setup_err));
-	return err;
-}
-
-/* Pairing, slots, the job, listening, the welcome, and every stripe connected or left out. */
-static int session_setup(struct srv_session *ss)
-{
-	const struct eng_transport *tr = ss->s.tr;
-	uint16_t port[TOPO_MAX_RAILS] = {0};
-	unsigned r, n_slots = 0;
-	uint64_t client_slots;
-	bool usable[TOPO_MAX_RAILS];
-	int err;
-
-	ss->plan = *ss->srv->o->plan;
-	rails_usable(ss, usable);
-	if ((err = eng__stripes_pair(json_object_get(ss->hello, ENG_KEY_STRIPES), ss->srv->addr,
-				     &ss->plan, usable, ss->peer_rail)) != 0 ||
-	    (err = eng__slots_per_stripe(&ss->plan, ss->s.chunk, "the server", &n_slots)) != 0)
-		return err;
-	/* The client's memory is the client's: never more slots than its hello says it can take. */
-	if ((err = eng__proto_get_u64(ss->hello, ENG_KEY_SLOTS, &client_slots)) != 0)
-		return err;
-	if (client_slots < 2)
-		return rcp_err(-EPROTO,
-			       "the client can take %" PRIu64 " slots per stripe, fewer than 2",
-			       client_slots);
-	if (client_slots < n_slots)
-		n_slots = (unsigned)client_slots;
-	if (ss->admit.max_slots < n_slots) /* a session larger than --max-memory alone */
-		n_slots = ss->admit.max_slots;
-	if (ss->s.files) /* a copy: its chunks are known by now, either way */
-		n_slots = eng__slots_for_job(n_slots, eng__files_chunks(ss->s.files));
-	if (!ss->s.key && getrandom(ss->s.tokens, sizeof(ss->s.tokens), 0) != sizeof(ss->s.tokens))
-		return rcp_err(-EIO, "cannot draw a session token: %s", strerror(errno));
-	err = eng__session_job(&ss->s, &ss->plan, n_slots);
-	rcp_steps_lap(&ss->s.steps, RCP_STEP_MEMORY);
-	if (err)
-		return err;
-	for (r = 0; r < ss->plan.n_rails && !err; r++) {
-		struct sockaddr_in a = ss->srv->addr[r].addr;
-
-		if (ss->plan.rail[r].qps)
-			err = tr->listen(ss->s.conn, &a, &port[r]);
-	}
-	if (!err)
-		err = welcome_send(ss, port);
-	if (!err)
-		err = stripes_accept(ss);
-	return err ? err : eng__session_any_connected(&ss->s);
 }
 
 /* "bench", "push of 12 files into "dst"", "pull of 3 files from "src"" for the log. */
@@ -523,7 +359,7 @@ static void *session_main(void *arg)
 		goto end;
 	}
 	if (!err)
-		err = session_setup(ss);
+		err = eng__server_setup(ss);
 	rcp_steps_lap(&ss->s.steps, RCP_STEP_CONNECT);
 	if (!err) {
 		unsigned all = eng__job_stripes(ss->s.job), up = eng__job_stripes_alive(ss->s.job);
