@@ -324,7 +324,7 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 		cli_report_json(o, r, r->wall_seconds);
 		json_object_set_new(o, "direction",
 				    json_string(cc->o.dir == ENG_PUSH ? "push" : "pull"));
-		json_object_set_new(o, "host", json_string(cc->host));
+		json_object_set_new(o, "host", cli_json_text(cc->host));
 		json_object_set_new(o, "files", json_integer((json_int_t)r->files_total));
 		json_object_set_new(o, "files_sent",
 				    json_integer((json_int_t)(r->files_total - r->files_skipped)));
@@ -337,7 +337,7 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 		json_object_set_new(o, "synced", json_boolean(cc->o.fsync));
 		json_object_set_new(o, "over_ssh", json_boolean(cc->over_ssh));
 		if (cc->over_ssh)
-			json_object_set_new(o, "ssh_home", json_string(cc->ssh_home));
+			json_object_set_new(o, "ssh_home", cli_json_text(cc->ssh_home));
 		cli_wire_json(o, cc->wire, r);
 		cli_delete_json(&cc->filter, o, r->deleted);
 		err = cli_series_json(o, &cc->series);
@@ -441,7 +441,7 @@ static int copy_failed(struct cli_copy *cc, int err, struct topo_plan *plan)
 	if (more) {
 		json_object_set_new(more, "direction",
 				    json_string(cc->o.dir == ENG_PUSH ? "push" : "pull"));
-		json_object_set_new(more, "host", json_string(cc->host));
+		json_object_set_new(more, "host", cli_json_text(cc->host));
 		json_object_set_new(more, "over_ssh", json_boolean(cc->over_ssh));
 	}
 	cli_json_error(CLI_EXIT_FAIL, more);

@@ -8,7 +8,8 @@
  *   eng__session_init     the object, on a connected control socket
  *   eng__session_auth     mutual proof of the shared key (auth.c): the
  *                         client's half or the server's
- *   (the ends' own steps: hello, file list, welcome - client.c, server.c)
+ *   (the ends' own steps: hello, file list, welcome - client.c, server.c,
+ *                         server_setup.c)
  *   eng__session_job      the job (datapath), its source or sink (files or
  *                         bench) and its connections (transport)
  *   eng__session_run      the coordinator runs the job while the session

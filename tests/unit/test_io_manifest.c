@@ -379,6 +379,46 @@ static void test_rename_top_renames_the_single_source_and_its_contents(void **st
 	io_manifest_destroy(m);
 }
 
+/* A pick is a deep copy of the kept entries, its totals theirs (railcp-mpi's shares). */
+static void test_pick_copies_the_kept_entries_and_counts_them(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_manifest *m = walk1(fx->base, "top", IO_WALK_RECURSIVE, NULL), *p = NULL;
+	bool *keep = calloc(m->n, sizeof(*keep));
+	uint64_t files = 0, bytes = 0;
+	size_t i, n = 0;
+
+	assert_non_null(keep);
+	/* The directories (a receiver needs each kept entry's parents) and every other file. */
+	for (i = 0; i < m->n; i++) {
+		bool file = m->entry[i].type == IO_FILE;
+
+		keep[i] = !file || i % 2 == 0;
+		n += keep[i];
+		files += keep[i] && file;
+		bytes += keep[i] && file ? m->entry[i].size : 0;
+	}
+	assert_true(files > 0 && files < m->n_files);
+	assert_int_equal(io_manifest_pick(m, keep, &p), 0);
+	assert_int_equal(p->n, n);
+	assert_int_equal(p->n_files, files);
+	assert_int_equal(p->data_bytes, bytes);
+	for (i = 0, n = 0; i < m->n; i++)
+		if (keep[i]) {
+			assert_string_equal(p->entry[n].path, m->entry[i].path);
+			assert_ptr_not_equal(p->entry[n].path, m->entry[i].path);
+			n++;
+		}
+	io_manifest_destroy(p);
+	assert_int_equal(io_manifest_pick(m, NULL, &p), 0);
+	assert_int_equal(p->n, m->n);
+	assert_int_equal(p->n_files, m->n_files);
+	assert_int_equal(p->data_bytes, m->data_bytes);
+	io_manifest_destroy(p);
+	io_manifest_destroy(m);
+	free(keep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -401,6 +441,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_walk_beneath_a_root_stays_inside_it, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_walk_skips_temporary_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pick_copies_the_kept_entries_and_counts_them,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_encode_decode_round_trip_keeps_every_field,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_decode_refuses_every_truncation, setup,
