@@ -1,6 +1,6 @@
 /*
- * mpi_job.h - private to railcp-mpi (cli/mpi_main.c and cli/mpi_pull_job.c,
- * built with MPI's flags): the job every rank holds, what each rank tells
+ * mpi_job.h - private to railcp-mpi (cli/mpi_main.c, cli/mpi_pull_job.c and
+ * cli/mpi_progress.c, built with MPI's flags): the job every rank holds, what each rank tells
  * rank 0, and the steps the two files share.
  */
 #ifndef RAILCP_CLI_MPI_JOB_H
@@ -32,6 +32,9 @@ struct job {
 	bool delete_extra;
 	struct io_manifest *full; /* rank 0, a push with --delete: the whole list */
 	uint64_t deleted;	  /* rank 0: entries --delete removed */
+	bool progress;		  /* --progress: rank 0 draws the job's line */
+	struct cli_mpi_progress *pg;
+	uint64_t total; /* rank 0: the job's bytes, every share */
 };
 
 /* What each rank tells rank 0 at the end (MPI_BYTE). */
@@ -58,6 +61,17 @@ _Noreturn void cli__mpi_fail(const struct job *j, const char *what, int err);
  * railcp -r -u -p --delete would. Sets j->deleted; a failure ends the job.
  */
 void cli__mpi_delete(struct job *j);
+
+/*
+ * --progress (cli/mpi_progress.c), when j->progress: begin, by every rank
+ * at once (it gathers the hosts), before the sessions, total the job's
+ * bytes (rank 0's); it sets j->o.progress. session after each of this
+ * rank's sessions, with its report; end after the last, before the
+ * gather: rank 0 draws until every rank is done, then clears the line.
+ */
+void cli__mpi_progress_begin(struct job *j, uint64_t total);
+void cli__mpi_progress_session(struct job *j, const struct eng_report *rep);
+void cli__mpi_progress_end(struct job *j);
 
 /* Rank r's packed share buf (len bytes) appended to rank 0's bytes all
  * (*total long): displ and count are rank r's entries. -EFBIG past what

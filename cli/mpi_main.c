@@ -51,7 +51,8 @@ static void usage(FILE *f)
 		   "Options: those of a railcp copy (railcp --help-copy) but -e, --rsh and\n"
 		   "--railcp-path (the servers must be running). --delete needs -p: after\n"
 		   "the ranks' copies, rank 0 deletes in one more session with -u (it sends\n"
-		   "only what differs). -h, --help prints this.\n");
+		   "only what differs). --progress: rank 0 draws one progress line for the\n"
+		   "whole job, a rate per host. -h, --help prints this.\n");
 }
 
 /*
@@ -126,7 +127,7 @@ static int rsh_refused(int argc, char **argv)
 /* The command line: the servers and DST, then a copy's options as railcp parses them. */
 static int job_args(struct job *j, int argc, char **argv)
 {
-	int i, r, dashes = 0;
+	int i, k, r, dashes = 0;
 
 	if ((r = rsh_refused(argc, argv)))
 		return r;
@@ -138,6 +139,11 @@ static int job_args(struct job *j, int argc, char **argv)
 	for (i = 0; i < argc; i++) {
 		j->argv[i] = argv[i];
 		dashes |= !strcmp(argv[i], "--");
+		if (i && !dashes && !strcmp(argv[i], "--progress")) {
+			j->progress = true; /* railcp-mpi's own: not a copy's option */
+			j->argv[i] = NULL;
+			continue;
+		}
 		if (i && (dashes || argv[i][0] != '-') && strchr(argv[i], ':') &&
 		    (r = remote_arg(j, argv, i, i == argc - 1)))
 			return r;
@@ -145,7 +151,11 @@ static int job_args(struct job *j, int argc, char **argv)
 	if (!j->srv)
 		return cli_usage_error(NULL, "a copy needs servers: SRC... HOSTS:DST or "
 					     "HOSTS:SRC... DST");
-	r = cli_copy_parse(argc, j->argv, &j->cc);
+	for (i = 0, k = 0; i < argc; i++)
+		if (j->argv[i])
+			j->argv[k++] = j->argv[i];
+	j->argv[k] = NULL;
+	r = cli_copy_parse(k, j->argv, &j->cc);
 	if (r)
 		return r < 0 ? -1 : r;
 	j->o = *cli_copy_opts(j->cc);
@@ -262,6 +272,8 @@ static void job_scatter(struct job *j)
 							NULL, j->o.filter, &m);
 		if (!err)
 			err = shares_pack(m, j->size, &all, count, displ);
+		if (!err)
+			j->total = m->data_bytes;
 		if (j->delete_extra)
 			j->full = m, m = NULL; /* for cli__mpi_delete */
 		io_manifest_destroy(m);
@@ -298,6 +310,7 @@ static void job_push(struct job *j, struct result *res)
 			 j->o.port ? j->o.port : ENG_DEFAULT_PORT);
 		cli__mpi_fail(j, what, err);
 	}
+	cli__mpi_progress_session(j, &rep);
 	*res = (struct result){.files = rep.files_total - rep.files_skipped,
 			       .files_skipped = rep.files_skipped,
 			       .bytes = rep.bytes,
@@ -453,14 +466,17 @@ static int job_run(struct job *j)
 	if (j->o.dir == ENG_PULL && j->o.dry_run)
 		return cli__mpi_pull_dry(j); /* rank 0 alone, --delete's listing included */
 	j->delete_extra = j->o.delete_extra;
+	j->progress = j->progress && !cli_copy_json(j->cc) && rcp_log_level() != RCP_LOG_SILENT;
 	j->o.delete_extra = false; /* a share's session would remove the others' files */
 	if (j->o.dir == ENG_PUSH) {
 		job_scatter(j);
+		cli__mpi_progress_begin(j, j->total);
 		MPI_Barrier(MPI_COMM_WORLD);
 		t0 = MPI_Wtime();
 		job_push(j, &mine);
 	} else
 		cli__mpi_pull(j, &pull, &mine, &t0);
+	cli__mpi_progress_end(j);
 	if (j->rank == 0 && !(all = calloc((size_t)j->size, sizeof(*all))))
 		cli__mpi_fail(j, "to gather the figures", -ENOMEM);
 	MPI_Gather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, 0, MPI_COMM_WORLD);
@@ -480,9 +496,10 @@ int main(int argc, char **argv)
 {
 	struct sigaction sa = {.sa_handler = on_interrupt, .sa_flags = SA_RESETHAND};
 	struct job j = {0};
-	int r, i;
+	int r, i, threads;
 
-	MPI_Init(&argc, &argv);
+	/* Only the main thread calls MPI; the sessions' threads never do. */
+	MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &threads);
 	MPI_Comm_rank(MPI_COMM_WORLD, &j.rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &j.size);
 	cli_set_prog("railcp-mpi");

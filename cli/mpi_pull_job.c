@@ -106,7 +106,7 @@ static struct cli_mpi_task *pull_share(struct job *j, struct cli_mpi_pull *p)
 	    *displ = calloc((size_t)j->size, sizeof(int));
 	struct cli_mpi_task *t = calloc(j->o.n_src, sizeof(*t));
 	char *all = NULL, *buf;
-	int mine = 0, err = count && displ && t ? 0 : -ENOMEM;
+	int r, mine = 0, err = count && displ && t ? 0 : -ENOMEM;
 
 	if (j->rank == 0 && !(j->load = calloc((size_t)j->size, sizeof(*j->load))))
 		err = -ENOMEM;
@@ -114,6 +114,8 @@ static struct cli_mpi_task *pull_share(struct job *j, struct cli_mpi_pull *p)
 		err = pull_list(j, p);
 	if (j->rank == 0 && !err)
 		err = pull_pack(j, p, &all, count, displ);
+	for (r = 0; j->rank == 0 && !err && r < j->size; r++)
+		j->total += j->load[r];
 	if (err)
 		cli__mpi_fail(j, "to share the sources", err);
 	buf = cli__mpi_scatter(j, all, count, displ, &mine);
@@ -144,6 +146,7 @@ static void pull_task(struct job *j, size_t k, const struct cli_mpi_task *t, str
 	err = eng_copy_run(&j->o, &rep);
 	if (err)
 		server_fail(j, "pulling from", err);
+	cli__mpi_progress_session(j, &rep);
 	res->files += rep.files_total - rep.files_skipped;
 	res->files_skipped += rep.files_skipped;
 	res->bytes += rep.bytes;
@@ -159,6 +162,7 @@ void cli__mpi_pull(struct job *j, struct cli_mpi_pull *p, struct result *res, do
 	job_server(j, 0);
 	t = pull_share(j, p);
 	job_server(j, j->rank);
+	cli__mpi_progress_begin(j, j->total);
 	MPI_Barrier(MPI_COMM_WORLD);
 	t0 = *t0_out = MPI_Wtime();
 	for (k = 0; k < n_src; k++)

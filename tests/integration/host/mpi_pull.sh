@@ -92,6 +92,14 @@ capture mpi -r -p -u "$hosts:data/tree" "$tmp/new"
 [ "$(ls -A "$tmp/new")" = tree ] || fail "the same pull again landed elsewhere: $(ls -A "$tmp/new")"
 case "$out" in "railcp-mpi: pulled 0 files, "*) ;; *) fail "the same pull again pulled files: $out" ;; esac
 
+# --progress: rank 0's line sums both ranks' bytes, one source per session.
+capture mpi -r --progress "$hosts:data/tree" "$tmp/prog"
+[ "$rc" -eq 0 ] || fail "railcp-mpi pull --progress: exit $rc: $err"
+size=$(printf '%s\n' "$out" | sed -n 's/.*railcp-mpi: pulled [0-9]* files, \([0-9.]* [KMG]*i*B\) with.*/\1/p')
+printf '%s' "$out" | tr '\r' '\n' | grep -q "railcp-mpi: pull: $size of $size .*\[$(hostname) [0-9.]* Gb/s\]" ||
+	fail "railcp-mpi pull --progress: no line with every rank's bytes ($size): $(printf '%s' "$out" | tr '\r' '\n' | cat -v)"
+diff -r "$src" "$tmp/prog/tree" || fail "the tree railcp-mpi pull --progress pulled differs"
+
 # --delete -p: the ranks' sessions delete nothing (each knows only its
 # share), rank 0 deletes once after them; -n --delete lists the same.
 echo extra >"$tmp/new/tree/d1/extra"

@@ -86,6 +86,19 @@ capture mpi -r "$tmp/nonexistent" "127.0.0.1:$port1,127.0.0.1:$port2:in"
 case "$err" in "railcp-mpi: rank 0 on "*"failed before its session: "*nonexistent*) ;;
 *) fail "a missing source is not said as it is: $err" ;; esac
 
+# --progress: rank 0 draws the job's line, every rank's bytes summed and a
+# rate per host, ending on the whole tree's bytes; without it, no line.
+rm -rf "$tmp/root/in/src"
+capture mpi -r --progress "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:in"
+[ "$rc" -eq 0 ] || fail "railcp-mpi --progress: exit $rc: $err"
+size=$(printf '%s\n' "$out" | sed -n 's/.*railcp-mpi: pushed 305 files, \([0-9.]* [KMG]*i*B\) with.*/\1/p')
+[ -n "$size" ] || fail "railcp-mpi --progress: no summary: $out"
+printf '%s' "$out" | tr '\r' '\n' | grep -q "railcp-mpi: push: $size of $size .*\[$(hostname) [0-9.]* Gb/s\]" ||
+	fail "railcp-mpi --progress: no line with every rank's bytes ($size) and the host: $(printf '%s' "$out" | tr '\r' '\n' | cat -v)"
+diff -r "$tmp/src" "$tmp/root/in/src" || fail "the tree railcp-mpi --progress pushed differs"
+capture mpi -r -u "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:in"
+case "$out" in *"railcp-mpi: push: "*) fail "a progress line without --progress: $out" ;; esac
+
 # The copy's filter holds for the whole job: what it leaves out travels to no rank.
 capture mpi -r --exclude 'f1*' --exclude big3 "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:filtered"
 [ "$rc" -eq 0 ] || fail "railcp-mpi --exclude: exit $rc: $err"
