@@ -1,7 +1,7 @@
 /*
- * mpi_job.h - private to railcp-mpi (cli/mpi_main.c, cli/mpi_pull_job.c and
- * cli/mpi_progress.c, built with MPI's flags): the job every rank holds, what each rank tells
- * rank 0, and the steps the two files share.
+ * mpi_job.h - private to railcp-mpi (cli/mpi_main.c, cli/mpi_pull_job.c,
+ * cli/mpi_progress.c and cli/mpi_series.c, built with MPI's flags): the job every rank holds, what
+ * each rank tells rank 0, and the steps the two files share.
  */
 #ifndef RAILCP_CLI_MPI_JOB_H
 #define RAILCP_CLI_MPI_JOB_H
@@ -34,7 +34,9 @@ struct job {
 	uint64_t deleted;	  /* rank 0: entries --delete removed */
 	bool progress;		  /* --progress: rank 0 draws the job's line */
 	struct cli_mpi_progress *pg;
-	uint64_t total; /* rank 0: the job's bytes, every share */
+	struct cli_mpi_series *ms; /* --json: this rank's series */
+	json_t *series;		   /* rank 0, --json: the job's, merged */
+	uint64_t total;		   /* rank 0: the job's bytes, every share */
 };
 
 /* What each rank tells rank 0 at the end (MPI_BYTE). */
@@ -72,6 +74,17 @@ void cli__mpi_delete(struct job *j);
 void cli__mpi_progress_begin(struct job *j, uint64_t total);
 void cli__mpi_progress_session(struct job *j, const struct eng_report *rep);
 void cli__mpi_progress_end(struct job *j);
+
+/*
+ * --json's series (cli/mpi_series.c): begin right after the barrier that
+ * starts the job (it sets j->o.progress), session after each of this
+ * rank's sessions, end after the last, by every rank at once: rank 0 then
+ * holds the job's series, every rank's rails on one time base, in
+ * j->series.
+ */
+void cli__mpi_series_begin(struct job *j);
+void cli__mpi_series_session(struct job *j, const struct eng_report *rep);
+void cli__mpi_series_end(struct job *j);
 
 /* Rank r's packed share buf (len bytes) appended to rank 0's bytes all
  * (*total long): displ and count are rank r's entries. -EFBIG past what

@@ -311,6 +311,7 @@ static void job_push(struct job *j, struct result *res)
 		cli__mpi_fail(j, what, err);
 	}
 	cli__mpi_progress_session(j, &rep);
+	cli__mpi_series_session(j, &rep);
 	*res = (struct result){.files = rep.files_total - rep.files_skipped,
 			       .files_skipped = rep.files_skipped,
 			       .bytes = rep.bytes,
@@ -386,6 +387,8 @@ static json_t *summary_json(const struct job *j, const struct result *r, double 
 	json_object_set_new(o, "synced", json_boolean(j->o.fsync));
 	if (j->delete_extra)
 		json_object_set_new(o, "deleted", json_integer((json_int_t)j->deleted));
+	if (j->series)
+		json_object_set_new(o, "series", json_incref(j->series));
 	return o;
 }
 
@@ -473,10 +476,12 @@ static int job_run(struct job *j)
 		cli__mpi_progress_begin(j, j->total);
 		MPI_Barrier(MPI_COMM_WORLD);
 		t0 = MPI_Wtime();
+		cli__mpi_series_begin(j);
 		job_push(j, &mine);
 	} else
 		cli__mpi_pull(j, &pull, &mine, &t0);
 	cli__mpi_progress_end(j);
+	cli__mpi_series_end(j);
 	if (j->rank == 0 && !(all = calloc((size_t)j->size, sizeof(*all))))
 		cli__mpi_fail(j, "to gather the figures", -ENOMEM);
 	MPI_Gather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, 0, MPI_COMM_WORLD);
@@ -515,6 +520,7 @@ int main(int argc, char **argv)
 	}
 	io_manifest_destroy(j.share);
 	io_manifest_destroy(j.full);
+	json_decref(j.series);
 	topo_plan_destroy(j.plan);
 	cli_copy_destroy(j.cc);
 	free(j.srv);

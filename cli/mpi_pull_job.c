@@ -147,6 +147,7 @@ static void pull_task(struct job *j, size_t k, const struct cli_mpi_task *t, str
 	if (err)
 		server_fail(j, "pulling from", err);
 	cli__mpi_progress_session(j, &rep);
+	cli__mpi_series_session(j, &rep);
 	res->files += rep.files_total - rep.files_skipped;
 	res->files_skipped += rep.files_skipped;
 	res->bytes += rep.bytes;
@@ -165,6 +166,7 @@ void cli__mpi_pull(struct job *j, struct cli_mpi_pull *p, struct result *res, do
 	cli__mpi_progress_begin(j, j->total);
 	MPI_Barrier(MPI_COMM_WORLD);
 	t0 = *t0_out = MPI_Wtime();
+	cli__mpi_series_begin(j);
 	for (k = 0; k < n_src; k++)
 		pull_task(j, k, &t[k], res);
 	res->seconds = MPI_Wtime() - t0;

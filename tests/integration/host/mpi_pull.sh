@@ -100,6 +100,21 @@ printf '%s' "$out" | tr '\r' '\n' | grep -q "railcp-mpi: pull: $size of $size .*
 	fail "railcp-mpi pull --progress: no line with every rank's bytes ($size): $(printf '%s' "$out" | tr '\r' '\n' | cat -v)"
 diff -r "$src" "$tmp/prog/tree" || fail "the tree railcp-mpi pull --progress pulled differs"
 
+# Two sources, a session each per rank: the job's series carries each
+# rank's first session's bytes into its second, never going back.
+capture mpi -r --json "$hosts:data/tree/d1" "$hosts:data/tree/d2" "$tmp/two"
+[ "$rc" -eq 0 ] || fail "railcp-mpi pull of two sources --json: exit $rc: $err"
+printf '%s' "$out" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+s = j["series"]
+assert len(s["rails"]) == 2 and s["rails"][1].startswith("rank 1 "), s["rails"]
+for a, b in zip(s["bytes"], s["bytes"][1:]):
+    assert all(x <= y for x, y in zip(a, b)), (a, b)
+assert sum(s["bytes"][-1]) == j["bytes"] > 0, (s["bytes"][-1], j["bytes"])
+' || fail "railcp-mpi pull of two sources: the series is wrong: $out"
+diff -r "$src/d1" "$tmp/two/d1" && diff -r "$src/d2" "$tmp/two/d2" || fail "the two sources pulled differ"
+
 # --delete -p: the ranks' sessions delete nothing (each knows only its
 # share), rank 0 deletes once after them; -n --delete lists the same.
 echo extra >"$tmp/new/tree/d1/extra"

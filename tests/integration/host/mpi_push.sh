@@ -2,10 +2,12 @@
 # lo): two ranks push a tree of a few hundred small files and a few larger
 # ones to two railcp serve processes on two ports serving one root. The tree
 # lands whole; the summary and --json give each rank's bytes and their
-# balance; each server served one session. A server that is not running, a
-# missing source and a destination without HOSTS end the job with one line
-# and a non-zero status, and nothing half-written under a final name.
-# --delete deletes once, after every rank's copy.
+# balance, and the job's series (every rank's rails), which tools/plot
+# draws; each server served one session. --progress draws one line of the
+# whole job, and --delete deletes once, after every rank's copy. A server
+# that is not running, a missing source and a destination without HOSTS end
+# the job with one line and a non-zero status, and nothing half-written
+# under a final name.
 # Skipped, saying so, only where no MPI is installed (tools/setup installs it)
 # or where mpirun itself cannot run (need_mpi in lib.sh).
 . tests/integration/lib.sh
@@ -55,7 +57,20 @@ assert sum(share) == '"$total"' == j["bytes"], (share, j["bytes"])
 assert abs(j["balance"] - max(share) / min(share)) < 1e-9, (j["balance"], share)
 assert j["balance"] < 1.2, j["balance"]
 assert j["files"] == 305 and sum(x["files"] for x in r) == 305, j
-' || fail "railcp-mpi --json: the ranks' figures are wrong: $out"
+s = j["series"]
+assert sorted(s) == ["bytes", "interval_ms", "rails", "t_ms"], sorted(s)
+assert s["rails"] == ["rank 0 lo:1", "rank 1 lo:1"], s["rails"]
+assert len(s["t_ms"]) == len(s["bytes"]) >= 2 and s["t_ms"][0] == 0, s
+assert s["t_ms"] == sorted(s["t_ms"]), s["t_ms"]
+for a, b in zip(s["bytes"], s["bytes"][1:]):
+    assert all(x <= y for x, y in zip(a, b)), (a, b)
+assert sum(s["bytes"][-1]) == j["bytes"], (s["bytes"][-1], j["bytes"])
+assert all(x > 0 for x in s["bytes"][-1]), s["bytes"][-1]
+' || fail "railcp-mpi --json: the ranks' figures or the job's series are wrong: $out"
+# tools/plot draws the job (tools/setup installs gnuplot).
+printf '%s' "$out" >"$tmp/job.json"
+capture tools/plot -o "$tmp/job.svg" "$tmp/job.json"
+[ "$rc" -eq 0 ] && grep -q "rank 1 lo:1" "$tmp/job.svg" || fail "tools/plot did not draw the job's series: $out $err"
 diff -r "$tmp/src" "$tmp/root/in/src" || fail "the tree railcp-mpi --json pushed differs"
 
 # Files alone into a new destination: it is a directory, made by the
