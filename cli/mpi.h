@@ -136,4 +136,12 @@ void cli_mpi_tasks_free(struct cli_mpi_task *t, size_t n_src);
  */
 int cli_mpi_pull_dirs(const struct cli_mpi_pull *p, const char *dst);
 
+/*
+ * railcp-mpi --delete, before any rank moves a byte: whether the pass that
+ * deletes after the ranks, one session of the whole job (the n lists it
+ * will hold, at chunk bytes a chunk), fits: at most IO_MANIFEST_MAX_ENTRIES
+ * entries and IO_PLAN_MAX_CHUNKS chunks; else -EFBIG with a sentence.
+ */
+int cli_mpi_delete_fits(const struct io_manifest *const *m, size_t n, uint32_t chunk);
+
 #endif

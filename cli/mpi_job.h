@@ -18,7 +18,8 @@ struct job {
 	struct eng_copy_opts o;
 	struct cli_mpi_server *srv;
 	size_t n_srv;
-	const char *dst;
+	const char *dst; /* a push's always ends in '/' (dst_own, when one was added) */
+	char *dst_own;
 	struct topo_plan *plan;
 	struct io_manifest *share;
 	char **argv;   /* a copy, its HOSTS:PATH arguments rewritten for cli_copy_parse */
@@ -30,9 +31,10 @@ struct job {
 	 * share); rank 0 deletes after them all (cli__mpi_delete).
 	 */
 	bool delete_extra;
-	struct io_manifest *full; /* rank 0, a push with --delete: the whole list */
-	uint64_t deleted;	  /* rank 0: entries --delete removed */
-	bool progress;		  /* --progress: rank 0 draws the job's line */
+	struct io_manifest *full;	     /* rank 0, a push with --delete: the whole list */
+	uint64_t deleted;		     /* rank 0: entries --delete removed */
+	uint64_t resent_files, resent_bytes; /* rank 0: what the delete pass sent again */
+	bool progress;			     /* --progress: rank 0 draws the job's line */
 	struct cli_mpi_progress *pg;
 	struct cli_mpi_series *ms; /* --json: this rank's series */
 	json_t *series;		   /* rank 0, --json: the job's, merged */

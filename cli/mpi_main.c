@@ -73,14 +73,8 @@ _Noreturn void cli__mpi_fail(const struct job *j, const char *what, int err)
 	exit(CLI_EXIT_FAIL);
 }
 
-/*
- * argv[i] as railcp-mpi:PATH, its servers the job's (the same in every such
- * argument). A push's DST (dst) gets a trailing '/': it is always a
- * directory, made if missing. Each rank's share names its own files, so a
- * share of one file would otherwise be renamed to DST by every rank's
- * session, the last one winning.
- */
-static int remote_arg(struct job *j, char **argv, int i, bool dst)
+/* argv[i] as railcp-mpi:PATH, its servers the job's (the same in every such argument). */
+static int remote_arg(struct job *j, char **argv, int i)
 {
 	struct cli_mpi_server *srv;
 	const char *path;
@@ -100,8 +94,7 @@ static int remote_arg(struct job *j, char **argv, int i, bool dst)
 		free(srv);
 	else
 		j->srv = srv, j->n_srv = n;
-	if (asprintf(&j->remote[i], "railcp-mpi:%s%s", path,
-		     dst && *path && path[strlen(path) - 1] != '/' ? "/" : "") < 0) {
+	if (asprintf(&j->remote[i], "railcp-mpi:%s", path) < 0) {
 		j->remote[i] = NULL;
 		return cli_fail(-ENOMEM);
 	}
@@ -145,7 +138,7 @@ static int job_args(struct job *j, int argc, char **argv)
 			continue;
 		}
 		if (i && (dashes || argv[i][0] != '-') && strchr(argv[i], ':') &&
-		    (r = remote_arg(j, argv, i, i == argc - 1)))
+		    (r = remote_arg(j, argv, i)))
 			return r;
 	}
 	if (!j->srv)
@@ -160,8 +153,21 @@ static int job_args(struct job *j, int argc, char **argv)
 		return r < 0 ? -1 : r;
 	j->o = *cli_copy_opts(j->cc);
 	j->dst = j->o.dst;
+	/*
+	 * A push's DST, wherever options put it, gets a trailing '/': it is
+	 * always a directory, made if missing. Each rank's share names its own
+	 * files, so a share of one file would otherwise be renamed to DST by
+	 * every rank's session, the last one winning.
+	 */
+	if (j->o.dir == ENG_PUSH && *j->dst && j->dst[strlen(j->dst) - 1] != '/') {
+		if (asprintf(&j->dst_own, "%s/", j->dst) < 0) {
+			j->dst_own = NULL;
+			return cli_fail(-ENOMEM);
+		}
+		j->dst = j->dst_own;
+	}
 	/* --delete runs once after the ranks (cli__mpi_delete): -u there matches only with -p. */
-	if (j->o.delete_extra && !j->o.preserve)
+	if (j->o.delete_extra && !j->o.preserve && !j->o.dry_run)
 		return cli_usage_error(NULL,
 				       "--delete needs -p with railcp-mpi: rank 0 deletes after "
 				       "the ranks' copies in one more session with -u, which "
@@ -274,6 +280,9 @@ static void job_scatter(struct job *j)
 			err = shares_pack(m, j->size, &all, count, displ);
 		if (!err)
 			j->total = m->data_bytes;
+		if (!err && j->delete_extra)
+			err = cli_mpi_delete_fits((const struct io_manifest *const *)&m, 1,
+						  j->o.chunk);
 		if (j->delete_extra)
 			j->full = m, m = NULL; /* for cli__mpi_delete */
 		io_manifest_destroy(m);
@@ -341,6 +350,8 @@ void cli__mpi_delete(struct job *j)
 		cli__mpi_fail(j, what, err);
 	}
 	j->deleted = rep.deleted;
+	j->resent_files = rep.files_total - rep.files_skipped;
+	j->resent_bytes = rep.bytes;
 }
 
 /* Largest over smallest share; 0 when a rank had no bytes (no ratio). */
@@ -368,8 +379,9 @@ static json_t *summary_json(const struct job *j, const struct result *r, double 
 		const struct cli_mpi_server *s = &j->srv[(size_t)i % j->n_srv];
 
 		json_array_append_new(
-			ranks, json_pack("{s:i, s:s, s:s, s:i, s:I, s:I, s:I, s:I, s:f}", "rank", i,
-					 "host", r[i].host, "server", s->host, "port",
+			ranks, json_pack("{s:i, s:o, s:o, s:i, s:I, s:I, s:I, s:I, s:f}", "rank", i,
+					 "host", cli_json_text(r[i].host), "server",
+					 cli_json_text(s->host), "port",
 					 s->port ? s->port : (base ? base : ENG_DEFAULT_PORT),
 					 "files", (json_int_t)r[i].files, "files_skipped",
 					 (json_int_t)r[i].files_skipped, "bytes",
@@ -385,8 +397,13 @@ static json_t *summary_json(const struct job *j, const struct result *r, double 
 	json_object_set_new(o, "gbps", json_real(cli_gbps(bytes, secs)));
 	json_object_set_new(o, "balance", b > 0 ? json_real(b) : json_null());
 	json_object_set_new(o, "synced", json_boolean(j->o.fsync));
-	if (j->delete_extra)
+	if (j->delete_extra) {
 		json_object_set_new(o, "deleted", json_integer((json_int_t)j->deleted));
+		json_object_set_new(o, "delete_pass_files_sent",
+				    json_integer((json_int_t)j->resent_files));
+		json_object_set_new(o, "delete_pass_bytes_sent",
+				    json_integer((json_int_t)j->resent_bytes));
+	}
 	if (j->series)
 		json_object_set_new(o, "series", json_incref(j->series));
 	return o;
@@ -435,6 +452,12 @@ static void summary(const struct job *j, const struct result *r, double secs)
 		printf("railcp-mpi: then deleted %llu entries the sources do not hold "
 		       "(--delete)\n",
 		       (unsigned long long)j->deleted);
+	if (j->resent_files) {
+		cli_size_str(j->resent_bytes, sz, sizeof(sz));
+		printf("railcp-mpi: the delete pass sent %llu files again (%s): they differed in "
+		       "size or time from what the ranks had put in place\n",
+		       (unsigned long long)j->resent_files, sz);
+	}
 }
 
 /*
@@ -508,6 +531,11 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &j.rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &j.size);
 	cli_set_prog("railcp-mpi");
+	if (threads < MPI_THREAD_FUNNELED && j.rank == 0)
+		rcp_log(RCP_LOG_NOTICE,
+			"this MPI gives no MPI_THREAD_FUNNELED (level %d): the sessions run "
+			"threads of their own, though only the main one calls MPI",
+			threads);
 	if (gethostname(j.host, sizeof(j.host) - 1))
 		snprintf(j.host, sizeof(j.host), "?");
 	r = job_parse(&j, argc, argv);
@@ -520,6 +548,7 @@ int main(int argc, char **argv)
 	}
 	io_manifest_destroy(j.share);
 	io_manifest_destroy(j.full);
+	free(j.dst_own);
 	json_decref(j.series);
 	topo_plan_destroy(j.plan);
 	cli_copy_destroy(j.cc);

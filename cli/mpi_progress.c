@@ -4,10 +4,13 @@
  *
  * Every rank's sessions call back from its main thread about every 20 ms
  * (eng_copy_opts.progress). At most every 250 ms a rank sends rank 0 its
- * bytes so far with MPI_Isend, one message in flight at a time, so a rank
- * never waits for rank 0; once its sessions are done it sends a last one.
+ * bytes so far with MPI_Issend, one message in flight at a time: it is done
+ * only when rank 0 has taken it, so a rank never waits for rank 0 and no
+ * messages pile up at rank 0 while it is busy outside its callback (a walk,
+ * a finalize). Once its sessions are done a rank sends a last one.
  * Rank 0 reads whatever has come (MPI_Iprobe) in its own callback and draws
- * the line with cli_progress_update, the hosts standing in for its rails.
+ * the line with cli_progress_update, the hosts standing in for its rails
+ * (the first LINE_HOSTS named, the others as one).
  * After its own sessions, rank 0 keeps drawing as messages come until every
  * rank's last one is in; only then do the ranks gather their figures. Every
  * rank's messages to rank 0 are of one tag, so they arrive in the order sent
@@ -25,6 +28,8 @@
 
 #define BEAT_TAG 7101
 #define BEAT_NS (250 * 1000000ull)
+/* Hosts named on the line; the rest share one entry. */
+#define LINE_HOSTS 4
 
 /* What a rank tells rank 0 (MPI_BYTE). */
 struct beat {
@@ -41,7 +46,7 @@ struct cli_mpi_progress {
 	MPI_Request req;
 	/* rank 0: each rank's last word, host and the line */
 	struct beat *heard;
-	char (*host)[64];
+	unsigned *hid; /* each rank's host, numbered in the ranks' order */
 	int n_last;
 	uint64_t total; /* the job's bytes, every share */
 	struct eng_report *r;
@@ -57,24 +62,39 @@ static void draw(struct cli_mpi_progress *pg)
 	int i;
 
 	r->bytes = 0;
-	r->n_rails = 0;
+	for (k = 0; k < r->n_rails; k++)
+		r->rail[k].bytes = 0;
 	for (i = 0; i < pg->j->size; i++) {
 		r->bytes += pg->heard[i].bytes;
 		skipped += pg->heard[i].skipped;
-		for (k = 0; k < r->n_rails && strcmp(r->rail[k].name, pg->host[i]); k++)
-			;
-		if (k == r->n_rails) {
-			if (k == TOPO_MAX_RAILS)
-				k--; /* hosts past the 64th counted with the last */
-			else
-				snprintf(r->rail[r->n_rails++].name, sizeof(r->rail[k].name), "%s",
-					 pg->host[i]);
-			r->rail[k].bytes = 0;
-		}
+		k = pg->hid[i] < LINE_HOSTS ? pg->hid[i] : LINE_HOSTS;
 		r->rail[k].bytes += pg->heard[i].bytes;
 	}
 	r->bytes_total = pg->total > skipped ? pg->total - skipped : 0;
 	cli_progress_update(&pg->line, r);
+}
+
+/*
+ * Rank 0: each rank's host as a rail of the line, in the ranks' order; past
+ * LINE_HOSTS hosts (the line must fit a terminal's row), the rest as one.
+ */
+static void hosts_name(struct cli_mpi_progress *pg, char (*host)[64])
+{
+	struct eng_report *r = pg->r;
+	unsigned n = 0, k;
+	int i, o;
+
+	for (i = 0; i < pg->j->size; i++) {
+		for (o = 0; o < i && strcmp(host[o], host[i]); o++)
+			;
+		pg->hid[i] = o < i ? pg->hid[o] : n++;
+		if (o == i && pg->hid[i] < LINE_HOSTS)
+			snprintf(r->rail[pg->hid[i]].name, sizeof(r->rail[0].name), "%s", host[i]);
+	}
+	k = n < LINE_HOSTS ? n : LINE_HOSTS;
+	if (n > LINE_HOSTS)
+		snprintf(r->rail[k++].name, sizeof(r->rail[0].name), "+%u hosts", n - LINE_HOSTS);
+	r->n_rails = k;
 }
 
 /* Rank 0: every message that has come, without waiting. */
@@ -120,13 +140,15 @@ static void on_beat(const struct eng_report *so_far, void *ctx)
 		return; /* rank 0 has not taken the last one yet: no queue of them */
 	pg->out = (struct beat){pg->done_bytes + so_far->bytes,
 				pg->done_skipped + so_far->bytes_skipped, 0};
-	MPI_Isend(&pg->out, sizeof(pg->out), MPI_BYTE, 0, BEAT_TAG, MPI_COMM_WORLD, &pg->req);
+	/* Synchronous: done only once rank 0 has taken it, so none pile up there. */
+	MPI_Issend(&pg->out, sizeof(pg->out), MPI_BYTE, 0, BEAT_TAG, MPI_COMM_WORLD, &pg->req);
 	pg->sent_ns = now;
 }
 
 void cli__mpi_progress_begin(struct job *j, uint64_t total)
 {
 	struct cli_mpi_progress *pg;
+	char(*host)[64] = NULL;
 
 	if (!j->progress)
 		return;
@@ -138,13 +160,17 @@ void cli__mpi_progress_begin(struct job *j, uint64_t total)
 	pg->line.label = j->o.dir == ENG_PUSH ? "railcp-mpi: push" : "railcp-mpi: pull";
 	if (j->rank == 0) {
 		pg->heard = calloc((size_t)j->size, sizeof(*pg->heard));
-		pg->host = calloc((size_t)j->size, sizeof(*pg->host));
+		pg->hid = calloc((size_t)j->size, sizeof(*pg->hid));
+		host = calloc((size_t)j->size, sizeof(*host));
 		pg->r = calloc(1, sizeof(*pg->r));
-		if (!pg->heard || !pg->host || !pg->r)
+		if (!pg->heard || !pg->hid || !host || !pg->r)
 			cli__mpi_fail(j, "to start its progress line", -ENOMEM);
 	}
-	MPI_Gather(j->host, sizeof(j->host), MPI_BYTE, pg->host, sizeof(j->host), MPI_BYTE, 0,
+	MPI_Gather(j->host, sizeof(j->host), MPI_BYTE, host, sizeof(j->host), MPI_BYTE, 0,
 		   MPI_COMM_WORLD);
+	if (j->rank == 0)
+		hosts_name(pg, host);
+	free(host);
 	j->pg = pg;
 	j->o.progress = on_beat;
 	j->o.ctx = pg;
@@ -180,7 +206,7 @@ void cli__mpi_progress_end(struct job *j)
 		draw(pg);
 		cli_progress_clear(&pg->line);
 		free(pg->heard);
-		free(pg->host);
+		free(pg->hid);
 		free(pg->r);
 	}
 	free(pg);

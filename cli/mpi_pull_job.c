@@ -99,6 +99,22 @@ static int pull_list(struct job *j, struct cli_mpi_pull *p)
 	return 0;
 }
 
+/* --delete: the pass after the ranks pulls every source in one session, which must hold them. */
+static int pull_delete_fits(const struct job *j, const struct cli_mpi_pull *p)
+{
+	const struct io_manifest **m = calloc(p->n_src ? p->n_src : 1, sizeof(*m));
+	size_t k;
+	int err;
+
+	if (!m)
+		return -ENOMEM;
+	for (k = 0; k < p->n_src; k++)
+		m[k] = p->src[k].m;
+	err = cli_mpi_delete_fits(m, p->n_src, j->o.chunk);
+	free(m);
+	return err;
+}
+
 /* Every rank's tasks, from rank 0's list. */
 static struct cli_mpi_task *pull_share(struct job *j, struct cli_mpi_pull *p)
 {
@@ -112,6 +128,8 @@ static struct cli_mpi_task *pull_share(struct job *j, struct cli_mpi_pull *p)
 		err = -ENOMEM;
 	if (j->rank == 0 && !err)
 		err = pull_list(j, p);
+	if (j->rank == 0 && !err && j->delete_extra)
+		err = pull_delete_fits(j, p);
 	if (j->rank == 0 && !err)
 		err = pull_pack(j, p, &all, count, displ);
 	for (r = 0; j->rank == 0 && !err && r < j->size; r++)

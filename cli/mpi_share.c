@@ -1,7 +1,8 @@
 /*
  * mpi_share.c - railcp-mpi's work without MPI: rank 0's one walk balanced
  * over the ranks by bytes (greedy largest first, see mpi.h), each rank's
- * share cut from it, and the share packed for MPI_Scatterv and unpacked.
+ * share cut from it, and the share packed for MPI_Scatterv and unpacked;
+ * and whether --delete's pass after the ranks fits one session.
  */
 #include "cli/mpi.h"
 
@@ -180,4 +181,29 @@ int cli_mpi_unpack(const void *buf, size_t len, struct io_manifest **m_out)
 		*m_out = NULL;
 	}
 	return err;
+}
+
+int cli_mpi_delete_fits(const struct io_manifest *const *m, size_t n, uint32_t chunk)
+{
+	uint64_t chunks = 0;
+	size_t k, entries = 0;
+
+	for (k = 0; k < n; k++)
+		entries += m[k]->n;
+	if (entries > IO_MANIFEST_MAX_ENTRIES)
+		return rcp_err(-EFBIG,
+			       "--delete: the whole job's %zu entries are more than the %zu of one "
+			       "session, which deletes after the ranks; give its parts as sources "
+			       "in several jobs",
+			       entries, (size_t)IO_MANIFEST_MAX_ENTRIES);
+	for (k = 0; k < n; k++)
+		chunks += io_plan_count(m[k], chunk);
+	if (chunks > IO_PLAN_MAX_CHUNKS)
+		return rcp_err(-EFBIG,
+			       "--delete: the whole job's %llu chunks of %u KiB are more than the "
+			       "%llu of one session, which deletes after the ranks; use a larger "
+			       "--chunk, or give its parts as sources in several jobs",
+			       (unsigned long long)chunks, chunk >> 10,
+			       (unsigned long long)IO_PLAN_MAX_CHUNKS);
+	return 0;
 }

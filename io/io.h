@@ -348,6 +348,9 @@ struct io_plan {
  */
 int io_plan_create(const struct io_manifest *m, uint32_t chunk, struct io_plan **plan_out);
 
+/* The chunks io_plan_create would cut of m (1 <= chunk), counted without allocating. */
+uint64_t io_plan_count(const struct io_manifest *m, uint32_t chunk);
+
 /* Accepts NULL. */
 void io_plan_destroy(struct io_plan *plan);
 

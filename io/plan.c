@@ -29,7 +29,7 @@ uint64_t io_chunk_hash(const void *buf, size_t len)
 	return crc64_ecma_refl(0, buf, len);
 }
 
-static uint64_t plan_count(const struct io_manifest *m, uint32_t chunk)
+uint64_t io_plan_count(const struct io_manifest *m, uint32_t chunk)
 {
 	uint64_t n = 0;
 	size_t i;
@@ -70,7 +70,7 @@ int io_plan_create(const struct io_manifest *m, uint32_t chunk, struct io_plan *
 	if (chunk == 0 || chunk > IO_CHUNK_MAX)
 		return rcp_err(-EINVAL, "a chunk of %u bytes is not between 1 byte and 1 GiB",
 			       chunk);
-	n = plan_count(m, chunk);
+	n = io_plan_count(m, chunk);
 	if (n > IO_PLAN_MAX_CHUNKS)
 		return rcp_err(-EFBIG,
 			       "a copy of %llu chunks of %u KiB is more than the %llu chunks "

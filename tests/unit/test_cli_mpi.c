@@ -422,6 +422,35 @@ static void test_a_share_no_files_from_holds_is_refused(void **state)
 	free(owner);
 }
 
+/*
+ * --delete's pass after the ranks is one session of the whole job: a job
+ * over one session's chunks or entries is refused before anything moves.
+ */
+static void test_a_job_too_big_for_the_delete_pass_is_refused(void **state)
+{
+	struct io_extent big = {0, 8ull << 30}; /* 8 GiB: 2 Mi chunks of 4 KiB */
+	struct io_entry e = {.path = "big",
+			     .type = IO_FILE,
+			     .size = big.len,
+			     .ext = &big,
+			     .n_ext = 1,
+			     .data_bytes = big.len};
+	struct io_manifest one = {.entry = &e, .n = 1, .n_files = 1, .data_bytes = big.len};
+	const struct io_manifest *two[] = {&one, &one}, *three[] = {&one, &one, &one};
+	int err;
+
+	(void)state;
+	assert_int_equal(cli_mpi_delete_fits(two, 2, 4096), 0); /* 4 Mi chunks: the limit */
+	err = cli_mpi_delete_fits(three, 3, 4096);
+	assert_int_equal(err, -EFBIG);
+	assert_non_null(strstr(rcp_err_msg(err), "whole job's 6291456 chunks of 4 KiB"));
+	assert_int_equal(cli_mpi_delete_fits(three, 3, 1 << 20), 0);
+	one.n = IO_MANIFEST_MAX_ENTRIES / 2 + 1; /* counted first: never read */
+	err = cli_mpi_delete_fits(two, 2, 1 << 20);
+	assert_int_equal(err, -EFBIG);
+	assert_non_null(strstr(rcp_err_msg(err), "entries are more than"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -437,6 +466,7 @@ int main(void)
 		cmocka_unit_test(test_a_name_no_list_holds_travels_with_its_directory),
 		cmocka_unit_test(test_a_pull_share_comes_back_as_filters),
 		cmocka_unit_test(test_a_share_no_files_from_holds_is_refused),
+		cmocka_unit_test(test_a_job_too_big_for_the_delete_pass_is_refused),
 	};
 
 	rcp_log_set_level(RCP_LOG_SILENT);

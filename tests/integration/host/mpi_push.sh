@@ -80,6 +80,11 @@ capture mpi "$tmp/src/big3" "$tmp/src/d2/sub/big2" "127.0.0.1:$port1,127.0.0.1:$
 [ "$rc" -eq 0 ] || fail "railcp-mpi push of two files into a new destination: exit $rc: $err"
 cmp "$tmp/src/big3" "$tmp/root/files/big3" && cmp "$tmp/src/d2/sub/big2" "$tmp/root/files/big2" ||
 	fail "two files pushed into a new destination did not both land in it: $(ls -la "$tmp/root/files" 2>&1)"
+# The same with an option after DST: DST is still the one a directory is made of.
+capture mpi "$tmp/src/big3" "$tmp/src/d2/sub/big2" "127.0.0.1:$port1,127.0.0.1:$port2:files2" -p
+[ "$rc" -eq 0 ] || fail "railcp-mpi push with an option after DST: exit $rc: $err"
+cmp "$tmp/src/big3" "$tmp/root/files2/big3" && cmp "$tmp/src/d2/sub/big2" "$tmp/root/files2/big2" ||
+	fail "with an option after DST, two files did not both land in it: $(ls -la "$tmp/root/files2" 2>&1)"
 
 # Rank 1's server is not running: one line naming rank 1, its host and the
 # cause; nothing final-named is half-written, and no temporary is left.
@@ -142,6 +147,7 @@ import json, sys
 j = json.load(sys.stdin)
 assert j["deleted"] == 3, j["deleted"]
 assert j["files"] == 305, j["files"]
+assert j["delete_pass_files_sent"] == 0 and j["delete_pass_bytes_sent"] == 0, j
 ' || fail "railcp-mpi -p --delete --json: not 305 files sent and 3 entries deleted: $out"
 echo extra >"$tmp/root/in/src/d2/extra"
 capture mpi -r -p -u --delete "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:in"
