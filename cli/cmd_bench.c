@@ -205,6 +205,8 @@ int cli_cmd_bench(int argc, char **argv)
 	wire = cli_wire_begin(plan);
 	err = eng_bench_run(&b.o, &rep);
 	b.wire = cli_wire_end(wire, plan);
+	if (!err && strcmp(rep.transport, eng_transport_str(b.o.transport)))
+		b.wire = NULL; /* auto went over tcp: the plan's rails carried none of it */
 	cli_progress_clear(&b.line);
 	if (!err && b.json)
 		err = cli_series_end(&b.series, rcp_now_ns(), &rep);

@@ -296,7 +296,7 @@ static int places_take(void *arg)
 		return rcp_err(-EBUSY, "the server is busy with %u sessions; try again later",
 			       srv->o->max_sessions);
 	*ss->counted = true;
-	err = eng__admit_memory(srv, ss->hello, ss->s.chunk, &ss->admit);
+	err = eng__admit_memory(srv, ss->base, ss->hello, ss->s.chunk, &ss->admit);
 	if (err == -EBUSY) {
 		*ss->counted = false;
 		atomic_fetch_sub(&srv->sessions, 1);
@@ -367,10 +367,11 @@ static void *session_main(void *arg)
 			snprintf(out, sizeof(out), " (%u left out at set-up)", all - up);
 		rcp_log(RCP_LOG_NOTICE,
 			"session %u from %s: %s, %" PRIu64
-			" MiB over %u stripes%s (%u sessions running, %u waiting, %u connections "
+			" MiB over %u %sstripes%s (%u sessions running, %u waiting, %u connections "
 			"waiting their turn, %" PRIu64 " MiB of slots reserved)",
 			ss->id, ss->peer, session_what(ss, what, sizeof(what)), ss->bytes >> 20, up,
-			out, atomic_load(&srv->sessions), eng__queue_length(srv),
+			ss->s.tr != srv->tr ? "tcp " : "" /* auto's rdma server, tcp too */, out,
+			atomic_load(&srv->sessions), eng__queue_length(srv),
 			atomic_load(&srv->parked), atomic_load(&srv->mem_held) >> 20);
 		err = eng__session_run(&ss->s);
 		rcp_steps_lap(&ss->s.steps, RCP_STEP_DATA);

@@ -509,14 +509,15 @@ struct eng_admit {
 };
 
 /*
- * Reserve for the session whose (checked) hello is hello, of chunk bytes,
- * the most its pools may take within srv's --max-memory (none set: nothing
- * reserved): into *out, with the slots per stripe it may then have.
+ * Reserve for the session whose (checked) hello is hello, of chunk bytes
+ * over plan (the server's plan of its transport), the most its pools may
+ * take within srv's --max-memory (none set: nothing reserved): into *out,
+ * with the slots per stripe it may then have.
  * -EBUSY with a sentence (the client asks again) when it does not fit
  * beside the sessions running, -ENOMEM when it could never fit. Thread-safe.
  */
-int eng__admit_memory(struct eng_server *srv, const json_t *hello, uint32_t chunk,
-		      struct eng_admit *out);
+int eng__admit_memory(struct eng_server *srv, const struct topo_plan *plan, const json_t *hello,
+		      uint32_t chunk, struct eng_admit *out);
 
 /* Give a's reservation back (none: nothing done). Thread-safe. */
 void eng__admit_release(struct eng_server *srv, struct eng_admit *a);

@@ -31,12 +31,23 @@ static void plan_rdma(struct topo_plan *p)
 	plan_make(p, one, 1, 2, 1, BUDGET);
 }
 
-/* The notice of a client that goes over tcp after all. */
+/* Lines seen: a client's that goes over tcp after all; a server's session of both over tcp. */
+struct seen {
+	_Atomic unsigned notices, tcp_sessions;
+};
+
 static void notice_line(const char *line, void *ctx)
 {
+	struct seen *s = ctx;
+
 	if (strstr(line, "the server serves tcp alone: going over tcp instead of rdma"))
-		atomic_fetch_add((_Atomic unsigned *)ctx, 1);
+		atomic_fetch_add(&s->notices, 1);
+	if (strstr(line, " MiB over 3 tcp stripes ("))
+		atomic_fetch_add(&s->tcp_sessions, 1);
 }
+
+/* The sessions the last push_between's server said it ran over tcp beside rdma. */
+static unsigned tcp_sessions;
 
 struct ends {
 	bool srv_rdma, srv_auto; /* the server's transport: rdma (loopback) or tcp; auto */
@@ -53,7 +64,7 @@ static int push_between(struct fx *fx, struct ends e, struct eng_report *r, unsi
 	static struct topo_plan srv_tcp, cli_tcp, plan;
 	char src[4096], root[4096], top[4096], got[4096];
 	const char *push_src[] = {top};
-	_Atomic unsigned seen = 0;
+	struct seen seen = {0, 0};
 	struct eng_copy_opts cp;
 	struct eng_client_opts o;
 	struct log_tap tap;
@@ -83,7 +94,8 @@ static int push_between(struct fx *fx, struct ends e, struct eng_report *r, unsi
 	log_tap_start(&tap, notice_line, &seen);
 	err = eng__client_run(&o, r);
 	log_tap_stop(&tap);
-	*notices = atomic_load(&seen);
+	*notices = atomic_load(&seen.notices);
+	tcp_sessions = atomic_load(&seen.tcp_sessions);
 	if (!err) {
 		t_path(got, root, "top");
 		tree_same(top, got);
@@ -102,6 +114,7 @@ static void test_both_on_auto_with_rdma_agree_on_rdma(void **state)
 			 0);
 	assert_string_equal(r.transport, "rdma");
 	assert_int_equal(notices, 0);
+	assert_int_equal(tcp_sessions, 0);
 }
 
 /* A server on auto that chose rdma serves a client without RDMA (tcp, by auto or not). */
@@ -115,6 +128,7 @@ static void test_a_server_on_auto_with_rdma_serves_a_tcp_client_over_tcp(void **
 	assert_string_equal(r.transport, "tcp");
 	assert_int_equal(r.n_stripes, 3);
 	assert_int_equal(notices, 0);
+	assert_int_equal(tcp_sessions, 1); /* and its log says so */
 }
 
 /* A client on auto that chose rdma, at a server that serves tcp alone: tcp, one line. */
