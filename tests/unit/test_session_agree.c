@@ -104,44 +104,40 @@ static int push_between(struct fx *fx, struct ends e, struct eng_report *r, unsi
 	return err;
 }
 
+/*
+ * A push between e that goes through over transport (its client's plan of
+ * it: 2 stripes of rdma, 3 of tcp), with notices client lines about going
+ * over tcp instead and tcp_lines server lines of a tcp session beside rdma.
+ */
+static void agreed(void **state, struct ends e, const char *transport, unsigned notices,
+		   unsigned tcp_lines)
+{
+	struct eng_report r;
+	unsigned seen;
+
+	assert_int_equal(push_between(*state, e, &r, &seen), 0);
+	assert_string_equal(r.transport, transport);
+	assert_int_equal(r.n_stripes, strcmp(transport, "tcp") ? 2 : 3);
+	assert_int_equal(seen, notices);
+	assert_int_equal(tcp_sessions, tcp_lines);
+}
+
 /* Both on auto, both with RDMA: rdma, and nothing said about it. */
 static void test_both_on_auto_with_rdma_agree_on_rdma(void **state)
 {
-	struct eng_report r;
-	unsigned notices;
-
-	assert_int_equal(push_between(*state, (struct ends){true, true, true, true}, &r, &notices),
-			 0);
-	assert_string_equal(r.transport, "rdma");
-	assert_int_equal(notices, 0);
-	assert_int_equal(tcp_sessions, 0);
+	agreed(state, (struct ends){true, true, true, true}, "rdma", 0, 0);
 }
 
-/* A server on auto that chose rdma serves a client without RDMA (tcp, by auto or not). */
+/* A server on auto that chose rdma serves a client without RDMA over tcp, and says so. */
 static void test_a_server_on_auto_with_rdma_serves_a_tcp_client_over_tcp(void **state)
 {
-	struct eng_report r;
-	unsigned notices;
-
-	assert_int_equal(
-		push_between(*state, (struct ends){true, true, false, false}, &r, &notices), 0);
-	assert_string_equal(r.transport, "tcp");
-	assert_int_equal(r.n_stripes, 3);
-	assert_int_equal(notices, 0);
-	assert_int_equal(tcp_sessions, 1); /* and its log says so */
+	agreed(state, (struct ends){true, true, false, false}, "tcp", 0, 1);
 }
 
 /* A client on auto that chose rdma, at a server that serves tcp alone: tcp, one line. */
 static void test_a_client_on_auto_with_rdma_goes_over_a_tcp_only_servers_tcp(void **state)
 {
-	struct eng_report r;
-	unsigned notices;
-
-	assert_int_equal(push_between(*state, (struct ends){false, true, true, true}, &r, &notices),
-			 0);
-	assert_string_equal(r.transport, "tcp");
-	assert_int_equal(r.n_stripes, 3);
-	assert_int_equal(notices, 1);
+	agreed(state, (struct ends){false, true, true, true}, "tcp", 1, 0);
 }
 
 /* The refusal of pushing between e: its sentence must hold want. */
