@@ -498,9 +498,9 @@ int cli_cmd_copy(int argc, char **argv)
 		wire = cli_wire_begin(plan);
 		err = cli__copy_run(cc, &rep);
 		cc->wire = cli_wire_end(wire, plan);
+		/* auto went over tcp: the plan's rails carried none of it */
 		if (!err && strcmp(rep.transport, eng_transport_str(cc->o.transport)))
-			cc->wire =
-				NULL; /* auto went over tcp: the plan's rails carried none of it */
+			cc->wire = NULL;
 		cli_progress_clear(&cc->line);
 		if (!err && cc->json)
 			err = cli_series_end(&cc->series, rcp_now_ns(), &rep);
