@@ -45,7 +45,8 @@ static void bench_usage(FILE *f)
 		"  --json             one JSON object on stdout, the error's "
 		"too\n" CLI_SESSION_USAGE
 		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo\n"
-		"  --transport: as railcp topo; the server must serve the same\n"
+		"  --transport: as railcp topo; the server must serve the same, but on auto\n"
+		"                     with RDMA a server of tcp alone is asked again over tcp\n"
 		"  -h, --help         print these options and exit\n",
 		ENG_DEFAULT_PORT);
 }
@@ -169,7 +170,7 @@ int cli_cmd_bench(int argc, char **argv)
 {
 	struct bench_cmd b = {.o = {.bytes = 1ull << 30, .chunk = ENG_CHUNK_DEFAULT},
 			      .sess = {.timeout_ms = ENG_TIMEOUT_MS_DEFAULT}};
-	struct topo_plan *plan = NULL;
+	struct topo_plan *plan = NULL, *plan_tcp = NULL;
 	struct cli_wire *wire;
 	struct eng_report rep;
 	uint64_t topo_ns;
@@ -189,6 +190,8 @@ int cli_cmd_bench(int argc, char **argv)
 	b.o.host = b.host;
 	b.o.plan = plan;
 	b.o.transport = cli_place_transport(&b.place);
+	cli_place_live_tcp(&b.place, &plan_tcp);
+	b.o.plan_tcp = plan_tcp;
 	b.progress = !b.json && isatty(STDOUT_FILENO);
 	b.line.label = "bench";
 	if (b.progress) {
@@ -202,6 +205,8 @@ int cli_cmd_bench(int argc, char **argv)
 	wire = cli_wire_begin(plan);
 	err = eng_bench_run(&b.o, &rep);
 	b.wire = cli_wire_end(wire, plan);
+	if (!err && strcmp(rep.transport, eng_transport_str(b.o.transport)))
+		b.wire = NULL; /* auto went over tcp: the plan's rails carried none of it */
 	cli_progress_clear(&b.line);
 	if (!err && b.json)
 		err = cli_series_end(&b.series, rcp_now_ns(), &rep);
@@ -216,5 +221,6 @@ int cli_cmd_bench(int argc, char **argv)
 	cli_series_fini(&b.series);
 	free(wire);
 	topo_plan_destroy(plan);
+	topo_plan_destroy(plan_tcp);
 	return r;
 }

@@ -73,8 +73,9 @@ static void copy_usage(FILE *f)
 		"railcp)\n" CLI_SESSION_USAGE
 		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp "
 		"topo\n"
-		"  --transport: as railcp topo; the server must serve the same\n" CLI_IO_USAGE
-		"  -h, --help         print these options and exit\n",
+		"  --transport: as railcp topo; the server must serve the same, but on auto\n"
+		"                     with RDMA a server of tcp alone is asked again over "
+		"tcp\n" CLI_IO_USAGE "  -h, --help         print these options and exit\n",
 		ENG_DEFAULT_PORT);
 }
 
@@ -413,6 +414,8 @@ int cli_copy_place(struct cli_copy *cc, struct topo_plan **plan_out)
 	if (!err) {
 		cc->o.plan = *plan_out;
 		cc->o.transport = cli_place_transport(&cc->place);
+		cli_place_live_tcp(&cc->place, &cc->plan_tcp);
+		cc->o.plan_tcp = cc->plan_tcp;
 	}
 	return err;
 }
@@ -427,6 +430,7 @@ void cli_copy_destroy(struct cli_copy *cc)
 	if (!cc)
 		return;
 	cli_filter_fini(&cc->filter);
+	topo_plan_destroy(cc->plan_tcp);
 	free(cc->src);
 	free(cc);
 }
@@ -480,6 +484,8 @@ int cli_cmd_copy(int argc, char **argv)
 	if (!err) {
 		cc->o.plan = plan;
 		cc->o.transport = cli_place_transport(&cc->place);
+		cli_place_live_tcp(&cc->place, &cc->plan_tcp);
+		cc->o.plan_tcp = cc->plan_tcp;
 		cc->line.label = cc->o.dir == ENG_PUSH ? "push" : "pull";
 		if (!cc->json && rcp_log_level() != RCP_LOG_SILENT && isatty(STDOUT_FILENO)) {
 			cc->o.progress = on_progress;
@@ -492,6 +498,9 @@ int cli_cmd_copy(int argc, char **argv)
 		wire = cli_wire_begin(plan);
 		err = cli__copy_run(cc, &rep);
 		cc->wire = cli_wire_end(wire, plan);
+		/* auto went over tcp: the plan's rails carried none of it */
+		if (!err && strcmp(rep.transport, eng_transport_str(cc->o.transport)))
+			cc->wire = NULL;
 		cli_progress_clear(&cc->line);
 		if (!err && cc->json)
 			err = cli_series_end(&cc->series, rcp_now_ns(), &rep);

@@ -72,7 +72,8 @@ static void serve_usage(FILE *f)
 		"  --ssh              serve one copy started over ssh by 'railcp SRC HOST:DST'\n"
 		"                     (files beneath /, a fresh key, a port of the kernel's\n"
 		"                     choice, said on stdout; ends when stdin closes)\n"
-		"  --transport: as railcp topo; a client must ask for the same\n"
+		"  --transport: as railcp topo; a client must ask for the same, but on auto\n"
+		"                     with RDMA a tcp client is served over tcp too\n"
 		"  --numa, --rails, --qps-per-rail, --buffer-mib, --profile: as railcp topo;\n"
 		"                     --buffer-mib is each worker's slot memory per "
 		"session\n" CLI_IO_USAGE "  -h, --help         print these options and exit\n",
@@ -107,20 +108,31 @@ static void on_queue_json(const struct eng_queue_event *ev, void *ctx)
 	json_line(cli_queue_json(ev));
 }
 
+static void rails_print(const struct topo_plan *plan)
+{
+	unsigned r;
+
+	for (r = 0; r < plan->n_rails; r++)
+		fprintf(stderr, " %s:%u (node %d)", plan->rail[r].dev, plan->rail[r].port,
+			plan->worker[plan->rail[r].worker].node);
+}
+
 static void on_ready(const char *addr, uint16_t port, const char *auth, void *ctx)
 {
 	const struct eng_serve_opts *o = ctx;
 	const struct topo_plan *plan = o->plan;
-	unsigned r;
 
 	fprintf(stderr, "railcp: serving on %s port %u (%s), %s%s, ",
 		!strcmp(addr, "::") ? "every address, IPv6 and IPv4," : addr, port, auth,
 		o->root ? "files beneath " : "bench only: no --root", o->root ? o->root : "");
 	fprintf(stderr, "%u sessions and %" PRIu64 " MiB of slots at most, over %s, rails:",
 		o->max_sessions, o->max_memory >> 20, eng_transport_str(o->transport));
-	for (r = 0; r < plan->n_rails; r++)
-		fprintf(stderr, " %s:%u (node %d)", plan->rail[r].dev, plan->rail[r].port,
-			plan->worker[plan->rail[r].worker].node);
+	rails_print(plan);
+	if (o->plan_tcp) {
+		fprintf(stderr, "; and over tcp for a client that asks for it (--transport auto), "
+				"rails:");
+		rails_print(o->plan_tcp);
+	}
 	fputc('\n', stderr);
 }
 
@@ -322,7 +334,7 @@ int cli_cmd_serve(int argc, char **argv)
 			       .sess = {.timeout_ms = ENG_TIMEOUT_MS_DEFAULT}};
 	struct eng_serve_opts *o = &sc.o;
 	struct sigaction sa = {.sa_handler = on_stop_signal};
-	struct topo_plan *plan = NULL;
+	struct topo_plan *plan = NULL, *plan_tcp = NULL;
 	int r, err;
 
 	r = serve_args(argc, argv, &sc);
@@ -342,6 +354,8 @@ int cli_cmd_serve(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	o->plan = plan;
+	cli_place_live_tcp(&sc.place, &plan_tcp); /* auto chose rdma: tcp sessions too */
+	o->plan_tcp = plan_tcp;
 	if (!o->max_memory)
 		o->max_memory = eng_serve_memory_default();
 	o->transport = cli_place_transport(&sc.place);
@@ -366,6 +380,7 @@ int cli_cmd_serve(int argc, char **argv)
 	if (!err)
 		err = eng_serve(o);
 	topo_plan_destroy(plan);
+	topo_plan_destroy(plan_tcp);
 	close(stop_pipe[0]);
 	close(stop_pipe[1]);
 	if (err)

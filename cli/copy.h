@@ -19,6 +19,7 @@
 struct cli_copy {
 	struct eng_copy_opts o;
 	struct cli_place place;
+	struct topo_plan *plan_tcp; /* auto chose rdma: for a server that serves tcp alone */
 	struct cli_session sess;
 	char host[256];
 	const char **src;

@@ -27,9 +27,10 @@ static int copy_over_ssh(struct cli_copy *cc, const char *rsh, struct eng_report
 	struct eng_copy_opts o = cc->o;
 	size_t i, n = o.dir == ENG_PUSH ? 1 : o.n_src;
 	char **names = calloc(n, sizeof(*names)), host[256];
+	/* The far side on auto when this side was: the two agree (engine/session/agree.c). */
+	const char *far = cc->place.chose ? "auto" : eng_transport_str(cc->o.transport);
 	struct cli_rsh r;
-	int err = names ? cli_rsh_start(&r, rsh, cc->host, cc->railcp_path, &cc->sess,
-					cc->o.transport == ENG_TRANSPORT_TCP ? "tcp" : "rdma")
+	int err = names ? cli_rsh_start(&r, rsh, cc->host, cc->railcp_path, &cc->sess, far)
 			: rcp_err(-ENOMEM, "out of memory");
 
 	for (i = 0; i < n && !err; i++) {

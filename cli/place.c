@@ -181,8 +181,10 @@ int cli_place_machine(struct cli_place *p, const char *xml, struct topo_machine 
 
 	if (err)
 		return err;
-	if (p->transport == CLI_TRANSPORT_AUTO)
+	if (p->transport == CLI_TRANSPORT_AUTO) {
 		p->transport = xml || has_active_rail(m) ? CLI_TRANSPORT_RDMA : CLI_TRANSPORT_TCP;
+		p->chose = true;
+	}
 	if (p->transport == CLI_TRANSPORT_TCP) {
 		m->n_rails = 0; /* the RDMA ports: not TCP's rails */
 		err = xml ? rcp_err(-EINVAL, "--transport tcp describes this host's interfaces, "
@@ -218,4 +220,27 @@ int cli_place_live(struct cli_place *p, struct topo_plan **plan_out)
 			      "Soft-RoCE: rdma link add rxe0 type rxe netdev IF)",
 			      rcp_err_msg(err));
 	return err;
+}
+
+void cli_place_live_tcp(const struct cli_place *p, struct topo_plan **tcp_out)
+{
+	struct cli_place tcp = *p;
+	struct topo_machine *m;
+	int err;
+
+	*tcp_out = NULL;
+	if (!p->chose || p->transport != CLI_TRANSPORT_RDMA || p->profile)
+		return;
+	tcp.transport = CLI_TRANSPORT_TCP;
+	err = cli_place_machine(&tcp, NULL, &m);
+	if (!err) {
+		err = cli_place_plan(&tcp, m, tcp_out);
+		topo_machine_destroy(m);
+	}
+	if (err) {
+		*tcp_out = NULL;
+		rcp_log(RCP_LOG_INFO, "tcp only if the other end has no rdma: %s",
+			rcp_err_msg(err));
+		rcp_err_clear();
+	}
 }

@@ -17,6 +17,7 @@ struct cli_place {
 	unsigned io_depth;
 	/* --transport: auto until cli_place_live settles it */
 	enum cli_transport { CLI_TRANSPORT_AUTO, CLI_TRANSPORT_RDMA, CLI_TRANSPORT_TCP } transport;
+	bool chose; /* auto settled it: the other end may agree on another (cli_place_live_tcp) */
 };
 
 /* Codes of the placement options: beyond any character, so commands keep every short option. */
@@ -81,6 +82,15 @@ int cli_place_machine(struct cli_place *p, const char *xml, struct topo_machine 
 
 /* cli_place_machine(NULL) and cli_place_plan in one. */
 int cli_place_live(struct cli_place *p, struct topo_plan **plan_out);
+
+/*
+ * --transport auto that chose rdma: the plan over this host's IP
+ * interfaces as well, for a session over tcp with the other end (a client
+ * at a server that serves tcp alone; a server, for clients asking for
+ * tcp). *tcp_out NULL when p is otherwise, has a --profile, or the host
+ * has no rail for it (its --rails naming RDMA devices): no error.
+ */
+void cli_place_live_tcp(const struct cli_place *p, struct topo_plan **tcp_out);
 
 /* The engine's transport of a settled p. */
 enum eng_transport_kind cli_place_transport(const struct cli_place *p);

@@ -196,6 +196,8 @@ struct eng_bench_opts {
 	int connect_timeout_ms; /* each stripe's connection at set-up; 0: the default (10 s) */
 	struct eng_qp_knobs qp; /* --ack-timeout, --retry-count */
 	enum eng_transport_kind transport; /* the server must serve the same */
+	/* --transport auto that chose rdma: over these rails if the server serves tcp only */
+	const struct topo_plan *plan_tcp; /* NULL: no second try */
 	/* Called about every 20 ms from the calling thread with the figures so far. */
 	void (*progress)(const struct eng_report *so_far, void *ctx);
 	void *ctx;
@@ -253,6 +255,8 @@ struct eng_copy_opts {
 	int connect_timeout_ms; /* each stripe's connection at set-up; 0: the default (10 s) */
 	struct eng_qp_knobs qp; /* --ack-timeout, --retry-count */
 	enum eng_transport_kind transport; /* the server must serve the same */
+	/* --transport auto that chose rdma: over these rails if the server serves tcp only */
+	const struct topo_plan *plan_tcp; /* NULL: no second try */
 	/*
 	 * --exclude, --include, --files-from (io/io.h): a push walks through
 	 * it, a pull has the server walk through it; NULL: none.
@@ -354,7 +358,9 @@ struct eng_serve_opts {
 	/* a stripe answered and not established after this is left out; 0: 10 s */
 	int connect_timeout_ms;
 	struct eng_qp_knobs qp;		   /* its sessions' QPs, as a client's */
-	enum eng_transport_kind transport; /* a client asking for the other is refused */
+	enum eng_transport_kind transport; /* a client asking for the other is refused... */
+	/* ...unless transport is rdma, chosen by auto: then TCP sessions go over these rails */
+	const struct topo_plan *plan_tcp; /* NULL: transport alone */
 	/*
 	 * Each client names the server it dialed (the host as its user gave
 	 * it, and the port), and a session dialed to another server is

@@ -70,8 +70,8 @@ static bool budget_take(struct eng_server *srv, uint64_t need, uint64_t *held_ou
 	return true;
 }
 
-int eng__admit_memory(struct eng_server *srv, const json_t *hello, uint32_t chunk,
-		      struct eng_admit *out)
+int eng__admit_memory(struct eng_server *srv, const struct topo_plan *plan, const json_t *hello,
+		      uint32_t chunk, struct eng_admit *out)
 {
 	uint64_t max = srv->o->max_memory, stripes, slots = ENG_MAX_SLOTS, offer, need, held;
 	char a[32], b[32], c[32];
@@ -93,8 +93,8 @@ int eng__admit_memory(struct eng_server *srv, const json_t *hello, uint32_t chun
 	if (stripes * slots * chunk > max)
 		slots = max / (stripes * chunk);
 	need = stripes * slots * chunk;
-	if (need > plan_buffer_bytes(srv->o->plan))
-		need = plan_buffer_bytes(srv->o->plan);
+	if (need > plan_buffer_bytes(plan))
+		need = plan_buffer_bytes(plan);
 	if (!budget_take(srv, need, &held))
 		return rcp_err(-EBUSY,
 			       "the server's sessions hold %s of its %s for slots (--max-memory) "

@@ -112,7 +112,7 @@ static json_t *hello_make(struct client *c)
 			json_array_append_new(stripes, st);
 		}
 	json_object_set_new(m, ENG_KEY_STRIPES, stripes);
-	json_object_set_new(m, ENG_KEY_TRANSPORT, json_string(eng__transport_word(c->s.tr)));
+	eng__transport_hello(m, c->s.tr, c->o->plan_tcp != NULL);
 	json_object_set_new(m, ENG_KEY_SERVER, dialed(c->o));
 	json_object_set_new(m, ENG_KEY_TIMEOUT_MS, json_integer(c->o->timeout_ms));
 	if (hello_job(c, m) || (c->s.key && eng__proto_set_hex(m, ENG_KEY_CHALLENGE, c->s.challenge,
@@ -524,7 +524,7 @@ static void backoff_sleep(unsigned ms, const _Atomic bool *cancel)
  * doubling from ENG_RETRY_FIRST_MS to ENG_RETRY_MAX_MS with jitter, until
  * --timeout has passed since the first try.
  */
-int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_out)
+int eng__client_ask(const struct eng_client_opts *o, struct eng_report *report_out)
 {
 	const _Atomic bool *cancel = o->copy ? o->copy->cancel : NULL;
 	uint64_t t0 = rcp_now_ns(), end = t0 + (uint64_t)o->timeout_ms * 1000000u;
@@ -560,8 +560,9 @@ int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_o
 		.host = (o)->host, .port = (o)->port, .chunk = (o)->chunk, .plan = (o)->plan,      \
 		.timeout_ms = (o)->timeout_ms, .key_file = (o)->key_file,                          \
 		.progress = (o)->progress, .ctx = (o)->ctx,                                        \
-		.tr = eng__transport_of((o)->transport), .no_failover = (o)->no_failover,          \
-		.stall_ms = (o)->stall_ms, .rail_stall_ms = (o)->rail_stall_ms,                    \
+		.tr = eng__transport_of((o)->transport), .plan_tcp = (o)->plan_tcp,                \
+		.no_failover = (o)->no_failover, .stall_ms = (o)->stall_ms,                        \
+		.rail_stall_ms = (o)->rail_stall_ms,                                               \
 		.connect_timeout_ms = (o)->connect_timeout_ms, .qp = (o)->qp                       \
 	}
 

@@ -481,6 +481,10 @@ int eng__serve(const struct eng_serve_opts *o, const struct eng_transport *tr, b
 		err = rcp_err(-ENODEV, "the plan has no rail to serve on");
 	if (!err)
 		err = tr->rail_addrs(o->plan, srv.addr);
+	if (!err && o->plan_tcp && o->plan_tcp->n_rails) {
+		srv.tr_tcp = eng__transport_tcp();
+		err = srv.tr_tcp->rail_addrs(o->plan_tcp, srv.addr_tcp);
+	}
 	if (!err && o->root)
 		err = io_root_open(o->root, 0, &srv.root);
 	if (!err)

@@ -179,15 +179,20 @@ int eng__proto_recv(struct eng_ctl *c, int timeout_ms, const char *want_type, js
 
 /*
  * An "error" frame's message as the sentence of -ECONNABORTED (-EBUSY when
- * it says to try again), after who ("the server says").
+ * it says to try again, -EPROTONOSUPPORT when to try the other transport),
+ * after who ("the server says").
  */
 static int error_frame(const json_t *msg, const char *who)
 {
 	const char *text = json_string_value(json_object_get(msg, ENG_KEY_MESSAGE));
 	bool retry = json_is_true(json_object_get(msg, ENG_KEY_RETRY));
+	bool other = json_is_true(json_object_get(msg, ENG_KEY_OTHER_TRANSPORT));
 	char esc[400];
 
-	return rcp_err(retry ? -EBUSY : -ECONNABORTED, "%s: %s", who,
+	return rcp_err(retry   ? -EBUSY
+		       : other ? -EPROTONOSUPPORT
+			       : -ECONNABORTED,
+		       "%s: %s", who,
 		       rcp_printable(text ? text : "(no reason given)", esc, sizeof(esc)));
 }
 
@@ -365,6 +370,8 @@ void eng__proto_send_error(struct eng_ctl *c, int err, bool symptom)
 			json_object_set_new(m, ENG_KEY_SYMPTOM, json_true());
 		if (err == -EBUSY) /* by convention: the server's "try again later" */
 			json_object_set_new(m, ENG_KEY_RETRY, json_true());
+		if (err == -EPROTONOSUPPORT) /* and this: "ask again over tcp" (agree.c) */
+			json_object_set_new(m, ENG_KEY_OTHER_TRANSPORT, json_true());
 		eng__proto_send(c, m);
 		json_decref(m);
 	}

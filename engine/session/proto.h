@@ -13,6 +13,8 @@
  *                     server (the host and port it dialed: identity.c),
  *                     timeout_ms (the client's --timeout: how long it
  *                     waits its turn at a full server),
+ *                     transport, transports (--transport auto: what
+ *                     else it can run; agree.c),
  *                     the job's own keys, challenge (when keyed)
  *   S -> C  challenge challenge                    (auth.c, when keyed)
  *   C -> S  proof     proof
@@ -43,7 +45,8 @@
  *   rcvr    result    chunks, bytes, files
  *   either  lost      stripe, message              (during the data: failover)
  *   either  error     message: ends the session with that sentence
- *                     (retry: the server is busy; the client tries again)
+ *                     (retry: the server is busy; the client tries again;
+ *                     other_transport: a client on auto asks again over tcp)
  * Names travel as hex, so no byte of a file name can break the JSON.
  *
  * Threading: functions use only their arguments (a struct eng_ctl is its
@@ -92,9 +95,13 @@
  * answers "deleted" before its result (or its dry run's list): an older
  * server would leave the extras. 12: the kept chunks' digests are Poly1305
  * under a one-time key per chunk (eng__seal_kept_digest), not HMAC-SHA256:
- * an older peer's would never match.
+ * an older peer's would never match. 13: --transport auto agreed by both
+ * ends: the hello's "transports" lists what a client on auto can run, a
+ * server on auto that chose rdma serves tcp sessions too, and a server that
+ * serves tcp alone answers such a client asking for rdma with an error
+ * frame flagged "other_transport": the client asks again over tcp.
  */
-#define ENG_PROTO_VERSION 12
+#define ENG_PROTO_VERSION 13
 #define ENG_PROTO_MAX_FRAME (1u << 20)
 /* A hello arrives before authentication: keep what a stranger can make us parse small. */
 #define ENG_PROTO_MAX_HELLO (64u << 10)
@@ -169,6 +176,10 @@
 #define ENG_KEY_PREFIX "prefix"
 #define ENG_KEY_RAIL "rail"
 #define ENG_KEY_TRANSPORT "transport" /* the client's hello: "rdma" or "tcp" */
+/* the hello of a client on --transport auto: each transport it can run, "rdma" first */
+#define ENG_KEY_TRANSPORTS "transports"
+/* error: the server serves this client's other transport alone: ask again over it */
+#define ENG_KEY_OTHER_TRANSPORT "other_transport"
 #define ENG_KEY_PORT "port"
 #define ENG_KEY_STRIPE "stripe"
 #define ENG_KEY_UNPAIRED "unpaired" /* welcome: no rail of the server can take this stripe */

@@ -34,23 +34,21 @@
 /* The session takes on the terms of the proven client's hello. */
 static int hello_check(struct srv_session *ss)
 {
+	struct eng_server *srv = ss->srv;
 	struct eng_hello_terms t;
-	int err = eng__hello_terms(ss->hello, ss->srv->root != NULL, &t);
-	const char *want = json_string_value(json_object_get(ss->hello, ENG_KEY_TRANSPORT));
-	const char *have = eng__transport_word(ss->s.tr);
+	int err = eng__hello_terms(ss->hello, srv->root != NULL, &t);
+	bool tcp = false;
 
+	if (!err)
+		err = eng__transport_pick(ss->hello, eng__transport_word(srv->tr),
+					  srv->tr_tcp != NULL, &tcp);
 	if (err)
 		return err;
-	if (!want)
-		want = "rdma"; /* a client from before TCP */
-	if (strcmp(want, "rdma") != 0 && strcmp(want, "tcp") != 0)
-		return rcp_err(-EPROTO,
-			       "the client asks for a transport this server does not know");
-	if (strcmp(want, have) != 0)
-		return rcp_err(-EPROTO,
-			       "the client asks for --transport %s; this server serves %s (its "
-			       "--transport)",
-			       want, have);
+	if (tcp && strcmp(eng__transport_word(srv->tr), "tcp")) { /* auto's rdma server: tcp too */
+		ss->s.tr = srv->tr_tcp;
+		ss->base = srv->o->plan_tcp;
+		ss->addr = srv->addr_tcp;
+	}
 	ss->kind = t.kind;
 	ss->bytes = t.bench_bytes;
 	ss->root_flags = t.root_flags;
@@ -298,7 +296,7 @@ static int places_take(void *arg)
 		return rcp_err(-EBUSY, "the server is busy with %u sessions; try again later",
 			       srv->o->max_sessions);
 	*ss->counted = true;
-	err = eng__admit_memory(srv, ss->hello, ss->s.chunk, &ss->admit);
+	err = eng__admit_memory(srv, ss->base, ss->hello, ss->s.chunk, &ss->admit);
 	if (err == -EBUSY) {
 		*ss->counted = false;
 		atomic_fetch_sub(&srv->sessions, 1);
@@ -369,10 +367,11 @@ static void *session_main(void *arg)
 			snprintf(out, sizeof(out), " (%u left out at set-up)", all - up);
 		rcp_log(RCP_LOG_NOTICE,
 			"session %u from %s: %s, %" PRIu64
-			" MiB over %u stripes%s (%u sessions running, %u waiting, %u connections "
+			" MiB over %u %sstripes%s (%u sessions running, %u waiting, %u connections "
 			"waiting their turn, %" PRIu64 " MiB of slots reserved)",
 			ss->id, ss->peer, session_what(ss, what, sizeof(what)), ss->bytes >> 20, up,
-			out, atomic_load(&srv->sessions), eng__queue_length(srv),
+			ss->s.tr != srv->tr ? "tcp " : "" /* auto's rdma server, tcp too */, out,
+			atomic_load(&srv->sessions), eng__queue_length(srv),
 			atomic_load(&srv->parked), atomic_load(&srv->mem_held) >> 20);
 		err = eng__session_run(&ss->s);
 		rcp_steps_lap(&ss->s.steps, RCP_STEP_DATA);
@@ -420,6 +419,8 @@ int eng__server_session_start(struct eng_server *srv, int fd, const char *who, u
 	ss->slot_gen = gen;
 	snprintf(ss->peer, sizeof(ss->peer), "%s", who);
 	eng__session_init(&ss->s, ENG_SERVER, srv->tr, fd, srv->o->timeout_ms);
+	ss->base = srv->o->plan; /* unless the hello asks for tcp of a server serving both */
+	ss->addr = srv->addr;
 	ss->s.no_failover = srv->o->no_failover;
 	ss->s.stall_ms = srv->o->stall_ms;
 	ss->s.rail_stall_ms = srv->o->rail_stall_ms;

@@ -28,6 +28,8 @@ struct srv_session {
 	unsigned root_flags;		     /* IO_ROOT_* from the client's flags */
 	char where[IO_ESC_MAX];		     /* push: the destination; pull: the first source */
 	struct topo_plan plan;		     /* the server's plan, with this session's stripes */
+	const struct topo_plan *base;	     /* the plan of its transport: o->plan or plan_tcp */
+	const struct eng_rail_addr *addr;    /* that plan's rails: srv->addr or addr_tcp */
 	struct eng_admit admit;		     /* its share of --max-memory */
 	bool *counted;			     /* while admitted: holds a place of --max-sessions */
 	double start;			     /* the wall clock at the connection */

@@ -50,7 +50,7 @@ static int welcome_send(struct srv_session *ss, const uint16_t *port)
 			json_array_append_new(arr, st);
 			continue;
 		}
-		json_object_set_new(st, ENG_KEY_ADDR, json_string(ss->srv->addr[r].text));
+		json_object_set_new(st, ENG_KEY_ADDR, json_string(ss->addr[r].text));
 		json_object_set_new(st, ENG_KEY_PORT, json_integer(port[r]));
 		json_object_set_new(st, ENG_KEY_STRIPE, json_integer(base[r] + seen[r]++));
 		json_object_set_new(st, ENG_KEY_RAIL, json_string(rep.rail[r].name));
@@ -125,9 +125,9 @@ int eng__server_setup(struct srv_session *ss)
 	bool usable[TOPO_MAX_RAILS];
 	int err;
 
-	ss->plan = *ss->srv->o->plan;
+	ss->plan = *ss->base;
 	rails_usable(ss, usable);
-	if ((err = eng__stripes_pair(json_object_get(ss->hello, ENG_KEY_STRIPES), ss->srv->addr,
+	if ((err = eng__stripes_pair(json_object_get(ss->hello, ENG_KEY_STRIPES), ss->addr,
 				     &ss->plan, usable, ss->peer_rail)) != 0 ||
 	    (err = eng__slots_per_stripe(&ss->plan, ss->s.chunk, "the server", &n_slots)) != 0)
 		return err;
@@ -151,7 +151,7 @@ int eng__server_setup(struct srv_session *ss)
 	if (err)
 		return err;
 	for (r = 0; r < ss->plan.n_rails && !err; r++) {
-		struct sockaddr_in a = ss->srv->addr[r].addr;
+		struct sockaddr_in a = ss->addr[r].addr;
 
 		if (ss->plan.rail[r].qps)
 			err = tr->listen(ss->s.conn, &a, &port[r]);

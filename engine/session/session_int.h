@@ -326,6 +326,7 @@ struct eng_client_opts {
 	void (*progress)(const struct eng_report *so_far, void *ctx);
 	void *ctx;
 	const struct eng_transport *tr;
+	const struct topo_plan *plan_tcp; /* auto chose rdma: asked again over tcp; NULL: no */
 	uint64_t bench_bytes;		  /* bench */
 	const struct eng_copy_opts *copy; /* copies; NULL for bench */
 	bool no_failover;
@@ -335,8 +336,11 @@ struct eng_client_opts {
 	struct eng_qp_knobs qp;
 };
 
-/* eng_bench_run and eng_copy_run over o->tr. */
+/* eng_bench_run and eng_copy_run over o->tr (agree.c: then over tcp, as o->plan_tcp says). */
 int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_out);
+
+/* One transport's try, asked again while the server is busy (client.c). */
+int eng__client_ask(const struct eng_client_opts *o, struct eng_report *report_out);
 
 /* eng_serve over tr; port_any: listen on a port of the kernel's choice (o->ready names it). */
 int eng__serve(const struct eng_serve_opts *o, const struct eng_transport *tr, bool port_any);
@@ -405,9 +409,11 @@ int eng__identity_parse(const char *name, uint16_t default_port, char host_out[2
 struct eng_server {
 	const struct eng_serve_opts *o;
 	const struct eng_transport *tr;
+	const struct eng_transport *tr_tcp; /* o->plan_tcp's: tcp sessions too; NULL: none */
 	struct eng_auth_key key;
 	bool keyed;
-	struct eng_rail_addr addr[TOPO_MAX_RAILS]; /* the plan's rails */
+	struct eng_rail_addr addr[TOPO_MAX_RAILS];     /* the plan's rails */
+	struct eng_rail_addr addr_tcp[TOPO_MAX_RAILS]; /* o->plan_tcp's rails */
 	struct io_root *root; /* --root, NULL when the server runs bench only */
 	int lfd;
 	uint16_t port;		 /* the one it listens on */
@@ -503,14 +509,15 @@ struct eng_admit {
 };
 
 /*
- * Reserve for the session whose (checked) hello is hello, of chunk bytes,
- * the most its pools may take within srv's --max-memory (none set: nothing
- * reserved): into *out, with the slots per stripe it may then have.
+ * Reserve for the session whose (checked) hello is hello, of chunk bytes
+ * over plan (the server's plan of its transport), the most its pools may
+ * take within srv's --max-memory (none set: nothing reserved): into *out,
+ * with the slots per stripe it may then have.
  * -EBUSY with a sentence (the client asks again) when it does not fit
  * beside the sessions running, -ENOMEM when it could never fit. Thread-safe.
  */
-int eng__admit_memory(struct eng_server *srv, const json_t *hello, uint32_t chunk,
-		      struct eng_admit *out);
+int eng__admit_memory(struct eng_server *srv, const struct topo_plan *plan, const json_t *hello,
+		      uint32_t chunk, struct eng_admit *out);
 
 /* Give a's reservation back (none: nothing done). Thread-safe. */
 void eng__admit_release(struct eng_server *srv, struct eng_admit *a);
@@ -622,6 +629,20 @@ struct eng_hello_terms {
 	unsigned root_flags; /* IO_ROOT_* */
 };
 int eng__hello_terms(const json_t *hello, bool serves_files, struct eng_hello_terms *out);
+
+/* ---- agree.c: the transport both ends agree on (--transport auto) ---- */
+
+/* The hello's "transport", tr's word, and with tcp_too (auto chose rdma) its "transports". */
+void eng__transport_hello(json_t *hello, const struct eng_transport *tr, bool tcp_too);
+
+/*
+ * The transport a proven client's hello gets from a server that serves
+ * have ("rdma" or "tcp"), and tcp too when tcp_too: *tcp_out true for tcp.
+ * -EPROTONOSUPPORT when the client on auto asks for rdma and can go over
+ * the tcp this server serves alone (its error frame says so); -EPROTO with
+ * a sentence naming both for any other mismatch.
+ */
+int eng__transport_pick(const json_t *hello, const char *have, bool tcp_too, bool *tcp_out);
 
 /* Whether the hello's flags hold name (ENG_FLAG_*) as true. */
 bool eng__hello_flag(const json_t *hello, const char *name);

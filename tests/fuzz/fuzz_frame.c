@@ -6,12 +6,11 @@
  * As a server sees it: the first frame is read as a hello (the pre-auth frame
  * limit, eng__proto_recv_max), checked (eng__proto_check_hello), its terms
  * taken as server.c takes them (eng__hello_terms, with and without a root;
- * the destination's name in hex) and its stripes paired with two rails of
- * ours (eng__stripes_pair, then eng__slots_per_stripe); then both halves of
- * a server's authentication (eng__session_auth keyless and keyed: the keyed
- * one sends a challenge and reads the next frame as the proof). As a client
- * sees what follows: every further frame is read (a peer's "error" frame
- * becomes its sentence) and its fields fetched as the ends fetch those of a
+ * the destination's name in hex; its transport, eng__transport_pick) and its stripes paired with
+ * two rails of ours (eng__stripes_pair, then eng__slots_per_stripe); then both halves of a server's
+ * authentication (eng__session_auth keyless and keyed: the keyed one sends a challenge and reads
+ * the next frame as the proof). As a client sees what follows: every further frame is read (a
+ * peer's "error" frame becomes its sentence) and its fields fetched as the ends fetch those of a
  * pull's sources and its filter (server.c), a dry run's answer, a
  * welcome's terms (client.c:
  * eng__welcome_terms), done and result (session.c); the frames as the
@@ -27,7 +26,9 @@
 #include "tests/fuzz/fuzz.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdbool.h>
+#include <string.h>
 
 #define FRAME_TIMEOUT_MS 1000
 #define FRAMES_AFTER_HELLO 16
@@ -104,6 +105,28 @@ static void stripes_field(const json_t *stripes, uint64_t chunk)
 		FUZZ_CHECK(n_slots >= 2 && n_slots <= ENG_MAX_SLOTS);
 }
 
+/*
+ * The transport a server gives the hello (agree.c), serving rdma (with tcp
+ * too, or not) or tcp: what it picks is what the client asked for, and
+ * only a tcp server tells a client on auto to ask again.
+ */
+static void hello_transport(const json_t *hello)
+{
+	const char *want = json_string_value(json_object_get(hello, ENG_KEY_TRANSPORT));
+	static const char *const have[] = {"rdma", "rdma", "tcp"};
+	unsigned i;
+
+	for (i = 0; i < 3; i++) {
+		bool tcp = false;
+		int err = eng__transport_pick(hello, have[i], i == 1, &tcp);
+
+		if (err == 0)
+			FUZZ_CHECK(tcp == (want && !strcmp(want, "tcp")));
+		else
+			FUZZ_CHECK(err == -EPROTO || (err == -EPROTONOSUPPORT && i == 2));
+	}
+}
+
 /* What a server takes from a hello (server.c: hello_check, push_prepare, session_setup). */
 static void hello_fields(const json_t *hello)
 {
@@ -132,6 +155,7 @@ static void hello_fields(const json_t *hello)
 	eng__proto_get_u64(hello, ENG_KEY_SLOTS, &v);
 	name_field(json_object_get(hello, ENG_KEY_DST), "a destination");
 	stripes_field(json_object_get(hello, ENG_KEY_STRIPES), chunk);
+	hello_transport(hello);
 }
 
 /* A pull's sources, as the server reads them (server.c: pull_sources). */

@@ -211,6 +211,18 @@ static void frames(void)
 	json_object_set_new(m, ENG_KEY_MESSAGE, json_string("the server is busy\n\x1b[31m"));
 	stream_send(&s, m);
 	stream_put(&s, "frame", "bench_refused");
+	/* A client on --transport auto asks for rdma; a server of tcp alone says to ask again. */
+	stream_open(&s);
+	m = hello(ENG_JOB_BENCH, false);
+	json_object_set_new(m, ENG_KEY_BYTES, json_integer(1 << 30));
+	json_object_set_new(m, ENG_KEY_TRANSPORT, json_string("rdma"));
+	json_object_set_new(m, ENG_KEY_TRANSPORTS, json_pack("[s, s]", "rdma", "tcp"));
+	stream_send(&s, m);
+	m = eng__proto_msg(ENG_MSG_ERROR, false);
+	json_object_set_new(m, ENG_KEY_MESSAGE, json_string("this server serves tcp alone"));
+	json_object_set_new(m, ENG_KEY_OTHER_TRANSPORT, json_true());
+	stream_send(&s, m);
+	stream_put(&s, "frame", "bench_auto_other_transport");
 	/* --update: the receiver's map of 3 entries, the second held already. */
 	stream_open(&s);
 	m = eng__proto_msg(ENG_MSG_SKIP, false);

@@ -65,6 +65,7 @@ void server_start(struct server *s, const struct eng_transport *tr, const char *
 				       .key_file = key_file,
 				       .root = root,
 				       .plan = &s->plan,
+				       .plan_tcp = s->plan_tcp,
 				       .timeout_ms = s->timeout_ms ? s->timeout_ms : TIMEOUT_MS,
 				       .max_sessions = s->max_sessions ? s->max_sessions : 4,
 				       .max_memory = s->max_memory,

@@ -56,6 +56,7 @@ void plan_make(struct topo_plan *p, const unsigned *num, unsigned n, unsigned qp
 struct server {
 	struct eng_serve_opts o;
 	struct topo_plan plan;
+	const struct topo_plan *plan_tcp; /* serve --transport auto that chose rdma: tcp too */
 	const struct eng_transport *tr;
 	pthread_t thread;
 	int stop_fd;
