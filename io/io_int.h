@@ -344,7 +344,8 @@ struct io_wfile {
 	_Atomic uint64_t *bits; /* chunk k arrived: bit k % 64 of word k / 64 */
 	_Atomic uint64_t done;	/* chunks arrived */
 	_Atomic uint64_t received;
-	_Atomic bool failed; /* a write failed: never finalize */
+	_Atomic bool failed;  /* a write failed: never finalize */
+	_Atomic int fail_err; /* the first failed write's -errno, for the later ones' sentence */
 	/* IO_ROOT_PARTIAL (partial.c): the data file of a fixed name, locked by lockfd */
 	bool partial;
 	int lockfd;		    /* a second descriptor of it, holding the flock to the end */

@@ -300,8 +300,14 @@ int io_chunk_write_start(struct io_wfile *f, uint64_t off, const void *data, uin
 			       "a chunk at offset %llu of %u bytes is not one of the "
 			       "planned chunks of \"%s\"",
 			       (unsigned long long)off, len, name_of(f, esc));
-	if (atomic_load(&f->failed))
-		return rcp_err(-EIO, "\"%s\" already failed", name_of(f, esc));
+	if (atomic_load(&f->failed)) {
+		/* The first failure's cause, whichever chunk's error is said first. */
+		int first = atomic_load(&f->fail_err);
+
+		return rcp_err(first ? first : -EIO,
+			       "cannot write \"%s\": an earlier write failed: %s", name_of(f, esc),
+			       strerror(first ? -first : EIO));
+	}
 	*op = (struct io_op){
 		.kind = IO_OP_WRITE, .fd = direct ? f->dfd : f->fd, .off = off, .len = len};
 	return 0;
@@ -319,6 +325,9 @@ int io_chunk_write_end(struct io_wfile *f, uint64_t off, uint32_t len, int64_t p
 		return rcp_err(-EBADMSG, "a chunk that is not one of \"%s\"'s was written",
 			       name_of(f, esc));
 	if (put < (int64_t)len) {
+		int none = 0;
+
+		atomic_compare_exchange_strong(&f->fail_err, &none, put < 0 ? (int)put : -EIO);
 		atomic_store(&f->failed, true);
 		return rcp_err(put < 0 ? (int)put : -EIO, "cannot write \"%s\" at offset %llu: %s",
 			       name_of(f, esc), (unsigned long long)(off + (put > 0 ? put : 0)),

@@ -1,7 +1,8 @@
 /*
  * test_io_root_write.c - the receiver's files: atomic finalize with holes,
  * mode and mtime (or the umask and never setuid without keep-meta), cleanup
- * on every failure (a wrong hash, an abort, a missing chunk), which chunks
+ * on every failure (a wrong hash, an abort, a missing chunk), a failed
+ * write's cause said by every later chunk, which chunks
  * are accepted and counted, one completion under concurrent writers, and
  * O_DIRECT writes. Each test runs in a scratch directory of its own; one
  * starts writer threads of its own and joins them.
@@ -133,6 +134,37 @@ static void test_a_wrong_hash_writes_nothing_and_never_finalizes(void **state)
 	assert_int_equal(io_wfile_finalize(w), -EIO);
 	assert_non_null(strstr(rcp_err_msg(-EIO), "0 of 1 chunks arrived"));
 	assert_false(t_exists(fx->root, "f"));
+	assert_int_equal(t_count_tmp(fx->root), 0);
+	io_root_close(r);
+}
+
+/*
+ * A write that fails (a full disk) fails the file; a chunk started after it
+ * says the first failure's cause, so whichever error a receiver says first
+ * names it (testbed/fault_disk once got only "already failed").
+ */
+static void test_after_a_failed_write_every_chunk_says_its_cause(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_root *r = root_of(fx, 0);
+	static char data[CH];
+	struct io_wfile *w = NULL;
+	bool done = false;
+	struct io_op op;
+	struct fe f;
+	int err;
+
+	fe_file(&f, "f", 2 * CH, 1, (const uint64_t[]){0, 2 * CH});
+	assert_int_equal(io_wfile_open(r, &f.e, CH, &w), 0);
+	assert_int_equal(io_chunk_write_start(w, 0, data, CH, &op), 0);
+	assert_int_equal(io_chunk_write_end(w, 0, CH, -ENOSPC, &done), -ENOSPC);
+	err = io_chunk_write_start(w, CH, data, CH, &op);
+	assert_int_equal(err, -ENOSPC);
+	assert_non_null(strstr(rcp_err_msg(err), "\"f\": an earlier write failed: No space left"));
+	assert_int_equal(io_chunk_write_end(w, CH, CH, -EIO, &done), -EIO);
+	assert_int_equal(io_chunk_write_start(w, CH, data, CH, &op), -ENOSPC); /* the first */
+	assert_false(done);
+	io_wfile_abort(w);
 	assert_int_equal(t_count_tmp(fx->root), 0);
 	io_root_close(r);
 }
@@ -339,6 +371,7 @@ int main(void)
 		T(test_finalize_without_keep_meta_uses_umask_and_never_setuid),
 		T(test_a_wrong_hash_writes_nothing_and_never_finalizes),
 		T(test_abort_leaves_no_temporary_and_no_final_file),
+		T(test_after_a_failed_write_every_chunk_says_its_cause),
 		T(test_only_planned_chunks_are_accepted),
 		T(test_a_repeated_chunk_counts_once),
 		T(test_concurrent_writers_complete_the_file_exactly_once),
