@@ -11,8 +11,9 @@
  * is 4 bytes of flags and queue pair number and then one of the port's
  * GIDs, which is how the kernel's rdma_cm maps an IPoIB address to its
  * device and port. A partition's child interface (ib0.8001) carries the
- * same GID: the first IPv4 address getifaddrs lists on any of them is
- * taken. Either way the prefix is that address's interface's.
+ * same GID: the first IPv4 address getifaddrs lists on any of them (under
+ * its label, "ib0:rail", if it has one) is taken. Either way the prefix is
+ * that address's interface's.
  *
  * Threading: thread-safe (no shared state).
  */
@@ -67,14 +68,22 @@ const char *eng__ipoib_netdev(const struct eng_port *port, const struct ifaddrs 
 	return NULL;
 }
 
-/* Whether the interface named name is an IPoIB interface of port. */
-static bool name_is_ipoib_of(const struct eng_port *port, const struct ifaddrs *all,
-			     const char *name)
+/* Whether an address's name (its label: "ib0", "ib0:rail") is on the interface named dev. */
+static bool label_of(const char *label, const char *dev)
+{
+	size_t n = strcspn(label, ":");
+
+	return strlen(dev) == n && !strncmp(label, dev, n);
+}
+
+/* Whether the address labelled label is on an IPoIB interface of port. */
+static bool label_is_ipoib_of(const struct eng_port *port, const struct ifaddrs *all,
+			      const char *label)
 {
 	const struct ifaddrs *i;
 
 	for (i = all; i; i = i->ifa_next)
-		if (!strcmp(i->ifa_name, name) && ipoib_of_port(port, i))
+		if (label_of(label, i->ifa_name) && ipoib_of_port(port, i))
 			return true;
 	return false;
 }
@@ -140,7 +149,7 @@ static int ib_addr(const char *dev, const struct eng_port *port, const struct if
 	const char *ipoib;
 
 	for (i = ifa; i; i = i->ifa_next)
-		if (inet_of(i) && name_is_ipoib_of(port, ifa, i->ifa_name)) {
+		if (inet_of(i) && label_is_ipoib_of(port, ifa, i->ifa_name)) {
 			addr_fill(inet_of(i)->sin_addr, i, out);
 			return 0;
 		}

@@ -5,9 +5,9 @@
  * InfiniBand port by its IPoIB interface, the one whose 20-byte hardware
  * address carries the port's GID, past an Ethernet interface, another
  * port's IPoIB interface and an Ethernet address that holds the same bytes;
- * a partition's child interface; and the two sentences when IPoIB is
- * missing or has no address. Then the loopback's device model, which
- * sessions run through.
+ * a partition's child interface; an address with a label (ib0:rail); and
+ * the two sentences when IPoIB is missing or has no address. Then the
+ * loopback's device model, which sessions run through.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -169,6 +169,21 @@ static void test_ib_partition_child_carries_the_ports_gid(void **state)
 	assert_string_equal(eng__ipoib_netdev(&p, l.ifa), "ib0");
 }
 
+static void test_ib_address_with_a_label_is_its_interfaces(void **state)
+{
+	struct eng_gid g;
+	struct eng_port p = ib_port(&g, GID_A);
+	struct iflist l = {0};
+	struct eng_rail_addr a;
+
+	(void)state;
+	add_ipoib(&l, "ib0", GID_A);
+	add_inet(&l, "ib0x", "10.7.0.1", 24);	  /* another interface, not a label of ib0 */
+	add_inet(&l, "ib0:rail", "10.9.0.1", 24); /* ip addr add ... dev ib0 label ib0:rail */
+	assert_int_equal(eng__port_rail_addr("mlx5_0", &p, l.ifa, &a), 0);
+	assert_string_equal(a.text, "10.9.0.1");
+}
+
 static void test_ib_port_without_ipoib_or_its_address_says_what_to_do(void **state)
 {
 	struct eng_gid g;
@@ -220,6 +235,7 @@ int main(void)
 		cmocka_unit_test(test_roce_port_takes_its_v2_gids_address_and_its_netdevs_prefix),
 		cmocka_unit_test(test_ib_port_takes_its_ipoib_interfaces_address),
 		cmocka_unit_test(test_ib_partition_child_carries_the_ports_gid),
+		cmocka_unit_test(test_ib_address_with_a_label_is_its_interfaces),
 		cmocka_unit_test(test_ib_port_without_ipoib_or_its_address_says_what_to_do),
 		cmocka_unit_test(test_loopback_model_has_roce_and_infiniband_rails),
 	};
