@@ -1,6 +1,7 @@
 /*
  * cmd_devices.c - railcp devices: what RDMA hardware this host has, with the
- * facts that decide how railcp uses it (state, speed, RoCE GIDs, NUMA node),
+ * facts that decide how railcp uses it (state, speed, GIDs, the netdev: a
+ * RoCE port's or an InfiniBand port's IPoIB interface, NUMA node),
  * and the IP interfaces a TCP copy takes as rails (devices_net.c).
  */
 #include "cli/cli.h"
@@ -114,10 +115,10 @@ static void devices_usage(FILE *f)
 {
 	fprintf(f, "usage: railcp devices [--json] [--transport KIND]\n\n"
 		   "Lists RDMA devices and ports: state, link layer, active MTU, speed\n"
-		   "(lanes x lane rate), GIDs with their type, the netdev behind a RoCE port,\n"
-		   "and the NUMA node each device is local to. Then the IP interfaces, the\n"
-		   "rails of a TCP copy: IPv4 address, state, MTU, speed, NUMA node, and\n"
-		   "whether a copy uses it.\n\n"
+		   "(lanes x lane rate), GIDs with their type, the netdev behind a RoCE port\n"
+		   "or an InfiniBand port's IPoIB interface, and the NUMA node each device is\n"
+		   "local to. Then the IP interfaces, the rails of a TCP copy: IPv4 address,\n"
+		   "state, MTU, speed, NUMA node, and whether a copy uses it.\n\n"
 		   "  --json            one JSON object on stdout\n"
 		   "  --transport KIND  rdma: the RDMA devices only (none is an error),\n"
 		   "                    tcp: the IP interfaces only, auto: both (default)\n"

@@ -69,28 +69,71 @@ static size_t n_active(const struct cli_doctor *d)
 	return n;
 }
 
+static bool is_ib(const struct doc_rail *r)
+{
+	return !strcmp(r->link_layer, "InfiniBand");
+}
+
+/*
+ * An InfiniBand port in INIT or ARMED has its link up but no subnet manager
+ * has configured it (no LID); its IPoIB netdev's state is not the cause.
+ */
 static void check_port(struct cli_doctor *d, const struct doc_rail *r)
 {
+	bool no_sm = is_ib(r) && (!strcmp(r->state, "INIT") || !strcmp(r->state, "ARMED"));
 	char name[80], fix[64] = "";
 
 	if (r->active)
 		return;
 	rail_name(r, name, sizeof(name));
-	if (r->netdev[0] && !strcmp(r->operstate, "down"))
+	if (no_sm)
+		snprintf(fix, sizeof(fix), "systemctl start opensm");
+	else if (r->netdev[0] && !is_ib(r) && !strcmp(r->operstate, "down"))
 		snprintf(fix, sizeof(fix), "ip link set dev %s up", r->netdev);
 	cli_doctor_problem(d, n_active(d) == 0, name, fix,
 			   "port %s%s%s: copies go without this rail%s", r->state,
-			   fix[0] ? ", its netdev is down" : "",
+			   no_sm    ? ", no subnet manager has configured it (run one on a host or "
+				      "switch of the fabric)"
+			   : fix[0] ? ", its netdev is down"
+				    : "",
 			   fix[0] ? "" : " (check its cable and switch port: rdma link show)",
 			   n_active(d) ? "" : ", and no other rail is ACTIVE");
 }
 
-/* An Ethernet port needs a GID with an IP address: rdma_cm resolves rails by address. */
+/* rdma_cm finds an InfiniBand rail by its IPoIB interface's IPv4 address. */
+static void check_ipoib(struct cli_doctor *d, const struct doc_rail *r)
+{
+	char name[80], fix[96];
+
+	if (!r->active || r->n_addrs)
+		return;
+	rail_name(r, name, sizeof(name));
+	if (!r->netdev[0]) {
+		cli_doctor_problem(d, r->planned, name, "modprobe ib_ipoib",
+				   "no IPoIB interface: rdma_cm finds an InfiniBand rail by its "
+				   "IPoIB interface's IPv4 address");
+		return;
+	}
+	snprintf(fix, sizeof(fix), "ip addr add ADDRESS/PREFIX dev %s", r->netdev);
+	cli_doctor_problem(d, r->planned, name, fix,
+			   "its IPoIB interface %s has no IPv4 address, which rdma_cm needs to "
+			   "find the rail",
+			   r->netdev);
+}
+
+/*
+ * An Ethernet port needs a GID with an IP address: rdma_cm resolves rails by
+ * address. An InfiniBand port's GIDs are no addresses: its IPoIB interface's.
+ */
 static void check_gids(struct cli_doctor *d, const struct doc_rail *r)
 {
 	char name[80], fix[96] = "";
 	size_t i;
 
+	if (is_ib(r)) {
+		check_ipoib(d, r);
+		return;
+	}
 	if (!r->active || strcmp(r->link_layer, "Ethernet"))
 		return;
 	for (i = 0; i < r->n_gids; i++)
@@ -123,6 +166,16 @@ static void check_mtu_fits(struct cli_doctor *d, const struct doc_rail *r)
 			   r->active_mtu, r->netdev, r->netdev_mtu, need);
 }
 
+/*
+ * Whether r's netdev MTU bounds its RDMA frames: a RoCE port's does; an
+ * InfiniBand port's IPoIB netdev (2044 datagram, 65520 connected) does not,
+ * its MTU is the subnet manager's.
+ */
+static bool mtu_from_netdev(const struct doc_rail *r)
+{
+	return r->planned && r->netdev_mtu >= 0 && !is_ib(r);
+}
+
 /* The MTU most planned rails' netdevs have (on a tie the smaller); -1 when none says. */
 static int usual_mtu(const struct cli_doctor *d)
 {
@@ -133,10 +186,10 @@ static int usual_mtu(const struct cli_doctor *d)
 		const struct doc_rail *r = &d->rail[i];
 		size_t n = 0;
 
-		if (!r->planned || r->netdev_mtu < 0)
+		if (!mtu_from_netdev(r))
 			continue;
 		for (k = 0; k < d->n_rails; k++)
-			n += d->rail[k].planned && d->rail[k].netdev_mtu == r->netdev_mtu;
+			n += mtu_from_netdev(&d->rail[k]) && d->rail[k].netdev_mtu == r->netdev_mtu;
 		if (n > best_n || (n == best_n && r->netdev_mtu < best))
 			best = r->netdev_mtu, best_n = n;
 	}
@@ -158,7 +211,7 @@ static void check_mtu_alike(struct cli_doctor *d)
 	for (i = 0; i < d->n_rails && usual > 0; i++) {
 		const struct doc_rail *r = &d->rail[i];
 
-		if (!r->planned || r->netdev_mtu < 0 || r->netdev_mtu == usual)
+		if (!mtu_from_netdev(r) || r->netdev_mtu == usual)
 			continue;
 		rail_name(r, name, sizeof(name));
 		snprintf(fix, sizeof(fix), "ip link set dev %s mtu %d", r->netdev, usual);
@@ -307,6 +360,20 @@ static void check_no_device(struct cli_doctor *d)
 			   "netdev gives one");
 }
 
+/* Whether the rail named name ("mlx5_0:1") is an InfiniBand port of this host. */
+static bool named_ib(const struct cli_doctor *d, const char *name)
+{
+	char own[80];
+	size_t i;
+
+	for (i = 0; i < d->n_rails; i++) {
+		rail_name(&d->rail[i], own, sizeof(own));
+		if (!strcmp(own, name))
+			return is_ib(&d->rail[i]);
+	}
+	return false;
+}
+
 /* With HOST: each rail's session over it. */
 static void check_peer(struct cli_doctor *d)
 {
@@ -319,12 +386,18 @@ static void check_peer(struct cli_doctor *d)
 			cli_doctor_problem(d, true, p->rail, NULL, "no session with %s over it: %s",
 					   d->host, p->error);
 		else if (p->mtu && p->peer_mtu && p->mtu != p->peer_mtu)
-			cli_doctor_problem(d, true, p->rail, NULL,
-					   "this end's port MTU is %u and the peer's (%s) %u: the "
-					   "rail runs at %u; give both ends' netdevs the same MTU "
-					   "(ip link set dev IF mtu N)",
-					   p->mtu, p->peer, p->peer_mtu,
-					   p->mtu < p->peer_mtu ? p->mtu : p->peer_mtu);
+			cli_doctor_problem(
+				d, true, p->rail, NULL,
+				"this end's port MTU is %u and the peer's (%s) %u: the "
+				"rail runs at %u; %s",
+				p->mtu, p->peer, p->peer_mtu,
+				p->mtu < p->peer_mtu ? p->mtu : p->peer_mtu,
+				named_ib(d, p->rail)
+					? "on InfiniBand no netdev sets it: the subnet "
+					  "manager gives each port the MTU it and its switch "
+					  "port support (ibportstate shows both)"
+					: "give both ends' netdevs the same MTU (ip link set "
+					  "dev IF mtu N)");
 	}
 }
 

@@ -66,7 +66,7 @@ struct eng_port {
 	unsigned width;		  /* lanes; 0 when verbs reports an unknown width */
 	double lane_gbps;	  /* data rate of one lane; 0 when unknown */
 	double gbps;		  /* width x lane rate */
-	char netdev[IF_NAMESIZE]; /* netdev behind a RoCE port, else "" */
+	char netdev[IF_NAMESIZE]; /* RoCE: its GIDs' netdev; InfiniBand: its IPoIB one; or "" */
 	size_t n_gids;
 	struct eng_gid *gids;
 };

@@ -4,7 +4,8 @@
  *
  * The client's id is resolved from the local rail's address to the server
  * rail's address, so the QP lands on the device and port that own the
- * source address; the RoCE v2 GID follows from it. The device the id
+ * source address; the GID follows from it (RoCE v2: the address's own;
+ * InfiniBand: the port's behind the IPoIB interface). The device the id
  * resolved to is checked against the rail the plan chose.
  *
  * The client of a session connects each link and the server accepts

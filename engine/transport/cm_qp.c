@@ -93,8 +93,9 @@ uint32_t eng__cm_mtu_agree(struct eng_conn *c, struct eng_link *l, uint32_t own,
 		c->mtu_noted[c->n_mtu_noted++] = l->rail_dev;
 		rcp_log(RCP_LOG_NOTICE,
 			"rail %s: active MTU %u here and %u at the peer: its QPs use %u; "
-			"give the network devices of both ends the same MTU (ip link set "
-			"dev IF mtu N) for the larger",
+			"for the larger give both ends the same MTU (RoCE: ip link set dev "
+			"IF mtu N on their netdevs; InfiniBand: the subnet manager gives "
+			"each port the MTU it and its switch port support)",
 			l->rail_dev, l->mtu, l->peer_mtu, eng__mtu_bytes((int)agreed));
 	}
 	return agreed;

@@ -5,7 +5,8 @@
  * resources once it returns, so it is cheap to take at start-up and safe to
  * keep. The GID table comes from ibv_query_gid_table, which also gives each
  * entry's type (IB, RoCE v1, RoCE v2) and netdev, so no sysfs parsing is
- * needed for them. NUMA locality comes from topology/.
+ * needed for them. An InfiniBand port's netdev, which no GID names, is its
+ * IPoIB interface (railaddr.c). NUMA locality comes from topology/.
  *
  * The process keeps a copy of its last listing of this host (/sys): the
  * rails' addresses a session needs (eng__device_list_kept) come from the
@@ -28,6 +29,7 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <infiniband/verbs.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -251,6 +253,27 @@ out_close:
 	return err;
 }
 
+/* An InfiniBand port's netdev is its IPoIB interface (railaddr.c), which no GID names. */
+static void list_take_ipoib(struct eng_device_list *list)
+{
+	struct ifaddrs *ifa;
+	const char *name;
+	size_t d;
+	unsigned p;
+
+	if (getifaddrs(&ifa) != 0)
+		return; /* the listing goes without them; a session's rail address says why */
+	for (d = 0; d < list->n; d++)
+		for (p = 0; p < list->dev[d].n_ports; p++) {
+			struct eng_port *port = &list->dev[d].ports[p];
+
+			if (eng__port_is_ib(port) && !port->netdev[0] &&
+			    (name = eng__ipoib_netdev(port, ifa)) != NULL)
+				snprintf(port->netdev, sizeof(port->netdev), "%s", name);
+		}
+	freeifaddrs(ifa);
+}
+
 static int device_cmp(const void *a, const void *b)
 {
 	return strverscmp(((const struct eng_device *)a)->name,
@@ -365,6 +388,7 @@ int eng_device_list_create(const char *sysfs_root, struct eng_device_list **list
 	if (err)
 		goto err_free_list;
 	ibv_free_device_list(devs);
+	list_take_ipoib(list);
 	qsort(list->dev, list->n, sizeof(*list->dev), device_cmp);
 	if (!strcmp(sysfs_root, "/sys"))
 		list_keep(list);

@@ -1,7 +1,8 @@
 /*
- * device_int.h - conversions from verbs port attributes and the listing
- * the process keeps, private to engine/transport/ and exposed here so unit
- * tests can pin them without a device.
+ * device_int.h - conversions from verbs port attributes, the listing the
+ * process keeps, and a port's rail address (railaddr.c), private to
+ * engine/transport/ and exposed here so unit tests can pin them without a
+ * device.
  */
 #ifndef RAILCP_ENGINE_DEVICE_INT_H
 #define RAILCP_ENGINE_DEVICE_INT_H
@@ -10,6 +11,7 @@
 #error "engine/transport/device_int.h is private to engine/transport/ and the tests"
 #endif
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Lanes for an ibv_port_attr.active_width code; 0 if the code is unknown. */
@@ -33,5 +35,31 @@ struct eng_device_list;
  * Thread-safe. Free it with eng_device_list_destroy.
  */
 int eng__device_list_kept(struct eng_device_list **list_out);
+
+/* ---- railaddr.c: a rail's address on either link layer ---- */
+
+struct eng_port;
+struct eng_rail_addr;
+struct ifaddrs;
+
+/* Whether port's link layer is InfiniBand. */
+bool eng__port_is_ib(const struct eng_port *port);
+
+/*
+ * The IPoIB interface of an InfiniBand port: the first of ifa's (a
+ * getifaddrs list) whose hardware address carries one of port's GIDs, as
+ * the kernel's rdma_cm matches them; NULL when there is none.
+ */
+const char *eng__ipoib_netdev(const struct eng_port *port, const struct ifaddrs *ifa);
+
+/*
+ * The address by which rdma_cm binds port (of device dev) as a rail: on
+ * Ethernet (RoCE) the IPv4 address of its IPv4-mapped RoCE v2 GID, on
+ * InfiniBand the first IPv4 address of its IPoIB interfaces; the prefix is
+ * that address's interface's in ifa. 0, or -EADDRNOTAVAIL with a sentence
+ * naming the fix.
+ */
+int eng__port_rail_addr(const char *dev, const struct eng_port *port, const struct ifaddrs *ifa,
+			struct eng_rail_addr *out);
 
 #endif

@@ -65,6 +65,13 @@ enum eng_loop_fault {
 void eng__loop_inject_connect(const char *rail_dev, enum eng_loop_fault f, unsigned n);
 
 /*
+ * The address of loopback rail dev:port from loopback_dev.c's device model:
+ * "loop<N>" a RoCE port, "loopib<N>" an InfiniBand one, each 198.18.N.1/24
+ * through railaddr.c. -ENODEV with a sentence for any other name.
+ */
+int eng__loop_rail_addr(const char *dev, unsigned port, struct eng_rail_addr *out);
+
+/*
  * Counts of what the loopback has carried, for tests that must show that
  * something did not happen: rather than sleep and hope the engine had its
  * chance, they wait until a count has passed a point that proves it had.

@@ -15,8 +15,10 @@
  * know each other: when one side's connections are destroyed the other's
  * check_events reports the loss, as rdma_cm reports DISCONNECTED.
  *
- * Rails are named "loop<N>" (0 <= N < 256) and have the address
- * 198.18.<N>.1/24, in the benchmarking range the testbed uses.
+ * Rails are named "loop<N>" (a RoCE port) or "loopib<N>" (an InfiniBand
+ * port), 0 <= N < 256, and have the address 198.18.<N>.1/24, in the
+ * benchmarking range the testbed uses, found as a real port's is
+ * (loopback_dev.c's device model).
  *
  * Threading: the fabric's lock guards listeners, requests and the ends'
  * knowledge of each other, and the faults injected at set-up
@@ -89,20 +91,12 @@ static struct {
 
 static int loop_rail_addrs(const struct topo_plan *plan, struct eng_rail_addr *out)
 {
-	unsigned r, n;
-	char tail;
+	unsigned r;
+	int err = 0;
 
-	for (r = 0; r < plan->n_rails; r++) {
-		if (sscanf(plan->rail[r].dev, "loop%u%c", &n, &tail) != 1 || n > 255)
-			return rcp_err(-ENODEV, "rail %s:%u is not a loopback rail",
-				       plan->rail[r].dev, plan->rail[r].port);
-		memset(&out[r], 0, sizeof(out[r]));
-		out[r].addr.sin_family = AF_INET;
-		out[r].addr.sin_addr.s_addr = htonl(0xc6120001u | n << 8); /* 198.18.n.1 */
-		out[r].prefix = 24;
-		inet_ntop(AF_INET, &out[r].addr.sin_addr, out[r].text, sizeof(out[r].text));
-	}
-	return 0;
+	for (r = 0; !err && r < plan->n_rails; r++)
+		err = eng__loop_rail_addr(plan->rail[r].dev, plan->rail[r].port, &out[r]);
+	return err;
 }
 
 static int loop_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **conn_out)

@@ -282,8 +282,9 @@ const struct eng_transport *eng__transport_of(int kind);
 const char *eng__transport_word(const struct eng_transport *tr);
 
 /*
- * In-process: rails named "loop<N>" have the address 198.18.<N>.1/24; a
- * connection joins two jobs of this process. For unit tests.
+ * In-process: rails named "loop<N>" (RoCE) or "loopib<N>" (InfiniBand)
+ * have the address 198.18.<N>.1/24; a connection joins two jobs of this
+ * process. For unit tests.
  */
 const struct eng_transport *eng__transport_loopback(void);
 

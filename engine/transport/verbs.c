@@ -9,9 +9,9 @@
  * payload as an RDMA write with immediate naming the slot. Credits are
  * zero-byte sends with immediate. Connection management is in cm.c.
  *
- * Rail addresses: a RoCE port carries its netdev's IPv4 address as an
- * IPv4-mapped RoCE v2 GID, so the device listing already has it; the prefix
- * length comes from the netdev (getifaddrs).
+ * Rail addresses: a RoCE port's IPv4-mapped RoCE v2 GID, an InfiniBand
+ * port's IPoIB interface's address (railaddr.c), with the prefix of the
+ * interface that holds it (getifaddrs).
  *
  * Threading: the data-path operations run on the worker that owns the CQ;
  * set-up and teardown on the session's thread while no worker runs.
@@ -267,59 +267,18 @@ int eng__verbs_worker_cq(struct eng_tr_worker *w, bool receiver, struct ibv_cont
 	return 0;
 }
 
-/* ---- rail addresses ---- */
+/* ---- rail addresses (railaddr.c) ---- */
 
-static bool gid_is_ipv4(const struct eng_gid *g)
+static int rail_addr(const struct eng_device_list *list, const struct ifaddrs *ifa, const char *dev,
+		     unsigned port, struct eng_rail_addr *out)
 {
-	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
-	return g->type == ENG_GID_ROCE_V2 && memcmp(g->raw, prefix, sizeof(prefix)) == 0;
-}
-
-static unsigned prefix_of(struct in_addr a)
-{
-	struct ifaddrs *ifa, *i;
-	unsigned bits = 32;
-
-	if (getifaddrs(&ifa) != 0)
-		return bits;
-	for (i = ifa; i; i = i->ifa_next)
-		if (i->ifa_addr && i->ifa_netmask && i->ifa_addr->sa_family == AF_INET &&
-		    ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == a.s_addr) {
-			bits = (unsigned)__builtin_popcount(
-				((struct sockaddr_in *)i->ifa_netmask)->sin_addr.s_addr);
-			break;
-		}
-	freeifaddrs(ifa);
-	return bits;
-}
-
-static int rail_addr(const struct eng_device_list *list, const char *dev, unsigned port,
-		     struct eng_rail_addr *out)
-{
-	size_t d, g;
+	size_t d;
 
 	for (d = 0; d < list->n; d++) {
 		const struct eng_device *dv = &list->dev[d];
 
-		if (strcmp(dv->name, dev) != 0 || port == 0 || port > dv->n_ports)
-			continue;
-		for (g = 0; g < dv->ports[port - 1].n_gids; g++) {
-			const struct eng_gid *gid = &dv->ports[port - 1].gids[g];
-
-			if (!gid_is_ipv4(gid))
-				continue;
-			memset(out, 0, sizeof(*out));
-			out->addr.sin_family = AF_INET;
-			memcpy(&out->addr.sin_addr, gid->raw + 12, 4);
-			out->prefix = prefix_of(out->addr.sin_addr);
-			inet_ntop(AF_INET, &out->addr.sin_addr, out->text, sizeof(out->text));
-			return 0;
-		}
-		return rcp_err(-EADDRNOTAVAIL,
-			       "rail %s:%u has no IPv4 address (RoCE v2 GID); "
-			       "give its netdev an IPv4 address",
-			       dev, port);
+		if (strcmp(dv->name, dev) == 0 && port != 0 && port <= dv->n_ports)
+			return eng__port_rail_addr(dev, &dv->ports[port - 1], ifa, out);
 	}
 	return rcp_err(-ENODEV, "rail %s:%u is not a port of this host", dev, port);
 }
@@ -327,11 +286,16 @@ static int rail_addr(const struct eng_device_list *list, const char *dev, unsign
 int eng__verbs_rail_addrs(const struct topo_plan *plan, struct eng_rail_addr *out)
 {
 	struct eng_device_list *devs = NULL;
+	struct ifaddrs *ifa = NULL;
 	unsigned r;
 	int err = eng__device_list_kept(&devs);
 
+	if (!err && getifaddrs(&ifa) != 0)
+		err = rcp_err(-errno, "getifaddrs: %s", strerror(errno));
 	for (r = 0; !err && r < plan->n_rails; r++)
-		err = rail_addr(devs, plan->rail[r].dev, plan->rail[r].port, &out[r]);
+		err = rail_addr(devs, ifa, plan->rail[r].dev, plan->rail[r].port, &out[r]);
+	if (ifa)
+		freeifaddrs(ifa);
 	eng_device_list_destroy(devs);
 	return err;
 }

@@ -171,7 +171,7 @@ int eng__verbs_worker_cq(struct eng_tr_worker *w, bool receiver, struct ibv_cont
 /* Frees a CQ made by eng__verbs_worker_cq, its registration and PD. Accepts NULL. */
 void eng__verbs_cq_destroy(struct vcq *c);
 
-/* The IPv4 address of each of plan's rails, from their RoCE v2 GIDs. */
+/* The IPv4 address of each of plan's rails (RoCE v2 GID or IPoIB interface: railaddr.c). */
 int eng__verbs_rail_addrs(const struct topo_plan *plan, struct eng_rail_addr *out);
 
 #endif

@@ -36,6 +36,16 @@ void plan_make(struct topo_plan *p, const unsigned *num, unsigned n, unsigned qp
 	}
 }
 
+void plan_rails_ib(struct topo_plan *p)
+{
+	unsigned r, n;
+
+	for (r = 0; r < p->n_rails; r++) {
+		assert_int_equal(sscanf(p->rail[r].dev, "loop%u", &n), 1);
+		snprintf(p->rail[r].dev, sizeof(p->rail[r].dev), "loopib%u", n);
+	}
+}
+
 void server_ready(const char *addr, uint16_t port, const char *auth, void *ctx)
 {
 	struct server *s = ctx;
@@ -328,9 +338,13 @@ int push_one(struct fx *fx, struct push1 *p)
 	pattern_write(p->src, name, p->bytes, p->seed);
 	plan_make(&fx->srv.plan, rails, n_rails, 1, 1, BUDGET);
 	fx->srv.plan.helpers = p->srv_helpers;
-	server_start(&fx->srv, p->srv_tr, p->root, NULL);
 	plan_make(&p->plan, rails, n_rails, 1, 1, BUDGET);
 	p->plan.helpers = p->helpers;
+	if (p->ib) {
+		plan_rails_ib(&fx->srv.plan);
+		plan_rails_ib(&p->plan);
+	}
+	server_start(&fx->srv, p->srv_tr, p->root, NULL);
 	cp = copy_opts(ENG_PUSH, srcs, 1, "");
 	cp.cancel = p->cancel;
 	memset(&p->r, 0, sizeof(p->r));

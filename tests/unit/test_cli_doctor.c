@@ -3,7 +3,9 @@
  * tree made in a temporary directory that stands in for /sys and /proc (a
  * RoCE port whose GID table has unused and half-filled entries and indexes
  * past 9, an InfiniBand port, netdevs, sysctls, NUMA nodes), the checks
- * over hosts built in memory, each problem with its fix, and the JSON.
+ * over hosts built in memory (InfiniBand rails among them: an IPoIB address,
+ * not a netdev MTU; a subnet manager), each problem with its fix, and the
+ * JSON.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -405,6 +407,59 @@ static void test_no_ip_gid_hurts(void **state)
 	free(d);
 }
 
+/* rail i as an InfiniBand port: no IP GID, its IPoIB netdev in connected mode (MTU 65520). */
+static void rail_ib(struct cli_doctor *d, size_t i)
+{
+	struct doc_rail *r = &d->rail[i];
+
+	snprintf(r->link_layer, sizeof(r->link_layer), "InfiniBand");
+	r->n_gids = 0; /* its GIDs are no addresses */
+	r->netdev_mtu = 65520;
+}
+
+static void test_ib_rail_needs_an_ipoib_address_not_a_netdev_mtu(void **state)
+{
+	struct cli_doctor *d = host();
+
+	(void)state;
+	rail_ib(d, 1);
+	cli_doctor_check(d);
+	assert_int_equal(d->n_probs, 0);
+	d->rail[1].n_addrs = 0;
+	cli_doctor_check(d);
+	assert_string_equal(only(d, "rxe1:1")->fix, "ip addr add ADDRESS/PREFIX dev eth2");
+	assert_true(cli_doctor_hurts(d));
+	d->n_probs = 0;
+	d->rail[1].netdev[0] = '\0';
+	cli_doctor_check(d);
+	assert_string_equal(only(d, "rxe1:1")->fix, "modprobe ib_ipoib");
+	/* with HOST, a port MTU that differs is the subnet manager's to fix */
+	d->n_probs = 0;
+	d->rail[1].n_addrs = 1;
+	d->host = "srv";
+	d->n_peer = 1;
+	d->peer[0] = (struct doc_peer_rail){
+		.rail = "rxe1:1", .peer = "rxe1:1", .mtu = 4096, .peer_mtu = 2048, .ok = true};
+	cli_doctor_check(d);
+	assert_non_null(strstr(only(d, "rxe1:1")->text, "the subnet manager gives each port"));
+	free(d);
+}
+
+static void test_ib_port_in_init_wants_a_subnet_manager(void **state)
+{
+	struct cli_doctor *d = host();
+
+	(void)state;
+	rail_ib(d, 1);
+	d->rail[1].active = false;
+	snprintf(d->rail[1].state, sizeof(d->rail[1].state), "INIT");
+	snprintf(d->rail[1].operstate, sizeof(d->rail[1].operstate), "down");
+	cli_doctor_check(d);
+	assert_string_equal(only(d, "rxe1:1")->fix, "systemctl start opensm");
+	assert_non_null(strstr(only(d, "rxe1:1")->text, "INIT, no subnet manager has configured"));
+	free(d);
+}
+
 static void test_no_device_says_how_to_get_soft_roce(void **state)
 {
 	struct cli_doctor *d = calloc(1, sizeof(*d));
@@ -539,6 +594,8 @@ int main(void)
 		cmocka_unit_test(test_too_few_hugepages_is_a_note),
 		cmocka_unit_test(test_down_port_is_a_note_unless_none_is_active),
 		cmocka_unit_test(test_no_ip_gid_hurts),
+		cmocka_unit_test(test_ib_rail_needs_an_ipoib_address_not_a_netdev_mtu),
+		cmocka_unit_test(test_ib_port_in_init_wants_a_subnet_manager),
 		cmocka_unit_test(test_no_device_says_how_to_get_soft_roce),
 		cmocka_unit_test(test_peer_failure_and_mtu_mismatch_hurt),
 		cmocka_unit_test(test_json_has_rails_peer_and_problems),
