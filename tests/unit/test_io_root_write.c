@@ -3,8 +3,9 @@
  * mode and mtime (or the umask and never setuid without keep-meta), cleanup
  * on every failure (a wrong hash, an abort, a missing chunk), a failed
  * write's cause said by every later chunk, which chunks are accepted and
- * counted, one completion under concurrent writers, and O_DIRECT writes. Each test runs in a
- * scratch directory of its own; one starts writer threads of its own and joins them.
+ * counted, one completion under concurrent writers, and O_DIRECT writes.
+ * Each test runs in a scratch directory of its own; one starts writer
+ * threads of its own and joins them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
