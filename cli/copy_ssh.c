@@ -27,8 +27,13 @@ static int copy_over_ssh(struct cli_copy *cc, const char *rsh, struct eng_report
 	struct eng_copy_opts o = cc->o;
 	size_t i, n = o.dir == ENG_PUSH ? 1 : o.n_src;
 	char **names = calloc(n, sizeof(*names)), host[256];
-	/* The far side on auto when this side was: the two agree (engine/session/agree.c). */
-	const char *far = cc->place.chose ? "auto" : eng_transport_str(cc->o.transport);
+	/*
+	 * The far side on auto when this side's auto chose rdma: the two agree
+	 * (engine/session/agree.c). One that chose tcp has no rdma to offer.
+	 */
+	const char *far = cc->place.chose && cc->o.transport == ENG_TRANSPORT_RDMA
+				  ? "auto"
+				  : eng_transport_str(cc->o.transport);
 	struct cli_rsh r;
 	int err = names ? cli_rsh_start(&r, rsh, cc->host, cc->railcp_path, &cc->sess, far)
 			: rcp_err(-ENOMEM, "out of memory");

@@ -60,7 +60,7 @@ int eng__transport_pick(const json_t *hello, const char *have, bool tcp_too, boo
 	if (!strcmp(want, have) || (*tcp_out && tcp_too))
 		return 0;
 	if (!strcmp(have, "tcp") && hello_can(hello, "tcp"))
-		return rcp_err(-EPROTONOSUPPORT,
+		return rcp_err(ENG_ERR_OTHER_TRANSPORT,
 			       "the client asks for --transport rdma by auto; this server serves "
 			       "tcp alone: asking again over tcp");
 	return rcp_err(-EPROTO,
@@ -78,7 +78,7 @@ int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_o
 	struct eng_client_opts tcp = *o;
 	int err = eng__client_ask(o, report_out);
 
-	if (err != -EPROTONOSUPPORT || !o->plan_tcp)
+	if (err != ENG_ERR_OTHER_TRANSPORT || !o->plan_tcp)
 		return err;
 	rcp_log(RCP_LOG_NOTICE,
 		"the server serves tcp alone: going over tcp instead of rdma (--transport auto)");

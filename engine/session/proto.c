@@ -179,7 +179,7 @@ int eng__proto_recv(struct eng_ctl *c, int timeout_ms, const char *want_type, js
 
 /*
  * An "error" frame's message as the sentence of -ECONNABORTED (-EBUSY when
- * it says to try again, -EPROTONOSUPPORT when to try the other transport),
+ * it says to try again, ENG_ERR_OTHER_TRANSPORT when to try the other one),
  * after who ("the server says").
  */
 static int error_frame(const json_t *msg, const char *who)
@@ -190,7 +190,7 @@ static int error_frame(const json_t *msg, const char *who)
 	char esc[400];
 
 	return rcp_err(retry   ? -EBUSY
-		       : other ? -EPROTONOSUPPORT
+		       : other ? ENG_ERR_OTHER_TRANSPORT
 			       : -ECONNABORTED,
 		       "%s: %s", who,
 		       rcp_printable(text ? text : "(no reason given)", esc, sizeof(esc)));
@@ -370,7 +370,7 @@ void eng__proto_send_error(struct eng_ctl *c, int err, bool symptom)
 			json_object_set_new(m, ENG_KEY_SYMPTOM, json_true());
 		if (err == -EBUSY) /* by convention: the server's "try again later" */
 			json_object_set_new(m, ENG_KEY_RETRY, json_true());
-		if (err == -EPROTONOSUPPORT) /* and this: "ask again over tcp" (agree.c) */
+		if (err == ENG_ERR_OTHER_TRANSPORT) /* and this: "ask again over tcp" */
 			json_object_set_new(m, ENG_KEY_OTHER_TRANSPORT, json_true());
 		eng__proto_send(c, m);
 		json_decref(m);

@@ -180,6 +180,13 @@
 #define ENG_KEY_TRANSPORTS "transports"
 /* error: the server serves this client's other transport alone: ask again over it */
 #define ENG_KEY_OTHER_TRANSPORT "other_transport"
+/*
+ * The errno of "ask again over tcp": said only by eng__transport_pick (the
+ * error frame then carries ENG_KEY_OTHER_TRANSPORT), and read back from
+ * that flag alone. Nothing else here returns it, so no other failure (a
+ * list of another version is -EPROTONOSUPPORT) makes a client start over.
+ */
+#define ENG_ERR_OTHER_TRANSPORT (-ESOCKTNOSUPPORT)
 #define ENG_KEY_PORT "port"
 #define ENG_KEY_STRIPE "stripe"
 #define ENG_KEY_UNPAIRED "unpaired" /* welcome: no rail of the server can take this stripe */

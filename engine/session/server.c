@@ -327,7 +327,9 @@ static int session_admit(struct srv_session *ss, bool *counted)
 		return err;
 	/* Only a proven client counts: strangers cannot hold the slots. */
 	if ((err = hello_check(ss)) != 0) {
-		*counted = session_count(srv); /* serving once, it ends the server */
+		/* Serving once, it ends the server; but a client sent to tcp comes back. */
+		if (err != ENG_ERR_OTHER_TRANSPORT)
+			*counted = session_count(srv);
 		return err;
 	}
 	if (eng__proto_get_u64(ss->hello, ENG_KEY_TIMEOUT_MS, &wait_ms) != 0)

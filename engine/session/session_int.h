@@ -638,9 +638,9 @@ void eng__transport_hello(json_t *hello, const struct eng_transport *tr, bool tc
 /*
  * The transport a proven client's hello gets from a server that serves
  * have ("rdma" or "tcp"), and tcp too when tcp_too: *tcp_out true for tcp.
- * -EPROTONOSUPPORT when the client on auto asks for rdma and can go over
- * the tcp this server serves alone (its error frame says so); -EPROTO with
- * a sentence naming both for any other mismatch.
+ * ENG_ERR_OTHER_TRANSPORT when the client on auto asks for rdma and can go
+ * over the tcp this server serves alone (its error frame says so); -EPROTO
+ * with a sentence naming both for any other mismatch.
  */
 int eng__transport_pick(const json_t *hello, const char *have, bool tcp_too, bool *tcp_out);
 

@@ -123,7 +123,7 @@ static void hello_transport(const json_t *hello)
 		if (err == 0)
 			FUZZ_CHECK(tcp == (want && !strcmp(want, "tcp")));
 		else
-			FUZZ_CHECK(err == -EPROTO || (err == -EPROTONOSUPPORT && i == 2));
+			FUZZ_CHECK(err == -EPROTO || (err == ENG_ERR_OTHER_TRANSPORT && i == 2));
 	}
 }
 

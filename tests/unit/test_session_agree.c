@@ -52,6 +52,7 @@ static unsigned tcp_sessions;
 struct ends {
 	bool srv_rdma, srv_auto; /* the server's transport: rdma (loopback) or tcp; auto */
 	bool cli_rdma, cli_auto; /* the client's, the same way */
+	bool srv_once;		 /* the server serves one session (serve --ssh) */
 };
 
 /*
@@ -81,6 +82,7 @@ static int push_between(struct fx *fx, struct ends e, struct eng_report *r, unsi
 	else
 		plan_lo(&fx->srv.plan, 2);
 	fx->srv.plan_tcp = e.srv_rdma && e.srv_auto ? &srv_tcp : NULL;
+	fx->srv.once = e.srv_once;
 	server_start(&fx->srv, e.srv_rdma ? NULL : eng__transport_tcp(), root, NULL);
 	if (e.cli_rdma)
 		plan_rdma(&plan);
@@ -125,19 +127,28 @@ static void agreed(void **state, struct ends e, const char *transport, unsigned 
 /* Both on auto, both with RDMA: rdma, and nothing said about it. */
 static void test_both_on_auto_with_rdma_agree_on_rdma(void **state)
 {
-	agreed(state, (struct ends){true, true, true, true}, "rdma", 0, 0);
+	agreed(state, (struct ends){true, true, true, true, false}, "rdma", 0, 0);
 }
 
 /* A server on auto that chose rdma serves a client without RDMA over tcp, and says so. */
 static void test_a_server_on_auto_with_rdma_serves_a_tcp_client_over_tcp(void **state)
 {
-	agreed(state, (struct ends){true, true, false, false}, "tcp", 0, 1);
+	agreed(state, (struct ends){true, true, false, false, false}, "tcp", 0, 1);
 }
 
 /* A client on auto that chose rdma, at a server that serves tcp alone: tcp, one line. */
 static void test_a_client_on_auto_with_rdma_goes_over_a_tcp_only_servers_tcp(void **state)
 {
-	agreed(state, (struct ends){false, true, true, true}, "tcp", 1, 0);
+	agreed(state, (struct ends){false, true, true, true, false}, "tcp", 1, 0);
+}
+
+/*
+ * The same at a server that serves once (serve --ssh, as a copy over ssh
+ * starts it): the client sent to tcp comes back, and finds it still there.
+ */
+static void test_a_server_serving_once_waits_for_a_client_sent_to_tcp(void **state)
+{
+	agreed(state, (struct ends){false, true, true, true, true}, "tcp", 1, 0);
 }
 
 /* The refusal of pushing between e: its sentence must hold want. */
@@ -156,14 +167,14 @@ static void refused(void **state, struct ends e, const char *want)
 /* An explicit --transport rdma at a server that serves tcp (on auto, without RDMA): refused. */
 static void test_an_explicit_rdma_client_at_a_tcp_server_is_refused(void **state)
 {
-	refused(state, (struct ends){false, true, true, false},
+	refused(state, (struct ends){false, true, true, false, false},
 		"the client asks for --transport rdma; this server serves tcp (its --transport)");
 }
 
 /* A client without RDMA at a server whose --transport rdma was explicit: refused. */
 static void test_a_tcp_client_at_an_explicit_rdma_server_is_refused(void **state)
 {
-	refused(state, (struct ends){true, false, false, true},
+	refused(state, (struct ends){true, false, false, true, false},
 		"the client asks for --transport tcp; this server serves rdma (its --transport)");
 }
 
@@ -200,7 +211,7 @@ static void test_transport_pick_over_every_pairing(void **state)
 	assert_int_equal(pick("rdma", json_pack("[s,s]", "rdma", "tcp"), "rdma", true, &tcp), 0);
 	assert_false(tcp);
 	assert_int_equal(pick("rdma", json_pack("[s,s]", "rdma", "tcp"), "tcp", false, &tcp),
-			 -EPROTONOSUPPORT);
+			 ENG_ERR_OTHER_TRANSPORT);
 	assert_int_equal(pick("tcp", NULL, "rdma", false, &tcp), -EPROTO);
 	assert_int_equal(pick("rdma", NULL, "tcp", false, &tcp), -EPROTO);
 	/* what a client says other than a list of words is no offer of tcp */
@@ -228,6 +239,7 @@ int main(void)
 		T(test_both_on_auto_with_rdma_agree_on_rdma),
 		T(test_a_server_on_auto_with_rdma_serves_a_tcp_client_over_tcp),
 		T(test_a_client_on_auto_with_rdma_goes_over_a_tcp_only_servers_tcp),
+		T(test_a_server_serving_once_waits_for_a_client_sent_to_tcp),
 		T(test_an_explicit_rdma_client_at_a_tcp_server_is_refused),
 		T(test_a_tcp_client_at_an_explicit_rdma_server_is_refused),
 	};
