@@ -225,6 +225,7 @@ int cli_place_live(struct cli_place *p, struct topo_plan **plan_out)
 void cli_place_live_tcp(const struct cli_place *p, struct topo_plan **tcp_out)
 {
 	struct cli_place tcp = *p;
+	struct topo_binding bind;
 	struct topo_machine *m;
 	int err;
 
@@ -232,9 +233,15 @@ void cli_place_live_tcp(const struct cli_place *p, struct topo_plan **tcp_out)
 	if (!p->chose || p->transport != CLI_TRANSPORT_RDMA || p->profile)
 		return;
 	tcp.transport = CLI_TRANSPORT_TCP;
-	err = cli_place_machine(&tcp, NULL, &m);
+	/*
+	 * The machine without its RDMA ports, which a TCP plan leaves out:
+	 * no second device listing (testbed/fault_verbs_client counts them).
+	 */
+	err = topo_binding_of_process(&bind);
+	err = err ? err : topo_machine_create(NULL, &bind, &m);
 	if (!err) {
-		err = cli_place_plan(&tcp, m, tcp_out);
+		err = topo_machine_add_ip_rails(m, "/sys", p->opts.n_rails > 0);
+		err = err ? err : cli_place_plan(&tcp, m, tcp_out);
 		topo_machine_destroy(m);
 	}
 	if (err) {
