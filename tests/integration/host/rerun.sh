@@ -75,6 +75,10 @@ landed() {
 # A push to a new name, killed; the same command again with -u.
 # shellcheck disable=SC2086 # $tcp is words
 cut root/incoming push 0.5 "$RAILCP" $tcp -q -r -p --partial data 127.0.0.1:incoming
+# The server keeps the partial file locked until its session has ended: a
+# run again before that (CI under load) finds it held and starts anew.
+wait_for_line "session 1 from 127.0.0.1 failed" 30 serve.log ||
+	fail "the server did not end the cut push's session: $(cat serve.log)"
 [ -d root/incoming/data ] || fail "the first push did not land in incoming/data: $(ls -R root | head)"
 # shellcheck disable=SC2086
 capture "$RAILCP" $tcp --json -r -p -u --partial data 127.0.0.1:incoming
