@@ -67,7 +67,8 @@ struct doc_rail {
 	size_t n_gids;
 	struct doc_gid gid[DOC_MAX_GIDS];
 	size_t n_addrs;
-	struct doc_addr addr[DOC_MAX_ADDRS];
+	struct doc_addr addr[DOC_MAX_ADDRS]; /* IPv4 */
+	bool ipv6; /* the netdev has a global IPv6 address, which a rail takes without IPv4 */
 	struct doc_sysctl sys;
 };
 

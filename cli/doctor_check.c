@@ -100,24 +100,24 @@ static void check_port(struct cli_doctor *d, const struct doc_rail *r)
 			   n_active(d) ? "" : ", and no other rail is ACTIVE");
 }
 
-/* rdma_cm finds an InfiniBand rail by its IPoIB interface's IPv4 address. */
+/* rdma_cm finds an InfiniBand rail by its IPoIB interface's address, IPv4 or IPv6. */
 static void check_ipoib(struct cli_doctor *d, const struct doc_rail *r)
 {
 	char name[80], fix[96];
 
-	if (!r->active || r->n_addrs)
+	if (!r->active || r->n_addrs || r->ipv6)
 		return;
 	rail_name(r, name, sizeof(name));
 	if (!r->netdev[0]) {
 		cli_doctor_problem(d, r->planned, name, "modprobe ib_ipoib",
 				   "no IPoIB interface: rdma_cm finds an InfiniBand rail by its "
-				   "IPoIB interface's IPv4 address");
+				   "IPoIB interface's IP address");
 		return;
 	}
 	snprintf(fix, sizeof(fix), "ip addr add ADDRESS/PREFIX dev %s", r->netdev);
 	cli_doctor_problem(d, r->planned, name, fix,
-			   "its IPoIB interface %s has no IPv4 address, which rdma_cm needs to "
-			   "find the rail",
+			   "its IPoIB interface %s has no IPv4 or global IPv6 address, which "
+			   "rdma_cm needs to find the rail",
 			   r->netdev);
 }
 

@@ -286,7 +286,19 @@ static unsigned prefix_of(const struct sockaddr *mask)
 		    : 32;
 }
 
-/* Each rail's netdev's IPv4 addresses (getifaddrs). */
+/* Whether a is an IPv6 address a rail can take (global: neither link-local nor mapped). */
+static bool ipv6_global(const struct ifaddrs *a)
+{
+	const struct in6_addr *in6;
+
+	if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET6)
+		return false;
+	in6 = &((const struct sockaddr_in6 *)(const void *)a->ifa_addr)->sin6_addr;
+	return !IN6_IS_ADDR_LINKLOCAL(in6) && !IN6_IS_ADDR_V4MAPPED(in6) &&
+	       !IN6_IS_ADDR_LOOPBACK(in6) && !IN6_IS_ADDR_MULTICAST(in6);
+}
+
+/* Each rail's netdev's IPv4 addresses, and whether it has a global IPv6 one (getifaddrs). */
 static void gather_addrs(struct cli_doctor *d)
 {
 	struct ifaddrs *ifs, *a;
@@ -295,6 +307,8 @@ static void gather_addrs(struct cli_doctor *d)
 	if (getifaddrs(&ifs))
 		return;
 	for (a = ifs; a; a = a->ifa_next) {
+		for (i = 0; ipv6_global(a) && i < d->n_rails; i++)
+			d->rail[i].ipv6 |= !strcmp(d->rail[i].netdev, a->ifa_name);
 		if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET)
 			continue;
 		for (i = 0; i < d->n_rails; i++) {

@@ -94,6 +94,8 @@ void cli_report_json(json_t *o, const struct eng_report *r, double seconds)
 		json_t *x = json_object();
 
 		json_object_set_new(x, "name", cli_json_text(r->rail[i].name));
+		if (r->rail[i].addr[0])
+			json_object_set_new(x, "address", json_string(r->rail[i].addr));
 		json_object_set_new(x, "node", json_integer(r->rail[i].node));
 		json_object_set_new(x, "peer", cli_json_text(r->rail[i].peer));
 		json_object_set_new(x, "bytes", json_integer((json_int_t)r->rail[i].bytes));

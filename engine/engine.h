@@ -128,6 +128,7 @@ const char *eng_transport_str(enum eng_transport_kind kind);
 
 struct eng_rail_report {
 	char name[80]; /* "rxe0:1" */
+	char addr[46]; /* the client's: its IP address, IPv4 or IPv6 ("" if not known) */
 	int node;      /* NUMA node of the worker that drove it */
 	char peer[80]; /* the receiver rail(s) it was paired with */
 	uint64_t bytes;

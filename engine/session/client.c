@@ -248,23 +248,23 @@ static int handshake(struct client *c)
 }
 
 /* Where stripe i connects, as the welcome's entry w says: into dst, the server's stripe set. */
-static int stripe_target(struct client *c, unsigned i, const json_t *w, struct sockaddr_in *dst)
+static int stripe_target(struct client *c, unsigned i, const json_t *w, union eng_sockaddr *dst)
 {
 	unsigned r = eng__job_link_rail(c->s.job, i);
 	const char *addr = json_string_value(json_object_get(w, ENG_KEY_ADDR));
 	const char *rail = json_string_value(json_object_get(w, ENG_KEY_RAIL));
 	char *peer = c->peer[r], esc[ENG_PROTO_ESC_SHORT];
 	uint64_t port, peer_stripe;
+	socklen_t len;
 	int err;
 
 	if ((err = eng__proto_get_u64(w, ENG_KEY_PORT, &port)) != 0 ||
 	    (err = eng__proto_get_u64(w, ENG_KEY_STRIPE, &peer_stripe)) != 0)
 		return err;
-	*dst = (struct sockaddr_in){.sin_family = AF_INET};
-	if (!addr || !rail || inet_pton(AF_INET, addr, &dst->sin_addr) != 1 || port == 0 ||
-	    port > 65535)
+	if (!addr || !rail || port == 0 || port > 65535 ||
+	    eng__addr_parse(addr, (uint16_t)port, &dst->ss, &len) ||
+	    dst->sa.sa_family != c->s.addr[r].addr.sa.sa_family)
 		return rcp_err(-EPROTO, "the server sent an unusable address for stripe %u", i);
-	dst->sin_port = htons((uint16_t)port);
 	rcp_printable(rail, esc, sizeof(esc)); /* the server's word, for our report */
 	if (!peer[0] || !strstr(peer, esc))
 		snprintf(peer + strlen(peer), sizeof(c->peer[0]) - strlen(peer), "%s%s",
@@ -285,7 +285,7 @@ static int stripe_target(struct client *c, unsigned i, const json_t *w, struct s
 static int stripe_connect(struct client *c, unsigned i, const json_t *w, char *rail_out)
 {
 	unsigned r = eng__job_link_rail(c->s.job, i);
-	struct sockaddr_in dst, src = c->s.addr[r].addr;
+	union eng_sockaddr dst, src = c->s.addr[r].addr;
 	int err = stripe_target(c, i, w, &dst);
 
 	if (err)
@@ -478,9 +478,12 @@ static int client_once(const struct eng_client_opts *o, uint64_t t0_ns,
 		eng__session_report(&c.s, report_out);
 		if (c.s.files)
 			report_out->wall_seconds = (double)(rcp_now_ns() - c.t0_ns) / 1e9;
-		for (r = 0; r < report_out->n_rails; r++)
+		for (r = 0; r < report_out->n_rails; r++) {
 			snprintf(report_out->rail[r].peer, sizeof(report_out->rail[r].peer), "%s",
 				 c.peer[r]);
+			snprintf(report_out->rail[r].addr, sizeof(report_out->rail[r].addr), "%s",
+				 c.s.addr[r].text);
+		}
 	}
 out:
 	eng__session_fini(&c.s);

@@ -14,27 +14,6 @@
 #include <errno.h>
 #include <string.h>
 
-int eng__addr_parse(const char *text, uint16_t port, struct sockaddr_storage *ss, socklen_t *len)
-{
-	struct sockaddr_in *in = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
-
-	memset(ss, 0, sizeof(*ss));
-	if (inet_pton(AF_INET, text, &in->sin_addr) == 1) {
-		in->sin_family = AF_INET;
-		in->sin_port = htons(port);
-		*len = sizeof(*in);
-		return 0;
-	}
-	if (inet_pton(AF_INET6, text, &in6->sin6_addr) == 1) {
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons(port);
-		*len = sizeof(*in6);
-		return 0;
-	}
-	return -EINVAL;
-}
-
 void eng__addr_key(const struct sockaddr *sa, struct in6_addr *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -66,21 +45,6 @@ const char *eng__addr_text(const struct sockaddr *sa, char *buf, size_t len)
 
 	eng__addr_key(sa, &key);
 	return eng__addr_key_text(&key, buf, len);
-}
-
-uint16_t eng__addr_port(const struct sockaddr *sa)
-{
-	if (sa->sa_family == AF_INET6)
-		return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
-	return sa->sa_family == AF_INET ? ntohs(((const struct sockaddr_in *)sa)->sin_port) : 0;
-}
-
-void eng__addr_set_port(struct sockaddr_storage *ss, uint16_t port)
-{
-	if (ss->ss_family == AF_INET6)
-		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
-	else if (ss->ss_family == AF_INET)
-		((struct sockaddr_in *)ss)->sin_port = htons(port);
 }
 
 bool eng__addr_loopback(const struct sockaddr *sa)

@@ -4,7 +4,8 @@
  *
  * Rails are paired by subnet: separate rails of a multi-rail fabric sit on
  * separate subnets, and a stripe can only reach a receiver rail on its own.
- * Where no subnet matches (routed fabrics) the least loaded rail is used.
+ * Where no subnet matches (routed fabrics) the least loaded rail of the
+ * stripe's family (IPv4 or IPv6) is used.
  * A server rail whose port is not ACTIVE when the session starts takes no
  * stripe, and a stripe whose subnet has no such rail is left out of the
  * session (the client goes without that rail, and says so).
@@ -23,14 +24,11 @@
 #include <inttypes.h>
 #include <string.h>
 
-static bool same_subnet(struct in_addr a, struct in_addr b, unsigned prefix)
-{
-	uint32_t mask = prefix == 0 ? 0 : htonl(~0u << (32 - (prefix > 32 ? 32 : prefix)));
-
-	return (a.s_addr & mask) == (b.s_addr & mask);
-}
-
-/* The least loaded of the rails that may take from; on its subnet first unless same_only. */
+/*
+ * The least loaded of the rails that may take from; on its subnet first
+ * unless same_only. A rail of the other family (IPv4, IPv6) never does: a
+ * connection cannot cross from one to the other.
+ */
 static unsigned rail_pick(const struct eng_rail_addr *from, const struct eng_rail_addr *to,
 			  unsigned n_to, const bool *usable, bool same_only, unsigned *load)
 {
@@ -38,9 +36,10 @@ static unsigned rail_pick(const struct eng_rail_addr *from, const struct eng_rai
 	bool best_match = false;
 
 	for (i = 0; i < n_to; i++) {
-		bool match = same_subnet(from->addr.sin_addr, to[i].addr.sin_addr, from->prefix);
+		bool match = eng__addr_same_subnet(&from->addr, &to[i].addr, from->prefix);
 
-		if ((usable && !usable[i]) || (same_only && !match))
+		if ((usable && !usable[i]) || (same_only && !match) ||
+		    from->addr.sa.sa_family != to[i].addr.sa.sa_family)
 			continue;
 		if (best == ENG_NO_RAIL || (match && !best_match) ||
 		    (match == best_match && load[i] < load[best])) {
@@ -65,11 +64,13 @@ static int stripe_addr(const json_t *stripes, size_t i, struct eng_rail_addr *fr
 	json_t *st = json_array_get(stripes, i);
 	const char *a = json_string_value(json_object_get(st, ENG_KEY_ADDR));
 	uint64_t prefix;
+	socklen_t len;
 
-	*from = (struct eng_rail_addr){.addr = {.sin_family = AF_INET}};
-	if (!a || inet_pton(AF_INET, a, &from->addr.sin_addr) != 1 ||
-	    eng__proto_get_u64(st, ENG_KEY_PREFIX, &prefix) || prefix > 32)
-		return rcp_err(-EINVAL, "stripe %zu has no valid IPv4 address and prefix", i);
+	memset(from, 0, sizeof(*from));
+	if (!a || eng__addr_parse(a, 0, &from->addr.ss, &len) ||
+	    eng__proto_get_u64(st, ENG_KEY_PREFIX, &prefix) ||
+	    prefix > (from->addr.sa.sa_family == AF_INET ? 32u : 128u))
+		return rcp_err(-EINVAL, "stripe %zu has no valid IP address and prefix", i);
 	from->prefix = (unsigned)prefix;
 	return 0;
 }
@@ -98,12 +99,20 @@ int eng__stripes_pair(const json_t *stripes, const struct eng_rail_addr *ours,
 			return err;
 	for (i = 0; i < n; i++) {
 		for (r = 0, partner = false; r < plan->n_rails; r++)
-			partner |= same_subnet(from[i].addr.sin_addr, ours[r].addr.sin_addr,
-					       from[i].prefix);
+			partner |=
+				eng__addr_same_subnet(&from[i].addr, &ours[r].addr, from[i].prefix);
 		peer_rail[i] =
 			rail_pick(&from[i], ours, (unsigned)plan->n_rails, usable, partner, load);
 		paired += peer_rail[i] != ENG_NO_RAIL;
 	}
+	for (r = 0; paired == 0 && r < plan->n_rails; r++)
+		if (ours[r].addr.sa.sa_family == from[0].addr.sa.sa_family)
+			break;
+	if (paired == 0 && r == plan->n_rails)
+		return rcp_err(-ENETUNREACH,
+			       "the client's rails are %s and none of this server's is: give the "
+			       "rails of both ends addresses of one family",
+			       from[0].addr.sa.sa_family == AF_INET6 ? "IPv6" : "IPv4");
 	if (paired == 0)
 		return rcp_err(-ENETUNREACH,
 			       "none of the client's %zu stripes can reach a rail of this server "

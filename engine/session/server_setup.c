@@ -151,7 +151,7 @@ int eng__server_setup(struct srv_session *ss)
 	if (err)
 		return err;
 	for (r = 0; r < ss->plan.n_rails && !err; r++) {
-		struct sockaddr_in a = ss->addr[r].addr;
+		union eng_sockaddr a = ss->addr[r].addr;
 
 		if (ss->plan.rail[r].qps)
 			err = tr->listen(ss->s.conn, &a, &port[r]);

@@ -357,8 +357,7 @@ int eng__serve_key(const struct eng_serve_opts *o, struct eng_auth_key *key, boo
 
 /* ---- ctladdr.c: the control connection's addresses, IPv4 or IPv6 ---- */
 
-/* text, an IPv4 or IPv6 address, with port into *ss and *len; -EINVAL when it is neither. */
-int eng__addr_parse(const char *text, uint16_t port, struct sockaddr_storage *ss, socklen_t *len);
+/* eng__addr_parse, eng__addr_port and eng__addr_set_port are transport.h's (sockaddr.c). */
 
 /* sa's address as 16 bytes, an IPv4 one mapped (::ffff:a.b.c.d): one key per peer. */
 void eng__addr_key(const struct sockaddr *sa, struct in6_addr *out);
@@ -376,12 +375,6 @@ const char *eng__addr_key_text(const struct in6_addr *a, char *buf, size_t len);
 
 /* sa's address as text, an IPv4-mapped one as IPv4 (buf, or "?"). */
 const char *eng__addr_text(const struct sockaddr *sa, char *buf, size_t len);
-
-/* sa's port, 0 for a family that has none. */
-uint16_t eng__addr_port(const struct sockaddr *sa);
-
-/* ss's port set to port (IPv4 or IPv6). */
-void eng__addr_set_port(struct sockaddr_storage *ss, uint16_t port);
 
 /* Whether sa is a loopback address: 127.0.0.0/8, ::1, or 127/8 mapped into IPv6. */
 bool eng__addr_loopback(const struct sockaddr *sa);

@@ -254,15 +254,15 @@ int eng__cm_tos_set(const struct eng_conn *c, struct rdma_cm_id *id, const char 
 	return 0;
 }
 
-static int cm_resolve(struct eng_conn *c, struct rdma_cm_id *id, const struct sockaddr_in *src,
-		      const struct sockaddr_in *dst, const char *step, uint64_t deadline_ns,
+static int cm_resolve(struct eng_conn *c, struct rdma_cm_id *id, const union eng_sockaddr *src,
+		      const union eng_sockaddr *dst, const char *step, uint64_t deadline_ns,
 		      int total_ms)
 {
 	int err = eng__cm_tos_set(c, id, step);
 
 	if (err)
 		return err;
-	if (rdma_resolve_addr(id, (struct sockaddr *)src, (struct sockaddr *)dst,
+	if (rdma_resolve_addr(id, (struct sockaddr *)&src->sa, (struct sockaddr *)&dst->sa,
 			      eng__cm_ms_left(deadline_ns)))
 		return rcp_err(-errno, "%s: %s", step, strerror(errno));
 	if ((err = cm_expect(c, id, RDMA_CM_EVENT_ADDR_RESOLVED, step, deadline_ns, total_ms,
@@ -275,7 +275,7 @@ static int cm_resolve(struct eng_conn *c, struct rdma_cm_id *id, const struct so
 
 /* Address, route, QP, request and answer, all before deadline_ns; then RTR, RTS, established. */
 static int cm_connect_steps(struct eng_conn *c, struct eng_link *l, struct rdma_cm_id *id,
-			    const struct sockaddr_in *src, const struct sockaddr_in *dst,
+			    const union eng_sockaddr *src, const union eng_sockaddr *dst,
 			    struct conn_req *req, const char *step, int timeout_ms)
 {
 	uint64_t deadline = rcp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
@@ -313,8 +313,8 @@ static int cm_connect_steps(struct eng_conn *c, struct eng_link *l, struct rdma_
 	return c->cfg->receiver ? 0 : eng__cm_slots_take(l, &acc.slots, step);
 }
 
-static int cm_connect(struct eng_conn *c, struct eng_link *l, const struct sockaddr_in *src,
-		      const struct sockaddr_in *dst, uint32_t peer_link, int timeout_ms)
+static int cm_connect(struct eng_conn *c, struct eng_link *l, const union eng_sockaddr *src,
+		      const union eng_sockaddr *dst, uint32_t peer_link, int timeout_ms)
 {
 	struct conn_req req = {
 		htole64(l->token), htole32(peer_link), htole32(CONN_MAGIC), {0}, 0, 0};
@@ -322,10 +322,10 @@ static int cm_connect(struct eng_conn *c, struct eng_link *l, const struct socka
 	char step[160], a[64], b[64];
 	int err;
 
-	eng__cm_addr_str((const struct sockaddr *)src, a, sizeof(a));
-	eng__cm_addr_str((const struct sockaddr *)dst, b, sizeof(b));
+	eng__addr_ntop(&src->sa, a, sizeof(a));
+	eng__addr_ntop(&dst->sa, b, sizeof(b));
 	snprintf(step, sizeof(step), "connecting %s (%s) to %s port %u", l->rail_dev, a, b,
-		 ntohs(dst->sin_port));
+		 eng__addr_port(&dst->sa));
 	if (rdma_create_id(c->ch, &id, l, RDMA_PS_TCP))
 		return rcp_err(-errno, "rdma_create_id: %s", strerror(errno));
 	c->ep[l->index].id = id;

@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-int eng__cm_listen(struct eng_conn *c, const struct sockaddr_in *addr, uint16_t *port_out)
+int eng__cm_listen(struct eng_conn *c, const union eng_sockaddr *addr, uint16_t *port_out)
 {
 	struct rdma_cm_id *id;
 	char a[64];
@@ -30,11 +30,11 @@ int eng__cm_listen(struct eng_conn *c, const struct sockaddr_in *addr, uint16_t 
 	if (rdma_create_id(c->ch, &id, NULL, RDMA_PS_TCP))
 		return rcp_err(-errno, "rdma_create_id: %s", strerror(errno));
 	c->listen[c->n_listen++] = id;
-	eng__cm_addr_str((const struct sockaddr *)addr, a, sizeof(a));
+	eng__addr_ntop(&addr->sa, a, sizeof(a));
 	/* The same on each listening id, before the bind (a client's request carries its own). */
 	if ((err = eng__cm_tos_set(c, id, "listening for RDMA connections")) != 0)
 		return err;
-	if (rdma_bind_addr(id, (struct sockaddr *)addr) || rdma_listen(id, CM_BACKLOG))
+	if (rdma_bind_addr(id, (struct sockaddr *)&addr->sa) || rdma_listen(id, CM_BACKLOG))
 		return rcp_err(-errno, "cannot listen for RDMA connections on %s: %s", a,
 			       strerror(errno));
 	*port_out = ntohs(rdma_get_src_port(id));

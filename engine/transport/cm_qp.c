@@ -17,15 +17,6 @@
 #include <stdio.h>
 #include <string.h>
 
-void eng__cm_addr_str(const struct sockaddr *sa, char *buf, size_t len)
-{
-	const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-
-	if (!sa || sa->sa_family != AF_INET ||
-	    !inet_ntop(AF_INET, &in->sin_addr, buf, (socklen_t)len))
-		snprintf(buf, len, "?");
-}
-
 /*
  * Move e's QP to state st with the attributes rdma_cm gives for it; in INIT
  * a receiver's admits remote writes (rdma_cm gives none to an active side's
@@ -141,7 +132,7 @@ int eng__cm_link_qp(struct eng_conn *c, struct eng_link *l, struct rdma_cm_id *i
 			  .qp = qp,
 			  .vcq = q,
 			  .inline_hdr = qa.cap.max_inline_data > 0};
-	eng__cm_addr_str(rdma_get_peer_addr(id), peer, sizeof(peer));
+	eng__addr_ntop(rdma_get_peer_addr(id), peer, sizeof(peer));
 	snprintf(e->desc, sizeof(e->desc), "%s port %u qp 0x%x (peer %s)", dev, id->port_num,
 		 qp->qp_num, peer);
 	l->ep = &e->ep;

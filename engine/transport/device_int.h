@@ -54,12 +54,19 @@ const char *eng__ipoib_netdev(const struct eng_port *port, const struct ifaddrs 
 
 /*
  * The address by which rdma_cm binds port (of device dev) as a rail: on
- * Ethernet (RoCE) the IPv4 address of its IPv4-mapped RoCE v2 GID, on
- * InfiniBand the first IPv4 address of its IPoIB interfaces; the prefix is
- * that address's interface's in ifa. 0, or -EADDRNOTAVAIL with a sentence
- * naming the fix.
+ * Ethernet (RoCE) the address of a RoCE v2 GID, on InfiniBand the first
+ * address of its IPoIB interfaces; IPv4 where there is one, else global
+ * IPv6 (railaddr.c); the prefix is that address's interface's in ifa. 0,
+ * or -EADDRNOTAVAIL with a sentence naming the fix.
  */
 int eng__port_rail_addr(const char *dev, const struct eng_port *port, const struct ifaddrs *ifa,
 			struct eng_rail_addr *out);
+
+/*
+ * Whether i holds an address of family (AF_INET, AF_INET6) a rail may take
+ * (IPv6: global, neither link-local nor mapped); if so, *out is it, with
+ * its prefix from i's netmask.
+ */
+bool eng__ifa_rail_addr(const struct ifaddrs *i, int family, struct eng_rail_addr *out);
 
 #endif

@@ -17,7 +17,8 @@
  *
  * Rails are named "loop<N>" (a RoCE port) or "loopib<N>" (an InfiniBand
  * port), 0 <= N < 256, and have the address 198.18.<N>.1/24, in the
- * benchmarking range the testbed uses, found as a real port's is
+ * benchmarking range the testbed uses; "loopv6<N>" (a RoCE port on IPv6
+ * alone) has 2001:2:0:<N>::1/64. Each is found as a real port's is
  * (loopback_dev.c's device model).
  *
  * Threading: the fabric's lock guards listeners, requests and the ends'
@@ -70,7 +71,7 @@ struct eng_conn {
 };
 
 struct loop_listener {
-	struct sockaddr_in addr;
+	union eng_sockaddr addr;
 	struct eng_conn *conn;
 };
 
@@ -177,7 +178,7 @@ static void loop_conn_destroy(struct eng_conn *c)
 	free(c);
 }
 
-static int loop_listen(struct eng_conn *c, const struct sockaddr_in *addr, uint16_t *port_out)
+static int loop_listen(struct eng_conn *c, const union eng_sockaddr *addr, uint16_t *port_out)
 {
 	struct loop_listener *l;
 
@@ -189,7 +190,7 @@ static int loop_listen(struct eng_conn *c, const struct sockaddr_in *addr, uint1
 	}
 	l = &fabric.l[fabric.n++];
 	l->addr = *addr;
-	l->addr.sin_port = htons(fabric.next_port);
+	eng__addr_set_port(&l->addr.ss, fabric.next_port);
 	l->conn = c;
 	*port_out = fabric.next_port;
 	fabric.next_port = fabric.next_port == UINT16_MAX ? LOOP_FIRST_PORT : fabric.next_port + 1;
@@ -197,13 +198,13 @@ static int loop_listen(struct eng_conn *c, const struct sockaddr_in *addr, uint1
 	return 0;
 }
 
-static struct eng_conn *fabric_find(const struct sockaddr_in *dst)
+static struct eng_conn *fabric_find(const union eng_sockaddr *dst)
 {
 	unsigned i;
 
 	for (i = 0; i < fabric.n; i++)
-		if (fabric.l[i].addr.sin_addr.s_addr == dst->sin_addr.s_addr &&
-		    fabric.l[i].addr.sin_port == dst->sin_port)
+		if (eng__addr_same_subnet(&fabric.l[i].addr, dst, 128) &&
+		    eng__addr_port(&fabric.l[i].addr.sa) == eng__addr_port(&dst->sa))
 			return fabric.l[i].conn;
 	return NULL;
 }
@@ -265,17 +266,18 @@ static enum eng_loop_fault fault_take(const char *dev)
 	return ENG_LOOP_FAULT_NONE;
 }
 
-static int loop_connect(struct eng_conn *c, struct eng_link *l, const struct sockaddr_in *src,
-			const struct sockaddr_in *dst, uint32_t peer_link, int timeout_ms)
+static int loop_connect(struct eng_conn *c, struct eng_link *l, const union eng_sockaddr *src,
+			const union eng_sockaddr *dst, uint32_t peer_link, int timeout_ms)
 {
 	struct loop_req req = {.token = l->token, .link = peer_link, .client = c, .cl = l};
 	uint64_t deadline = rcp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	struct eng_conn *server;
 	enum eng_loop_fault f;
-	char to[INET_ADDRSTRLEN];
+	char to[INET6_ADDRSTRLEN];
+	uint16_t port = eng__addr_port(&dst->sa);
 
 	(void)src;
-	inet_ntop(AF_INET, &dst->sin_addr, to, sizeof(to));
+	eng__addr_ntop(&dst->sa, to, sizeof(to));
 	pthread_mutex_lock(&fabric.lock);
 	f = fault_take(l->rail_dev);
 	server = f == ENG_LOOP_FAULT_REFUSE ? NULL : fabric_find(dst);
@@ -285,7 +287,7 @@ static int loop_connect(struct eng_conn *c, struct eng_link *l, const struct soc
 	if (f == ENG_LOOP_FAULT_SILENT) {
 		pthread_mutex_unlock(&fabric.lock);
 		return rcp_err(-ETIMEDOUT, "connecting %s to %s port %u: no answer within %g s",
-			       l->rail_dev, to, ntohs(dst->sin_port), timeout_ms / 1000.0);
+			       l->rail_dev, to, port, timeout_ms / 1000.0);
 	}
 	if (server) {
 		req.next = server->queue;
@@ -299,13 +301,13 @@ static int loop_connect(struct eng_conn *c, struct eng_link *l, const struct soc
 	pthread_mutex_unlock(&fabric.lock);
 	if (!server || req.state == -ECONNREFUSED)
 		return rcp_err(-ECONNREFUSED, "connecting %s to %s port %u: refused", l->rail_dev,
-			       to, ntohs(dst->sin_port));
+			       to, port);
 	if (req.state == 0)
 		return rcp_err(-ETIMEDOUT, "connecting %s to %s port %u: no answer within %g s",
-			       l->rail_dev, to, ntohs(dst->sin_port), timeout_ms / 1000.0);
+			       l->rail_dev, to, port, timeout_ms / 1000.0);
 	if (req.state < 0)
-		return rcp_err(req.state, "connecting %s to %s port %u: %s", l->rail_dev, to,
-			       ntohs(dst->sin_port), strerror(-req.state));
+		return rcp_err(req.state, "connecting %s to %s port %u: %s", l->rail_dev, to, port,
+			       strerror(-req.state));
 	return 0;
 }
 

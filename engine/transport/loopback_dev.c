@@ -10,7 +10,11 @@
  * prefix and a GUID, no IP address), its IPoIB interface ibN with a 20-byte
  * hardware address ending in that GID and 198.18.N.1/24, and before it an
  * Ethernet interface ethN with 198.19.N.1/16, as a host has beside its
- * fabric: only the IPoIB match may choose the address. N < 256 either way.
+ * fabric: only the IPoIB match may choose the address. Rail "loopv6<N>" is
+ * a RoCE port on IPv6 alone: GIDs fe80::N (RoCE v1 and v2, link-local, which
+ * a rail never takes) and 2001:2:0:N::1 (RoCE v2) of netdev loopv6N,
+ * 2001:2:0:N::1/64 (in 2001:2::/48, kept for benchmarking by RFC 5180).
+ * N < 256 in each.
  *
  * Threading: thread-safe (everything on the caller's stack).
  */
@@ -35,10 +39,11 @@ struct model_ll {
 };
 
 struct model {
-	struct eng_gid gid[2];
+	struct eng_gid gid[3];
 	struct eng_port port;
 	struct ifaddrs ifa[4];
 	struct sockaddr_in in[2], mask[2];
+	struct sockaddr_in6 in6, mask6;
 	struct model_ll hw[2];
 	char eth[IF_NAMESIZE], ib[IF_NAMESIZE];
 };
@@ -89,6 +94,28 @@ static void model_roce(struct model *m, unsigned n)
 	model_inet(&m->ifa[0], &m->in[0], &m->mask[0], m->eth, 0xc6120001u | n << 8, 24);
 }
 
+static void model_roce6(struct model *m, unsigned n)
+{
+	uint8_t ll[16] = {0xfe, 0x80, [15] = (uint8_t)n};
+	uint8_t v6[16] = {0x20, 0x01, 0, 2, 0, 0, 0, (uint8_t)n, [15] = 1};
+	uint8_t mask[16] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+
+	m->port.link_layer = "Ethernet";
+	snprintf(m->eth, sizeof(m->eth), "loopv6%u", n);
+	model_gid(&m->gid[0], 0, ENG_GID_ROCE_V1, ll);
+	model_gid(&m->gid[1], 1, ENG_GID_ROCE_V2, ll);
+	model_gid(&m->gid[2], 2, ENG_GID_ROCE_V2, v6);
+	memcpy(m->gid[2].netdev, m->eth, sizeof(m->gid[2].netdev));
+	m->port.n_gids = 3;
+	m->in6 = (struct sockaddr_in6){.sin6_family = AF_INET6};
+	memcpy(m->in6.sin6_addr.s6_addr, v6, sizeof(v6));
+	m->mask6 = (struct sockaddr_in6){.sin6_family = AF_INET6};
+	memcpy(m->mask6.sin6_addr.s6_addr, mask, sizeof(mask));
+	m->ifa[0].ifa_name = m->eth;
+	m->ifa[0].ifa_addr = (struct sockaddr *)(void *)&m->in6;
+	m->ifa[0].ifa_netmask = (struct sockaddr *)(void *)&m->mask6;
+}
+
 static void model_ib(struct model *m, unsigned n)
 {
 	const uint8_t gid[16] = {0xfe, 0x80, [8] = 0, 2, 0xc9, 3, 0, (uint8_t)n, 0, 1};
@@ -112,8 +139,9 @@ int eng__loop_rail_addr(const char *dev, unsigned port, struct eng_rail_addr *ou
 	unsigned n, i;
 	char tail;
 	bool ib = sscanf(dev, "loopib%u%c", &n, &tail) == 1;
+	bool v6 = !ib && sscanf(dev, "loopv6%u%c", &n, &tail) == 1;
 
-	if ((!ib && sscanf(dev, "loop%u%c", &n, &tail) != 1) || n > 255)
+	if ((!ib && !v6 && sscanf(dev, "loop%u%c", &n, &tail) != 1) || n > 255)
 		return rcp_err(-ENODEV, "rail %s:%u is not a loopback rail", dev, port);
 	memset(&m, 0, sizeof(m));
 	m.port.num = port;
@@ -123,6 +151,8 @@ int eng__loop_rail_addr(const char *dev, unsigned port, struct eng_rail_addr *ou
 	m.port.gids = m.gid;
 	if (ib)
 		model_ib(&m, n);
+	else if (v6)
+		model_roce6(&m, n);
 	else
 		model_roce(&m, n);
 	for (i = 0; i + 1 < RCP_ARRAY_SIZE(m.ifa) && m.ifa[i + 1].ifa_name; i++)

@@ -463,16 +463,16 @@ void eng__tcp_cq_destroy(struct eng_cq *cq)
 /* "tcp 127.0.0.1:40001 -> 127.0.0.1:40000 (lo)" */
 static void ep_describe(struct tcp_ep *e)
 {
-	struct sockaddr_in a = {0}, b = {0};
+	union eng_sockaddr a = {0}, b = {0};
 	socklen_t la = sizeof(a), lb = sizeof(b);
-	char sa[INET_ADDRSTRLEN] = "?", sb[INET_ADDRSTRLEN] = "?";
+	char sa[INET6_ADDRSTRLEN] = "?", sb[INET6_ADDRSTRLEN] = "?";
 
-	if (getsockname(e->fd, (struct sockaddr *)&a, &la) == 0)
-		inet_ntop(AF_INET, &a.sin_addr, sa, sizeof(sa));
-	if (getpeername(e->fd, (struct sockaddr *)&b, &lb) == 0)
-		inet_ntop(AF_INET, &b.sin_addr, sb, sizeof(sb));
-	snprintf(e->desc, sizeof(e->desc), "tcp %s:%u -> %s:%u (%s)", sa, ntohs(a.sin_port), sb,
-		 ntohs(b.sin_port), e->link->rail_dev ? e->link->rail_dev : "?");
+	if (getsockname(e->fd, &a.sa, &la) == 0)
+		eng__addr_ntop(&a.sa, sa, sizeof(sa));
+	if (getpeername(e->fd, &b.sa, &lb) == 0)
+		eng__addr_ntop(&b.sa, sb, sizeof(sb));
+	snprintf(e->desc, sizeof(e->desc), "tcp %s:%u -> %s:%u (%s)", sa, eng__addr_port(&a.sa), sb,
+		 eng__addr_port(&b.sa), e->link->rail_dev ? e->link->rail_dev : "?");
 }
 
 int eng__tcp_ep_create(struct eng_cq *cq, int fd, struct eng_link *l, bool receiver,

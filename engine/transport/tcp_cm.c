@@ -23,6 +23,7 @@
  * Threading: a connection set is used by its session's thread only (its
  * endpoints' readers are tcp.c's).
  */
+#include "engine/transport/device_int.h"
 #include "engine/transport/tcp_int.h"
 
 #include "common/common.h"
@@ -85,20 +86,9 @@ static int tcp_rail_addr(const struct ifaddrs *all, const char *dev, struct eng_
 {
 	const struct ifaddrs *i;
 
-	for (i = all; i; i = i->ifa_next) {
-		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || strcmp(i->ifa_name, dev))
-			continue;
-		memset(out, 0, sizeof(*out));
-		out->addr.sin_family = AF_INET;
-		out->addr.sin_addr = ((const struct sockaddr_in *)i->ifa_addr)->sin_addr;
-		out->prefix =
-			i->ifa_netmask
-				? (unsigned)__builtin_popcount(
-					  ((struct sockaddr_in *)i->ifa_netmask)->sin_addr.s_addr)
-				: 32;
-		inet_ntop(AF_INET, &out->addr.sin_addr, out->text, sizeof(out->text));
-		return 0;
-	}
+	for (i = all; i; i = i->ifa_next)
+		if (!strcmp(i->ifa_name, dev) && eng__ifa_rail_addr(i, AF_INET, out))
+			return 0;
 	return rcp_err(-EADDRNOTAVAIL, "rail %s is not an interface with an IPv4 address", dev);
 }
 
@@ -177,45 +167,54 @@ static void tcp_conn_destroy(struct eng_conn *c)
 	free(c);
 }
 
-/* With --tos, fd's IP_TOS, before its SYN or its first byte: 0, or an error said. */
+/*
+ * With --tos, fd's IP_TOS (an IPv6 socket's IPV6_TCLASS), before its SYN or
+ * its first byte: 0, or an error said.
+ */
 static int tos_set(const struct eng_conn *c, int fd, const char *what)
 {
-	int tos = c->cfg->qp.tos;
+	int tos = c->cfg->qp.tos, family = AF_INET;
+	socklen_t len = sizeof(family);
 
-	if (!c->cfg->qp.tos_set || setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) == 0)
+	if (c->cfg->qp.tos_set && getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &family, &len) != 0)
+		return rcp_err(-errno, "%s: getsockopt: %s", what, strerror(errno));
+	if (!c->cfg->qp.tos_set ||
+	    (family == AF_INET6 ? setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof(tos))
+				: setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos))) == 0)
 		return 0;
 	return rcp_err(-errno, "%s: cannot set the traffic class %d (--tos): %s", what, tos,
 		       strerror(errno));
 }
 
-static int tcp_listen(struct eng_conn *c, const struct sockaddr_in *addr, uint16_t *port_out)
+static int tcp_listen(struct eng_conn *c, const union eng_sockaddr *addr, uint16_t *port_out)
 {
-	struct sockaddr_in a = *addr;
+	union eng_sockaddr a = *addr;
 	socklen_t len = sizeof(a);
 	int one = 1, fd, err;
 
 	if (c->n_lfd == TOPO_MAX_RAILS)
 		return rcp_err(-ENOSPC, "a session listens on %d rails at most", TOPO_MAX_RAILS);
-	a.sin_port = 0;
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	eng__addr_set_port(&a.ss, 0);
+	fd = socket(a.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return rcp_err(-errno, "socket: %s", strerror(errno));
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if ((err = tos_set(c, fd, "listening for stripes")) != 0) { /* its SYN-ACKs too */
+	/* its SYN-ACKs too */
+	if ((err = tos_set(c, fd, "listening for stripes")) != 0) {
 		close(fd);
 		return err;
 	}
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, 64) != 0 ||
-	    getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-		char at[INET_ADDRSTRLEN];
+	if (bind(fd, &a.sa, eng__addr_len(&a.sa)) != 0 || listen(fd, 64) != 0 ||
+	    getsockname(fd, &a.sa, &len) != 0) {
+		char at[INET6_ADDRSTRLEN];
 
 		err = -errno;
 		close(fd);
-		inet_ntop(AF_INET, &addr->sin_addr, at, sizeof(at));
-		return rcp_err(err, "listening for stripes on %s: %s", at, strerror(-err));
+		return rcp_err(err, "listening for stripes on %s: %s",
+			       eng__addr_ntop(&addr->sa, at, sizeof(at)), strerror(-err));
 	}
 	c->lfd[c->n_lfd++] = fd;
-	*port_out = ntohs(a.sin_port);
+	*port_out = eng__addr_port(&a.sa);
 	return 0;
 }
 
@@ -271,13 +270,13 @@ static int link_make(struct eng_conn *c, struct eng_link *l, int fd, uint32_t st
 }
 
 /* Connect fd to dst within timeout_ms: 0 or -errno. */
-static int connect_within(int fd, const struct sockaddr_in *dst, int timeout_ms)
+static int connect_within(int fd, const union eng_sockaddr *dst, int timeout_ms)
 {
 	struct pollfd p = {.fd = fd, .events = POLLOUT};
 	int soerr = 0;
 	socklen_t len = sizeof(soerr);
 
-	if (connect(fd, (const struct sockaddr *)dst, sizeof(*dst)) == 0)
+	if (connect(fd, &dst->sa, eng__addr_len(&dst->sa)) == 0)
 		return 0;
 	if (errno != EINPROGRESS)
 		return -errno;
@@ -314,21 +313,26 @@ static int client_hello(int fd, const struct eng_link *l, uint32_t peer_link)
 	return 0;
 }
 
-static int tcp_connect(struct eng_conn *c, struct eng_link *l, const struct sockaddr_in *src,
-		       const struct sockaddr_in *dst, uint32_t peer_link, int timeout_ms)
+static int tcp_connect(struct eng_conn *c, struct eng_link *l, const union eng_sockaddr *src,
+		       const union eng_sockaddr *dst, uint32_t peer_link, int timeout_ms)
 {
-	struct sockaddr_in from = *src;
-	char to[INET_ADDRSTRLEN];
+	union eng_sockaddr from = *src;
+	char to[INET6_ADDRSTRLEN];
 	int fd, err;
 
-	inet_ntop(AF_INET, &dst->sin_addr, to, sizeof(to));
-	from.sin_port = 0;
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	eng__addr_ntop(&dst->sa, to, sizeof(to));
+	eng__addr_set_port(&from.ss, 0);
+	if (from.sa.sa_family != dst->sa.sa_family)
+		return rcp_err(-EAFNOSUPPORT,
+			       "connecting %s to %s: the rail and the server's are "
+			       "of different IP families",
+			       l->rail_dev, to);
+	fd = socket(from.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return rcp_err(-errno, "socket: %s", strerror(errno));
 	err = tos_set(c, fd, l->rail_dev);
 	if (!err)
-		err = bind(fd, (struct sockaddr *)&from, sizeof(from)) ? -errno : 0;
+		err = bind(fd, &from.sa, eng__addr_len(&from.sa)) ? -errno : 0;
 	if (!err)
 		err = connect_within(fd, dst, timeout_ms);
 	if (!err)
@@ -340,7 +344,7 @@ static int tcp_connect(struct eng_conn *c, struct eng_link *l, const struct sock
 	if (err) {
 		close(fd);
 		return rcp_err(err, "connecting %s to %s port %u: %s", l->rail_dev, to,
-			       ntohs(dst->sin_port),
+			       eng__addr_port(&dst->sa),
 			       err == -EPROTO ? "the server's answer is not this session's"
 					      : strerror(-err));
 	}

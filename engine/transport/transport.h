@@ -6,7 +6,8 @@
  * - struct eng_tr_ops, the data path: post chained writes-with-immediate,
  *   zero-byte sends, receives; poll, arm and wait on a completion queue.
  *   Workers call it on their own CQs and endpoints only.
- * - struct eng_transport, the set-up: the IPv4 address of a rail, and
+ * - struct eng_transport, the set-up: the address of a rail (IPv4 or
+ *   IPv6), and
  *   connection management (a job's connections, connect, listen, accept,
  *   events such as a peer's disconnect). Sessions call it on their thread.
  * Two transports fill both: verbs (RC QPs connected with rdma_cm, real
@@ -31,6 +32,7 @@
 
 #include <netinet/in.h>
 #include <stdbool.h>
+#include <sys/socket.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -175,11 +177,39 @@ struct eng_link {
 
 /* ---- set-up: addresses and connections ---- */
 
-struct eng_rail_addr {
-	struct sockaddr_in addr; /* port 0 */
-	unsigned prefix;	 /* bits of the subnet */
-	char text[INET_ADDRSTRLEN];
+/* A socket address of either family (sa.sa_family says which). */
+union eng_sockaddr {
+	struct sockaddr sa;
+	struct sockaddr_in in;
+	struct sockaddr_in6 in6;
+	struct sockaddr_storage ss;
 };
+
+struct eng_rail_addr {
+	union eng_sockaddr addr; /* IPv4 or IPv6, port 0 */
+	unsigned prefix;	 /* bits of the subnet: up to 32 or 128 */
+	char text[INET6_ADDRSTRLEN];
+};
+
+/*
+ * text, an IPv4 or IPv6 address, with port into *ss and its length into
+ * *len; -EINVAL (no sentence) when it is neither.
+ */
+int eng__addr_parse(const char *text, uint16_t port, struct sockaddr_storage *ss, socklen_t *len);
+/* sa's port (0 when it is neither IPv4 nor IPv6). */
+uint16_t eng__addr_port(const struct sockaddr *sa);
+/* ss's port set to port (IPv4 or IPv6). */
+void eng__addr_set_port(struct sockaddr_storage *ss, uint16_t port);
+/* The length of sa's family's sockaddr (0 when it is neither IPv4 nor IPv6). */
+socklen_t eng__addr_len(const struct sockaddr *sa);
+/*
+ * Whether a and b are of one family and share their first prefix bits (an
+ * IPv4 and an IPv6 address never do).
+ */
+bool eng__addr_same_subnet(const union eng_sockaddr *a, const union eng_sockaddr *b,
+			   unsigned prefix);
+/* The address's text (no port) into buf, "?" when it has none; returns buf. */
+const char *eng__addr_ntop(const struct sockaddr *sa, char *buf, size_t len);
 
 /* check_events: link (its eng_link index) cannot carry anything any more, for reason why. */
 typedef void (*eng_link_lost_fn)(void *ctx, unsigned link, const char *why);
@@ -242,10 +272,10 @@ struct eng_transport {
 	 * waits, within timeout_ms for the whole of it (address, route, the
 	 * server's answer). On failure nothing is left of l's endpoint.
 	 */
-	int (*connect)(struct eng_conn *conn, struct eng_link *l, const struct sockaddr_in *src,
-		       const struct sockaddr_in *dst, uint32_t peer_link, int timeout_ms);
+	int (*connect)(struct eng_conn *conn, struct eng_link *l, const union eng_sockaddr *src,
+		       const union eng_sockaddr *dst, uint32_t peer_link, int timeout_ms);
 	/* Server: listen on addr (port 0: any); the port is written to *port_out. */
-	int (*listen)(struct eng_conn *conn, const struct sockaddr_in *addr, uint16_t *port_out);
+	int (*listen)(struct eng_conn *conn, const union eng_sockaddr *addr, uint16_t *port_out);
 	/*
 	 * Server: accept one connection per link (or give it up: cfg's
 	 * link_failed, abandon), then stop listening. Returns

@@ -9,9 +9,9 @@
  * payload as an RDMA write with immediate naming the slot. Credits are
  * zero-byte sends with immediate. Connection management is in cm.c.
  *
- * Rail addresses: a RoCE port's IPv4-mapped RoCE v2 GID, an InfiniBand
- * port's IPoIB interface's address (railaddr.c), with the prefix of the
- * interface that holds it (getifaddrs).
+ * Rail addresses: a RoCE port's RoCE v2 GID's, an InfiniBand port's IPoIB
+ * interface's (railaddr.c), IPv4 where there is one, else global IPv6, with
+ * the prefix of the interface that holds it (getifaddrs).
  *
  * Threading: the data-path operations run on the worker that owns the CQ;
  * set-up and teardown on the session's thread while no worker runs.

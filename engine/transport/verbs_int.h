@@ -127,7 +127,7 @@ void eng__cm_link_drop(struct eng_conn *c, unsigned k);
 void eng__cm_refuse(struct rdma_cm_event *ev);
 
 /* The transport's listen, accept_all and abandon (cm_accept.c). */
-int eng__cm_listen(struct eng_conn *c, const struct sockaddr_in *addr, uint16_t *port_out);
+int eng__cm_listen(struct eng_conn *c, const union eng_sockaddr *addr, uint16_t *port_out);
 int eng__cm_accept_all(struct eng_conn *c, int ctl_fd, int timeout_ms);
 bool eng__cm_abandon(struct eng_conn *c, unsigned k);
 
@@ -140,8 +140,6 @@ bool eng__cm_abandon(struct eng_conn *c, unsigned k);
  * InfiniBand's path query turns it into the SL. 0, or an error said.
  */
 int eng__cm_tos_set(const struct eng_conn *c, struct rdma_cm_id *id, const char *what);
-
-void eng__cm_addr_str(const struct sockaddr *sa, char *buf, size_t len);
 
 /* The active MTU (enum ibv_mtu) of the port id resolved to; 0 when the port cannot say. */
 uint32_t eng__cm_port_mtu(struct rdma_cm_id *id);

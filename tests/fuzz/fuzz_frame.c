@@ -40,8 +40,8 @@ static struct eng_rail_addr ours[2];
 static void rail(struct eng_rail_addr *a, const char *ip, unsigned prefix)
 {
 	memset(a, 0, sizeof(*a));
-	a->addr.sin_family = AF_INET;
-	FUZZ_CHECK(inet_pton(AF_INET, ip, &a->addr.sin_addr) == 1);
+	a->addr.in.sin_family = AF_INET;
+	FUZZ_CHECK(inet_pton(AF_INET, ip, &a->addr.in.sin_addr) == 1);
 	a->prefix = prefix;
 	snprintf(a->text, sizeof(a->text), "%s", ip);
 }

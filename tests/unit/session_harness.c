@@ -36,13 +36,13 @@ void plan_make(struct topo_plan *p, const unsigned *num, unsigned n, unsigned qp
 	}
 }
 
-void plan_rails_ib(struct topo_plan *p)
+void plan_rails_as(struct topo_plan *p, const char *kind)
 {
 	unsigned r, n;
 
 	for (r = 0; r < p->n_rails; r++) {
 		assert_int_equal(sscanf(p->rail[r].dev, "loop%u", &n), 1);
-		snprintf(p->rail[r].dev, sizeof(p->rail[r].dev), "loopib%u", n);
+		snprintf(p->rail[r].dev, sizeof(p->rail[r].dev), "%s%u", kind, n);
 	}
 }
 
@@ -340,9 +340,9 @@ int push_one(struct fx *fx, struct push1 *p)
 	fx->srv.plan.helpers = p->srv_helpers;
 	plan_make(&p->plan, rails, n_rails, 1, 1, BUDGET);
 	p->plan.helpers = p->helpers;
-	if (p->ib) {
-		plan_rails_ib(&fx->srv.plan);
-		plan_rails_ib(&p->plan);
+	if (p->rails_as) {
+		plan_rails_as(&fx->srv.plan, p->rails_as);
+		plan_rails_as(&p->plan, p->rails_as);
 	}
 	server_start(&fx->srv, p->srv_tr, p->root, NULL);
 	cp = copy_opts(ENG_PUSH, srcs, 1, "");

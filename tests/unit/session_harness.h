@@ -53,8 +53,11 @@
 void plan_make(struct topo_plan *p, const unsigned *num, unsigned n, unsigned qps,
 	       unsigned n_workers, uint64_t budget);
 
-/* p's rails as InfiniBand ports of the loopback's device model: "loop<N>" becomes "loopib<N>". */
-void plan_rails_ib(struct topo_plan *p);
+/*
+ * p's rails as other ports of the loopback's device model: "loop<N>" becomes
+ * kind<N>, "loopib" (InfiniBand) or "loopv6" (RoCE on IPv6 alone).
+ */
+void plan_rails_as(struct topo_plan *p, const char *kind);
 
 struct server {
 	struct eng_serve_opts o;
@@ -170,8 +173,8 @@ struct push1 {
 	uint32_t seed;
 	const unsigned *rails; /* NULL: loop1 alone */
 	unsigned n_rails;
-	bool ib;		       /* both plans' rails InfiniBand ports (plan_rails_ib) */
-	unsigned helpers, srv_helpers; /* each side's plan.helpers */
+	const char *rails_as; /* both plans' rails of this kind (plan_rails_as); NULL: loop */
+	unsigned helpers, srv_helpers;		 /* each side's plan.helpers */
 	const struct eng_transport *tr, *srv_tr; /* the client's and the server's; NULL: loopback */
 	_Atomic bool *cancel;			 /* the push's cp.cancel */
 	char src[4096], root[4096], file[4096];

@@ -155,8 +155,8 @@ static void test_stripes_without_a_subnet_match_go_to_the_least_loaded_rail(void
 static void rail_addr(struct eng_rail_addr *a, const char *ip, unsigned prefix)
 {
 	memset(a, 0, sizeof(*a));
-	a->addr.sin_family = AF_INET;
-	assert_int_equal(inet_pton(AF_INET, ip, &a->addr.sin_addr), 1);
+	a->addr.in.sin_family = AF_INET;
+	assert_int_equal(inet_pton(AF_INET, ip, &a->addr.in.sin_addr), 1);
 	a->prefix = prefix;
 	snprintf(a->text, sizeof(a->text), "%s", ip);
 }

@@ -115,8 +115,8 @@ static void fo_conn_destroy(struct eng_conn *conn)
 	eng__transport_loopback()->conn_destroy(conn);
 }
 
-static int fo_connect(struct eng_conn *c, struct eng_link *l, const struct sockaddr_in *src,
-		      const struct sockaddr_in *dst, uint32_t peer_link, int timeout_ms)
+static int fo_connect(struct eng_conn *c, struct eng_link *l, const union eng_sockaddr *src,
+		      const union eng_sockaddr *dst, uint32_t peer_link, int timeout_ms)
 {
 	int err = eng__transport_loopback()->connect(c, l, src, dst, peer_link, timeout_ms);
 

@@ -85,7 +85,10 @@ static void test_bad_hellos_get_an_error_and_the_server_keeps_serving(void **sta
 	hello_refused(&fx->srv, h, "does not run 'shell' jobs");
 	h = hello_bench(1, 4096);
 	json_array_set_new(json_object_get(h, "stripes"), 0, stripe_json("198.18.1", 24));
-	hello_refused(&fx->srv, h, "no valid IPv4 address");
+	hello_refused(&fx->srv, h, "no valid IP address");
+	h = hello_bench(1, 4096); /* an IPv6 stripe with a prefix past 128 bits */
+	json_array_set_new(json_object_get(h, "stripes"), 0, stripe_json("2001:2:0:1::1", 129));
+	hello_refused(&fx->srv, h, "no valid IP address");
 	/* A key offered to a server that has none. */
 	h = hello_bench(1, 4096);
 	json_object_set_new(h, "challenge", json_string("00"));

@@ -5,7 +5,7 @@
  * another address beside it): a file pushed and pulled back over two such
  * rails arrives identical, every byte over them, and the server serves a
  * bench after it; a bench's stripes pair with the server's rail on their
- * IPoIB subnet. The link layer is the plan's (plan_rails_ib), per test.
+ * IPoIB subnet. The link layer is the plan's (plan_rails_as), per test.
  */
 #include "session_harness.h"
 
@@ -14,7 +14,8 @@ static void test_push_and_pull_over_infiniband_rails_arrive_identical(void **sta
 	static const unsigned rails[] = {1, 2};
 	const size_t bytes = 1 * MiB + 4321;
 	struct fx *fx = *state;
-	struct push1 p = {.bytes = bytes, .seed = 5, .rails = rails, .n_rails = 2, .ib = true};
+	struct push1 p = {
+		.bytes = bytes, .seed = 5, .rails = rails, .n_rails = 2, .rails_as = "loopib"};
 	char got[4096], back[4096];
 	const char *pull_src[] = {"big"};
 	struct eng_copy_opts cp;
@@ -50,10 +51,10 @@ static void test_bench_stripes_pair_by_the_ipoib_subnet(void **state)
 	struct eng_report r;
 
 	plan_make(&fx->srv.plan, server, 3, 1, 1, BUDGET);
-	plan_rails_ib(&fx->srv.plan);
+	plan_rails_as(&fx->srv.plan, "loopib");
 	server_start(&fx->srv, NULL, NULL, NULL);
 	plan_make(&plan, client, 1, 2, 1, BUDGET);
-	plan_rails_ib(&plan);
+	plan_rails_as(&plan, "loopib");
 	assert_int_equal(bench(&fx->srv, &plan, 1 * MiB, 64 * KiB, NULL, &r), 0);
 	assert_int_equal(r.n_rails, 1);
 	/* loopib2's IPoIB address is 198.18.2.1/24 (its Ethernet one 198.19.2.1/16) */

@@ -265,8 +265,8 @@ static int silent_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **
 	return 0;
 }
 
-static int silent_connect(struct eng_conn *conn, struct eng_link *l, const struct sockaddr_in *src,
-			  const struct sockaddr_in *dst, uint32_t peer_link, int timeout_ms)
+static int silent_connect(struct eng_conn *conn, struct eng_link *l, const union eng_sockaddr *src,
+			  const union eng_sockaddr *dst, uint32_t peer_link, int timeout_ms)
 {
 	if (hk.hold == H_CONNECT)
 		hold();

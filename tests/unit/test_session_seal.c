@@ -385,8 +385,8 @@ static struct {
 	uint64_t seen;
 } sniff;
 
-static int sniff_connect(struct eng_conn *c, struct eng_link *l, const struct sockaddr_in *src,
-			 const struct sockaddr_in *dst, uint32_t peer_link, int timeout_ms)
+static int sniff_connect(struct eng_conn *c, struct eng_link *l, const union eng_sockaddr *src,
+			 const union eng_sockaddr *dst, uint32_t peer_link, int timeout_ms)
 {
 	if (sniff.calls++ == 0)
 		sniff.seen = l->token;

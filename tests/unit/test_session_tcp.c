@@ -42,8 +42,8 @@ static int lying_write_imm(struct eng_ep *ep, const struct eng_write *w, unsigne
 	return tl.real->write_imm(ep, w, 1) ?: tl.real->write_imm(ep, w, 1);
 }
 
-static int lying_connect(struct eng_conn *conn, struct eng_link *l, const struct sockaddr_in *src,
-			 const struct sockaddr_in *dst, uint32_t peer_link, int timeout_ms)
+static int lying_connect(struct eng_conn *conn, struct eng_link *l, const union eng_sockaddr *src,
+			 const union eng_sockaddr *dst, uint32_t peer_link, int timeout_ms)
 {
 	int err = eng__transport_tcp()->connect(conn, l, src, dst, peer_link, timeout_ms);
 
@@ -89,7 +89,7 @@ static struct {
 } strangers = {-1, -1};
 
 /* The server's listen, then two strangers at its port: one silent, one with a made-up token. */
-static int stranger_listen(struct eng_conn *conn, const struct sockaddr_in *addr,
+static int stranger_listen(struct eng_conn *conn, const union eng_sockaddr *addr,
 			   uint16_t *port_out)
 {
 	int err = eng__transport_tcp()->listen(conn, addr, port_out);
@@ -299,8 +299,8 @@ static int server_end_of(int fd)
 }
 
 /* The client's connect; then what each end of the stripe carries (the server's answered it). */
-static int tos_connect(struct eng_conn *conn, struct eng_link *l, const struct sockaddr_in *src,
-		       const struct sockaddr_in *dst, uint32_t peer_link, int timeout_ms)
+static int tos_connect(struct eng_conn *conn, struct eng_link *l, const union eng_sockaddr *src,
+		       const union eng_sockaddr *dst, uint32_t peer_link, int timeout_ms)
 {
 	int err = eng__transport_tcp()->connect(conn, l, src, dst, peer_link, timeout_ms);
 	int fd = err ? -1 : ((struct tcp_ep *)l->ep->tr)->fd, srv;

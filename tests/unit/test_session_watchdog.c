@@ -25,8 +25,8 @@
 static _Atomic unsigned mute_after[2];
 static struct eng_transport wd_tr;
 
-static int wd_connect(struct eng_conn *c, struct eng_link *l, const struct sockaddr_in *src,
-		      const struct sockaddr_in *dst, uint32_t peer_link, int timeout_ms)
+static int wd_connect(struct eng_conn *c, struct eng_link *l, const union eng_sockaddr *src,
+		      const union eng_sockaddr *dst, uint32_t peer_link, int timeout_ms)
 {
 	int err = eng__transport_loopback()->connect(c, l, src, dst, peer_link, timeout_ms);
 	unsigned n, after;

@@ -1,0 +1,102 @@
+/*
+ * test_session_rails6.c - whole sessions whose rails are on IPv6 alone, RoCE
+ * ports of the loopback's device model ("loopv6<N>": link-local GIDs, which
+ * a rail never takes, and 2001:2:0:N::1/64): a file pushed and pulled back
+ * over two such rails arrives identical, every byte over them, and the
+ * server serves a bench after it; a stripe pairs only with a server rail of
+ * its own family, even when one of the other family carries less; a client
+ * whose rails are IPv6 and a server whose rails are IPv4 alone get one
+ * sentence naming both families.
+ */
+#include "session_harness.h"
+
+static void test_push_and_pull_over_ipv6_rails_arrive_identical(void **state)
+{
+	static const unsigned rails[] = {1, 2};
+	const size_t bytes = 1 * MiB + 4321;
+	struct fx *fx = *state;
+	struct push1 p = {
+		.bytes = bytes, .seed = 6, .rails = rails, .n_rails = 2, .rails_as = "loopv6"};
+	char got[4096], back[4096];
+	const char *pull_src[] = {"big"};
+	struct eng_copy_opts cp;
+	uint64_t sum = 0;
+	unsigned i;
+
+	assert_int_equal(push_one(fx, &p), 0);
+	t_path(got, p.root, "big");
+	file_same(p.file, got, (off_t)bytes);
+	assert_int_equal(p.r.n_rails, 2);
+	for (i = 0; i < p.r.n_rails; i++) {
+		assert_string_equal(p.r.rail[i].name, i == 0 ? "loopv61:1" : "loopv62:1");
+		assert_string_equal(p.r.rail[i].peer, p.r.rail[i].name);
+		sum += p.r.rail[i].bytes;
+	}
+	assert_int_equal(sum, bytes);
+	fx_dir(fx, "back", back);
+	cp = copy_opts(ENG_PULL, pull_src, 1, back);
+	assert_int_equal(copy(&fx->srv, &p.plan, &cp, NULL, &p.r), 0);
+	t_path(got, back, "big");
+	file_same(p.file, got, (off_t)bytes);
+	assert_int_equal(bench(&fx->srv, &p.plan, 256 * KiB, 64 * KiB, NULL, &p.r), 0);
+	assert_int_equal(p.r.bytes, 256 * KiB);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+/*
+ * The server has an IPv4 rail (loop1) and an IPv6 one (loopv62) on no
+ * subnet of the client's loopv63: its two stripes both go to loopv62, the
+ * least loaded rail of their family, never to loop1.
+ */
+static void test_stripes_pair_only_within_their_family(void **state)
+{
+	static const unsigned client[] = {3}, server[] = {1, 2};
+	struct fx *fx = *state;
+	struct topo_plan plan;
+	struct eng_report r;
+
+	plan_make(&fx->srv.plan, server, 2, 1, 1, BUDGET);
+	snprintf(fx->srv.plan.rail[1].dev, sizeof(fx->srv.plan.rail[1].dev), "loopv62");
+	server_start(&fx->srv, NULL, NULL, NULL);
+	plan_make(&plan, client, 1, 2, 1, BUDGET);
+	plan_rails_as(&plan, "loopv6");
+	assert_int_equal(bench(&fx->srv, &plan, 1 * MiB, 64 * KiB, NULL, &r), 0);
+	assert_int_equal(r.n_rails, 1);
+	assert_string_equal(r.rail[0].name, "loopv63:1");
+	assert_string_equal(r.rail[0].peer, "loopv62:1");
+	assert_int_equal(r.rail[0].bytes, 1 * MiB);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+static void test_ipv6_client_and_ipv4_server_name_both_families(void **state)
+{
+	static const unsigned rails[] = {1};
+	struct fx *fx = *state;
+	struct topo_plan plan;
+	struct eng_report r;
+	int err;
+
+	plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET);
+	server_start(&fx->srv, NULL, NULL, NULL);
+	plan_make(&plan, rails, 1, 1, 1, BUDGET);
+	plan_rails_as(&plan, "loopv6");
+	err = bench(&fx->srv, &plan, 256 * KiB, 64 * KiB, NULL, &r);
+	assert_int_not_equal(err, 0);
+	assert_non_null(strstr(rcp_err_msg(err),
+			       "the client's rails are IPv6 and none of this server's is"));
+	/* and the server still serves a client of its own family */
+	plan_make(&plan, rails, 1, 1, 1, BUDGET);
+	assert_int_equal(bench(&fx->srv, &plan, 256 * KiB, 64 * KiB, NULL, &r), 0);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_push_and_pull_over_ipv6_rails_arrive_identical),
+		T(test_stripes_pair_only_within_their_family),
+		T(test_ipv6_client_and_ipv4_server_name_both_families),
+	};
+
+	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
+}
