@@ -26,6 +26,10 @@
  * No old file, or one that is not a regular file, holds nothing: the file
  * is sent whole.
  *
+ * A dry run (IO_ROOT_DRY, -c -n) holds the same chunks without a partial
+ * file: each is read from the old file and hashed, and nothing is made or
+ * written, so the digests compared are the ones a real copy would compare.
+ *
  * Threading: thread-safe on distinct entries.
  */
 #include "io/io_int.h"
@@ -145,7 +149,8 @@ static int old_reopen(const struct io_partial *p)
 
 int io__checksum_fill(struct io_partial *p, uint64_t off, uint32_t len, void *buf)
 {
-	int old = old_reopen(p), err = old < 0 ? -EOPNOTSUPP : clone_chunk(p, old, off, len, buf);
+	int old = old_reopen(p),
+	    err = old < 0 || p->fd < 0 ? -EOPNOTSUPP : clone_chunk(p, old, off, len, buf);
 	ssize_t w;
 
 	if (err == -EOPNOTSUPP) {
@@ -153,7 +158,8 @@ int io__checksum_fill(struct io_partial *p, uint64_t off, uint32_t len, void *bu
 		if (old < 0)
 			memset(buf, 0, len); /* gone since: reads as zeros */
 		err = old < 0 ? 0 : read_full(old, buf, off, len);
-		if (!err && (w = pwrite(p->fd, buf, len, (off_t)off)) != (ssize_t)len)
+		/* A dry run's (no partial file): the old bytes hashed, nothing written. */
+		if (!err && p->fd >= 0 && (w = pwrite(p->fd, buf, len, (off_t)off)) != (ssize_t)len)
 			err = w < 0 ? -errno : -EIO;
 	}
 	if (old >= 0)
@@ -207,11 +213,16 @@ struct io_partial *io__root_checksum(const struct io_root *root, const struct io
 		return NULL; /* nothing there to compare: sent whole */
 	}
 	p = io__partial_new(n_chunks);
-	why = p ? data_make(pfd, last, old_size, e, chunk, p) : "out of memory";
+	if (p && (root->flags & IO_ROOT_DRY)) /* -c -n: compared where it is, no partial file */
+		chunks_hold(e, chunk, old_size, p);
+	why = !p			  ? "out of memory"
+	      : root->flags & IO_ROOT_DRY ? NULL
+					  : data_make(pfd, last, old_size, e, chunk, p);
 	close(pfd);
 	close(old);
 	/* Opened again for each chunk in the digests' pass: no descriptor held till then. */
-	p->root_fd = root->fd;
+	if (p)
+		p->root_fd = root->fd;
 	if (!why && !(p->old_path = strdup(e->path)))
 		why = "out of memory";
 	if (why) {

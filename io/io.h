@@ -483,7 +483,8 @@ enum {
 	IO_ROOT_DIRECT = 1u << 2,    /* O_DIRECT for aligned chunks */
 	IO_ROOT_PARTIAL = 1u << 3,   /* keep what an interrupted copy received (partial.c) */
 	IO_ROOT_CHECKSUM =
-		1u << 4, /* with PARTIAL, -c: a file starts as its old self (checksum.c) */
+		1u << 4,       /* with PARTIAL, -c: a file starts as its old self (checksum.c) */
+	IO_ROOT_DRY = 1u << 5, /* with CHECKSUM, -c -n: the old files are read, nothing made */
 };
 
 /*
