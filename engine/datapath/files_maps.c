@@ -101,7 +101,7 @@ int eng__files_kept(struct eng_files *f, uint8_t **bits_out)
 			first = k;
 		if (io_partial_has(f->st[file].resume, k - first)) {
 			bits[k / 8] |= (uint8_t)(1u << (k % 8));
-			if (!io_partial_late(f->st[file].resume))
+			if (!io_partial_late(f->st[file].resume, k - first))
 				f->hashed_bytes += f->plan->chunk[k].len; /* read back and hashed */
 		}
 	}
