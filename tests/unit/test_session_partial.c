@@ -8,7 +8,9 @@
  * the source changed or the record is damaged. The report's bytes and
  * bytes_kept are what the tests hold to, so a resume that sent everything
  * again, or trusted what it should not, fails them. Two copies with
- * --partial into one directory at once never share a partial file.
+ * --partial into one directory at once never share a partial file. A -c
+ * copy cut midway is resumed the same way by the next -c copy, push and
+ * pull: what it received is kept, the rest compared with the old file.
  *
  * Threading: one gated copy at a time, and a canceller thread.
  */
@@ -60,7 +62,8 @@ static void chunks_change(const char *path, uint64_t from, uint64_t to)
 
 	assert_true(fd >= 0);
 	for (k = from; k < to; k++) {
-		assert_int_equal(pread(fd, buf, sizeof(buf), (off_t)(k * sizeof(buf))), sizeof(buf));
+		assert_int_equal(pread(fd, buf, sizeof(buf), (off_t)(k * sizeof(buf))),
+				 sizeof(buf));
 		for (i = 0; i < sizeof(buf); i++)
 			buf[i] = (uint8_t)~buf[i];
 		assert_int_equal(pwrite(fd, buf, sizeof(buf), (off_t)(k * sizeof(buf))),
@@ -392,6 +395,35 @@ static void test_a_cut_pull_with_partial_resumes_locally(void **state)
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
 
+/* The same for a pull: the local side keeps what it received, and the next -c keeps it. */
+static void test_a_cut_c_pull_resumes_from_what_it_received(void **state)
+{
+	struct fx *fx = *state;
+	struct eng_report r;
+	char a[4096], b[4096], data[4096];
+	uint64_t got;
+	struct pt p;
+
+	pt_start(fx, &p, NULL);
+	p.checksum = true;
+	assert_int_equal(pt_copy(fx, &p, ENG_PULL, NULL, false, &r), 0); /* the old file */
+	t_path(a, p.root, "pullme");
+	t_path(b, p.dst, "pullme");
+	chunks_change(a, 100, 251);
+	assert_int_equal(server_stop(&fx->srv), 0);
+	server_start(&fx->srv, gate_arm(75), p.root, NULL);
+	pt_copy(fx, &p, ENG_PULL, NULL, true, &r);
+	path_of_prefix(p.dst, ".railcp-tmp-p", data);
+	got = chunks_alike(data, a);
+	assert_true(got > 362 && got <= 362 + 75);
+	server_again(fx, &p); /* without the gate for the rest */
+	assert_int_equal(pt_copy(fx, &p, ENG_PULL, NULL, false, &r), 0);
+	assert_int_equal(r.bytes, (513 - got) * 4 * KiB);
+	file_same(a, b, PBIG);
+	assert_int_equal(t_count_tmp(p.dst), 0);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
 struct held_copy {
 	struct fx *fx;
 	struct pt *p;
@@ -476,6 +508,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_a_cut_push_with_partial_resumes_sending_only_the_rest),
 		T(test_a_cut_c_push_resumes_from_what_it_received),
+		T(test_a_cut_c_pull_resumes_from_what_it_received),
 		T(test_kept_data_changed_on_disk_is_sent_again),
 		T(test_kept_chunks_the_sender_does_not_confirm_are_sent_again),
 		T(test_a_resumed_pull_keeps_only_what_the_server_confirms),
