@@ -291,9 +291,6 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 	cc->filter.json = cc->json;
 	if ((r = cli_filter_finish(&cc->filter, cc->o.n_src, &cc->o)) != 0)
 		return r;
-	if (cc->o.dry_run && cc->o.checksum)
-		return cli_usage_error(NULL, "--dry-run does not compare chunks yet: give it "
-					     "without -c");
 	return cli_place_check(NULL, &cc->place) ? CLI_EXIT_USAGE : 0;
 }
 

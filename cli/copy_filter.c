@@ -191,12 +191,45 @@ static json_t *path_json(const char *p)
 	return s;
 }
 
-/* Whether entry e, differing as why says, would travel (a directory: would be made). */
-static bool travels(const struct cli_filter *cf, const struct io_entry *e, uint8_t why)
+/*
+ * Whether entry e, differing as why says, would travel (a directory: would
+ * be made). With -c (c not NULL) a file of the same size all of whose
+ * chunks match is left out: a copy would send none of its bytes.
+ */
+static bool travels(const struct cli_filter *cf, const struct io_entry *e, uint8_t why,
+		    const struct eng_dry_chunks *c)
 {
 	if (e->type == IO_DIR)
 		return why != IO_DIFF_SAME;
+	if (e->type == IO_FILE && c && why != IO_DIFF_NEW && why != IO_DIFF_TYPE &&
+	    why != IO_DIFF_SIZE && c->differ == 0)
+		return false;
 	return !cf->update || why != IO_DIFF_SAME;
+}
+
+/* -c: whether file e is sent whole (nothing of its own at the destination to compare). */
+static bool whole(uint8_t why)
+{
+	return why == IO_DIFF_NEW || why == IO_DIFF_TYPE;
+}
+
+/* -c: a file's chunks in the list: "2 of 76 chunks differ", "whole, 3 chunks". */
+static void chunks_print(uint8_t why, const struct eng_dry_chunks *c)
+{
+	if (whole(why))
+		printf(": whole, %llu chunk%s", (unsigned long long)c->chunks,
+		       c->chunks == 1 ? "" : "s");
+	else
+		printf(": %llu of %llu chunks differ%s", (unsigned long long)c->differ,
+		       (unsigned long long)c->chunks, why == IO_DIFF_SIZE ? ", size differs" : "");
+}
+
+static void chunks_json(json_t *j, uint8_t why, const struct eng_dry_chunks *c)
+{
+	json_object_set_new(j, "chunks", json_integer((json_int_t)c->chunks));
+	json_object_set_new(j, "chunks_differ", json_integer((json_int_t)c->differ));
+	json_object_set_new(j, "bytes_differ", json_integer((json_int_t)c->differ_bytes));
+	json_object_set_new(j, "whole", json_boolean(whole(why)));
 }
 
 static const char *type_word(enum io_type t)
@@ -204,37 +237,56 @@ static const char *type_word(enum io_type t)
 	return t == IO_DIR ? "directory" : t == IO_SYMLINK ? "symlink" : "file";
 }
 
-static void dry_list(const struct io_manifest *m, const uint8_t *why, void *ctx)
+/* Entry e of the list, differing as why says (c: its chunks, -c), into arr or onto stdout. */
+static void entry_said(const struct cli_filter *cf, const struct io_entry *e, uint8_t why,
+		       const struct eng_dry_chunks *c, json_t *arr)
+{
+	bool chunks = c && e->type == IO_FILE;
+
+	if (arr) {
+		json_t *j = json_object();
+
+		json_object_set_new(j, "path", path_json(e->path));
+		json_object_set_new(j, "type", json_string(type_word(e->type)));
+		json_object_set_new(j, "size", json_integer((json_int_t)e->size));
+		json_object_set_new(j, "why", json_string(io_diff_str(why)));
+		if (chunks)
+			chunks_json(j, why, c);
+		json_array_append_new(arr, j);
+		return;
+	}
+	path_print(stdout, e->path);
+	printf("%s", e->type == IO_DIR ? "/" : "");
+	if (chunks)
+		chunks_print(why, c);
+	else if (cf->update)
+		printf(": %s", io_diff_str(why));
+	putchar('\n');
+}
+
+static void dry_list(const struct io_manifest *m, const uint8_t *why,
+		     const struct eng_dry_chunks *c, void *ctx)
 {
 	struct cli_filter *cf = ctx;
 	json_t *o = cf->json ? json_object() : NULL, *arr = cf->json ? json_array() : NULL;
-	uint64_t files = 0, bytes = 0, dirs = 0;
+	uint64_t files = 0, bytes = 0, dirs = 0, differ = 0, chunks = 0;
 	char sz[32];
 	size_t i;
 
 	for (i = 0; i < m->n; i++) {
 		const struct io_entry *e = &m->entry[i];
+		const struct eng_dry_chunks *ci = c ? &c[i] : NULL;
 
-		if (!travels(cf, e, why[i]))
+		if (ci && e->type == IO_FILE) { /* every file compared, listed or not */
+			differ += ci->differ;
+			chunks += ci->chunks;
+		}
+		if (!travels(cf, e, why[i], ci))
 			continue;
 		files += e->type != IO_DIR;
 		dirs += e->type == IO_DIR;
-		bytes += e->type == IO_FILE ? e->size : 0;
-		if (arr) {
-			json_t *j = json_object();
-
-			json_object_set_new(j, "path", path_json(e->path));
-			json_object_set_new(j, "type", json_string(type_word(e->type)));
-			json_object_set_new(j, "size", json_integer((json_int_t)e->size));
-			json_object_set_new(j, "why", json_string(io_diff_str(why[i])));
-			json_array_append_new(arr, j);
-			continue;
-		}
-		path_print(stdout, e->path);
-		printf("%s", e->type == IO_DIR ? "/" : "");
-		if (cf->update)
-			printf(": %s", io_diff_str(why[i]));
-		putchar('\n');
+		bytes += e->type != IO_FILE ? 0 : ci ? ci->differ_bytes : e->size;
+		entry_said(cf, e, why[i], ci, arr);
 	}
 	if (o) {
 		json_object_set_new(o, "dry_run", json_true());
@@ -243,6 +295,10 @@ static void dry_list(const struct io_manifest *m, const uint8_t *why, void *ctx)
 		json_object_set_new(o, "files", json_integer((json_int_t)files));
 		json_object_set_new(o, "bytes", json_integer((json_int_t)bytes));
 		json_object_set_new(o, "directories", json_integer((json_int_t)dirs));
+		if (c) {
+			json_object_set_new(o, "chunks", json_integer((json_int_t)chunks));
+			json_object_set_new(o, "chunks_differ", json_integer((json_int_t)differ));
+		}
 		json_object_set_new(o, "entries", arr);
 		cli_delete_json(cf, o, cf->n_deleting);
 		cli_json_print(stdout, o);
@@ -254,6 +310,9 @@ static void dry_list(const struct io_manifest *m, const uint8_t *why, void *ctx)
 	       "nothing was written\n",
 	       (unsigned long long)files, sz, (unsigned long long)dirs,
 	       cf->push ? "go to" : "come from", cf->host);
+	if (c)
+		printf("railcp: dry run: %llu of %llu chunks differ (-c)\n",
+		       (unsigned long long)differ, (unsigned long long)chunks);
 	if (cf->delete_extra)
 		printf("railcp: dry run: %llu entries would be deleted (--delete); nothing was "
 		       "removed\n",

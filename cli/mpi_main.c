@@ -172,6 +172,9 @@ static int job_args(struct job *j, int argc, char **argv)
 				       "--delete needs -p with railcp-mpi: rank 0 deletes after "
 				       "the ranks' copies in one more session with -u, which "
 				       "would send every file again unless -p kept their times");
+	if (j->o.checksum && j->o.dry_run) /* its list is rank 0's dry run of a pull, no chunks */
+		return cli_usage_error(NULL, "-c with -n: railcp-mpi does not compare chunks in a "
+					     "dry run; run railcp -n -c from one host");
 	if (j->o.delete_extra && j->o.dry_run && j->o.dir == ENG_PUSH)
 		return cli_usage_error(NULL, "--delete with -n: railcp-mpi lists a push's "
 					     "deletions only by doing them; run railcp -n -r "

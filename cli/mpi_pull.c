@@ -230,9 +230,12 @@ void cli_mpi_tasks_free(struct cli_mpi_task *t, size_t n_src)
 }
 
 /* A dry run's list, kept: the engine's callback. */
-static void keep_list(const struct io_manifest *m, const uint8_t *why, void *ctx)
+static void keep_list(const struct io_manifest *m, const uint8_t *why,
+		      const struct eng_dry_chunks *c, void *ctx)
 {
 	struct cli_mpi_source *s = ctx;
+
+	(void)c; /* railcp-mpi refuses -c with -n */
 
 	if (io_manifest_pick(m, NULL, &s->m))
 		s->m = NULL;

@@ -219,6 +219,14 @@ enum eng_copy_dir {
 struct io_manifest;
 struct io_filter;
 
+/*
+ * A dry run with -c: an entry's chunks, how many of them would travel (all:
+ * no old file) and their bytes.
+ */
+struct eng_dry_chunks {
+	uint64_t chunks, differ, differ_bytes;
+};
+
 struct eng_copy_opts {
 	const char *host;
 	uint16_t port; /* 0: ENG_DEFAULT_PORT */
@@ -268,9 +276,13 @@ struct eng_copy_opts {
 	 * either side; dry_list gets the list as it would land (names beneath
 	 * the destination's directory) and, for each entry, how the
 	 * destination differs (enum io_diff), before eng_copy_run returns 0.
+	 * With checksum, both ends first compare the old files chunk by chunk
+	 * as a -c copy does, and c (else NULL) says, for each entry, its
+	 * chunks and how many of them would travel.
 	 */
 	bool dry_run;
-	void (*dry_list)(const struct io_manifest *m, const uint8_t *why, void *ctx);
+	void (*dry_list)(const struct io_manifest *m, const uint8_t *why,
+			 const struct eng_dry_chunks *c, void *ctx);
 	void *dry_ctx;
 	/*
 	 * --delete (with recursive): once the copy succeeded, the receiver

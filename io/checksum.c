@@ -26,6 +26,21 @@
  * No old file, or one that is not a regular file, holds nothing: the file
  * is sent whole.
  *
+ * A -c copy that was cut keeps its partial files, as --partial does: the
+ * record and log say which chunks it received and confirmed, each with its
+ * CRC-64. The next -c copy takes them first as --partial does
+ * (io__partial_claims: the record of the same source, each chunk read back
+ * and checked) and keeps its data file, sized anew, instead of emptying
+ * it; only the chunks it does not hold that lie within the old file are
+ * then held from the old file ("late": read in the digests' pass). The
+ * sender confirms both kinds by digest, so at most the chunks that changed
+ * and were not received yet travel. A dry run takes no claims: it reads
+ * the old file alone.
+ *
+ * A dry run (IO_ROOT_DRY, -c -n) holds the same chunks without a partial
+ * file: each is read from the old file and hashed, and nothing is made or
+ * written, so the digests compared are the ones a real copy would compare.
+ *
  * Threading: thread-safe on distinct entries.
  */
 #include "io/io_int.h"
@@ -63,8 +78,9 @@ static int read_full(int fd, uint8_t *buf, uint64_t off, uint32_t len)
 }
 
 /*
- * Hold each chunk of e inside the old file's size bytes; its CRC-64 comes
- * when the digests' pass reads it (io_partial_read), so it is read once.
+ * Hold each chunk of e inside the old file's size bytes that p does not
+ * hold already (a cut copy received it); its CRC-64 comes when the digests'
+ * pass reads it (io_partial_read: a late chunk), so it is read once.
  */
 static void chunks_hold(const struct io_entry *e, uint32_t chunk, uint64_t size,
 			struct io_partial *p)
@@ -72,13 +88,13 @@ static void chunks_hold(const struct io_entry *e, uint32_t chunk, uint64_t size,
 	uint64_t k = 0, in, len;
 	uint32_t x;
 
-	p->hash_late = true;
 	for (x = 0; x < e->n_ext; x++) {
 		for (in = 0; in < e->ext[x].len; in += chunk, k++) {
 			len = e->ext[x].len - in < chunk ? e->ext[x].len - in : chunk;
-			if (e->ext[x].off + in + len > size)
+			if (e->ext[x].off + in + len > size || io_partial_has(p, k))
 				continue;
 			p->bits[k / 64] |= 1ull << (k % 64);
+			p->late[k / 64] |= 1ull << (k % 64);
 			p->held++;
 			p->held_bytes += len;
 		}
@@ -145,7 +161,8 @@ static int old_reopen(const struct io_partial *p)
 
 int io__checksum_fill(struct io_partial *p, uint64_t off, uint32_t len, void *buf)
 {
-	int old = old_reopen(p), err = old < 0 ? -EOPNOTSUPP : clone_chunk(p, old, off, len, buf);
+	int old = old_reopen(p),
+	    err = old < 0 || p->fd < 0 ? -EOPNOTSUPP : clone_chunk(p, old, off, len, buf);
 	ssize_t w;
 
 	if (err == -EOPNOTSUPP) {
@@ -153,7 +170,8 @@ int io__checksum_fill(struct io_partial *p, uint64_t off, uint32_t len, void *bu
 		if (old < 0)
 			memset(buf, 0, len); /* gone since: reads as zeros */
 		err = old < 0 ? 0 : read_full(old, buf, off, len);
-		if (!err && (w = pwrite(p->fd, buf, len, (off_t)off)) != (ssize_t)len)
+		/* A dry run's (no partial file): the old bytes hashed, nothing written. */
+		if (!err && p->fd >= 0 && (w = pwrite(p->fd, buf, len, (off_t)off)) != (ssize_t)len)
 			err = w < 0 ? -errno : -EIO;
 	}
 	if (old >= 0)
@@ -186,10 +204,53 @@ static const char *data_make(int pfd, const char *last, uint64_t old_size, const
 	return NULL;
 }
 
+/*
+ * What a cut -c copy of e received and kept (its partial file's record and
+ * log, each chunk read back and checked: io__partial_claims), taken into p,
+ * its data file locked; else p is left as new, nothing of it open.
+ */
+static void cut_take(int pfd, const char *last, const struct io_entry *e, uint32_t chunk,
+		     struct io_partial *p)
+{
+	const char *why = io__partial_claims(pfd, last, e, chunk, p);
+	char esc[IO_ESC_MAX];
+
+	if (why)
+		rcp_log(RCP_LOG_NOTICE, "the partial record of \"%s\" is ignored: %s",
+			io__path_escape(e->path, strlen(e->path), esc), why);
+	if (!why && p->held)
+		return;
+	if (p->fd >= 0)
+		close(p->fd); /* and its lock */
+	p->fd = -1;
+	p->held = p->held_bytes = 0;
+	memset(p->bits, 0, (size_t)(p->n_chunks / 64 + 1) * sizeof(*p->bits));
+	memset(p->hash, 0, (size_t)p->n_chunks * sizeof(*p->hash));
+}
+
+/*
+ * The holds of p (new, or with what a cut copy received: cut_take) for e
+ * beneath pfd, old (-1: none) old_size bytes: a dry run's from the old file
+ * where it is; else in the partial data file, a cut copy's sized anew, or
+ * one made from the old file. A reason when it cannot be.
+ */
+static const char *holds_make(int pfd, const char *last, bool dry, int old, uint64_t old_size,
+			      const struct io_entry *e, uint32_t chunk, struct io_partial *p)
+{
+	if (p->fd < 0 && !dry)
+		return old >= 0 ? data_make(pfd, last, old_size, e, chunk, p) : NULL;
+	if (p->fd >= 0 && ftruncate(p->fd, (off_t)e->size) < 0)
+		return "its partial file cannot be sized";
+	if (old >= 0) /* -c -n: compared where it is, no partial file */
+		chunks_hold(e, chunk, old_size, p);
+	return NULL;
+}
+
 struct io_partial *io__root_checksum(const struct io_root *root, const struct io_entry *e,
 				     uint32_t chunk)
 {
 	uint64_t n_chunks = io__entry_chunks(e, chunk), old_size = 0;
+	bool dry = root->flags & IO_ROOT_DRY;
 	const char *last, *why;
 	char esc[IO_ESC_MAX];
 	struct io_partial *p;
@@ -201,17 +262,17 @@ struct io_partial *io__root_checksum(const struct io_root *root, const struct io
 		rcp_err_clear(); /* the copy itself says so */
 		return NULL;
 	}
-	old = old_open(pfd, last, &old_size);
-	if (old < 0) {
-		close(pfd);
-		return NULL; /* nothing there to compare: sent whole */
-	}
 	p = io__partial_new(n_chunks);
-	why = p ? data_make(pfd, last, old_size, e, chunk, p) : "out of memory";
+	if (p && !dry) /* a dry run reads the old file alone: it locks and removes nothing */
+		cut_take(pfd, last, e, chunk, p);
+	old = old_open(pfd, last, &old_size); /* none: only what a cut copy received is held */
+	why = p ? holds_make(pfd, last, dry, old, old_size, e, chunk, p) : "out of memory";
 	close(pfd);
-	close(old);
+	if (old >= 0)
+		close(old);
 	/* Opened again for each chunk in the digests' pass: no descriptor held till then. */
-	p->root_fd = root->fd;
+	if (p)
+		p->root_fd = root->fd;
 	if (!why && !(p->old_path = strdup(e->path)))
 		why = "out of memory";
 	if (why) {

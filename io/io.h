@@ -483,7 +483,8 @@ enum {
 	IO_ROOT_DIRECT = 1u << 2,    /* O_DIRECT for aligned chunks */
 	IO_ROOT_PARTIAL = 1u << 3,   /* keep what an interrupted copy received (partial.c) */
 	IO_ROOT_CHECKSUM =
-		1u << 4, /* with PARTIAL, -c: a file starts as its old self (checksum.c) */
+		1u << 4,       /* with PARTIAL, -c: a file starts as its old self (checksum.c) */
+	IO_ROOT_DRY = 1u << 5, /* with CHECKSUM, -c -n: the old files are read, nothing made */
 };
 
 /*
@@ -688,15 +689,18 @@ void io_partial_destroy(struct io_partial *p);
 /* Whether p holds chunk k of its file (chunks numbered as the plan cuts the file). */
 bool io_partial_has(const struct io_partial *p, uint64_t k);
 
-/* Whether p's held chunks are read for the first time by io_partial_read (-c), not before. */
-bool io_partial_late(const struct io_partial *p);
+/*
+ * Whether p's chunk k (held) is read for the first time by io_partial_read,
+ * from the old file (-c), not before: a chunk a cut copy received was.
+ */
+bool io_partial_late(const struct io_partial *p, uint64_t k);
 
 /*
  * Read chunk k, len bytes at off of p's data file (a chunk it holds), into
- * buf: 0, or -errno with a sentence (-EIO for a short read). With -c the
- * chunk is first taken from the old file into the data file and its CRC-64
- * from this read (checksum.c), once per chunk. Thread-safe on distinct
- * chunks.
+ * buf: 0, or -errno with a sentence (-EIO for a short read). With -c a
+ * late chunk (io_partial_late) is first taken from the old file into the
+ * data file and its CRC-64 from this read (checksum.c), once per chunk.
+ * Thread-safe on distinct chunks.
  */
 int io_partial_read(struct io_partial *p, uint64_t k, uint64_t off, uint32_t len, void *buf);
 

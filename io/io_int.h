@@ -196,11 +196,23 @@ struct io_partial {
 	uint64_t *hash; /* chunk k's CRC-64, where held */
 	uint64_t held, held_bytes;
 	int fd;		/* the data file, flock-ed from the check of its chunks to the end */
-	bool hash_late; /* -c: each held chunk's CRC-64 comes with its read (io_partial_read) */
-	char *old_path; /* -c: the old file's name beneath root_fd, each held chunk read from it */
+	uint64_t *late; /* -c: chunk k from the old file, its CRC-64 with its read (io_partial_read)
+			 */
+	char *old_path; /* -c: the old file's name beneath root_fd, each late chunk read from it */
 	int root_fd;	/* -c: the root's, not owned */
 	bool no_clone;	/* -c: the old file's file system cannot clone a range into fd */
 };
+
+/*
+ * What a partial file of final name last in pfd still holds of e, as its
+ * record and log claim and its data file confirms (each chunk read back and
+ * its CRC-64 checked), into p (new): those chunks held, the data file
+ * locked into p->fd. A reason when nothing can be taken (the claims' or
+ * the data file's; p may then hold claims unchecked), NULL when none is
+ * there at all or what is there was checked.
+ */
+const char *io__partial_claims(int pfd, const char *last, const struct io_entry *e, uint32_t chunk,
+			       struct io_partial *p);
 
 /* -c: held chunk (len bytes at off) from the old file into buf and p->fd (checksum.c). */
 int io__checksum_fill(struct io_partial *p, uint64_t off, uint32_t len, void *buf);

@@ -205,20 +205,37 @@ struct io_partial *io__partial_new(uint64_t n_chunks)
 	p->fd = p->root_fd = -1;
 	p->n_chunks = n_chunks;
 	p->bits = calloc((size_t)(n_chunks / 64 + 1), sizeof(*p->bits));
+	p->late = calloc((size_t)(n_chunks / 64 + 1), sizeof(*p->late));
 	p->hash = calloc((size_t)n_chunks, sizeof(*p->hash));
-	if (!p->bits || !p->hash) {
+	if (!p->bits || !p->late || !p->hash) {
 		io_partial_destroy(p);
 		return NULL;
 	}
 	return p;
 }
 
+const char *io__partial_claims(int pfd, const char *last, const struct io_entry *e, uint32_t chunk,
+			       struct io_partial *p)
+{
+	char data[IO_TMP_NAME_LEN], rec[IO_TMP_NAME_LEN], log[IO_TMP_NAME_LEN];
+	const char *why, *why_log;
+	uint64_t k;
+
+	io__partial_names(last, data, rec, log);
+	why = io__partial_record_claims(pfd, rec, last, e, chunk, p);
+	why_log = io__partial_log_claims(pfd, log, last, e, chunk, p);
+	for (k = 0; k < p->n_chunks && !io_partial_has(p, k); k++)
+		;
+	/* Either may claim a chunk; if neither does, the record's reason, else the log's. */
+	return k < p->n_chunks ? claims_verify(pfd, data, e, chunk, p) : why ? why : why_log;
+}
+
 struct io_partial *io_root_partial(const struct io_root *root, const struct io_entry *e,
 				   uint32_t chunk)
 {
-	char data[IO_TMP_NAME_LEN], rec[IO_TMP_NAME_LEN], log[IO_TMP_NAME_LEN], esc[IO_ESC_MAX];
-	uint64_t n_chunks = io__entry_chunks(e, chunk), k;
-	const char *last, *why = NULL, *why_log = NULL;
+	uint64_t n_chunks = io__entry_chunks(e, chunk);
+	const char *last, *why;
+	char esc[IO_ESC_MAX];
 	struct io_partial *p;
 	int pfd;
 
@@ -230,19 +247,8 @@ struct io_partial *io_root_partial(const struct io_root *root, const struct io_e
 		rcp_err_clear(); /* the copy itself says so */
 		return NULL;
 	}
-	io__partial_names(last, data, rec, log);
 	p = io__partial_new(n_chunks);
-	if (p) {
-		why = io__partial_record_claims(pfd, rec, last, e, chunk, p);
-		why_log = io__partial_log_claims(pfd, log, last, e, chunk, p);
-		for (k = 0; k < n_chunks && !io_partial_has(p, k); k++)
-			;
-		/* Either may claim a chunk; if neither does, the record's reason, else the log's.
-		 */
-		why = k < n_chunks ? claims_verify(pfd, data, e, chunk, p) : why ? why : why_log;
-	} else {
-		why = "out of memory";
-	}
+	why = p ? io__partial_claims(pfd, last, e, chunk, p) : "out of memory";
 	if (why)
 		rcp_log(RCP_LOG_NOTICE, "the partial record of \"%s\" is ignored: %s",
 			io__path_escape(e->path, strlen(e->path), esc), why);
@@ -262,6 +268,7 @@ void io_partial_destroy(struct io_partial *p)
 		close(p->fd); /* the lock goes with the last descriptor of the file */
 	free(p->old_path);
 	free(p->bits);
+	free(p->late);
 	free(p->hash);
 	free(p);
 }
@@ -281,26 +288,23 @@ uint64_t io__partial_hash(const struct io_partial *p, uint64_t k)
 	return io_partial_has(p, k) ? p->hash[k] : 0;
 }
 
-bool io_partial_late(const struct io_partial *p)
+bool io_partial_late(const struct io_partial *p, uint64_t k)
 {
-	return p && p->hash_late;
+	return io_partial_has(p, k) && (p->late[k / 64] >> (k % 64) & 1);
 }
 
 int io_partial_read(struct io_partial *p, uint64_t k, uint64_t off, uint32_t len, void *buf)
 {
 	ssize_t n;
 
-	if (p && p->old_path && io_partial_has(p, k)) {
+	if (p && p->old_path && io_partial_late(p, k)) {
 		int err = io__checksum_fill(p, off, len, buf);
 
-		if (err || !p->hash_late)
-			return err;
-		p->hash[k] = io_chunk_hash(buf, len);
-		return 0;
+		if (!err)
+			p->hash[k] = io_chunk_hash(buf, len);
+		return err;
 	}
 	n = p ? pread(p->fd, buf, len, (off_t)off) : -1;
-	if (n == (ssize_t)len && p->hash_late && io_partial_has(p, k))
-		p->hash[k] = io_chunk_hash(buf, len);
 	if (n == (ssize_t)len)
 		return 0;
 	if (n < 0)

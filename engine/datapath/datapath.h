@@ -272,6 +272,12 @@ void eng__files_drop(struct eng_files *f, const uint8_t *bits);
 uint64_t eng__files_kept_bytes(const struct eng_files *f);
 
 /*
+ * n[i] and bytes[i] (m->n of each; bytes may be NULL): the chunks entry i
+ * has in the plan now and their bytes (a dry run's count, -c).
+ */
+void eng__files_chunks_each(const struct eng_files *f, uint64_t *n, uint64_t *bytes);
+
+/*
  * The bytes of kept chunks this side read and hashed before the job
  * (eng__files_kept, eng__files_kept_each: with -c the receiver's copy of
  * its old files too), and the time that took, in ns.

@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 int eng__files_skip(struct eng_files *f, const uint8_t *bits)
 {
@@ -100,7 +101,7 @@ int eng__files_kept(struct eng_files *f, uint8_t **bits_out)
 			first = k;
 		if (io_partial_has(f->st[file].resume, k - first)) {
 			bits[k / 8] |= (uint8_t)(1u << (k % 8));
-			if (!io_partial_late(f->st[file].resume))
+			if (!io_partial_late(f->st[file].resume, k - first))
 				f->hashed_bytes += f->plan->chunk[k].len; /* read back and hashed */
 		}
 	}
@@ -162,4 +163,18 @@ void eng__files_hashed(const struct eng_files *f, uint64_t *bytes_out, uint64_t 
 {
 	*bytes_out = f->hashed_bytes;
 	*ns_out = f->hash_ns;
+}
+
+void eng__files_chunks_each(const struct eng_files *f, uint64_t *n, uint64_t *bytes)
+{
+	uint64_t k;
+
+	memset(n, 0, f->m->n * sizeof(*n));
+	if (bytes)
+		memset(bytes, 0, f->m->n * sizeof(*bytes));
+	for (k = 0; k < f->plan->n; k++) {
+		n[f->plan->chunk[k].file]++;
+		if (bytes)
+			bytes[f->plan->chunk[k].file] += f->plan->chunk[k].len;
+	}
 }

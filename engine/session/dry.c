@@ -9,7 +9,16 @@
  * "dry_run_why" frames; for a pull the client does the same on its side.
  * Either way the caller's dry_list gets the list as it would land, and
  * nothing is made or written anywhere; with --delete, what would be
- * removed is named first (delete.c). A pull's filter travels after its
+ * removed is named first (delete.c).
+ *
+ * With -c (protocol 14) the list waits for a comparison of the old files
+ * chunk by chunk, by the same maps, keyed digests and confirmed map as a
+ * -c copy's (the skip map first with -u; kept.c): the receiver's root
+ * carries IO_ROOT_DRY, so its old files are read where they are and no
+ * partial file is made (io/checksum.c). Both ends then hold in their plan
+ * only the chunks a copy would send, and the listing end counts them per
+ * entry (struct eng_dry_chunks) for dry_list. The session ends after the
+ * "hashed" frames. A pull's filter travels after its
  * sources in "filter" frames, at most IO_FILTER_MAX_BYTES, and the server
  * reads it through io_filter_decode's checks.
  *
@@ -26,39 +35,154 @@
 
 /* What a copy of m (consumed, its top renamed to name if not NULL) would do, to the caller. */
 static int dry_tell(const struct eng_copy_opts *cp, struct io_manifest *m, const char *name,
-		    const uint8_t *why)
+		    const uint8_t *why, const struct eng_dry_chunks *c)
 {
 	int err = name ? io_manifest_rename_top(m, name) : 0;
 
 	if (!err && cp->dry_list)
-		cp->dry_list(m, why, cp->dry_ctx);
+		cp->dry_list(m, why, c, cp->dry_ctx);
 	io_manifest_destroy(m);
+	return err;
+}
+
+/*
+ * -c, either end: each entry's total chunks (as counted before the
+ * comparison) and those still in s->files' plan after it (the ones a copy
+ * would send), into *c_out (malloc'd, one per entry).
+ */
+static int chunks_told(const struct eng_session *s, const uint64_t *total,
+		       struct eng_dry_chunks **c_out)
+{
+	size_t n = eng__files_manifest(s->files)->n, i;
+	struct eng_dry_chunks *c = calloc(n ? n : 1, sizeof(*c));
+	uint64_t *left = calloc(n ? 2 * n : 1, sizeof(*left));
+
+	if (!c || !left) {
+		free(c);
+		free(left);
+		return rcp_err(-ENOMEM, "out of memory for a list of %zu entries", n);
+	}
+	eng__files_chunks_each(s->files, left, left + n);
+	for (i = 0; i < n; i++) /* one -u leaves alone is not compared: none counted */
+		if (!eng__files_manifest(s->files)->entry[i].skip)
+			c[i] = (struct eng_dry_chunks){
+				.chunks = total[i], .differ = left[i], .differ_bytes = left[n + i]};
+	free(left);
+	*c_out = c;
+	return 0;
+}
+
+/* Each entry's chunks in s->files' plan as it is now, into *total_out (malloc'd). */
+static int chunks_total(const struct eng_session *s, uint64_t **total_out)
+{
+	size_t n = eng__files_manifest(s->files)->n;
+
+	if (!(*total_out = malloc((n ? n : 1) * sizeof(**total_out))))
+		return rcp_err(-ENOMEM, "out of memory for a list of %zu entries", n);
+	eng__files_chunks_each(s->files, *total_out, NULL);
+	return 0;
+}
+
+/*
+ * -c -n, the receiver: m (consumed) becomes s->files beneath root (taken
+ * over; NULL: nothing there yet, every file whole), and its old files are
+ * compared with the sender's chunk by chunk as a -c copy compares them (the
+ * maps and digests of kept.c), read where they are (IO_ROOT_DRY): nothing
+ * is made or written. With update, what it holds already is left out first,
+ * as a copy leaves it. total_out (may be NULL): chunks_total before that.
+ */
+static int dry_compare(struct eng_session *s, struct io_manifest *m, struct io_root *root,
+		       bool update, uint64_t **total_out)
+{
+	uint8_t *holds = NULL, *kept = NULL;
+	int err;
+
+	if (root)
+		io_root_set_flags(root, IO_ROOT_PARTIAL | IO_ROOT_CHECKSUM | IO_ROOT_DRY);
+	err = eng__files_create(ENG_RECEIVER, m, s->chunk, root, 0, &s->files);
+	if (!err && total_out)
+		err = chunks_total(s, total_out);
+	if (!err && update)
+		err = eng__files_holds(s->files, &holds);
+	if (!err && update)
+		err = eng__map_send(&s->ctl, ENG_MSG_SKIP, holds, eng__files_map_len(s->files));
+	if (!err && root)
+		err = eng__files_kept(s->files, &kept);
+	else if (!err && !(kept = calloc(eng__files_kept_map_len(s->files), 1)))
+		err = rcp_err(-ENOMEM, "out of memory");
+	if (!err)
+		err = eng__map_send(&s->ctl, ENG_MSG_KEPT, kept, eng__files_kept_map_len(s->files));
+	if (!err)
+		err = eng__kept_send(s, kept);
+	free(holds);
+	free(kept);
+	return err;
+}
+
+/* Client, pull -c -n: its old files compared with the server's, m left the caller's. */
+static int dry_pull_compare(struct eng_session *s, const struct eng_copy_opts *cp,
+			    const struct io_manifest *m, struct io_root *root,
+			    struct eng_dry_chunks **c_out)
+{
+	struct io_manifest *mine = NULL;
+	uint64_t *total = NULL;
+	int err = io_manifest_pick(m, NULL, &mine);
+
+	if (!err)
+		err = dry_compare(s, mine, root, cp->update, &total);
+	else
+		io_root_close(root);
+	if (!err)
+		err = chunks_told(s, total, c_out);
+	free(total);
 	return err;
 }
 
 int eng__dry_pull(struct eng_session *s, const struct eng_copy_opts *cp, struct io_manifest *m)
 {
 	struct io_root *root = NULL;
+	struct eng_dry_chunks *c = NULL;
 	uint8_t *why = NULL;
 	char *name = NULL;
 	int err = eng__dest_dry(NULL, cp->dst, io_src_contents_only(cp->src, cp->n_src), m, &name,
-				&why, s->del.on ? &root : NULL);
+				&why, s->del.on || s->checksum ? &root : NULL);
 
 	if (!err && s->del.on) /* what would go, named first */
 		err = eng__delete_run(s, root, m, true);
+	if (!err && s->checksum) {
+		err = dry_pull_compare(s, cp, m, root, &c);
+		root = NULL; /* taken over */
+	}
 	io_root_close(root);
 	if (!err)
-		err = dry_tell(cp, m, NULL, why); /* eng__dest_dry renamed m already */
+		err = dry_tell(cp, m, NULL, why, c); /* eng__dest_dry renamed m already */
 	else
 		io_manifest_destroy(m);
 	free(name);
 	free(why);
+	free(c);
+	return err;
+}
+
+/* Client, push -c -n: its chunks compared with the server's old files (the maps of a -c copy). */
+static int dry_push_compare(struct eng_session *s, const struct eng_copy_opts *cp,
+			    struct eng_dry_chunks **c_out)
+{
+	uint64_t *total = NULL;
+	int err = chunks_total(s, &total);
+
+	if (!err)
+		err = eng__session_maps_recv(s, cp->update, true);
+	if (!err)
+		err = chunks_told(s, total, c_out);
+	free(total);
 	return err;
 }
 
 int eng__dry_push_recv(struct eng_session *s, const struct eng_copy_opts *cp)
 {
 	const struct io_manifest *mine = eng__files_manifest(s->files);
+	struct eng_dry_chunks *c = NULL;
 	struct io_manifest *m = NULL;
 	json_t *msg = NULL;
 	uint8_t *why = malloc(mine->n ? mine->n : 1);
@@ -77,24 +201,28 @@ int eng__dry_push_recv(struct eng_session *s, const struct eng_copy_opts *cp)
 			err = rcp_err(-EPROTO, "the server's dry run names an unknown difference");
 	if (!err && s->del.on) /* what would go, named first */
 		err = eng__delete_heard(s);
+	if (!err && s->checksum)
+		err = dry_push_compare(s, cp, &c);
 	if (!err)
 		err = io_manifest_pick(mine, NULL, &m);
 	if (!err)
-		err = dry_tell(cp, m, name, why);
+		err = dry_tell(cp, m, name, why, c);
 	json_decref(msg);
 	free(name);
 	free(why);
+	free(c);
 	return err;
 }
 
 int eng__dry_answer(struct eng_session *s, const struct io_root *root, const char *dst,
-		    bool contents, struct io_manifest *m)
+		    bool contents, bool update, struct io_manifest *m)
 {
 	json_t *msg = eng__proto_msg(ENG_MSG_DRY_RUN, false);
 	struct io_root *dest = NULL;
 	uint8_t *why = NULL;
 	char *name = NULL;
-	int err = eng__dest_dry(root, dst, contents, m, &name, &why, s->del.on ? &dest : NULL);
+	int err = eng__dest_dry(root, dst, contents, m, &name, &why,
+				s->del.on || s->checksum ? &dest : NULL);
 
 	if (!err && !msg)
 		err = rcp_err(-ENOMEM, "out of memory");
@@ -106,8 +234,13 @@ int eng__dry_answer(struct eng_session *s, const struct io_root *root, const cha
 		err = eng__map_send(&s->ctl, ENG_MSG_DRY_RUN_WHY, why, m->n);
 	if (!err && s->del.on) /* what --delete would remove, removing nothing */
 		err = eng__delete_run(s, dest, m, true);
+	if (!err && s->checksum) { /* m and dest taken over */
+		err = dry_compare(s, m, dest, update, NULL);
+		m = NULL;
+		dest = NULL;
+	}
 	io_root_close(dest);
-	if (!err) /* for the log line: a file side that reads nothing */
+	if (!err && m) /* for the log line: a file side that reads nothing */
 		err = eng__files_create(ENG_SENDER, m, s->chunk, NULL, 0, &s->files);
 	else
 		io_manifest_destroy(m);

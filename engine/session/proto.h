@@ -28,7 +28,8 @@
  *   either  manifest  total (first part), part     (push: C -> S; pull: S -> C)
  *   C -> S  filter    part                         (push --delete with a filter: the
  *                                                   hello's "filter_bytes")
- *   S -> C  dry_run   name; dry_run_why part      (push --dry-run: the session ends here)
+ *   S -> C  dry_run   name; dry_run_why part      (push --dry-run: the session ends here,
+ *                                                   or with -c after the "hashed" frames)
  *   rcvr    skip      part                         (--update: what it holds already)
  *   rcvr    kept      part                         (--partial, -c: chunks kept from before)
  *   rcvr    kept_digests part                      (--partial: a keyed digest of each, kept.c)
@@ -99,9 +100,13 @@
  * ends: the hello's "transports" lists what a client on auto can run, a
  * server on auto that chose rdma serves tcp sessions too, and a server that
  * serves tcp alone answers such a client asking for rdma with an error
- * frame flagged "other_transport": the client asks again over tcp.
+ * frame flagged "other_transport": the client asks again over tcp. 14: a
+ * dry run with -c goes on after its list (a push's server after its
+ * "dry_run" frames and any "deleted" ones) with the "skip" (-u), "kept",
+ * "kept_digests", "confirmed" and "hashed" frames of a -c copy, and ends
+ * after them: an older server would end after the list.
  */
-#define ENG_PROTO_VERSION 13
+#define ENG_PROTO_VERSION 14
 #define ENG_PROTO_MAX_FRAME (1u << 20)
 /* A hello arrives before authentication: keep what a stranger can make us parse small. */
 #define ENG_PROTO_MAX_HELLO (64u << 10)

@@ -84,7 +84,8 @@ static int push_prepare(struct srv_session *ss)
 	if (!err && eng__hello_flag(ss->hello, ENG_FLAG_DRY_RUN)) {
 		ss->bytes = m->data_bytes;
 		err = eng__dry_answer(&ss->s, ss->srv->root, dst,
-				      eng__hello_flag(ss->hello, ENG_FLAG_CONTENTS), m);
+				      eng__hello_flag(ss->hello, ENG_FLAG_CONTENTS),
+				      eng__hello_flag(ss->hello, ENG_FLAG_UPDATE), m);
 		free(dst);
 		return err;
 	}
@@ -171,8 +172,8 @@ static int pull_prepare(struct srv_session *ss)
 	rcp_steps_lap(&ss->s.steps, RCP_STEP_WALK);
 	if (!err)
 		err = eng__manifest_send(&ss->s.ctl, eng__files_manifest(ss->s.files));
-	if (!err && eng__hello_flag(ss->hello, ENG_FLAG_DRY_RUN))
-		return 0; /* the client compares: the session ends here */
+	if (!err && eng__hello_flag(ss->hello, ENG_FLAG_DRY_RUN) && !ss->s.checksum)
+		return 0; /* the client compares: the session ends here (-c: after the digests) */
 	if (!err)
 		err = eng__session_maps_recv(&ss->s, eng__hello_flag(ss->hello, ENG_FLAG_UPDATE),
 					     ss->s.partial);

@@ -696,19 +696,24 @@ int eng__dest_dry(const struct io_root *parent, const char *dst, bool contents,
 
 /* ---- dry.c: --dry-run and a pull's filter (protocol 9) ---- */
 
-/* Client, pull --dry-run: the local destination against the server's list m (consumed). */
+/*
+ * Client, pull --dry-run: the local destination against the server's list m
+ * (consumed); with -c its old files compared with the server's chunk by chunk.
+ */
 int eng__dry_pull(struct eng_session *s, const struct eng_copy_opts *cp, struct io_manifest *m);
 
-/* Client, push --dry-run: the server's answer for this side's list, to cp->dry_list. */
+/* Client, push --dry-run: the server's answer (-c: and the chunks), to cp->dry_list. */
 int eng__dry_push_recv(struct eng_session *s, const struct eng_copy_opts *cp);
 
 /*
  * Server, push --dry-run: how the destination dst beneath root differs
  * from each entry of m (taken over: it becomes s->files, which reads
- * nothing), told to the client.
+ * nothing), told to the client. With -c (s->checksum) its old files are
+ * then compared with the client's chunk by chunk, as a -c copy with
+ * update (-u) would compare them, without writing anything.
  */
 int eng__dry_answer(struct eng_session *s, const struct io_root *root, const char *dst,
-		    bool contents, struct io_manifest *m);
+		    bool contents, bool update, struct io_manifest *m);
 
 /* Client, pull: its sources (and its filter, in "filter" frames), after the proofs. */
 int eng__sources_send(struct eng_session *s, const struct eng_copy_opts *cp);

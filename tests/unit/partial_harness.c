@@ -50,6 +50,7 @@ void pt_start(struct fx *fx, struct pt *p, const struct eng_transport *srv_tr)
 	server_start(&fx->srv, srv_tr, p->root, NULL);
 	plan_make(&p->plan, rails, 2, 1, 1, BUDGET);
 	p->plan.helpers = 1;
+	p->checksum = false;
 }
 
 int pt_copy(struct fx *fx, struct pt *p, enum eng_copy_dir dir, const struct eng_transport *tr,
@@ -62,7 +63,8 @@ int pt_copy(struct fx *fx, struct pt *p, enum eng_copy_dir dir, const struct eng
 						  : copy_opts(ENG_PULL, pull_src, 1, p->dst);
 	int err;
 
-	cp.partial = true;
+	cp.partial = !p->checksum;
+	cp.checksum = p->checksum;
 	if (cut) {
 		cp.cancel = &cancel;
 		assert_int_equal(pthread_create(&c.thread, NULL, canceller_main, &c), 0);

@@ -30,12 +30,16 @@ void path_of_prefix(const char *dir, const char *prefix, char out[4096]);
 struct pt {
 	char src[4096], root[4096], dst[4096], big[4096];
 	struct topo_plan plan;
+	bool checksum; /* the copies with -c, not --partial (pt_start: false) */
 };
 
 /* A server (one helper per worker: the gate holds a helper) and the big file in src and root. */
 void pt_start(struct fx *fx, struct pt *p, const struct eng_transport *srv_tr);
 
-/* A push (or pull) of the big file with --partial over tr, cancelled once it is held if cut. */
+/*
+ * A push (or pull) of the big file with --partial (-c if p->checksum) over
+ * tr, cancelled once it is held if cut.
+ */
 int pt_copy(struct fx *fx, struct pt *p, enum eng_copy_dir dir, const struct eng_transport *tr,
 	    bool cut, struct eng_report *r);
 

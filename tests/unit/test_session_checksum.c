@@ -184,6 +184,132 @@ static void test_a_pull_with_c_sends_only_the_chunks_that_differ(void **state)
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
 
+/* What a dry run with -c told, entry by entry (the tree has 8 entries: test_session_dry.c). */
+struct told {
+	unsigned calls;
+	size_t n;
+	char path[8][64];
+	uint8_t why[8];
+	struct eng_dry_chunks c[8];
+};
+
+static void told_list(const struct io_manifest *m, const uint8_t *why,
+		      const struct eng_dry_chunks *c, void *ctx)
+{
+	struct told *t = ctx;
+	size_t i;
+
+	assert_non_null(c);
+	t->calls++;
+	t->n = m->n;
+	for (i = 0; i < m->n && i < RCP_ARRAY_SIZE(t->path); i++) {
+		snprintf(t->path[i], sizeof(t->path[i]), "%s", m->entry[i].path);
+		t->why[i] = why[i];
+		t->c[i] = c[i];
+	}
+}
+
+/* A dry run of ck_copy's copy with -c (and -u with update): its list into t. */
+static int ck_dry(struct fx *fx, struct ck *c, enum eng_copy_dir dir, bool update, struct told *t)
+{
+	const char *push_src[] = {c->top}, *pull_src[] = {"top"};
+	struct eng_copy_opts cp = dir == ENG_PUSH ? copy_opts(ENG_PUSH, push_src, 1, "")
+						  : copy_opts(ENG_PULL, pull_src, 1, c->back);
+	struct eng_report r;
+
+	memset(t, 0, sizeof(*t));
+	cp.preserve = true;
+	cp.checksum = true;
+	cp.update = update;
+	cp.dry_run = true;
+	cp.dry_list = told_list;
+	cp.dry_ctx = t;
+	return copy(&fx->srv, &c->plan, &cp, NULL, &r);
+}
+
+/* Entry i of t is path, with differ of its chunks chunks differing (bytes: their bytes). */
+static void told_is(const struct told *t, size_t i, const char *path, uint64_t differ,
+		    uint64_t chunks, uint64_t bytes)
+{
+	assert_string_equal(t->path[i], path);
+	assert_int_equal(t->c[i].chunks, chunks);
+	assert_int_equal(t->c[i].differ, differ);
+	assert_int_equal(t->c[i].differ_bytes, bytes);
+}
+
+/*
+ * -c -n, push: each file's chunks that differ, by the digests a copy
+ * compares (a change at the source and a forged byte at the destination
+ * alike), a file with nothing at the destination whole, and nothing made
+ * or written at the destination (no partial file either).
+ */
+static void test_a_push_dry_run_with_c_counts_the_chunks_that_differ(void **state)
+{
+	struct fx *fx = *state;
+	struct eng_report r;
+	char orig[4096];
+	struct told t;
+	struct ck c;
+
+	ck_start(fx, &c);
+	fx_dir(fx, "orig", orig);
+	assert_int_equal(ck_dry(fx, &c, ENG_PUSH, false, &t), 0); /* nothing there: all whole */
+	assert_int_equal(t.calls, 1);
+	assert_int_equal(t.n, 8);
+	assert_int_equal(t.why[4], IO_DIFF_NEW);
+	told_is(&t, 4, BIG, 76, 76, BIG_BYTES);
+	told_is(&t, 2, "top/empty", 0, 0, 0);
+	assert_true(dir_empty(c.root));
+	assert_int_equal(ck_copy(fx, &c, ENG_PUSH, false, &r), 0);
+	tree_make(orig); /* the destination as it is now */
+	poke(c.src, BIG, 10 * CHUNK + 7, 0xa5);
+	poke(c.src, BIG, 70 * CHUNK, 0x5a);
+	poke(c.root, "top/sub/deeper/c.txt", 4500, 0);
+	poke(orig, "top/sub/deeper/c.txt", 4500, 0);
+	assert_int_equal(ck_dry(fx, &c, ENG_PUSH, false, &t), 0);
+	told_is(&t, 1, "top/a.txt", 0, 1, 0);
+	told_is(&t, 4, BIG, 2, 76, 2 * CHUNK);
+	told_is(&t, 6, "top/sub/deeper/c.txt", 1, 2, 5000 - CHUNK);
+	tree_same(orig, c.root);
+	assert_int_equal(t_count_tmp(c.root), 0);
+	/* The copy sends what the dry run counted. */
+	assert_int_equal(ck_copy(fx, &c, ENG_PUSH, true, &r), 0);
+	assert_int_equal(r.chunks, 3);
+	tree_same(c.src, c.root);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+/* -c -n, pull: the client compares its old files with the server's, writing nothing. */
+static void test_a_pull_dry_run_with_c_counts_the_chunks_that_differ(void **state)
+{
+	struct fx *fx = *state;
+	struct eng_report r;
+	char orig[4096];
+	struct told t;
+	struct ck c;
+
+	ck_start(fx, &c);
+	fx_dir(fx, "orig", orig);
+	assert_int_equal(ck_copy(fx, &c, ENG_PUSH, false, &r), 0);
+	assert_int_equal(ck_copy(fx, &c, ENG_PULL, false, &r), 0);
+	tree_make(orig);
+	poke(c.root, BIG, 33 * CHUNK + 1, 0x11);
+	resize(c.root, "top/sub/deeper/c.txt", CHUNK); /* cut to its first chunk */
+	assert_int_equal(ck_dry(fx, &c, ENG_PULL, false, &t), 0);
+	assert_int_equal(t.calls, 1);
+	told_is(&t, 4, BIG, 1, 76, CHUNK);
+	told_is(&t, 6, "top/sub/deeper/c.txt", 0, 1, 0);
+	assert_int_equal(t.why[6], IO_DIFF_SIZE);
+	told_is(&t, 1, "top/a.txt", 0, 1, 0);
+	/* With -u, what its quick check leaves alone is not compared: no chunk counted. */
+	assert_int_equal(ck_dry(fx, &c, ENG_PULL, true, &t), 0);
+	told_is(&t, 1, "top/a.txt", 0, 0, 0);
+	told_is(&t, 6, "top/sub/deeper/c.txt", 0, 1, 0);
+	tree_same(orig, c.back);
+	assert_int_equal(t_count_tmp(c.back), 0);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -191,6 +317,8 @@ int main(void)
 		T(test_c_does_not_compare_another_user_s_file_with_other_names),
 		T(test_c_keeps_the_common_chunks_of_a_file_grown_or_cut),
 		T(test_a_pull_with_c_sends_only_the_chunks_that_differ),
+		T(test_a_push_dry_run_with_c_counts_the_chunks_that_differ),
+		T(test_a_pull_dry_run_with_c_counts_the_chunks_that_differ),
 	};
 
 	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);

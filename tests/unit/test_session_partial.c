@@ -8,7 +8,9 @@
  * the source changed or the record is damaged. The report's bytes and
  * bytes_kept are what the tests hold to, so a resume that sent everything
  * again, or trusted what it should not, fails them. Two copies with
- * --partial into one directory at once never share a partial file.
+ * --partial into one directory at once never share a partial file. A -c
+ * copy cut midway is resumed the same way by the next -c copy, push and
+ * pull: what it received is kept, the rest compared with the old file.
  *
  * Threading: one gated copy at a time, and a canceller thread.
  */
@@ -28,6 +30,76 @@ static void test_a_cut_push_with_partial_resumes_sending_only_the_rest(void **st
 	assert_true(r.bytes_kept > 0);
 	assert_true(r.bytes < PBIG);
 	assert_int_equal(r.bytes_kept % (4 * KiB), 0);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+/* How many 4 KiB chunks of the PBIG bytes of a and b are alike. */
+static uint64_t chunks_alike(const char *a, const char *b)
+{
+	uint8_t *da = malloc(PBIG), *db = malloc(PBIG);
+	int fa = open(a, O_RDONLY), fb = open(b, O_RDONLY);
+	uint64_t off, n = 0;
+
+	assert_true(da && db && fa >= 0 && fb >= 0);
+	assert_int_equal(pread(fa, da, PBIG, 0), PBIG);
+	assert_int_equal(pread(fb, db, PBIG, 0), PBIG);
+	for (off = 0; off < PBIG; off += 4 * KiB)
+		n += !memcmp(da + off, db + off, PBIG - off < 4 * KiB ? PBIG - off : 4 * KiB);
+	close(fa);
+	close(fb);
+	free(da);
+	free(db);
+	return n;
+}
+
+/* Chunks [from, to) of the file at path overwritten, each unlike what it held. */
+static void chunks_change(const char *path, uint64_t from, uint64_t to)
+{
+	uint8_t buf[4 * KiB];
+	int fd = open(path, O_RDWR);
+	uint64_t k;
+	size_t i;
+
+	assert_true(fd >= 0);
+	for (k = from; k < to; k++) {
+		assert_int_equal(pread(fd, buf, sizeof(buf), (off_t)(k * sizeof(buf))),
+				 sizeof(buf));
+		for (i = 0; i < sizeof(buf); i++)
+			buf[i] = (uint8_t)~buf[i];
+		assert_int_equal(pwrite(fd, buf, sizeof(buf), (off_t)(k * sizeof(buf))),
+				 sizeof(buf));
+	}
+	close(fd);
+}
+
+/*
+ * A -c copy cut midway keeps what it received, as --partial does: the next
+ * -c copy keeps those chunks (confirmed by digest, as every kept chunk) and
+ * compares the others with the old file, so at most the chunks that changed
+ * and were not received yet travel, and the file lands whole. 151 of the
+ * 513 chunks change; the cut copy receives about half of them.
+ */
+static void test_a_cut_c_push_resumes_from_what_it_received(void **state)
+{
+	struct fx *fx = *state;
+	struct eng_report r;
+	char data[4096];
+	uint64_t got;
+	struct pt p;
+
+	pt_start(fx, &p, NULL);
+	p.checksum = true;
+	assert_int_equal(pt_copy(fx, &p, ENG_PUSH, NULL, false, &r), 0); /* the old file */
+	chunks_change(p.big, 0, 100);
+	chunks_change(p.big, 400, 451);
+	pt_copy(fx, &p, ENG_PUSH, gate_arm(75), true, &r);
+	server_again(fx, &p);
+	path_of_prefix(p.root, ".railcp-tmp-p", data);
+	/* The old file's 362 chunks alike, and what the cut copy received of the others. */
+	got = chunks_alike(data, p.big);
+	assert_true(got > 362 && got <= 362 + 75);
+	resumed_push(fx, &p, &r);
+	assert_int_equal(r.bytes, (513 - got) * 4 * KiB);
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
 
@@ -323,6 +395,35 @@ static void test_a_cut_pull_with_partial_resumes_locally(void **state)
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
 
+/* The same for a pull: the local side keeps what it received, and the next -c keeps it. */
+static void test_a_cut_c_pull_resumes_from_what_it_received(void **state)
+{
+	struct fx *fx = *state;
+	struct eng_report r;
+	char a[4096], b[4096], data[4096];
+	uint64_t got;
+	struct pt p;
+
+	pt_start(fx, &p, NULL);
+	p.checksum = true;
+	assert_int_equal(pt_copy(fx, &p, ENG_PULL, NULL, false, &r), 0); /* the old file */
+	t_path(a, p.root, "pullme");
+	t_path(b, p.dst, "pullme");
+	chunks_change(a, 100, 251);
+	assert_int_equal(server_stop(&fx->srv), 0);
+	server_start(&fx->srv, gate_arm(75), p.root, NULL);
+	pt_copy(fx, &p, ENG_PULL, NULL, true, &r);
+	path_of_prefix(p.dst, ".railcp-tmp-p", data);
+	got = chunks_alike(data, a);
+	assert_true(got > 362 && got <= 362 + 75);
+	server_again(fx, &p); /* without the gate for the rest */
+	assert_int_equal(pt_copy(fx, &p, ENG_PULL, NULL, false, &r), 0);
+	assert_int_equal(r.bytes, (513 - got) * 4 * KiB);
+	file_same(a, b, PBIG);
+	assert_int_equal(t_count_tmp(p.dst), 0);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
 struct held_copy {
 	struct fx *fx;
 	struct pt *p;
@@ -406,6 +507,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_a_cut_push_with_partial_resumes_sending_only_the_rest),
+		T(test_a_cut_c_push_resumes_from_what_it_received),
+		T(test_a_cut_c_pull_resumes_from_what_it_received),
 		T(test_kept_data_changed_on_disk_is_sent_again),
 		T(test_kept_chunks_the_sender_does_not_confirm_are_sent_again),
 		T(test_a_resumed_pull_keeps_only_what_the_server_confirms),

@@ -157,6 +157,10 @@ case "$out" in "railcp-mpi: pushed 0 files, "*"railcp-mpi: then deleted 1 entrie
 diff -r "$tmp/src" "$tmp/root/in/src" || fail "railcp-mpi -p -u --delete: the trees differ"
 capture mpi -r -n --delete "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:in"
 [ "$rc" -eq 2 ] || fail "railcp-mpi -n --delete (a push): exit $rc, not 2: $err"
+capture mpi -r -n -c "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:in"
+[ "$rc" -eq 2 ] || fail "railcp-mpi -n -c: exit $rc, not 2: $err"
+case "$err" in "railcp-mpi: -c with -n: railcp-mpi does not compare chunks"*) ;;
+*) fail "railcp-mpi -n -c is not refused in one line: $err" ;; esac
 
 capture mpi -r "$tmp/src"
 [ "$rc" -eq 2 ] || fail "no HOSTS:DST: exit $rc, not 2"

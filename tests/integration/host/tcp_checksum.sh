@@ -3,8 +3,11 @@
 # report's "bytes") and lands byte for byte as the source, with -p's mode
 # and time; a file grown and one cut short land whole; a 200-file tree
 # where 5 files changed content but kept size and mtime: -u sends none of
-# them (its quick check is fooled), -c sends exactly those 5 files' chunks
-# and the trees end the same; a pull with -c likewise; no temporary is left.
+# them (its quick check is fooled), -c -n lists exactly those 5 (1 of 1
+# chunk each) and writes nothing, -c sends exactly those 5 files' chunks
+# and the trees end the same; a pull with -c likewise, -c -n first (one
+# chunk named, nothing written); keyed, -c -n and -c alike; no temporary is
+# left.
 . tests/integration/lib.sh
 server_tmp
 tcp="--transport tcp --rails lo --port $port --chunk 256K"
@@ -93,6 +96,24 @@ capture "$RAILCP" $tcp -r -p -u --json src/t 127.0.0.1:
 cmp -s src/t/a/f3 root/t/a/f3 && fail "push -u copied a/f3 after all"
 want=0
 for f in $changed; do want=$((want + $(stat -c %s "src/t/$f"))); done
+# -c -n lists exactly those 5, each 1 of its 1 chunk differing, and writes nothing.
+# shellcheck disable=SC2086
+capture "$RAILCP" $tcp -r -p -c -n --json src/t 127.0.0.1:
+[ "$rc" -eq 0 ] || fail "push -c -n of the tree: $err"
+printf '%s\n' "$out" | python3 -c "
+import json, sys
+o = json.load(sys.stdin)
+got = sorted((e['path'], e['chunks_differ'], e['chunks'], e['whole']) for e in o['entries'])
+want = sorted(('t/' + f, 1, 1, False) for f in sys.argv[1].split())
+assert got == want, got
+assert o['bytes'] == int(sys.argv[2]) and o['chunks_differ'] == 5 and o['chunks'] == 200, o
+" "$changed" "$want" || fail "push -c -n of the tree: $out"
+cmp -s src/t/a/f3 root/t/a/f3 && fail "push -c -n copied a/f3"
+expect_no_temps root
+# shellcheck disable=SC2086
+capture "$RAILCP" $tcp -r -p -c -n src/t 127.0.0.1:
+case "$out" in *"t/b/f50: 1 of 1 chunks differ"*"railcp: dry run: 5 files and symlinks"*"railcp: dry run: 5 of 200 chunks differ (-c)"*) ;;
+*) fail "push -c -n's list: $out" ;; esac
 # shellcheck disable=SC2086
 capture "$RAILCP" $tcp -r -p -c --json src/t 127.0.0.1:
 [ "$rc" -eq 0 ] || fail "push -c of the tree: $err"
@@ -102,6 +123,16 @@ diff -r src/t root/t >/dev/null || fail "push -c: the trees differ"
 # A pull with -c: one file changed at the server, one chunk of it travels.
 printf 'Y' | dd of=root/big bs=1 seek=4096 conv=notrunc status=none
 mkdir back && cp -p src/big back/big
+# shellcheck disable=SC2086
+capture "$RAILCP" $tcp -p -c -n --json 127.0.0.1:big back/big
+[ "$rc" -eq 0 ] || fail "pull -c -n: $err"
+printf '%s\n' "$out" | python3 -c "
+import json, sys
+o = json.load(sys.stdin)
+assert [(e['path'], e['chunks_differ'], e['chunks'], e['bytes_differ']) for e in o['entries']] == [('big', 1, 41, 262144)], o
+" || fail "pull -c -n: $out"
+cmp src/big back/big || fail "pull -c -n changed back/big"
+expect_no_temps back
 # shellcheck disable=SC2086
 capture "$RAILCP" $tcp -p -c --json 127.0.0.1:big back/big
 [ "$rc" -eq 0 ] || fail "pull -c: $err"
@@ -125,13 +156,15 @@ capture "$RAILCP" $tcp -c --json src/big 127.0.0.1:
 [ "$(json_of chunks_sent)" -eq 1 ] && [ "$(json_of bytes)" -eq 262144 ] ||
 	fail "keyed push -c sent $(json_of chunks_sent) chunks, $(json_of bytes) bytes, not the one changed"
 cmp src/big root/big || fail "keyed push -c: root/big differs"
-unset RAILCP_KEY
-
-# --dry-run does not compare yet: refused in one line, exit 2.
+# A keyed -c -n names that chunk too, before the copy sends it.
+printf 'W' | dd of=src/big bs=1 seek=$((5 * 262144)) conv=notrunc status=none
 # shellcheck disable=SC2086
 capture "$RAILCP" $tcp -c -n src/big 127.0.0.1:
-[ "$rc" -eq 2 ] || fail "--dry-run -c: exit $rc"
-expect_one_line_error
+[ "$rc" -eq 0 ] || fail "keyed push -c -n: $err"
+case "$out" in "big: 1 of 41 chunks differ"*"railcp: dry run: 1 of 41 chunks differ (-c)"*) ;;
+*) fail "keyed push -c -n's list: $out" ;; esac
+cmp -s src/big root/big && fail "keyed push -c -n copied big"
+unset RAILCP_KEY
 expect_no_temps root
 expect_no_temps back
 echo "PASS"

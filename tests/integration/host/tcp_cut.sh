@@ -1,7 +1,8 @@
 # Cut connections over TCP on 127.0.0.1, no guest: the sender killed
 # mid-push leaves the server's session failed with one line, nothing under
 # the final name, and the server serving on; a --partial push then sends
-# only the rest. The server killed mid-push fails the client with one line.
+# only the rest, and a -c push cut the same way is resumed by the next -c.
+# The server killed mid-push fails the client with one line.
 . tests/integration/lib.sh
 tmp=$(mktemp -d)
 trap 'kill -9 "$server_pid" "$push_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -49,7 +50,31 @@ assert j["transport"] == "tcp"
 ' || fail "the push after the cut sent everything again: $out"
 cmp "$tmp/big" "$tmp/root/big" || fail "the resumed file differs"
 
+# -c, cut the same way once its data flows (the server's line for session 3),
+# over an old file unlike the source in every chunk: the next -c keeps what
+# the cut copy received, where before it sent the whole file again.
 rm -f "$tmp/root/big"
+yes "$(head -c 3000 /dev/urandom | base64 -w0)" | head -c $((mib * 1024 * 1024 + 5)) >"$tmp/root/cbig"
+"$RAILCP" --transport tcp --rails lo --port "$port" --chunk 4K --qps-per-rail 1 -c -q \
+	"$tmp/big" 127.0.0.1:cbig 2>"$tmp/push3.err" &
+push_pid=$!
+wait_until 60 grep -q 'session 3 from 127.0.0.1: push of 1 files into "cbig", ' "$tmp/serve.log" ||
+	fail "the -c push did not start in 60 s: $(cat "$tmp/push3.err")"
+sleep 1.2
+kill -9 "$push_pid" || fail "the -c push ended before the cut: $(cat "$tmp/serve.log")"
+wait "$push_pid" 2>/dev/null
+wait_until 20 grep -q "session 3 from 127.0.0.1 failed: " "$tmp/serve.log" ||
+	fail "the server did not fail the -c session of the killed sender: $(cat "$tmp/serve.log")"
+cmp -s "$tmp/big" "$tmp/root/cbig" && fail "the cut -c push put its file in place"
+capture "$RAILCP" --transport tcp --rails lo --port "$port" --chunk 4K -c --json "$tmp/big" 127.0.0.1:cbig
+[ "$rc" -eq 0 ] || fail "the -c push after the cut: $err"
+printf '%s' "$out" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+assert 0 < j["bytes_kept"] and 0 < j["bytes"] and j["bytes"] + j["bytes_kept"] == int(sys.argv[1]), j
+' $((mib * 1024 * 1024 + 5)) || fail "the -c push after the cut sent what the cut one received again: $out"
+cmp "$tmp/big" "$tmp/root/cbig" || fail "the resumed -c file differs"
+rm -f "$tmp/root/cbig"
 push_bg "$tmp/push2.err"
 wait_until 20 arrived || fail "nothing of the second push arrived in 20 s: $(cat "$tmp/push2.err")"
 kill -9 "$server_pid"
