@@ -246,6 +246,8 @@ left_out apull.out 1 >/dev/null || fail "the pull held at rdma_accept: rail 1 no
 tb on a "$RAILCP" bench b:$((port + 2)) --json --bytes 16M --qps-per-rail 2 >rbench.out 2>rbench.err ||
 	fail "a bench whose rail 1 was rejected failed: $(cat rbench.err)"
 bwhy=$(left_out rbench.out 2) || fail "the bench whose rail 1 was rejected: not left out: $(cat rbench.out)"
+grep -q "railcp: rail rxe1:1 left out: .*REJECTED" rbench.err ||
+	fail "the bench did not name rail 1 rejected: $(cat rbench.err)"
 case $bwhy in *REJECTED*) ;; *) fail "the bench's rail 1 was left out, but not as rejected: $bwhy" ;; esac
 stop_server_on b sapull
 
