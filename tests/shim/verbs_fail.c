@@ -8,6 +8,10 @@
  * railcp to one sentence and a clean end for each.
  *
  *   RAILCP_VERBS_FAIL_AT=k   the k-th call (1-based) fails; unset or 0: none
+ *   RAILCP_VERBS_FAIL=NAME:N the N-th call of NAME fails (counted apart from
+ *                            the others): one step of one rail's set-up,
+ *                            such as a server's third rdma_accept, whatever
+ *                            calls come before it
  *   RAILCP_VERBS_TRACE=FILE  each call appended to FILE: "<k> <name>", and
  *                            "<k> <name> failed" for the one made to fail;
  *                            rdma_set_option's with what it sets ("<k>
@@ -45,22 +49,31 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-static _Atomic long calls, hold_calls;
-static long fail_at, hold_at;
+static _Atomic long calls, hold_calls, name_calls;
+static long fail_at, hold_at, name_at;
 static int trace_fd = -1;
-static char hold_name[64], hold_file[4096];
+static char hold_name[64], hold_file[4096], fail_name[64];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void setup(void)
 {
 	const char *at = getenv("RAILCP_VERBS_FAIL_AT"), *trace = getenv("RAILCP_VERBS_TRACE");
-	const char *hold = getenv("RAILCP_VERBS_HOLD");
+	const char *hold = getenv("RAILCP_VERBS_HOLD"), *named = getenv("RAILCP_VERBS_FAIL");
 
 	fail_at = at ? strtol(at, NULL, 10) : 0;
 	if (trace)
 		trace_fd = open(trace, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (hold && sscanf(hold, "%63[^:]:%ld:%4095s", hold_name, &hold_at, hold_file) != 3)
 		hold_at = 0;
+	if (named && sscanf(named, "%63[^:]:%ld", fail_name, &name_at) != 2)
+		name_at = 0;
+}
+
+/* Whether this call of name is the N-th of RAILCP_VERBS_FAIL's. */
+static bool named_fails(const char *name)
+{
+	return name_at && !strcmp(name, fail_name) &&
+	       atomic_fetch_add(&name_calls, 1) + 1 == name_at;
 }
 
 /* The hold's call of name: say so (FILE.held), then wait for FILE. */
@@ -78,17 +91,20 @@ static void hold_maybe(const char *name)
 		usleep(50000);
 }
 
-/* Count a call of name (detail: " what it sets", or ""): whether it is the one to fail. */
+/* Count a call of name (detail: " what it sets", or ""): whether it is one to fail. */
 static bool fails_with(const char *name, const char *detail)
 {
+	bool named;
 	long k;
 
 	pthread_once(&once, setup);
 	hold_maybe(name);
 	k = atomic_fetch_add(&calls, 1) + 1;
+	named = named_fails(name);
 	if (trace_fd >= 0)
-		dprintf(trace_fd, "%ld %s%s%s\n", k, name, detail, k == fail_at ? " failed" : "");
-	if (k != fail_at)
+		dprintf(trace_fd, "%ld %s%s%s\n", k, name, detail,
+			k == fail_at || named ? " failed" : "");
+	if (k != fail_at && !named)
 		return false;
 	errno = EIO;
 	return true;
