@@ -269,29 +269,36 @@ static void test_syntax_errors_name_the_line(void **state)
 /* Each knob is checked with its option's bounds, and said as the option would be. */
 static void test_bad_knobs_name_the_line(void **state)
 {
+	static const struct {
+		const char *text, *what;
+		unsigned line;
+	} bad[] = {
+		{"tos = 256\n", "tos: '256' is not a traffic class from 0 to 255", 1},
+		{"tos = -1\n", "tos: '-1' is not a traffic class from 0 to 255", 1},
+		{"tos = 0x10\n", "tos: '0x10' is not a traffic class from 0 to 255", 1},
+		{"qps_per_rail = 2\nack_timeout = 0\n",
+		 "ack_timeout: '0' is not an ACK timeout exponent from 1 to 31", 2},
+		{"ack_timeout = 32\n",
+		 "ack_timeout: '32' is not an ACK timeout exponent from 1 to 31", 1},
+		{"retry_count = 8\n", "retry_count: '8' is not a retry count from 1 to 7", 1},
+		{"retry_count =\n", "retry_count: '' is not a retry count from 1 to 7", 1},
+		{"connect_timeout = 0\n",
+		 "connect_timeout: '0' is not a number of seconds from 1 to 3600", 1},
+		{"connect_timeout = 3601\n",
+		 "connect_timeout: '3601' is not a number of seconds from 1 to 3600", 1},
+		{"connect_timeout = 5s\n",
+		 "connect_timeout: '5s' is not a number of seconds from 1 to 3600", 1},
+		{"tos = 8\n\ntos = 8\n", "'tos' is already set on line 1", 3},
+		{"[worker]\nnode = 0\ntos = 8\n",
+		 "unknown key 'tos' in a [worker] section (known: node, cpus, rails, buffer_mib)",
+		 3},
+	};
 	struct topo_machine *m = load("topo_2s_4nic.xml");
+	size_t i;
 
 	(void)state;
-	expect_error(m, "tos = 256\n", 1, "tos: '256' is not a traffic class from 0 to 255");
-	expect_error(m, "tos = -1\n", 1, "tos: '-1' is not a traffic class from 0 to 255");
-	expect_error(m, "tos = 0x10\n", 1, "tos: '0x10' is not a traffic class from 0 to 255");
-	expect_error(m, "qps_per_rail = 2\nack_timeout = 0\n", 2,
-		     "ack_timeout: '0' is not an ACK timeout exponent from 1 to 31");
-	expect_error(m, "ack_timeout = 32\n", 1,
-		     "ack_timeout: '32' is not an ACK timeout exponent from 1 to 31");
-	expect_error(m, "retry_count = 8\n", 1,
-		     "retry_count: '8' is not a retry count from 1 to 7");
-	expect_error(m, "retry_count =\n", 1, "retry_count: '' is not a retry count from 1 to 7");
-	expect_error(m, "connect_timeout = 0\n", 1,
-		     "connect_timeout: '0' is not a number of seconds from 1 to 3600");
-	expect_error(m, "connect_timeout = 3601\n", 1,
-		     "connect_timeout: '3601' is not a number of seconds from 1 to 3600");
-	expect_error(m, "connect_timeout = 5s\n", 1,
-		     "connect_timeout: '5s' is not a number of seconds from 1 to 3600");
-	expect_error(m, "tos = 8\n\ntos = 8\n", 3, "'tos' is already set on line 1");
-	expect_error(m, "[worker]\nnode = 0\ntos = 8\n", 3,
-		     "unknown key 'tos' in a [worker] section (known: node, cpus, rails, "
-		     "buffer_mib)");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_error(m, bad[i].text, bad[i].line, bad[i].what);
 	topo_machine_destroy(m);
 }
 
