@@ -2,7 +2,9 @@
  * session.c - the options of a session with a peer that copies, railcp
  * bench and railcp serve share (--timeout, --stall, --key-file,
  * --no-failover, --rail-stall, --connect-timeout, --ack-timeout, --retry-count,
- * --tos): one parser, so the three commands take them alike.
+ * --tos): one parser, so the three commands take them alike. The last
+ * four are the fabric knobs a profile may hold too (topology/profile.c):
+ * cli_session_knobs fills those the command line left unset from it.
  */
 #include "cli/session.h"
 

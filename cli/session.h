@@ -4,7 +4,8 @@
  * --stall, --key-file, --no-failover, --rail-stall, --connect-timeout,
  * --ack-timeout, --retry-count and --tos,
  * with one getopt table fragment,
- * one parser and one usage text, as place.h has for the placement options.
+ * one parser and one usage text, as place.h has for the placement options;
+ * and the last four, the fabric knobs, merged with a --profile's.
  */
 #ifndef RAILCP_CLI_SESSION_H
 #define RAILCP_CLI_SESSION_H
