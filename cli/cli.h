@@ -85,8 +85,10 @@ int cli_parse_chunk(const char *cmd, const char *v, uint32_t *out);
 /* --port: 1 to 65535; CLI_EXIT_USAGE (after one line) when not one. */
 int cli_parse_port(const char *cmd, const char *v, uint16_t *out);
 
+#define CLI_MAX_SECS 3600
+
 /*
- * The seconds of option opt (--timeout, --stall: 1 to 3600) as
+ * The seconds of option opt (--timeout, --stall: 1 to CLI_MAX_SECS) as
  * milliseconds; CLI_EXIT_USAGE (after one line) when not such a number.
  */
 int cli_parse_secs(const char *cmd, const char *opt, const char *v, int *ms_out);

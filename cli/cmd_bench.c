@@ -189,6 +189,9 @@ int cli_cmd_bench(int argc, char **argv)
 		return bench_failed(&b, err);
 	b.o.host = b.host;
 	b.o.plan = plan;
+	cli_session_knobs(&b.sess, plan); /* a profile's, unless given as options */
+	b.o.connect_timeout_ms = b.sess.connect_timeout_ms;
+	b.o.qp = b.sess.qp;
 	b.o.transport = cli_place_transport(&b.place);
 	cli_place_live_tcp(&b.place, &plan_tcp);
 	b.o.plan_tcp = plan_tcp;

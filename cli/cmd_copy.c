@@ -400,6 +400,18 @@ const struct eng_copy_opts *cli_copy_opts(const struct cli_copy *cc)
 	return &cc->o;
 }
 
+/* The plan made: the copy runs on it, with a profile's knobs the command line did not give. */
+static void copy_use_plan(struct cli_copy *cc, struct topo_plan *plan)
+{
+	cc->o.plan = plan;
+	cc->o.transport = cli_place_transport(&cc->place);
+	cli_place_live_tcp(&cc->place, &cc->plan_tcp);
+	cc->o.plan_tcp = cc->plan_tcp;
+	cli_session_knobs(&cc->sess, plan);
+	cc->o.connect_timeout_ms = cc->sess.connect_timeout_ms;
+	cc->o.qp = cc->sess.qp;
+}
+
 int cli_copy_place(struct cli_copy *cc, struct topo_plan **plan_out)
 {
 	int err = eng_copy_check(&cc->o);
@@ -408,12 +420,8 @@ int cli_copy_place(struct cli_copy *cc, struct topo_plan **plan_out)
 		err = eng_key_check(cc->o.key_file);
 	if (!err)
 		err = cli_place_live(&cc->place, plan_out);
-	if (!err) {
-		cc->o.plan = *plan_out;
-		cc->o.transport = cli_place_transport(&cc->place);
-		cli_place_live_tcp(&cc->place, &cc->plan_tcp);
-		cc->o.plan_tcp = cc->plan_tcp;
-	}
+	if (!err)
+		copy_use_plan(cc, *plan_out);
 	return err;
 }
 
@@ -479,10 +487,7 @@ int cli_cmd_copy(int argc, char **argv)
 		err = cli_place_live(&cc->place, &plan);
 	topo_ns = rcp_now_ns() - topo_ns;
 	if (!err) {
-		cc->o.plan = plan;
-		cc->o.transport = cli_place_transport(&cc->place);
-		cli_place_live_tcp(&cc->place, &cc->plan_tcp);
-		cc->o.plan_tcp = cc->plan_tcp;
+		copy_use_plan(cc, plan);
 		cc->line.label = cc->o.dir == ENG_PUSH ? "push" : "pull";
 		if (!cc->json && rcp_log_level() != RCP_LOG_SILENT && isatty(STDOUT_FILENO)) {
 			cc->o.progress = on_progress;

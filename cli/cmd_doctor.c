@@ -227,6 +227,7 @@ int cli_cmd_doctor(int argc, char **argv)
 		return cli_fail(-ENOMEM);
 	rcp_log_set_level(rcp_log_level() > RCP_LOG_NOTICE ? rcp_log_level() : RCP_LOG_SILENT);
 	plan = doctor_plan(&dc, d);
+	cli_session_knobs(&dc.sess, plan); /* a profile's, unless given as options */
 	err = cli_doctor_gather(d, plan);
 	topo_plan_destroy(plan);
 	if (dc.host[0])

@@ -121,6 +121,8 @@ static void on_ready(const char *addr, uint16_t port, const char *auth, void *ct
 {
 	const struct eng_serve_opts *o = ctx;
 	const struct topo_plan *plan = o->plan;
+	struct topo_knobs k;
+	char knobs[128];
 
 	fprintf(stderr, "railcp: serving on %s port %u (%s), %s%s, ",
 		!strcmp(addr, "::") ? "every address, IPv6 and IPv4," : addr, port, auth,
@@ -133,6 +135,10 @@ static void on_ready(const char *addr, uint16_t port, const char *auth, void *ct
 				"rails:");
 		rails_print(o->plan_tcp);
 	}
+	cli_knobs_of(&o->qp, o->connect_timeout_ms, &k);
+	cli_knobs_str(&k, knobs, sizeof(knobs));
+	if (knobs[0]) /* those in effect: the options', else the --profile's */
+		fprintf(stderr, "; fabric knobs: %s", knobs);
 	fputc('\n', stderr);
 }
 
@@ -354,6 +360,9 @@ int cli_cmd_serve(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	o->plan = plan;
+	cli_session_knobs(&sc.sess, plan); /* a profile's, unless given as options */
+	o->connect_timeout_ms = sc.sess.connect_timeout_ms;
+	o->qp = sc.sess.qp;
 	cli_place_live_tcp(&sc.place, &plan_tcp); /* auto chose rdma: tcp sessions too */
 	o->plan_tcp = plan_tcp;
 	if (!o->max_memory)

@@ -12,6 +12,7 @@
  */
 #include "cli/cli.h"
 #include "cli/place.h"
+#include "cli/session.h"
 #include "cli/topo.h"
 
 #include "common/common.h"
@@ -25,6 +26,7 @@ struct topo_cmd {
 	bool json, check;
 	const char *xml, *save;
 	struct cli_place place;
+	struct cli_session knobs; /* --tos, --ack-timeout, --retry-count, --connect-timeout */
 };
 
 static void topo_usage(FILE *f)
@@ -32,7 +34,9 @@ static void topo_usage(FILE *f)
 	fprintf(f,
 		"usage: railcp topo [--json] [--topology FILE.xml] [--numa LIST] [--rails LIST]\n"
 		"                   [--qps-per-rail N] [--buffer-mib N] [--profile FILE]\n"
-		"                   [--transport KIND] [--save-profile FILE] [--check-buffers]\n\n"
+		"                   [--transport KIND] [--save-profile FILE] [--check-buffers]\n"
+		"                   [--tos N] [--ack-timeout N] [--retry-count R]\n"
+		"                   [--connect-timeout SEC]\n\n"
 		"Shows this machine (NUMA nodes with their allowed CPUs, memory and hugepages,\n"
 		"RDMA rails with state, speed and NUMA locality) and the plan railcp runs on it:\n"
 		"one worker per NUMA node that has rails, pinned to the node's CPUs.\n\n"
@@ -46,13 +50,18 @@ static void topo_usage(FILE *f)
 		"  --buffer-mib N       buffer pool per worker (default %d MiB per stripe)\n"
 		"  --profile FILE       take the plan from a profile, checked against the machine\n"
 		"  --transport KIND     rdma, tcp (rails are IP interfaces, named as the kernel\n"
-		"                       names them; loopback ones only when --rails is given)\n"
+		"                       names them; loopback ones only when --rails or\n"
+		"                       --profile names rails)\n"
 		"                       or auto: rdma when an RDMA port is ACTIVE (default),\n"
 		"                       and a copy's two ends on auto agree (tcp when one\n"
 		"                       has no RDMA)\n"
-		"  --save-profile FILE  write the plan as a profile\n"
+		"  --save-profile FILE  write the plan as a profile, with the fabric knobs\n"
+		"                       given (else the --profile's)\n"
 		"  --check-buffers      allocate the pools, first-touch them from the pinned\n"
 		"                       workers, and report page node, page size and CPU\n"
+		"  --tos N, --ack-timeout N, --retry-count R, --connect-timeout SEC\n"
+		"                       the fabric knobs, as a copy takes them: shown in the\n"
+		"                       plan and saved by --save-profile\n"
 		"  -h, --help           print these options and exit\n",
 		TOPO_DEFAULT_QPS_PER_RAIL, TOPO_STRIPE_BUFFER_MIB);
 }
@@ -60,6 +69,7 @@ static void topo_usage(FILE *f)
 static int parse_opt(void *ctx, int c, const char *arg)
 {
 	struct topo_cmd *cmd = ctx;
+	int r;
 
 	switch (c) {
 	case 'j':
@@ -75,6 +85,9 @@ static int parse_opt(void *ctx, int c, const char *arg)
 		cmd->save = arg;
 		return 0;
 	}
+	r = cli_session_opt("topo", &cmd->knobs, c, arg); /* only its knobs are in the table */
+	if (r != -1)
+		return r;
 	return cli_place_opt("topo", &cmd->place, c, arg);
 }
 
@@ -84,6 +97,7 @@ static int parse_args(int argc, char **argv, struct topo_cmd *cmd)
 		{"json", no_argument, NULL, 'j'},
 		{"topology", required_argument, NULL, 't'},
 		CLI_PLACE_OPTIONS,
+		CLI_KNOB_OPTIONS,
 		{"save-profile", required_argument, NULL, 's'},
 		{"check-buffers", no_argument, NULL, 'c'},
 		{"help", no_argument, NULL, 'h'},
@@ -160,6 +174,13 @@ static int plan_make(const struct topo_cmd *cmd, const struct topo_machine *m,
 	int err;
 
 	err = cli_place_plan(&cmd->place, m, plan_out);
+	if (!err) {
+		/* the knobs in effect: the command line's, else the --profile's */
+		struct cli_session k = cmd->knobs;
+
+		cli_session_knobs(&k, *plan_out);
+		cli_session_knobs_save(&k, &(*plan_out)->knobs);
+	}
 	if (!err && cmd->save) {
 		err = topo_profile_save(*plan_out, m, cmd->save);
 		if (err) {

@@ -189,7 +189,7 @@ int cli_place_machine(struct cli_place *p, const char *xml, struct topo_machine 
 		m->n_rails = 0; /* the RDMA ports: not TCP's rails */
 		err = xml ? rcp_err(-EINVAL, "--transport tcp describes this host's interfaces, "
 					     "not an hwloc XML file's")
-			  : topo_machine_add_ip_rails(m, "/sys", p->opts.n_rails > 0);
+			  : topo_machine_add_ip_rails(m, "/sys", p->opts.n_rails > 0 || p->profile);
 	}
 	if (err) {
 		topo_machine_destroy(m);

@@ -74,7 +74,7 @@ int cli_place_plan(const struct cli_place *p, const struct topo_machine *m,
 
 /*
  * The machine for p's transport: cli_machine_load's, whose rails for TCP
- * are the IP interfaces instead (loopback ones too when --rails names
+ * are the IP interfaces instead (loopback ones too when --rails or --profile names
  * rails). --transport auto becomes rdma when the machine has an ACTIVE
  * RDMA port, else tcp (p->transport says which from then on).
  */

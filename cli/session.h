@@ -4,7 +4,8 @@
  * --stall, --key-file, --no-failover, --rail-stall, --connect-timeout,
  * --ack-timeout, --retry-count and --tos,
  * with one getopt table fragment,
- * one parser and one usage text, as place.h has for the placement options.
+ * one parser and one usage text, as place.h has for the placement options;
+ * and the last four, the fabric knobs, merged with a --profile's.
  */
 #ifndef RAILCP_CLI_SESSION_H
 #define RAILCP_CLI_SESSION_H
@@ -13,6 +14,7 @@
 #include <stdbool.h>
 
 #include "cli/cli.h"
+#include "topology/topology.h"
 
 /*
  * What the options set; a command starts timeout_ms at ENG_TIMEOUT_MS_DEFAULT
@@ -41,16 +43,24 @@ enum {
 	CLI_OPT_TOS,
 };
 
+/*
+ * getopt_long entries of the fabric knobs, which a profile can hold too
+ * (railcp topo --save-profile takes them alone).
+ */
+#define CLI_KNOB_OPTIONS                                                                           \
+	{"connect-timeout", required_argument, NULL, CLI_OPT_CONNECT_TIMEOUT},                     \
+		{"ack-timeout", required_argument, NULL, CLI_OPT_ACK_TIMEOUT},                     \
+		{"retry-count", required_argument, NULL, CLI_OPT_RETRY_COUNT},                     \
+	{                                                                                          \
+		"tos", required_argument, NULL, CLI_OPT_TOS                                        \
+	}
+
 /* getopt_long entries of the session options, for a command's table. */
 #define CLI_SESSION_OPTIONS                                                                        \
 	{"timeout", required_argument, NULL, CLI_OPT_TIMEOUT},                                     \
 		{"stall", required_argument, NULL, CLI_OPT_STALL},                                 \
 		{"key-file", required_argument, NULL, CLI_OPT_KEY_FILE},                           \
-		{"rail-stall", required_argument, NULL, CLI_OPT_RAIL_STALL},                       \
-		{"connect-timeout", required_argument, NULL, CLI_OPT_CONNECT_TIMEOUT},             \
-		{"ack-timeout", required_argument, NULL, CLI_OPT_ACK_TIMEOUT},                     \
-		{"retry-count", required_argument, NULL, CLI_OPT_RETRY_COUNT},                     \
-		{"tos", required_argument, NULL, CLI_OPT_TOS},                                     \
+		{"rail-stall", required_argument, NULL, CLI_OPT_RAIL_STALL}, CLI_KNOB_OPTIONS,     \
 	{                                                                                          \
 		"no-failover", no_argument, NULL, CLI_OPT_NO_FAILOVER                              \
 	}
@@ -79,9 +89,29 @@ enum {
 	"  --retry-count R    transport retries of the queue pairs, 1 to 7 (default 7)\n"          \
 	"  --tos N            the traffic class of this side's connections, 0 to 255:\n"           \
 	"                     RoCE v2's DSCP and ECN bits, InfiniBand's SL, TCP's IP_TOS\n"        \
-	"                     (default: the system's)\n"
+	"                     (default: the system's)\n"                                           \
+	"                     (these four, when not given, take a --profile's values)\n"
 
 /* 0 when c was a session option and arg good, CLI_EXIT_USAGE when bad, -1 when not ours. */
 int cli_session_opt(const char *cmd, struct cli_session *s, int c, const char *arg);
+
+/*
+ * The knobs a profile gave (plan->knobs) where the command line gave none:
+ * afterwards s holds the values in effect, which the engine, the summary
+ * and a far side over ssh (rsh.c) take from it. plan may be NULL.
+ */
+void cli_session_knobs(struct cli_session *s, const struct topo_plan *plan);
+
+/* The knobs s holds, as a profile saves them (railcp topo --save-profile). */
+void cli_session_knobs_save(const struct cli_session *s, struct topo_knobs *k);
+
+/* The same from an engine's options. */
+void cli_knobs_of(const struct eng_qp_knobs *qp, int connect_timeout_ms, struct topo_knobs *k);
+
+/*
+ * The knobs k sets as words, "tos 72, ack_timeout 14, retry_count 3,
+ * connect_timeout 5 s" (a profile's keys), truncated to len; "" when none.
+ */
+void cli_knobs_str(const struct topo_knobs *k, char *buf, size_t len);
 
 #endif

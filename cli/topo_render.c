@@ -4,6 +4,7 @@
  *
  * JSON keys are stable: tests/integration/testbed/topo_*.sh read them.
  */
+#include "cli/session.h"
 #include "cli/topo.h"
 
 #include <inttypes.h>
@@ -112,6 +113,12 @@ static json_t *notes_json(const char *notes)
 	return a;
 }
 
+/* A knob of the plan: its number, or null when not set. */
+static json_t *knob_json(bool set, unsigned v)
+{
+	return set ? json_integer(v) : json_null();
+}
+
 json_t *cli_topo_plan_json(const struct topo_plan *p)
 {
 	json_t *o = json_object(), *workers = json_array();
@@ -119,6 +126,13 @@ json_t *cli_topo_plan_json(const struct topo_plan *p)
 
 	json_object_set_new(o, "qps_per_rail", json_integer(p->qps_per_rail));
 	json_object_set_new(o, "buffer_total_bytes", json_integer((json_int_t)p->buffer_total));
+	json_object_set_new(o, "tos", knob_json(p->knobs.tos_set, p->knobs.tos));
+	json_object_set_new(o, "ack_timeout",
+			    knob_json(p->knobs.ack_timeout, p->knobs.ack_timeout));
+	json_object_set_new(o, "retry_count",
+			    knob_json(p->knobs.retry_count, p->knobs.retry_count));
+	json_object_set_new(o, "connect_timeout",
+			    knob_json(p->knobs.connect_timeout, p->knobs.connect_timeout));
 	for (w = 0; w < p->n_workers; w++) {
 		const struct topo_worker *wk = &p->worker[w];
 		json_t *wo = json_object(), *rails = json_array();
@@ -209,7 +223,7 @@ void cli_topo_machine_print(FILE *f, const struct topo_machine *m)
 
 void cli_topo_plan_print(FILE *f, const struct topo_plan *p)
 {
-	char cpus[256], total[32], buf[32];
+	char cpus[256], total[32], buf[32], knobs[128];
 	const char *n;
 	size_t w, r;
 
@@ -217,6 +231,9 @@ void cli_topo_plan_print(FILE *f, const struct topo_plan *p)
 	fprintf(f, "plan: %zu worker%s, %zu rail%s, %u QPs per rail, %s of buffers\n", p->n_workers,
 		p->n_workers == 1 ? "" : "s", p->n_rails, p->n_rails == 1 ? "" : "s",
 		p->qps_per_rail, total);
+	cli_knobs_str(&p->knobs, knobs, sizeof(knobs));
+	if (knobs[0]) /* set by options or the profile */
+		fprintf(f, "  fabric knobs: %s\n", knobs);
 	for (w = 0; w < p->n_workers; w++) {
 		const struct topo_worker *wk = &p->worker[w];
 

@@ -253,7 +253,7 @@ int cli_parse_secs(const char *cmd, const char *opt, const char *v, int *ms_out)
 {
 	unsigned sec = 0; /* as in cli_parse_port */
 
-	if (cli_parse_count(cmd, opt, v, 3600, &sec))
+	if (cli_parse_count(cmd, opt, v, CLI_MAX_SECS, &sec))
 		return CLI_EXIT_USAGE;
 	*ms_out = (int)sec * 1000;
 	return 0;

@@ -6,6 +6,14 @@
  * the whole plan; each [worker] section is one worker thread:
  *
  *     qps_per_rail = 4            # 1..64, stripes (QPs) on every rail
+ *     tos = 106                   # 0..255, as --tos
+ *     ack_timeout = 14            # 1..31, as --ack-timeout
+ *     retry_count = 7             # 1..7, as --retry-count
+ *     connect_timeout = 5         # 1..3600 seconds, as --connect-timeout
+ *
+ * The last four, the fabric knobs, are optional: the plan carries them
+ * (topo_plan.knobs) and the CLI applies each one the command line does not
+ * give as an option.
  *
  *     [worker]
  *     node = 0                    # NUMA node, required
@@ -42,10 +50,26 @@ struct prof_worker {
 	unsigned buffer_mib;
 };
 
+/* The keys before the first [worker] section, in the order a profile is written. */
+enum { G_QPS, G_TOS, G_ACK_TIMEOUT, G_RETRY_COUNT, G_CONNECT_TIMEOUT, G_N };
+
+static const struct {
+	const char *key;
+	unsigned lo, hi;
+	const char *what; /* in the sentence of a bad value */
+} globals[G_N] = {
+	[G_QPS] = {"qps_per_rail", 1, TOPO_MAX_QPS_PER_RAIL, "a number"},
+	[G_TOS] = {"tos", 0, TOPO_MAX_TOS, "a traffic class"},
+	[G_ACK_TIMEOUT] = {"ack_timeout", 1, TOPO_MAX_ACK_TIMEOUT, "an ACK timeout exponent"},
+	[G_RETRY_COUNT] = {"retry_count", 1, TOPO_MAX_RETRY_COUNT, "a retry count"},
+	[G_CONNECT_TIMEOUT] = {"connect_timeout", 1, TOPO_MAX_CONNECT_TIMEOUT,
+			       "a number of seconds"},
+};
+
 struct prof {
 	const char *path;
 	unsigned line; /* being parsed */
-	unsigned qps, qps_line;
+	unsigned global[G_N], global_line[G_N];
 	size_t n_workers;
 	struct prof_worker w[TOPO_MAX_NODES];
 };
@@ -130,17 +154,21 @@ static int worker_key(struct prof *pf, struct prof_worker *w, const char *k, con
 
 static int global_key(struct prof *pf, const char *k, const char *v)
 {
-	if (strcmp(k, "qps_per_rail") != 0)
+	size_t i;
+
+	for (i = 0; i < G_N && strcmp(k, globals[i].key) != 0; i++)
+		;
+	if (i == G_N)
 		return perr(pf, pf->line,
-			    "unknown key '%s' before the first [worker] section "
-			    "(known: qps_per_rail)",
+			    "unknown key '%s' before the first [worker] section (known: "
+			    "qps_per_rail, tos, ack_timeout, retry_count, connect_timeout)",
 			    k);
-	if (pf->qps_line)
-		return perr(pf, pf->line, "'%s' is already set on line %u", k, pf->qps_line);
-	if (parse_uint(v, 1, TOPO_MAX_QPS_PER_RAIL, &pf->qps))
-		return perr(pf, pf->line, "qps_per_rail: '%s' is not a number from 1 to %d", v,
-			    TOPO_MAX_QPS_PER_RAIL);
-	pf->qps_line = pf->line;
+	if (pf->global_line[i])
+		return perr(pf, pf->line, "'%s' is already set on line %u", k, pf->global_line[i]);
+	if (parse_uint(v, globals[i].lo, globals[i].hi, &pf->global[i]))
+		return perr(pf, pf->line, "%s: '%s' is not %s from %u to %u", k, v, globals[i].what,
+			    globals[i].lo, globals[i].hi);
+	pf->global_line[i] = pf->line;
 	return 0;
 }
 
@@ -339,7 +367,7 @@ int topo_profile_load(const char *path, const struct topo_machine *m, const stru
 	if (err)
 		goto out_free;
 	qps = opts && opts->qps_per_rail ? opts->qps_per_rail
-	      : pf->qps			 ? pf->qps
+	      : pf->global[G_QPS]	 ? pf->global[G_QPS]
 					 : TOPO_DEFAULT_QPS_PER_RAIL;
 	qsort(pf->w, pf->n_workers, sizeof(pf->w[0]), worker_node_cmp);
 	p = calloc(1, sizeof(*p));
@@ -348,10 +376,29 @@ int topo_profile_load(const char *path, const struct topo_machine *m, const stru
 		goto out_free;
 	}
 	prof_to_plan(pf, m, qps, opts ? opts->buffer_mib : 0, p);
+	p->knobs = (struct topo_knobs){.tos_set = pf->global_line[G_TOS] != 0,
+				       .tos = pf->global[G_TOS],
+				       .ack_timeout = pf->global[G_ACK_TIMEOUT],
+				       .retry_count = pf->global[G_RETRY_COUNT],
+				       .connect_timeout = pf->global[G_CONNECT_TIMEOUT]};
 	*plan_out = p;
 out_free:
 	free(pf);
 	return err;
+}
+
+/* The knobs that are set, each as its key. */
+static void knobs_write(FILE *f, const struct topo_knobs *k)
+{
+	const unsigned v[G_N] = {[G_TOS] = k->tos,
+				 [G_ACK_TIMEOUT] = k->ack_timeout,
+				 [G_RETRY_COUNT] = k->retry_count,
+				 [G_CONNECT_TIMEOUT] = k->connect_timeout};
+	size_t i;
+
+	for (i = G_TOS; i < G_N; i++)
+		if (v[i] || (i == G_TOS && k->tos_set))
+			fprintf(f, "%s = %u\n", globals[i].key, v[i]);
 }
 
 static int profile_write(FILE *f, const struct topo_plan *plan, const struct topo_machine *m)
@@ -374,6 +421,7 @@ static int profile_write(FILE *f, const struct topo_plan *plan, const struct top
 		"# Edit freely; --profile FILE checks every line against the machine it runs on.\n"
 		"\nqps_per_rail = %u\n",
 		source, host, plan->qps_per_rail);
+	knobs_write(f, &plan->knobs);
 	for (w = 0; w < plan->n_workers; w++) {
 		const struct topo_worker *wk = &plan->worker[w];
 

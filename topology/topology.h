@@ -272,9 +272,29 @@ struct topo_plan_rail {
 	char placement[192]; /* why it went to that worker */
 };
 
+/*
+ * The fabric knobs a profile carries beside its placement, as the options
+ * --tos, --ack-timeout, --retry-count and --connect-timeout take them: plain
+ * numbers here, applied by the engine through the CLI, which lets an option
+ * given on the command line win. 0 (tos: tos_set false) is "not set".
+ */
+#define TOPO_MAX_TOS 255
+#define TOPO_MAX_ACK_TIMEOUT 31	      /* the verbs local ACK timeout exponent */
+#define TOPO_MAX_RETRY_COUNT 7	      /* the verbs transport retry count */
+#define TOPO_MAX_CONNECT_TIMEOUT 3600 /* seconds, as every seconds option */
+
+struct topo_knobs {
+	bool tos_set;
+	unsigned tos;		  /* 0 to TOPO_MAX_TOS */
+	unsigned ack_timeout;	  /* 1 to TOPO_MAX_ACK_TIMEOUT */
+	unsigned retry_count;	  /* 1 to TOPO_MAX_RETRY_COUNT */
+	unsigned connect_timeout; /* seconds, 1 to TOPO_MAX_CONNECT_TIMEOUT */
+};
+
 struct topo_plan {
 	unsigned qps_per_rail;
-	uint64_t buffer_total; /* all workers' pools */
+	struct topo_knobs knobs; /* a profile's, or what to save; topo_plan_build: none */
+	uint64_t buffer_total;	 /* all workers' pools */
 	size_t n_workers;
 	struct topo_worker worker[TOPO_MAX_NODES]; /* in node order */
 	size_t n_rails;
@@ -307,12 +327,16 @@ void topo_plan_destroy(struct topo_plan *plan);
 
 /* ---- profiles ---------------------------------------------------------- */
 
-/* Write plan as a profile (format: profile.c header, doc/operations.md); -errno with a sentence. */
+/*
+ * Write plan as a profile (format: profile.c header, doc/operations.md), with
+ * the knobs plan->knobs sets; -errno with a sentence.
+ */
 int topo_profile_save(const struct topo_plan *plan, const struct topo_machine *m, const char *path);
 
 /*
  * Read the profile at path and check it against machine m. opts may be NULL;
  * its qps_per_rail and buffer_mib, when non-zero, override the profile's.
+ * The profile's fabric knobs land in (*plan_out)->knobs, unmerged.
  * A profile that cannot be parsed or contradicts m gives -EINVAL and one
  * sentence "PATH:LINE: ...".
  */

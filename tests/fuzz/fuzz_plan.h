@@ -2,7 +2,7 @@
  * fuzz_plan.h - what fuzz_topo and fuzz_profile both check of a plan that
  * went through a profile file and back: it is the same plan, field by field
  * (workers with their node, CPUs, rails, buffer and page size; rails with
- * their device, port, worker and QPs).
+ * their device, port, worker and QPs; the fabric knobs).
  *
  * Header-only, beside fuzz.h. Threading: one thread.
  */
@@ -20,6 +20,10 @@ static inline void fuzz_same_plan(const struct topo_plan *a, const struct topo_p
 
 	FUZZ_CHECK(a->n_workers == b->n_workers && a->n_rails == b->n_rails);
 	FUZZ_CHECK(a->qps_per_rail == b->qps_per_rail && a->buffer_total == b->buffer_total);
+	FUZZ_CHECK(a->knobs.tos_set == b->knobs.tos_set && a->knobs.tos == b->knobs.tos &&
+		   a->knobs.ack_timeout == b->knobs.ack_timeout &&
+		   a->knobs.retry_count == b->knobs.retry_count &&
+		   a->knobs.connect_timeout == b->knobs.connect_timeout);
 	for (w = 0; w < a->n_workers; w++)
 		FUZZ_CHECK(a->worker[w].node == b->worker[w].node &&
 			   topo_bitmap_equal(&a->worker[w].cpus, &b->worker[w].cpus) &&

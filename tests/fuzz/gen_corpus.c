@@ -468,6 +468,9 @@ static void profiles(void)
 		"# two rails on socket 1, one on socket 0\nqps_per_rail = 2\n"
 		"[worker]\n  node = 1   # comment\ncpus=8-11\nrails = mlx5_3:1, mlx5_2:1\n"
 		"[worker]\nnode = 0\nrails = mlx5_0:1\nbuffer_mib = 10\n";
+	static const char knobs[] =
+		"qps_per_rail = 2\ntos = 106\nack_timeout = 14\nretry_count = 3\n"
+		"connect_timeout = 5\n[worker]\nnode = 0\n";
 	static const char key[] = "p3rBq2m5YkR0yJ1vB8hX4cW9tL6aN7eD0fG2hJ3kL4=\n";
 	char path[4200], name[64], tmp[] = "/tmp/railcp-gen-profile-XXXXXX", *text;
 	struct topo_machine *m;
@@ -502,6 +505,7 @@ static void profiles(void)
 	}
 	unlink(tmp);
 	put("profile", "edited.profile", edited, strlen(edited));
+	put("profile", "knobs.profile", knobs, strlen(knobs));
 	put("profile", "key", key, strlen(key));
 	put("profile", "cpus", "0-7,16-23", 9);
 	put("profile", "rails", "mlx5_0:1,mlx5_2", 15);

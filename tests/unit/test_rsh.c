@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "cli/rsh.h"
+#include "cli/session.h"
 #include "common/common.h"
 
 #include <errno.h>
@@ -325,6 +326,46 @@ static void test_the_far_side_gets_the_session_options_given(void **state)
 	remote_is(&s, "rdma", "'railcp' serve --ssh --timeout 30 --transport rdma");
 }
 
+/*
+ * A --profile's knobs are in effect where the command line gave none, and
+ * go to the far side as options as if given; one given wins over the
+ * profile's. The same merge saves them (railcp topo --save-profile).
+ */
+static void test_a_profiles_knobs_go_as_options_unless_given(void **state)
+{
+	struct topo_plan *plan = calloc(1, sizeof(*plan));
+	struct cli_session s = {.timeout_ms = 30000, .qp = {.retry_count = 5}};
+	struct topo_knobs saved;
+
+	(void)state;
+	assert_non_null(plan);
+	cli_session_knobs(&s, NULL);
+	remote_is(&s, NULL, "'railcp' serve --ssh --timeout 30 --retry-count 5");
+	plan->knobs = (struct topo_knobs){.tos_set = true,
+					  .tos = 0,
+					  .ack_timeout = 14,
+					  .retry_count = 3,
+					  .connect_timeout = 6};
+	cli_session_knobs(&s, plan);
+	remote_is(&s, NULL,
+		  "'railcp' serve --ssh --timeout 30 --connect-timeout 6 --ack-timeout 14 "
+		  "--retry-count 5 --tos 0");
+	s = (struct cli_session){.timeout_ms = 30000,
+				 .connect_timeout_ms = 2000,
+				 .qp = {.ack_timeout = 9, .tos_set = true, .tos = 40}};
+	cli_session_knobs(&s, plan);
+	remote_is(&s, NULL,
+		  "'railcp' serve --ssh --timeout 30 --connect-timeout 2 --ack-timeout 9 "
+		  "--retry-count 3 --tos 40");
+	cli_session_knobs_save(&s, &saved);
+	assert_true(saved.tos_set);
+	assert_int_equal(saved.tos, 40);
+	assert_int_equal(saved.ack_timeout, 9);
+	assert_int_equal(saved.retry_count, 3);
+	assert_int_equal(saved.connect_timeout, 2);
+	free(plan);
+}
+
 /* All of them at once, as ssh receives them after "--" and the host (an "ssh" that keeps its
  * words). */
 static void test_ssh_receives_every_session_option(void **state)
@@ -370,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_a_greeting_gives_address_port_key_and_home),
 		cmocka_unit_test(test_anything_else_is_not_a_greeting),
 		cmocka_unit_test(test_remote_paths_are_read_as_scp_reads_them),
+		cmocka_unit_test(test_a_profiles_knobs_go_as_options_unless_given),
 		cmocka_unit_test(test_the_user_is_for_ssh_alone),
 		cmocka_unit_test(test_a_greeting_that_is_not_one_is_quoted_escaped),
 		cmocka_unit_test(test_the_last_error_line_is_quoted_escaped),

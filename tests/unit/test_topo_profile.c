@@ -1,7 +1,7 @@
 /*
  * test_topo_profile.c - profiles: a saved plan loads back to the same plan,
- * hand edits are honoured, and every contradiction with the machine is one
- * error naming the file and the line.
+ * its fabric knobs too, hand edits are honoured, and every contradiction
+ * with the machine or bad value is one error naming the file and the line.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -248,7 +248,8 @@ static void test_syntax_errors_name_the_line(void **state)
 	(void)state;
 	expect_error(m, "qps_per_rail = 0\n", 1, "qps_per_rail: '0' is not a number from 1 to 64");
 	expect_error(m, "# c\nspeed = 3\n", 2,
-		     "unknown key 'speed' before the first [worker] section (known: qps_per_rail)");
+		     "unknown key 'speed' before the first [worker] section (known: qps_per_rail, "
+		     "tos, ack_timeout, retry_count, connect_timeout)");
 	expect_error(m, "[worker]\nnode 0\n", 2, "expected 'key = value', found 'node 0'");
 	expect_error(m, "[workers]\n", 1, "unknown section '[workers]' (only [worker])");
 	expect_error(m, "[worker]\nnode = 0\nnode = 1\n", 3, "'node' is already set on line 2");
@@ -262,6 +263,95 @@ static void test_syntax_errors_name_the_line(void **state)
 		     "rail mlx5_0 has no port: write mlx5_0:1");
 	expect_error(m, "[worker]\nnode = 0\nbuffer_mib = -4\n", 3,
 		     "buffer_mib: '-4' is not a number from 1 to 1048576");
+	topo_machine_destroy(m);
+}
+
+/* Each knob is checked with its option's bounds, and said as the option would be. */
+static void test_bad_knobs_name_the_line(void **state)
+{
+	static const struct {
+		const char *text, *what;
+		unsigned line;
+	} bad[] = {
+		{"tos = 256\n", "tos: '256' is not a traffic class from 0 to 255", 1},
+		{"tos = -1\n", "tos: '-1' is not a traffic class from 0 to 255", 1},
+		{"tos = 0x10\n", "tos: '0x10' is not a traffic class from 0 to 255", 1},
+		{"qps_per_rail = 2\nack_timeout = 0\n",
+		 "ack_timeout: '0' is not an ACK timeout exponent from 1 to 31", 2},
+		{"ack_timeout = 32\n",
+		 "ack_timeout: '32' is not an ACK timeout exponent from 1 to 31", 1},
+		{"retry_count = 8\n", "retry_count: '8' is not a retry count from 1 to 7", 1},
+		{"retry_count =\n", "retry_count: '' is not a retry count from 1 to 7", 1},
+		{"connect_timeout = 0\n",
+		 "connect_timeout: '0' is not a number of seconds from 1 to 3600", 1},
+		{"connect_timeout = 3601\n",
+		 "connect_timeout: '3601' is not a number of seconds from 1 to 3600", 1},
+		{"connect_timeout = 5s\n",
+		 "connect_timeout: '5s' is not a number of seconds from 1 to 3600", 1},
+		{"tos = 8\n\ntos = 8\n", "'tos' is already set on line 1", 3},
+		{"[worker]\nnode = 0\ntos = 8\n",
+		 "unknown key 'tos' in a [worker] section (known: node, cpus, rails, buffer_mib)",
+		 3},
+	};
+	struct topo_machine *m = load("topo_2s_4nic.xml");
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_error(m, bad[i].text, bad[i].line, bad[i].what);
+	topo_machine_destroy(m);
+}
+
+/* A hand-written profile's knobs reach the plan; unset ones stay unset (0 is a class). */
+static void test_knobs_load_into_the_plan(void **state)
+{
+	struct topo_machine *m = load("topo_2s_4nic.xml");
+	struct topo_plan *p = NULL;
+
+	(void)state;
+	write_profile("tos = 0\nretry_count = 3 # fewer\n[worker]\nnode = 0\n");
+	assert_int_equal(topo_profile_load(path, m, NULL, &p), 0);
+	assert_true(p->knobs.tos_set);
+	assert_int_equal(p->knobs.tos, 0);
+	assert_int_equal(p->knobs.retry_count, 3);
+	assert_int_equal(p->knobs.ack_timeout, 0);
+	assert_int_equal(p->knobs.connect_timeout, 0);
+	topo_plan_destroy(p);
+	write_profile("ack_timeout = 31\nconnect_timeout = 3600\n[worker]\nnode = 0\n");
+	assert_int_equal(topo_profile_load(path, m, NULL, &p), 0);
+	assert_false(p->knobs.tos_set);
+	assert_int_equal(p->knobs.ack_timeout, 31);
+	assert_int_equal(p->knobs.connect_timeout, 3600);
+	topo_plan_destroy(p);
+	topo_machine_destroy(m);
+}
+
+/* The knobs a plan carries are written as keys, those set only, and load back the same. */
+static void test_saved_knobs_load_back(void **state)
+{
+	struct topo_machine *m = load("topo_1node_dualport.xml");
+	struct topo_plan *p = NULL, *back = NULL;
+	char text[2048] = "";
+
+	(void)state;
+	assert_int_equal(topo_plan_build(m, NULL, &p), 0);
+	p->knobs = (struct topo_knobs){.tos_set = true,
+				       .tos = 106,
+				       .ack_timeout = 14,
+				       .retry_count = 7,
+				       .connect_timeout = 5};
+	saved_text(p, m, text, sizeof(text));
+	assert_non_null(strstr(text, "\nqps_per_rail = 4\ntos = 106\nack_timeout = 14\n"
+				     "retry_count = 7\nconnect_timeout = 5\n\n[worker]\n"));
+	assert_int_equal(topo_profile_load(path, m, NULL, &back), 0);
+	assert_same_plan(p, back);
+	assert_memory_equal(&back->knobs, &p->knobs, sizeof(p->knobs));
+	topo_plan_destroy(back);
+	p->knobs = (struct topo_knobs){.tos_set = true, .retry_count = 2};
+	memset(text, 0, sizeof(text));
+	saved_text(p, m, text, sizeof(text));
+	assert_non_null(strstr(text, "\nqps_per_rail = 4\ntos = 0\nretry_count = 2\n\n[worker]"));
+	topo_plan_destroy(p);
 	topo_machine_destroy(m);
 }
 
@@ -296,6 +386,9 @@ int main(void)
 		cmocka_unit_test(test_hand_edited_profile_is_honoured),
 		cmocka_unit_test(test_contradictions_name_the_line),
 		cmocka_unit_test(test_syntax_errors_name_the_line),
+		cmocka_unit_test(test_bad_knobs_name_the_line),
+		cmocka_unit_test(test_knobs_load_into_the_plan),
+		cmocka_unit_test(test_saved_knobs_load_back),
 		cmocka_unit_test(test_empty_and_missing_profiles),
 	};
 
