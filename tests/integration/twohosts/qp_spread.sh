@@ -1,13 +1,16 @@
-# Several QPs per rail spread a run's chunks over several paths on RoCE
-# (issue 26 item 3): a bench of 64 MiB from a to b with 4 QPs per rail
-# (the credit window of 8 stripes of 8 slots: a smaller run may not reach
-# every stripe),
-# while b reads every RoCE v2 frame (UDP port 4791) arriving on rail 0's
-# netdev from a raw socket. The RDMA writes arrive on 4 queue pairs of b,
-# each carrying at least an eighth of that rail's write payload, and each
-# queue pair's frames come from a UDP source port of its own (rxe draws it
-# from a hash of the QP number, as RoCE NICs do): what an ECMP
-# switch hashes, so the 4 stripes of a rail can take 4 paths.
+# Several QPs per rail spread a run's chunks over several paths on RoCE,
+# and --tos marks them (issue 26 item 3), read off the wire: b reads every
+# RoCE v2 frame (UDP port 4791) on rail 0's netdev from a raw socket while
+# a benches 64 MiB to it (the credit window of 8 stripes of 8 slots: a
+# smaller run may not reach every stripe).
+# 1. With 4 QPs per rail the RDMA writes arrive on 4 queue pairs of b, each
+#    carrying at least an eighth of what the sniffer saw, and each queue
+#    pair's frames come from a UDP source port of its own (rxe draws it
+#    from a hash of the QP number, as RoCE NICs do): what an ECMP switch
+#    hashes, so the 4 stripes of a rail can take 4 paths.
+# 2. With --tos 96 every write arrives with IP traffic class 96 (DSCP 24),
+#    and the JSON says 96; the class of the server's credits, given
+#    serve --tos 104, is printed.
 . tests/integration/lib.sh
 need_two_hosts
 [ "${TESTBED_RAILS:-0}" -ge 2 ] || skip "needs two rails per host"
@@ -18,9 +21,12 @@ nic_b=$(tb on b cat /sys/class/infiniband/rxe0/parent) && [ -n "$nic_b" ] ||
 	fail "no network device under rxe0 on b"
 
 # The sniffer: every RoCE v2 frame on the netdev until the stop file exists
-# (60 s at most); for each destination QP of an RDMA WRITE (opcodes 6-11,
-# their payload after the 12-byte BTH and, on a first or only one, the
-# 16-byte RETH), its UDP source ports, frames and payload bytes, as JSON.
+# (60 s at most, the queue drained at the end); for each destination QP of
+# an RDMA WRITE arriving (opcodes 6-11, their payload after the 12-byte
+# BTH, the 16-byte RETH of a first or only one and the 4-byte immediate of
+# a last or only one with it), its UDP source ports, frames and payload
+# bytes; and the IP traffic classes (DSCP and ECN) seen on writes arriving
+# and on sends (credits) leaving; as JSON.
 cat >sniff.py <<'PY'
 import json, os, socket, struct, sys, time
 nic, stop, out = sys.argv[1:4]
@@ -29,10 +35,10 @@ s.setsockopt(socket.SOL_SOCKET, 33, 256 << 20)  # SO_RCVBUFFORCE (root: past rme
 s.bind((nic, 0))
 s.settimeout(0.2)
 open(out + ".ready", "w").close()
-qps, end, drain = {}, time.time() + 60, False
+qps, tos, end, drain = {}, {"write in": [], "send out": []}, time.time() + 60, False
 while time.time() < end:
     try:
-        f = s.recv(65535)
+        f, where = s.recvfrom(65535)
     except (socket.timeout, BlockingIOError):
         if drain:
             break
@@ -49,28 +55,45 @@ while time.time() < end:
         continue
     bth = u + 8
     op, qpn = f[bth], struct.unpack("!I", f[bth + 4:bth + 8])[0] & 0xffffff
-    if not 6 <= op <= 11:
+    outgoing = where[2] == socket.PACKET_OUTGOING
+    kind = "send out" if outgoing and op <= 5 else "write in" if not outgoing and 6 <= op <= 11 else None
+    if kind and f[15] not in tos[kind]:
+        tos[kind].append(f[15])
+    if kind != "write in":
         continue
-    hdr = 12 + (16 if op in (6, 10, 11) else 0) + (4 if op in (8, 11) else 0)
+    hdr = 12 + (16 if op in (6, 10, 11) else 0) + (4 if op in (9, 11) else 0)
     payload = ulen - 8 - hdr - 4  # the ICRC's 4 bytes end the UDP payload
     q = qps.setdefault(str(qpn), {"sports": [], "frames": 0, "bytes": 0})
     if sport not in q["sports"]:
         q["sports"].append(sport)
     q["frames"] += 1
     q["bytes"] += max(payload, 0)
-json.dump(qps, open(out, "w"))
+json.dump({"qps": qps, "tos": tos}, open(out, "w"))
 PY
-start_server_on b srv --port $port
-spawn_on b sniff /usr/bin/python3 "$dir/sniff.py" "$nic_b" "$dir/stop" "$dir/qps.json"
-wait_for_file "$dir/qps.json.ready" 30 || fail "the sniffer on b did not start: $(cat "$(job_file b sniff err)")"
-capture tb on a "$RAILCP" bench "b:$port" --bytes 64M --qps-per-rail 4 --json
-[ "$rc" -eq 0 ] || fail "bench with 4 QPs per rail exited $rc: $err"
-touch "$dir/stop"
-tb wait b sniff 30 || fail "the sniffer on b failed: $(cat "$(job_file b sniff err)")"
-/usr/bin/python3 - qps.json "$out" <<'PY' || fail "the stripes of rail 0 did not spread: $(cat qps.json)"
+# sniffed NAME SERVER_ARGS CLIENT_ARGS...: a server on b with SERVER_ARGS
+# (words), the sniffer on, a bench of 64 MiB from a with CLIENT_ARGS; the
+# sniffer's JSON in NAME.json, the bench's in NAME.out.
+sniffed() {
+	_sn=$1 _ss=$2
+	shift 2
+	rm -f "$dir/stop"
+	# shellcheck disable=SC2086 # the server's arguments are words
+	start_server_on b "srv-$_sn" --port $port $_ss
+	spawn_on b "sniff-$_sn" /usr/bin/python3 "$dir/sniff.py" "$nic_b" "$dir/stop" "$dir/$_sn.json"
+	wait_for_file "$dir/$_sn.json.ready" 30 ||
+		fail "the sniffer on b did not start: $(cat "$(job_file b "sniff-$_sn" err)")"
+	tb on a "$RAILCP" bench "b:$port" --bytes 64M --json "$@" >"$_sn.out" 2>"$_sn.err" ||
+		fail "$_sn: bench $* failed: $(cat "$_sn.err")"
+	touch "$dir/stop"
+	tb wait b "sniff-$_sn" 30 || fail "the sniffer on b failed: $(cat "$(job_file b "sniff-$_sn" err)")"
+	stop_server_on b "srv-$_sn"
+}
+
+sniffed spread "" --qps-per-rail 4
+/usr/bin/python3 - spread.json spread.out <<'PY' || fail "the stripes of rail 0 did not spread: $(cat spread.json)"
 import json, sys
-qps = json.load(open(sys.argv[1]))
-doc = json.loads(sys.argv[2])
+qps = json.load(open(sys.argv[1]))["qps"]
+doc = json.load(open(sys.argv[2]))
 rail0 = {r["name"]: r for r in doc["rails"]}["rxe0:1"]
 assert rail0["stripes"] == 4, rail0
 busy = {q: v for q, v in qps.items() if v["bytes"] > 0}
@@ -81,8 +104,20 @@ for q, v in busy.items():
     assert len(v["sports"]) == 1, "QP %s came from several UDP ports: %s" % (q, v["sports"])
 sports = [v["sports"][0] for v in busy.values()]
 assert len(set(sports)) == 4, "the 4 QPs share UDP source ports: %s" % sports
-print(json.dumps({r["name"]: r["bytes"] for r in doc["rails"]}), doc["slots_per_stripe"])
-print("rail 0: 4 QPs from UDP ports %s carried %s of %d payload bytes" % (
-    sorted(sports), "/".join(str(v["bytes"]) for v in busy.values()), total))
+print("rail 0 (%d bytes): 4 QPs from UDP ports %s carried %s bytes" % (
+    rail0["bytes"], sorted(sports), "/".join(str(v["bytes"]) for v in busy.values())))
 PY
-stop_server_on b srv
+
+# --tos on the wire: the client's class on every write that arrives; the
+# server's sends (credits), with the server given a class of its own on
+# its listening ids.
+sniffed tos "--tos 104" --tos 96
+/usr/bin/python3 - tos.json tos.out <<'PY' || fail "--tos did not reach the wire: $(cat tos.json)"
+import json, sys
+tos = json.load(open(sys.argv[1]))["tos"]
+doc = json.load(open(sys.argv[2]))
+assert doc["tos"] == 96, doc["tos"]
+assert tos["write in"] == [96], "writes arrived with classes %s, not the client's 96" % tos["write in"]
+print("--tos: writes arrived with class %s (client --tos 96); the server's credits left with %s "
+      "(serve --tos 104)" % (tos["write in"], tos["send out"]))
+PY
