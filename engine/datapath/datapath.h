@@ -136,6 +136,14 @@ void eng__job_drain(struct eng_job *job);
 void eng__job_link_lost(struct eng_job *job, unsigned link, const char *why);
 
 /*
+ * The same for a link the peer gave up while it connected (its end never
+ * came up there): taken down alike, but if it has carried no chunk when its
+ * worker takes it down, the report counts it as left out at set-up, not
+ * lost mid-job. Thread-safe.
+ */
+void eng__job_link_gone_at_setup(struct eng_job *job, unsigned link, const char *why);
+
+/*
  * Whether link's stripe went down and stays down (failover), and if so why,
  * into why (len bytes). The session tells the peer so. Thread-safe.
  */

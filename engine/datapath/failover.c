@@ -142,8 +142,12 @@ static void rail_record(struct eng_stripe *s, const char *why)
 	bool last;
 
 	pthread_mutex_lock(&job->err_lock);
-	if (rs->stripes_dead++ == 0)
+	if (s->lost_setup && atomic_load_explicit(&s->chunks, memory_order_relaxed) == 0) {
+		if (rs->stripes_out++ == 0) /* it never carried anything: left out at set-up */
+			snprintf(rs->out_why, sizeof(rs->out_why), "%s", why);
+	} else if (rs->stripes_dead++ == 0) {
 		snprintf(rs->why, sizeof(rs->why), "%s", why);
+	}
 	if (rs->stripes_dead + rs->stripes_out == rs->stripes)
 		rs->failed_ns = rcp_now_ns();
 	pthread_mutex_unlock(&job->err_lock);
@@ -240,7 +244,7 @@ unsigned eng__job_stripes_alive(const struct eng_job *job)
 	return atomic_load(&((struct eng_job *)job)->stripes_alive);
 }
 
-void eng__job_link_lost(struct eng_job *job, unsigned link, const char *why)
+static void link_lost(struct eng_job *job, unsigned link, const char *why, bool setup)
 {
 	struct eng_stripe *s;
 
@@ -250,10 +254,21 @@ void eng__job_link_lost(struct eng_job *job, unsigned link, const char *why)
 	pthread_mutex_lock(&job->err_lock);
 	if (!atomic_load(&s->lost_req)) {
 		snprintf(s->lost_why, sizeof(s->lost_why), "%s", why);
+		s->lost_setup = setup;
 		atomic_store_explicit(&s->lost_req, true, memory_order_release);
 	}
 	pthread_mutex_unlock(&job->err_lock);
 	/* The worker looks at least every ENG_SLEEP_MS; the stop fd would make it spin. */
+}
+
+void eng__job_link_lost(struct eng_job *job, unsigned link, const char *why)
+{
+	link_lost(job, link, why, false);
+}
+
+void eng__job_link_gone_at_setup(struct eng_job *job, unsigned link, const char *why)
+{
+	link_lost(job, link, why, true);
 }
 
 bool eng__job_link_down(struct eng_job *job, unsigned link, char *why, size_t len)

@@ -44,7 +44,8 @@
  *                                                  (push --delete: what the receiver removed
  *                                                   once its files were in, or, dry, would)
  *   rcvr    result    chunks, bytes, files
- *   either  lost      stripe, message              (during the data: failover)
+ *   either  lost      stripe, message, setup       (during the data: failover; setup:
+ *                                                   the stripe never came up at that side)
  *   either  error     message: ends the session with that sentence
  *                     (retry: the server is busy; the client tries again;
  *                     other_transport: a client on auto asks again over tcp)
@@ -104,7 +105,9 @@
  * dry run with -c goes on after its list (a push's server after its
  * "dry_run" frames and any "deleted" ones) with the "skip" (-u), "kept",
  * "kept_digests", "confirmed" and "hashed" frames of a -c copy, and ends
- * after them: an older server would end after the list.
+ * after them: an older server would end after the list; a "lost" frame
+ * for a stripe given up while it connected says "setup", so the other side
+ * counts it as left out at set-up, not lost mid-copy.
  */
 #define ENG_PROTO_VERSION 14
 #define ENG_PROTO_MAX_FRAME (1u << 20)
@@ -145,6 +148,8 @@
  * wait for a frame of another type passes over it.
  */
 #define ENG_MSG_LOST "lost"
+/* "lost": the stripe never came up at the side that says so (set-up), rather than went down. */
+#define ENG_KEY_SETUP "setup"
 /* C -> S, pull: the filter's encoding (eng__map_send), "filter_bytes" of the sources long. */
 #define ENG_MSG_FILTER "filter"
 /* S -> C, push --dry-run: "name", the top's new name when the copy renames it (hex), or none... */

@@ -198,10 +198,13 @@ static int session_end(struct srv_session *ss)
 	char what[IO_ESC_MAX + 64], removed[64] = "";
 	double secs;
 	int err = eng__session_end(&ss->s);
+	unsigned up = 0, r;
 
 	if (err)
 		return err;
 	eng__job_report(ss->s.job, &rep);
+	for (r = 0; r < rep.n_rails; r++) /* as the start's line counts: not those left out */
+		up += rep.rail[r].stripes - rep.rail[r].stripes_left_out;
 	/* The sender's clock: its first post to its last credit, the transfer's real span. */
 	secs = ss->s.role == ENG_SENDER
 		       ? rep.seconds
@@ -213,8 +216,8 @@ static int session_end(struct srv_session *ss)
 	rcp_log(RCP_LOG_NOTICE,
 		"session %u from %s: %s done, %" PRIu64 " MiB over %u stripes "
 		"verified%s; %.2f s, %.3f Gb/s as the sender measured",
-		ss->id, ss->peer, session_what(ss, what, sizeof(what)), rep.bytes >> 20,
-		rep.n_stripes, removed, secs, secs > 0 ? rep.bytes * 8 / secs / 1e9 : 0);
+		ss->id, ss->peer, session_what(ss, what, sizeof(what)), rep.bytes >> 20, up,
+		removed, secs, secs > 0 ? rep.bytes * 8 / secs / 1e9 : 0);
 	if (rep.file_io[0])
 		rcp_log(RCP_LOG_INFO, "session %u: file I/O: %s", ss->id, rep.file_io);
 	return 0;

@@ -97,8 +97,8 @@ int eng__session_job(struct eng_session *s, const struct topo_plan *plan, unsign
 	return s->tr->conn_create(&s->conn_cfg, &s->conn);
 }
 
-/* A stripe's "lost" frame: the peer's number for it and why. */
-static int lost_send(struct eng_session *s, unsigned i, const char *why)
+/* A stripe's "lost" frame: the peer's number for it and why; setup: it never came up here. */
+static int lost_send(struct eng_session *s, unsigned i, const char *why, bool setup)
 {
 	json_t *m = eng__proto_msg(ENG_MSG_LOST, false);
 	int err;
@@ -107,6 +107,8 @@ static int lost_send(struct eng_session *s, unsigned i, const char *why)
 		return -ENOMEM;
 	json_object_set_new(m, ENG_KEY_STRIPE, json_integer(s->peer_link[i]));
 	json_object_set_new(m, ENG_KEY_MESSAGE, json_string(why));
+	if (setup)
+		json_object_set_new(m, ENG_KEY_SETUP, json_true());
 	err = eng__proto_send(&s->ctl, m);
 	json_decref(m);
 	return err;
@@ -121,7 +123,7 @@ int eng__session_link_left_out(struct eng_session *s, unsigned i, const char *wh
 	snprintf(text, sizeof(text), "%s", why);
 	eng__job_link_unconnected(s->job, i, text);
 	s->link_told[i] = true;
-	return lost_send(s, i, text);
+	return lost_send(s, i, text, true);
 }
 
 /* The transport gave up a link while accepting: left out, the client told (errors: later). */
@@ -155,7 +157,7 @@ int eng__session_link_heard(struct eng_session *s, uint64_t n, const char *why)
 		return 0;	/* left out here already */
 	s->link_told[i] = true; /* it knows */
 	if (s->tr->abandon(s->conn, i))
-		eng__job_link_lost(s->job, i, text);
+		eng__job_link_gone_at_setup(s->job, i, text); /* connected here, not there */
 	else
 		eng__job_link_unconnected(s->job, i, text);
 	return 0;
@@ -231,10 +233,15 @@ static void link_lost(void *ctx, unsigned link, const char *why)
 	eng__job_link_lost(ctx, link, why);
 }
 
-/* The peer's "lost": its side of one of our stripes went down, so ours goes down too. */
+/*
+ * The peer's "lost": its side of one of our stripes went down, so ours goes
+ * down too; one it gave up while it connected (flagged "setup") counts as
+ * left out at set-up if it has carried nothing.
+ */
 static int lost_heard(struct eng_session *s, const json_t *msg)
 {
 	const char *why = json_string_value(json_object_get(msg, ENG_KEY_MESSAGE));
+	bool setup = json_is_true(json_object_get(msg, ENG_KEY_SETUP));
 	char esc[256], text[320];
 	uint64_t n;
 	unsigned i;
@@ -249,9 +256,13 @@ static int lost_heard(struct eng_session *s, const json_t *msg)
 			       "%s said stripe %" PRIu64 " was lost, which it does not have",
 			       s->peer_name, n);
 	s->link_told[i] = true; /* it knows */
-	snprintf(text, sizeof(text), "%s lost its side: %s", s->peer_name,
+	snprintf(text, sizeof(text), "%s %s: %s", s->peer_name,
+		 setup ? "gave it up" : "lost its side",
 		 rcp_printable(why ? why : "(no reason given)", esc, sizeof(esc)));
-	eng__job_link_lost(s->job, i, text);
+	if (setup)
+		eng__job_link_gone_at_setup(s->job, i, text);
+	else
+		eng__job_link_lost(s->job, i, text);
 	return 0;
 }
 
@@ -269,7 +280,7 @@ static int lost_tell(struct eng_session *s)
 		if (s->link_told[i] || !eng__job_link_down(s->job, i, why, sizeof(why)))
 			continue;
 		s->link_told[i] = true;
-		err = lost_send(s, i, why);
+		err = lost_send(s, i, why, false);
 	}
 	return err;
 }

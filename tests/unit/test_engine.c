@@ -296,6 +296,38 @@ static void test_link_lost_takes_its_stripe_down_before_it_carries_anything(void
 	h_destroy(&h);
 }
 
+/*
+ * A link the peer gave up while it connected (its "lost" frame says
+ * "setup"), taken down before it carried anything: left out at set-up in
+ * the report, not a rail that failed mid-job.
+ */
+static void test_link_gone_at_setup_is_left_out_not_failed(void **state)
+{
+	const uint64_t total = 300 * 4 * KiB;
+	struct harness h = {0};
+	struct eng_report r;
+
+	(void)state;
+	h_plan(&h.plan, 1, 2, 1);
+	assert_int_equal(h_create(&h, 4, 4 * KiB, total, NULL), 0);
+	eng__job_link_gone_at_setup(h.snd, 1,
+				    "the server gave it up: accepted, but not established");
+	h_run(&h);
+	assert_int_equal(h.snd_err, 0);
+	assert_int_equal(job_bytes(h.rcv), total);
+	eng__job_report(h.snd, &r);
+	assert_int_equal(r.rail[1].bytes, 0);
+	assert_false(r.rail[1].failed);
+	assert_int_equal(r.rail[1].stripes_lost, 0);
+	assert_int_equal(r.rail[1].stripes_left_out, 1);
+	assert_true(r.rail[1].left_out);
+	assert_string_equal(r.rail[1].left_out_why,
+			    "the server gave it up: accepted, but not established");
+	assert_int_equal(r.rails_failed, 0);
+	assert_int_equal(r.rails_left_out, 1);
+	h_destroy(&h);
+}
+
 static void test_link_lost_without_failover_fails_the_job(void **state)
 {
 	struct harness h = {0};
@@ -511,6 +543,7 @@ int main(void)
 		cmocka_unit_test(test_failed_stripe_chunks_go_to_the_others),
 		cmocka_unit_test(test_every_stripe_failed_fails_the_job_naming_the_rails),
 		cmocka_unit_test(test_link_lost_takes_its_stripe_down_before_it_carries_anything),
+		cmocka_unit_test(test_link_gone_at_setup_is_left_out_not_failed),
 		cmocka_unit_test(test_link_lost_without_failover_fails_the_job),
 		cmocka_unit_test(test_receiver_refuses_chunk_of_another_session),
 		cmocka_unit_test(test_wrong_bytes_fail_the_check),
