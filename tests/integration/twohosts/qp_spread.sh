@@ -9,8 +9,9 @@
 #    from a hash of the QP number, as RoCE NICs do): what an ECMP switch
 #    hashes, so the 4 stripes of a rail can take 4 paths.
 # 2. With --tos 96 every write arrives with IP traffic class 96 (DSCP 24),
-#    and the JSON says 96; the class of the server's credits, given
-#    serve --tos 104, is printed.
+#    and the JSON says 96; the server's credits leave with 96 too, though
+#    it serves with --tos 104: an accepted connection takes the class of
+#    the client's request, not its listening id's.
 . tests/integration/lib.sh
 need_two_hosts
 [ "${TESTBED_RAILS:-0}" -ge 2 ] || skip "needs two rails per host"
@@ -30,7 +31,8 @@ nic_b=$(tb on b cat /sys/class/infiniband/rxe0/parent) && [ -n "$nic_b" ] ||
 cat >sniff.py <<'PY'
 import json, os, socket, struct, sys, time
 nic, stop, out = sys.argv[1:4]
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
+# ETH_P_ALL: a socket of one protocol is not given the frames the host sends
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
 s.setsockopt(socket.SOL_SOCKET, 33, 256 << 20)  # SO_RCVBUFFORCE (root: past rmem_max)
 s.bind((nic, 0))
 s.settimeout(0.2)
@@ -45,6 +47,8 @@ while time.time() < end:
         if os.path.exists(stop):  # what the queue holds yet, then the end
             s.setblocking(False)
             drain = True
+        continue
+    if f[12:14] != b"\x08\x00":  # IPv4
         continue
     ihl = (f[14] & 0x0f) * 4
     if f[23] != 17:
@@ -118,6 +122,8 @@ tos = json.load(open(sys.argv[1]))["tos"]
 doc = json.load(open(sys.argv[2]))
 assert doc["tos"] == 96, doc["tos"]
 assert tos["write in"] == [96], "writes arrived with classes %s, not the client's 96" % tos["write in"]
+# The accepted connection takes the request's class, not the listening id's (usage.md says so).
+assert tos["send out"] == [96], "the server's credits left with classes %s" % tos["send out"]
 print("--tos: writes arrived with class %s (client --tos 96); the server's credits left with %s "
       "(serve --tos 104)" % (tos["write in"], tos["send out"]))
 PY
