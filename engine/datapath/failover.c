@@ -126,10 +126,10 @@ static void rails_why(const struct eng_job *job, char *buf, size_t len)
 	for (r = 0; r < job->n_rails && used < len; r++) {
 		const struct eng_rail_stat *rs = &job->rail[r];
 
-		if (!rs->stripes_dead)
+		if (!rs->stripes_dead && !rs->stripes_out)
 			continue;
 		used += (size_t)snprintf(buf + used, len - used, "%s%s: %s", used ? "; " : "",
-					 rs->name, rs->why);
+					 rs->name, rs->stripes_dead ? rs->why : rs->out_why);
 	}
 }
 
@@ -142,7 +142,10 @@ static void rail_record(struct eng_stripe *s, const char *why)
 	bool last;
 
 	pthread_mutex_lock(&job->err_lock);
-	if (s->lost_setup && atomic_load_explicit(&s->chunks, memory_order_relaxed) == 0) {
+	s->counted_out =
+		s->lost_setup && atomic_load_explicit(&s->chunks, memory_order_relaxed) == 0;
+	s->counted_dead = !s->counted_out;
+	if (s->counted_out) {
 		if (rs->stripes_out++ == 0) /* it never carried anything: left out at set-up */
 			snprintf(rs->out_why, sizeof(rs->out_why), "%s", why);
 	} else if (rs->stripes_dead++ == 0) {
@@ -244,6 +247,28 @@ unsigned eng__job_stripes_alive(const struct eng_job *job)
 	return atomic_load(&((struct eng_job *)job)->stripes_alive);
 }
 
+/*
+ * The peer's word that s never came up there arrived after s was asked down
+ * for another reason (its disconnect, an error of a write that could not
+ * land): still pending, it takes the set-up's accounting; down already
+ * with nothing carried, it moves from the rail's failed stripes to those
+ * left out. Under the job's err_lock.
+ */
+static void setup_late(struct eng_job *job, struct eng_stripe *s, const char *why)
+{
+	struct eng_rail_stat *rs = &job->rail[s->rail];
+
+	s->lost_setup = true;
+	if (!s->counted_dead || atomic_load_explicit(&s->chunks, memory_order_relaxed) != 0)
+		return; /* rail_record will count it as left out, or it carried chunks */
+	s->counted_dead = false;
+	s->counted_out = true;
+	if (--rs->stripes_dead == 0)
+		rs->why[0] = '\0';
+	if (rs->stripes_out++ == 0)
+		snprintf(rs->out_why, sizeof(rs->out_why), "%s", why);
+}
+
 static void link_lost(struct eng_job *job, unsigned link, const char *why, bool setup)
 {
 	struct eng_stripe *s;
@@ -256,6 +281,8 @@ static void link_lost(struct eng_job *job, unsigned link, const char *why, bool 
 		snprintf(s->lost_why, sizeof(s->lost_why), "%s", why);
 		s->lost_setup = setup;
 		atomic_store_explicit(&s->lost_req, true, memory_order_release);
+	} else if (setup && !s->lost_setup) {
+		setup_late(job, s, why); /* a disconnect or an error came first */
 	}
 	pthread_mutex_unlock(&job->err_lock);
 	/* The worker looks at least every ENG_SLEEP_MS; the stop fd would make it spin. */

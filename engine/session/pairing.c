@@ -75,6 +75,20 @@ static int stripe_addr(const json_t *stripes, size_t i, struct eng_rail_addr *fr
 	return 0;
 }
 
+/* Whether any of the n stripes has a rail of ours of its family (IPv4, IPv6). */
+static bool family_shared(const struct eng_rail_addr *from, size_t n,
+			  const struct eng_rail_addr *ours, unsigned n_ours)
+{
+	size_t i;
+	unsigned r;
+
+	for (i = 0; i < n; i++)
+		for (r = 0; r < n_ours; r++)
+			if (from[i].addr.sa.sa_family == ours[r].addr.sa.sa_family)
+				return true;
+	return false;
+}
+
 /*
  * Rails of a multi-rail fabric sit on separate subnets: a stripe whose
  * subnet has rails of ours only pairs with one of them, and when none of
@@ -105,10 +119,7 @@ int eng__stripes_pair(const json_t *stripes, const struct eng_rail_addr *ours,
 			rail_pick(&from[i], ours, (unsigned)plan->n_rails, usable, partner, load);
 		paired += peer_rail[i] != ENG_NO_RAIL;
 	}
-	for (r = 0; paired == 0 && r < plan->n_rails; r++)
-		if (ours[r].addr.sa.sa_family == from[0].addr.sa.sa_family)
-			break;
-	if (paired == 0 && r == plan->n_rails)
+	if (paired == 0 && !family_shared(from, n, ours, (unsigned)plan->n_rails))
 		return rcp_err(-ENETUNREACH,
 			       "the client's rails are %s and none of this server's is: give the "
 			       "rails of both ends addresses of one family",

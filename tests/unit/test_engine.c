@@ -328,6 +328,53 @@ static void test_link_gone_at_setup_is_left_out_not_failed(void **state)
 	h_destroy(&h);
 }
 
+/*
+ * The same word arriving after the stripe went down for another reason
+ * (its disconnect came first): it moves from the rail's failed stripes to
+ * those left out, as it carried nothing.
+ */
+static void test_link_gone_at_setup_after_its_loss_moves_it_to_left_out(void **state)
+{
+	struct harness h = {0};
+	struct eng_report r;
+
+	(void)state;
+	h_plan(&h.plan, 1, 2, 1);
+	assert_int_equal(h_create(&h, 4, 4 * KiB, 300 * 4 * KiB, NULL), 0);
+	eng__job_link_lost(h.snd, 1, "rdma_cm says RDMA_CM_EVENT_DISCONNECTED on loop1");
+	h_run(&h);
+	assert_int_equal(h.snd_err, 0);
+	eng__job_report(h.snd, &r);
+	assert_true(r.rail[1].failed);
+	eng__job_link_gone_at_setup(h.snd, 1,
+				    "the server gave it up: accepted, but not established");
+	eng__job_report(h.snd, &r);
+	assert_false(r.rail[1].failed);
+	assert_int_equal(r.rail[1].stripes_lost, 0);
+	assert_true(r.rail[1].left_out);
+	assert_string_equal(r.rail[1].left_out_why,
+			    "the server gave it up: accepted, but not established");
+	assert_int_equal(r.rails_failed, 0);
+	h_destroy(&h);
+}
+
+/* Every stripe given up so: the job's sentence still names each rail and why. */
+static void test_every_link_gone_at_setup_names_the_causes(void **state)
+{
+	struct harness h = {0};
+
+	(void)state;
+	h_plan(&h.plan, 1, 2, 1);
+	assert_int_equal(h_create(&h, 4, 4 * KiB, 300 * 4 * KiB, NULL), 0);
+	eng__job_link_gone_at_setup(h.snd, 0, "the server gave it up: not established");
+	eng__job_link_gone_at_setup(h.snd, 1, "the server gave it up: rejected");
+	h_run(&h);
+	assert_int_equal(h.snd_err, -EIO);
+	assert_non_null(strstr(h.snd_msg, "loop0:1: the server gave it up: not established"));
+	assert_non_null(strstr(h.snd_msg, "loop1:1: the server gave it up: rejected"));
+	h_destroy(&h);
+}
+
 static void test_link_lost_without_failover_fails_the_job(void **state)
 {
 	struct harness h = {0};
@@ -544,6 +591,8 @@ int main(void)
 		cmocka_unit_test(test_every_stripe_failed_fails_the_job_naming_the_rails),
 		cmocka_unit_test(test_link_lost_takes_its_stripe_down_before_it_carries_anything),
 		cmocka_unit_test(test_link_gone_at_setup_is_left_out_not_failed),
+		cmocka_unit_test(test_link_gone_at_setup_after_its_loss_moves_it_to_left_out),
+		cmocka_unit_test(test_every_link_gone_at_setup_names_the_causes),
 		cmocka_unit_test(test_link_lost_without_failover_fails_the_job),
 		cmocka_unit_test(test_receiver_refuses_chunk_of_another_session),
 		cmocka_unit_test(test_wrong_bytes_fail_the_check),
