@@ -351,6 +351,40 @@ int push_one(struct fx *fx, struct push1 *p)
 	return copy(&fx->srv, &p->plan, &cp, p->tr, &p->r);
 }
 
+void push_pull_bench_over(struct fx *fx, const char *kind, uint32_t seed)
+{
+	static const unsigned rails[] = {1, 2};
+	const size_t bytes = 1 * MiB + 4321;
+	struct push1 p = {
+		.bytes = bytes, .seed = seed, .rails = rails, .n_rails = 2, .rails_as = kind};
+	char got[4096], back[4096], name[64];
+	const char *pull_src[] = {"big"};
+	struct eng_copy_opts cp;
+	uint64_t sum = 0;
+	unsigned i;
+
+	assert_int_equal(push_one(fx, &p), 0);
+	t_path(got, p.root, "big");
+	file_same(p.file, got, (off_t)bytes);
+	assert_int_equal(p.r.n_rails, 2);
+	for (i = 0; i < p.r.n_rails; i++) {
+		snprintf(name, sizeof(name), "%s%u:1", kind, rails[i]);
+		assert_string_equal(p.r.rail[i].name, name);
+		assert_string_equal(p.r.rail[i].peer, name);
+		sum += p.r.rail[i].bytes;
+	}
+	assert_int_equal(sum, bytes);
+	fx_dir(fx, "back", back);
+	cp = copy_opts(ENG_PULL, pull_src, 1, back);
+	assert_int_equal(copy(&fx->srv, &p.plan, &cp, NULL, &p.r), 0);
+	t_path(got, back, "big");
+	file_same(p.file, got, (off_t)bytes);
+	/* the server still serves over them (and its pull's session has ended before the stop) */
+	assert_int_equal(bench(&fx->srv, &p.plan, 256 * KiB, 64 * KiB, NULL, &p.r), 0);
+	assert_int_equal(p.r.bytes, 256 * KiB);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
 int raw_connect(uint16_t port)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};

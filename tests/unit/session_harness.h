@@ -185,6 +185,13 @@ struct push1 {
 /* Make the file, start fx's server and push: the push's result, its report in p->r. */
 int push_one(struct fx *fx, struct push1 *p);
 
+/*
+ * A file of 1 MiB and a bit pushed over two rails of kind (plan_rails_as:
+ * kind1 and kind2, each paired with its namesake), every byte over them,
+ * pulled back, both identical; then a bench; then the server stopped.
+ */
+void push_pull_bench_over(struct fx *fx, const char *kind, uint32_t seed);
+
 /* ---- the log: stderr's lines, as they are written, to a test's function ---- */
 
 struct log_tap {

@@ -11,36 +11,7 @@
 
 static void test_push_and_pull_over_infiniband_rails_arrive_identical(void **state)
 {
-	static const unsigned rails[] = {1, 2};
-	const size_t bytes = 1 * MiB + 4321;
-	struct fx *fx = *state;
-	struct push1 p = {
-		.bytes = bytes, .seed = 5, .rails = rails, .n_rails = 2, .rails_as = "loopib"};
-	char got[4096], back[4096];
-	const char *pull_src[] = {"big"};
-	struct eng_copy_opts cp;
-	uint64_t sum = 0;
-	unsigned i;
-
-	assert_int_equal(push_one(fx, &p), 0);
-	t_path(got, p.root, "big");
-	file_same(p.file, got, (off_t)bytes);
-	assert_int_equal(p.r.n_rails, 2);
-	for (i = 0; i < p.r.n_rails; i++) {
-		assert_string_equal(p.r.rail[i].name, i == 0 ? "loopib1:1" : "loopib2:1");
-		assert_string_equal(p.r.rail[i].peer, p.r.rail[i].name);
-		sum += p.r.rail[i].bytes;
-	}
-	assert_int_equal(sum, bytes);
-	fx_dir(fx, "back", back);
-	cp = copy_opts(ENG_PULL, pull_src, 1, back);
-	assert_int_equal(copy(&fx->srv, &p.plan, &cp, NULL, &p.r), 0);
-	t_path(got, back, "big");
-	file_same(p.file, got, (off_t)bytes);
-	/* the server still serves over them (and its pull's session has ended before the stop) */
-	assert_int_equal(bench(&fx->srv, &p.plan, 256 * KiB, 64 * KiB, NULL, &p.r), 0);
-	assert_int_equal(p.r.bytes, 256 * KiB);
-	assert_int_equal(server_stop(&fx->srv), 0);
+	push_pull_bench_over(*state, "loopib", 5);
 }
 
 static void test_bench_stripes_pair_by_the_ipoib_subnet(void **state)

@@ -12,42 +12,9 @@
 
 static void test_push_and_pull_over_ipv6_rails_arrive_identical(void **state)
 {
-	static const unsigned rails[] = {1, 2};
-	const size_t bytes = 1 * MiB + 4321;
-	struct fx *fx = *state;
-	struct push1 p = {
-		.bytes = bytes, .seed = 6, .rails = rails, .n_rails = 2, .rails_as = "loopv6"};
-	char got[4096], back[4096];
-	const char *pull_src[] = {"big"};
-	struct eng_copy_opts cp;
-	uint64_t sum = 0;
-	unsigned i;
-
-	assert_int_equal(push_one(fx, &p), 0);
-	t_path(got, p.root, "big");
-	file_same(p.file, got, (off_t)bytes);
-	assert_int_equal(p.r.n_rails, 2);
-	for (i = 0; i < p.r.n_rails; i++) {
-		assert_string_equal(p.r.rail[i].name, i == 0 ? "loopv61:1" : "loopv62:1");
-		assert_string_equal(p.r.rail[i].peer, p.r.rail[i].name);
-		sum += p.r.rail[i].bytes;
-	}
-	assert_int_equal(sum, bytes);
-	fx_dir(fx, "back", back);
-	cp = copy_opts(ENG_PULL, pull_src, 1, back);
-	assert_int_equal(copy(&fx->srv, &p.plan, &cp, NULL, &p.r), 0);
-	t_path(got, back, "big");
-	file_same(p.file, got, (off_t)bytes);
-	assert_int_equal(bench(&fx->srv, &p.plan, 256 * KiB, 64 * KiB, NULL, &p.r), 0);
-	assert_int_equal(p.r.bytes, 256 * KiB);
-	assert_int_equal(server_stop(&fx->srv), 0);
+	push_pull_bench_over(*state, "loopv6", 6);
 }
 
-/*
- * The server has an IPv4 rail (loop1) and an IPv6 one (loopv62) on no
- * subnet of the client's loopv63: its two stripes both go to loopv62, the
- * least loaded rail of their family, never to loop1.
- */
 static void test_stripes_pair_only_within_their_family(void **state)
 {
 	static const unsigned client[] = {3}, server[] = {1, 2};
