@@ -111,7 +111,8 @@ class PrivateSshd:
         except (OSError, subprocess.CalledProcessError) as e:
             raise RuntimeError("cannot set up a private sshd: %s" % (getattr(e, "stderr", None) or e))
         if os.geteuid() == 0 and not os.path.isdir(PRIVSEP_DIR):
-            os.mkdir(PRIVSEP_DIR, 0o755)
+            os.mkdir(PRIVSEP_DIR)
+            os.chmod(PRIVSEP_DIR, 0o755)  # whatever the umask: sshd refuses a directory others may write
             self.made_privsep = True
         with open(self.log, "w") as log:
             self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", conf], stdin=subprocess.DEVNULL, stdout=log,
