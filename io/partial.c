@@ -11,6 +11,9 @@
  * copy into the same directory that finds it locked resumes nothing of it
  * and takes a random temporary instead (wfile_partial.c), so two copies
  * never write one partial file, and what was checked is what is written.
+ * The check waits a moment for that lock first (lock_wait): the same
+ * command run again straight after a cut copy often comes before the
+ * session that held the file has noticed the cut and ended.
  *
  * The record, written when a copy fails and at each checkpoint, and the
  * log, written as each chunk lands, say which chunks landed and with which
@@ -48,6 +51,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,6 +161,37 @@ static bool chunk_still(int fd, const struct io_entry *e, uint32_t chunk, uint64
 	return false;
 }
 
+#define LOCK_WAIT_NS (2000ull * 1000000)   /* a held partial file's lock, waited for */
+#define LOCK_QUIET_NS (10000ull * 1000000) /* after a wait that ran out: no other waits */
+#define LOCK_STEP_US 20000
+
+/*
+ * fd's exclusive lock, waited for up to LOCK_WAIT_NS: 0, or -1 with errno
+ * (EWOULDBLOCK: another copy holds it still). A wait that runs out means
+ * another copy is writing the file; for LOCK_QUIET_NS after it no other
+ * file of this process waits, so a tree another copy is writing costs one
+ * wait, not one per file.
+ */
+static int lock_wait(int fd)
+{
+	static _Atomic uint64_t gave_up_ns;
+	uint64_t start = rcp_now_ns(), last = atomic_load(&gave_up_ns);
+	bool wait = last == 0 || start - last > LOCK_QUIET_NS;
+
+	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno != EWOULDBLOCK)
+			return -1;
+		if (!wait || rcp_now_ns() - start >= LOCK_WAIT_NS) {
+			if (wait)
+				atomic_store(&gave_up_ns, rcp_now_ns());
+			errno = EWOULDBLOCK;
+			return -1;
+		}
+		usleep(LOCK_STEP_US);
+	}
+	return 0;
+}
+
 /*
  * What the data file still holds of p's claims: p keeps only those, the
  * file locked first (into p->fd): what is checked is what this copy then
@@ -170,7 +205,7 @@ static const char *claims_verify(int pfd, const char *data, const struct io_entr
 	uint64_t k;
 	uint32_t len;
 
-	if (fd < 0 || !buf || flock(fd, LOCK_EX | LOCK_NB) < 0) {
+	if (fd < 0 || !buf || lock_wait(fd) < 0) {
 		bool busy = fd >= 0 && buf && errno == EWOULDBLOCK;
 
 		if (fd >= 0)
