@@ -144,6 +144,12 @@ void eng__job_link_lost(struct eng_job *job, unsigned link, const char *why);
 void eng__job_link_gone_at_setup(struct eng_job *job, unsigned link, const char *why);
 
 /*
+ * The stripes alive, less those the peer gave up at set-up whose worker has
+ * not taken them down yet: what the session starts with. Thread-safe.
+ */
+unsigned eng__job_stripes_up(struct eng_job *job);
+
+/*
  * Whether link's stripe went down and stays down (failover), and if so why,
  * into why (len bytes). The session tells the peer so. Thread-safe.
  */

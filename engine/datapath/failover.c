@@ -247,6 +247,17 @@ unsigned eng__job_stripes_alive(const struct eng_job *job)
 	return atomic_load(&((struct eng_job *)job)->stripes_alive);
 }
 
+unsigned eng__job_stripes_up(struct eng_job *job)
+{
+	unsigned i, gone = 0;
+
+	pthread_mutex_lock(&job->err_lock);
+	for (i = 0; i < job->n_stripes; i++)
+		gone += job->stripe[i].lost_setup && !atomic_load(&job->stripe[i].dead);
+	pthread_mutex_unlock(&job->err_lock);
+	return eng__job_stripes_alive(job) - gone;
+}
+
 /*
  * The peer's word that s never came up there arrived after s was asked down
  * for another reason (its disconnect, an error of a write that could not

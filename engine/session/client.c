@@ -306,6 +306,31 @@ static int stripe_connect(struct client *c, unsigned i, const json_t *w, char *r
  * unpaired (its rail on their subnet is down, or missing), said once per
  * rail. The welcome answers for every stripe of the hello, in its order.
  */
+/*
+ * Whether the welcome pairs any stripe with a server rail of family: where
+ * it pairs some and none of that family, a stripe left out of it is left out
+ * for its family, not its subnet.
+ */
+static bool family_offered(const json_t *stripes, int family)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	size_t k;
+	bool any = false;
+
+	for (k = 0; k < json_array_size(stripes); k++) {
+		const char *a = json_string_value(
+			json_object_get(json_array_get(stripes, k), ENG_KEY_ADDR));
+
+		if (!a || eng__addr_parse(a, 0, &ss, &len))
+			continue;
+		any = true;
+		if (ss.ss_family == family)
+			return true;
+	}
+	return !any;
+}
+
 static int plan_paired(struct client *c, const json_t *stripes)
 {
 	unsigned r, q, k = 0, n = 0;
@@ -324,10 +349,14 @@ static int plan_paired(struct client *c, const json_t *stripes)
 				json_object_get(json_array_get(stripes, k), ENG_KEY_UNPAIRED));
 		if (left)
 			rcp_log(RCP_LOG_NOTICE,
-				"%s:%u: the server has no ACTIVE rail on its subnet: %u of its %u "
-				"stripes left out",
-				c->plan.rail[r].dev, c->plan.rail[r].port, left,
-				c->plan.rail[r].qps);
+				"%s:%u: the server has no %s: %u of its %u stripes left out",
+				c->plan.rail[r].dev, c->plan.rail[r].port,
+				family_offered(stripes, c->s.addr[r].addr.sa.sa_family)
+					? "ACTIVE rail on its subnet"
+				: c->s.addr[r].addr.sa.sa_family == AF_INET6
+					? "rail on IPv6 that is ACTIVE (its rails that are: IPv4)"
+					: "rail on IPv4 that is ACTIVE (its rails that are: IPv6)",
+				left, c->plan.rail[r].qps);
 		if (left == c->plan.rail[r].qps)
 			snprintf(c->peer[r], sizeof(c->peer[r]), "(none)");
 		c->plan.rail[r].qps -= left;

@@ -366,7 +366,7 @@ static void *session_main(void *arg)
 		err = eng__server_setup(ss);
 	rcp_steps_lap(&ss->s.steps, RCP_STEP_CONNECT);
 	if (!err) {
-		unsigned all = eng__job_stripes(ss->s.job), up = eng__job_stripes_alive(ss->s.job);
+		unsigned all = eng__job_stripes(ss->s.job), up = eng__job_stripes_up(ss->s.job);
 		char out[48] = "";
 
 		if (up < all) /* the client's word or ours: see the lines above */
