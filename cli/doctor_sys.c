@@ -286,16 +286,12 @@ static unsigned prefix_of(const struct sockaddr *mask)
 		    : 32;
 }
 
-/* Whether a is an IPv6 address a rail can take (global: neither link-local nor mapped). */
+/* Whether a is an IPv6 address a rail can take (the engine's rule). */
 static bool ipv6_global(const struct ifaddrs *a)
 {
-	const struct in6_addr *in6;
-
-	if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET6)
-		return false;
-	in6 = &((const struct sockaddr_in6 *)(const void *)a->ifa_addr)->sin6_addr;
-	return !IN6_IS_ADDR_LINKLOCAL(in6) && !IN6_IS_ADDR_V4MAPPED(in6) &&
-	       !IN6_IS_ADDR_LOOPBACK(in6) && !IN6_IS_ADDR_MULTICAST(in6);
+	return a->ifa_addr && a->ifa_addr->sa_family == AF_INET6 &&
+	       eng_ipv6_rail_usable(
+		       &((const struct sockaddr_in6 *)(const void *)a->ifa_addr)->sin6_addr);
 }
 
 /* Each rail's netdev's IPv4 addresses, and whether it has a global IPv6 one (getifaddrs). */

@@ -97,6 +97,14 @@ void eng_device_list_destroy(struct eng_device_list *list);
 
 const char *eng_gid_type_str(enum eng_gid_type type);
 
+struct in6_addr;
+/*
+ * Whether a rail may take IPv6 address a (where it has no IPv4 one): a
+ * global address, not unspecified, loopback, link-local, IPv4-mapped or
+ * multicast (engine/transport/railaddr.c; doctor asks the same).
+ */
+bool eng_ipv6_rail_usable(const struct in6_addr *a);
+
 /* ---- transfers ---- */
 
 /*

@@ -150,7 +150,6 @@ struct eng_stripe {
 	_Atomic bool dead;
 	_Atomic bool lost_req; /* another thread asks the worker to take it down */
 	bool lost_setup;       /* with lost_req: the peer gave it up at set-up (under err_lock) */
-	bool counted_out;      /* down, and counted as left out at set-up (under err_lock) */
 	bool counted_dead;     /* down, and counted as failed (under err_lock) */
 	char lost_why[200];    /* why, written before lost_req under the job's err_lock */
 	char down_why[200];    /* why it went down, written before dead under the err_lock */

@@ -116,6 +116,13 @@ bool eng__job_landed(struct eng_job *job, uint64_t seq)
 	return !(atomic_fetch_or(&job->rcv.landed[seq / 64], bit) & bit);
 }
 
+/* One more stripe of rs left out at set-up; the first says why. Under the job's err_lock. */
+static void rail_out(struct eng_rail_stat *rs, const char *why)
+{
+	if (rs->stripes_out++ == 0)
+		snprintf(rs->out_why, sizeof(rs->out_why), "%s", why);
+}
+
 /* A short list of the failed rails and why, for the job's last sentence. */
 static void rails_why(const struct eng_job *job, char *buf, size_t len)
 {
@@ -142,15 +149,13 @@ static void rail_record(struct eng_stripe *s, const char *why)
 	bool last;
 
 	pthread_mutex_lock(&job->err_lock);
-	s->counted_out =
-		s->lost_setup && atomic_load_explicit(&s->chunks, memory_order_relaxed) == 0;
-	s->counted_dead = !s->counted_out;
-	if (s->counted_out) {
-		if (rs->stripes_out++ == 0) /* it never carried anything: left out at set-up */
-			snprintf(rs->out_why, sizeof(rs->out_why), "%s", why);
-	} else if (rs->stripes_dead++ == 0) {
+	/* one the peer gave up at set-up that never carried anything: left out, not failed */
+	s->counted_dead =
+		!s->lost_setup || atomic_load_explicit(&s->chunks, memory_order_relaxed) != 0;
+	if (!s->counted_dead)
+		rail_out(rs, why);
+	else if (rs->stripes_dead++ == 0)
 		snprintf(rs->why, sizeof(rs->why), "%s", why);
-	}
 	if (rs->stripes_dead + rs->stripes_out == rs->stripes)
 		rs->failed_ns = rcp_now_ns();
 	pthread_mutex_unlock(&job->err_lock);
@@ -223,8 +228,7 @@ void eng__job_link_unconnected(struct eng_job *job, unsigned link, const char *w
 	rs = &job->rail[s->rail];
 	pthread_mutex_lock(&job->err_lock);
 	snprintf(s->down_why, sizeof(s->down_why), "%s", why);
-	if (rs->stripes_out++ == 0)
-		snprintf(rs->out_why, sizeof(rs->out_why), "%s", why);
+	rail_out(rs, why);
 	pthread_mutex_unlock(&job->err_lock);
 	/* No worker runs yet: nothing holds a slot of it, and nothing may claim one. */
 	s->n_free = 0;
@@ -273,11 +277,9 @@ static void setup_late(struct eng_job *job, struct eng_stripe *s, const char *wh
 	if (!s->counted_dead || atomic_load_explicit(&s->chunks, memory_order_relaxed) != 0)
 		return; /* rail_record will count it as left out, or it carried chunks */
 	s->counted_dead = false;
-	s->counted_out = true;
 	if (--rs->stripes_dead == 0)
 		rs->why[0] = '\0';
-	if (rs->stripes_out++ == 0)
-		snprintf(rs->out_why, sizeof(rs->out_why), "%s", why);
+	rail_out(rs, why);
 }
 
 static void link_lost(struct eng_job *job, unsigned link, const char *why, bool setup)

@@ -93,8 +93,7 @@ static bool label_is_ipoib_of(const struct eng_port *port, const struct ifaddrs 
 	return false;
 }
 
-/* Whether a is an IPv6 address a rail may take: global, not mapped, not multicast. */
-static bool ipv6_usable(const struct in6_addr *a)
+bool eng_ipv6_rail_usable(const struct in6_addr *a)
 {
 	return !IN6_IS_ADDR_UNSPECIFIED(a) && !IN6_IS_ADDR_LOOPBACK(a) &&
 	       !IN6_IS_ADDR_LINKLOCAL(a) && !IN6_IS_ADDR_V4MAPPED(a) && !IN6_IS_ADDR_MULTICAST(a);
@@ -114,7 +113,7 @@ static bool gid_addr(const struct eng_gid *g, int family, union eng_sockaddr *ou
 		memcpy(&out->in.sin_addr, &a.s6_addr[12], sizeof(out->in.sin_addr));
 		return true;
 	}
-	if (family != AF_INET6 || !ipv6_usable(&a))
+	if (family != AF_INET6 || !eng_ipv6_rail_usable(&a))
 		return false;
 	out->in6.sin6_family = AF_INET6;
 	out->in6.sin6_addr = a;
@@ -127,7 +126,8 @@ static const struct sockaddr *inet_of(const struct ifaddrs *i, int family)
 	if (!i->ifa_addr || i->ifa_addr->sa_family != family)
 		return NULL;
 	if (family == AF_INET6 &&
-	    !ipv6_usable(&((const struct sockaddr_in6 *)(const void *)i->ifa_addr)->sin6_addr))
+	    !eng_ipv6_rail_usable(
+		    &((const struct sockaddr_in6 *)(const void *)i->ifa_addr)->sin6_addr))
 		return NULL;
 	return i->ifa_addr;
 }
