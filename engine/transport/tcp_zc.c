@@ -56,17 +56,21 @@ int eng__tcp_zc_mode(enum tcp_zc_mode *mode_out)
 }
 
 /*
- * auto: zero-copy only towards another host. To 127.0.0.1 the kernel
- * copies each payload when it reaches the receiving socket anyway, so
- * pinning and notifications only add to that (doc/benchmarks.md).
+ * auto: zero-copy only towards another host, with slots of at least
+ * TCP_ZC_MIN_SLOT. To 127.0.0.1 the kernel copies each payload when it
+ * reaches the receiving socket anyway, so pinning and notifications only
+ * add to that (doc/benchmarks.md); below about 10 KB a send gains nothing
+ * from it (the kernel's msg_zerocopy.rst), and a slot is a chunk's most.
  */
+#define TCP_ZC_MIN_SLOT (64u << 10)
+
 static bool zc_worth(const struct tcp_ep *e)
 {
 	union eng_sockaddr a = {0};
 	socklen_t len = sizeof(a);
 	static const uint8_t mapped_lo[16] = {[10] = 0xff, [11] = 0xff, [12] = 127};
 
-	if (getpeername(e->fd, &a.sa, &len) != 0)
+	if (e->link->slot_size < TCP_ZC_MIN_SLOT || getpeername(e->fd, &a.sa, &len) != 0)
 		return false;
 	if (a.sa.sa_family == AF_INET)
 		return (ntohl(a.in.sin_addr.s_addr) >> 24) != 127;
@@ -90,6 +94,7 @@ int eng__tcp_ep_zerocopy(struct eng_ep *ep, enum tcp_zc_mode mode)
 		return -ENOMEM;
 	e->zc.on = true;
 	e->zc.keep = mode == TCP_ZC_ON;
+	rcp_log(RCP_LOG_DEBUG, "%s: zero-copy sends (MSG_ZEROCOPY)", e->desc);
 	return 0;
 }
 
@@ -171,8 +176,10 @@ static const char *zc_note(struct tcp_ep *e, uint32_t lo, uint32_t hi)
 	for (; i < z->n_wait && zc_ready(z, z->wait[i].need); i++)
 		if (eng__tcp_cq_push(e->cq, &z->wait[i].wc))
 			return "out of memory for a completion";
-	memmove(z->wait, z->wait + i, (z->n_wait - i) * sizeof(*z->wait));
-	z->n_wait -= i;
+	if (i > 0) { /* wait may still be NULL, and memmove must not see it */
+		memmove(z->wait, z->wait + i, (z->n_wait - i) * sizeof(*z->wait));
+		z->n_wait -= i;
+	}
 	return NULL;
 }
 
@@ -193,8 +200,9 @@ static const char *zc_take(struct tcp_ep *e, struct msghdr *m)
 		memcpy(&ee, CMSG_DATA(cm), sizeof(ee));
 		if (ee.ee_origin != SO_EE_ORIGIN_ZEROCOPY || ee.ee_errno != 0)
 			return "the kernel reported an error on a zero-copy send";
-		if (ee.ee_code & SO_EE_CODE_ZEROCOPY_COPIED)
-			atomic_store(&e->zc.copied, true);
+		if ((ee.ee_code & SO_EE_CODE_ZEROCOPY_COPIED) &&
+		    !atomic_exchange(&e->zc.copied, true))
+			rcp_log(RCP_LOG_DEBUG, "%s: the kernel copied a zero-copy send", e->desc);
 		pthread_mutex_lock(&e->zc.lock);
 		bad = zc_note(e, ee.ee_info, ee.ee_data);
 		pthread_mutex_unlock(&e->zc.lock);
