@@ -55,6 +55,13 @@ int eng__tcp_zc_mode(enum tcp_zc_mode *mode_out)
 	return 0;
 }
 
+int eng_tcp_zerocopy_check(void)
+{
+	enum tcp_zc_mode m;
+
+	return eng__tcp_zc_mode(&m);
+}
+
 /*
  * auto: zero-copy only towards another host, with slots of at least
  * TCP_ZC_MIN_SLOT. To 127.0.0.1 the kernel copies each payload when it
