@@ -163,9 +163,9 @@ static int send_all(struct tcp_ep *e, struct msghdr *msg)
 		int flags = eng__tcp_zc_flags(e);
 		ssize_t k = sendmsg(e->fd, msg, flags);
 
+		/* over the kernel's limits for zero-copy (optmem, locked pages): plain */
 		if (k < 0 && errno == ENOBUFS && (flags & MSG_ZEROCOPY))
-			k = sendmsg(e->fd, msg,
-				    flags = MSG_NOSIGNAL); /* over the kernel's limits */
+			k = sendmsg(e->fd, msg, flags = MSG_NOSIGNAL);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0)
@@ -235,10 +235,12 @@ static int tcp_write_imm(struct eng_ep *ep, const struct eng_write *w, unsigned 
 		return fail_wr(e, w[0].wr_id, ENG_WC_WRITE, "the connection is down");
 	for (i = 0; i < n; i++) {
 		/* zero-copy: the kernel reads them after sendmsg, until the slot is free */
-		struct tcp_chunk_out *o = e->zc.outs ? &e->zc.outs[w[i].imm] : &out[i];
+		struct tcp_chunk_out *o = &out[i];
 
 		if (e->zc.outs && w[i].imm >= e->link->n_slots)
 			return -EINVAL;
+		if (e->zc.outs)
+			o = &e->zc.outs[w[i].imm];
 		if (chunk_iov(e, &w[i], o, iov, &msg.msg_iovlen))
 			return fail_wr(e, w[0].wr_id, ENG_WC_WRITE, "sealing a chunk failed");
 	}
