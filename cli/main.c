@@ -5,6 +5,7 @@
 
 #include "common/common.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -56,7 +57,9 @@ static void usage(FILE *f)
 		ENG_DEFAULT_PORT);
 	for (i = 0; i < RCP_ARRAY_SIZE(commands); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\n'railcp COMMAND --help' describes a command's options.\n");
+	fprintf(f,
+		"\n'railcp COMMAND --help' describes a command's options.\n"
+		"RAILCP_TCP_ZEROCOPY=auto|on|off: how a TCP sender sends chunks (man railcp).\n");
 }
 
 /* The command named w, or -1. */
@@ -148,6 +151,8 @@ static int dispatch(int argc, char **argv)
 		usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
+	if (eng_tcp_zerocopy_check() != 0) /* an environment no session could run under */
+		return cli_usage_error("", "%s", rcp_err_msg(-EINVAL));
 	c = command_of(argv[i]);
 	if (c >= 0)
 		return commands[c].run(argc - i, argv + i);

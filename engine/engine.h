@@ -134,6 +134,12 @@ enum eng_transport_kind {
 /* "rdma" or "tcp", as the summary, the JSON and --transport say it. */
 const char *eng_transport_str(enum eng_transport_kind kind);
 
+/*
+ * 0 when RAILCP_TCP_ZEROCOPY (how a TCP sender sends: auto, on or off) is
+ * unset or one of those, else -EINVAL with the sentence (rcp_err).
+ */
+int eng_tcp_zerocopy_check(void);
+
 struct eng_rail_report {
 	char name[80]; /* "rxe0:1" */
 	char addr[46]; /* the client's: its IP address, IPv4 or IPv6 ("" if not known) */

@@ -4,9 +4,12 @@
  *
  * Sending: the worker that owns an endpoint writes its chunks' frames
  * (frame, 64-byte header, payload straight from the slot) with one sendmsg
- * per batch, and a credit as a bare frame. Once sendmsg returned, the
- * kernel holds a copy, so a signaled write or send completes at once: the
- * slot is free again, as after an RDMA write's completion. A send that
+ * per batch, and a credit as a bare frame. A plain sendmsg leaves the
+ * kernel a copy, so a signaled write or send completes once it returned:
+ * the slot is free again, as after an RDMA write's completion. A zero-copy
+ * one (MSG_ZEROCOPY, tcp_zc.c) leaves the kernel the slot's pages, so its
+ * completion waits for the kernel's notification, which the endpoint's
+ * reader takes from the socket's error queue. A send that
  * fails, or finds no room for TCP_SEND_STALL_S, completes with an error
  * and takes the endpoint down, as a QP in the error state does.
  *
@@ -68,7 +71,7 @@ static void cq_wake(struct tcp_cq *c)
 		return; /* the counter is full: the owner wakes anyway */
 }
 
-static int cq_push(struct tcp_cq *c, const struct eng_wc *wc)
+int eng__tcp_cq_push(struct tcp_cq *c, const struct eng_wc *wc)
 {
 	int err = 0;
 
@@ -147,19 +150,27 @@ static int fail_wr(struct tcp_ep *e, uint64_t wr_id, enum eng_wc_op op, const ch
 
 	e->down = true;
 	shutdown(e->fd, SHUT_RDWR);
-	return cq_push(e->cq, &wc);
+	return eng__tcp_cq_push(e->cq, &wc);
 }
 
-/* Everything of msg out, however the kernel splits it; 0 or -errno. */
-static int send_all(int fd, struct msghdr *msg)
+/*
+ * Everything of msg out, however the kernel splits it, zero-copy where e
+ * sends so (tcp_zc.c); 0 or -errno.
+ */
+static int send_all(struct tcp_ep *e, struct msghdr *msg)
 {
 	while (msg->msg_iovlen > 0) {
-		ssize_t k = sendmsg(fd, msg, MSG_NOSIGNAL);
+		int flags = eng__tcp_zc_flags(e);
+		ssize_t k = sendmsg(e->fd, msg, flags);
 
+		/* over the kernel's limits for zero-copy (optmem, locked pages): plain */
+		if (k < 0 && errno == ENOBUFS && (flags & MSG_ZEROCOPY))
+			k = sendmsg(e->fd, msg, flags = MSG_NOSIGNAL);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0)
 			return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		eng__tcp_zc_sent(e, flags);
 		while (k > 0 && msg->msg_iovlen > 0) {
 			size_t take = (size_t)k < msg->msg_iov->iov_len ? (size_t)k
 									: msg->msg_iov->iov_len;
@@ -186,28 +197,23 @@ static const char *send_why(int err)
 						     : "sending on the connection failed";
 }
 
-/* What one write puts on the wire beside its header and payload. */
-struct chunk_out {
-	struct tcp_frame f;
-	struct eng_chunk_hdr hc; /* the header sealed */
-	uint8_t tag[TCP_SEAL_TAG_LEN];
-};
-
 /*
- * w's iovecs at iov[*n_iov] on: frame, header, payload, and sealed a tag.
- * Sealed, the slot's payload is encrypted in place: the sender fills the
- * slot again from its source before any other use. 0 or -EIO.
+ * w's iovecs at iov[*n_iov] on: frame, header, payload, and sealed a tag,
+ * all but the payload from o. Sealed, the slot's payload is encrypted in
+ * place: the sender fills the slot again from its source before any other
+ * use. 0 or -EIO.
  */
-static int chunk_iov(struct tcp_ep *e, const struct eng_write *w, struct chunk_out *o,
+static int chunk_iov(struct tcp_ep *e, const struct eng_write *w, struct tcp_chunk_out *o,
 		     struct iovec *iov, size_t *n_iov)
 {
 	o->f = (struct tcp_frame){TCP_FRAME_MAGIC, TCP_FRAME_CHUNK, w->imm, w->len};
-	if (e->seal && eng__tcp_seal_chunk(e->seal, &o->f, w->hdr, &o->hc,
-					   (uint8_t *)(uintptr_t)w->data, o->tag))
+	if (!e->seal)
+		o->hc = *w->hdr;
+	else if (eng__tcp_seal_chunk(e->seal, &o->f, w->hdr, &o->hc, (uint8_t *)(uintptr_t)w->data,
+				     o->tag))
 		return -EIO;
 	iov[(*n_iov)++] = (struct iovec){&o->f, sizeof(o->f)};
-	iov[(*n_iov)++] =
-		(struct iovec){e->seal ? &o->hc : (void *)(uintptr_t)w->hdr, sizeof(*w->hdr)};
+	iov[(*n_iov)++] = (struct iovec){&o->hc, sizeof(o->hc)};
 	iov[(*n_iov)++] = (struct iovec){(void *)(uintptr_t)w->data, w->len};
 	if (e->seal)
 		iov[(*n_iov)++] = (struct iovec){o->tag, TCP_SEAL_TAG_LEN};
@@ -217,7 +223,7 @@ static int chunk_iov(struct tcp_ep *e, const struct eng_write *w, struct chunk_o
 static int tcp_write_imm(struct eng_ep *ep, const struct eng_write *w, unsigned n)
 {
 	struct tcp_ep *e = ep->tr;
-	struct chunk_out out[ENG_WRITE_BATCH];
+	struct tcp_chunk_out out[ENG_WRITE_BATCH];
 	struct iovec iov[4 * ENG_WRITE_BATCH];
 	struct msghdr msg = {.msg_iov = iov};
 	unsigned i;
@@ -227,16 +233,24 @@ static int tcp_write_imm(struct eng_ep *ep, const struct eng_write *w, unsigned 
 		return -EINVAL;
 	if (e->down)
 		return fail_wr(e, w[0].wr_id, ENG_WC_WRITE, "the connection is down");
-	for (i = 0; i < n; i++)
-		if (chunk_iov(e, &w[i], &out[i], iov, &msg.msg_iovlen))
+	for (i = 0; i < n; i++) {
+		/* zero-copy: the kernel reads them after sendmsg, until the slot is free */
+		struct tcp_chunk_out *o = &out[i];
+
+		if (e->zc.outs && w[i].imm >= e->link->n_slots)
+			return -EINVAL;
+		if (e->zc.outs)
+			o = &e->zc.outs[w[i].imm];
+		if (chunk_iov(e, &w[i], o, iov, &msg.msg_iovlen))
 			return fail_wr(e, w[0].wr_id, ENG_WC_WRITE, "sealing a chunk failed");
-	if ((err = send_all(e->fd, &msg)) != 0)
+	}
+	if ((err = send_all(e, &msg)) != 0)
 		return fail_wr(e, w[0].wr_id, ENG_WC_WRITE, send_why(err));
 	for (i = 0; i < n && !err; i++) {
 		struct eng_wc wc = {.wr_id = w[i].wr_id, .op = ENG_WC_WRITE};
 
 		if (w[i].signaled)
-			err = cq_push(e->cq, &wc);
+			err = eng__tcp_zc_complete(e, &wc);
 	}
 	return err;
 }
@@ -255,9 +269,9 @@ static int tcp_send_imm(struct eng_ep *ep, uint64_t wr_id, bool signaled, uint32
 	/* The peer may write the slot as soon as the credit leaves: the reader must allow it. */
 	if (e->receiver && imm < e->link->n_slots)
 		atomic_store(&e->credited[imm], true);
-	if ((err = send_all(e->fd, &msg)) != 0)
+	if ((err = send_all(e, &msg)) != 0)
 		return fail_wr(e, wr_id, ENG_WC_SEND, send_why(err));
-	return signaled ? cq_push(e->cq, &wc) : 0;
+	return signaled ? eng__tcp_zc_complete(e, &wc) : 0;
 }
 
 static int tcp_post_recv(struct eng_ep *ep, uint64_t wr_id, unsigned n)
@@ -405,7 +419,7 @@ static const char *read_frame(struct tcp_ep *e)
 		return bad;
 	wc.wr_id = atomic_load(&e->recv_wr_id);
 	wc.imm = f.imm;
-	return cq_push(e->cq, &wc) ? "out of memory for a completion" : NULL;
+	return eng__tcp_cq_push(e->cq, &wc) ? "out of memory for a completion" : NULL;
 }
 
 static void *reader_main(void *arg)
@@ -414,7 +428,8 @@ static void *reader_main(void *arg)
 	const char *why;
 	struct eng_wc wc = {.status = EIO, .op = ENG_WC_RECV_IMM};
 
-	while ((why = read_frame(e)) == NULL)
+	while ((why = e->zc.outs ? eng__tcp_zc_wait(e) : NULL) == NULL &&
+	       (why = read_frame(e)) == NULL)
 		;
 	snprintf(e->why, sizeof(e->why), "%s", why);
 	atomic_store_explicit(&e->lost, true, memory_order_release);
@@ -422,7 +437,7 @@ static void *reader_main(void *arg)
 	wc.wr_id = atomic_load(&e->recv_wr_id);
 	wc.status_str = e->why;
 	if (wc.wr_id)
-		cq_push(e->cq, &wc);
+		eng__tcp_cq_push(e->cq, &wc);
 	return NULL;
 }
 
@@ -492,6 +507,7 @@ int eng__tcp_ep_create(struct eng_cq *cq, int fd, struct eng_link *l, bool recei
 	e->fd = fd;
 	e->link = l;
 	e->receiver = receiver;
+	pthread_mutex_init(&e->zc.lock, NULL);
 	/* The sender starts with a credit for every slot. */
 	for (i = 0; receiver && i < l->n_slots; i++)
 		atomic_init(&e->credited[i], true);
@@ -530,6 +546,7 @@ void eng__tcp_ep_destroy(struct eng_ep *ep)
 		pthread_join(e->reader, NULL);
 	close(e->fd);
 	eng__tcp_seal_destroy(e->seal);
+	eng__tcp_zc_fini(&e->zc);
 	free(e->credited);
 	free(e);
 }

@@ -80,6 +80,7 @@ struct eng_conn {
 	unsigned n_pend;
 	bool *gone; /* by link index: the client gave it up at set-up (abandon) */
 	unsigned n_gone;
+	enum tcp_zc_mode zc; /* a sender's sends: RAILCP_TCP_ZEROCOPY */
 };
 
 static int tcp_rail_addr(const struct ifaddrs *all, const char *dev, struct eng_rail_addr *out)
@@ -125,6 +126,7 @@ static int tcp_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **con
 		return -ENOMEM;
 	}
 	c->cfg = cfg;
+	err = eng__tcp_zc_mode(&c->zc);
 	for (i = 0; i < cfg->n_workers && !err; i++) {
 		struct eng_tr_worker *w = cfg->worker[i];
 
@@ -263,6 +265,8 @@ static int link_make(struct eng_conn *c, struct eng_link *l, int fd, uint32_t st
 	}
 	c->ep[l->index] = l->ep = ep;
 	if (c->cfg->chunk_key && (err = eng__tcp_ep_seal(ep, c->cfg->chunk_key, stripe)) != 0)
+		return err;
+	if ((err = eng__tcp_ep_zerocopy(ep, c->zc)) != 0)
 		return err;
 	if ((err = c->cfg->link_ready(c->cfg->ctx, l)) != 0)
 		return err;

@@ -67,6 +67,51 @@ int eng__tcp_open_begin(struct tcp_seal *seal, const struct tcp_frame *f);
 int eng__tcp_open_update(struct tcp_seal *seal, void *buf, uint32_t len);
 bool eng__tcp_open_end(struct tcp_seal *seal, const uint8_t tag[TCP_SEAL_TAG_LEN]);
 
+/* ---- tcp_zc.c: zero-copy sends (MSG_ZEROCOPY) ---- */
+
+/* RAILCP_TCP_ZEROCOPY: auto (unset), on or off. */
+#define TCP_ZC_ENV "RAILCP_TCP_ZEROCOPY"
+/* Zero-copy sends in flight at most (ids not yet notified); more go plain. */
+#define TCP_ZC_RING 4096
+
+enum tcp_zc_mode {
+	TCP_ZC_AUTO, /* zero-copy where it measured faster (tcp_zc.c: zc_worth) */
+	TCP_ZC_ON,   /* always, even where the kernel says it copied */
+	TCP_ZC_OFF,
+};
+
+/* What a chunk's write sends beside its payload, kept until the kernel lets go of it. */
+struct tcp_chunk_out {
+	struct tcp_frame f;
+	struct eng_chunk_hdr hc; /* the header (sealed: encrypted) */
+	uint8_t tag[TCP_SEAL_TAG_LEN];
+};
+
+/* A signaled completion waiting until every zero-copy send id below need is notified. */
+struct tcp_zc_wait {
+	struct eng_wc wc;
+	uint32_t need;
+};
+
+/*
+ * A sending end's zero-copy state. The owner (its worker) sends and counts
+ * next; the reader reads the kernel's notifications; lock guards the rest.
+ */
+struct tcp_zc {
+	bool on;		    /* the owner's: sends carry MSG_ZEROCOPY */
+	bool keep;		    /* on stays on when the kernel says it copied (on) */
+	bool used;		    /* the owner's: completions wait for notifications */
+	uint32_t next;		    /* the owner's: the kernel's id of the next zero-copy send */
+	struct tcp_chunk_out *outs; /* by slot; NULL: zero-copy never on */
+	_Atomic bool copied;	    /* the kernel said it copied a zero-copy send */
+	_Atomic uint64_t notes;	    /* zero-copy sends notified (tests count them) */
+	pthread_mutex_t lock;	    /* guards what follows */
+	uint32_t done;		    /* every id below it was notified */
+	uint64_t seen[TCP_ZC_RING / 64]; /* ids from done on notified, by id mod ring */
+	struct tcp_zc_wait *wait;	 /* signaled completions in order, waiting */
+	size_t n_wait, cap_wait;
+};
+
 /* One end of a stripe: a connected socket, its slots, and the thread that reads it. */
 struct tcp_ep {
 	struct eng_ep ep;
@@ -84,6 +129,7 @@ struct tcp_ep {
 	bool told;	   /* check_events passed it on (the session's thread) */
 	bool reader_started;
 	struct tcp_seal *seal; /* NULL: chunks in clear (a keyless session) */
+	struct tcp_zc zc;
 	pthread_t reader;
 	char why[192];
 	char desc[128];
@@ -113,6 +159,33 @@ int eng__tcp_ep_start(struct eng_ep *ep);
 
 /* Seal ep's chunks with key as the server's stripe number stripe (before it starts). */
 int eng__tcp_ep_seal(struct eng_ep *ep, const uint8_t key[TCP_SEAL_KEY_LEN], uint32_t stripe);
+
+/* Push wc on cq and wake its owner if it sleeps: 0 or -ENOMEM. Thread-safe. */
+int eng__tcp_cq_push(struct tcp_cq *c, const struct eng_wc *wc);
+
+/* RAILCP_TCP_ZEROCOPY's mode: 0, or -EINVAL with a sentence when it is none of the three. */
+int eng__tcp_zc_mode(enum tcp_zc_mode *mode_out);
+
+/*
+ * A sending end's sends zero-copy under mode (before it starts): 0, or
+ * -ENOMEM. A socket that refuses SO_ZEROCOPY sends plain, silently.
+ */
+int eng__tcp_ep_zerocopy(struct eng_ep *ep, enum tcp_zc_mode mode);
+
+/* The owner: the flags of its next sendmsg; after one, whether it went zero-copy (k > 0). */
+int eng__tcp_zc_flags(struct tcp_ep *e);
+void eng__tcp_zc_sent(struct tcp_ep *e, int flags);
+
+/* The owner: signaled completion wc, pushed once every zero-copy send so far is notified. */
+int eng__tcp_zc_complete(struct tcp_ep *e, const struct eng_wc *wc);
+
+/*
+ * The reader of a zero-copy end: waits until a frame can be read, taking
+ * the kernel's notifications meanwhile. NULL, or why the link ends.
+ */
+const char *eng__tcp_zc_wait(struct tcp_ep *e);
+
+void eng__tcp_zc_fini(struct tcp_zc *z);
 
 /* Stops the reader, closes the socket. Accepts NULL. */
 void eng__tcp_ep_destroy(struct eng_ep *ep);
