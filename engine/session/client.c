@@ -16,7 +16,7 @@
  * Threading: eng_bench_run and eng_copy_run run on the caller's thread plus
  * one thread per worker; they return after all of them have stopped.
  */
-#include "engine/session/session_int.h"
+#include "engine/session/fallback.h"
 
 #include "common/common.h"
 
@@ -60,6 +60,16 @@ static json_t *copy_flags(const struct eng_copy_opts *cp)
 	return flags;
 }
 
+/* The copy may go on over tcp if every RDMA rail fails (fallback.c): its flag says so. */
+static json_t *flags_of(const struct client *c)
+{
+	json_t *flags = copy_flags(c->o->copy);
+
+	if (c->s.fallback)
+		json_object_set_new(flags, ENG_FLAG_FALLBACK, json_true());
+	return flags;
+}
+
 /* The job's own part of the hello. */
 static int hello_job(struct client *c, json_t *m)
 {
@@ -70,7 +80,7 @@ static int hello_job(struct client *c, json_t *m)
 		json_object_set_new(m, ENG_KEY_BYTES, json_integer((json_int_t)c->s.bench_bytes));
 		return 0;
 	}
-	json_object_set_new(m, ENG_KEY_FLAGS, copy_flags(cp));
+	json_object_set_new(m, ENG_KEY_FLAGS, flags_of(c));
 	if (cp->dir == ENG_PUSH) {
 		json_object_set_new(m, ENG_KEY_JOB, json_string(ENG_JOB_PUSH));
 		json_object_set_new(m, ENG_KEY_CHUNKS,
@@ -180,7 +190,7 @@ static int pull_prepare(struct client *c)
 	if (!err)
 		err = eng__dest_files(NULL, cp->dst, io_src_contents_only(cp->src, cp->n_src),
 				      eng__dest_flags(cp->preserve, cp->fsync, cp->direct,
-						      cp->partial, cp->checksum),
+						      cp->partial || c->s.fallback, cp->checksum),
 				      m, c->s.chunk, cp->update ? &holds : NULL,
 				      cp->partial || cp->checksum ? &kept : NULL, &c->s.files);
 	if (!err)
@@ -469,6 +479,7 @@ static int client_once(const struct eng_client_opts *o, uint64_t t0_ns,
 	c.s.qp = o->qp;
 	c.s.partial = cp && (cp->partial || cp->checksum);
 	c.s.checksum = cp && cp->checksum;
+	c.s.fallback = cp && o->fall && o->plan_tcp && !o->no_failover && !cp->dry_run;
 	c.s.bench_bytes = o->bench_bytes;
 	if (cp && cp->delete_extra)
 		c.s.del = (struct eng_delete){.on = true,
@@ -513,6 +524,9 @@ static int client_once(const struct eng_client_opts *o, uint64_t t0_ns,
 			snprintf(report_out->rail[r].addr, sizeof(report_out->rail[r].addr), "%s",
 				 c.s.addr[r].text);
 		}
+	} else {
+		eng__fall_record(&c.s, o);
+		eng__session_fallback_drop(&c.s, err);
 	}
 out:
 	eng__session_fini(&c.s);
