@@ -22,6 +22,7 @@
 #define FB_BUDGET (2ull * 8 * FB_CHUNK) /* 8 slots of 4 KiB per stripe */
 #define FB_AFTER 20			/* the post of each client endpoint that fails */
 #define FB_HOLD_AT 20			/* the chunk at which a receiver stops for a cancel */
+#define FB_ONCE_MS 2000			/* a server serving once: its --timeout */
 
 static const struct {
 	const char *rel;
@@ -41,6 +42,7 @@ static _Atomic unsigned fb_armed;   /* endpoints armed */
 static _Atomic bool fb_hold;	    /* the receiver cancels the copy at FB_HOLD_AT */
 static _Atomic unsigned fb_landed;  /* chunks the receiver prepared */
 static _Atomic bool fb_cancel;	    /* the client's cancel flag */
+static _Atomic unsigned fb_slow_ms; /* the receiver stops this long at FB_HOLD_AT */
 static _Atomic prepare_fn fb_real;  /* the receiver's own prepare */
 static _Atomic unsigned fb_notices; /* "going on over tcp" lines */
 static struct eng_transport fb_tr;
@@ -48,9 +50,13 @@ static struct eng_transport fb_tr;
 static int holding_prepare(void *ctx, const struct eng_chunk_hdr *hdr, const void *data,
 			   struct io_op *op)
 {
-	if (atomic_fetch_add(&fb_landed, 1) + 1 == FB_HOLD_AT && atomic_load(&fb_hold)) {
+	unsigned n = atomic_fetch_add(&fb_landed, 1) + 1;
+
+	if (n == FB_HOLD_AT && atomic_load(&fb_hold)) {
 		atomic_store(&fb_cancel, true);
 		usleep(300 * 1000); /* the client sees it and fails the copy meanwhile */
+	} else if (n == FB_HOLD_AT && atomic_load(&fb_slow_ms)) {
+		usleep(atomic_load(&fb_slow_ms) * 1000u);
 	}
 	return atomic_load(&fb_real)(ctx, hdr, data, op);
 }
@@ -144,6 +150,9 @@ static void fb_start(struct fx *fx, struct fb *f, bool once)
 	atomic_store(&fb_landed, 0);
 	atomic_store(&fb_cancel, false);
 	atomic_store(&fb_notices, 0);
+	/* Serving once: the first session outlasts the server's wait for a client. */
+	atomic_store(&fb_slow_ms, once ? FB_ONCE_MS + 300 : 0);
+	fx->srv.timeout_ms = once ? FB_ONCE_MS : 0;
 	plan_lo(&f->srv_tcp, 2);
 	plan_lo(&f->plan_tcp, 2);
 	plan_make(&fx->srv.plan, rails, 2, 1, 1, FB_BUDGET);
