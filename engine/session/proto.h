@@ -274,7 +274,7 @@ struct eng_ctl {
 	const char *stop_why;	  /* then -EINTR with this; NULL: the server is shutting down */
 	bool sealed;
 	const char *peer; /* who its sentences name: "the server", "the client"; NULL: "the peer" */
-	bool rails_down;      /* this side's error frame says ENG_KEY_RAILS_DOWN */
+	bool rails_down;  /* this side's error frame says ENG_KEY_RAILS_DOWN */
 	bool peer_rails_down; /* the peer's said it (read by any wait for a frame) */
 	uint64_t seq_out, seq_in;
 	uint8_t key_out[ENG_SEAL_KEY_LEN], key_in[ENG_SEAL_KEY_LEN];

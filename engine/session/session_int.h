@@ -647,6 +647,9 @@ int eng__transport_pick(const json_t *hello, const char *have, bool tcp_too, boo
 /* Whether the hello's flags hold name (ENG_FLAG_*) as true. */
 bool eng__hello_flag(const json_t *hello, const char *name);
 
+/* A copy's flags for its hello (ENG_FLAG_*), "fallback" too when fallback (fallback.c). */
+json_t *eng__hello_flags(const struct eng_copy_opts *cp, bool fallback);
+
 /*
  * What a client takes from the server's welcome before it connects: the
  * slots per stripe (2 to max_slots, this side's own budget), the tokens

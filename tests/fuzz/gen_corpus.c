@@ -285,7 +285,8 @@ static void frames(void)
 	eng__proto_set_hex(m, ENG_KEY_PART, "data/old/\0x\0", 12);
 	stream_send(&s, m);
 	stream_put(&s, "frame", "push_delete");
-	/* A push that may go on over tcp: the hello's flag, and an error frame whose rails are down. */
+	/* A push that may go on over tcp: the hello's flag, and an error frame whose rails are
+	 * down. */
 	stream_open(&s);
 	m = hello(ENG_JOB_PUSH, true);
 	json_object_set_new(m, ENG_KEY_FLAGS, flags(true));
