@@ -138,11 +138,15 @@ tb on a "$RAILCP" -q /tmp/x/src/mid b:after --port $port || fail "the server doe
 
 # Both links down on auto: the copy goes on over tcp, on the management
 # link (b's IPv4 interfaces below: the rails' own, down, are left out at
-# the tcp session's set-up after --connect-timeout each).
+# the tcp session's set-up after --connect-timeout each). A server of its
+# own: srv's 8 MiB of slots per worker are too few for the tcp plan, whose
+# worker on node 0 drives two interfaces (8 stripes of two 1 MiB slots).
 tb on b ip -4 -o addr show
-n=$(sessions)
-spawn_on a cp "$RAILCP" -r --json --connect-timeout 2 /tmp/x/src/ b:fellback --port $port
-started "$n"
+start_server_on b fbsrv --root /tmp/x/root --port $((port + 1)) --buffer-mib 32
+n=$(sessions_of b fbsrv)
+spawn_on a cp "$RAILCP" -r --json --connect-timeout 2 /tmp/x/src/ b:fellback --port $((port + 1))
+wait_session_after b fbsrv "$n"
+sleep 2.5
 tb link b 0 down && tb link b 1 down || fail "cannot take b's links down"
 fb_ns=$(date +%s%N)
 tb wait a cp 120
@@ -168,6 +172,7 @@ PY
 echo "the copy went on over tcp and ended $fb_ms ms after the links went down"
 [ "$(sums b /tmp/x/root/fellback)" = "$src_sums" ] || fail "the tree that went on over tcp differs from the source"
 tb on b sh -c '! find /tmp/x/root -name ".railcp-tmp-*" | grep -q .' || fail "temporaries left on b after the fallback"
+stop_server_on b fbsrv
 wait_active b 0
 wait_active b 1
 
