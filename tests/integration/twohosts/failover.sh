@@ -138,21 +138,19 @@ tb on a "$RAILCP" -q /tmp/x/src/mid b:after --port $port || fail "the server doe
 
 # Both links down on auto: the copy goes on over tcp, on the management
 # link (b's IPv4 interfaces below: the rails' own, down, are left out at
-# the tcp session's set-up after --connect-timeout each). A server of its
-# own: srv's 8 MiB of slots per worker are too few for the tcp plan, whose
-# worker on node 0 drives two interfaces (8 stripes of two 1 MiB slots).
-# 64 MiB, the links pulled 1.5 s after the session's start (about 0.5 s
-# into the data): tcp between the guests, keyed and so sealed, moves about
-# 5 MiB/s under QEMU, so a smaller copy keeps this case short.
+# the tcp session's set-up after --connect-timeout each). Two stripes per
+# rail: the server's 8 MiB of slots per worker then hold the tcp plan's,
+# whose worker on node 0 drives two interfaces. 64 MiB, the links pulled
+# 1.5 s after the session's start: tcp between the guests, keyed and so
+# sealed, moves a few MiB/s under QEMU, so a smaller copy keeps this short.
 tb on b ip -4 -o addr show
 tb on a sh -c 'mkdir -p /tmp/x/fbsrc && head -c 64M /tmp/x/src/big >/tmp/x/fbsrc/big &&
 	cp /tmp/x/src/mid /tmp/x/src/small1 /tmp/x/fbsrc/' || fail "cannot make the fallback's source on a"
 fb_sums=$(sums a /tmp/x/fbsrc) || fail "cannot sum the fallback's source"
 fb_total=$((64 * 1048576 + 3 * 1048576 + 5000))
-start_server_on b fbsrv --root /tmp/x/root --port $((port + 1)) --buffer-mib 32
-n=$(sessions_of b fbsrv)
-spawn_on a cp "$RAILCP" -r --json --connect-timeout 1 /tmp/x/fbsrc/ b:fellback --port $((port + 1))
-wait_session_after b fbsrv "$n"
+n=$(sessions)
+spawn_on a cp "$RAILCP" -r --json --qps-per-rail 2 --connect-timeout 1 /tmp/x/fbsrc/ b:fellback --port $port
+wait_session_after b srv "$n"
 sleep 1.5
 tb link b 0 down && tb link b 1 down || fail "cannot take b's links down"
 fb_ns=$(date +%s%N)
@@ -179,7 +177,6 @@ PY
 echo "the copy went on over tcp and ended $fb_ms ms after the links went down"
 [ "$(sums b /tmp/x/root/fellback)" = "$fb_sums" ] || fail "the tree that went on over tcp differs from the source"
 tb on b sh -c '! find /tmp/x/root -name ".railcp-tmp-*" | grep -q .' || fail "temporaries left on b after the fallback"
-stop_server_on b fbsrv
 wait_active b 0
 wait_active b 1
 
