@@ -60,6 +60,7 @@ void eng__fall_record(const struct eng_session *s, const struct eng_client_opts 
 	if (!o->fall || !s->fallback || !eng__session_rails_down(s))
 		return;
 	o->fall->rails_down = true;
+	o->fall->setup = s->setup_down;
 	if (!s->job)
 		return;
 	eng__job_report(s->job, &r);
@@ -79,10 +80,14 @@ int eng__client_fall_back(const struct eng_client_opts *o, int err, uint64_t t0_
 	if (!err || !f || !f->rails_down || !o->plan_tcp || !o->copy)
 		return err;
 	snprintf(why, sizeof(why), "%s", rcp_err_msg(err));
-	rcp_log(RCP_LOG_NOTICE,
-		"every RDMA rail failed after %.1f of %.1f MiB: going on over tcp (--transport "
-		"auto)",
-		(double)f->bytes / (1 << 20), (double)f->bytes_total / (1 << 20));
+	if (f->setup)
+		rcp_log(RCP_LOG_NOTICE,
+			"no RDMA rail connected: going over tcp (--transport auto)");
+	else
+		rcp_log(RCP_LOG_NOTICE,
+			"every RDMA rail failed after %.1f of %.1f MiB: going on over tcp "
+			"(--transport auto)",
+			(double)f->bytes / (1 << 20), (double)f->bytes_total / (1 << 20));
 	cp = *o->copy;
 	cp.checksum = true; /* a resume: kept chunks confirmed, files in place compared */
 	tcp.copy = &cp;

@@ -16,6 +16,7 @@
 /* What a client's session whose every rail failed left (eng_client_opts.fall). */
 struct eng_fall {
 	bool rails_down;	     /* every rail failed: the copy may go on over tcp */
+	bool setup;		     /* none came up at set-up: nothing moved */
 	uint64_t bytes, bytes_total; /* moved and verified before it, of the copy's */
 	double seconds;		     /* its data phase */
 };

@@ -84,12 +84,16 @@ static int fb_connect(struct eng_conn *c, struct eng_link *l, const union eng_so
 	return err;
 }
 
+static _Atomic unsigned fb_setup_notices; /* "no RDMA rail connected" lines */
+
 static void notice_line(const char *line, void *ctx)
 {
 	(void)ctx;
 	if (strstr(line, "every RDMA rail failed after ") &&
 	    strstr(line, "MiB: going on over tcp (--transport auto)"))
 		atomic_fetch_add(&fb_notices, 1);
+	if (strstr(line, "no RDMA rail connected: going over tcp (--transport auto)"))
+		atomic_fetch_add(&fb_setup_notices, 1);
 }
 
 /* A plan on rail "lo" of qps stripes: the TCP plan of either end. */
@@ -150,6 +154,7 @@ static void fb_start(struct fx *fx, struct fb *f, bool once)
 	atomic_store(&fb_landed, 0);
 	atomic_store(&fb_cancel, false);
 	atomic_store(&fb_notices, 0);
+	atomic_store(&fb_setup_notices, 0);
 	/* Serving once: the first session outlasts the server's wait for a client. */
 	atomic_store(&fb_slow_ms, once ? FB_ONCE_MS + 300 : 0);
 	fx->srv.timeout_ms = once ? FB_ONCE_MS : 0;
@@ -248,6 +253,36 @@ static void test_a_pull_goes_on_over_tcp_at_a_server_serving_once(void **state)
 	fell_back(*state, ENG_PULL, true);
 }
 
+/* No RDMA rail connects at set-up (each refused): the copy goes over tcp from the start. */
+static void test_a_copy_none_of_whose_rdma_rails_connect_goes_over_tcp(void **state)
+{
+	struct fx *fx = *state;
+	struct eng_report r;
+	struct fb f = {0};
+	char got[4096], want[4096];
+	int err;
+
+	fb_start(fx, &f, false);
+	eng__loop_inject_connect("loop0", ENG_LOOP_FAULT_REFUSE, 1);
+	eng__loop_inject_connect("loop1", ENG_LOOP_FAULT_REFUSE, 1);
+	err = fb_copy(fx, &f, ENG_PUSH, &r);
+	eng__loop_inject_connect("loop0", ENG_LOOP_FAULT_NONE, 0);
+	eng__loop_inject_connect("loop1", ENG_LOOP_FAULT_NONE, 0);
+	if (err)
+		fail_msg("the copy failed: %s", rcp_err_msg(err));
+	assert_int_equal(atomic_load(&fb_setup_notices), 1);
+	assert_int_equal(atomic_load(&fb_notices), 0);
+	t_path(got, f.root, "sent/top");
+	t_path(want, f.src, "top");
+	tree_same(want, got);
+	assert_true(r.fell_back);
+	assert_int_equal(r.fallback_bytes, 0);
+	if (!strstr(r.fallback_why, "no rail connected to the server"))
+		fail_msg("the fallback's sentence: \"%s\"", r.fallback_why);
+	assert_int_equal(r.bytes, fb_bytes());
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
 /* The copy fails with a sentence that holds must and then (NULL: nothing) must2. */
 static void failed(struct fx *fx, struct fb *f, enum eng_copy_dir dir, const char *must,
 		   const char *must2)
@@ -325,6 +360,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_a_push_whose_every_rdma_rail_fails_goes_on_over_tcp),
 		T(test_a_pull_goes_on_over_tcp_at_a_server_serving_once),
+		T(test_a_copy_none_of_whose_rdma_rails_connect_goes_over_tcp),
 		T(test_without_failover_the_copy_fails_with_the_sentence),
 		T(test_a_server_without_a_tcp_plan_refuses_the_second_session),
 		T(test_a_copy_failing_otherwise_leaves_no_partial_file),
