@@ -8,8 +8,11 @@
  *   file of several chunks in its partial file, as --partial does
  *   (io/partial.c), so what landed can be kept;
  * - when the session ends failed, the receiver keeps those files and their
- *   records only if every rail failed (its own job's, or the peer's error
- *   frame flagged "rails_down"); on any other failure they go, as without
+ *   records only if every rail failed: the client's own job says so, or
+ *   the server's error frame flagged "rails_down"; a server trusts only
+ *   the client's error frame so flagged (the client goes on over tcp: a
+ *   client killed outright, whose stripes fail too, says nothing and
+ *   never comes back); on any other failure they go, as without
  *   --partial (eng__session_fallback_drop), unless --partial or -c asked
  *   to keep them anyway;
  * - the client runs the copy once more over its TCP plan, as -c: kept
@@ -39,6 +42,9 @@ bool eng__session_own_rails_down(const struct eng_session *s)
 
 bool eng__session_rails_down(const struct eng_session *s)
 {
+	/* A server has the client's word alone: one killed outright never comes back. */
+	if (s->side == ENG_SERVER)
+		return s->ctl.peer_rails_down;
 	return s->ctl.peer_rails_down || eng__session_own_rails_down(s);
 }
 

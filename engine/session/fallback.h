@@ -24,7 +24,11 @@ struct eng_fall {
 /* Every rail of this side failed on the fabric mid-job, or none came up at set-up. */
 bool eng__session_own_rails_down(const struct eng_session *s);
 
-/* The same, or the peer's error frame said so of its side (ENG_KEY_RAILS_DOWN). */
+/*
+ * Whether the copy goes on over tcp: a client's rails all failed (its own
+ * or the server's word, ENG_KEY_RAILS_DOWN); a server has the client's
+ * word alone.
+ */
 bool eng__session_rails_down(const struct eng_session *s);
 
 /*

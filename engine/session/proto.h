@@ -111,7 +111,8 @@
  * "fallback" flag: a client on --transport auto that chose rdma goes on
  * over tcp when every RDMA rail fails, so the receiver keeps what landed
  * then (as --partial keeps it; engine/session/fallback.c), and an error
- * frame says "rails_down" when every rail of its side failed: an older
+ * frame says "rails_down" when every rail failed (a client's: it goes on
+ * over tcp, and only then does the server keep what landed): an older
  * receiver would remove it, and an older server serving once would end.
  */
 #define ENG_PROTO_VERSION 15
@@ -182,7 +183,7 @@
 #define ENG_KEY_MESSAGE "message"
 /* error: the side failed on the fabric or through the peer; the peer's own reason is better */
 #define ENG_KEY_SYMPTOM "symptom"
-/* error: every rail of the sender's side failed on the fabric (a copy may go on over tcp) */
+/* error: every rail of the session failed on the fabric; a client's: it goes on over tcp */
 #define ENG_KEY_RAILS_DOWN "rails_down"
 /* error: the refusal is temporary (a full server, a queue too long): try again (-EBUSY) */
 #define ENG_KEY_RETRY "retry"
