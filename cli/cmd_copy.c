@@ -320,6 +320,7 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 	if (cc->json) {
 		o = json_object();
 		cli_report_json(o, r, r->wall_seconds);
+		cli_fallback_json(o, r);
 		json_object_set_new(o, "direction",
 				    json_string(cc->o.dir == ENG_PUSH ? "push" : "pull"));
 		json_object_set_new(o, "host", cli_json_text(cc->host));
@@ -369,6 +370,7 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 		       "digest of each chunk) and not sent\n",
 		       sz);
 	}
+	cli_fallback_print(stdout, r);
 	cli_delete_print(&cc->filter, r->deleted);
 	cli_report_print(stdout, r, r->wall_seconds);
 	cli_wire_print(stdout, cc->wire, r);

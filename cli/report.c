@@ -210,6 +210,33 @@ void cli_report_print(FILE *f, const struct eng_report *r, double seconds)
 		fprintf(f, "  file I/O: %s\n", r->file_io);
 }
 
+void cli_fallback_json(json_t *o, const struct eng_report *r)
+{
+	json_t *x;
+
+	if (!r->fell_back)
+		return;
+	x = json_object();
+	json_object_set_new(x, "from", json_string(r->fallback_from));
+	json_object_set_new(x, "bytes", json_integer((json_int_t)r->fallback_bytes));
+	json_object_set_new(x, "error", cli_json_text(r->fallback_why));
+	json_object_set_new(o, "fallback", x);
+}
+
+void cli_fallback_print(FILE *f, const struct eng_report *r)
+{
+	char moved[32], kept[32];
+
+	if (!r->fell_back)
+		return;
+	cli_size_str(r->fallback_bytes, moved, sizeof(moved));
+	cli_size_str(r->bytes_kept, kept, sizeof(kept));
+	fprintf(f,
+		"railcp: every %s rail failed after %s (%s): the copy went on over %s; %s kept "
+		"were confirmed by the sender (a keyed digest of each chunk) and not sent again\n",
+		r->fallback_from, moved, r->fallback_why, r->transport, kept);
+}
+
 /* A rail's rate in the progress line, or that it failed. */
 static const char *rate_or_failed(double rate, const struct eng_rail_report *rr)
 {

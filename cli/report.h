@@ -42,6 +42,14 @@ json_t *cli_queue_json(const struct eng_queue_event *ev);
 /* One line per rail and per NUMA node, then the stripes (queue pairs) and slots. */
 void cli_report_print(FILE *f, const struct eng_report *r, double seconds);
 
+/*
+ * A copy whose every RDMA rail failed and that went on over tcp (--transport
+ * auto): its "fallback" object (from, bytes moved before, the failure's
+ * sentence), or its line; nothing for any other copy.
+ */
+void cli_fallback_json(json_t *o, const struct eng_report *r);
+void cli_fallback_print(FILE *f, const struct eng_report *r);
+
 /* The kept chunks' comparison (--partial, -c) in the copy's --json object o; push: this end sends.
  */
 void cli_hashed_json(json_t *o, const struct eng_report *r, bool push);

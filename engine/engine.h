@@ -188,7 +188,15 @@ struct eng_report {
 	char file_io[128]; /* e.g. "io_uring, 3 helper threads per worker, 32 deep each" */
 	unsigned helpers;  /* per worker; 0: the worker threads themselves */
 	unsigned io_depth; /* per helper; 0: pread and pwrite */
-	char transport[8]; /* "rdma" or "tcp" */
+	char transport[8]; /* "rdma" or "tcp": the one that finished */
+	/*
+	 * Copies on --transport auto: every RDMA rail failed mid-copy and the
+	 * copy went on over tcp; bytes, seconds and wall_seconds cover both.
+	 */
+	bool fell_back;
+	char fallback_from[8];	 /* "rdma" */
+	uint64_t fallback_bytes; /* moved over it before the failure */
+	char fallback_why[512];	 /* the failure's sentence */
 	/*
 	 * This end's time by step (common/steps.h), from the session's start
 	 * to its teardown; the caller adds the topology step, which it ran.

@@ -212,6 +212,16 @@ int eng__files_create(enum eng_role role, struct io_manifest *m, uint32_t chunk,
 /* Closes what is open; a receiver removes the temporary files of unfinished files. Accepts NULL. */
 void eng__files_destroy(struct eng_files *f);
 
+/*
+ * A receiver's f that failed gives up what --partial would keep (a copy
+ * that could go on over tcp failed for another reason:
+ * engine/session/fallback.c): the markers of the directories it made go
+ * now (a failure to is not said: it records a sentence), and its destroy
+ * removes its unfinished files, partial files and records too, as without
+ * --partial. After the job; accepts NULL and a sender's.
+ */
+void eng__files_unkept(struct eng_files *f);
+
 const struct io_manifest *eng__files_manifest(const struct eng_files *f);
 /* The receiver's root (NULL for a sender's without one). */
 const struct io_root *eng__files_root(const struct eng_files *f);

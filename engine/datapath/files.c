@@ -120,7 +120,10 @@ void eng__files_destroy(struct eng_files *f)
 		return;
 	for (i = 0; f->st && i < f->m->n; i++) {
 		io_rfile_close(f->st[i].r);
-		io_wfile_keep(f->st[i].w); /* with --partial, an unfinished file is kept */
+		if (f->drop)
+			io_wfile_abort(f->st[i].w);
+		else
+			io_wfile_keep(f->st[i].w); /* with --partial, an unfinished file is kept */
 		io_partial_destroy(f->st[i].resume);
 	}
 	for (i = 0; i < FILES_LOCKS; i++)
@@ -130,6 +133,16 @@ void eng__files_destroy(struct eng_files *f)
 	io_manifest_destroy(f->m);
 	io_root_close(f->root);
 	free(f);
+}
+
+void eng__files_unkept(struct eng_files *f)
+{
+	if (!f || f->role != ENG_RECEIVER)
+		return;
+	f->drop = true;
+	/* The markers of the directories it made go too: nothing is resumed. */
+	io_root_set_flags(f->root, IO_ROOT_PARTIAL);
+	(void)io_root_dirs_finish(f->root, f->m);
 }
 
 const struct io_manifest *eng__files_manifest(const struct eng_files *f)

@@ -11,7 +11,7 @@
  *
  * Threading: functions use only their arguments.
  */
-#include "engine/session/session_int.h"
+#include "engine/session/fallback.h"
 
 #include "common/common.h"
 
@@ -71,15 +71,20 @@ int eng__transport_pick(const json_t *hello, const char *have, bool tcp_too, boo
 
 /*
  * --transport auto that chose rdma, at a server that serves tcp alone
- * (agree.c): the same again over the TCP plan, with a line saying so.
+ * (agree.c): the same again over the TCP plan, with a line saying so. A
+ * copy whose every RDMA rail failed mid-copy goes on over it (fallback.c).
  */
 int eng__client_run(const struct eng_client_opts *o, struct eng_report *report_out)
 {
-	struct eng_client_opts tcp = *o;
-	int err = eng__client_ask(o, report_out);
+	struct eng_fall fall = {0};
+	struct eng_client_opts first = *o, tcp = *o;
+	uint64_t t0 = rcp_now_ns();
+	int err;
 
+	first.fall = o->plan_tcp && o->copy ? &fall : NULL;
+	err = eng__client_ask(&first, report_out);
 	if (err != ENG_ERR_OTHER_TRANSPORT || !o->plan_tcp)
-		return err;
+		return eng__client_fall_back(&first, err, t0, report_out);
 	rcp_log(RCP_LOG_NOTICE,
 		"the server serves tcp alone: going over tcp instead of rdma (--transport auto)");
 	tcp.plan = o->plan_tcp;

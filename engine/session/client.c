@@ -16,7 +16,7 @@
  * Threading: eng_bench_run and eng_copy_run run on the caller's thread plus
  * one thread per worker; they return after all of them have stopped.
  */
-#include "engine/session/session_int.h"
+#include "engine/session/fallback.h"
 
 #include "common/common.h"
 
@@ -41,25 +41,6 @@ struct client {
 	char rail_out[TOPO_MAX_RAILS][256]; /* per rail: why it was left out at set-up ("": not) */
 };
 
-/* The copy's flags, as the server reads them. */
-static json_t *copy_flags(const struct eng_copy_opts *cp)
-{
-	json_t *flags = json_object();
-
-	json_object_set_new(flags, ENG_FLAG_PRESERVE, json_boolean(cp->preserve));
-	json_object_set_new(flags, ENG_FLAG_FSYNC, json_boolean(cp->fsync));
-	json_object_set_new(flags, ENG_FLAG_DIRECT, json_boolean(cp->direct));
-	json_object_set_new(flags, ENG_FLAG_RECURSIVE, json_boolean(cp->recursive));
-	json_object_set_new(flags, ENG_FLAG_UPDATE, json_boolean(cp->update));
-	json_object_set_new(flags, ENG_FLAG_PARTIAL, json_boolean(cp->partial));
-	json_object_set_new(flags, ENG_FLAG_CHECKSUM, json_boolean(cp->checksum));
-	json_object_set_new(flags, ENG_FLAG_DRY_RUN, json_boolean(cp->dry_run));
-	json_object_set_new(flags, ENG_FLAG_DELETE, json_boolean(cp->delete_extra));
-	json_object_set_new(flags, ENG_FLAG_CONTENTS,
-			    json_boolean(io_src_contents_only(cp->src, cp->n_src)));
-	return flags;
-}
-
 /* The job's own part of the hello. */
 static int hello_job(struct client *c, json_t *m)
 {
@@ -70,7 +51,7 @@ static int hello_job(struct client *c, json_t *m)
 		json_object_set_new(m, ENG_KEY_BYTES, json_integer((json_int_t)c->s.bench_bytes));
 		return 0;
 	}
-	json_object_set_new(m, ENG_KEY_FLAGS, copy_flags(cp));
+	json_object_set_new(m, ENG_KEY_FLAGS, eng__hello_flags(cp, c->s.fallback));
 	if (cp->dir == ENG_PUSH) {
 		json_object_set_new(m, ENG_KEY_JOB, json_string(ENG_JOB_PUSH));
 		json_object_set_new(m, ENG_KEY_CHUNKS,
@@ -180,7 +161,7 @@ static int pull_prepare(struct client *c)
 	if (!err)
 		err = eng__dest_files(NULL, cp->dst, io_src_contents_only(cp->src, cp->n_src),
 				      eng__dest_flags(cp->preserve, cp->fsync, cp->direct,
-						      cp->partial, cp->checksum),
+						      cp->partial || c->s.fallback, cp->checksum),
 				      m, c->s.chunk, cp->update ? &holds : NULL,
 				      cp->partial || cp->checksum ? &kept : NULL, &c->s.files);
 	if (!err)
@@ -364,35 +345,6 @@ static int plan_paired(struct client *c, const json_t *stripes)
 	return 0;
 }
 
-int eng__welcome_terms(const json_t *welcome, unsigned max_slots, bool keyed,
-		       const uint64_t *want_chunks, uint64_t *n_slots_out,
-		       uint8_t tokens[ENG_SEAL_KEY_LEN])
-{
-	const json_t *stripes = json_object_get(welcome, ENG_KEY_STRIPES);
-	uint64_t n_slots, chunks;
-	int err;
-
-	if ((err = eng__proto_get_u64(welcome, ENG_KEY_SLOTS, &n_slots)) != 0 ||
-	    (err = eng__proto_get_u64(welcome, ENG_KEY_CHUNKS, &chunks)) != 0)
-		return err;
-	if (n_slots == 0 || !json_is_array(stripes))
-		return rcp_err(-EPROTO, "the server's welcome is incomplete");
-	if (n_slots < 2 || n_slots > max_slots)
-		return rcp_err(-EPROTO,
-			       "the server offered %" PRIu64 " slots per stripe; this side's "
-			       "buffers take 2 to %u",
-			       n_slots, max_slots);
-	/* Keyed, the tokens were derived with the seal (and are never sent). */
-	if (!keyed &&
-	    (err = eng__proto_get_hex(welcome, ENG_KEY_TOKEN, tokens, ENG_SEAL_KEY_LEN)) != 0)
-		return err;
-	if (want_chunks && chunks != *want_chunks)
-		return rcp_err(-EPROTO, "the server planned %" PRIu64 " chunks, this side %" PRIu64,
-			       chunks, *want_chunks);
-	*n_slots_out = n_slots;
-	return 0;
-}
-
 /* The job as the welcome describes it, every stripe connected. */
 static int job_setup(struct client *c)
 {
@@ -469,6 +421,7 @@ static int client_once(const struct eng_client_opts *o, uint64_t t0_ns,
 	c.s.qp = o->qp;
 	c.s.partial = cp && (cp->partial || cp->checksum);
 	c.s.checksum = cp && cp->checksum;
+	c.s.fallback = cp && o->fall && o->plan_tcp && !o->no_failover && !cp->dry_run;
 	c.s.bench_bytes = o->bench_bytes;
 	if (cp && cp->delete_extra)
 		c.s.del = (struct eng_delete){.on = true,
@@ -513,6 +466,9 @@ static int client_once(const struct eng_client_opts *o, uint64_t t0_ns,
 			snprintf(report_out->rail[r].addr, sizeof(report_out->rail[r].addr), "%s",
 				 c.s.addr[r].text);
 		}
+	} else {
+		eng__fall_record(&c.s, o);
+		eng__session_fallback_drop(&c.s, err);
 	}
 out:
 	eng__session_fini(&c.s);

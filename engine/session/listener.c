@@ -400,12 +400,24 @@ static bool accept_backoff(struct eng_server *srv, int err, bool *starved)
  */
 static bool once_done(struct eng_server *srv, uint64_t deadline_ns, int *err)
 {
+	uint64_t again = atomic_load(&srv->again_ns);
+
 	if (atomic_load(&srv->served) > 0) {
 		*err = atomic_load(&srv->served_err);
 		return true;
 	}
+	/* A session whose rails all failed: its client is due back over tcp (fallback.c). */
+	if (again && rcp_now_ns() < again + (uint64_t)srv->o->timeout_ms * 1000000u)
+		return false;
 	if (atomic_load(&srv->sessions) > 0 || rcp_now_ns() < deadline_ns)
 		return false;
+	if (again) {
+		*err = rcp_err(-ETIMEDOUT,
+			       "every rail of the session failed, and its client did not come "
+			       "back over tcp within %d s",
+			       srv->o->timeout_ms / 1000);
+		return true;
+	}
 	*err = rcp_err(-ETIMEDOUT, "no client proved the key within %d s",
 		       srv->o->timeout_ms / 1000);
 	return true;

@@ -182,13 +182,14 @@ int eng__proto_recv(struct eng_ctl *c, int timeout_ms, const char *want_type, js
  * it says to try again, ENG_ERR_OTHER_TRANSPORT when to try the other one),
  * after who ("the server says").
  */
-static int error_frame(const json_t *msg, const char *who)
+static int error_frame(struct eng_ctl *c, const json_t *msg, const char *who)
 {
 	const char *text = json_string_value(json_object_get(msg, ENG_KEY_MESSAGE));
 	bool retry = json_is_true(json_object_get(msg, ENG_KEY_RETRY));
 	bool other = json_is_true(json_object_get(msg, ENG_KEY_OTHER_TRANSPORT));
 	char esc[400];
 
+	c->peer_rails_down |= json_is_true(json_object_get(msg, ENG_KEY_RAILS_DOWN));
 	return rcp_err(retry   ? -EBUSY
 		       : other ? ENG_ERR_OTHER_TRANSPORT
 			       : -ECONNABORTED,
@@ -262,7 +263,7 @@ int eng__proto_recv_max(struct eng_ctl *c, int timeout_ms, const char *want_type
 		char who[64];
 
 		snprintf(who, sizeof(who), "%s says", c->peer ? c->peer : "the peer");
-		err = error_frame(msg, who);
+		err = error_frame(c, msg, who);
 	} else if (want_type && (!type || strcmp(type, want_type) != 0)) {
 		char esc[ENG_PROTO_ESC_SHORT];
 
@@ -292,10 +293,12 @@ int eng__proto_peer_failed(struct eng_ctl *c, int timeout_ms, const char *peer_n
 			return 0;
 	} while (is_lost(msg));
 	type = json_string_value(json_object_get(msg, ENG_KEY_TYPE));
+	if (type && strcmp(type, ENG_MSG_ERROR) == 0)
+		c->peer_rails_down |= json_is_true(json_object_get(msg, ENG_KEY_RAILS_DOWN));
 	if (type && strcmp(type, ENG_MSG_ERROR) == 0 &&
 	    !json_is_true(json_object_get(msg, ENG_KEY_SYMPTOM))) {
 		snprintf(who, sizeof(who), "%s failed", peer_name);
-		err = error_frame(msg, who);
+		err = error_frame(c, msg, who);
 	}
 	json_decref(msg);
 	return err;
@@ -372,6 +375,8 @@ void eng__proto_send_error(struct eng_ctl *c, int err, bool symptom)
 			json_object_set_new(m, ENG_KEY_RETRY, json_true());
 		if (err == ENG_ERR_OTHER_TRANSPORT) /* and this: "ask again over tcp" */
 			json_object_set_new(m, ENG_KEY_OTHER_TRANSPORT, json_true());
+		if (c->rails_down)
+			json_object_set_new(m, ENG_KEY_RAILS_DOWN, json_true());
 		eng__proto_send(c, m);
 		json_decref(m);
 	}

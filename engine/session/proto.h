@@ -107,9 +107,15 @@
  * "kept_digests", "confirmed" and "hashed" frames of a -c copy, and ends
  * after them: an older server would end after the list; a "lost" frame
  * for a stripe given up while it connected says "setup", so the other side
- * counts it as left out at set-up, not lost mid-copy.
+ * counts it as left out at set-up, not lost mid-copy. 15: the hello's
+ * "fallback" flag: a client on --transport auto that chose rdma goes on
+ * over tcp when every RDMA rail fails, so the receiver keeps what landed
+ * then (as --partial keeps it; engine/session/fallback.c), and an error
+ * frame says "rails_down" when every rail failed (a client's: it goes on
+ * over tcp, and only then does the server keep what landed): an older
+ * receiver would remove it, and an older server serving once would end.
  */
-#define ENG_PROTO_VERSION 14
+#define ENG_PROTO_VERSION 15
 #define ENG_PROTO_MAX_FRAME (1u << 20)
 /* A hello arrives before authentication: keep what a stranger can make us parse small. */
 #define ENG_PROTO_MAX_HELLO (64u << 10)
@@ -177,6 +183,8 @@
 #define ENG_KEY_MESSAGE "message"
 /* error: the side failed on the fabric or through the peer; the peer's own reason is better */
 #define ENG_KEY_SYMPTOM "symptom"
+/* error: every rail of the session failed on the fabric; a client's: it goes on over tcp */
+#define ENG_KEY_RAILS_DOWN "rails_down"
 /* error: the refusal is temporary (a full server, a queue too long): try again (-EBUSY) */
 #define ENG_KEY_RETRY "retry"
 #define ENG_KEY_JOB "job" /* ENG_JOB_* */
@@ -241,6 +249,8 @@
 #define ENG_FLAG_DRY_RUN "dry_run"   /* the session ends after the file list: nothing written */
 #define ENG_FLAG_CHECKSUM "checksum" /* -c: the receiver's old files kept where they match */
 #define ENG_FLAG_DELETE "delete"     /* what the covered directories hold and the list not goes */
+/* the client goes on over tcp if every RDMA rail fails: the receiver keeps what landed then */
+#define ENG_FLAG_FALLBACK "fallback"
 
 /* A sealing key (seal.c) and a frame's tag. */
 #define ENG_SEAL_KEY_LEN 32
@@ -265,6 +275,8 @@ struct eng_ctl {
 	const char *stop_why;	  /* then -EINTR with this; NULL: the server is shutting down */
 	bool sealed;
 	const char *peer; /* who its sentences name: "the server", "the client"; NULL: "the peer" */
+	bool rails_down;  /* this side's error frame says ENG_KEY_RAILS_DOWN */
+	bool peer_rails_down; /* the peer's said it (read by any wait for a frame) */
 	uint64_t seq_out, seq_in;
 	uint8_t key_out[ENG_SEAL_KEY_LEN], key_in[ENG_SEAL_KEY_LEN];
 	uint8_t transcript[ENG_TRANSCRIPT_LEN]; /* SHA-256 chain of the frames before the seal */

@@ -21,6 +21,8 @@
  */
 #include "engine/session/server.h"
 
+#include "engine/session/fallback.h"
+
 #include "common/common.h"
 
 #include <errno.h>
@@ -56,6 +58,7 @@ static int hello_check(struct srv_session *ss)
 	ss->s.chunk = t.chunk;
 	ss->s.partial = t.partial;
 	ss->s.checksum = t.checksum;
+	ss->s.fallback = eng__hello_flag(ss->hello, ENG_FLAG_FALLBACK);
 	ss->s.bench_bytes = t.bench_bytes;
 	/* --delete: a push's server removes; a pull's client does, on its side */
 	ss->s.del.on = t.delete_extra && t.role == ENG_RECEIVER;
@@ -348,7 +351,7 @@ static void *session_main(void *arg)
 	struct srv_session *ss = arg;
 	struct eng_server *srv = ss->srv;
 	char what[IO_ESC_MAX + 64];
-	bool counted = false;
+	bool counted = false, back;
 	int err = session_admit(ss, &counted);
 
 	rcp_steps_lap(&ss->s.steps, RCP_STEP_CONTROL);
@@ -390,7 +393,10 @@ static void *session_main(void *arg)
 			rcp_err_msg(err));
 	}
 end:
+	/* Its rails all failed: the client goes on over tcp, in a session of its own. */
+	back = err && ss->s.fallback && eng__session_rails_down(&ss->s);
 	session_record(ss, err);
+	eng__session_fallback_drop(&ss->s, err);
 	eng__session_fini(&ss->s);
 	steps_log(ss, err);
 	eng__admit_release(srv, &ss->admit); /* its pools are freed */
@@ -398,8 +404,12 @@ end:
 	if (counted) {
 		int none = 0;
 
-		atomic_compare_exchange_strong(&srv->served_err, &none, err);
-		atomic_fetch_add(&srv->served, 1);
+		if (back) { /* serving once, it waits for that session (listener.c) */
+			atomic_store(&srv->again_ns, rcp_now_ns());
+		} else {
+			atomic_compare_exchange_strong(&srv->served_err, &none, err);
+			atomic_fetch_add(&srv->served, 1);
+		}
 		atomic_fetch_sub(&srv->sessions, 1);
 	}
 	eng__queue_wake(srv); /* its places are free: the next in line */

@@ -20,7 +20,7 @@
  *
  * Threading: see session_int.h.
  */
-#include "engine/session/session_int.h"
+#include "engine/session/fallback.h"
 
 #include "common/common.h"
 
@@ -172,6 +172,7 @@ int eng__session_any_connected(struct eng_session *s)
 
 	if (eng__job_stripes_alive(s->job) > 0)
 		return 0;
+	s->setup_down = true;
 	eng__job_report(s->job, &r);
 	all[0] = '\0';
 	for (k = 0; k < r.n_rails && used < sizeof(all); k++)
@@ -527,6 +528,9 @@ void eng__session_send_error(struct eng_session *s, int err)
 	if (s->err_sent || s->ctl.fd < 0)
 		return;
 	s->err_sent = true;
+	/* A client says so when it goes on over tcp, on the server's word too. */
+	s->ctl.rails_down =
+		s->side == ENG_CLIENT ? eng__session_rails_down(s) : eng__session_own_rails_down(s);
 	eng__proto_send_error(&s->ctl, err,
 			      err == -ECONNABORTED || (s->job && eng__job_fabric_err(s->job)));
 }

@@ -156,6 +156,8 @@ struct eng_session {
 	int peer_err;
 	char peer_why[512];
 	bool err_sent; /* this side's error frame went (eng__session_send_error) */
+	/* the client goes on over tcp if every rail fails (fallback.c); no stripe came up */
+	bool fallback, setup_down;
 	int setup_err; /* a "lost" frame at set-up could not be sent (setup_failed) */
 	/* while the job runs */
 	const _Atomic bool *cancel; /* when set, the job fails with cancel_err */
@@ -316,6 +318,8 @@ uint64_t eng__seal_token(const uint8_t tokens[ENG_SEAL_KEY_LEN], const char *lab
 /* ---- the two ends, over a transport of the caller's choice (tests: loopback) ---- */
 
 /* What bench and copies share; a copy's own options are in copy. */
+struct eng_fall; /* fallback.h */
+
 struct eng_client_opts {
 	const char *host;
 	uint16_t port;
@@ -329,6 +333,7 @@ struct eng_client_opts {
 	const struct topo_plan *plan_tcp; /* auto chose rdma: asked again over tcp; NULL: no */
 	uint64_t bench_bytes;		  /* bench */
 	const struct eng_copy_opts *copy; /* copies; NULL for bench */
+	struct eng_fall *fall; /* with plan_tcp: what a session whose every rail failed left */
 	bool no_failover;
 	int stall_ms;		/* 0: the job's default */
 	int rail_stall_ms;	/* 0: ENG_RAIL_STALL_MS, < 0: never */
@@ -453,6 +458,8 @@ struct eng_server {
 	_Atomic uint64_t mem_held; /* slot memory the sessions reserved: what --max-memory limits */
 	_Atomic unsigned served;   /* authenticated sessions that ended (once: stop at the first) */
 	_Atomic int served_err;	   /* the first of those's status (once: eng__serve returns it) */
+	/* serving once: when a session whose rails all failed ended, its client due back */
+	_Atomic uint64_t again_ns;
 	_Atomic bool stopping;
 	_Atomic unsigned next_id;
 };
@@ -639,6 +646,9 @@ int eng__transport_pick(const json_t *hello, const char *have, bool tcp_too, boo
 
 /* Whether the hello's flags hold name (ENG_FLAG_*) as true. */
 bool eng__hello_flag(const json_t *hello, const char *name);
+
+/* A copy's flags for its hello (ENG_FLAG_*), "fallback" too when fallback (fallback.c). */
+json_t *eng__hello_flags(const struct eng_copy_opts *cp, bool fallback);
 
 /*
  * What a client takes from the server's welcome before it connects: the

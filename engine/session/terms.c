@@ -2,7 +2,9 @@
  * terms.c - what a server takes from a proven client's hello: the job, the
  * server's role in it, the chunk and bench bounds, the stripes' count and
  * the copy's flags, checked before the session allocates anything
- * (server.c; the fuzz target fuzz_frame takes hellos through it too).
+ * (server.c; the fuzz target fuzz_frame takes hellos through it too); the
+ * flags as the client puts them in its hello, and what it takes from the
+ * server's welcome.
  */
 #include "engine/session/session_int.h"
 
@@ -58,9 +60,61 @@ int eng__hello_terms(const json_t *hello, bool serves_files, struct eng_hello_te
 	out->checksum = eng__hello_flag(hello, ENG_FLAG_CHECKSUM);
 	out->partial = eng__hello_flag(hello, ENG_FLAG_PARTIAL) || out->checksum;
 	out->delete_extra = eng__hello_flag(hello, ENG_FLAG_DELETE);
-	out->root_flags = eng__dest_flags(
-		eng__hello_flag(hello, ENG_FLAG_PRESERVE), eng__hello_flag(hello, ENG_FLAG_FSYNC),
-		eng__hello_flag(hello, ENG_FLAG_DIRECT), eng__hello_flag(hello, ENG_FLAG_PARTIAL),
-		eng__hello_flag(hello, ENG_FLAG_CHECKSUM));
+	/* A copy that may go on over tcp keeps what landed as --partial does (fallback.c). */
+	out->root_flags = eng__dest_flags(eng__hello_flag(hello, ENG_FLAG_PRESERVE),
+					  eng__hello_flag(hello, ENG_FLAG_FSYNC),
+					  eng__hello_flag(hello, ENG_FLAG_DIRECT),
+					  eng__hello_flag(hello, ENG_FLAG_PARTIAL) ||
+						  eng__hello_flag(hello, ENG_FLAG_FALLBACK),
+					  eng__hello_flag(hello, ENG_FLAG_CHECKSUM));
+	return 0;
+}
+
+json_t *eng__hello_flags(const struct eng_copy_opts *cp, bool fallback)
+{
+	json_t *flags = json_object();
+
+	json_object_set_new(flags, ENG_FLAG_PRESERVE, json_boolean(cp->preserve));
+	json_object_set_new(flags, ENG_FLAG_FSYNC, json_boolean(cp->fsync));
+	json_object_set_new(flags, ENG_FLAG_DIRECT, json_boolean(cp->direct));
+	json_object_set_new(flags, ENG_FLAG_RECURSIVE, json_boolean(cp->recursive));
+	json_object_set_new(flags, ENG_FLAG_UPDATE, json_boolean(cp->update));
+	json_object_set_new(flags, ENG_FLAG_PARTIAL, json_boolean(cp->partial));
+	json_object_set_new(flags, ENG_FLAG_CHECKSUM, json_boolean(cp->checksum));
+	json_object_set_new(flags, ENG_FLAG_DRY_RUN, json_boolean(cp->dry_run));
+	json_object_set_new(flags, ENG_FLAG_DELETE, json_boolean(cp->delete_extra));
+	json_object_set_new(flags, ENG_FLAG_CONTENTS,
+			    json_boolean(io_src_contents_only(cp->src, cp->n_src)));
+	if (fallback)
+		json_object_set_new(flags, ENG_FLAG_FALLBACK, json_true());
+	return flags;
+}
+
+int eng__welcome_terms(const json_t *welcome, unsigned max_slots, bool keyed,
+		       const uint64_t *want_chunks, uint64_t *n_slots_out,
+		       uint8_t tokens[ENG_SEAL_KEY_LEN])
+{
+	const json_t *stripes = json_object_get(welcome, ENG_KEY_STRIPES);
+	uint64_t n_slots, chunks;
+	int err;
+
+	if ((err = eng__proto_get_u64(welcome, ENG_KEY_SLOTS, &n_slots)) != 0 ||
+	    (err = eng__proto_get_u64(welcome, ENG_KEY_CHUNKS, &chunks)) != 0)
+		return err;
+	if (n_slots == 0 || !json_is_array(stripes))
+		return rcp_err(-EPROTO, "the server's welcome is incomplete");
+	if (n_slots < 2 || n_slots > max_slots)
+		return rcp_err(-EPROTO,
+			       "the server offered %" PRIu64 " slots per stripe; this side's "
+			       "buffers take 2 to %u",
+			       n_slots, max_slots);
+	/* Keyed, the tokens were derived with the seal (and are never sent). */
+	if (!keyed &&
+	    (err = eng__proto_get_hex(welcome, ENG_KEY_TOKEN, tokens, ENG_SEAL_KEY_LEN)) != 0)
+		return err;
+	if (want_chunks && chunks != *want_chunks)
+		return rcp_err(-EPROTO, "the server planned %" PRIu64 " chunks, this side %" PRIu64,
+			       chunks, *want_chunks);
+	*n_slots_out = n_slots;
 	return 0;
 }

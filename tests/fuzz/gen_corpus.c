@@ -285,6 +285,21 @@ static void frames(void)
 	eng__proto_set_hex(m, ENG_KEY_PART, "data/old/\0x\0", 12);
 	stream_send(&s, m);
 	stream_put(&s, "frame", "push_delete");
+	/* A push that may go on over tcp: the hello's flag, and an error frame whose rails are
+	 * down. */
+	stream_open(&s);
+	m = hello(ENG_JOB_PUSH, true);
+	json_object_set_new(m, ENG_KEY_FLAGS, flags(true));
+	json_object_set_new(json_object_get(m, ENG_KEY_FLAGS), ENG_FLAG_FALLBACK, json_true());
+	json_object_set_new(m, ENG_KEY_CHUNKS, json_integer(2));
+	eng__proto_set_hex(m, ENG_KEY_DST, "big", 3);
+	stream_send(&s, m);
+	m = eng__proto_msg(ENG_MSG_ERROR, false);
+	json_object_set_new(m, ENG_KEY_MESSAGE, json_string("every rail failed (rxe0:1: ...)"));
+	json_object_set_new(m, ENG_KEY_SYMPTOM, json_true());
+	json_object_set_new(m, ENG_KEY_RAILS_DOWN, json_true());
+	stream_send(&s, m);
+	stream_put(&s, "frame", "push_fallback");
 }
 
 /* ---- the manifest of a small tree: a directory, files, a hole, a symlink ---- */

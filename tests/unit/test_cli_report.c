@@ -1,7 +1,8 @@
 /*
  * test_cli_report.c - the summary and --json of a transfer (cli/report.c)
  * for rails left out at set-up beside rails lost mid-transfer: each is
- * said under its rail, with why, and counted apart in the JSON.
+ * said under its rail, with why, and counted apart in the JSON; a copy
+ * that went on over tcp says so in a line and a "fallback" object.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -136,6 +137,45 @@ static void test_the_json_counts_rails_left_out_apart_from_rails_lost(void **sta
 }
 
 /* A refused session's sentence that is not UTF-8 still fills its queue line's "error". */
+/* Every RDMA rail failed, the copy went on over tcp: one line, and "fallback" in the JSON. */
+static void test_a_copy_that_went_on_over_tcp_says_so(void **state)
+{
+	json_t *o = json_object(), *fb;
+	struct eng_report r;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	(void)state;
+	assert_non_null(f);
+	report_make(&r);
+	cli_fallback_print(f, &r); /* no fallback: nothing */
+	cli_fallback_json(o, &r);
+	assert_null(json_object_get(o, "fallback"));
+	r.fell_back = true;
+	snprintf(r.transport, sizeof(r.transport), "tcp");
+	snprintf(r.fallback_from, sizeof(r.fallback_from), "rdma");
+	snprintf(r.fallback_why, sizeof(r.fallback_why), "every rail failed (rxe0:1: %s)",
+		 WHY_LOST);
+	r.fallback_bytes = 40 << 20;
+	r.bytes_kept = 40 << 20;
+	cli_fallback_print(f, &r);
+	fclose(f);
+	if (strcmp(text,
+		   "railcp: every rdma rail failed after 40.0 MiB (every rail failed "
+		   "(rxe0:1: " WHY_LOST
+		   ")): the copy went on over tcp; 40.0 MiB kept were confirmed by the sender (a "
+		   "keyed digest of each chunk) and not sent again\n"))
+		fail_msg("the summary's line: %s", text);
+	cli_fallback_json(o, &r);
+	fb = json_object_get(o, "fallback");
+	assert_string_equal(json_string_value(json_object_get(fb, "from")), "rdma");
+	assert_int_equal(json_integer_value(json_object_get(fb, "bytes")), 40 << 20);
+	assert_string_equal(json_string_value(json_object_get(fb, "error")), r.fallback_why);
+	json_decref(o);
+	free(text);
+}
+
 static void test_a_queue_line_keeps_a_sentence_that_is_not_utf8(void **state)
 {
 	struct eng_queue_event ev = {.kind = ENG_QUEUE_REFUSED,
@@ -167,6 +207,7 @@ int main(void)
 		cmocka_unit_test(test_the_json_counts_rails_left_out_apart_from_rails_lost),
 		cmocka_unit_test(test_the_summary_and_json_say_the_qp_knobs_given),
 		cmocka_unit_test(test_a_queue_line_keeps_a_sentence_that_is_not_utf8),
+		cmocka_unit_test(test_a_copy_that_went_on_over_tcp_says_so),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

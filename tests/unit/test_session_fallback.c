@@ -1,0 +1,370 @@
+/*
+ * test_session_fallback.c - when every RDMA rail fails mid-copy, the copy
+ * goes on over tcp (engine/session/fallback.c): whole sessions, the real
+ * client and server code in one process, the loopback fabric playing the
+ * RDMA end (every client endpoint made to fail after some posts, through a
+ * copy of the loopback transport) and real TCP on 127.0.0.1 (rail "lo")
+ * the fallback. A push and a pull of a tree with files of many chunks
+ * arrive whole, the tcp session sending less than the whole (what landed
+ * was kept and confirmed), one notice line, the report naming the
+ * fallback; a server serving once waits for the second session; without
+ * failover, or at a server with no TCP plan, the copy fails with the
+ * sentence; a copy that fails for another reason leaves no partial file
+ * and no temporary.
+ *
+ * Threading: the server's threads; what the hooks share is atomic.
+ */
+#include "session_harness.h"
+
+#include "engine/transport/loopback.h"
+
+#define FB_CHUNK (4 * KiB)
+#define FB_BUDGET (2ull * 8 * FB_CHUNK) /* 8 slots of 4 KiB per stripe */
+#define FB_AFTER 20			/* the post of each client endpoint that fails */
+#define FB_HOLD_AT 20			/* the chunk at which a receiver stops for a cancel */
+#define FB_ONCE_MS 2000			/* a server serving once: its --timeout */
+
+static const struct {
+	const char *rel;
+	size_t len;
+} fb_file[] = {
+	{"top/big.bin", 256 * KiB + 17},
+	{"top/sub/mid.bin", 96 * KiB},
+	{"top/small.txt", 3000},
+	{"top/empty", 0},
+};
+
+typedef int (*prepare_fn)(void *ctx, const struct eng_chunk_hdr *hdr, const void *data,
+			  struct io_op *op);
+
+static _Atomic unsigned fb_after;   /* arm each client endpoint with this (0: none) */
+static _Atomic unsigned fb_armed;   /* endpoints armed */
+static _Atomic bool fb_hold;	    /* the receiver cancels the copy at FB_HOLD_AT */
+static _Atomic unsigned fb_landed;  /* chunks the receiver prepared */
+static _Atomic bool fb_cancel;	    /* the client's cancel flag */
+static _Atomic unsigned fb_slow_ms; /* the receiver stops this long at FB_HOLD_AT */
+static _Atomic prepare_fn fb_real;  /* the receiver's own prepare */
+static _Atomic unsigned fb_notices; /* "going on over tcp" lines */
+static struct eng_transport fb_tr;
+
+static int holding_prepare(void *ctx, const struct eng_chunk_hdr *hdr, const void *data,
+			   struct io_op *op)
+{
+	unsigned n = atomic_fetch_add(&fb_landed, 1) + 1;
+
+	if (n == FB_HOLD_AT && atomic_load(&fb_hold)) {
+		atomic_store(&fb_cancel, true);
+		usleep(300 * 1000); /* the client sees it and fails the copy meanwhile */
+	} else if (n == FB_HOLD_AT && atomic_load(&fb_slow_ms)) {
+		usleep(atomic_load(&fb_slow_ms) * 1000u);
+	}
+	return atomic_load(&fb_real)(ctx, hdr, data, op);
+}
+
+static int fb_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **conn_out)
+{
+	struct eng_job *job = ((struct eng_stripe *)cfg->link[0])->job; /* datapath_int.h */
+
+	if (job->role == ENG_RECEIVER && job->rcv.sink.prepare != holding_prepare) {
+		atomic_store(&fb_real, job->rcv.sink.prepare);
+		job->rcv.sink.prepare = holding_prepare;
+	}
+	return eng__transport_loopback()->conn_create(cfg, conn_out);
+}
+
+static int fb_connect(struct eng_conn *c, struct eng_link *l, const union eng_sockaddr *src,
+		      const union eng_sockaddr *dst, uint32_t peer_link, int timeout_ms)
+{
+	int err = eng__transport_loopback()->connect(c, l, src, dst, peer_link, timeout_ms);
+
+	if (!err && atomic_load(&fb_after)) {
+		eng__loop_inject_error(l->ep, atomic_load(&fb_after));
+		atomic_fetch_add(&fb_armed, 1);
+	}
+	return err;
+}
+
+static _Atomic unsigned fb_setup_notices; /* "no RDMA rail connected" lines */
+
+static void notice_line(const char *line, void *ctx)
+{
+	(void)ctx;
+	if (strstr(line, "every RDMA rail failed after ") &&
+	    strstr(line, "MiB: going on over tcp (--transport auto)"))
+		atomic_fetch_add(&fb_notices, 1);
+	if (strstr(line, "no RDMA rail connected: going over tcp (--transport auto)"))
+		atomic_fetch_add(&fb_setup_notices, 1);
+}
+
+/* A plan on rail "lo" of qps stripes: the TCP plan of either end. */
+static void plan_lo(struct topo_plan *p, unsigned qps)
+{
+	static const unsigned num[] = {0};
+
+	plan_make(p, num, 1, qps, 1, BUDGET);
+	snprintf(p->rail[0].dev, sizeof(p->rail[0].dev), "lo");
+}
+
+struct fb {
+	char src[4096], root[4096], back[4096];
+	struct topo_plan plan, plan_tcp, srv_tcp;
+	bool no_failover, srv_tcp_none;
+};
+
+static uint64_t fb_bytes(void)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < RCP_ARRAY_SIZE(fb_file); i++)
+		n += fb_file[i].len;
+	return n;
+}
+
+static void fb_tree(const char *base)
+{
+	char p[4096];
+	size_t i;
+
+	t_path(p, base, "top");
+	assert_int_equal(mkdir(p, 0755), 0);
+	t_path(p, base, "top/sub");
+	assert_int_equal(mkdir(p, 0755), 0);
+	for (i = 0; i < RCP_ARRAY_SIZE(fb_file); i++)
+		pattern_write(base, fb_file[i].rel, fb_file[i].len, 40 + (uint32_t)i);
+}
+
+/* The trees, and a server over fb_tr on loop0 and loop1 that serves tcp on "lo" too. */
+static void fb_start(struct fx *fx, struct fb *f, bool once)
+{
+	static const unsigned rails[] = {0, 1};
+
+	fx_dir(fx, "src", f->src);
+	fx_dir(fx, "root", f->root);
+	fx_dir(fx, "back", f->back);
+	fb_tree(f->src);
+	fb_tree(f->root);
+	fb_tr = *eng__transport_loopback();
+	fb_tr.name = "failing loopback";
+	fb_tr.conn_create = fb_conn_create;
+	fb_tr.connect = fb_connect;
+	atomic_store(&fb_after, 0);
+	atomic_store(&fb_armed, 0);
+	atomic_store(&fb_hold, false);
+	atomic_store(&fb_landed, 0);
+	atomic_store(&fb_cancel, false);
+	atomic_store(&fb_notices, 0);
+	atomic_store(&fb_setup_notices, 0);
+	/* Serving once: the first session outlasts the server's wait for a client. */
+	atomic_store(&fb_slow_ms, once ? FB_ONCE_MS + 300 : 0);
+	fx->srv.timeout_ms = once ? FB_ONCE_MS : 0;
+	plan_lo(&f->srv_tcp, 2);
+	plan_lo(&f->plan_tcp, 2);
+	plan_make(&fx->srv.plan, rails, 2, 1, 1, FB_BUDGET);
+	fx->srv.plan_tcp = f->srv_tcp_none ? NULL : &f->srv_tcp;
+	fx->srv.once = once;
+	server_start(&fx->srv, &fb_tr, f->root, NULL);
+	plan_make(&f->plan, rails, 2, 1, 2, FB_BUDGET);
+}
+
+/* Push src/top into the root, or pull root/top into back, on auto that chose rdma. */
+static int fb_copy(struct fx *fx, struct fb *f, enum eng_copy_dir dir, struct eng_report *r)
+{
+	char top[4096];
+	const char *push_src[] = {top}, *pull_src[] = {"top"};
+	struct eng_copy_opts cp;
+	struct eng_client_opts o;
+	struct log_tap tap;
+	int err;
+
+	t_path(top, f->src, "top");
+	cp = dir == ENG_PUSH ? copy_opts(ENG_PUSH, push_src, 1, "sent")
+			     : copy_opts(ENG_PULL, pull_src, 1, f->back);
+	cp.chunk = FB_CHUNK;
+	cp.no_failover = f->no_failover;
+	cp.cancel = &fb_cancel;
+	o = client_opts(&fx->srv, &f->plan, cp.chunk, NULL);
+	o.copy = &cp;
+	o.tr = &fb_tr;
+	o.plan_tcp = &f->plan_tcp;
+	o.no_failover = f->no_failover;
+	memset(r, 0, sizeof(*r));
+	log_tap_start(&tap, notice_line, NULL);
+	err = eng__client_run(&o, r);
+	log_tap_stop(&tap);
+	return err;
+}
+
+/* The copy's destination: the server's root/sent for a push, back for a pull. */
+static void fb_dst(const struct fb *f, enum eng_copy_dir dir, char out[4096])
+{
+	if (dir == ENG_PUSH)
+		t_path(out, f->root, "sent");
+	else
+		snprintf(out, 4096, "%s", f->back);
+}
+
+/*
+ * Every client rail fails mid-copy: the copy goes on over tcp and arrives
+ * whole, the tcp session sending less than the whole, the report saying so.
+ */
+static void fell_back(struct fx *fx, enum eng_copy_dir dir, bool once)
+{
+	const uint64_t total = fb_bytes();
+	struct eng_report r;
+	struct fb f = {0};
+	char dst[4096], got[4096], want[4096];
+	int err;
+
+	fb_start(fx, &f, once);
+	atomic_store(&fb_after, FB_AFTER);
+	err = fb_copy(fx, &f, dir, &r);
+	if (err)
+		fail_msg("the copy failed: %s", rcp_err_msg(err));
+	assert_int_equal(atomic_load(&fb_armed), 2);
+	assert_int_equal(atomic_load(&fb_notices), 1);
+	fb_dst(&f, dir, dst);
+	t_path(got, dst, "top");
+	t_path(want, dir == ENG_PUSH ? f.src : f.root, "top");
+	tree_same(want, got);
+	assert_int_equal(t_count_tmp(dst), 0);
+	assert_true(r.fell_back);
+	assert_string_equal(r.fallback_from, "rdma");
+	assert_string_equal(r.transport, "tcp");
+	if (!strstr(r.fallback_why, "every rail failed"))
+		fail_msg("the fallback's sentence: \"%s\"", r.fallback_why);
+	assert_true(r.fallback_bytes > 0 && r.fallback_bytes < total);
+	/* Over tcp: less than the whole, what landed kept and confirmed, not sent again. */
+	assert_true(r.bytes_kept >= r.fallback_bytes / 2);
+	assert_true(r.bytes - r.fallback_bytes < total);
+	assert_int_equal(r.bytes - r.fallback_bytes + r.bytes_kept, total);
+	assert_int_equal(r.files_total, 4);
+	assert_int_equal(server_stop(&fx->srv), 0); /* once: the second session's status */
+}
+
+static void test_a_push_whose_every_rdma_rail_fails_goes_on_over_tcp(void **state)
+{
+	fell_back(*state, ENG_PUSH, false);
+}
+
+/* A pull, at a server serving once (serve --ssh): it waits for the second session. */
+static void test_a_pull_goes_on_over_tcp_at_a_server_serving_once(void **state)
+{
+	fell_back(*state, ENG_PULL, true);
+}
+
+/* No RDMA rail connects at set-up (each refused): the copy goes over tcp from the start. */
+static void test_a_copy_none_of_whose_rdma_rails_connect_goes_over_tcp(void **state)
+{
+	struct fx *fx = *state;
+	struct eng_report r;
+	struct fb f = {0};
+	char got[4096], want[4096];
+	int err;
+
+	fb_start(fx, &f, false);
+	eng__loop_inject_connect("loop0", ENG_LOOP_FAULT_REFUSE, 1);
+	eng__loop_inject_connect("loop1", ENG_LOOP_FAULT_REFUSE, 1);
+	err = fb_copy(fx, &f, ENG_PUSH, &r);
+	eng__loop_inject_connect("loop0", ENG_LOOP_FAULT_NONE, 0);
+	eng__loop_inject_connect("loop1", ENG_LOOP_FAULT_NONE, 0);
+	if (err)
+		fail_msg("the copy failed: %s", rcp_err_msg(err));
+	assert_int_equal(atomic_load(&fb_setup_notices), 1);
+	assert_int_equal(atomic_load(&fb_notices), 0);
+	t_path(got, f.root, "sent/top");
+	t_path(want, f.src, "top");
+	tree_same(want, got);
+	assert_true(r.fell_back);
+	assert_int_equal(r.fallback_bytes, 0);
+	if (!strstr(r.fallback_why, "no rail connected to the server"))
+		fail_msg("the fallback's sentence: \"%s\"", r.fallback_why);
+	assert_int_equal(r.bytes, fb_bytes());
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+/* The copy fails with a sentence that holds must and then (NULL: nothing) must2. */
+static void failed(struct fx *fx, struct fb *f, enum eng_copy_dir dir, const char *must,
+		   const char *must2)
+{
+	struct eng_report r;
+	int err = fb_copy(fx, f, dir, &r);
+	const char *at;
+
+	assert_int_not_equal(err, 0);
+	at = strstr(rcp_err_msg(err), must);
+	if (!at || (must2 && !strstr(at, must2)))
+		fail_msg("the copy failed with \"%s\"", rcp_err_msg(err));
+}
+
+/* Nothing of the failed copy at its destination: no partial file, record or marker. */
+static void nothing_kept(const struct fb *f, enum eng_copy_dir dir)
+{
+	char dst[4096];
+
+	fb_dst(f, dir, dst);
+	assert_true(WAIT_FOR(t_count_tmp(dst) == 0));
+}
+
+static void test_without_failover_the_copy_fails_with_the_sentence(void **state)
+{
+	struct fx *fx = *state;
+	struct fb f = {.no_failover = true};
+
+	fb_start(fx, &f, false);
+	atomic_store(&fb_after, FB_AFTER);
+	failed(fx, &f, ENG_PUSH, "work completion error 'injected error'", NULL);
+	nothing_kept(&f, ENG_PUSH);
+	assert_int_equal(atomic_load(&fb_notices), 0);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+/* A server with no TCP plan (--transport rdma) refuses the second: both causes said. */
+static void test_a_server_without_a_tcp_plan_refuses_the_second_session(void **state)
+{
+	struct fx *fx = *state;
+	struct fb f = {.srv_tcp_none = true};
+
+	fb_start(fx, &f, false);
+	atomic_store(&fb_after, FB_AFTER);
+	failed(fx, &f, ENG_PUSH, "every rail failed",
+	       "; going on over tcp: the server says: the client asks for --transport tcp; "
+	       "this server serves rdma");
+	assert_int_equal(atomic_load(&fb_notices), 1);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+/* Interrupted mid-copy (not the fabric): the receiver keeps nothing, either way. */
+static void test_a_copy_failing_otherwise_leaves_no_partial_file(void **state)
+{
+	static const enum eng_copy_dir dirs[] = {ENG_PUSH, ENG_PULL};
+	struct fx *fx = *state;
+	struct fb f = {0};
+	size_t i;
+
+	fb_start(fx, &f, false);
+	for (i = 0; i < RCP_ARRAY_SIZE(dirs); i++) {
+		atomic_store(&fb_landed, 0);
+		atomic_store(&fb_cancel, false);
+		atomic_store(&fb_hold, true);
+		failed(fx, &f, dirs[i], "interrupted", NULL);
+		nothing_kept(&f, dirs[i]);
+		assert_true(atomic_load(&fb_landed) >= FB_HOLD_AT);
+	}
+	assert_int_equal(atomic_load(&fb_notices), 0);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_a_push_whose_every_rdma_rail_fails_goes_on_over_tcp),
+		T(test_a_pull_goes_on_over_tcp_at_a_server_serving_once),
+		T(test_a_copy_none_of_whose_rdma_rails_connect_goes_over_tcp),
+		T(test_without_failover_the_copy_fails_with_the_sentence),
+		T(test_a_server_without_a_tcp_plan_refuses_the_second_session),
+		T(test_a_copy_failing_otherwise_leaves_no_partial_file),
+	};
+
+	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
+}
