@@ -17,14 +17,9 @@
 #include <sys/stat.h>
 
 /* Server (rank mod S) into this rank's options: its port, else the copy's --port; stoppable. */
-static const struct cli_mpi_server *job_server(struct job *j, int rank)
+static void job_server(struct job *j, int rank)
 {
-	const struct cli_mpi_server *s = &j->srv[(size_t)rank % j->n_srv];
-
-	j->o.host = s->host;
-	j->o.port = s->port ? s->port : cli_copy_opts(j->cc)->port;
-	j->o.cancel = &cli__mpi_interrupted;
-	return s;
+	cli__mpi_server_use(j, (size_t)rank % j->n_srv);
 }
 
 static _Noreturn void server_fail(struct job *j, const char *verb, int err)
@@ -152,7 +147,6 @@ static void pull_task(struct job *j, size_t k, const struct cli_mpi_task *t, str
 {
 	const char *const *srcs = cli_copy_opts(j->cc)->src;
 	struct eng_report rep;
-	int err;
 
 	if (!t->whole && !t->filter)
 		return;
@@ -160,10 +154,7 @@ static void pull_task(struct job *j, size_t k, const struct cli_mpi_task *t, str
 	j->o.n_src = 1;
 	j->o.filter = t->whole ? NULL : t->filter;
 	j->o.dry_run = false;
-	j->o.cancel = &cli__mpi_interrupted;
-	err = eng_copy_run(&j->o, &rep);
-	if (err)
-		server_fail(j, "pulling from", err);
+	cli__mpi_session(j, res, "pulling from", &rep);
 	cli__mpi_progress_session(j, &rep);
 	cli__mpi_series_session(j, &rep);
 	res->files += rep.files_total - rep.files_skipped;
@@ -188,6 +179,7 @@ void cli__mpi_pull(struct job *j, struct cli_mpi_pull *p, struct result *res, do
 	for (k = 0; k < n_src; k++)
 		pull_task(j, k, &t[k], res);
 	res->seconds = MPI_Wtime() - t0;
+	res->server = (uint32_t)j->cur;
 	memcpy(res->host, j->host, sizeof(res->host));
 	cli_mpi_tasks_free(t, n_src);
 }
