@@ -5,10 +5,12 @@
  * (cli/mpi_share.c); MPI_Scatterv gives each rank its share, and each rank
  * pushes it in an ordinary keyed, sealed session to server rank mod the
  * number of servers, placed by its own binding. Rank 0 gathers the figures
- * and prints the one summary. A rank that fails says so in one line naming
- * itself, its host and the cause, and ends the job with MPI_Abort. A pull
- * (HOSTS:SRC... DST) is cli/mpi_pull_job.c's. Built by cli/SConscript with
- * MPI's flags, with mpi_pull_job.c; everything else is in the cli library.
+ * and prints the one summary (cli/mpi_summary.c). A rank whose server is
+ * gone moves to another (cli/mpi_failover.c); a rank that fails says so in
+ * one line naming itself, its host and the cause, and ends the job with
+ * MPI_Abort. A pull (HOSTS:SRC... DST) is cli/mpi_pull_job.c's. Built by
+ * cli/SConscript with MPI's flags, with the other mpi_*.c that call MPI or
+ * use the job (cli/mpi_job.h); everything else is in the cli library.
  */
 #include "cli/cli.h"
 #include "cli/mpi.h"
@@ -46,8 +48,10 @@ static void usage(FILE *f)
 		   "binding. DST must be a directory there (the root when empty): each SRC\n"
 		   "lands beneath it under its own name. A pull: rank 0 lists the sources on\n"
 		   "the first server (a dry run), shares their files by bytes, and each rank\n"
-		   "pulls its share from its server as a --files-from list. Rank 0 prints\n"
-		   "the summary.\n\n"
+		   "pulls its share from its server as a --files-from list. A rank whose\n"
+		   "server is gone moves to the next one and goes on there with -c (what\n"
+		   "landed is not sent again); --no-failover ends the job instead. Rank 0\n"
+		   "prints the summary.\n\n"
 		   "Options: those of a railcp copy (railcp --help-copy) but -e, --rsh and\n"
 		   "--railcp-path (the servers must be running). --delete needs -p: after\n"
 		   "the ranks' copies, rank 0 deletes in one more session with -u (it sends\n"
