@@ -150,6 +150,7 @@ static void session_failed(struct job *j, struct result *res, const char *verb, 
 void cli__mpi_session(struct job *j, struct result *res, const char *verb, struct eng_report *rep)
 {
 	struct said n = {.cb = j->o.progress, .ctx = j->o.ctx};
+	bool checksum = j->o.checksum; /* a pull's next source: nothing of it landed yet */
 	int err;
 
 	j->o.progress = said_progress;
@@ -159,4 +160,5 @@ void cli__mpi_session(struct job *j, struct result *res, const char *verb, struc
 	say(&n);
 	j->o.progress = n.cb;
 	j->o.ctx = n.ctx;
+	j->o.checksum = checksum;
 }
