@@ -95,26 +95,36 @@ for a, b in zip(s["bytes"], s["bytes"][1:]):
 	*) fail "$1: not one line saying rank 1 moved from port $port2 to $port1: $err" ;; esac
 }
 
+# kill_run DIR "PID..." ARGS...: railcp-mpi ARGS ($out, $err, $rc) while
+# kill_when DIR 5 PID... kills; $landed, how many were in place.
+kill_run() {
+	_dir=$1 _pids=$2
+	shift 2
+	kill_when "$_dir" 5 $_pids >"$tmp/landed" &
+	_w=$!
+	capture mpi "$@"
+	wait $_w || fail "no server was killed: $(cat "$tmp/landed")"
+	landed=$(cat "$tmp/landed")
+}
+
+# completed WHAT DIR: the job completed, rank 1 moved, DIR the source's tree.
+completed() {
+	[ "$rc" -eq 0 ] || fail "$1 whose server 2 was killed: exit $rc: $err"
+	[ "$landed" -lt $small ] || fail "$1: rank 1's share was done before its server was killed: too short to show a move"
+	same_tree "$2" all || fail "$1: the tree with a server killed differs: $(diff "$tmp/src.sum" "$tmp/dst.sum" | head -5)"
+	check_move "$1"
+	kill "$pid1"
+	wait "$pid1"
+}
+
 # A push: rank 1's server killed mid-copy; it moves, the job completes.
 servers
-kill_when "$tmp/root/in/src/d" 5 "$pid2" >"$tmp/landed" &
-watch=$!
-capture mpi -r --json "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:in"
-wait $watch || fail "server 2 was not killed: $(cat "$tmp/landed")"
-landed=$(cat "$tmp/landed")
-[ "$rc" -eq 0 ] || fail "railcp-mpi whose server 2 was killed: exit $rc: $err"
-[ "$landed" -lt $small ] || fail "rank 1's share was done before its server was killed: the copy is too short to show a move"
-same_tree "$tmp/root/in/src" all || fail "the tree pushed with a server killed differs: $(diff "$tmp/src.sum" "$tmp/dst.sum" | head -5)"
-check_move push
-kill "$pid1"
-wait "$pid1"
+kill_run "$tmp/root/in/src/d" "$pid2" -r --json "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:in"
+completed push "$tmp/root/in/src"
 
 # --no-failover: the job ends in one line naming rank 1, its host and server 2.
 servers
-kill_when "$tmp/root/nf/src/d" 5 "$pid2" >"$tmp/landed" &
-watch=$!
-capture mpi -r --no-failover "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:nf"
-wait $watch || fail "server 2 was not killed: $(cat "$tmp/landed")"
+kill_run "$tmp/root/nf/src/d" "$pid2" -r --no-failover "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:nf"
 [ "$rc" -eq 1 ] || fail "--no-failover with a server killed: exit $rc, not 1: $err"
 [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "--no-failover: not one line: $err"
 case "$err" in "railcp-mpi: rank 1 on $(hostname) failed pushing to 127.0.0.1 port $port2: "*) ;;
@@ -125,10 +135,7 @@ wait "$pid1"
 
 # Every server killed: one line, and no final-named partial file.
 servers
-kill_when "$tmp/root/all/src/d" 5 "$pid2" "$pid1" >"$tmp/landed" &
-watch=$!
-capture mpi -r "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:all"
-wait $watch || fail "the servers were not killed: $(cat "$tmp/landed")"
+kill_run "$tmp/root/all/src/d" "$pid2 $pid1" -r "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:all"
 [ "$rc" -eq 1 ] || fail "every server killed: exit $rc, not 1: $err"
 [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "every server killed: not one line: $err"
 case "$err" in "railcp-mpi: rank "[01]" on $(hostname) failed pushing to 127.0.0.1 port "*", the last of the job's 2 servers, every other one gone: "*) ;;
@@ -139,15 +146,6 @@ same_tree "$tmp/root/all/src" || fail "every server killed: a partial file under
 cp -r "$tmp/src" "$tmp/root/data/"
 servers
 mkdir "$tmp/pulled"
-kill_when "$tmp/pulled/src/d" 5 "$pid2" >"$tmp/landed" &
-watch=$!
-capture mpi -r --json "127.0.0.1:$port1,127.0.0.1:$port2:data/src" "$tmp/pulled"
-wait $watch || fail "server 2 was not killed: $(cat "$tmp/landed")"
-landed=$(cat "$tmp/landed")
-[ "$rc" -eq 0 ] || fail "railcp-mpi pull whose server 2 was killed: exit $rc: $err"
-[ "$landed" -lt $small ] || fail "rank 1's pull was done before its server was killed"
-same_tree "$tmp/pulled/src" all || fail "the tree pulled with a server killed differs: $(diff "$tmp/src.sum" "$tmp/dst.sum" | head -5)"
+kill_run "$tmp/pulled/src/d" "$pid2" -r --json "127.0.0.1:$port1,127.0.0.1:$port2:data/src" "$tmp/pulled"
 no_temp "$tmp/pulled" || fail "the pull left temporaries: $(find "$tmp/pulled" -name '.railcp-tmp-*')"
-check_move pull
-kill "$pid1"
-wait "$pid1"
+completed pull "$tmp/pulled/src"
