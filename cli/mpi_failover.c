@@ -68,7 +68,8 @@ static bool gone(const struct job *j, int err)
  * A move's line waits until the session on the new server is under way
  * (its first progress call) or done, so that a job whose every server is
  * gone ends in its one line; a failure of the new server's own says it
- * first. The copy's own progress callback, if any, is called through.
+ * first. The copy's own progress callback, if any, is called through;
+ * sessions that never moved keep it as it was.
  */
 struct said {
 	char pending[2048];
@@ -132,7 +133,8 @@ static void session_failed(struct job *j, struct result *res, const char *verb, 
 	size_t from = j->cur;
 	char what[512], cause[200];
 
-	if (atomic_load(&cli__mpi_interrupted) || j->o.no_failover || !gone(j, err)) {
+	if (atomic_load(&cli__mpi_interrupted) || j->o.no_failover || j->n_srv < 2 ||
+	    !gone(j, err)) {
 		say(n);
 		snprintf(what, sizeof(what), "%s %s port %u", verb, j->o.host, port_of(j));
 		cli__mpi_fail(j, what, err);
@@ -145,6 +147,8 @@ static void session_failed(struct job *j, struct result *res, const char *verb, 
 	j->o.checksum = !j->o.dry_run;
 	cli__mpi_series_moved(j);
 	move_record(j, res, from, cause, n);
+	j->o.progress = said_progress;
+	j->o.ctx = n;
 }
 
 void cli__mpi_session(struct job *j, struct result *res, const char *verb, struct eng_report *rep)
@@ -153,8 +157,6 @@ void cli__mpi_session(struct job *j, struct result *res, const char *verb, struc
 	bool checksum = j->o.checksum; /* a pull's next source: nothing of it landed yet */
 	int err;
 
-	j->o.progress = said_progress;
-	j->o.ctx = &n;
 	while ((err = eng_copy_run(&j->o, rep)) != 0)
 		session_failed(j, res, verb, err, &n);
 	say(&n);

@@ -19,7 +19,7 @@ mpi_setup
 small=200 piece=262144
 mkdir -p "$tmp/src/d" "$tmp/root/data"
 head -c $((64 * 1024 * 1024)) /dev/urandom >"$tmp/src/big"
-for i in $(seq 1 $small); do head -c $piece /dev/urandom >"$tmp/src/d/f$i"; done
+head -c $((small * piece)) /dev/urandom | (cd "$tmp/src/d" && split -b $piece -a 3 - f)
 (cd "$tmp/src" && find . -type f | sort | xargs sha256sum) >"$tmp/src.sum"
 
 # kill_when DIR N PID...: once N files are in place in DIR, stop the PIDs,
