@@ -23,8 +23,14 @@
 /* The probe of a server whose error could mean either: at most this long. */
 #define PROBE_MS 3000
 
-/* Ranks that find every server gone at once speak in rank order, this far apart (at most 8). */
-#define GONE_STAGGER_MS 250
+/*
+ * Ranks that find every server gone at once speak in rank order, this far
+ * apart (the fourth and later ones together): the first one's MPI_Abort
+ * ends the others before their turn. A second, as one rank can reach the
+ * finding later than another by a probe (0.3 s) on a loaded host.
+ */
+#define GONE_STAGGER_MS 1000
+#define GONE_STAGGER_MAX 4
 
 void cli__mpi_server_use(struct job *j, size_t i)
 {
@@ -98,7 +104,8 @@ static _Noreturn void all_gone(const struct job *j, const char *verb, int err)
 {
 	char what[512];
 
-	usleep((useconds_t)(j->rank < 8 ? j->rank : 8) * GONE_STAGGER_MS * 1000);
+	usleep((useconds_t)(j->rank < GONE_STAGGER_MAX ? j->rank : GONE_STAGGER_MAX) *
+	       GONE_STAGGER_MS * 1000);
 	snprintf(what, sizeof(what),
 		 "%s %s port %u, the last of the job's %zu servers, every other one gone", verb,
 		 j->o.host, port_of(j), j->n_srv);
