@@ -310,6 +310,7 @@ static void job_scatter(struct job *j)
 static void job_push(struct job *j, struct result *res)
 {
 	struct eng_report rep;
+	double t0 = MPI_Wtime();
 
 	j->o.manifest = j->share;
 	cli__mpi_server_use(j, (size_t)j->rank % j->n_srv);
@@ -321,7 +322,7 @@ static void job_push(struct job *j, struct result *res)
 	res->files_skipped = rep.files_skipped;
 	res->bytes = rep.bytes;
 	res->share_bytes = j->share->data_bytes;
-	res->seconds = rep.wall_seconds;
+	res->seconds = j->moves ? MPI_Wtime() - t0 : rep.wall_seconds; /* a move: both sessions */
 	res->server = (uint32_t)j->cur;
 	memcpy(res->host, j->host, sizeof(res->host));
 }
