@@ -158,16 +158,27 @@ static void session_failed(struct job *j, struct result *res, const char *verb, 
 	j->o.ctx = n;
 }
 
-void cli__mpi_session(struct job *j, struct result *res, const char *verb, struct eng_report *rep)
+void cli__mpi_attempts(struct job *j, struct result *res, const char *verb,
+		       int (*run)(struct job *j, void *ctx), void *ctx)
 {
 	struct said n = {.cb = j->o.progress, .ctx = j->o.ctx};
 	bool checksum = j->o.checksum; /* a pull's next source: nothing of it landed yet */
 	int err;
 
-	while ((err = eng_copy_run(&j->o, rep)) != 0)
+	while ((err = run(j, ctx)) != 0)
 		session_failed(j, res, verb, err, &n);
 	say(&n);
 	j->o.progress = n.cb;
 	j->o.ctx = n.ctx;
 	j->o.checksum = checksum;
+}
+
+static int copy_run(struct job *j, void *rep)
+{
+	return eng_copy_run(&j->o, rep);
+}
+
+void cli__mpi_session(struct job *j, struct result *res, const char *verb, struct eng_report *rep)
+{
+	cli__mpi_attempts(j, res, verb, copy_run, rep);
 }

@@ -87,6 +87,9 @@ _Noreturn void cli__mpi_fail(const struct job *j, const char *what, int err);
 void cli__mpi_server_use(struct job *j, size_t i);
 unsigned cli__mpi_server_port(const struct job *j, size_t i);
 void cli__mpi_session(struct job *j, struct result *res, const char *verb, struct eng_report *rep);
+/* The same around run(j, ctx), which reaches the server j->o names (0 or a negative errno). */
+void cli__mpi_attempts(struct job *j, struct result *res, const char *verb,
+		       int (*run)(struct job *j, void *ctx), void *ctx);
 
 /*
  * Rank 0, --delete, once every rank's copy is in place: one more session of
