@@ -25,12 +25,13 @@
 
 /*
  * Ranks that find every server gone at once speak in rank order, this far
- * apart (the fourth and later ones together): the first one's MPI_Abort
- * ends the others before their turn. A second, as one rank can reach the
- * finding later than another by a probe (0.3 s) on a loaded host.
+ * apart (the third and later ones together): the first one's MPI_Abort
+ * ends the others before their turn. Two seconds, as one rank can reach
+ * the finding later than another by a probe (up to 1.1 s and a connect)
+ * on a loaded host.
  */
-#define GONE_STAGGER_MS 1000
-#define GONE_STAGGER_MAX 4
+#define GONE_STAGGER_MS 2000
+#define GONE_STAGGER_MAX 3
 
 void cli__mpi_server_use(struct job *j, size_t i)
 {

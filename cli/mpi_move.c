@@ -68,11 +68,14 @@ size_t cli_mpi_next_server(unsigned rank, size_t n_srv, unsigned moves)
 
 /*
  * A connection accepted by the kernel's backlog proves little: a server
- * killed a moment ago may still hold its listener while it exits. So the
- * probe waits a little more: a connection reset or closed in that time
- * means gone; one left open (a server waits for the hello) means alive.
+ * killed a moment ago may still hold its listener while it exits, which
+ * on a loaded host took more than 0.3 s (host/mpi_failover under
+ * tools/check). So the probe waits a little: a connection reset or closed
+ * in that time means gone; one left open (a server waits for the hello)
+ * counts only if a second one, a moment later, is taken and left open too.
  */
 #define PROBE_SETTLE_MS 300
+#define PROBE_GAP_MS 500
 
 static int probe_settle(int fd)
 {
@@ -119,8 +122,13 @@ int cli_mpi_probe(const char *host, uint16_t port, int timeout_ms)
 	snprintf(svc, sizeof(svc), "%u", port);
 	if (getaddrinfo(host, svc, &hints, &res))
 		return -EHOSTUNREACH;
-	for (r = -EHOSTUNREACH, ai = res; ai && r; ai = ai->ai_next)
+	for (r = -EHOSTUNREACH, ai = res; ai && r; ai = ai->ai_next) {
 		r = probe_one(ai, timeout_ms);
+		if (!r) {
+			usleep(PROBE_GAP_MS * 1000);
+			r = probe_one(ai, timeout_ms);
+		}
+	}
 	freeaddrinfo(res);
 	return r;
 }
