@@ -60,6 +60,33 @@ int cli_mpi_servers(const char *arg, struct cli_mpi_server **servers_out, size_t
 		    const char **dst_out);
 
 /*
+ * ---- failover (cli/mpi_move.c) ----
+ *
+ * What a session's error (a negative errno from eng_copy_run) says of its
+ * server: gone (its connection refused, reset or closed, its host
+ * unreachable, no answer in time), not gone (a refusal for a reason of the
+ * copy's own), or either (-EIO: the fabric's "every rail failed" or a
+ * local disk; -ECONNABORTED: the server's refusal or its shutdown), which
+ * cli_mpi_probe settles.
+ */
+enum cli_mpi_gone {
+	CLI_MPI_NOT_GONE,
+	CLI_MPI_GONE,
+	CLI_MPI_GONE_ASK,
+};
+enum cli_mpi_gone cli_mpi_server_gone(int err);
+
+/*
+ * The server (an index below n_srv) rank takes after its moves-th move (0:
+ * its home, rank mod n_srv; 1 to n_srv - 1: every other server once, the
+ * ranks of one home spread evenly over the others).
+ */
+size_t cli_mpi_next_server(unsigned rank, size_t n_srv, unsigned moves);
+
+/* Whether something accepts a TCP connection at host:port within timeout_ms: 0, else -errno. */
+int cli_mpi_probe(const char *host, uint16_t port, int timeout_ms);
+
+/*
  * ---- pulls (cli/mpi_pull.c) ----
  *
  * Rank 0 lists each source with a dry-run pull; the sources' files,

@@ -39,14 +39,30 @@ struct job {
 	struct cli_mpi_series *ms; /* --json: this rank's series */
 	json_t *series;		   /* rank 0, --json: the job's, merged */
 	uint64_t total;		   /* rank 0: the job's bytes, every share */
+	size_t cur;		   /* the server this rank's sessions go to now */
+	unsigned moves;		   /* how often its server was gone (cli__mpi_session) */
 };
+
+/* A rank's move to another server, its old one gone (cli/mpi_failover.c). */
+struct cli_mpi_move {
+	uint32_t from, to;     /* the servers' indexes */
+	uint64_t bytes_before; /* the rank's bytes (result.bytes) before the move */
+	char cause[200];       /* why the old one counts as gone */
+};
+#define CLI_MPI_MOVES_KEPT 4
 
 /* What each rank tells rank 0 at the end (MPI_BYTE). */
 struct result {
 	uint64_t files, files_skipped, bytes, share_bytes;
 	double seconds;
 	char host[64];
+	uint32_t server;  /* where its last session went */
+	uint32_t n_moves; /* its moves, the first CLI_MPI_MOVES_KEPT of them in move */
+	struct cli_mpi_move move[CLI_MPI_MOVES_KEPT];
 };
+
+/* Rank 0, after the gather: the job's one summary (cli/mpi_summary.c). */
+void cli__mpi_summary(const struct job *j, const struct result *r, double secs);
 
 /* Set by SIGINT and SIGTERM: each rank's sessions stop, and the job ends. */
 extern _Atomic bool cli__mpi_interrupted;
@@ -56,6 +72,24 @@ extern _Atomic bool cli__mpi_interrupted;
  * then the whole job ends (MPI_Abort).
  */
 _Noreturn void cli__mpi_fail(const struct job *j, const char *what, int err);
+
+/*
+ * Sessions that move (cli/mpi_failover.c). server_use points j->o at
+ * server i (its port, else the copy's --port) and makes it j->cur;
+ * server_port is server i's port as a session uses it. session runs
+ * eng_copy_run with j->o into *rep; when its server is gone (not under
+ * --no-failover) it says so in one line, records the move in res, and
+ * runs again on the next server (cli_mpi_next_server) with -c, which
+ * sends only what the gone server did not put in place. Any other failure,
+ * or every server gone, ends the job with one line naming rank, host, the
+ * server and the cause (verb: "pushing to", "pulling from").
+ */
+void cli__mpi_server_use(struct job *j, size_t i);
+unsigned cli__mpi_server_port(const struct job *j, size_t i);
+void cli__mpi_session(struct job *j, struct result *res, const char *verb, struct eng_report *rep);
+/* The same around run(j, ctx), which reaches the server j->o names (0 or a negative errno). */
+void cli__mpi_attempts(struct job *j, struct result *res, const char *verb,
+		       int (*run)(struct job *j, void *ctx), void *ctx);
 
 /*
  * Rank 0, --delete, once every rank's copy is in place: one more session of
@@ -87,6 +121,9 @@ void cli__mpi_progress_end(struct job *j);
 void cli__mpi_series_begin(struct job *j);
 void cli__mpi_series_session(struct job *j, const struct eng_report *rep);
 void cli__mpi_series_end(struct job *j);
+/* A session that failed and moves on: the bytes its last sample had stay, so the series never
+ * falls. */
+void cli__mpi_series_moved(struct job *j);
 
 /* Rank r's packed share buf (len bytes) appended to rank 0's bytes all
  * (*total long): displ and count are rank r's entries. -EFBIG past what

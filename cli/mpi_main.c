@@ -5,10 +5,12 @@
  * (cli/mpi_share.c); MPI_Scatterv gives each rank its share, and each rank
  * pushes it in an ordinary keyed, sealed session to server rank mod the
  * number of servers, placed by its own binding. Rank 0 gathers the figures
- * and prints the one summary. A rank that fails says so in one line naming
- * itself, its host and the cause, and ends the job with MPI_Abort. A pull
- * (HOSTS:SRC... DST) is cli/mpi_pull_job.c's. Built by cli/SConscript with
- * MPI's flags, with mpi_pull_job.c; everything else is in the cli library.
+ * and prints the one summary (cli/mpi_summary.c). A rank whose server is
+ * gone moves to another (cli/mpi_failover.c); a rank that fails says so in
+ * one line naming itself, its host and the cause, and ends the job with
+ * MPI_Abort. A pull (HOSTS:SRC... DST) is cli/mpi_pull_job.c's. Built by
+ * cli/SConscript with MPI's flags, with the other mpi_*.c that call MPI or
+ * use the job (cli/mpi_job.h); everything else is in the cli library.
  */
 #include "cli/cli.h"
 #include "cli/mpi.h"
@@ -46,8 +48,10 @@ static void usage(FILE *f)
 		   "binding. DST must be a directory there (the root when empty): each SRC\n"
 		   "lands beneath it under its own name. A pull: rank 0 lists the sources on\n"
 		   "the first server (a dry run), shares their files by bytes, and each rank\n"
-		   "pulls its share from its server as a --files-from list. Rank 0 prints\n"
-		   "the summary.\n\n"
+		   "pulls its share from its server as a --files-from list. A rank whose\n"
+		   "server is gone moves to the next one and goes on there with -c (what\n"
+		   "landed is not sent again); --no-failover ends the job instead. Rank 0\n"
+		   "prints the summary.\n\n"
 		   "Options: those of a railcp copy (railcp --help-copy) but -e, --rsh and\n"
 		   "--railcp-path (the servers must be running). --delete needs -p: after\n"
 		   "the ranks' copies, rank 0 deletes in one more session with -u (it sends\n"
@@ -302,165 +306,43 @@ static void job_scatter(struct job *j)
 	free(displ);
 }
 
-/* This rank's session: its share to its server. */
+/* This rank's session: its share to its server, or to the next one while servers are gone. */
 static void job_push(struct job *j, struct result *res)
 {
-	const struct cli_mpi_server *s = &j->srv[(size_t)j->rank % j->n_srv];
 	struct eng_report rep;
-	char what[512];
-	int err;
+	double t0 = MPI_Wtime();
 
 	j->o.manifest = j->share;
-	j->o.host = s->host;
-	if (s->port)
-		j->o.port = s->port;
+	cli__mpi_server_use(j, (size_t)j->rank % j->n_srv);
 	j->o.dst = j->dst;
-	j->o.cancel = &cli__mpi_interrupted;
-	err = eng_copy_run(&j->o, &rep);
-	if (err) {
-		snprintf(what, sizeof(what), "pushing to %s port %u", s->host,
-			 j->o.port ? j->o.port : ENG_DEFAULT_PORT);
-		cli__mpi_fail(j, what, err);
-	}
+	cli__mpi_session(j, res, "pushing to", &rep);
 	cli__mpi_progress_session(j, &rep);
 	cli__mpi_series_session(j, &rep);
-	*res = (struct result){.files = rep.files_total - rep.files_skipped,
-			       .files_skipped = rep.files_skipped,
-			       .bytes = rep.bytes,
-			       .share_bytes = j->share->data_bytes,
-			       .seconds = rep.wall_seconds};
+	res->files = rep.files_total - rep.files_skipped;
+	res->files_skipped = rep.files_skipped;
+	res->bytes = rep.bytes;
+	res->share_bytes = j->share->data_bytes;
+	res->seconds = j->moves ? MPI_Wtime() - t0 : rep.wall_seconds; /* a move: both sessions */
+	res->server = (uint32_t)j->cur;
 	memcpy(res->host, j->host, sizeof(res->host));
 }
 
 void cli__mpi_delete(struct job *j)
 {
-	const struct cli_mpi_server *s = &j->srv[0];
-	struct eng_copy_opts o = *cli_copy_opts(j->cc);
+	struct result ignored = {0};
 	struct eng_report rep;
-	char what[512];
-	int err;
 
-	o.host = s->host;
-	o.port = s->port ? s->port : o.port;
-	o.dst = j->dst;
-	o.manifest = j->full; /* a pull's (NULL): its sources, whole */
-	o.update = true;
-	o.checksum = o.partial = false;
-	o.cancel = &cli__mpi_interrupted;
-	if ((err = eng_copy_run(&o, &rep)) != 0) {
-		snprintf(what, sizeof(what), "deleting (--delete) with %s port %u", s->host,
-			 o.port ? o.port : ENG_DEFAULT_PORT);
-		cli__mpi_fail(j, what, err);
-	}
+	/* rank 0's server now, moving on if it is gone */
+	j->o = *cli_copy_opts(j->cc);
+	cli__mpi_server_use(j, j->cur);
+	j->o.dst = j->dst;
+	j->o.manifest = j->full; /* a pull's (NULL): its sources, whole */
+	j->o.update = true;
+	j->o.checksum = j->o.partial = false;
+	cli__mpi_session(j, &ignored, "deleting (--delete) with", &rep);
 	j->deleted = rep.deleted;
 	j->resent_files = rep.files_total - rep.files_skipped;
 	j->resent_bytes = rep.bytes;
-}
-
-/* Largest over smallest share; 0 when a rank had no bytes (no ratio). */
-static double balance(const struct result *r, int n)
-{
-	uint64_t lo = UINT64_MAX, hi = 0;
-	int i;
-
-	for (i = 0; i < n; i++) {
-		lo = r[i].share_bytes < lo ? r[i].share_bytes : lo;
-		hi = r[i].share_bytes > hi ? r[i].share_bytes : hi;
-	}
-	return lo ? (double)hi / (double)lo : 0;
-}
-
-static json_t *summary_json(const struct job *j, const struct result *r, double secs,
-			    uint64_t files, uint64_t bytes)
-{
-	json_t *o = json_object(), *ranks = json_array();
-	double b = balance(r, j->size);
-	uint16_t base = cli_copy_opts(j->cc)->port; /* rank 0's own is its server's now */
-	int i;
-
-	for (i = 0; i < j->size; i++) {
-		const struct cli_mpi_server *s = &j->srv[(size_t)i % j->n_srv];
-
-		json_array_append_new(
-			ranks, json_pack("{s:i, s:o, s:o, s:i, s:I, s:I, s:I, s:I, s:f}", "rank", i,
-					 "host", cli_json_text(r[i].host), "server",
-					 cli_json_text(s->host), "port",
-					 s->port ? s->port : (base ? base : ENG_DEFAULT_PORT),
-					 "files", (json_int_t)r[i].files, "files_skipped",
-					 (json_int_t)r[i].files_skipped, "bytes",
-					 (json_int_t)r[i].bytes, "share_bytes",
-					 (json_int_t)r[i].share_bytes, "seconds", r[i].seconds));
-	}
-	json_object_set_new(o, "direction", json_string(j->o.dir == ENG_PUSH ? "push" : "pull"));
-	json_object_set_new(o, "ranks", ranks);
-	json_object_set_new(o, "servers", json_integer((json_int_t)j->n_srv));
-	json_object_set_new(o, "files", json_integer((json_int_t)files));
-	json_object_set_new(o, "bytes", json_integer((json_int_t)bytes));
-	json_object_set_new(o, "seconds", json_real(secs));
-	json_object_set_new(o, "gbps", json_real(cli_gbps(bytes, secs)));
-	json_object_set_new(o, "balance", b > 0 ? json_real(b) : json_null());
-	json_object_set_new(o, "synced", json_boolean(j->o.fsync));
-	if (j->delete_extra) {
-		json_object_set_new(o, "deleted", json_integer((json_int_t)j->deleted));
-		json_object_set_new(o, "delete_pass_files_sent",
-				    json_integer((json_int_t)j->resent_files));
-		json_object_set_new(o, "delete_pass_bytes_sent",
-				    json_integer((json_int_t)j->resent_bytes));
-	}
-	if (j->series)
-		json_object_set_new(o, "series", json_incref(j->series));
-	return o;
-}
-
-/* Rank 0: the job's one summary, for people or as one JSON object. */
-static void summary(const struct job *j, const struct result *r, double secs)
-{
-	uint64_t files = 0, bytes = 0;
-	bool push = j->o.dir == ENG_PUSH;
-	size_t used;
-	double b;
-	char sz[32];
-	int i;
-
-	for (i = 0; i < j->size; i++)
-		files += r[i].files, bytes += r[i].bytes;
-	if (cli_copy_json(j->cc)) {
-		json_t *o = summary_json(j, r, secs, files, bytes);
-
-		cli_json_print(stdout, o);
-		json_decref(o);
-		return;
-	}
-	if (rcp_log_level() == RCP_LOG_SILENT)
-		return;
-	cli_size_str(bytes, sz, sizeof(sz));
-	used = (size_t)j->size < j->n_srv ? (size_t)j->size : j->n_srv;
-	b = balance(r, j->size);
-	printf("railcp-mpi: %s %llu files, %s with %d rank%s %s %zu server%s in %.3f s: "
-	       "%.3f Gb/s; balance ",
-	       push ? "pushed" : "pulled", (unsigned long long)files, sz, j->size,
-	       j->size == 1 ? "" : "s", push ? "to" : "from", used, used == 1 ? "" : "s", secs,
-	       cli_gbps(bytes, secs));
-	if (b > 0)
-		printf("%.3f (largest over smallest rank's bytes)\n", b);
-	else
-		printf("none (a rank had no bytes to send)\n");
-	for (i = 0; i < j->size; i++) {
-		cli_size_str(r[i].share_bytes, sz, sizeof(sz));
-		printf("  rank %d on %s: %llu files, %s %s %s in %.3f s\n", i, r[i].host,
-		       (unsigned long long)r[i].files, sz, push ? "to" : "from",
-		       j->srv[(size_t)i % j->n_srv].host, r[i].seconds);
-	}
-	if (j->delete_extra)
-		printf("railcp-mpi: then deleted %llu entries the sources do not hold "
-		       "(--delete)\n",
-		       (unsigned long long)j->deleted);
-	if (j->resent_files) {
-		cli_size_str(j->resent_bytes, sz, sizeof(sz));
-		printf("railcp-mpi: the delete pass sent %llu files again (%s): they differed in "
-		       "size or time from what the ranks had put in place\n",
-		       (unsigned long long)j->resent_files, sz);
-	}
 }
 
 /*
@@ -517,7 +399,7 @@ static int job_run(struct job *j)
 	if (j->rank == 0 && j->delete_extra)
 		cli__mpi_delete(j);
 	if (j->rank == 0)
-		summary(j, all, secs);
+		cli__mpi_summary(j, all, secs);
 	free(all);
 	cli_mpi_pull_free(&pull);
 	return 0;

@@ -17,23 +17,9 @@
 #include <sys/stat.h>
 
 /* Server (rank mod S) into this rank's options: its port, else the copy's --port; stoppable. */
-static const struct cli_mpi_server *job_server(struct job *j, int rank)
+static void job_server(struct job *j, int rank)
 {
-	const struct cli_mpi_server *s = &j->srv[(size_t)rank % j->n_srv];
-
-	j->o.host = s->host;
-	j->o.port = s->port ? s->port : cli_copy_opts(j->cc)->port;
-	j->o.cancel = &cli__mpi_interrupted;
-	return s;
-}
-
-static _Noreturn void server_fail(struct job *j, const char *verb, int err)
-{
-	char what[512];
-
-	snprintf(what, sizeof(what), "%s %s port %u", verb, j->o.host,
-		 j->o.port ? j->o.port : ENG_DEFAULT_PORT);
-	cli__mpi_fail(j, what, err);
+	cli__mpi_server_use(j, (size_t)rank % j->n_srv);
 }
 
 /* Rank 0: every rank's items of p packed, balanced by bytes (j->load). */
@@ -65,6 +51,16 @@ static int pull_pack(struct job *j, const struct cli_mpi_pull *p, char **all, in
 	return err;
 }
 
+/* One try of rank 0's listing (a move retries it whole on the next server). */
+static int list_run(struct job *j, void *p)
+{
+	struct eng_copy_opts o = j->o;
+
+	o.checksum = cli_copy_opts(j->cc)->checksum; /* a move's -c: nothing to compare here */
+	cli_mpi_pull_free(p);
+	return cli_mpi_pull_list(&o, p);
+}
+
 /*
  * Rank 0 lists the sources on its server (a dry run each) and settles where
  * they land, by rsync's rule as one railcp names them (io_dest_decide): a
@@ -75,17 +71,15 @@ static int pull_pack(struct job *j, const struct cli_mpi_pull *p, char **all, in
  * directory (nor ends in '/') is one item, named DST by the one session
  * that pulls it. Several sources or a directory onto a file: -ENOTDIR.
  */
-static int pull_list(struct job *j, struct cli_mpi_pull *p)
+static int pull_list(struct job *j, struct cli_mpi_pull *p, struct result *res)
 {
 	const char *dst = j->o.dst;
 	size_t len = strlen(dst);
 	struct stat st;
 	bool exists = stat(dst, &st) == 0, into = exists && S_ISDIR(st.st_mode);
 	const struct io_manifest *m;
-	int err = 0;
 
-	if ((err = cli_mpi_pull_list(&j->o, p)))
-		server_fail(j, "listing the sources on", err);
+	cli__mpi_attempts(j, res, "listing the sources on", list_run, p);
 	m = p->src[0].m;
 	if (into || (p->n_src == 1 && p->src[0].has_top && m->n == 1 &&
 		     m->entry[0].type != IO_DIR && len && dst[len - 1] != '/'))
@@ -116,7 +110,7 @@ static int pull_delete_fits(const struct job *j, const struct cli_mpi_pull *p)
 }
 
 /* Every rank's tasks, from rank 0's list. */
-static struct cli_mpi_task *pull_share(struct job *j, struct cli_mpi_pull *p)
+static struct cli_mpi_task *pull_share(struct job *j, struct cli_mpi_pull *p, struct result *res)
 {
 	int *count = calloc((size_t)j->size, sizeof(int)),
 	    *displ = calloc((size_t)j->size, sizeof(int));
@@ -127,7 +121,7 @@ static struct cli_mpi_task *pull_share(struct job *j, struct cli_mpi_pull *p)
 	if (j->rank == 0 && !(j->load = calloc((size_t)j->size, sizeof(*j->load))))
 		err = -ENOMEM;
 	if (j->rank == 0 && !err)
-		err = pull_list(j, p);
+		err = pull_list(j, p, res);
 	if (j->rank == 0 && !err && j->delete_extra)
 		err = pull_delete_fits(j, p);
 	if (j->rank == 0 && !err)
@@ -152,7 +146,6 @@ static void pull_task(struct job *j, size_t k, const struct cli_mpi_task *t, str
 {
 	const char *const *srcs = cli_copy_opts(j->cc)->src;
 	struct eng_report rep;
-	int err;
 
 	if (!t->whole && !t->filter)
 		return;
@@ -160,10 +153,7 @@ static void pull_task(struct job *j, size_t k, const struct cli_mpi_task *t, str
 	j->o.n_src = 1;
 	j->o.filter = t->whole ? NULL : t->filter;
 	j->o.dry_run = false;
-	j->o.cancel = &cli__mpi_interrupted;
-	err = eng_copy_run(&j->o, &rep);
-	if (err)
-		server_fail(j, "pulling from", err);
+	cli__mpi_session(j, res, "pulling from", &rep);
 	cli__mpi_progress_session(j, &rep);
 	cli__mpi_series_session(j, &rep);
 	res->files += rep.files_total - rep.files_skipped;
@@ -179,8 +169,9 @@ void cli__mpi_pull(struct job *j, struct cli_mpi_pull *p, struct result *res, do
 	double t0;
 
 	job_server(j, 0);
-	t = pull_share(j, p);
-	job_server(j, j->rank);
+	t = pull_share(j, p, res);
+	if (!j->moves) /* else rank 0 stays where its listing went */
+		job_server(j, j->rank);
 	cli__mpi_progress_begin(j, j->total);
 	MPI_Barrier(MPI_COMM_WORLD);
 	t0 = *t0_out = MPI_Wtime();
@@ -188,6 +179,7 @@ void cli__mpi_pull(struct job *j, struct cli_mpi_pull *p, struct result *res, do
 	for (k = 0; k < n_src; k++)
 		pull_task(j, k, &t[k], res);
 	res->seconds = MPI_Wtime() - t0;
+	res->server = (uint32_t)j->cur;
 	memcpy(res->host, j->host, sizeof(res->host));
 	cli_mpi_tasks_free(t, n_src);
 }
@@ -206,14 +198,12 @@ void cli__mpi_pull_finish(struct job *j, const struct cli_mpi_pull *p, struct re
 /* -n: rank 0's dry run lists the pull as one railcp would; the others have nothing to do. */
 int cli__mpi_pull_dry(struct job *j)
 {
+	struct result ignored = {0};
 	struct eng_report rep;
-	int err;
 
 	if (j->rank)
 		return 0;
 	job_server(j, 0);
-	err = eng_copy_run(&j->o, &rep);
-	if (err)
-		server_fail(j, "listing the sources on", err);
+	cli__mpi_session(j, &ignored, "listing the sources on", &rep);
 	return 0;
 }

@@ -93,6 +93,16 @@ void cli__mpi_series_session(struct job *j, const struct eng_report *rep)
 		j->ms->off[k] = j->ms->adj->rail[k].bytes;
 }
 
+void cli__mpi_series_moved(struct job *j)
+{
+	unsigned k;
+
+	if (!j->ms)
+		return;
+	for (k = 0; k < j->ms->adj->n_rails; k++)
+		j->ms->off[k] = j->ms->adj->rail[k].bytes;
+}
+
 /* This rank's series as bytes (malloc'd, *len long). */
 static void *pack(const struct job *j, const struct cli_series *s, int *len)
 {

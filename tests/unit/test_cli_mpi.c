@@ -6,14 +6,21 @@
  * share packed and unpacked whole (sources, devices and inodes too) and
  * every cut of it refused, HOSTS:DST read from the line and from @FILE, and
  * a pull's items (files, links, empty directories; a name no --files-from
- * holds folded into its directory), a rank's share back as filters, and a
- * share too large for one --files-from refused.
+ * holds folded into its directory), a rank's share back as filters, a
+ * share too large for one --files-from refused, and failover: which
+ * errors say a server is gone, the order of the servers a rank moves
+ * to, and the probe of a server's port.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/mpi.h"
@@ -451,6 +458,73 @@ static void test_a_job_too_big_for_the_delete_pass_is_refused(void **state)
 	assert_non_null(strstr(rcp_err_msg(err), "entries are more than"));
 }
 
+/*
+ * A connection refused, reset or closed, an unreachable host, no answer:
+ * gone. A refusal of the copy's own (its error frame, a bad key, a
+ * missing source, a full disk, a busy server): not gone. -EIO (the
+ * fabric's "every rail failed", or a disk) and -ECONNABORTED (a refusal,
+ * or a shutdown): asked of the server's port.
+ */
+static void test_errors_say_whether_a_server_is_gone(void **state)
+{
+	static const int gone[] = {ECONNREFUSED, ECONNRESET,  EPIPE,   ETIMEDOUT,
+				   EHOSTUNREACH, ENETUNREACH, ENOTCONN};
+	static const int not_gone[] = {ENOENT, ENOSPC, EACCES, EPERM, EBUSY, EPROTO, EINTR, 0};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(gone) / sizeof(gone[0]); i++)
+		assert_int_equal(cli_mpi_server_gone(-gone[i]), CLI_MPI_GONE);
+	for (i = 0; i < sizeof(not_gone) / sizeof(not_gone[0]); i++)
+		assert_int_equal(cli_mpi_server_gone(-not_gone[i]), CLI_MPI_NOT_GONE);
+	assert_int_equal(cli_mpi_server_gone(-EIO), CLI_MPI_GONE_ASK);
+	assert_int_equal(cli_mpi_server_gone(-ECONNABORTED), CLI_MPI_GONE_ASK);
+}
+
+/*
+ * The ranks of a server that is gone go one to each other server in turn,
+ * and each rank's moves take every other server once, never its home.
+ */
+static void test_a_gone_servers_ranks_spread_over_the_others(void **state)
+{
+	unsigned rank, moves, seen;
+	size_t s;
+
+	(void)state;
+	/* 4 servers, 12 ranks: server 1's ranks 1, 5 and 9 move to 2, 3 and 0. */
+	assert_int_equal(cli_mpi_next_server(1, 4, 1), 2);
+	assert_int_equal(cli_mpi_next_server(5, 4, 1), 3);
+	assert_int_equal(cli_mpi_next_server(9, 4, 1), 0);
+	for (rank = 0; rank < 12; rank++) {
+		assert_int_equal(cli_mpi_next_server(rank, 4, 0), rank % 4);
+		for (seen = 0, moves = 1; moves < 4; moves++) {
+			s = cli_mpi_next_server(rank, 4, moves);
+			assert_int_not_equal(s, rank % 4);
+			assert_false(seen & (1u << s));
+			seen |= 1u << s;
+		}
+	}
+	/* One server: nowhere else to go. */
+	assert_int_equal(cli_mpi_next_server(3, 1, 1), 0);
+}
+
+/* A listener answers the probe (the kernel takes the connection); a closed port refuses it. */
+static void test_a_probe_tells_a_listener_from_a_closed_port(void **state)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	assert_int_equal(listen(fd, 4), 0);
+	assert_int_equal(cli_mpi_probe("127.0.0.1", ntohs(a.sin_port), 1000), 0);
+	close(fd);
+	assert_int_equal(cli_mpi_probe("127.0.0.1", ntohs(a.sin_port), 1000), -ECONNREFUSED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -467,6 +541,9 @@ int main(void)
 		cmocka_unit_test(test_a_pull_share_comes_back_as_filters),
 		cmocka_unit_test(test_a_share_no_files_from_holds_is_refused),
 		cmocka_unit_test(test_a_job_too_big_for_the_delete_pass_is_refused),
+		cmocka_unit_test(test_errors_say_whether_a_server_is_gone),
+		cmocka_unit_test(test_a_gone_servers_ranks_spread_over_the_others),
+		cmocka_unit_test(test_a_probe_tells_a_listener_from_a_closed_port),
 	};
 
 	rcp_log_set_level(RCP_LOG_SILENT);

@@ -5,9 +5,11 @@
 # same, with -p its directories' times too, into an existing directory and
 # as a new one; rank 0 listed it once (a dry run on the first server) and
 # each server sent one rank's share, the two shares the whole tree; a -u
-# re-run pulls nothing; --delete deletes once, after every rank. A missing source and a server that is not running
-# end the job with one line naming the rank and a non-zero status, with no
-# temporary and no half-written file left under a final name.
+# re-run pulls nothing; --delete deletes once, after every rank. A server
+# that is not running: its rank pulls from the other. A missing source,
+# and with --no-failover a server that is not running, end the job with
+# one line naming the rank and a non-zero status, with no temporary and no
+# half-written file left under a final name.
 # Skipped, saying so, only where no MPI is installed, or where mpirun itself
 # cannot run (a host name of about 60 characters: need_mpi in lib.sh).
 . tests/integration/lib.sh
@@ -137,11 +139,25 @@ case "$err" in "railcp-mpi: rank 0 on $(hostname) failed listing the sources on 
 *) fail "a missing source is not said as it is: $err" ;; esac
 [ ! -e "$tmp/none" ] || fail "a missing source made the destination"
 
-# Rank 1's server is not running: one line naming rank 1, its host and the
-# server; no temporary left, and every file under its final name whole.
+# Rank 1's server is not running: rank 1 pulls from server 1 instead,
+# saying so in one line; with --no-failover, one line naming rank 1, its
+# host and the server; no temporary left, and every file under its final
+# name whole.
+capture mpi -r "127.0.0.1:$port1,127.0.0.1:$dead:data/tree" "$tmp/moved"
+[ "$rc" -eq 0 ] || fail "railcp-mpi pull with a server not running did not move to the other: exit $rc: $err"
+case "$err" in "railcp-mpi: rank 1 on $(hostname): server 127.0.0.1 port $dead is gone ("*"); its share goes on with 127.0.0.1 port $port1") ;;
+*) fail "not one line saying rank 1 moved from port $dead to $port1: $err" ;; esac
+diff -r "$src" "$tmp/moved/tree" || fail "the tree railcp-mpi pulled with a server not running differs"
+# The first server not running: rank 0 lists the tree on the second, and
+# pulls its share from there too.
+capture mpi -r "127.0.0.1:$dead,127.0.0.1:$port2:data/tree" "$tmp/moved0"
+[ "$rc" -eq 0 ] || fail "railcp-mpi pull with the first server not running: exit $rc: $err"
+case "$err" in "railcp-mpi: rank 0 on $(hostname): server 127.0.0.1 port $dead is gone ("*"); its share goes on with 127.0.0.1 port $port2") ;;
+*) fail "not one line saying rank 0 moved from port $dead to $port2: $err" ;; esac
+diff -r "$src" "$tmp/moved0/tree" || fail "the tree railcp-mpi pulled with the first server not running differs"
 mkdir "$tmp/part"
-capture mpi -r "127.0.0.1:$port1,127.0.0.1:$dead:data/tree" "$tmp/part"
-[ "$rc" -ne 0 ] || fail "railcp-mpi from a server that is not running succeeded"
+capture mpi -r --no-failover "127.0.0.1:$port1,127.0.0.1:$dead:data/tree" "$tmp/part"
+[ "$rc" -ne 0 ] || fail "railcp-mpi --no-failover from a server that is not running succeeded"
 [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "not one line on stderr: $err"
 case "$err" in "railcp-mpi: rank 1 on $(hostname) failed pulling from 127.0.0.1 port $dead: "*) ;;
 *) fail "the failure does not name rank 1, its host and server: $err" ;; esac

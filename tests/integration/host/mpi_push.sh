@@ -86,10 +86,17 @@ capture mpi "$tmp/src/big3" "$tmp/src/d2/sub/big2" "127.0.0.1:$port1,127.0.0.1:$
 cmp "$tmp/src/big3" "$tmp/root/files2/big3" && cmp "$tmp/src/d2/sub/big2" "$tmp/root/files2/big2" ||
 	fail "with an option after DST, two files did not both land in it: $(ls -la "$tmp/root/files2" 2>&1)"
 
-# Rank 1's server is not running: one line naming rank 1, its host and the
-# cause; nothing final-named is half-written, and no temporary is left.
-capture mpi -r "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$dead:out"
-[ "$rc" -ne 0 ] || fail "railcp-mpi to a server that is not running succeeded"
+# Rank 1's server is not running: rank 1 moves to server 1, saying so in
+# one line, and the job completes (host/mpi_failover kills one mid-copy).
+capture mpi -r "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$dead:moved"
+[ "$rc" -eq 0 ] || fail "railcp-mpi with a server not running did not move to the other: exit $rc: $err"
+case "$err" in "railcp-mpi: rank 1 on $(hostname): server 127.0.0.1 port $dead is gone ("*"); its share goes on with 127.0.0.1 port $port1") ;;
+*) fail "not one line saying rank 1 moved from port $dead to $port1: $err" ;; esac
+diff -r "$tmp/src" "$tmp/root/moved/src" || fail "the tree railcp-mpi pushed with a server not running differs"
+# With --no-failover: one line naming rank 1, its host and the cause;
+# nothing final-named is half-written, and no temporary is left.
+capture mpi -r --no-failover "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$dead:out"
+[ "$rc" -ne 0 ] || fail "railcp-mpi --no-failover to a server that is not running succeeded"
 [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "not one line on stderr: $err"
 case "$err" in "railcp-mpi: rank 1 on $(hostname) failed pushing to 127.0.0.1 port $dead: "*) ;;
 *) fail "the failure does not name rank 1, its host and server: $err" ;; esac
