@@ -80,7 +80,7 @@ enum tcp_zc_mode {
 	TCP_ZC_OFF,
 };
 
-/* What a chunk's write sends beside its payload, kept until the kernel lets go of it. */
+/* What a chunk's write sends beside its payload, kept until its slot's credit is back. */
 struct tcp_chunk_out {
 	struct tcp_frame f;
 	struct eng_chunk_hdr hc; /* the header (sealed: encrypted) */

@@ -9,7 +9,9 @@
  * a signaled write completes only once every zero-copy send up to its own
  * was notified (completions stay in order, as a send queue's do). What a
  * chunk sends beside its payload (frame, header, tag) is kept per slot
- * (tcp_zc.outs), not on the stack, for the same reason.
+ * (tcp_zc.outs), not on the stack, and written again only when the slot is
+ * sent from next, after its credit returned: the receiver had every byte
+ * by then, and the kernel let go of them (doc/design.md, "Over TCP").
  *
  * Why MSG_ZEROCOPY and not io_uring's SEND_ZC: the worker loop stays the
  * one every transport drives (poll, arm, sleep on the CQ's eventfd), and
