@@ -544,6 +544,7 @@ void eng__tcp_ep_destroy(struct eng_ep *ep)
 	shutdown(e->fd, SHUT_RDWR);
 	if (e->reader_started)
 		pthread_join(e->reader, NULL);
+	eng__tcp_zc_close(e);
 	close(e->fd);
 	eng__tcp_seal_destroy(e->seal);
 	eng__tcp_zc_fini(&e->zc);

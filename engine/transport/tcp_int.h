@@ -73,6 +73,8 @@ bool eng__tcp_open_end(struct tcp_seal *seal, const uint8_t tag[TCP_SEAL_TAG_LEN
 #define TCP_ZC_ENV "RAILCP_TCP_ZEROCOPY"
 /* Zero-copy sends in flight at most (ids not yet notified); more go plain. */
 #define TCP_ZC_RING 4096
+/* Closing with zero-copy sends pending: their notifications awaited this long, then a reset. */
+#define TCP_ZC_CLOSE_WAIT_MS 100
 
 enum tcp_zc_mode {
 	TCP_ZC_AUTO, /* zero-copy where it measured faster (tcp_zc.c: zc_worth) */
@@ -102,7 +104,8 @@ struct tcp_zc {
 	bool keep;		    /* on stays on when the kernel says it copied (on) */
 	bool used;		    /* the owner's: completions wait for notifications */
 	uint32_t next;		    /* the owner's: the kernel's id of the next zero-copy send */
-	struct tcp_chunk_out *outs; /* by slot; NULL: zero-copy never on */
+	struct tcp_chunk_out *outs; /* by slot, mmap'd; NULL: zero-copy never on */
+	size_t outs_len;
 	_Atomic bool copied;	    /* the kernel said it copied a zero-copy send */
 	_Atomic uint64_t notes;	    /* zero-copy sends notified (tests count them) */
 	pthread_mutex_t lock;	    /* guards what follows */
@@ -185,6 +188,8 @@ int eng__tcp_zc_complete(struct tcp_ep *e, const struct eng_wc *wc);
  */
 const char *eng__tcp_zc_wait(struct tcp_ep *e);
 
+/* Before close: with sends still unnotified after a short wait, close will reset. */
+void eng__tcp_zc_close(struct tcp_ep *e);
 void eng__tcp_zc_fini(struct tcp_zc *z);
 
 /* Stops the reader, closes the socket. Accepts NULL. */

@@ -26,6 +26,14 @@
  * msg_zerocopy.rst advises. A zero-copy send the kernel refuses for its
  * limits (ENOBUFS: optmem, locked pages) is sent again plain.
  *
+ * Closing with zero-copy sends not yet notified: the kernel still holds
+ * and may still send from their pages after close(). Slot memory (job.c)
+ * and tcp_zc.outs are mappings of their own, given back with munmap, so
+ * those pages, which the kernel's references keep alive, are never handed
+ * out again by this process (malloc would); and the socket is closed with
+ * a reset (SO_LINGER 0), which drops its queue, after a short wait for the
+ * notifications of a healthy end.
+ *
  * Threading: the owner sends and counts ids; the reader takes
  * notifications; the lock guards the notified ids and the waiting
  * completions, and is taken before the CQ's.
@@ -40,7 +48,9 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 
 int eng__tcp_zc_mode(enum tcp_zc_mode *mode_out)
 {
@@ -98,9 +108,14 @@ int eng__tcp_ep_zerocopy(struct eng_ep *ep, enum tcp_zc_mode mode)
 		return 0;
 	if (setsockopt(e->fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one)) != 0)
 		return 0; /* refused (not TCP, an old kernel): plain sends */
-	e->zc.outs = calloc(e->link->n_slots ? e->link->n_slots : 1, sizeof(*e->zc.outs));
-	if (!e->zc.outs)
+	/* its own mapping: see the top of this file */
+	e->zc.outs_len = (e->link->n_slots ? e->link->n_slots : 1) * sizeof(*e->zc.outs);
+	e->zc.outs = mmap(NULL, e->zc.outs_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+	if (e->zc.outs == MAP_FAILED) {
+		e->zc.outs = NULL;
 		return -ENOMEM;
+	}
 	e->zc.on = true;
 	e->zc.keep = mode == TCP_ZC_ON;
 	rcp_log(RCP_LOG_DEBUG, "%s: zero-copy sends (MSG_ZEROCOPY)", e->desc);
@@ -264,9 +279,38 @@ const char *eng__tcp_zc_wait(struct tcp_ep *e)
 	}
 }
 
+/* Whether zero-copy sends are not yet notified. */
+static bool zc_pending(struct tcp_ep *e)
+{
+	bool pending;
+
+	pthread_mutex_lock(&e->zc.lock);
+	pending = e->zc.done != e->zc.next;
+	pthread_mutex_unlock(&e->zc.lock);
+	return pending;
+}
+
+void eng__tcp_zc_close(struct tcp_ep *e)
+{
+	struct timespec nap = {0, 5000000};
+	struct linger reset = {1, 0};
+	bool got;
+	int i;
+
+	if (!e->zc.used)
+		return;
+	for (i = 0; i < TCP_ZC_CLOSE_WAIT_MS / 5 && zc_pending(e); i++)
+		if (zc_drain(e, &got) != NULL || (!got && nanosleep(&nap, NULL) != 0))
+			break;
+	if (zc_pending(e) && setsockopt(e->fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset)) != 0)
+		rcp_log(RCP_LOG_DEBUG, "%s: no reset for the zero-copy sends pending: %s", e->desc,
+			strerror(errno));
+}
+
 void eng__tcp_zc_fini(struct tcp_zc *z)
 {
 	pthread_mutex_destroy(&z->lock);
-	free(z->outs);
+	if (z->outs)
+		munmap(z->outs, z->outs_len);
 	free(z->wait);
 }

@@ -7,7 +7,9 @@
  * receiver's socket buffer is kept small, so sent bytes wait in the
  * sender's queue for a while after sendmsg returned. Sealed chunks the
  * same; a socket that refuses SO_ZEROCOPY sends plain; auto stays plain
- * to 127.0.0.1; a kernel that says it copied turns an end plain again.
+ * to 127.0.0.1; a kernel that says it copied turns an end plain again;
+ * an end closed with sends unnotified
+ * resets its connection and gives its per-slot memory back with munmap.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +26,7 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -336,6 +339,57 @@ static void test_a_socket_that_refuses_zero_copy_sends_plain(void **state)
 	fx_free(f);
 }
 
+/* Whether p's page is mapped in this process. */
+static bool mapped(const void *p)
+{
+	unsigned char v;
+	uintptr_t page = (uintptr_t)p & ~(uintptr_t)4095;
+
+	return mincore((void *)page, 1, &v) == 0 || errno != ENOMEM;
+}
+
+/*
+ * A zero-copy end whose peer takes nothing, destroyed with its sends still
+ * in the kernel's queue: the connection is reset (not sent on from pages
+ * the process may reuse), and tcp_zc.outs is unmapped, not freed to the heap.
+ */
+static void test_an_end_closed_with_sends_pending_resets_and_unmaps(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct timeval tv = {10, 0};
+	uint8_t buf[65536];
+	void *outs;
+	ssize_t k;
+	int s, r, i;
+
+	(void)state;
+	assert_non_null(f);
+	tcp_pair(&s, &r);
+	end_make(&f->snd, s, false);
+	assert_int_equal(eng__tcp_ep_zerocopy(f->snd.ep, TCP_ZC_ON), 0);
+	if (!snd_ep(f)->zc.on) {
+		end_free(&f->snd);
+		close(r);
+		free(f);
+		skip(); /* a kernel without SO_ZEROCOPY on TCP */
+	}
+	end_start(&f->snd, false);
+	for (i = 0; i < N_SLOTS; i++)
+		send_one(f, (unsigned)i);
+	assert_true(snd_ep(f)->zc.used);
+	outs = snd_ep(f)->zc.outs;
+	assert_true(mapped(outs));
+	end_free(&f->snd);
+	assert_false(mapped(outs));
+	assert_int_equal(setsockopt(r, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+	while ((k = recv(r, buf, sizeof(buf), 0)) > 0)
+		;
+	assert_int_equal(k, -1); /* 0: the queue was sent out and closed plainly */
+	assert_int_equal(errno, ECONNRESET);
+	close(r);
+	free(f);
+}
+
 static void test_the_mode_is_read_from_the_environment(void **state)
 {
 	enum tcp_zc_mode m = TCP_ZC_OFF;
@@ -366,6 +420,7 @@ int main(void)
 		cmocka_unit_test(test_auto_sends_plain_to_loopback),
 		cmocka_unit_test(test_an_end_told_the_kernel_copied_goes_plain),
 		cmocka_unit_test(test_a_socket_that_refuses_zero_copy_sends_plain),
+		cmocka_unit_test(test_an_end_closed_with_sends_pending_resets_and_unmaps),
 		cmocka_unit_test(test_the_mode_is_read_from_the_environment),
 	};
 
