@@ -73,6 +73,8 @@ bool eng__tcp_open_end(struct tcp_seal *seal, const uint8_t tag[TCP_SEAL_TAG_LEN
 #define TCP_ZC_ENV "RAILCP_TCP_ZEROCOPY"
 /* Zero-copy sends in flight at most (ids not yet notified); more go plain. */
 #define TCP_ZC_RING 4096
+/* auto: zero-copy sends the kernel refuses (ENOBUFS) in a row before an end sends plain */
+#define TCP_ZC_NOBUFS_MAX 8
 /* Closing with zero-copy sends pending: their notifications awaited this long, then a reset. */
 #define TCP_ZC_CLOSE_WAIT_MS 100
 
@@ -106,6 +108,7 @@ struct tcp_zc {
 	uint32_t next;		    /* the owner's: the kernel's id of the next zero-copy send */
 	struct tcp_chunk_out *outs; /* by slot, mmap'd; NULL: zero-copy never on */
 	size_t outs_len;
+	unsigned nobufs; /* the owner's: zero-copy sends refused (ENOBUFS) in a row */
 	_Atomic bool copied;	    /* the kernel said it copied a zero-copy send */
 	_Atomic uint64_t notes;	    /* zero-copy sends notified (tests count them) */
 	pthread_mutex_t lock;	    /* guards what follows */
@@ -178,6 +181,8 @@ int eng__tcp_ep_zerocopy(struct eng_ep *ep, enum tcp_zc_mode mode);
 /* The owner: the flags of its next sendmsg; after one, whether it went zero-copy (k > 0). */
 int eng__tcp_zc_flags(struct tcp_ep *e);
 void eng__tcp_zc_sent(struct tcp_ep *e, int flags);
+/* The owner: a zero-copy send refused (ENOBUFS); under auto, too many in a row end zero-copy. */
+void eng__tcp_zc_nobufs(struct tcp_ep *e);
 
 /* The owner: signaled completion wc, pushed once every zero-copy send so far is notified. */
 int eng__tcp_zc_complete(struct tcp_ep *e, const struct eng_wc *wc);

@@ -24,7 +24,9 @@
  * scatter-gather too) and says so (SO_EE_CODE_ZEROCOPY_COPIED); under
  * auto the end then goes back to plain sends, as the kernel's
  * msg_zerocopy.rst advises. A zero-copy send the kernel refuses for its
- * limits (ENOBUFS: optmem, locked pages) is sent again plain.
+ * limits (ENOBUFS: optmem, locked pages) is sent again plain; under auto,
+ * TCP_ZC_NOBUFS_MAX refusals in a row turn the end plain for good, so a
+ * limit that holds does not cost every send two calls.
  *
  * Closing with zero-copy sends not yet notified: the kernel still holds
  * and may still send from their pages after close(). Slot memory (job.c)
@@ -141,7 +143,17 @@ void eng__tcp_zc_sent(struct tcp_ep *e, int flags)
 	if (flags & MSG_ZEROCOPY) {
 		e->zc.next++;
 		e->zc.used = true;
+		e->zc.nobufs = 0;
 	}
+}
+
+void eng__tcp_zc_nobufs(struct tcp_ep *e)
+{
+	if (++e->zc.nobufs < TCP_ZC_NOBUFS_MAX || e->zc.keep || !e->zc.on)
+		return;
+	e->zc.on = false;
+	rcp_log(RCP_LOG_DEBUG, "%s: the kernel refused %u zero-copy sends in a row: plain sends",
+		e->desc, TCP_ZC_NOBUFS_MAX);
 }
 
 static bool zc_ready(const struct tcp_zc *z, uint32_t need)
