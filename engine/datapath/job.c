@@ -49,7 +49,8 @@ static int worker_mem(struct eng_worker *w, size_t len, bool pools)
 	 * pages are faulted in as slots are first written, not all at once,
 	 * which would cost a short session most of its time.
 	 */
-	p = mmap(NULL, len ? len : 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = mmap(NULL, len ? len : 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		 0);
 	if (p == MAP_FAILED) {
 		err = errno;
 		return rcp_err(-err, "cannot allocate %zu bytes of slot memory: %s", len,

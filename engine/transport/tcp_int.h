@@ -108,11 +108,11 @@ struct tcp_zc {
 	uint32_t next;		    /* the owner's: the kernel's id of the next zero-copy send */
 	struct tcp_chunk_out *outs; /* by slot, mmap'd; NULL: zero-copy never on */
 	size_t outs_len;
-	unsigned nobufs; /* the owner's: zero-copy sends refused (ENOBUFS) in a row */
-	_Atomic bool copied;	    /* the kernel said it copied a zero-copy send */
-	_Atomic uint64_t notes;	    /* zero-copy sends notified (tests count them) */
-	pthread_mutex_t lock;	    /* guards what follows */
-	uint32_t done;		    /* every id below it was notified */
+	unsigned nobufs;	/* the owner's: zero-copy sends refused (ENOBUFS) in a row */
+	_Atomic bool copied;	/* the kernel said it copied a zero-copy send */
+	_Atomic uint64_t notes; /* zero-copy sends notified (tests count them) */
+	pthread_mutex_t lock;	/* guards what follows */
+	uint32_t done;		/* every id below it was notified */
 	uint64_t seen[TCP_ZC_RING / 64]; /* ids from done on notified, by id mod ring */
 	struct tcp_zc_wait *wait;	 /* signaled completions in order, waiting */
 	size_t n_wait, cap_wait;
