@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static size_t stripe_bytes(unsigned n_slots, uint32_t slot_size)
@@ -42,13 +43,19 @@ static int worker_mem(struct eng_worker *w, size_t len, bool pools)
 		return 0;
 	}
 	/*
-	 * Not zeroed: every slot is written before it is read (a sender fills it,
-	 * a receiver reads it once the sender wrote it), and zeroing faulted in
-	 * all of it at once, which cost a short session most of its time.
+	 * A mapping of its own, not the heap: a TCP end closed with zero-copy
+	 * sends pending leaves the kernel references to these pages, and after
+	 * munmap no later allocation of this process gets them (tcp_zc.c). Its
+	 * pages are faulted in as slots are first written, not all at once,
+	 * which would cost a short session most of its time.
 	 */
-	err = posix_memalign(&p, 4096, len ? len : 4096);
-	if (err)
-		return rcp_err(-err, "cannot allocate %zu bytes of slot memory", len);
+	p = mmap(NULL, len ? len : 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		 0);
+	if (p == MAP_FAILED) {
+		err = errno;
+		return rcp_err(-err, "cannot allocate %zu bytes of slot memory: %s", len,
+			       strerror(err));
+	}
 	w->tr.mem = p;
 	w->tr.mem_len = len;
 	return 0;
@@ -249,8 +256,8 @@ void eng__job_destroy(struct eng_job *job)
 
 		if (w->pool)
 			topo_pool_destroy(w->pool);
-		else
-			free(w->tr.mem);
+		else if (w->tr.mem)
+			munmap(w->tr.mem, w->tr.mem_len ? w->tr.mem_len : 4096);
 		free(w->stripe);
 	}
 	if (job->wake_fd >= 0)

@@ -164,8 +164,10 @@ static int send_all(struct tcp_ep *e, struct msghdr *msg)
 		ssize_t k = sendmsg(e->fd, msg, flags);
 
 		/* over the kernel's limits for zero-copy (optmem, locked pages): plain */
-		if (k < 0 && errno == ENOBUFS && (flags & MSG_ZEROCOPY))
+		if (k < 0 && errno == ENOBUFS && (flags & MSG_ZEROCOPY)) {
+			eng__tcp_zc_nobufs(e);
 			k = sendmsg(e->fd, msg, flags = MSG_NOSIGNAL);
+		}
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0)
@@ -544,6 +546,7 @@ void eng__tcp_ep_destroy(struct eng_ep *ep)
 	shutdown(e->fd, SHUT_RDWR);
 	if (e->reader_started)
 		pthread_join(e->reader, NULL);
+	eng__tcp_zc_close(e);
 	close(e->fd);
 	eng__tcp_seal_destroy(e->seal);
 	eng__tcp_zc_fini(&e->zc);

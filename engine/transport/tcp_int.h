@@ -73,6 +73,10 @@ bool eng__tcp_open_end(struct tcp_seal *seal, const uint8_t tag[TCP_SEAL_TAG_LEN
 #define TCP_ZC_ENV "RAILCP_TCP_ZEROCOPY"
 /* Zero-copy sends in flight at most (ids not yet notified); more go plain. */
 #define TCP_ZC_RING 4096
+/* auto: zero-copy sends the kernel refuses (ENOBUFS) in a row before an end sends plain */
+#define TCP_ZC_NOBUFS_MAX 8
+/* Closing with zero-copy sends pending: their notifications awaited this long, then a reset. */
+#define TCP_ZC_CLOSE_WAIT_MS 100
 
 enum tcp_zc_mode {
 	TCP_ZC_AUTO, /* zero-copy where it measured faster (tcp_zc.c: zc_worth) */
@@ -80,7 +84,7 @@ enum tcp_zc_mode {
 	TCP_ZC_OFF,
 };
 
-/* What a chunk's write sends beside its payload, kept until the kernel lets go of it. */
+/* What a chunk's write sends beside its payload, kept until its slot's credit is back. */
 struct tcp_chunk_out {
 	struct tcp_frame f;
 	struct eng_chunk_hdr hc; /* the header (sealed: encrypted) */
@@ -102,11 +106,13 @@ struct tcp_zc {
 	bool keep;		    /* on stays on when the kernel says it copied (on) */
 	bool used;		    /* the owner's: completions wait for notifications */
 	uint32_t next;		    /* the owner's: the kernel's id of the next zero-copy send */
-	struct tcp_chunk_out *outs; /* by slot; NULL: zero-copy never on */
-	_Atomic bool copied;	    /* the kernel said it copied a zero-copy send */
-	_Atomic uint64_t notes;	    /* zero-copy sends notified (tests count them) */
-	pthread_mutex_t lock;	    /* guards what follows */
-	uint32_t done;		    /* every id below it was notified */
+	struct tcp_chunk_out *outs; /* by slot, mmap'd; NULL: zero-copy never on */
+	size_t outs_len;
+	unsigned nobufs;	/* the owner's: zero-copy sends refused (ENOBUFS) in a row */
+	_Atomic bool copied;	/* the kernel said it copied a zero-copy send */
+	_Atomic uint64_t notes; /* zero-copy sends notified (tests count them) */
+	pthread_mutex_t lock;	/* guards what follows */
+	uint32_t done;		/* every id below it was notified */
 	uint64_t seen[TCP_ZC_RING / 64]; /* ids from done on notified, by id mod ring */
 	struct tcp_zc_wait *wait;	 /* signaled completions in order, waiting */
 	size_t n_wait, cap_wait;
@@ -175,6 +181,8 @@ int eng__tcp_ep_zerocopy(struct eng_ep *ep, enum tcp_zc_mode mode);
 /* The owner: the flags of its next sendmsg; after one, whether it went zero-copy (k > 0). */
 int eng__tcp_zc_flags(struct tcp_ep *e);
 void eng__tcp_zc_sent(struct tcp_ep *e, int flags);
+/* The owner: a zero-copy send refused (ENOBUFS); under auto, too many in a row end zero-copy. */
+void eng__tcp_zc_nobufs(struct tcp_ep *e);
 
 /* The owner: signaled completion wc, pushed once every zero-copy send so far is notified. */
 int eng__tcp_zc_complete(struct tcp_ep *e, const struct eng_wc *wc);
@@ -185,6 +193,8 @@ int eng__tcp_zc_complete(struct tcp_ep *e, const struct eng_wc *wc);
  */
 const char *eng__tcp_zc_wait(struct tcp_ep *e);
 
+/* Before close: with sends still unnotified after a short wait, close will reset. */
+void eng__tcp_zc_close(struct tcp_ep *e);
 void eng__tcp_zc_fini(struct tcp_zc *z);
 
 /* Stops the reader, closes the socket. Accepts NULL. */

@@ -9,7 +9,9 @@
  * a signaled write completes only once every zero-copy send up to its own
  * was notified (completions stay in order, as a send queue's do). What a
  * chunk sends beside its payload (frame, header, tag) is kept per slot
- * (tcp_zc.outs), not on the stack, for the same reason.
+ * (tcp_zc.outs), not on the stack, and written again only when the slot is
+ * sent from next, after its credit returned: the receiver had every byte
+ * by then, and the kernel let go of them (doc/design.md, "Over TCP").
  *
  * Why MSG_ZEROCOPY and not io_uring's SEND_ZC: the worker loop stays the
  * one every transport drives (poll, arm, sleep on the CQ's eventfd), and
@@ -22,7 +24,17 @@
  * scatter-gather too) and says so (SO_EE_CODE_ZEROCOPY_COPIED); under
  * auto the end then goes back to plain sends, as the kernel's
  * msg_zerocopy.rst advises. A zero-copy send the kernel refuses for its
- * limits (ENOBUFS: optmem, locked pages) is sent again plain.
+ * limits (ENOBUFS: optmem, locked pages) is sent again plain; under auto,
+ * TCP_ZC_NOBUFS_MAX refusals in a row turn the end plain for good, so a
+ * limit that holds does not cost every send two calls.
+ *
+ * Closing with zero-copy sends not yet notified: the kernel still holds
+ * and may still send from their pages after close(). Slot memory (job.c)
+ * and tcp_zc.outs are mappings of their own, given back with munmap, so
+ * those pages, which the kernel's references keep alive, are never handed
+ * out again by this process (malloc would); and the socket is closed with
+ * a reset (SO_LINGER 0), which drops its queue, after a short wait for the
+ * notifications of a healthy end.
  *
  * Threading: the owner sends and counts ids; the reader takes
  * notifications; the lock guards the notified ids and the waiting
@@ -38,7 +50,9 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 
 int eng__tcp_zc_mode(enum tcp_zc_mode *mode_out)
 {
@@ -96,9 +110,14 @@ int eng__tcp_ep_zerocopy(struct eng_ep *ep, enum tcp_zc_mode mode)
 		return 0;
 	if (setsockopt(e->fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one)) != 0)
 		return 0; /* refused (not TCP, an old kernel): plain sends */
-	e->zc.outs = calloc(e->link->n_slots ? e->link->n_slots : 1, sizeof(*e->zc.outs));
-	if (!e->zc.outs)
+	/* its own mapping: see the top of this file */
+	e->zc.outs_len = (e->link->n_slots ? e->link->n_slots : 1) * sizeof(*e->zc.outs);
+	e->zc.outs = mmap(NULL, e->zc.outs_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+	if (e->zc.outs == MAP_FAILED) {
+		e->zc.outs = NULL;
 		return -ENOMEM;
+	}
 	e->zc.on = true;
 	e->zc.keep = mode == TCP_ZC_ON;
 	rcp_log(RCP_LOG_DEBUG, "%s: zero-copy sends (MSG_ZEROCOPY)", e->desc);
@@ -124,7 +143,17 @@ void eng__tcp_zc_sent(struct tcp_ep *e, int flags)
 	if (flags & MSG_ZEROCOPY) {
 		e->zc.next++;
 		e->zc.used = true;
+		e->zc.nobufs = 0;
 	}
+}
+
+void eng__tcp_zc_nobufs(struct tcp_ep *e)
+{
+	if (++e->zc.nobufs < TCP_ZC_NOBUFS_MAX || e->zc.keep || !e->zc.on)
+		return;
+	e->zc.on = false;
+	rcp_log(RCP_LOG_DEBUG, "%s: the kernel refused %u zero-copy sends in a row: plain sends",
+		e->desc, TCP_ZC_NOBUFS_MAX);
 }
 
 static bool zc_ready(const struct tcp_zc *z, uint32_t need)
@@ -262,9 +291,38 @@ const char *eng__tcp_zc_wait(struct tcp_ep *e)
 	}
 }
 
+/* Whether zero-copy sends are not yet notified. */
+static bool zc_pending(struct tcp_ep *e)
+{
+	bool pending;
+
+	pthread_mutex_lock(&e->zc.lock);
+	pending = e->zc.done != e->zc.next;
+	pthread_mutex_unlock(&e->zc.lock);
+	return pending;
+}
+
+void eng__tcp_zc_close(struct tcp_ep *e)
+{
+	struct timespec nap = {0, 5000000};
+	struct linger reset = {1, 0};
+	bool got;
+	int i;
+
+	if (!e->zc.used)
+		return;
+	for (i = 0; i < TCP_ZC_CLOSE_WAIT_MS / 5 && zc_pending(e); i++)
+		if (zc_drain(e, &got) != NULL || (!got && nanosleep(&nap, NULL) != 0))
+			break;
+	if (zc_pending(e) && setsockopt(e->fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset)) != 0)
+		rcp_log(RCP_LOG_DEBUG, "%s: no reset for the zero-copy sends pending: %s", e->desc,
+			strerror(errno));
+}
+
 void eng__tcp_zc_fini(struct tcp_zc *z)
 {
 	pthread_mutex_destroy(&z->lock);
-	free(z->outs);
+	if (z->outs)
+		munmap(z->outs, z->outs_len);
 	free(z->wait);
 }

@@ -2,7 +2,8 @@
  * test_engine_sweep.c - every create/init path of the engine, with its Nth
  * allocation failing, N = 1, 2, ... until it succeeds: each failure must be
  * returned as an error (not a crash) and leave nothing behind (the ASan
- * build's leak check fails the binary otherwise).
+ * build's leak check fails the binary otherwise). And where the slot
+ * memory of a job without pools comes from.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,9 @@
 #include "alloc_fail.h"
 #include "common/common.h"
 #include "engine_harness.h"
+
+#include <errno.h>
+#include <sys/mman.h>
 
 #define SWEEP_LIMIT 10000
 
@@ -65,11 +69,36 @@ static void test_loopback_set_up_survives_every_allocation_failure(void **state)
 	h_destroy(&h);
 }
 
+/*
+ * Slot memory without pools (TCP's, loopback's) is a mapping of its own,
+ * unmapped when the job goes: a TCP end closed with zero-copy sends pending
+ * leaves the kernel reading those pages, which the heap would hand out again.
+ */
+static void test_slot_memory_without_pools_is_unmapped_with_its_job(void **state)
+{
+	struct topo_plan plan;
+	struct eng_job *job = NULL;
+	unsigned char v;
+	void *mem;
+
+	(void)state;
+	h_plan(&plan, 1, 1, 1);
+	assert_int_equal(eng__job_create(ENG_SENDER, &plan, 2, 4096, false, &job), 0);
+	mem = job->worker[0].tr.mem;
+	assert_non_null(mem);
+	assert_int_equal((uintptr_t)mem % 4096, 0);
+	assert_int_equal(mincore(mem, 1, &v), 0);
+	eng__job_destroy(job);
+	assert_int_equal(mincore(mem, 1, &v), -1); /* 0: still mapped, the heap's to reuse */
+	assert_int_equal(errno, ENOMEM);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_job_create_survives_every_allocation_failure),
 		cmocka_unit_test(test_loopback_set_up_survives_every_allocation_failure),
+		cmocka_unit_test(test_slot_memory_without_pools_is_unmapped_with_its_job),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

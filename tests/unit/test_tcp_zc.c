@@ -7,7 +7,10 @@
  * receiver's socket buffer is kept small, so sent bytes wait in the
  * sender's queue for a while after sendmsg returned. Sealed chunks the
  * same; a socket that refuses SO_ZEROCOPY sends plain; auto stays plain
- * to 127.0.0.1; a kernel that says it copied turns an end plain again.
+ * to 127.0.0.1; a kernel that says it copied turns an end plain again;
+ * a kernel that refuses zero-copy sends (ENOBUFS, here the locked-memory
+ * limit) turns an auto end plain; an end closed with sends unnotified
+ * resets its connection and gives its per-slot memory back with munmap.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,10 +24,14 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/capability.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define N_SLOTS 8
@@ -202,7 +209,7 @@ static void on_write_done(struct fx *f)
 {
 	unsigned s = (unsigned)(f->completed++ % N_SLOTS); /* chunk n goes in slot n % N_SLOTS */
 
-	if (snd_ep(f)->zc.on)
+	if (snd_ep(f)->zc.on && snd_ep(f)->zc.used) /* used: not every send refused */
 		assert_true(atomic_load(&snd_ep(f)->zc.notes) >= f->completed);
 	assert_true(f->busy[s]);
 	f->busy[s] = false;
@@ -336,6 +343,107 @@ static void test_a_socket_that_refuses_zero_copy_sends_plain(void **state)
 	fx_free(f);
 }
 
+/* Whether p's page is mapped in this process. */
+static bool mapped(const void *p)
+{
+	unsigned char v;
+	uintptr_t page = (uintptr_t)p & ~(uintptr_t)4095;
+
+	return mincore((void *)page, 1, &v) == 0 || errno != ENOMEM;
+}
+
+/*
+ * A zero-copy end whose peer takes nothing, destroyed with its sends still
+ * in the kernel's queue: the connection is reset (not sent on from pages
+ * the process may reuse), and tcp_zc.outs is unmapped, not freed to the heap.
+ */
+static void test_an_end_closed_with_sends_pending_resets_and_unmaps(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct timeval tv = {10, 0};
+	uint8_t buf[65536];
+	void *outs;
+	ssize_t k;
+	int s, r, i;
+
+	(void)state;
+	assert_non_null(f);
+	tcp_pair(&s, &r);
+	end_make(&f->snd, s, false);
+	assert_int_equal(eng__tcp_ep_zerocopy(f->snd.ep, TCP_ZC_ON), 0);
+	if (!snd_ep(f)->zc.on) {
+		end_free(&f->snd);
+		close(r);
+		free(f);
+		skip(); /* a kernel without SO_ZEROCOPY on TCP */
+	}
+	end_start(&f->snd, false);
+	for (i = 0; i < N_SLOTS; i++)
+		send_one(f, (unsigned)i);
+	assert_true(snd_ep(f)->zc.used);
+	outs = snd_ep(f)->zc.outs;
+	assert_true(mapped(outs));
+	end_free(&f->snd);
+	assert_false(mapped(outs));
+	assert_int_equal(setsockopt(r, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+	while ((k = recv(r, buf, sizeof(buf), 0)) > 0)
+		;
+	assert_int_equal(k, -1); /* 0: the queue was sent out and closed plainly */
+	assert_int_equal(errno, ECONNRESET);
+	close(r);
+	free(f);
+}
+
+/* This thread's CAP_IPC_LOCK (which lifts the locked-memory limit) on or off. */
+static void ipc_lock_cap(bool on)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2];
+
+	assert_int_equal(syscall(SYS_capget, &h, d), 0);
+	if (on)
+		d[0].effective |= d[0].permitted & (1u << CAP_IPC_LOCK);
+	else
+		d[0].effective &= ~(1u << CAP_IPC_LOCK);
+	assert_int_equal(syscall(SYS_capset, &h, d), 0);
+}
+
+/* A run with every zero-copy send over the locked-memory limit: ENOBUFS. */
+static struct fx *run_over_the_limit(bool keep)
+{
+	struct rlimit old, none;
+	struct fx *f = fx_new(false, TCP_ZC_ON);
+
+	snd_ep(f)->zc.keep = keep; /* false: as auto */
+	assert_int_equal(getrlimit(RLIMIT_MEMLOCK, &old), 0);
+	none = (struct rlimit){0, old.rlim_max};
+	ipc_lock_cap(false);
+	assert_int_equal(setrlimit(RLIMIT_MEMLOCK, &none), 0);
+	run(f);
+	assert_int_equal(setrlimit(RLIMIT_MEMLOCK, &old), 0);
+	ipc_lock_cap(true);
+	return f;
+}
+
+/* auto gives up zero-copy after TCP_ZC_NOBUFS_MAX refusals in a row; on keeps trying. */
+static void test_refused_zero_copy_sends_turn_an_auto_end_plain(void **state)
+{
+	struct fx *f = run_over_the_limit(true);
+
+	(void)state;
+	if (snd_ep(f)->zc.nobufs == 0) {
+		fx_free(f);
+		skip(); /* this kernel pinned the pages anyway: nothing refused */
+	}
+	assert_true(snd_ep(f)->zc.on);
+	assert_true(snd_ep(f)->zc.nobufs > TCP_ZC_NOBUFS_MAX);
+	fx_free(f);
+	f = run_over_the_limit(false);
+	assert_false(snd_ep(f)->zc.on);
+	assert_int_equal(snd_ep(f)->zc.nobufs, TCP_ZC_NOBUFS_MAX);
+	fx_free(f);
+}
+
 static void test_the_mode_is_read_from_the_environment(void **state)
 {
 	enum tcp_zc_mode m = TCP_ZC_OFF;
@@ -366,6 +474,8 @@ int main(void)
 		cmocka_unit_test(test_auto_sends_plain_to_loopback),
 		cmocka_unit_test(test_an_end_told_the_kernel_copied_goes_plain),
 		cmocka_unit_test(test_a_socket_that_refuses_zero_copy_sends_plain),
+		cmocka_unit_test(test_an_end_closed_with_sends_pending_resets_and_unmaps),
+		cmocka_unit_test(test_refused_zero_copy_sends_turn_an_auto_end_plain),
 		cmocka_unit_test(test_the_mode_is_read_from_the_environment),
 	};
 

@@ -3,7 +3,9 @@
 # whole (the client sends, then the server), keyless and keyed (every
 # chunk sealed in its slot), -vv saying the ends send zero-copy; auto
 # saying nothing of it to loopback; a bad value refused with one line
-# before anything is sent, by a client as by a server.
+# before anything is sent, by a client as by a server. A kernel that
+# refuses SO_ZEROCOPY on TCP sockets (test_tcp_zc skips there too) skips
+# the round trips, after the rest ran: railcp then sends plain, silently.
 . tests/integration/lib.sh
 server_tmp
 tcp="--transport tcp --rails lo --port $port"
@@ -29,13 +31,6 @@ round_trip() {
 		fail "$1 pull: the server's -vv names no zero-copy end: $(cat "$tmp/serve.log")"
 }
 
-export RAILCP_TCP_ZEROCOPY=on
-round_trip keyless
-RAILCP_KEY=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
-export RAILCP_KEY
-round_trip keyed
-unset RAILCP_KEY
-
 # auto (unset) sends plain to loopback; a bad value is one line and exit 2.
 unset RAILCP_TCP_ZEROCOPY
 : >"$tmp/serve.log"
@@ -55,3 +50,14 @@ stop_server
 capture env RAILCP_TCP_ZEROCOPY=On "$RAILCP" serve --transport tcp --rails lo --port "$port" --root "$tmp/root"
 expect_one_line_error "railcp serve with RAILCP_TCP_ZEROCOPY=On"
 [ "$rc" -eq 2 ] || fail "railcp serve with RAILCP_TCP_ZEROCOPY=On exited $rc, not 2"
+
+# SO_ZEROCOPY is 60 on Linux; a kernel without it on TCP: nothing more to test.
+python3 -c 'import socket; socket.socket().setsockopt(socket.SOL_SOCKET, 60, 1)' 2>/dev/null ||
+	skip "this kernel refuses SO_ZEROCOPY on TCP sockets: railcp sends plain here (test_tcp_zc skips too)"
+
+export RAILCP_TCP_ZEROCOPY=on
+round_trip keyless
+RAILCP_KEY=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+export RAILCP_KEY
+round_trip keyed
+unset RAILCP_KEY
