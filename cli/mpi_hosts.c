@@ -41,8 +41,9 @@ static int server_add(struct list *l, const char *name, size_t len, unsigned lon
 	if (!grown)
 		return cli_fail(-ENOMEM);
 	l->s = grown;
+	/* Whole, so two lists of the same servers compare equal byte for byte (mpi_main.c). */
+	memset(&l->s[l->n], 0, sizeof(l->s[l->n]));
 	memcpy(l->s[l->n].host, name, len);
-	l->s[l->n].host[len] = '\0';
 	l->s[l->n++].port = (uint16_t)port;
 	return 0;
 }

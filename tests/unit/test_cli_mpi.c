@@ -253,6 +253,34 @@ static void test_servers_from_a_file(void **state)
 	tree_remove(base);
 }
 
+/*
+ * Two HOSTS of the same servers give lists equal byte for byte (a job's
+ * HOSTS:PATH arguments are compared so): the bytes past a name are set, not
+ * what the allocator's last user left there. Each list is parsed into
+ * memory just freed dirty, in blocks of the list's size.
+ */
+static void test_the_same_servers_give_equal_lists(void **state)
+{
+	struct cli_mpi_server *s[2];
+	const char *dst = NULL;
+	size_t n[2], i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		char *dirty = malloc(sizeof(struct cli_mpi_server));
+
+		assert_non_null(dirty);
+		memset(dirty, i ? 0x55 : 0xaa, sizeof(struct cli_mpi_server));
+		free(dirty);
+		assert_int_equal(cli_mpi_servers("h1:7001:x", &s[i], &n[i], &dst), 0);
+	}
+	assert_int_equal(n[0], 1);
+	assert_int_equal(n[1], 1);
+	assert_memory_equal(s[0], s[1], sizeof(*s[0]));
+	free(s[0]);
+	free(s[1]);
+}
+
 /* A walk's list as a dry run gives it, by hand: paths, types and bytes. */
 struct ent {
 	const char *path;
@@ -536,6 +564,7 @@ int main(void)
 		cmocka_unit_test(test_hosts_and_ports_before_dst),
 		cmocka_unit_test(test_bad_hosts_are_usage_errors),
 		cmocka_unit_test(test_servers_from_a_file),
+		cmocka_unit_test(test_the_same_servers_give_equal_lists),
 		cmocka_unit_test(test_a_pull_shares_files_links_and_empty_directories),
 		cmocka_unit_test(test_a_name_no_list_holds_travels_with_its_directory),
 		cmocka_unit_test(test_a_pull_share_comes_back_as_filters),
