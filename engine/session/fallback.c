@@ -6,7 +6,9 @@
  *
  * - the receiver (the server of a push, the client of a pull) writes each
  *   file of several chunks in its partial file, as --partial does
- *   (io/partial.c), so what landed can be kept;
+ *   (io/partial.c), so what landed can be kept; without --partial or -c
+ *   what an earlier --partial copy kept at those names is left alone
+ *   (IO_ROOT_SPARE, eng__dest_flags);
  * - when the session ends failed, the receiver keeps those files and their
  *   records only if every rail failed: the client's own job says so, or
  *   the server's error frame flagged "rails_down"; a server trusts only

@@ -10,13 +10,15 @@
  * fallback; a server serving once waits for the second session; without
  * failover, or at a server with no TCP plan, the copy fails with the
  * sentence; a copy that fails for another reason leaves no partial file
- * and no temporary.
+ * and no temporary, and leaves alone what an earlier --partial copy kept.
  *
  * Threading: the server's threads; what the hooks share is atomic.
  */
 #include "session_harness.h"
 
 #include "engine/transport/loopback.h"
+
+#include <inttypes.h>
 
 #define FB_CHUNK (4 * KiB)
 #define FB_BUDGET (2ull * 8 * FB_CHUNK) /* 8 slots of 4 KiB per stripe */
@@ -108,7 +110,7 @@ static void plan_lo(struct topo_plan *p, unsigned qps)
 struct fb {
 	char src[4096], root[4096], back[4096];
 	struct topo_plan plan, plan_tcp, srv_tcp;
-	bool no_failover, srv_tcp_none;
+	bool no_failover, srv_tcp_none, partial;
 };
 
 static uint64_t fb_bytes(void)
@@ -182,6 +184,7 @@ static int fb_copy(struct fx *fx, struct fb *f, enum eng_copy_dir dir, struct en
 			     : copy_opts(ENG_PULL, pull_src, 1, f->back);
 	cp.chunk = FB_CHUNK;
 	cp.no_failover = f->no_failover;
+	cp.partial = f->partial;
 	cp.cancel = &fb_cancel;
 	o = client_opts(&fx->srv, &f->plan, cp.chunk, NULL);
 	o.copy = &cp;
@@ -355,6 +358,109 @@ static void test_a_copy_failing_otherwise_leaves_no_partial_file(void **state)
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
 
+/*
+ * What the partial files, records, logs and directory markers beneath dir hold, appended to out
+ * (name, size and a digest of the bytes of each): the same string when left alone.
+ */
+static void partial_snap(const char *dir, char *out, size_t cap)
+{
+	struct dirent *d;
+	char p[4096], buf[4096];
+	DIR *dh = opendir(dir);
+
+	assert_non_null(dh);
+	while ((d = readdir(dh))) {
+		uint64_t h = 1469598103934665603ull, size = 0;
+		ssize_t n, i;
+		int fd;
+
+		if (d->d_name[0] == '.' && (!d->d_name[1] || !strcmp(d->d_name, "..")))
+			continue;
+		t_path(p, dir, d->d_name);
+		if (d->d_type == DT_DIR) {
+			partial_snap(p, out, cap);
+			continue;
+		}
+		if (strncmp(d->d_name, ".railcp-tmp-", 12))
+			continue;
+		fd = open(p, O_RDONLY);
+		assert_true(fd >= 0);
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			for (i = 0, size += (uint64_t)n; i < n; i++)
+				h = (h ^ (uint8_t)buf[i]) * 1099511628211ull;
+		close(fd);
+		snprintf(out + strlen(out), cap - strlen(out), "%s:%" PRIu64 ":%" PRIx64 ";",
+			 d->d_name, size, h);
+	}
+	closedir(dh);
+}
+
+/* The snapshot of dir once its session has let go of it: two alike, 300 ms apart. */
+static void settled_snap(const char *dir, char *out, size_t cap)
+{
+	static char prev[16384];
+	int tries = 0;
+
+	prev[0] = '\0';
+	for (;;) {
+		out[0] = '\0';
+		partial_snap(dir, out, cap);
+		if (!strcmp(prev, out) || ++tries == 20)
+			return;
+		snprintf(prev, sizeof(prev), "%s", out);
+		usleep(300 * 1000);
+	}
+}
+
+static int semis(const char *s)
+{
+	int n = 0;
+
+	while ((s = strchr(s, ';')) != NULL && ++n)
+		s++;
+	return n;
+}
+
+/*
+ * A --partial copy cut keeps what landed; a plain copy (one that may go on
+ * over tcp) then failing otherwise leaves that alone, and a later
+ * --partial copy resumes from it.
+ */
+static void test_a_plain_copy_leaves_an_earlier_partial_copys_files_alone(void **state)
+{
+	struct fx *fx = *state;
+	static char before[16384], after[16384];
+	struct eng_report r;
+	struct fb f = {.partial = true};
+	char dst[4096];
+	int err;
+
+	fb_start(fx, &f, false);
+	fb_dst(&f, ENG_PUSH, dst);
+	atomic_store(&fb_hold, true);
+	failed(fx, &f, ENG_PUSH, "interrupted", NULL);
+	settled_snap(dst, before, sizeof(before));
+	if (!strstr(before, ".railcp-tmp-p"))
+		fail_msg("the --partial copy kept nothing: \"%s\"", before);
+	f.partial = false;
+	atomic_store(&fb_landed, 0);
+	atomic_store(&fb_cancel, false);
+	failed(fx, &f, ENG_PUSH, "interrupted", NULL);
+	/* The plain copy's own temporaries gone. */
+	assert_true(WAIT_FOR(t_count_tmp(dst) == semis(before)));
+	settled_snap(dst, after, sizeof(after));
+	assert_string_equal(before, after);
+	f.partial = true;
+	atomic_store(&fb_hold, false);
+	atomic_store(&fb_cancel, false);
+	err = fb_copy(fx, &f, ENG_PUSH, &r);
+	if (err)
+		fail_msg("the resumed copy failed: %s", rcp_err_msg(err));
+	assert_true(r.bytes_kept > 0);
+	assert_int_equal(t_count_tmp(dst), 0);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -364,6 +470,7 @@ int main(void)
 		T(test_without_failover_the_copy_fails_with_the_sentence),
 		T(test_a_server_without_a_tcp_plan_refuses_the_second_session),
 		T(test_a_copy_failing_otherwise_leaves_no_partial_file),
+		T(test_a_plain_copy_leaves_an_earlier_partial_copys_files_alone),
 	};
 
 	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
