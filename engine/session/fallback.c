@@ -50,11 +50,19 @@ bool eng__session_rails_down(const struct eng_session *s)
 	return s->ctl.peer_rails_down || eng__session_own_rails_down(s);
 }
 
+bool eng__session_falls(const struct eng_session *s)
+{
+	/* Decided once, by the word both ends saw: the client's error frame. */
+	if (s->side == ENG_SERVER)
+		return s->ctl.peer_rails_down;
+	return s->err_sent && s->ctl.rails_down;
+}
+
 void eng__session_fallback_drop(struct eng_session *s, int err)
 {
 	char why[ENG_JOB_ERR_LEN];
 
-	if (!err || !s->fallback || s->partial || !s->files || eng__session_rails_down(s))
+	if (!err || !s->fallback || s->partial || !s->files || eng__session_falls(s))
 		return;
 	snprintf(why, sizeof(why), "%s", rcp_err_msg(err));
 	eng__files_unkept(s->files);
@@ -65,7 +73,7 @@ void eng__fall_record(const struct eng_session *s, const struct eng_client_opts 
 {
 	struct eng_report r;
 
-	if (!o->fall || !s->fallback || !eng__session_rails_down(s))
+	if (!o->fall || !s->fallback || !eng__session_falls(s))
 		return;
 	o->fall->rails_down = true;
 	o->fall->setup = s->setup_down;

@@ -394,7 +394,7 @@ static void *session_main(void *arg)
 	}
 end:
 	/* Its rails all failed: the client goes on over tcp, in a session of its own. */
-	back = err && ss->s.fallback && eng__session_rails_down(&ss->s);
+	back = err && ss->s.fallback && eng__session_falls(&ss->s);
 	session_record(ss, err);
 	eng__session_fallback_drop(&ss->s, err);
 	eng__session_fini(&ss->s);

@@ -16,6 +16,7 @@
  */
 #include "session_harness.h"
 
+#include "engine/session/fallback.h"
 #include "engine/transport/loopback.h"
 
 #include <inttypes.h>
@@ -461,6 +462,50 @@ static void test_a_plain_copy_leaves_an_earlier_partial_copys_files_alone(void *
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
 
+/*
+ * A client's error frame and what the server read of it: whether it said
+ * "rails_down" (peer_down: the server's word already in when it went).
+ */
+static bool client_frame_down(struct eng_session *s, bool peer_down)
+{
+	struct eng_ctl srv;
+	json_t *msg = NULL;
+	int sv[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	*s = (struct eng_session){.side = ENG_CLIENT, .fallback = true};
+	s->ctl = ENG_CTL_PLAIN(sv[0]);
+	s->ctl.peer_rails_down = peer_down;
+	srv = ENG_CTL_PLAIN(sv[1]);
+	eng__session_send_error(s, -EIO);
+	assert_int_equal(eng__proto_recv(&srv, 1000, ENG_MSG_READY, &msg), -ECONNABORTED);
+	close(sv[0]);
+	close(sv[1]);
+	return srv.peer_rails_down;
+}
+
+/*
+ * Client and server decide alike: the client falls back only if its error
+ * frame said "rails_down"; the server's saying so after it went (a pull
+ * whose client failed first, on a stall) changes nothing.
+ */
+static void test_the_client_falls_back_only_on_the_word_it_sent(void **state)
+{
+	struct eng_session s;
+	struct eng_fall fall = {0};
+	struct eng_client_opts o = {.fall = &fall};
+
+	(void)state;
+	assert_false(client_frame_down(&s, false));
+	s.ctl.peer_rails_down = true; /* the server's frame, read later */
+	eng__fall_record(&s, &o);
+	assert_false(fall.rails_down);
+	assert_false(eng__session_falls(&s));
+	assert_true(client_frame_down(&s, true));
+	eng__fall_record(&s, &o);
+	assert_true(fall.rails_down);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -471,6 +516,7 @@ int main(void)
 		T(test_a_server_without_a_tcp_plan_refuses_the_second_session),
 		T(test_a_copy_failing_otherwise_leaves_no_partial_file),
 		T(test_a_plain_copy_leaves_an_earlier_partial_copys_files_alone),
+		T(test_the_client_falls_back_only_on_the_word_it_sent),
 	};
 
 	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
