@@ -463,10 +463,11 @@ static void test_a_plain_copy_leaves_an_earlier_partial_copys_files_alone(void *
 }
 
 /*
- * A client's error frame and what the server read of it: whether it said
- * "rails_down" (peer_down: the server's word already in when it went).
+ * A client's error frame and what the server read of it (proven: past the
+ * proofs): whether it heeded "rails_down" (peer_down: the server's word
+ * already in when it went).
  */
-static bool client_frame_down(struct eng_session *s, bool peer_down)
+static bool client_frame_down(struct eng_session *s, bool peer_down, bool proven)
 {
 	struct eng_ctl srv;
 	json_t *msg = NULL;
@@ -477,6 +478,7 @@ static bool client_frame_down(struct eng_session *s, bool peer_down)
 	s->ctl = ENG_CTL_PLAIN(sv[0]);
 	s->ctl.peer_rails_down = peer_down;
 	srv = ENG_CTL_PLAIN(sv[1]);
+	srv.trusted = proven;
 	eng__session_send_error(s, -EIO);
 	assert_int_equal(eng__proto_recv(&srv, 1000, ENG_MSG_READY, &msg), -ECONNABORTED);
 	close(sv[0]);
@@ -496,14 +498,24 @@ static void test_the_client_falls_back_only_on_the_word_it_sent(void **state)
 	struct eng_client_opts o = {.fall = &fall};
 
 	(void)state;
-	assert_false(client_frame_down(&s, false));
+	assert_false(client_frame_down(&s, false, true));
 	s.ctl.peer_rails_down = true; /* the server's frame, read later */
 	eng__fall_record(&s, &o);
 	assert_false(fall.rails_down);
 	assert_false(eng__session_falls(&s));
-	assert_true(client_frame_down(&s, true));
+	assert_true(client_frame_down(&s, true, true));
 	eng__fall_record(&s, &o);
 	assert_true(fall.rails_down);
+}
+
+/* A peer not yet proven (or, keyless, before the hello) cannot say "rails_down". */
+static void test_an_unproven_peers_rails_down_is_not_heeded(void **state)
+{
+	struct eng_session s;
+
+	(void)state;
+	assert_false(client_frame_down(&s, true, false));
+	assert_true(s.ctl.rails_down); /* it was said */
 }
 
 int main(void)
@@ -517,6 +529,7 @@ int main(void)
 		T(test_a_copy_failing_otherwise_leaves_no_partial_file),
 		T(test_a_plain_copy_leaves_an_earlier_partial_copys_files_alone),
 		T(test_the_client_falls_back_only_on_the_word_it_sent),
+		T(test_an_unproven_peers_rails_down_is_not_heeded),
 	};
 
 	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
