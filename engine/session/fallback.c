@@ -23,7 +23,7 @@
  *   (eng__client_fall_back);
  * - a server serving once does not count the first session, and waits for
  *   the second as it does for a client it sent to tcp (server.c,
- *   listener.c). A server with no TCP plan refuses the second
+ *   listener.c), once per run. A server with no TCP plan refuses the second
  *   (eng__transport_pick), and the client's sentence names both causes.
  *
  * Threading: the session's thread.

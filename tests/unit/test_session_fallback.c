@@ -112,6 +112,7 @@ struct fb {
 	char src[4096], root[4096], back[4096];
 	struct topo_plan plan, plan_tcp, srv_tcp;
 	bool no_failover, srv_tcp_none, partial;
+	int once_ms; /* a server serving once: its --timeout; 0: FB_ONCE_MS */
 };
 
 static uint64_t fb_bytes(void)
@@ -160,7 +161,7 @@ static void fb_start(struct fx *fx, struct fb *f, bool once)
 	atomic_store(&fb_setup_notices, 0);
 	/* Serving once: the first session outlasts the server's wait for a client. */
 	atomic_store(&fb_slow_ms, once ? FB_ONCE_MS + 300 : 0);
-	fx->srv.timeout_ms = once ? FB_ONCE_MS : 0;
+	fx->srv.timeout_ms = !once ? 0 : f->once_ms ? f->once_ms : FB_ONCE_MS;
 	plan_lo(&f->srv_tcp, 2);
 	plan_lo(&f->plan_tcp, 2);
 	plan_make(&fx->srv.plan, rails, 2, 1, 1, FB_BUDGET);
@@ -360,6 +361,30 @@ static void test_a_copy_failing_otherwise_leaves_no_partial_file(void **state)
 }
 
 /*
+ * A server serving once waits for the continuation once: a second session
+ * whose rails all failed ends it, not another wait.
+ */
+static void test_a_server_serving_once_waits_for_a_continuation_once(void **state)
+{
+	struct fx *fx = *state;
+	struct fb f = {.once_ms = 5000};
+	int i;
+
+	fb_start(fx, &f, true);
+	/* The client's tcp plan on a device it lacks: the continuation never dials. */
+	snprintf(f.plan_tcp.rail[0].dev, sizeof(f.plan_tcp.rail[0].dev), "nosuch9");
+	atomic_store(&fb_after, FB_AFTER);
+	for (i = 0; i < 2; i++) {
+		assert_false(atomic_load(&fx->srv.ended));
+		failed(fx, &f, ENG_PUSH, "every rail failed", "going on over tcp");
+	}
+	assert_true(WAIT_FOR(atomic_load(&fx->srv.ended)));
+	server_stop(&fx->srv);
+	if (strstr(fx->srv.msg, "did not come back over tcp"))
+		fail_msg("the server waited again: %s", fx->srv.msg);
+}
+
+/*
  * What the partial files, records, logs and directory markers beneath dir hold, appended to out
  * (name, size and a digest of the bytes of each): the same string when left alone.
  */
@@ -530,6 +555,7 @@ int main(void)
 		T(test_a_plain_copy_leaves_an_earlier_partial_copys_files_alone),
 		T(test_the_client_falls_back_only_on_the_word_it_sent),
 		T(test_an_unproven_peers_rails_down_is_not_heeded),
+		T(test_a_server_serving_once_waits_for_a_continuation_once),
 	};
 
 	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
