@@ -64,15 +64,30 @@ static int holding_prepare(void *ctx, const struct eng_chunk_hdr *hdr, const voi
 	return atomic_load(&fb_real)(ctx, hdr, data, op);
 }
 
+static _Atomic unsigned fb_teardown_ms;	     /* the receiver's connections take this to go */
+static struct eng_conn *_Atomic fb_rcv_conn; /* the receiver's, last made */
+
 static int fb_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **conn_out)
 {
 	struct eng_job *job = ((struct eng_stripe *)cfg->link[0])->job; /* datapath_int.h */
+	int err;
 
 	if (job->role == ENG_RECEIVER && job->rcv.sink.prepare != holding_prepare) {
 		atomic_store(&fb_real, job->rcv.sink.prepare);
 		job->rcv.sink.prepare = holding_prepare;
 	}
-	return eng__transport_loopback()->conn_create(cfg, conn_out);
+	err = eng__transport_loopback()->conn_create(cfg, conn_out);
+	if (!err && job->role == ENG_RECEIVER)
+		atomic_store(&fb_rcv_conn, *conn_out);
+	return err;
+}
+
+/* A receiver's connections going slowly, as RDMA's deregistrations and disconnects can. */
+static void fb_conn_destroy(struct eng_conn *c)
+{
+	if (c && c == atomic_load(&fb_rcv_conn) && atomic_load(&fb_teardown_ms))
+		usleep(atomic_load(&fb_teardown_ms) * 1000u);
+	eng__transport_loopback()->conn_destroy(c);
 }
 
 static int fb_connect(struct eng_conn *c, struct eng_link *l, const union eng_sockaddr *src,
@@ -152,6 +167,9 @@ static void fb_start(struct fx *fx, struct fb *f, bool once)
 	fb_tr.name = "failing loopback";
 	fb_tr.conn_create = fb_conn_create;
 	fb_tr.connect = fb_connect;
+	fb_tr.conn_destroy = fb_conn_destroy;
+	atomic_store(&fb_teardown_ms, 0);
+	atomic_store(&fb_rcv_conn, NULL);
 	atomic_store(&fb_after, 0);
 	atomic_store(&fb_armed, 0);
 	atomic_store(&fb_hold, false);
@@ -211,9 +229,10 @@ static void fb_dst(const struct fb *f, enum eng_copy_dir dir, char out[4096])
 
 /*
  * Every client rail fails mid-copy: the copy goes on over tcp and arrives
- * whole, the tcp session sending less than the whole, the report saying so.
+ * whole, the tcp session sending less than the whole, the report saying so
+ * (teardown_ms: the receiver's connections take that long to go).
  */
-static void fell_back(struct fx *fx, enum eng_copy_dir dir, bool once)
+static void fell_back_slow(struct fx *fx, enum eng_copy_dir dir, bool once, unsigned teardown_ms)
 {
 	const uint64_t total = fb_bytes();
 	struct eng_report r;
@@ -222,6 +241,7 @@ static void fell_back(struct fx *fx, enum eng_copy_dir dir, bool once)
 	int err;
 
 	fb_start(fx, &f, once);
+	atomic_store(&fb_teardown_ms, teardown_ms);
 	atomic_store(&fb_after, FB_AFTER);
 	err = fb_copy(fx, &f, dir, &r);
 	if (err)
@@ -245,6 +265,21 @@ static void fell_back(struct fx *fx, enum eng_copy_dir dir, bool once)
 	assert_int_equal(r.bytes - r.fallback_bytes + r.bytes_kept, total);
 	assert_int_equal(r.files_total, 4);
 	assert_int_equal(server_stop(&fx->srv), 0); /* once: the second session's status */
+}
+
+static void fell_back(struct fx *fx, enum eng_copy_dir dir, bool once)
+{
+	fell_back_slow(fx, dir, once, 0);
+}
+
+/*
+ * The push server's connections of the failed session take longer to go
+ * than the continuation waits for a partial file's lock: what landed is
+ * kept all the same (the files let go of before the teardown).
+ */
+static void test_a_slow_teardown_still_leaves_what_landed_to_the_continuation(void **state)
+{
+	fell_back_slow(*state, ENG_PUSH, false, 3000);
 }
 
 static void test_a_push_whose_every_rdma_rail_fails_goes_on_over_tcp(void **state)
@@ -548,6 +583,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_a_push_whose_every_rdma_rail_fails_goes_on_over_tcp),
 		T(test_a_pull_goes_on_over_tcp_at_a_server_serving_once),
+		T(test_a_slow_teardown_still_leaves_what_landed_to_the_continuation),
 		T(test_a_copy_none_of_whose_rdma_rails_connect_goes_over_tcp),
 		T(test_without_failover_the_copy_fails_with_the_sentence),
 		T(test_a_server_without_a_tcp_plan_refuses_the_second_session),
