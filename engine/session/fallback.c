@@ -82,6 +82,7 @@ void eng__fall_record(const struct eng_session *s, const struct eng_client_opts 
 	eng__job_report(s->job, &r);
 	o->fall->bytes = r.bytes;
 	o->fall->bytes_total = r.bytes_total;
+	o->fall->chunks = r.chunks;
 	o->fall->seconds = r.seconds;
 }
 
@@ -115,11 +116,13 @@ int eng__client_fall_back(const struct eng_client_opts *o, int err, uint64_t t0_
 	if (err)
 		return rcp_err(err, "%s; going on over tcp: %s", why, rcp_err_msg(err));
 	report_out->fell_back = true;
+	report_out->fallback_setup = f->setup;
 	snprintf(report_out->fallback_from, sizeof(report_out->fallback_from), "%s",
 		 eng__transport_word(o->tr));
 	snprintf(report_out->fallback_why, sizeof(report_out->fallback_why), "%s", why);
 	report_out->fallback_bytes = f->bytes;
-	report_out->bytes += f->bytes;
+	report_out->bytes += f->bytes; /* bytes_kept counts them again, as not sent over tcp */
+	report_out->chunks += f->chunks;
 	report_out->seconds += f->seconds;
 	report_out->wall_seconds = (double)(rcp_now_ns() - t0_ns) / 1e9;
 	return 0;

@@ -18,6 +18,7 @@ struct eng_fall {
 	bool rails_down;	     /* every rail failed: the copy may go on over tcp */
 	bool setup;		     /* none came up at set-up: nothing moved */
 	uint64_t bytes, bytes_total; /* moved and verified before it, of the copy's */
+	uint64_t chunks;	     /* those bytes' chunks */
 	double seconds;		     /* its data phase */
 };
 

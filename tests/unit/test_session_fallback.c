@@ -263,6 +263,9 @@ static void fell_back_slow(struct fx *fx, enum eng_copy_dir dir, bool once, unsi
 	assert_true(r.bytes_kept >= r.fallback_bytes / 2);
 	assert_true(r.bytes - r.fallback_bytes < total);
 	assert_int_equal(r.bytes - r.fallback_bytes + r.bytes_kept, total);
+	/* chunks cover both sessions, as bytes do: none holds more than a chunk */
+	assert_true(r.chunks * FB_CHUNK >= r.bytes);
+	assert_false(r.fallback_setup);
 	assert_int_equal(r.files_total, 4);
 	assert_int_equal(server_stop(&fx->srv), 0); /* once: the second session's status */
 }
@@ -317,6 +320,7 @@ static void test_a_copy_none_of_whose_rdma_rails_connect_goes_over_tcp(void **st
 	tree_same(want, got);
 	assert_true(r.fell_back);
 	assert_int_equal(r.fallback_bytes, 0);
+	assert_true(r.fallback_setup);
 	if (!strstr(r.fallback_why, "no rail connected to the server"))
 		fail_msg("the fallback's sentence: \"%s\"", r.fallback_why);
 	assert_int_equal(r.bytes, fb_bytes());
