@@ -177,24 +177,33 @@ static void test_a_copy_that_went_on_over_tcp_says_so(void **state)
 	free(text);
 }
 
+/* What cli_fallback_print says of r (to be freed). */
+static char *fallback_said(const struct eng_report *r)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	cli_fallback_print(f, r);
+	fclose(f);
+	return text;
+}
+
 /* No RDMA rail connected at set-up: a line of its own, not "failed after 0 B". */
 static void test_a_copy_that_went_over_tcp_from_the_start_says_so(void **state)
 {
 	json_t *o = json_object();
 	struct eng_report r;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	char *text;
 
 	(void)state;
-	assert_non_null(f);
 	report_make(&r);
 	r.fell_back = r.fallback_setup = true;
 	snprintf(r.transport, sizeof(r.transport), "tcp");
 	snprintf(r.fallback_from, sizeof(r.fallback_from), "rdma");
 	snprintf(r.fallback_why, sizeof(r.fallback_why), "no rail connected to the server");
-	cli_fallback_print(f, &r);
-	fclose(f);
+	text = fallback_said(&r);
 	if (strcmp(text, "railcp: no rdma rail connected (no rail connected to the server): the "
 			 "copy went over tcp\n"))
 		fail_msg("the summary's line: %s", text);
