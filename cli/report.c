@@ -219,6 +219,7 @@ void cli_fallback_json(json_t *o, const struct eng_report *r)
 	x = json_object();
 	json_object_set_new(x, "from", json_string(r->fallback_from));
 	json_object_set_new(x, "bytes", json_integer((json_int_t)r->fallback_bytes));
+	json_object_set_new(x, "setup", json_boolean(r->fallback_setup));
 	json_object_set_new(x, "error", cli_json_text(r->fallback_why));
 	json_object_set_new(o, "fallback", x);
 }
@@ -229,6 +230,11 @@ void cli_fallback_print(FILE *f, const struct eng_report *r)
 
 	if (!r->fell_back)
 		return;
+	if (r->fallback_setup) {
+		fprintf(f, "railcp: no %s rail connected (%s): the copy went over %s\n",
+			r->fallback_from, r->fallback_why, r->transport);
+		return;
+	}
 	cli_size_str(r->fallback_bytes, moved, sizeof(moved));
 	cli_size_str(r->bytes_kept, kept, sizeof(kept));
 	fprintf(f,

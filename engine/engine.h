@@ -190,10 +190,13 @@ struct eng_report {
 	unsigned io_depth; /* per helper; 0: pread and pwrite */
 	char transport[8]; /* "rdma" or "tcp": the one that finished */
 	/*
-	 * Copies on --transport auto: every RDMA rail failed mid-copy and the
-	 * copy went on over tcp; bytes, seconds and wall_seconds cover both.
+	 * Copies on --transport auto: every RDMA rail failed mid-copy (or none
+	 * connected: fallback_setup) and the copy went on over tcp; bytes,
+	 * chunks, seconds and wall_seconds cover both sessions; bytes_kept is
+	 * what the tcp one did not send again (part of bytes, mostly the RDMA
+	 * session's); files and the rails are the tcp session's.
 	 */
-	bool fell_back;
+	bool fell_back, fallback_setup;
 	char fallback_from[8];	 /* "rdma" */
 	uint64_t fallback_bytes; /* moved over it before the failure */
 	char fallback_why[512];	 /* the failure's sentence */

@@ -483,8 +483,10 @@ enum {
 	IO_ROOT_DIRECT = 1u << 2,    /* O_DIRECT for aligned chunks */
 	IO_ROOT_PARTIAL = 1u << 3,   /* keep what an interrupted copy received (partial.c) */
 	IO_ROOT_CHECKSUM =
-		1u << 4,       /* with PARTIAL, -c: a file starts as its old self (checksum.c) */
-	IO_ROOT_DRY = 1u << 5, /* with CHECKSUM, -c -n: the old files are read, nothing made */
+		1u << 4,	 /* with PARTIAL, -c: a file starts as its old self (checksum.c) */
+	IO_ROOT_DRY = 1u << 5,	 /* with CHECKSUM, -c -n: the old files are read, nothing made */
+	IO_ROOT_SPARE = 1u << 6, /* with PARTIAL, not asked for (a copy that may go on over
+				  * tcp): a partial name already taken is left alone */
 };
 
 /*

@@ -258,7 +258,9 @@ int io_root_mkdir(struct io_root *root, const struct io_entry *e)
 		if (err == -EEXIST && fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISDIR(st.st_mode)) {
 			err = 0; /* copying into an existing directory, as cp -r does */
-			if (partial && dir_marked(pfd, last, e->path))
+			/* Not for a copy that leaves an earlier one's state alone. */
+			if (partial && !(root->flags & IO_ROOT_SPARE) &&
+			    dir_marked(pfd, last, e->path))
 				made_add(root, &st); /* an interrupted copy made it */
 		} else if (err == -EEXIST)
 			err = rcp_err(err,

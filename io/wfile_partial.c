@@ -10,7 +10,9 @@
  * (wfile.c). What it finds there is judged by io__wfile_partial_take: the
  * file an earlier copy kept and this one checked (io_root_partial, still
  * locked), else one that is the receiver's own, locked and emptied, else a
- * random temporary after all. Its chunks' log slots are stored as they land
+ * random temporary after all; with IO_ROOT_SPARE (a copy that did not ask
+ * for --partial) a name already taken is left alone: a random temporary.
+ * Its chunks' log slots are stored as they land
  * (io_chunk_write_end); io_wfile_checkpoint writes its record as it stands;
  * io_wfile_keep keeps data file and record when the copy fails; the record
  * and the log go when the data file is put in place or removed
@@ -68,7 +70,11 @@ int io__wfile_partial_take(struct io_wfile *f, int res)
 	uint64_t k;
 
 	f->resume = NULL;
-	fd = res >= 0 ? res : io__partial_open(f->pfd, f->tmp, O_RDWR | O_CREAT, f->e->path);
+	if (res < 0 && held < 0 && (f->root->flags & IO_ROOT_SPARE))
+		fd = -EEXIST; /* another copy's, or one it kept: left alone */
+	else
+		fd = res >= 0 ? res
+			      : io__partial_open(f->pfd, f->tmp, O_RDWR | O_CREAT, f->e->path);
 	if (held >= 0) {
 		/* Locked since its chunks were checked: the file opened now must be that one. */
 		if (fd >= 0 && fstat(fd, &a) == 0 && fstat(held, &b) == 0 && a.st_ino == b.st_ino &&
@@ -87,8 +93,9 @@ int io__wfile_partial_take(struct io_wfile *f, int res)
 		goto ours;
 	if (lockfd >= 0)
 		close(lockfd);
-	close(fd);
 fresh:
+	if (fd >= 0)
+		close(fd);
 	f->partial = false;
 	io__tmp_name(f->tmp);
 	fd = openat(f->pfd, f->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -116,6 +123,21 @@ ours:
 	return fd;
 }
 
+/*
+ * IO_ROOT_SPARE: the partial names of f are taken (data file, record or
+ * log there: an earlier --partial copy's, or another copy's at work).
+ */
+static bool names_taken(const struct io_wfile *f)
+{
+	char data[IO_TMP_NAME_LEN], rec[IO_TMP_NAME_LEN], log[IO_TMP_NAME_LEN];
+	struct stat st;
+
+	io__partial_names(f->last, data, rec, log);
+	return fstatat(f->pfd, data, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+	       fstatat(f->pfd, rec, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+	       fstatat(f->pfd, log, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 int io_wfile_partial(struct io_wfile *f, const struct io_partial *resume)
 {
 	char esc[IO_ESC_MAX];
@@ -123,6 +145,8 @@ int io_wfile_partial(struct io_wfile *f, const struct io_partial *resume)
 	if (!(f->root->flags & IO_ROOT_PARTIAL) ||
 	    f->n_chunks < (f->root->flags & IO_ROOT_CHECKSUM ? 1u : 2u))
 		return 0; /* a file of one chunk has nothing to keep, but with -c its old self */
+	if ((f->root->flags & IO_ROOT_SPARE) && !resume && names_taken(f))
+		return 0; /* kept for a later --partial: a random temporary, as without it */
 	f->hash = calloc((size_t)f->n_chunks, sizeof(*f->hash));
 	if (!f->hash)
 		return rcp_err(-ENOMEM, "out of memory receiving \"%s\"",

@@ -341,7 +341,7 @@ static int auth_server(struct eng_session *s, const json_t *hello)
 	return err;
 }
 
-int eng__session_auth(struct eng_session *s, const json_t *hello)
+static int session_auth(struct eng_session *s, const json_t *hello)
 {
 	bool offered = json_object_get(hello, ENG_KEY_CHALLENGE) != NULL;
 
@@ -355,4 +355,13 @@ int eng__session_auth(struct eng_session *s, const json_t *hello)
 		return rcp_err(-EACCES, "this server requires a key: give the sender the same key "
 					"(--key-file, RAILCP_KEY or ~/.config/railcp/key)");
 	return auth_server(s, hello);
+}
+
+int eng__session_auth(struct eng_session *s, const json_t *hello)
+{
+	int err = session_auth(s, hello);
+
+	/* Proven (or keyless, past the hello): the peer's word counts (ENG_KEY_RAILS_DOWN). */
+	s->ctl.trusted = !err;
+	return err;
 }

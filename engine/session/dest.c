@@ -17,12 +17,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-unsigned eng__dest_flags(bool preserve, bool fsync, bool direct, bool partial, bool checksum)
+unsigned eng__dest_flags(bool preserve, bool fsync, bool direct, bool partial, bool checksum,
+			 bool fallback)
 {
-	/* -c builds each file in its partial file, from its old self: --partial's way. */
+	/*
+	 * -c builds each file in its partial file, from its old self: --partial's
+	 * way. A copy that may go on over tcp keeps what lands as --partial does,
+	 * but leaves alone what an earlier --partial copy kept (fallback.c).
+	 */
+	bool spare = fallback && !partial && !checksum;
+
 	return (preserve ? IO_ROOT_KEEP_META : 0) | (fsync ? IO_ROOT_FSYNC : 0) |
-	       (direct ? IO_ROOT_DIRECT : 0) | (partial || checksum ? IO_ROOT_PARTIAL : 0) |
-	       (checksum ? IO_ROOT_CHECKSUM : 0);
+	       (direct ? IO_ROOT_DIRECT : 0) |
+	       (partial || checksum || fallback ? IO_ROOT_PARTIAL : 0) |
+	       (checksum ? IO_ROOT_CHECKSUM : 0) | (spare ? IO_ROOT_SPARE : 0);
 }
 
 static int dest_open(const struct io_root *parent, const char *dir, unsigned flags,

@@ -6,7 +6,9 @@
  *
  * - the receiver (the server of a push, the client of a pull) writes each
  *   file of several chunks in its partial file, as --partial does
- *   (io/partial.c), so what landed can be kept;
+ *   (io/partial.c), so what landed can be kept; without --partial or -c
+ *   what an earlier --partial copy kept at those names is left alone
+ *   (IO_ROOT_SPARE, eng__dest_flags);
  * - when the session ends failed, the receiver keeps those files and their
  *   records only if every rail failed: the client's own job says so, or
  *   the server's error frame flagged "rails_down"; a server trusts only
@@ -21,7 +23,7 @@
  *   (eng__client_fall_back);
  * - a server serving once does not count the first session, and waits for
  *   the second as it does for a client it sent to tcp (server.c,
- *   listener.c). A server with no TCP plan refuses the second
+ *   listener.c), once per run. A server with no TCP plan refuses the second
  *   (eng__transport_pick), and the client's sentence names both causes.
  *
  * Threading: the session's thread.
@@ -48,11 +50,19 @@ bool eng__session_rails_down(const struct eng_session *s)
 	return s->ctl.peer_rails_down || eng__session_own_rails_down(s);
 }
 
+bool eng__session_falls(const struct eng_session *s)
+{
+	/* Decided once, by the word both ends saw: the client's error frame. */
+	if (s->side == ENG_SERVER)
+		return s->ctl.peer_rails_down;
+	return s->err_sent && s->ctl.rails_down;
+}
+
 void eng__session_fallback_drop(struct eng_session *s, int err)
 {
 	char why[ENG_JOB_ERR_LEN];
 
-	if (!err || !s->fallback || s->partial || !s->files || eng__session_rails_down(s))
+	if (!err || !s->fallback || s->partial || !s->files || eng__session_falls(s))
 		return;
 	snprintf(why, sizeof(why), "%s", rcp_err_msg(err));
 	eng__files_unkept(s->files);
@@ -63,7 +73,7 @@ void eng__fall_record(const struct eng_session *s, const struct eng_client_opts 
 {
 	struct eng_report r;
 
-	if (!o->fall || !s->fallback || !eng__session_rails_down(s))
+	if (!o->fall || !s->fallback || !eng__session_falls(s))
 		return;
 	o->fall->rails_down = true;
 	o->fall->setup = s->setup_down;
@@ -72,6 +82,7 @@ void eng__fall_record(const struct eng_session *s, const struct eng_client_opts 
 	eng__job_report(s->job, &r);
 	o->fall->bytes = r.bytes;
 	o->fall->bytes_total = r.bytes_total;
+	o->fall->chunks = r.chunks;
 	o->fall->seconds = r.seconds;
 }
 
@@ -105,11 +116,13 @@ int eng__client_fall_back(const struct eng_client_opts *o, int err, uint64_t t0_
 	if (err)
 		return rcp_err(err, "%s; going on over tcp: %s", why, rcp_err_msg(err));
 	report_out->fell_back = true;
+	report_out->fallback_setup = f->setup;
 	snprintf(report_out->fallback_from, sizeof(report_out->fallback_from), "%s",
 		 eng__transport_word(o->tr));
 	snprintf(report_out->fallback_why, sizeof(report_out->fallback_why), "%s", why);
 	report_out->fallback_bytes = f->bytes;
-	report_out->bytes += f->bytes;
+	report_out->bytes += f->bytes; /* bytes_kept counts them again, as not sent over tcp */
+	report_out->chunks += f->chunks;
 	report_out->seconds += f->seconds;
 	report_out->wall_seconds = (double)(rcp_now_ns() - t0_ns) / 1e9;
 	return 0;

@@ -18,6 +18,7 @@ struct eng_fall {
 	bool rails_down;	     /* every rail failed: the copy may go on over tcp */
 	bool setup;		     /* none came up at set-up: nothing moved */
 	uint64_t bytes, bytes_total; /* moved and verified before it, of the copy's */
+	uint64_t chunks;	     /* those bytes' chunks */
 	double seconds;		     /* its data phase */
 };
 
@@ -25,11 +26,19 @@ struct eng_fall {
 bool eng__session_own_rails_down(const struct eng_session *s);
 
 /*
- * Whether the copy goes on over tcp: a client's rails all failed (its own
- * or the server's word, ENG_KEY_RAILS_DOWN); a server has the client's
- * word alone.
+ * Whether a client's error frame says ENG_KEY_RAILS_DOWN: its rails all
+ * failed (its own or the server's word, as known when the frame goes); a
+ * server has the client's word alone.
  */
 bool eng__session_rails_down(const struct eng_session *s);
+
+/*
+ * Whether the copy goes on over tcp, decided once: a client's error frame
+ * went saying ENG_KEY_RAILS_DOWN, or the client's frame said it to the
+ * server. A server's frame arriving later changes nothing, so both ends
+ * agree on keeping what landed.
+ */
+bool eng__session_falls(const struct eng_session *s);
 
 /*
  * A session that failed with err, before it ends (eng__session_fini): one

@@ -189,7 +189,8 @@ static int error_frame(struct eng_ctl *c, const json_t *msg, const char *who)
 	bool other = json_is_true(json_object_get(msg, ENG_KEY_OTHER_TRANSPORT));
 	char esc[400];
 
-	c->peer_rails_down |= json_is_true(json_object_get(msg, ENG_KEY_RAILS_DOWN));
+	/* Only a proven peer's word: an unproven one could hold a server open. */
+	c->peer_rails_down |= c->trusted && json_is_true(json_object_get(msg, ENG_KEY_RAILS_DOWN));
 	return rcp_err(retry   ? -EBUSY
 		       : other ? ENG_ERR_OTHER_TRANSPORT
 			       : -ECONNABORTED,
@@ -294,7 +295,8 @@ int eng__proto_peer_failed(struct eng_ctl *c, int timeout_ms, const char *peer_n
 	} while (is_lost(msg));
 	type = json_string_value(json_object_get(msg, ENG_KEY_TYPE));
 	if (type && strcmp(type, ENG_MSG_ERROR) == 0)
-		c->peer_rails_down |= json_is_true(json_object_get(msg, ENG_KEY_RAILS_DOWN));
+		c->peer_rails_down |=
+			c->trusted && json_is_true(json_object_get(msg, ENG_KEY_RAILS_DOWN));
 	if (type && strcmp(type, ENG_MSG_ERROR) == 0 &&
 	    !json_is_true(json_object_get(msg, ENG_KEY_SYMPTOM))) {
 		snprintf(who, sizeof(who), "%s failed", peer_name);

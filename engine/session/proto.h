@@ -277,6 +277,7 @@ struct eng_ctl {
 	const char *peer; /* who its sentences name: "the server", "the client"; NULL: "the peer" */
 	bool rails_down;  /* this side's error frame says ENG_KEY_RAILS_DOWN */
 	bool peer_rails_down; /* the peer's said it (read by any wait for a frame) */
+	bool trusted;	      /* past the proofs (keyless: the hello): peer_rails_down heeded */
 	uint64_t seq_out, seq_in;
 	uint8_t key_out[ENG_SEAL_KEY_LEN], key_in[ENG_SEAL_KEY_LEN];
 	uint8_t transcript[ENG_TRANSCRIPT_LEN]; /* SHA-256 chain of the frames before the seal */

@@ -394,7 +394,7 @@ static void *session_main(void *arg)
 	}
 end:
 	/* Its rails all failed: the client goes on over tcp, in a session of its own. */
-	back = err && ss->s.fallback && eng__session_rails_down(&ss->s);
+	back = err && ss->s.fallback && eng__session_falls(&ss->s);
 	session_record(ss, err);
 	eng__session_fallback_drop(&ss->s, err);
 	eng__session_fini(&ss->s);
@@ -402,11 +402,15 @@ end:
 	eng__admit_release(srv, &ss->admit); /* its pools are freed */
 	json_decref(ss->hello);
 	if (counted) {
+		uint64_t never = 0;
 		int none = 0;
 
-		if (back) { /* serving once, it waits for that session (listener.c) */
-			atomic_store(&srv->again_ns, rcp_now_ns());
-		} else {
+		/*
+		 * Serving once, it waits for that session (listener.c), once per
+		 * run: another such session counts, so no client holds it open.
+		 */
+		if (!back ||
+		    !atomic_compare_exchange_strong(&srv->again_ns, &never, rcp_now_ns())) {
 			atomic_compare_exchange_strong(&srv->served_err, &none, err);
 			atomic_fetch_add(&srv->served, 1);
 		}

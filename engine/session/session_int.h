@@ -664,7 +664,8 @@ int eng__welcome_terms(const json_t *welcome, unsigned max_slots, bool keyed,
 /* ---- dest.c: where a copy lands ---- */
 
 /* The IO_ROOT_* flags of a copy's options (cp -p, --fsync, --direct, --partial, -c). */
-unsigned eng__dest_flags(bool preserve, bool fsync, bool direct, bool partial, bool checksum);
+unsigned eng__dest_flags(bool preserve, bool fsync, bool direct, bool partial, bool checksum,
+			 bool fallback);
 
 /*
  * Where a copy lands, by rsync's rule (io_dest_decide): dst, when it is an

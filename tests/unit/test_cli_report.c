@@ -172,6 +172,43 @@ static void test_a_copy_that_went_on_over_tcp_says_so(void **state)
 	assert_string_equal(json_string_value(json_object_get(fb, "from")), "rdma");
 	assert_int_equal(json_integer_value(json_object_get(fb, "bytes")), 40 << 20);
 	assert_string_equal(json_string_value(json_object_get(fb, "error")), r.fallback_why);
+	assert_false(json_is_true(json_object_get(fb, "setup")));
+	json_decref(o);
+	free(text);
+}
+
+/* What cli_fallback_print says of r (to be freed). */
+static char *fallback_said(const struct eng_report *r)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	cli_fallback_print(f, r);
+	fclose(f);
+	return text;
+}
+
+/* No RDMA rail connected at set-up: a line of its own, not "failed after 0 B". */
+static void test_a_copy_that_went_over_tcp_from_the_start_says_so(void **state)
+{
+	json_t *o = json_object();
+	struct eng_report r;
+	char *text;
+
+	(void)state;
+	report_make(&r);
+	r.fell_back = r.fallback_setup = true;
+	snprintf(r.transport, sizeof(r.transport), "tcp");
+	snprintf(r.fallback_from, sizeof(r.fallback_from), "rdma");
+	snprintf(r.fallback_why, sizeof(r.fallback_why), "no rail connected to the server");
+	text = fallback_said(&r);
+	if (strcmp(text, "railcp: no rdma rail connected (no rail connected to the server): the "
+			 "copy went over tcp\n"))
+		fail_msg("the summary's line: %s", text);
+	cli_fallback_json(o, &r);
+	assert_true(json_is_true(json_object_get(json_object_get(o, "fallback"), "setup")));
 	json_decref(o);
 	free(text);
 }
@@ -208,6 +245,7 @@ int main(void)
 		cmocka_unit_test(test_the_summary_and_json_say_the_qp_knobs_given),
 		cmocka_unit_test(test_a_queue_line_keeps_a_sentence_that_is_not_utf8),
 		cmocka_unit_test(test_a_copy_that_went_on_over_tcp_says_so),
+		cmocka_unit_test(test_a_copy_that_went_over_tcp_from_the_start_says_so),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

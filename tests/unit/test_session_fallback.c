@@ -10,13 +10,16 @@
  * fallback; a server serving once waits for the second session; without
  * failover, or at a server with no TCP plan, the copy fails with the
  * sentence; a copy that fails for another reason leaves no partial file
- * and no temporary.
+ * and no temporary, and leaves alone what an earlier --partial copy kept.
  *
  * Threading: the server's threads; what the hooks share is atomic.
  */
 #include "session_harness.h"
 
+#include "engine/session/fallback.h"
 #include "engine/transport/loopback.h"
+
+#include <inttypes.h>
 
 #define FB_CHUNK (4 * KiB)
 #define FB_BUDGET (2ull * 8 * FB_CHUNK) /* 8 slots of 4 KiB per stripe */
@@ -61,15 +64,30 @@ static int holding_prepare(void *ctx, const struct eng_chunk_hdr *hdr, const voi
 	return atomic_load(&fb_real)(ctx, hdr, data, op);
 }
 
+static _Atomic unsigned fb_teardown_ms;	     /* the receiver's connections take this to go */
+static struct eng_conn *_Atomic fb_rcv_conn; /* the receiver's, last made */
+
 static int fb_conn_create(const struct eng_conn_cfg *cfg, struct eng_conn **conn_out)
 {
 	struct eng_job *job = ((struct eng_stripe *)cfg->link[0])->job; /* datapath_int.h */
+	int err;
 
 	if (job->role == ENG_RECEIVER && job->rcv.sink.prepare != holding_prepare) {
 		atomic_store(&fb_real, job->rcv.sink.prepare);
 		job->rcv.sink.prepare = holding_prepare;
 	}
-	return eng__transport_loopback()->conn_create(cfg, conn_out);
+	err = eng__transport_loopback()->conn_create(cfg, conn_out);
+	if (!err && job->role == ENG_RECEIVER)
+		atomic_store(&fb_rcv_conn, *conn_out);
+	return err;
+}
+
+/* A receiver's connections going slowly, as RDMA's deregistrations and disconnects can. */
+static void fb_conn_destroy(struct eng_conn *c)
+{
+	if (c && c == atomic_load(&fb_rcv_conn) && atomic_load(&fb_teardown_ms))
+		usleep(atomic_load(&fb_teardown_ms) * 1000u);
+	eng__transport_loopback()->conn_destroy(c);
 }
 
 static int fb_connect(struct eng_conn *c, struct eng_link *l, const union eng_sockaddr *src,
@@ -108,7 +126,8 @@ static void plan_lo(struct topo_plan *p, unsigned qps)
 struct fb {
 	char src[4096], root[4096], back[4096];
 	struct topo_plan plan, plan_tcp, srv_tcp;
-	bool no_failover, srv_tcp_none;
+	bool no_failover, srv_tcp_none, partial;
+	int once_ms; /* a server serving once: its --timeout; 0: FB_ONCE_MS */
 };
 
 static uint64_t fb_bytes(void)
@@ -148,6 +167,9 @@ static void fb_start(struct fx *fx, struct fb *f, bool once)
 	fb_tr.name = "failing loopback";
 	fb_tr.conn_create = fb_conn_create;
 	fb_tr.connect = fb_connect;
+	fb_tr.conn_destroy = fb_conn_destroy;
+	atomic_store(&fb_teardown_ms, 0);
+	atomic_store(&fb_rcv_conn, NULL);
 	atomic_store(&fb_after, 0);
 	atomic_store(&fb_armed, 0);
 	atomic_store(&fb_hold, false);
@@ -157,7 +179,7 @@ static void fb_start(struct fx *fx, struct fb *f, bool once)
 	atomic_store(&fb_setup_notices, 0);
 	/* Serving once: the first session outlasts the server's wait for a client. */
 	atomic_store(&fb_slow_ms, once ? FB_ONCE_MS + 300 : 0);
-	fx->srv.timeout_ms = once ? FB_ONCE_MS : 0;
+	fx->srv.timeout_ms = !once ? 0 : f->once_ms ? f->once_ms : FB_ONCE_MS;
 	plan_lo(&f->srv_tcp, 2);
 	plan_lo(&f->plan_tcp, 2);
 	plan_make(&fx->srv.plan, rails, 2, 1, 1, FB_BUDGET);
@@ -182,6 +204,7 @@ static int fb_copy(struct fx *fx, struct fb *f, enum eng_copy_dir dir, struct en
 			     : copy_opts(ENG_PULL, pull_src, 1, f->back);
 	cp.chunk = FB_CHUNK;
 	cp.no_failover = f->no_failover;
+	cp.partial = f->partial;
 	cp.cancel = &fb_cancel;
 	o = client_opts(&fx->srv, &f->plan, cp.chunk, NULL);
 	o.copy = &cp;
@@ -206,9 +229,10 @@ static void fb_dst(const struct fb *f, enum eng_copy_dir dir, char out[4096])
 
 /*
  * Every client rail fails mid-copy: the copy goes on over tcp and arrives
- * whole, the tcp session sending less than the whole, the report saying so.
+ * whole, the tcp session sending less than the whole, the report saying so
+ * (teardown_ms: the receiver's connections take that long to go).
  */
-static void fell_back(struct fx *fx, enum eng_copy_dir dir, bool once)
+static void fell_back_slow(struct fx *fx, enum eng_copy_dir dir, bool once, unsigned teardown_ms)
 {
 	const uint64_t total = fb_bytes();
 	struct eng_report r;
@@ -217,6 +241,7 @@ static void fell_back(struct fx *fx, enum eng_copy_dir dir, bool once)
 	int err;
 
 	fb_start(fx, &f, once);
+	atomic_store(&fb_teardown_ms, teardown_ms);
 	atomic_store(&fb_after, FB_AFTER);
 	err = fb_copy(fx, &f, dir, &r);
 	if (err)
@@ -238,8 +263,26 @@ static void fell_back(struct fx *fx, enum eng_copy_dir dir, bool once)
 	assert_true(r.bytes_kept >= r.fallback_bytes / 2);
 	assert_true(r.bytes - r.fallback_bytes < total);
 	assert_int_equal(r.bytes - r.fallback_bytes + r.bytes_kept, total);
+	/* chunks cover both sessions, as bytes do: none holds more than a chunk */
+	assert_true(r.chunks * FB_CHUNK >= r.bytes);
+	assert_false(r.fallback_setup);
 	assert_int_equal(r.files_total, 4);
 	assert_int_equal(server_stop(&fx->srv), 0); /* once: the second session's status */
+}
+
+static void fell_back(struct fx *fx, enum eng_copy_dir dir, bool once)
+{
+	fell_back_slow(fx, dir, once, 0);
+}
+
+/*
+ * The push server's connections of the failed session take longer to go
+ * than the continuation waits for a partial file's lock: what landed is
+ * kept all the same (the files let go of before the teardown).
+ */
+static void test_a_slow_teardown_still_leaves_what_landed_to_the_continuation(void **state)
+{
+	fell_back_slow(*state, ENG_PUSH, false, 3000);
 }
 
 static void test_a_push_whose_every_rdma_rail_fails_goes_on_over_tcp(void **state)
@@ -277,6 +320,7 @@ static void test_a_copy_none_of_whose_rdma_rails_connect_goes_over_tcp(void **st
 	tree_same(want, got);
 	assert_true(r.fell_back);
 	assert_int_equal(r.fallback_bytes, 0);
+	assert_true(r.fallback_setup);
 	if (!strstr(r.fallback_why, "no rail connected to the server"))
 		fail_msg("the fallback's sentence: \"%s\"", r.fallback_why);
 	assert_int_equal(r.bytes, fb_bytes());
@@ -355,15 +399,203 @@ static void test_a_copy_failing_otherwise_leaves_no_partial_file(void **state)
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
 
+/*
+ * A server serving once waits for the continuation once: a second session
+ * whose rails all failed ends it, not another wait.
+ */
+static void test_a_server_serving_once_waits_for_a_continuation_once(void **state)
+{
+	struct fx *fx = *state;
+	struct fb f = {.once_ms = 5000};
+	int i;
+
+	fb_start(fx, &f, true);
+	/* The client's tcp plan on a device it lacks: the continuation never dials. */
+	snprintf(f.plan_tcp.rail[0].dev, sizeof(f.plan_tcp.rail[0].dev), "nosuch9");
+	atomic_store(&fb_after, FB_AFTER);
+	for (i = 0; i < 2; i++) {
+		assert_false(atomic_load(&fx->srv.ended));
+		failed(fx, &f, ENG_PUSH, "every rail failed", "going on over tcp");
+	}
+	assert_true(WAIT_FOR(atomic_load(&fx->srv.ended)));
+	server_stop(&fx->srv);
+	if (strstr(fx->srv.msg, "did not come back over tcp"))
+		fail_msg("the server waited again: %s", fx->srv.msg);
+}
+
+/*
+ * What the partial files, records, logs and directory markers beneath dir hold, appended to out
+ * (name, size and a digest of the bytes of each): the same string when left alone.
+ */
+static void partial_snap(const char *dir, char *out, size_t cap)
+{
+	struct dirent *d;
+	char p[4096], buf[4096];
+	DIR *dh = opendir(dir);
+
+	assert_non_null(dh);
+	while ((d = readdir(dh))) {
+		uint64_t h = 1469598103934665603ull, size = 0;
+		ssize_t n, i;
+		int fd;
+
+		if (d->d_name[0] == '.' && (!d->d_name[1] || !strcmp(d->d_name, "..")))
+			continue;
+		t_path(p, dir, d->d_name);
+		if (d->d_type == DT_DIR) {
+			partial_snap(p, out, cap);
+			continue;
+		}
+		if (strncmp(d->d_name, ".railcp-tmp-", 12))
+			continue;
+		fd = open(p, O_RDONLY);
+		assert_true(fd >= 0);
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			for (i = 0, size += (uint64_t)n; i < n; i++)
+				h = (h ^ (uint8_t)buf[i]) * 1099511628211ull;
+		close(fd);
+		snprintf(out + strlen(out), cap - strlen(out), "%s:%" PRIu64 ":%" PRIx64 ";",
+			 d->d_name, size, h);
+	}
+	closedir(dh);
+}
+
+/* The snapshot of dir once its session has let go of it: two alike, 300 ms apart. */
+static void settled_snap(const char *dir, char *out, size_t cap)
+{
+	static char prev[16384];
+	int tries = 0;
+
+	prev[0] = '\0';
+	for (;;) {
+		out[0] = '\0';
+		partial_snap(dir, out, cap);
+		if (!strcmp(prev, out) || ++tries == 20)
+			return;
+		snprintf(prev, sizeof(prev), "%s", out);
+		usleep(300 * 1000);
+	}
+}
+
+static int semis(const char *s)
+{
+	int n = 0;
+
+	while ((s = strchr(s, ';')) != NULL && ++n)
+		s++;
+	return n;
+}
+
+/*
+ * A --partial copy cut keeps what landed; a plain copy (one that may go on
+ * over tcp) then failing otherwise leaves that alone, and a later
+ * --partial copy resumes from it.
+ */
+static void test_a_plain_copy_leaves_an_earlier_partial_copys_files_alone(void **state)
+{
+	struct fx *fx = *state;
+	static char before[16384], after[16384];
+	struct eng_report r;
+	struct fb f = {.partial = true};
+	char dst[4096];
+	int err;
+
+	fb_start(fx, &f, false);
+	fb_dst(&f, ENG_PUSH, dst);
+	atomic_store(&fb_hold, true);
+	failed(fx, &f, ENG_PUSH, "interrupted", NULL);
+	settled_snap(dst, before, sizeof(before));
+	if (!strstr(before, ".railcp-tmp-p"))
+		fail_msg("the --partial copy kept nothing: \"%s\"", before);
+	f.partial = false;
+	atomic_store(&fb_landed, 0);
+	atomic_store(&fb_cancel, false);
+	failed(fx, &f, ENG_PUSH, "interrupted", NULL);
+	/* The plain copy's own temporaries gone. */
+	assert_true(WAIT_FOR(t_count_tmp(dst) == semis(before)));
+	settled_snap(dst, after, sizeof(after));
+	assert_string_equal(before, after);
+	f.partial = true;
+	atomic_store(&fb_hold, false);
+	atomic_store(&fb_cancel, false);
+	err = fb_copy(fx, &f, ENG_PUSH, &r);
+	if (err)
+		fail_msg("the resumed copy failed: %s", rcp_err_msg(err));
+	assert_true(r.bytes_kept > 0);
+	assert_int_equal(t_count_tmp(dst), 0);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+/*
+ * A client's error frame and what the server read of it (proven: past the
+ * proofs): whether it heeded "rails_down" (peer_down: the server's word
+ * already in when it went).
+ */
+static bool client_frame_down(struct eng_session *s, bool peer_down, bool proven)
+{
+	struct eng_ctl srv;
+	json_t *msg = NULL;
+	int sv[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	*s = (struct eng_session){.side = ENG_CLIENT, .fallback = true};
+	s->ctl = ENG_CTL_PLAIN(sv[0]);
+	s->ctl.peer_rails_down = peer_down;
+	srv = ENG_CTL_PLAIN(sv[1]);
+	srv.trusted = proven;
+	eng__session_send_error(s, -EIO);
+	assert_int_equal(eng__proto_recv(&srv, 1000, ENG_MSG_READY, &msg), -ECONNABORTED);
+	close(sv[0]);
+	close(sv[1]);
+	return srv.peer_rails_down;
+}
+
+/*
+ * Client and server decide alike: the client falls back only if its error
+ * frame said "rails_down"; the server's saying so after it went (a pull
+ * whose client failed first, on a stall) changes nothing.
+ */
+static void test_the_client_falls_back_only_on_the_word_it_sent(void **state)
+{
+	struct eng_session s;
+	struct eng_fall fall = {0};
+	struct eng_client_opts o = {.fall = &fall};
+
+	(void)state;
+	assert_false(client_frame_down(&s, false, true));
+	s.ctl.peer_rails_down = true; /* the server's frame, read later */
+	eng__fall_record(&s, &o);
+	assert_false(fall.rails_down);
+	assert_false(eng__session_falls(&s));
+	assert_true(client_frame_down(&s, true, true));
+	eng__fall_record(&s, &o);
+	assert_true(fall.rails_down);
+}
+
+/* A peer not yet proven (or, keyless, before the hello) cannot say "rails_down". */
+static void test_an_unproven_peers_rails_down_is_not_heeded(void **state)
+{
+	struct eng_session s;
+
+	(void)state;
+	assert_false(client_frame_down(&s, true, false));
+	assert_true(s.ctl.rails_down); /* it was said */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_a_push_whose_every_rdma_rail_fails_goes_on_over_tcp),
 		T(test_a_pull_goes_on_over_tcp_at_a_server_serving_once),
+		T(test_a_slow_teardown_still_leaves_what_landed_to_the_continuation),
 		T(test_a_copy_none_of_whose_rdma_rails_connect_goes_over_tcp),
 		T(test_without_failover_the_copy_fails_with_the_sentence),
 		T(test_a_server_without_a_tcp_plan_refuses_the_second_session),
 		T(test_a_copy_failing_otherwise_leaves_no_partial_file),
+		T(test_a_plain_copy_leaves_an_earlier_partial_copys_files_alone),
+		T(test_the_client_falls_back_only_on_the_word_it_sent),
+		T(test_an_unproven_peers_rails_down_is_not_heeded),
+		T(test_a_server_serving_once_waits_for_a_continuation_once),
 	};
 
 	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
