@@ -20,15 +20,19 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The probe of a server whose error could mean either: at most this long. */
-#define PROBE_MS 3000
+/*
+ * The probe of a server whose error could mean either, all of it: a live
+ * server's answer takes 1.1 s (two connections, each watched 0.3 s, 0.5 s
+ * apart), which leaves 0.7 s for the connections themselves.
+ */
+#define PROBE_MS 1800
 
 /*
  * Ranks that find every server gone at once speak in rank order, this far
  * apart (the third and later ones together): the first one's MPI_Abort
  * ends the others before their turn. Two seconds, as one rank can reach
- * the finding later than another by a probe (up to 1.1 s and a connect)
- * on a loaded host.
+ * the finding later than another by a probe (at most PROBE_MS, whole) on
+ * a loaded host.
  */
 #define GONE_STAGGER_MS 2000
 #define GONE_STAGGER_MAX 3
@@ -58,14 +62,11 @@ static unsigned port_of(const struct job *j)
 /* Whether err says this rank's server is gone (asking it once more when err could be either). */
 static bool gone(const struct job *j, int err)
 {
-	int timeout =
-		j->o.timeout_ms > 0 && j->o.timeout_ms < PROBE_MS ? j->o.timeout_ms : PROBE_MS;
-
 	switch (cli_mpi_server_gone(err)) {
 	case CLI_MPI_GONE:
 		return true;
 	case CLI_MPI_GONE_ASK:
-		return cli_mpi_probe(j->o.host, (uint16_t)port_of(j), timeout) != 0;
+		return cli_mpi_probe(j->o.host, (uint16_t)port_of(j), PROBE_MS) != 0;
 	default:
 		return false;
 	}
