@@ -76,13 +76,16 @@ static bool gone(const struct job *j, int err)
  * A move's line waits until the session on the new server is under way
  * (its first progress call) or done, so that a job whose every server is
  * gone ends in its one line; a failure of the new server's own says it
- * first. The copy's own progress callback, if any, is called through;
- * sessions that never moved keep it as it was.
+ * first. The copy's own progress callback, if any, is called through.
+ * last_bytes is the attempt's bytes at its last progress call (every 20
+ * ms): a failed attempt reports nothing else, and the series carries the
+ * same figure into the next attempt.
  */
 struct said {
 	char pending[2048];
 	void (*cb)(const struct eng_report *so_far, void *ctx);
 	void *ctx;
+	uint64_t last_bytes;
 };
 
 static void say(struct said *n)
@@ -96,6 +99,7 @@ static void said_progress(const struct eng_report *so_far, void *ctx)
 {
 	struct said *n = ctx;
 
+	n->last_bytes = so_far->bytes;
 	say(n);
 	if (n->cb)
 		n->cb(so_far, n->ctx);
@@ -150,14 +154,14 @@ static void session_failed(struct job *j, struct result *res, const char *verb, 
 	}
 	if (j->moves + 1 >= j->n_srv)
 		all_gone(j, verb, err);
+	res->bytes += n->last_bytes; /* what reached the gone server counts: the series has it */
 	snprintf(cause, sizeof(cause), "%s", rcp_err_msg(err));
 	cli__mpi_server_use(j, cli_mpi_next_server((unsigned)j->rank, j->n_srv, ++j->moves));
 	/* What the gone server put in place stays: compared, not sent again. */
 	j->o.checksum = !j->o.dry_run;
 	cli__mpi_series_moved(j);
 	move_record(j, res, from, cause, n);
-	j->o.progress = said_progress;
-	j->o.ctx = n;
+	n->last_bytes = 0;
 }
 
 void cli__mpi_attempts(struct job *j, struct result *res, const char *verb,
@@ -167,6 +171,8 @@ void cli__mpi_attempts(struct job *j, struct result *res, const char *verb,
 	bool checksum = j->o.checksum; /* a pull's next source: nothing of it landed yet */
 	int err;
 
+	j->o.progress = said_progress;
+	j->o.ctx = &n;
 	while ((err = run(j, ctx)) != 0)
 		session_failed(j, res, verb, err, &n);
 	say(&n);

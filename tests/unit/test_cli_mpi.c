@@ -470,7 +470,7 @@ static void test_errors_say_whether_a_server_is_gone(void **state)
 {
 	static const int gone[] = {ECONNREFUSED, ECONNRESET, EPIPE};
 	static const int not_gone[] = {ENOENT, ENOSPC, EACCES, EPERM, EBUSY, EPROTO, EINTR, 0};
-	static const int ask[] = {EIO,		ECONNABORTED, ETIMEDOUT, EHOSTUNREACH,
+	static const int ask[] = {EIO,	       ECONNABORTED, ETIMEDOUT, EHOSTUNREACH,
 				  ENETUNREACH, ENETDOWN,     ENOTCONN};
 	size_t i;
 
