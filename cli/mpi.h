@@ -63,10 +63,12 @@ int cli_mpi_servers(const char *arg, struct cli_mpi_server **servers_out, size_t
  * ---- failover (cli/mpi_move.c) ----
  *
  * What a session's error (a negative errno from eng_copy_run) says of its
- * server: gone (its connection refused, reset or closed, its host
- * unreachable, no answer in time), not gone (a refusal for a reason of the
- * copy's own), or either (-EIO: the fabric's "every rail failed" or a
- * local disk; -ECONNABORTED: the server's refusal or its shutdown), which
+ * server: gone (its connection refused, reset or closed), not gone (a
+ * refusal for a reason of the copy's own), or either (-EIO: the fabric's
+ * "every rail failed" or a local disk; -ECONNABORTED: the server's refusal
+ * or its shutdown; -ETIMEDOUT: a dead host, a slow server or a stalled
+ * local disk; an unreachable host or network, or a socket no longer
+ * connected: the server's host or this rank's own interface), which
  * cli_mpi_probe settles.
  */
 enum cli_mpi_gone {
@@ -83,8 +85,12 @@ enum cli_mpi_gone cli_mpi_server_gone(int err);
  */
 size_t cli_mpi_next_server(unsigned rank, size_t n_srv, unsigned moves);
 
-/* Whether something accepts a TCP connection at host:port within timeout_ms: 0, else -errno. */
-int cli_mpi_probe(const char *host, uint16_t port, int timeout_ms);
+/*
+ * Whether something accepts a TCP connection at host:port and keeps it
+ * open: 0, else -errno (-ETIMEDOUT: no answer within budget_ms, which
+ * bounds the whole probe, every address of host and every wait).
+ */
+int cli_mpi_probe(const char *host, uint16_t port, int budget_ms);
 
 /*
  * ---- pulls (cli/mpi_pull.c) ----

@@ -20,15 +20,19 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The probe of a server whose error could mean either: at most this long. */
-#define PROBE_MS 3000
+/*
+ * The probe of a server whose error could mean either, all of it: a live
+ * server's answer takes 1.1 s (two connections, each watched 0.3 s, 0.5 s
+ * apart), which leaves 0.7 s for the connections themselves.
+ */
+#define PROBE_MS 1800
 
 /*
  * Ranks that find every server gone at once speak in rank order, this far
  * apart (the third and later ones together): the first one's MPI_Abort
  * ends the others before their turn. Two seconds, as one rank can reach
- * the finding later than another by a probe (up to 1.1 s and a connect)
- * on a loaded host.
+ * the finding later than another by a probe (at most PROBE_MS, whole) on
+ * a loaded host.
  */
 #define GONE_STAGGER_MS 2000
 #define GONE_STAGGER_MAX 3
@@ -58,14 +62,11 @@ static unsigned port_of(const struct job *j)
 /* Whether err says this rank's server is gone (asking it once more when err could be either). */
 static bool gone(const struct job *j, int err)
 {
-	int timeout =
-		j->o.timeout_ms > 0 && j->o.timeout_ms < PROBE_MS ? j->o.timeout_ms : PROBE_MS;
-
 	switch (cli_mpi_server_gone(err)) {
 	case CLI_MPI_GONE:
 		return true;
 	case CLI_MPI_GONE_ASK:
-		return cli_mpi_probe(j->o.host, (uint16_t)port_of(j), timeout) != 0;
+		return cli_mpi_probe(j->o.host, (uint16_t)port_of(j), PROBE_MS) != 0;
 	default:
 		return false;
 	}
@@ -75,13 +76,16 @@ static bool gone(const struct job *j, int err)
  * A move's line waits until the session on the new server is under way
  * (its first progress call) or done, so that a job whose every server is
  * gone ends in its one line; a failure of the new server's own says it
- * first. The copy's own progress callback, if any, is called through;
- * sessions that never moved keep it as it was.
+ * first. The copy's own progress callback, if any, is called through.
+ * last_bytes is the attempt's bytes at its last progress call (every 20
+ * ms): a failed attempt reports nothing else, and the series carries the
+ * same figure into the next attempt.
  */
 struct said {
 	char pending[2048];
 	void (*cb)(const struct eng_report *so_far, void *ctx);
 	void *ctx;
+	uint64_t last_bytes;
 };
 
 static void say(struct said *n)
@@ -95,6 +99,7 @@ static void said_progress(const struct eng_report *so_far, void *ctx)
 {
 	struct said *n = ctx;
 
+	n->last_bytes = so_far->bytes;
 	say(n);
 	if (n->cb)
 		n->cb(so_far, n->ctx);
@@ -149,14 +154,14 @@ static void session_failed(struct job *j, struct result *res, const char *verb, 
 	}
 	if (j->moves + 1 >= j->n_srv)
 		all_gone(j, verb, err);
+	res->bytes += n->last_bytes; /* what reached the gone server counts: the series has it */
 	snprintf(cause, sizeof(cause), "%s", rcp_err_msg(err));
 	cli__mpi_server_use(j, cli_mpi_next_server((unsigned)j->rank, j->n_srv, ++j->moves));
 	/* What the gone server put in place stays: compared, not sent again. */
 	j->o.checksum = !j->o.dry_run;
 	cli__mpi_series_moved(j);
 	move_record(j, res, from, cause, n);
-	j->o.progress = said_progress;
-	j->o.ctx = n;
+	n->last_bytes = 0;
 }
 
 void cli__mpi_attempts(struct job *j, struct result *res, const char *verb,
@@ -166,6 +171,8 @@ void cli__mpi_attempts(struct job *j, struct result *res, const char *verb,
 	bool checksum = j->o.checksum; /* a pull's next source: nothing of it landed yet */
 	int err;
 
+	j->o.progress = said_progress;
+	j->o.ctx = &n;
 	while ((err = run(j, ctx)) != 0)
 		session_failed(j, res, verb, err, &n);
 	say(&n);

@@ -61,8 +61,14 @@ struct result {
 	struct cli_mpi_move move[CLI_MPI_MOVES_KEPT];
 };
 
-/* Rank 0, after the gather: the job's one summary (cli/mpi_summary.c). */
-void cli__mpi_summary(const struct job *j, const struct result *r, double secs);
+/*
+ * Rank 0, after the gather: the job's one summary (cli/mpi_summary.c); del
+ * is the --delete pass's (its moves). moves_say: a result's moves, a line
+ * each (a pull's dry run says its own with it).
+ */
+void cli__mpi_summary(const struct job *j, const struct result *r, const struct result *del,
+		      double secs);
+void cli__mpi_moves_say(const struct job *j, const struct result *r);
 
 /* Set by SIGINT and SIGTERM: each rank's sessions stop, and the job ends. */
 extern _Atomic bool cli__mpi_interrupted;
@@ -96,9 +102,10 @@ void cli__mpi_attempts(struct job *j, struct result *res, const char *verb,
  * the whole job to server 0 (a push: j->full; a pull: every source), with
  * -u, so that it sends only what differs in size or time (nothing the job
  * put in place with -p) and removes what the sources do not hold, as one
- * railcp -r -u -p --delete would. Sets j->deleted; a failure ends the job.
+ * railcp -r -u -p --delete would. Sets j->deleted and j->resent_*, its
+ * moves and bytes (a failed attempt's too) in *del; a failure ends the job.
  */
-void cli__mpi_delete(struct job *j);
+void cli__mpi_delete(struct job *j, struct result *del);
 
 /*
  * --progress (cli/mpi_progress.c), when j->progress: begin, by every rank

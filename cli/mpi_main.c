@@ -320,16 +320,15 @@ static void job_push(struct job *j, struct result *res)
 	cli__mpi_series_session(j, &rep);
 	res->files = rep.files_total - rep.files_skipped;
 	res->files_skipped = rep.files_skipped;
-	res->bytes = rep.bytes;
+	res->bytes += rep.bytes; /* after the failed attempts' bytes, if it moved */
 	res->share_bytes = j->share->data_bytes;
 	res->seconds = j->moves ? MPI_Wtime() - t0 : rep.wall_seconds; /* a move: both sessions */
 	res->server = (uint32_t)j->cur;
 	memcpy(res->host, j->host, sizeof(res->host));
 }
 
-void cli__mpi_delete(struct job *j)
+void cli__mpi_delete(struct job *j, struct result *del)
 {
-	struct result ignored = {0};
 	struct eng_report rep;
 
 	/* rank 0's server now, moving on if it is gone */
@@ -339,10 +338,12 @@ void cli__mpi_delete(struct job *j)
 	j->o.manifest = j->full; /* a pull's (NULL): its sources, whole */
 	j->o.update = true;
 	j->o.checksum = j->o.partial = false;
-	cli__mpi_session(j, &ignored, "deleting (--delete) with", &rep);
+	cli__mpi_session(j, del, "deleting (--delete) with", &rep);
+	del->bytes += rep.bytes;
+	del->server = (uint32_t)j->cur;
 	j->deleted = rep.deleted;
 	j->resent_files = rep.files_total - rep.files_skipped;
-	j->resent_bytes = rep.bytes;
+	j->resent_bytes = del->bytes;
 }
 
 /*
@@ -365,7 +366,7 @@ static bool job_agree(const struct job *j, int err)
 
 static int job_run(struct job *j)
 {
-	struct result mine = {0}, *all = NULL;
+	struct result mine = {0}, del = {0}, *all = NULL;
 	struct cli_mpi_pull pull = {0};
 	double t0, secs;
 	int err;
@@ -397,9 +398,9 @@ static int job_run(struct job *j)
 	if (j->rank == 0 && j->o.dir == ENG_PULL)
 		cli__mpi_pull_finish(j, &pull, all);
 	if (j->rank == 0 && j->delete_extra)
-		cli__mpi_delete(j);
+		cli__mpi_delete(j, &del);
 	if (j->rank == 0)
-		cli__mpi_summary(j, all, secs);
+		cli__mpi_summary(j, all, &del, secs);
 	free(all);
 	cli_mpi_pull_free(&pull);
 	return 0;

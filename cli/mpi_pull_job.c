@@ -198,12 +198,17 @@ void cli__mpi_pull_finish(struct job *j, const struct cli_mpi_pull *p, struct re
 /* -n: rank 0's dry run lists the pull as one railcp would; the others have nothing to do. */
 int cli__mpi_pull_dry(struct job *j)
 {
-	struct result ignored = {0};
+	struct result res = {0};
 	struct eng_report rep;
 
 	if (j->rank)
 		return 0;
 	job_server(j, 0);
-	cli__mpi_session(j, &ignored, "listing the sources on", &rep);
+	cli__mpi_session(j, &res, "listing the sources on", &rep);
+	if (res.n_moves && !cli_copy_json(j->cc) && rcp_log_level() != RCP_LOG_SILENT) {
+		printf("railcp-mpi: dry run: rank 0 listed the sources on %s port %u\n",
+		       j->srv[j->cur].host, cli__mpi_server_port(j, j->cur));
+		cli__mpi_moves_say(j, &res);
+	}
 	return 0;
 }

@@ -62,9 +62,9 @@ static void on_sample(const struct eng_report *so_far, void *ctx)
 	struct cli_series *s = &ms->s;
 	uint64_t now = rcp_now_ns();
 
+	adjust(ms, so_far); /* every call: a session that fails carries its last into the next */
 	if (s->n && now - s->t0_ns - s->t_ns[s->n - 1] < s->interval_ns)
 		return;
-	adjust(ms, so_far);
 	cli_series_add(s, now, ms->adj);
 }
 

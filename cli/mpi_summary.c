@@ -54,8 +54,8 @@ static json_t *moves_json(const struct job *j, const struct result *r)
 	return a;
 }
 
-static json_t *summary_json(const struct job *j, const struct result *r, double secs,
-			    uint64_t files, uint64_t bytes)
+static json_t *summary_json(const struct job *j, const struct result *r, const struct result *del,
+			    double secs, uint64_t files, uint64_t bytes)
 {
 	json_t *o = json_object(), *ranks = json_array();
 	double b = balance(r, j->size);
@@ -79,7 +79,7 @@ static json_t *summary_json(const struct job *j, const struct result *r, double 
 	json_object_set_new(o, "direction", json_string(j->o.dir == ENG_PUSH ? "push" : "pull"));
 	json_object_set_new(o, "ranks", ranks);
 	json_object_set_new(o, "servers", json_integer((json_int_t)j->n_srv));
-	json_object_set_new(o, "moves", json_integer(n_moves));
+	json_object_set_new(o, "moves", json_integer(n_moves + (json_int_t)del->n_moves));
 	json_object_set_new(o, "files", json_integer((json_int_t)files));
 	json_object_set_new(o, "bytes", json_integer((json_int_t)bytes));
 	json_object_set_new(o, "seconds", json_real(secs));
@@ -92,14 +92,14 @@ static json_t *summary_json(const struct job *j, const struct result *r, double 
 				    json_integer((json_int_t)j->resent_files));
 		json_object_set_new(o, "delete_pass_bytes_sent",
 				    json_integer((json_int_t)j->resent_bytes));
+		json_object_set_new(o, "delete_pass_moves", moves_json(j, del));
 	}
 	if (j->series)
 		json_object_set_new(o, "series", json_incref(j->series));
 	return o;
 }
 
-/* A rank's moves, a line each under its own. */
-static void moves_say(const struct job *j, const struct result *r)
+void cli__mpi_moves_say(const struct job *j, const struct result *r)
 {
 	char sz[32], esc[200];
 	uint32_t k;
@@ -118,7 +118,8 @@ static void moves_say(const struct job *j, const struct result *r)
 }
 
 /* Rank 0: the job's one summary, for people or as one JSON object. */
-void cli__mpi_summary(const struct job *j, const struct result *r, double secs)
+void cli__mpi_summary(const struct job *j, const struct result *r, const struct result *del,
+		      double secs)
 {
 	uint64_t files = 0, bytes = 0;
 	bool push = j->o.dir == ENG_PUSH;
@@ -130,7 +131,7 @@ void cli__mpi_summary(const struct job *j, const struct result *r, double secs)
 	for (i = 0; i < j->size; i++)
 		files += r[i].files, bytes += r[i].bytes;
 	if (cli_copy_json(j->cc)) {
-		json_t *o = summary_json(j, r, secs, files, bytes);
+		json_t *o = summary_json(j, r, del, secs, files, bytes);
 
 		cli_json_print(stdout, o);
 		json_decref(o);
@@ -155,12 +156,13 @@ void cli__mpi_summary(const struct job *j, const struct result *r, double secs)
 		printf("  rank %d on %s: %llu files, %s %s %s in %.3f s\n", i, r[i].host,
 		       (unsigned long long)r[i].files, sz, push ? "to" : "from",
 		       j->srv[r[i].server].host, r[i].seconds);
-		moves_say(j, &r[i]);
+		cli__mpi_moves_say(j, &r[i]);
 	}
 	if (j->delete_extra)
 		printf("railcp-mpi: then deleted %llu entries the sources do not hold "
 		       "(--delete)\n",
 		       (unsigned long long)j->deleted);
+	cli__mpi_moves_say(j, del);
 	if (j->resent_files) {
 		cli_size_str(j->resent_bytes, sz, sizeof(sz));
 		printf("railcp-mpi: the delete pass sent %llu files again (%s): they differed in "

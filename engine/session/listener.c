@@ -503,6 +503,8 @@ int eng__serve(const struct eng_serve_opts *o, const struct eng_transport *tr, b
 		err = server_listen(&srv, port_any);
 	if (!err) {
 		err = server_loop(&srv);
+		close(srv.lfd); /* refused from now on, not queued while the sessions drain */
+		srv.lfd = -1;
 		atomic_store(&srv.stopping, true);
 		eng__queue_wake(&srv); /* the sessions waiting their turn are told at once */
 		while (atomic_load(&srv.active) > 0)

@@ -487,17 +487,19 @@ static void test_a_job_too_big_for_the_delete_pass_is_refused(void **state)
 }
 
 /*
- * A connection refused, reset or closed, an unreachable host, no answer:
- * gone. A refusal of the copy's own (its error frame, a bad key, a
- * missing source, a full disk, a busy server): not gone. -EIO (the
- * fabric's "every rail failed", or a disk) and -ECONNABORTED (a refusal,
- * or a shutdown): asked of the server's port.
+ * A connection refused, reset or closed: gone. A refusal of the copy's
+ * own (its error frame, a bad key, a missing source, a full disk, a busy
+ * server): not gone. -EIO (the fabric's "every rail failed", or a disk),
+ * -ECONNABORTED (a refusal, or a shutdown), no answer in time (a dead
+ * host, a slow server, this rank's stalled disk) and an unreachable host
+ * or network (maybe this rank's own interface): asked of the server's port.
  */
 static void test_errors_say_whether_a_server_is_gone(void **state)
 {
-	static const int gone[] = {ECONNREFUSED, ECONNRESET,  EPIPE,   ETIMEDOUT,
-				   EHOSTUNREACH, ENETUNREACH, ENOTCONN};
+	static const int gone[] = {ECONNREFUSED, ECONNRESET, EPIPE};
 	static const int not_gone[] = {ENOENT, ENOSPC, EACCES, EPERM, EBUSY, EPROTO, EINTR, 0};
+	static const int ask[] = {EIO,	       ECONNABORTED, ETIMEDOUT, EHOSTUNREACH,
+				  ENETUNREACH, ENETDOWN,     ENOTCONN};
 	size_t i;
 
 	(void)state;
@@ -505,8 +507,8 @@ static void test_errors_say_whether_a_server_is_gone(void **state)
 		assert_int_equal(cli_mpi_server_gone(-gone[i]), CLI_MPI_GONE);
 	for (i = 0; i < sizeof(not_gone) / sizeof(not_gone[0]); i++)
 		assert_int_equal(cli_mpi_server_gone(-not_gone[i]), CLI_MPI_NOT_GONE);
-	assert_int_equal(cli_mpi_server_gone(-EIO), CLI_MPI_GONE_ASK);
-	assert_int_equal(cli_mpi_server_gone(-ECONNABORTED), CLI_MPI_GONE_ASK);
+	for (i = 0; i < sizeof(ask) / sizeof(ask[0]); i++)
+		assert_int_equal(cli_mpi_server_gone(-ask[i]), CLI_MPI_GONE_ASK);
 }
 
 /*
@@ -548,9 +550,49 @@ static void test_a_probe_tells_a_listener_from_a_closed_port(void **state)
 	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
 	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
 	assert_int_equal(listen(fd, 4), 0);
-	assert_int_equal(cli_mpi_probe("127.0.0.1", ntohs(a.sin_port), 1000), 0);
+	assert_int_equal(cli_mpi_probe("127.0.0.1", ntohs(a.sin_port), 1800), 0);
 	close(fd);
 	assert_int_equal(cli_mpi_probe("127.0.0.1", ntohs(a.sin_port), 1000), -ECONNREFUSED);
+}
+
+static uint64_t ms_since(uint64_t t0)
+{
+	return (rcp_now_ns() - t0) / 1000000u;
+}
+
+/*
+ * The budget bounds the whole probe: a listener that takes the connection
+ * (whose answer needs two connections and their waits, 1.1 s) and one
+ * whose backlog is full (its connection never completes) each get no more
+ * than their 400 ms, and say -ETIMEDOUT.
+ */
+static void test_a_probe_keeps_to_its_budget(void **state)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), c[4], i;
+	uint64_t t0;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	assert_int_equal(listen(fd, 0), 0);
+	t0 = rcp_now_ns();
+	assert_int_equal(cli_mpi_probe("127.0.0.1", ntohs(a.sin_port), 400), -ETIMEDOUT);
+	assert_true(ms_since(t0) < 800);
+	for (i = 0; i < 4; i++) { /* fill the backlog: the next connection waits */
+		c[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		assert_true(c[i] >= 0);
+		connect(c[i], (struct sockaddr *)&a, sizeof(a));
+	}
+	usleep(100 * 1000);
+	t0 = rcp_now_ns();
+	assert_int_equal(cli_mpi_probe("127.0.0.1", ntohs(a.sin_port), 400), -ETIMEDOUT);
+	assert_true(ms_since(t0) < 800);
+	for (i = 0; i < 4; i++)
+		close(c[i]);
+	close(fd);
 }
 
 int main(void)
@@ -573,6 +615,7 @@ int main(void)
 		cmocka_unit_test(test_errors_say_whether_a_server_is_gone),
 		cmocka_unit_test(test_a_gone_servers_ranks_spread_over_the_others),
 		cmocka_unit_test(test_a_probe_tells_a_listener_from_a_closed_port),
+		cmocka_unit_test(test_a_probe_keeps_to_its_budget),
 	};
 
 	rcp_log_set_level(RCP_LOG_SILENT);

@@ -8,7 +8,9 @@
 # - rank 1 moves to server 1 in one line and the job completes, the trees
 #   equal (sha256); --json has the move, and rank 1's bytes after it are
 #   its share less at least what server 2 had put in place (compared, not
-#   sent again). The same for a pull, rank 1 pulling from server 2.
+#   sent again). The same for a pull, rank 1 pulling from server 2, and
+#   for a push whose server 2 is stopped with SIGTERM instead (it says
+#   "shutting down", and its port refuses the probe while it drains).
 # - with --no-failover the job fails in one line naming rank 1, its host
 #   and server 2, with no final-named partial file;
 # - with both servers killed it fails in one line saying every server is
@@ -23,12 +25,16 @@ head -c $((small * piece)) /dev/urandom | (cd "$tmp/src/d" && split -b $piece -a
 (cd "$tmp/src" && find . -type f | sort | xargs sha256sum) >"$tmp/src.sum"
 
 # kill_when DIR N PID...: once N files are in place in DIR, stop the PIDs,
-# print how many are in place, and kill them (kill -9). Python, so that the
-# look comes every half millisecond, well before the share is done.
+# print how many are in place, and kill them (kill -9). With sig=TERM, print
+# the count, send SIGTERM, and 20 ms later stop them for 2.5 s: a drain
+# that takes its time, during which the server's port must refuse the
+# probe. Python, so that the look comes every half millisecond, well
+# before the share is done.
 kill_when() {
 	python3 - "$@" <<'EOF'
 import os, signal, sys, time
 d, n, pids = sys.argv[1], int(sys.argv[2]), [int(p) for p in sys.argv[3:]]
+term = os.environ.get("sig") == "TERM"
 def landed():
     try:
         return sum(1 for f in os.listdir(d) if not f.startswith(".railcp-tmp-"))
@@ -39,6 +45,17 @@ while landed() < n:
     if time.time() > end:
         sys.exit("nothing landed in %s within 60 s" % d)
     time.sleep(0.0005)
+if term:
+    print(landed())
+    for p in pids:
+        os.kill(p, signal.SIGTERM)
+    time.sleep(0.02)
+    for p in pids:
+        os.kill(p, signal.SIGSTOP)
+    time.sleep(2.5)
+    for p in pids:
+        os.kill(p, signal.SIGCONT)
+    sys.exit(0)
 for p in pids:
     os.kill(p, signal.SIGSTOP)
 print(landed())
@@ -90,6 +107,10 @@ assert m["bytes_after"] <= kept and m["bytes_after"] % '"$piece"' == 0, (m, kept
 s = j["series"]
 for a, b in zip(s["bytes"], s["bytes"][1:]):
     assert all(x <= y for x, y in zip(a, b)), (a, b)
+# The job bytes are the ranks bytes, a failed session bytes at its last sample (20 ms
+# apart) among them; the series ends there too.
+assert r1["bytes"] >= m["bytes_after"], (r1, m)
+assert j["bytes"] == r0["bytes"] + r1["bytes"] == sum(s["bytes"][-1]), (j["bytes"], s["bytes"][-1])
 ' || fail "$1: --json does not have rank 1's move from port $port2 to $port1 with $landed files not sent again: $out"
 	case "$err" in "railcp-mpi: rank 1 on $(hostname): server 127.0.0.1 port $port2 is gone ("*"); its share goes on with 127.0.0.1 port $port1") ;;
 	*) fail "$1: not one line saying rank 1 moved from port $port2 to $port1: $err" ;; esac
@@ -121,6 +142,12 @@ completed() {
 servers
 kill_run "$tmp/root/in/src/d" "$pid2" -r --json "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:in"
 completed push "$tmp/root/in/src"
+
+# A push whose server 2 is stopped (SIGTERM): it drains, refusing the probe; rank 1 moves.
+servers
+sig=TERM kill_run "$tmp/root/term/src/d" "$pid2" -r --json "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:term"
+wait "$pid2" || fail "server 2 stopped with SIGTERM: exit $?: $(cat "$tmp/s2.log")"
+completed "push, server 2 stopped" "$tmp/root/term/src"
 
 # --no-failover: the job ends in one line naming rank 1, its host and server 2.
 servers
