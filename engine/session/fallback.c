@@ -42,14 +42,6 @@ bool eng__session_own_rails_down(const struct eng_session *s)
 	       eng__job_stripes_alive(s->job) == 0;
 }
 
-bool eng__session_rails_down(const struct eng_session *s)
-{
-	/* A server has the client's word alone: one killed outright never comes back. */
-	if (s->side == ENG_SERVER)
-		return s->ctl.peer_rails_down;
-	return s->ctl.peer_rails_down || eng__session_own_rails_down(s);
-}
-
 bool eng__session_falls(const struct eng_session *s)
 {
 	/* Decided once, by the word both ends saw: the client's error frame. */

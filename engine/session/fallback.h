@@ -26,13 +26,6 @@ struct eng_fall {
 bool eng__session_own_rails_down(const struct eng_session *s);
 
 /*
- * Whether a client's error frame says ENG_KEY_RAILS_DOWN: its rails all
- * failed (its own or the server's word, as known when the frame goes); a
- * server has the client's word alone.
- */
-bool eng__session_rails_down(const struct eng_session *s);
-
-/*
  * Whether the copy goes on over tcp, decided once: a client's error frame
  * went saying ENG_KEY_RAILS_DOWN, or the client's frame said it to the
  * server. A server's frame arriving later changes nothing, so both ends

@@ -528,9 +528,9 @@ void eng__session_send_error(struct eng_session *s, int err)
 	if (s->err_sent || s->ctl.fd < 0)
 		return;
 	s->err_sent = true;
-	/* A client says so when it goes on over tcp, on the server's word too. */
+	/* A client says so when it goes on over tcp: on its own word, or the server's. */
 	s->ctl.rails_down =
-		s->side == ENG_CLIENT ? eng__session_rails_down(s) : eng__session_own_rails_down(s);
+		eng__session_own_rails_down(s) || (s->side == ENG_CLIENT && s->ctl.peer_rails_down);
 	eng__proto_send_error(&s->ctl, err,
 			      err == -ECONNABORTED || (s->job && eng__job_fabric_err(s->job)));
 }
