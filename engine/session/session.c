@@ -537,16 +537,17 @@ void eng__session_send_error(struct eng_session *s, int err)
 
 void eng__session_fini(struct eng_session *s)
 {
-	/* Workers and io helpers joined (eng__job_run): a copy that may go on over tcp
-	 * writes its records and drops its locks before the connections' teardown,
-	 * which can outlast the continuation's wait for those locks (io/partial.c). */
-	if (s->fallback)
-		eng__files_destroy(s->files);
+	/*
+	 * The files first: workers and io helpers are joined (eng__job_run), so
+	 * unfinished temporaries go, or with --partial (and in a copy that may go
+	 * on over tcp) the records are written and the locks dropped, before the
+	 * connections' teardown, which over RDMA can outlast the 2 s the next
+	 * copy (the continuation over tcp, a re-run) waits for them (io/partial.c).
+	 */
+	eng__files_destroy(s->files);
 	if (s->tr)
 		s->tr->conn_destroy(s->conn);
 	eng__job_destroy(s->job);
-	if (!s->fallback)
-		eng__files_destroy(s->files); /* removes unfinished temporaries */
 	json_decref(s->done);
 	eng__delete_fini(&s->del);
 	if (s->ctl.fd >= 0)
