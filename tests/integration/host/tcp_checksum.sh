@@ -17,6 +17,12 @@ mkdir root src
 : >serve.log
 start_server serve.log --transport tcp --rails lo --port "$port" --root "$tmp/root"
 
+# Flips every bit of the byte at offset $2 of file $1: a fixed byte written
+# over random data would leave it as it was once in 256 runs.
+flip_byte() {
+	python3 -c "import os, sys; fd = os.open(sys.argv[1], os.O_RDWR); off = int(sys.argv[2]); b = os.pread(fd, 1, off); os.pwrite(fd, bytes([b[0] ^ 0xff]), off); os.close(fd)" "$1" "$2"
+}
+
 # $1: a key of the --json report in $out.
 json_of() { printf '%s\n' "$out" | python3 -c "import json, sys; print(json.load(sys.stdin)['$1'])"; }
 
@@ -121,7 +127,7 @@ capture "$RAILCP" $tcp -r -p -c --json src/t 127.0.0.1:
 diff -r src/t root/t >/dev/null || fail "push -c: the trees differ"
 
 # A pull with -c: one file changed at the server, one chunk of it travels.
-printf 'Y' | dd of=root/big bs=1 seek=4096 conv=notrunc status=none
+flip_byte root/big 4096
 mkdir back && cp -p src/big back/big
 # shellcheck disable=SC2086
 capture "$RAILCP" $tcp -p -c -n --json 127.0.0.1:big back/big
@@ -149,7 +155,7 @@ export RAILCP_KEY
 : >serve.log
 start_server serve.log --transport tcp --rails lo --port "$port" --root "$tmp/root"
 cp -p root/big src/big # the pull's change at the server, taken back
-printf 'Z' | dd of=src/big bs=1 seek=$((3 * 262144 + 17)) conv=notrunc status=none
+flip_byte src/big $((3 * 262144 + 17))
 # shellcheck disable=SC2086
 capture "$RAILCP" $tcp -c --json src/big 127.0.0.1:
 [ "$rc" -eq 0 ] || fail "keyed push -c: $err"
@@ -157,7 +163,7 @@ capture "$RAILCP" $tcp -c --json src/big 127.0.0.1:
 	fail "keyed push -c sent $(json_of chunks_sent) chunks, $(json_of bytes) bytes, not the one changed"
 cmp src/big root/big || fail "keyed push -c: root/big differs"
 # A keyed -c -n names that chunk too, before the copy sends it.
-printf 'W' | dd of=src/big bs=1 seek=$((5 * 262144)) conv=notrunc status=none
+flip_byte src/big $((5 * 262144))
 # shellcheck disable=SC2086
 capture "$RAILCP" $tcp -c -n src/big 127.0.0.1:
 [ "$rc" -eq 0 ] || fail "keyed push -c -n: $err"
