@@ -34,12 +34,15 @@
  * it; only the chunks it does not hold that lie within the old file are
  * then held from the old file ("late": read in the digests' pass). The
  * sender confirms both kinds by digest, so at most the chunks that changed
- * and were not received yet travel. A dry run takes no claims: it reads
- * the old file alone.
+ * and were not received yet travel.
  *
- * A dry run (IO_ROOT_DRY, -c -n) holds the same chunks without a partial
- * file: each is read from the old file and hashed, and nothing is made or
- * written, so the digests compared are the ones a real copy would compare.
+ * A dry run (IO_ROOT_DRY, -c -n) holds the same chunks without making or
+ * writing anything: a cut copy's claims are taken as the next -c would take
+ * them, but only looked at (p->look: nothing not the receiver's own is
+ * removed, the data file is opened for reading and locked only while its
+ * chunks are checked), and read from the data file; the others are read
+ * from the old file. So the digests compared, and the chunks counted, are
+ * the ones the next -c copy would compare and send.
  *
  * Threading: thread-safe on distinct entries.
  */
@@ -161,8 +164,9 @@ static int old_reopen(const struct io_partial *p)
 
 int io__checksum_fill(struct io_partial *p, uint64_t off, uint32_t len, void *buf)
 {
+	bool into = p->fd >= 0 && !p->look; /* a dry run's data file (a cut copy's) is only read */
 	int old = old_reopen(p),
-	    err = old < 0 || p->fd < 0 ? -EOPNOTSUPP : clone_chunk(p, old, off, len, buf);
+	    err = old < 0 || !into ? -EOPNOTSUPP : clone_chunk(p, old, off, len, buf);
 	ssize_t w;
 
 	if (err == -EOPNOTSUPP) {
@@ -170,8 +174,8 @@ int io__checksum_fill(struct io_partial *p, uint64_t off, uint32_t len, void *bu
 		if (old < 0)
 			memset(buf, 0, len); /* gone since: reads as zeros */
 		err = old < 0 ? 0 : read_full(old, buf, off, len);
-		/* A dry run's (no partial file): the old bytes hashed, nothing written. */
-		if (!err && p->fd >= 0 && (w = pwrite(p->fd, buf, len, (off_t)off)) != (ssize_t)len)
+		/* A dry run's: the old bytes hashed, nothing written. */
+		if (!err && into && (w = pwrite(p->fd, buf, len, (off_t)off)) != (ssize_t)len)
 			err = w < 0 ? -errno : -EIO;
 	}
 	if (old >= 0)
@@ -230,18 +234,18 @@ static void cut_take(int pfd, const char *last, const struct io_entry *e, uint32
 
 /*
  * The holds of p (new, or with what a cut copy received: cut_take) for e
- * beneath pfd, old (-1: none) old_size bytes: a dry run's from the old file
- * where it is; else in the partial data file, a cut copy's sized anew, or
- * one made from the old file. A reason when it cannot be.
+ * beneath pfd, old (-1: none) old_size bytes: a dry run's where they are;
+ * else in the partial data file, a cut copy's sized anew, or one made from
+ * the old file. A reason when it cannot be.
  */
 static const char *holds_make(int pfd, const char *last, bool dry, int old, uint64_t old_size,
 			      const struct io_entry *e, uint32_t chunk, struct io_partial *p)
 {
 	if (p->fd < 0 && !dry)
 		return old >= 0 ? data_make(pfd, last, old_size, e, chunk, p) : NULL;
-	if (p->fd >= 0 && ftruncate(p->fd, (off_t)e->size) < 0)
+	if (p->fd >= 0 && !dry && ftruncate(p->fd, (off_t)e->size) < 0)
 		return "its partial file cannot be sized";
-	if (old >= 0) /* -c -n: compared where it is, no partial file */
+	if (old >= 0) /* what no cut copy received: from the old file */
 		chunks_hold(e, chunk, old_size, p);
 	return NULL;
 }
@@ -263,8 +267,10 @@ struct io_partial *io__root_checksum(const struct io_root *root, const struct io
 		return NULL;
 	}
 	p = io__partial_new(n_chunks);
-	if (p && !dry) /* a dry run reads the old file alone: it locks and removes nothing */
+	if (p) { /* a dry run only looks: it removes, writes and keeps locked nothing */
+		p->look = dry;
 		cut_take(pfd, last, e, chunk, p);
+	}
 	old = old_open(pfd, last, &old_size); /* none: only what a cut copy received is held */
 	why = p ? holds_make(pfd, last, dry, old, old_size, e, chunk, p) : "out of memory";
 	close(pfd);

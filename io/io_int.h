@@ -201,6 +201,7 @@ struct io_partial {
 	char *old_path; /* -c: the old file's name beneath root_fd, each late chunk read from it */
 	int root_fd;	/* -c: the root's, not owned */
 	bool no_clone;	/* -c: the old file's file system cannot clone a range into fd */
+	bool look;	/* -c -n: what a cut copy kept, only read: nothing removed, fd read-only */
 };
 
 /*
@@ -231,6 +232,13 @@ int io__checksum_fill(struct io_partial *p, uint64_t off, uint32_t len, void *bu
  * (the unlink's when what is there cannot be removed: a sticky directory).
  */
 int io__partial_open(int pfd, const char *name, int flags, const char *path);
+
+/*
+ * name in pfd opened for reading if it is the receiver's own (as
+ * io__partial_open takes it), else -errno: -ENOENT for one not its own,
+ * which a copy would remove. A dry run's look: it removes and makes nothing.
+ */
+int io__partial_look(int pfd, const char *name);
 
 /* The names of the data file, the record and the log a partial file of final name last has. */
 void io__partial_names(const char *last, char data[IO_TMP_NAME_LEN], char rec[IO_TMP_NAME_LEN],

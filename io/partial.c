@@ -129,6 +129,19 @@ make:
 	return fd < 0 ? -errno : fd;
 }
 
+int io__partial_look(int pfd, const char *name)
+{
+	int fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	const char *why = NULL;
+	int err = own_check(pfd, name, fd < 0 ? -errno : fd, &why);
+
+	if (!err && why)
+		err = -ENOENT; /* a copy removes it: none */
+	if (err && fd >= 0)
+		close(fd);
+	return err ? err : fd;
+}
+
 void io__partial_names(const char *last, char data[IO_TMP_NAME_LEN], char rec[IO_TMP_NAME_LEN],
 		       char log[IO_TMP_NAME_LEN])
 {
@@ -166,19 +179,20 @@ static bool chunk_still(int fd, const struct io_entry *e, uint32_t chunk, uint64
 #define LOCK_STEP_US 20000
 
 /*
- * fd's exclusive lock, waited for up to LOCK_WAIT_NS: 0, or -1 with errno
- * (EWOULDBLOCK: another copy holds it still). A wait that runs out means
+ * fd's lock (op: LOCK_EX, or a dry run's LOCK_SH), waited for up to
+ * LOCK_WAIT_NS: 0, or -1 with errno (EWOULDBLOCK: another copy holds it
+ * still). A wait that runs out means
  * another copy is writing the file; for LOCK_QUIET_NS after it no other
  * file of this process waits, so a tree another copy is writing costs one
  * wait, not one per file.
  */
-static int lock_wait(int fd)
+static int lock_wait(int fd, int op)
 {
 	static _Atomic uint64_t gave_up_ns;
 	uint64_t start = rcp_now_ns(), last = atomic_load(&gave_up_ns);
 	bool wait = last == 0 || start - last > LOCK_QUIET_NS;
 
-	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+	while (flock(fd, op | LOCK_NB) < 0) {
 		if (errno != EWOULDBLOCK)
 			return -1;
 		if (!wait || rcp_now_ns() - start >= LOCK_WAIT_NS) {
@@ -195,17 +209,21 @@ static int lock_wait(int fd)
 /*
  * What the data file still holds of p's claims: p keeps only those, the
  * file locked first (into p->fd): what is checked is what this copy then
- * writes, and no other copy touches it meanwhile. A reason when it cannot be.
+ * writes, and no other copy touches it meanwhile. A dry run's look (p->look)
+ * opens it for reading and holds a shared lock only for the check, waited
+ * for as a copy waits: it keeps no copy from the file after that. A reason
+ * when it cannot be.
  */
 static const char *claims_verify(int pfd, const char *data, const struct io_entry *e,
 				 uint32_t chunk, struct io_partial *p)
 {
-	int fd = io__partial_open(pfd, data, O_RDWR, e->path);
+	int fd = p->look ? io__partial_look(pfd, data)
+			 : io__partial_open(pfd, data, O_RDWR, e->path);
 	uint8_t *buf = malloc(chunk);
 	uint64_t k;
 	uint32_t len;
 
-	if (fd < 0 || !buf || lock_wait(fd) < 0) {
+	if (fd < 0 || !buf || lock_wait(fd, p->look ? LOCK_SH : LOCK_EX) < 0) {
 		bool busy = fd >= 0 && buf && errno == EWOULDBLOCK;
 
 		if (fd >= 0)
@@ -226,6 +244,8 @@ static const char *claims_verify(int pfd, const char *data, const struct io_entr
 		p->held++;
 		p->held_bytes += len;
 	}
+	if (p->look)
+		flock(fd, LOCK_UN);
 	p->fd = fd;
 	free(buf);
 	return NULL;

@@ -266,12 +266,13 @@ void io__partial_log_close(struct io__partial_log *log)
 
 /*
  * Read at most max bytes of name in pfd (the receiver's own: else it goes,
- * and counts as none) into a new buffer; -errno without a sentence.
+ * or with look is passed over, and counts as none) into a new buffer;
+ * -errno without a sentence.
  */
-static int slurp(int pfd, const char *name, const char *path, size_t max, uint8_t **buf_out,
-		 size_t *len_out)
+static int slurp(int pfd, const char *name, const char *path, size_t max, bool look,
+		 uint8_t **buf_out, size_t *len_out)
 {
-	int fd = io__partial_open(pfd, name, O_RDONLY, path);
+	int fd = look ? io__partial_look(pfd, name) : io__partial_open(pfd, name, O_RDONLY, path);
 	struct stat st;
 	uint8_t *buf;
 	ssize_t n;
@@ -393,7 +394,7 @@ static const char *claims_from(int pfd, const char *name, size_t max,
 	uint8_t *buf = NULL;
 	size_t len = 0;
 	const char *why;
-	int r = slurp(pfd, name, e->path, max, &buf, &len);
+	int r = slurp(pfd, name, e->path, max, p->look, &buf, &len);
 
 	if (r == -ENOENT)
 		return NULL;

@@ -107,3 +107,30 @@ void resumed_push(struct fx *fx, struct pt *p, struct eng_report *r)
 	file_same(p->big, got, PBIG);
 	assert_int_equal(t_count_tmp(p->root), 0); /* the partial file and its record gone */
 }
+
+/* What a -c -n copy listed of its one file: its chunks, into ctx. */
+static void dry_counted(const struct io_manifest *m, const uint8_t *why,
+			const struct eng_dry_chunks *c, void *ctx)
+{
+	(void)why;
+	assert_int_equal(m->n, 1);
+	assert_non_null(c);
+	*(struct eng_dry_chunks *)ctx = c[0];
+}
+
+/* A -c -n push of the big file (or pull of pullme): what it counts. */
+struct eng_dry_chunks pt_dry(struct fx *fx, struct pt *p, enum eng_copy_dir dir)
+{
+	const char *push_src[] = {p->big}, *pull_src[] = {"pullme"};
+	struct eng_copy_opts cp = dir == ENG_PUSH ? copy_opts(ENG_PUSH, push_src, 1, "")
+						  : copy_opts(ENG_PULL, pull_src, 1, p->dst);
+	struct eng_dry_chunks c = {0};
+	struct eng_report r;
+
+	cp.checksum = true;
+	cp.dry_run = true;
+	cp.dry_list = dry_counted;
+	cp.dry_ctx = &c;
+	assert_int_equal(copy(&fx->srv, &p->plan, &cp, NULL, &r), 0);
+	return c;
+}

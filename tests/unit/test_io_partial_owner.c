@@ -5,7 +5,8 @@
  * planted, under the predictable names, a data file of hers, hard links to
  * files elsewhere, symlinks, or a log she owns. None of it is kept, read
  * through, truncated, written or mapped; the final file is the receiver's,
- * with the sender's bytes. The tests run as root, which may open anything:
+ * with the sender's bytes; a -c -n dry run keeps none of it and removes
+ * none of it either. The tests run as root, which may open anything:
  * only the checks of owner and link count stand between it and these.
  *
  * Threading: one gated copy at a time, and a canceller thread.
@@ -105,6 +106,35 @@ static void test_another_users_data_file_is_not_kept_nor_put_in_place(void **sta
 	assert_int_equal(r.bytes, PBIG);
 	assert_removed_and_not_ours(fd, &st); /* removed, not renamed into place */
 	assert_final_own(&p, st.st_ino);
+	close(fd);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+/*
+ * (a') The same file, and a -c -n push: a dry run looks and removes
+ * nothing, so the file keeps its name and its owner; its chunks are not
+ * counted as kept (the copy would remove it), so all of them would travel.
+ */
+static void test_a_dry_run_with_c_removes_no_data_file_of_another_user(void **state)
+{
+	struct fx *fx = *state;
+	struct eng_dry_chunks c;
+	char data[4096];
+	struct stat st;
+	struct pt p;
+	int fd;
+
+	pt_start(fx, &p, NULL);
+	p.checksum = true;
+	cut_push(fx, &p);
+	path_of_prefix(p.root, ".railcp-tmp-p", data);
+	fd = give_to_other_user(data);
+	c = pt_dry(fx, &p, ENG_PUSH);
+	assert_int_equal(c.differ, 513);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(st.st_uid, OTHER_UID);
+	assert_int_equal(st.st_nlink, 1);
+	assert_int_equal(count_prefix(p.root, ".railcp-tmp-p"), 1);
 	close(fd);
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
@@ -237,6 +267,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_another_users_data_file_is_not_kept_nor_put_in_place),
+		T(test_a_dry_run_with_c_removes_no_data_file_of_another_user),
 		T(test_hard_links_in_place_of_partial_files_are_not_written_through),
 		T(test_symlinks_in_place_of_record_and_log_are_not_followed),
 		T(test_a_log_another_user_owns_is_not_mapped),

@@ -10,7 +10,9 @@
  * again, or trusted what it should not, fails them. Two copies with
  * --partial into one directory at once never share a partial file. A -c
  * copy cut midway is resumed the same way by the next -c copy, push and
- * pull: what it received is kept, the rest compared with the old file.
+ * pull: what it received is kept, the rest compared with the old file; and
+ * -c -n counts just what that copy would send, leaving the partial files
+ * as they were.
  *
  * Threading: one gated copy at a time, and a canceller thread.
  */
@@ -100,6 +102,100 @@ static void test_a_cut_c_push_resumes_from_what_it_received(void **state)
 	assert_true(got > 362 && got <= 362 + 75);
 	resumed_push(fx, &p, &r);
 	assert_int_equal(r.bytes, (513 - got) * 4 * KiB);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+/* A digest of what a cut copy left in dir (its data file, record and log: contents and times). */
+static uint64_t cut_left(const char *dir)
+{
+	static const char *const prefix[] = {".railcp-tmp-p", ".railcp-tmp-r", ".railcp-tmp-l"};
+	uint64_t h = 0;
+	char path[4096];
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < RCP_ARRAY_SIZE(prefix); i++) {
+		uint8_t *buf;
+		int fd;
+
+		assert_int_equal(count_prefix(dir, prefix[i]), 1);
+		path_of_prefix(dir, prefix[i], path);
+		fd = open(path, O_RDONLY);
+		assert_true(fd >= 0 && fstat(fd, &st) == 0);
+		assert_non_null(buf = malloc((size_t)st.st_size + 1));
+		assert_int_equal(pread(fd, buf, (size_t)st.st_size, 0), st.st_size);
+		h = h * 31 + io_chunk_hash(buf, (size_t)st.st_size) + (uint64_t)st.st_mtim.tv_nsec +
+		    (uint64_t)st.st_mtim.tv_sec * 1000000000u;
+		free(buf);
+		close(fd);
+	}
+	return h;
+}
+
+/*
+ * -c -n after a cut -c copy counts what the next -c copy would send: the
+ * chunks the cut copy received are kept, not compared with the old file
+ * (where they differ: they are the changed ones), and the partial files
+ * are left as they were, so the copy then sends just what was counted.
+ */
+static void test_a_dry_run_with_c_counts_what_a_cut_push_kept(void **state)
+{
+	struct fx *fx = *state;
+	struct eng_dry_chunks c;
+	struct eng_report r;
+	char data[4096];
+	uint64_t got, left;
+	struct pt p;
+
+	pt_start(fx, &p, NULL);
+	p.checksum = true;
+	assert_int_equal(pt_copy(fx, &p, ENG_PUSH, NULL, false, &r), 0); /* the old file */
+	chunks_change(p.big, 0, 100);
+	chunks_change(p.big, 400, 451);
+	pt_copy(fx, &p, ENG_PUSH, gate_arm(75), true, &r);
+	server_again(fx, &p);
+	path_of_prefix(p.root, ".railcp-tmp-p", data);
+	got = chunks_alike(data, p.big);
+	assert_true(got > 362 && got <= 362 + 75);
+	left = cut_left(p.root);
+	c = pt_dry(fx, &p, ENG_PUSH);
+	assert_int_equal(c.chunks, 513);
+	assert_int_equal(c.differ, 513 - got);
+	assert_int_equal(c.differ_bytes, (513 - got) * 4 * KiB);
+	assert_int_equal(cut_left(p.root), left);
+	resumed_push(fx, &p, &r);
+	assert_int_equal(r.bytes, c.differ_bytes);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+/* The same for a pull, whose client looks at what its cut copy kept. */
+static void test_a_dry_run_with_c_counts_what_a_cut_pull_kept(void **state)
+{
+	struct fx *fx = *state;
+	struct eng_dry_chunks c;
+	struct eng_report r;
+	char a[4096], data[4096];
+	uint64_t got, left;
+	struct pt p;
+
+	pt_start(fx, &p, NULL);
+	p.checksum = true;
+	assert_int_equal(pt_copy(fx, &p, ENG_PULL, NULL, false, &r), 0); /* the old file */
+	t_path(a, p.root, "pullme");
+	chunks_change(a, 100, 251);
+	assert_int_equal(server_stop(&fx->srv), 0);
+	server_start(&fx->srv, gate_arm(75), p.root, NULL);
+	pt_copy(fx, &p, ENG_PULL, NULL, true, &r);
+	path_of_prefix(p.dst, ".railcp-tmp-p", data);
+	got = chunks_alike(data, a);
+	assert_true(got > 362 && got <= 362 + 75);
+	server_again(fx, &p);
+	left = cut_left(p.dst);
+	c = pt_dry(fx, &p, ENG_PULL);
+	assert_int_equal(c.differ, 513 - got);
+	assert_int_equal(cut_left(p.dst), left);
+	assert_int_equal(pt_copy(fx, &p, ENG_PULL, NULL, false, &r), 0);
+	assert_int_equal(r.bytes, c.differ_bytes);
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
 
@@ -509,6 +605,8 @@ int main(void)
 		T(test_a_cut_push_with_partial_resumes_sending_only_the_rest),
 		T(test_a_cut_c_push_resumes_from_what_it_received),
 		T(test_a_cut_c_pull_resumes_from_what_it_received),
+		T(test_a_dry_run_with_c_counts_what_a_cut_push_kept),
+		T(test_a_dry_run_with_c_counts_what_a_cut_pull_kept),
 		T(test_kept_data_changed_on_disk_is_sent_again),
 		T(test_kept_chunks_the_sender_does_not_confirm_are_sent_again),
 		T(test_a_resumed_pull_keeps_only_what_the_server_confirms),
