@@ -207,16 +207,19 @@ static bool travels(const struct cli_filter *cf, const struct io_entry *e, uint8
 	return !cf->update || why != IO_DIFF_SAME;
 }
 
-/* -c: whether file e is sent whole (nothing of its own at the destination to compare). */
-static bool whole(uint8_t why)
+/*
+ * -c: whether file e is sent whole: nothing of its own at the destination to
+ * compare, nor a partial file of a cut copy that holds some of it.
+ */
+static bool whole(uint8_t why, const struct eng_dry_chunks *c)
 {
-	return why == IO_DIFF_NEW || why == IO_DIFF_TYPE;
+	return (why == IO_DIFF_NEW || why == IO_DIFF_TYPE) && c->differ == c->chunks;
 }
 
 /* -c: a file's chunks in the list: "2 of 76 chunks differ", "whole, 3 chunks". */
 static void chunks_print(uint8_t why, const struct eng_dry_chunks *c)
 {
-	if (whole(why))
+	if (whole(why, c))
 		printf(": whole, %llu chunk%s", (unsigned long long)c->chunks,
 		       c->chunks == 1 ? "" : "s");
 	else
@@ -229,7 +232,7 @@ static void chunks_json(json_t *j, uint8_t why, const struct eng_dry_chunks *c)
 	json_object_set_new(j, "chunks", json_integer((json_int_t)c->chunks));
 	json_object_set_new(j, "chunks_differ", json_integer((json_int_t)c->differ));
 	json_object_set_new(j, "bytes_differ", json_integer((json_int_t)c->differ_bytes));
-	json_object_set_new(j, "whole", json_boolean(whole(why)));
+	json_object_set_new(j, "whole", json_boolean(whole(why, c)));
 }
 
 static const char *type_word(enum io_type t)

@@ -1,7 +1,8 @@
 # Cut connections over TCP on 127.0.0.1, no guest: the sender killed
 # mid-push leaves the server's session failed with one line, nothing under
 # the final name, and the server serving on; a --partial push then sends
-# only the rest, and a -c push cut the same way is resumed by the next -c.
+# only the rest, and a -c push cut the same way is resumed by the next -c,
+# which sends what -c -n counted first.
 # The server killed mid-push fails the client with one line.
 . tests/integration/lib.sh
 tmp=$(mktemp -d)
@@ -66,15 +67,45 @@ wait "$push_pid" 2>/dev/null
 wait_until 20 grep -q "session 3 from 127.0.0.1 failed: " "$tmp/serve.log" ||
 	fail "the server did not fail the -c session of the killed sender: $(cat "$tmp/serve.log")"
 cmp -s "$tmp/big" "$tmp/root/cbig" && fail "the cut -c push put its file in place"
+# -c -n counts what that -c will send: not the chunks the cut copy received.
+capture "$RAILCP" --transport tcp --rails lo --port "$port" --chunk 4K -c -n --json "$tmp/big" 127.0.0.1:cbig
+[ "$rc" -eq 0 ] || fail "-c -n after the cut: $err"
+dry=$(printf '%s' "$out" | python3 -c 'import json, sys; j = json.load(sys.stdin); e = j["entries"][0]; assert not e["whole"], j; print(j["bytes"])') ||
+	fail "-c -n after the cut: $out"
 capture "$RAILCP" --transport tcp --rails lo --port "$port" --chunk 4K -c --json "$tmp/big" 127.0.0.1:cbig
 [ "$rc" -eq 0 ] || fail "the -c push after the cut: $err"
 printf '%s' "$out" | python3 -c '
 import json, sys
 j = json.load(sys.stdin)
 assert 0 < j["bytes_kept"] and 0 < j["bytes"] and j["bytes"] + j["bytes_kept"] == int(sys.argv[1]), j
-' $((mib * 1024 * 1024 + 5)) || fail "the -c push after the cut sent what the cut one received again: $out"
+assert j["bytes"] == int(sys.argv[2]), "-c -n counted %s bytes" % sys.argv[2]
+' $((mib * 1024 * 1024 + 5)) "$dry" || fail "the -c push after the cut sent what the cut one received again, or not what -c -n counted: $out"
 cmp "$tmp/big" "$tmp/root/cbig" || fail "the resumed -c file differs"
 rm -f "$tmp/root/cbig"
+
+# A -c push to a name with no old file, cut the same way (session 6): -c -n
+# lists the file by the chunks its partial file lacks, not as whole.
+"$RAILCP" --transport tcp --rails lo --port "$port" --chunk 4K --qps-per-rail 1 -c -q \
+	"$tmp/big" 127.0.0.1:cnew 2>"$tmp/push4.err" &
+push_pid=$!
+wait_until 60 grep -q 'session 6 from 127.0.0.1: push of 1 files into "cnew", ' "$tmp/serve.log" ||
+	fail "the second -c push did not start in 60 s: $(cat "$tmp/push4.err")"
+sleep 1.2
+kill -9 "$push_pid" || fail "the second -c push ended before the cut: $(cat "$tmp/serve.log")"
+wait "$push_pid" 2>/dev/null
+wait_until 20 grep -q "session 6 from 127.0.0.1 failed: " "$tmp/serve.log" ||
+	fail "the server did not fail the second -c session: $(cat "$tmp/serve.log")"
+chunks=$(((mib * 1024 * 1024 + 5 + 4095) / 4096))
+capture "$RAILCP" --transport tcp --rails lo --port "$port" --chunk 4K -c -n "$tmp/big" 127.0.0.1:cnew
+[ "$rc" -eq 0 ] || fail "-c -n of a new file after the cut: $err"
+left=$(printf '%s\n' "$out" | sed -n "s|^cnew: \([0-9]*\) of $chunks chunks differ\$|\1|p")
+[ -n "$left" ] && [ "$left" -gt 0 ] && [ "$left" -lt "$chunks" ] || fail "-c -n of a new file after the cut: $out"
+capture "$RAILCP" --transport tcp --rails lo --port "$port" --chunk 4K -c --json "$tmp/big" 127.0.0.1:cnew
+[ "$rc" -eq 0 ] || fail "the -c push of a new file after the cut: $err"
+printf '%s' "$out" | python3 -c 'import json, sys; j = json.load(sys.stdin); assert j["chunks_sent"] == int(sys.argv[1]), j' "$left" ||
+	fail "the -c push of a new file after the cut did not send the $left chunks -c -n counted: $out"
+cmp "$tmp/big" "$tmp/root/cnew" || fail "the resumed new -c file differs"
+rm -f "$tmp/root/cnew"
 push_bg "$tmp/push2.err"
 wait_until 20 arrived || fail "nothing of the second push arrived in 20 s: $(cat "$tmp/push2.err")"
 kill -9 "$server_pid"
