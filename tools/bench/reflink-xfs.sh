@@ -26,7 +26,7 @@ down() {
 	rm -rf "$top"
 }
 trap down EXIT
-trap 'exit 143' TERM INT HUP
+trap 'exit 143' TERM INT HUP PIPE
 export HOME="$top" LC_ALL=C
 unset RAILCP_KEY
 cd "$top" || fail "no $top"

@@ -32,7 +32,7 @@ fs_down() {
 	dev=""
 }
 trap 'fs_down; rm -rf "$tmp"' EXIT
-trap 'exit 143' TERM INT HUP
+trap 'exit 143' TERM INT HUP PIPE
 cd "$tmp" || fail "no $tmp"
 mkdir src
 tcp="--transport tcp --rails lo --port $port --chunk 256K"
