@@ -181,10 +181,9 @@ static bool chunk_still(int fd, const struct io_entry *e, uint32_t chunk, uint64
 /*
  * fd's lock (op: LOCK_EX, or a dry run's LOCK_SH), waited for up to
  * LOCK_WAIT_NS: 0, or -1 with errno (EWOULDBLOCK: another copy holds it
- * still). A wait that runs out means
- * another copy is writing the file; for LOCK_QUIET_NS after it no other
- * file of this process waits, so a tree another copy is writing costs one
- * wait, not one per file.
+ * still). A wait that runs out means another copy is writing the file; for
+ * LOCK_QUIET_NS after it no other file of this process waits, so a tree
+ * another copy is writing costs one wait, not one per file.
  */
 static int lock_wait(int fd, int op)
 {
