@@ -40,6 +40,7 @@ struct client {
 	struct topo_plan asked;	       /* the options' fitted to this side's buffer: the hello's */
 	struct topo_plan plan;	       /* the session's: the hello's less unpaired stripes */
 	char unpaired[TOPO_MAX_RAILS][128]; /* per rail: why all its stripes were left out */
+	unsigned fit_held, fit_dropped;	    /* the stripes this side's buffer holds, and not */
 	char rail_out[TOPO_MAX_RAILS][256]; /* per rail: why it was left out at set-up ("": not) */
 };
 
@@ -192,11 +193,8 @@ static int plan_fit(struct client *c)
 			snprintf(c->unpaired[r], sizeof(c->unpaired[r]), "%s",
 				 "this side's buffer (--buffer-mib) holds no more stripes");
 	}
-	if (dropped)
-		rcp_log(RCP_LOG_NOTICE,
-			"this side's buffer (--buffer-mib) holds %u of the %u stripes planned, 2 "
-			"slots of %u KiB each: the others left out",
-			n, n + dropped, c->s.chunk >> 10);
+	c->fit_held = n;
+	c->fit_dropped = dropped;
 	return eng__slots_per_stripe(&c->asked, c->s.chunk, "this side", &c->max_slots);
 }
 
@@ -428,6 +426,11 @@ static void left_out_notices(const struct client *c)
 {
 	unsigned r;
 
+	if (c->fit_dropped)
+		rcp_log(RCP_LOG_NOTICE,
+			"this side's buffer (--buffer-mib) holds %u of the %u stripes planned, 2 "
+			"slots of %u KiB each: the others left out",
+			c->fit_held, c->fit_held + c->fit_dropped, c->s.chunk >> 10);
 	for (r = 0; r < c->plan.n_rails; r++)
 		if (c->rail_out[r][0])
 			rcp_log(RCP_LOG_NOTICE, "rail %s:%u left out: %s", c->plan.rail[r].dev,
