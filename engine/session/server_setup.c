@@ -5,9 +5,9 @@
  * 2 slots each (the others unpaired, the welcome saying why), as many
  * slots per stripe as the client, --max-memory and the job's chunks allow,
  * the job built, a listener on each rail in use, the welcome that says
- * where each stripe must connect, and the accepts. A stripe that cannot be accepted, or
- * that the client says it could not connect ("lost"), is left out
- * (failover) and the other side told; the set-up fails only when no
+ * where each stripe must connect, and the accepts. A stripe that cannot be
+ * accepted, or that the client says it could not connect ("lost"), is left
+ * out (failover) and the other side told; the set-up fails only when no
  * stripe is left.
  *
  * Threading: the session's own thread.
@@ -119,6 +119,7 @@ static int stripes_accept(struct srv_session *ss)
 	return err;
 }
 
+/* The stripes plan's rails take. */
 static unsigned plan_stripes(const struct topo_plan *plan)
 {
 	unsigned r, n = 0;
