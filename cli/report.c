@@ -85,6 +85,9 @@ void cli_report_json(json_t *o, const struct eng_report *r, double seconds)
 	json_object_set_new(o, "retry_count",
 			    json_integer(r->qp.retry_count ? r->qp.retry_count : 7));
 	json_object_set_new(o, "tos", r->qp.tos_set ? json_integer(r->qp.tos) : json_null());
+	json_object_set_new(o, "connect_timeout",
+			    r->connect_timeout_ms > 0 ? json_real(r->connect_timeout_ms / 1e3)
+						      : json_null());
 	if (r->file_io[0]) {
 		json_object_set_new(o, "file_io", json_string(r->file_io));
 		json_object_set_new(o, "helpers_per_worker", json_integer(r->helpers));
@@ -206,6 +209,9 @@ void cli_report_print(FILE *f, const struct eng_report *r, double seconds)
 			r->qp.retry_count ? r->qp.retry_count : 7);
 	if (r->qp.tos_set)
 		fprintf(f, "  traffic class (--tos): %u\n", r->qp.tos);
+	if (r->connect_timeout_ms > 0 && r->connect_timeout_ms != ENG_CONNECT_TIMEOUT_MS_DEFAULT)
+		fprintf(f, "  each stripe connects within %.3g s (--connect-timeout)\n",
+			r->connect_timeout_ms / 1e3);
 	if (r->file_io[0])
 		fprintf(f, "  file I/O: %s\n", r->file_io);
 }

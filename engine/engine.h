@@ -183,6 +183,7 @@ struct eng_report {
 	unsigned rails_failed;	 /* rails whose every stripe failed */
 	unsigned rails_left_out; /* rails none of whose stripes connected at set-up */
 	struct eng_qp_knobs qp;	 /* what this side's QPs were given (0: the default) */
+	int connect_timeout_ms;	 /* in effect for each stripe's connection at set-up */
 	struct eng_rail_report rail[TOPO_MAX_RAILS];
 	/* copies: how this end read or wrote its files ("" for bench) */
 	char file_io[128]; /* e.g. "io_uring, 3 helper threads per worker, 32 deep each" */

@@ -35,9 +35,12 @@ struct client {
 	uint64_t t0_ns;
 	struct eng_auth_key key;
 	json_t *welcome;
-	unsigned max_slots;		    /* per stripe, within this side's buffer budget */
-	char peer[TOPO_MAX_RAILS][80];	    /* per rail: the server rails it was paired with */
-	struct topo_plan plan;		    /* the session's: the options' less unpaired stripes */
+	unsigned max_slots;	       /* per stripe, within this side's buffer budget */
+	char peer[TOPO_MAX_RAILS][80]; /* per rail: the server rails it was paired with */
+	struct topo_plan asked;	       /* the options' fitted to this side's buffer: the hello's */
+	struct topo_plan plan;	       /* the session's: the hello's less unpaired stripes */
+	char unpaired[TOPO_MAX_RAILS][128]; /* per rail: why all its stripes were left out */
+	unsigned fit_held, fit_dropped;	    /* the stripes this side's buffer holds, and not */
 	char rail_out[TOPO_MAX_RAILS][256]; /* per rail: why it was left out at set-up ("": not) */
 };
 
@@ -77,7 +80,7 @@ static json_t *dialed(const struct eng_client_opts *o)
 
 static json_t *hello_make(struct client *c)
 {
-	const struct topo_plan *plan = c->o->plan;
+	const struct topo_plan *plan = &c->asked;
 	json_t *m = eng__proto_msg(ENG_MSG_HELLO, true), *stripes = json_array();
 	unsigned r, q;
 
@@ -171,6 +174,30 @@ static int pull_prepare(struct client *c)
 	return err;
 }
 
+/*
+ * The options' plan with as many stripes as this side's buffer gives 2 slots
+ * each (as a server fits a client's: pairing.c), and the slots it gives.
+ */
+static int plan_fit(struct client *c)
+{
+	unsigned r, dropped = 0, n = 0;
+	int err;
+
+	c->asked = *c->o->plan;
+	if ((err = eng__stripes_fit(&c->asked, c->s.chunk, "this side", NULL, 0, NULL, &dropped)) !=
+	    0)
+		return err;
+	for (r = 0; r < c->asked.n_rails; r++) {
+		n += c->asked.rail[r].qps;
+		if (!c->asked.rail[r].qps && c->o->plan->rail[r].qps)
+			snprintf(c->unpaired[r], sizeof(c->unpaired[r]), "%s",
+				 "this side's buffer (--buffer-mib) holds no more stripes");
+	}
+	c->fit_held = n;
+	c->fit_dropped = dropped;
+	return eng__slots_per_stripe(&c->asked, c->s.chunk, "this side", &c->max_slots);
+}
+
 /* Hello, authentication, the file list either way, the welcome. */
 static int handshake(struct client *c)
 {
@@ -183,7 +210,7 @@ static int handshake(struct client *c)
 	if (!err)
 		err = eng__session_rails(&c->s, c->o->plan);
 	if (!err) /* what this side's buffers take, before anything is asked of the server */
-		err = eng__slots_per_stripe(c->o->plan, c->s.chunk, "this side", &c->max_slots);
+		err = plan_fit(c);
 	if (!err)
 		err = eng__ctl_dial(c->o->host, port, c->o->copy ? c->o->copy->bind_addr : NULL,
 				    c->s.timeout_ms, !c->s.key, &c->s.ctl.fd);
@@ -312,11 +339,24 @@ static bool family_offered(const json_t *stripes, int family)
 	return !any;
 }
 
+/* Why a stripe of this side's rail r was left unpaired by the server. */
+static const char *unpaired_why(const struct client *c, const json_t *st, const json_t *stripes,
+				unsigned r)
+{
+	if (json_is_true(json_object_get(st, ENG_KEY_BUFFER_FULL)))
+		return "the server's buffer (--buffer-mib) holds no more stripes";
+	return family_offered(stripes, c->s.addr[r].addr.sa.sa_family)
+		       ? "the server has no ACTIVE rail on its subnet"
+	       : c->s.addr[r].addr.sa.sa_family == AF_INET6
+		       ? "the server has no rail on IPv6 that is ACTIVE (its rails that are: IPv4)"
+		       : "the server has no rail on IPv4 that is ACTIVE (its rails that are: IPv6)";
+}
+
 static int plan_paired(struct client *c, const json_t *stripes)
 {
 	unsigned r, q, k = 0, n = 0;
 
-	c->plan = *c->o->plan;
+	c->plan = c->asked;
 	for (r = 0; r < c->plan.n_rails; r++)
 		n += c->plan.rail[r].qps;
 	if (json_array_size(stripes) != n)
@@ -324,20 +364,22 @@ static int plan_paired(struct client *c, const json_t *stripes)
 			       json_array_size(stripes), n);
 	for (r = 0; r < c->plan.n_rails; r++) {
 		unsigned left = 0;
+		const char *why = NULL;
 
-		for (q = c->plan.rail[r].qps; q > 0; q--, k++)
-			left += json_is_true(
-				json_object_get(json_array_get(stripes, k), ENG_KEY_UNPAIRED));
+		for (q = c->plan.rail[r].qps; q > 0; q--, k++) {
+			const json_t *st = json_array_get(stripes, k);
+
+			if (!json_is_true(json_object_get(st, ENG_KEY_UNPAIRED)))
+				continue;
+			left++;
+			why = why ? why : unpaired_why(c, st, stripes, r);
+		}
 		if (left)
-			rcp_log(RCP_LOG_NOTICE,
-				"%s:%u: the server has no %s: %u of its %u stripes left out",
-				c->plan.rail[r].dev, c->plan.rail[r].port,
-				family_offered(stripes, c->s.addr[r].addr.sa.sa_family)
-					? "ACTIVE rail on its subnet"
-				: c->s.addr[r].addr.sa.sa_family == AF_INET6
-					? "rail on IPv6 that is ACTIVE (its rails that are: IPv4)"
-					: "rail on IPv4 that is ACTIVE (its rails that are: IPv6)",
-				left, c->plan.rail[r].qps);
+			rcp_log(RCP_LOG_NOTICE, "%s:%u: %s: %u of its %u stripes left out",
+				c->plan.rail[r].dev, c->plan.rail[r].port, why, left,
+				c->plan.rail[r].qps);
+		if (left && left == c->plan.rail[r].qps)
+			snprintf(c->unpaired[r], sizeof(c->unpaired[r]), "%s", why);
 		if (left == c->plan.rail[r].qps)
 			snprintf(c->peer[r], sizeof(c->peer[r]), "(none)");
 		c->plan.rail[r].qps -= left;
@@ -362,8 +404,7 @@ static int job_setup(struct client *c)
 	rcp_steps_lap(&c->s.steps, RCP_STEP_MEMORY);
 	for (r = 0; r < c->plan.n_rails && !err; r++)
 		if (!c->plan.rail[r].qps && c->o->plan->rail[r].qps)
-			eng__job_rail_left_out(c->s.job, r,
-					       "the server has no ACTIVE rail on its subnet");
+			eng__job_rail_left_out(c->s.job, r, c->unpaired[r]);
 	for (i = 0, n = 0; i < json_array_size(stripes) && !err; i++)
 		if (!json_is_true(json_object_get(json_array_get(stripes, i), ENG_KEY_UNPAIRED))) {
 			r = eng__job_link_rail(c->s.job, n);
@@ -385,6 +426,11 @@ static void left_out_notices(const struct client *c)
 {
 	unsigned r;
 
+	if (c->fit_dropped)
+		rcp_log(RCP_LOG_NOTICE,
+			"this side's buffer (--buffer-mib) holds %u of the %u stripes planned, 2 "
+			"slots of %u KiB each: the others left out",
+			c->fit_held, c->fit_held + c->fit_dropped, c->s.chunk >> 10);
 	for (r = 0; r < c->plan.n_rails; r++)
 		if (c->rail_out[r][0])
 			rcp_log(RCP_LOG_NOTICE, "rail %s:%u left out: %s", c->plan.rail[r].dev,

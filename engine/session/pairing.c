@@ -11,7 +11,11 @@
  * session (the client goes without that rail, and says so).
  * Slots come from the server's buffer budget per worker (--buffer-mib): the
  * client chooses stripes and chunk size, and must not make the server
- * allocate beyond what its operator allowed.
+ * allocate beyond what its operator allowed. Where a worker's budget cannot
+ * give each of its stripes 2 slots, it takes only as many as it can (the
+ * most loaded of its rails giving one up at a time) and the others are left
+ * out as a stripe with no rail is; only a session none of whose stripes fits
+ * is refused. The client fits its own plan to its own buffer the same way.
  *
  * Threading: thread-safe (no shared state).
  */
@@ -22,6 +26,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 /*
@@ -131,6 +136,93 @@ int eng__stripes_pair(const json_t *stripes, const struct eng_rail_addr *ours,
 			       n);
 	for (r = 0; r < plan->n_rails; r++)
 		plan->rail[r].qps = load[r];
+	return 0;
+}
+
+/* A size in whole MiB where it is one, else in KiB: "2 MiB", "1536 KiB". */
+static const char *size_text(uint64_t bytes, char *buf, size_t len)
+{
+	if (bytes % (1u << 20) == 0)
+		snprintf(buf, len, "%" PRIu64 " MiB", bytes >> 20);
+	else
+		snprintf(buf, len, "%" PRIu64 " KiB", bytes >> 10);
+	return buf;
+}
+
+/*
+ * Worker w's stripes down to what its buffer gives 2 slots each: the most
+ * loaded of its rails (the lower index on a tie) gives one up at a time, so
+ * the spread over its rails stays as even as the pairing made it.
+ */
+static unsigned worker_fit(struct topo_plan *plan, unsigned w, uint32_t chunk)
+{
+	uint64_t held = plan->worker[w].buffer_bytes / (2 * (uint64_t)chunk), stripes = 0;
+	unsigned r, top, dropped = 0;
+
+	for (r = 0; r < plan->n_rails; r++)
+		if (plan->rail[r].worker == w)
+			stripes += plan->rail[r].qps;
+	for (; stripes > held; stripes--, dropped++) {
+		for (r = 0, top = ENG_NO_RAIL; r < plan->n_rails; r++)
+			if (plan->rail[r].worker == w &&
+			    (top == ENG_NO_RAIL || plan->rail[r].qps > plan->rail[top].qps))
+				top = r;
+		plan->rail[top].qps--;
+	}
+	return dropped;
+}
+
+/* Unpair stripes of rail r past the qps the rail keeps: the last ones paired with it. */
+static void unpair_past(const struct topo_plan *plan, unsigned *peer_rail, size_t n, bool *trimmed)
+{
+	unsigned kept[TOPO_MAX_RAILS] = {0};
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned r = peer_rail[i];
+
+		if (r == ENG_NO_RAIL)
+			continue;
+		if (kept[r] < plan->rail[r].qps) {
+			kept[r]++;
+			continue;
+		}
+		peer_rail[i] = ENG_NO_RAIL;
+		trimmed[i] = true;
+	}
+}
+
+int eng__stripes_fit(struct topo_plan *plan, uint32_t chunk, const char *whose, unsigned *peer_rail,
+		     size_t n, bool *trimmed, unsigned *dropped_out)
+{
+	unsigned w, r, dropped = 0, left = 0, first = ENG_NO_RAIL;
+	char need[32], may[32];
+
+	for (w = 0; w < plan->n_workers; w++) {
+		unsigned d = worker_fit(plan, w, chunk);
+
+		if (d && first == ENG_NO_RAIL && plan->worker[w].buffer_bytes < 2 * (uint64_t)chunk)
+			first = w;
+		dropped += d;
+	}
+	for (r = 0; r < plan->n_rails; r++)
+		left += plan->rail[r].qps;
+	if (dropped && left == 0) {
+		w = first == ENG_NO_RAIL ? 0 : first;
+		return rcp_err(-ENOMEM,
+			       "1 stripe of %u KiB chunks needs %s of slots on the node %d worker, "
+			       "which may use %s: use a smaller --chunk, or give %s a larger "
+			       "--buffer-mib",
+			       chunk >> 10, size_text(2 * (uint64_t)chunk, need, sizeof(need)),
+			       plan->worker[w].node,
+			       size_text(plan->worker[w].buffer_bytes, may, sizeof(may)), whose);
+	}
+	if (peer_rail) {
+		memset(trimmed, 0, n * sizeof(*trimmed));
+		if (dropped)
+			unpair_past(plan, peer_rail, n, trimmed);
+	}
+	*dropped_out = dropped;
 	return 0;
 }
 

@@ -37,7 +37,8 @@
  *   sender  hashed    bytes, ns                    (--partial, -c: its hashing, for reports)
  *   rcvr    hashed    bytes, ns                    (the same, the receiver's)
  *   S -> C  welcome   token (keyless only), chunks, slots, slot_size,
- *                     stripes (addr, port, stripe, rail each)
+ *                     stripes (addr, port, stripe, rail each; or unpaired,
+ *                     and buffer_full when the server's buffer was why)
  *   ...     RDMA connections, then the data ...
  *   sender  done      chunks, bytes, seconds
  *   S -> C  deleted   count, names_bytes; deleted_names part
@@ -114,8 +115,12 @@
  * frame says "rails_down" when every rail failed (a client's: it goes on
  * over tcp, and only then does the server keep what landed): an older
  * receiver would remove it, and an older server serving once would end.
+ * 16: a server whose buffer (--buffer-mib) cannot give each of the
+ * client's stripes 2 slots leaves out those it cannot hold, unpaired with
+ * "buffer_full", instead of refusing the session: an older client would
+ * report them as stripes whose subnet has no ACTIVE rail of the server.
  */
-#define ENG_PROTO_VERSION 15
+#define ENG_PROTO_VERSION 16
 #define ENG_PROTO_MAX_FRAME (1u << 20)
 /* A hello arrives before authentication: keep what a stranger can make us parse small. */
 #define ENG_PROTO_MAX_HELLO (64u << 10)
@@ -208,7 +213,9 @@
 #define ENG_KEY_PORT "port"
 #define ENG_KEY_STRIPE "stripe"
 #define ENG_KEY_UNPAIRED "unpaired" /* welcome: no rail of the server can take this stripe */
-#define ENG_KEY_FLAGS "flags"	    /* ENG_FLAG_* */
+/* welcome, beside "unpaired": the server's buffer holds no more stripes (pairing.c) */
+#define ENG_KEY_BUFFER_FULL "buffer_full"
+#define ENG_KEY_FLAGS "flags" /* ENG_FLAG_* */
 #define ENG_KEY_BYTES "bytes"
 #define ENG_KEY_CHUNKS "chunks"
 #define ENG_KEY_FILES "files"

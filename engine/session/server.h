@@ -35,6 +35,7 @@ struct srv_session {
 	double start;			     /* the wall clock at the connection */
 	double seconds;			     /* the transfer, by the sender's clock, once done */
 	unsigned peer_rail[ENG_MAX_STRIPES]; /* our rail for each client stripe */
+	bool trimmed[ENG_MAX_STRIPES];	     /* unpaired: our buffer holds no more */
 };
 
 /*

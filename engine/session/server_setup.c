@@ -1,12 +1,13 @@
 /*
  * server_setup.c - a server session's stripes, once its file list is
  * settled (server.c): each client stripe paired with a rail of this host
- * whose port is ACTIVE now (pairing.c), as many slots per stripe as the
- * client, --max-memory and the job's chunks allow, the job built, a
- * listener on each rail in use, the welcome that says where each stripe
- * must connect, and the accepts. A stripe that cannot be accepted, or
- * that the client says it could not connect ("lost"), is left out
- * (failover) and the other side told; the set-up fails only when no
+ * whose port is ACTIVE now (pairing.c), as many of them as its buffer gives
+ * 2 slots each (the others unpaired, the welcome saying why), as many
+ * slots per stripe as the client, --max-memory and the job's chunks allow,
+ * the job built, a listener on each rail in use, the welcome that says
+ * where each stripe must connect, and the accepts. A stripe that cannot be
+ * accepted, or that the client says it could not connect ("lost"), is left
+ * out (failover) and the other side told; the set-up fails only when no
  * stripe is left.
  *
  * Threading: the session's own thread.
@@ -47,6 +48,8 @@ static int welcome_send(struct srv_session *ss, const uint16_t *port)
 		r = ss->peer_rail[i];
 		if (r == ENG_NO_RAIL) {
 			json_object_set_new(st, ENG_KEY_UNPAIRED, json_true());
+			if (ss->trimmed[i])
+				json_object_set_new(st, ENG_KEY_BUFFER_FULL, json_true());
 			json_array_append_new(arr, st);
 			continue;
 		}
@@ -116,21 +119,39 @@ static int stripes_accept(struct srv_session *ss)
 	return err;
 }
 
+/* The stripes plan's rails take. */
+static unsigned plan_stripes(const struct topo_plan *plan)
+{
+	unsigned r, n = 0;
+
+	for (r = 0; r < plan->n_rails; r++)
+		n += plan->rail[r].qps;
+	return n;
+}
+
 int eng__server_setup(struct srv_session *ss)
 {
 	const struct eng_transport *tr = ss->s.tr;
+	const json_t *stripes = json_object_get(ss->hello, ENG_KEY_STRIPES);
 	uint16_t port[TOPO_MAX_RAILS] = {0};
-	unsigned r, n_slots = 0;
+	unsigned r, n_slots = 0, dropped = 0;
 	uint64_t client_slots;
 	bool usable[TOPO_MAX_RAILS];
 	int err;
 
 	ss->plan = *ss->base;
 	rails_usable(ss, usable);
-	if ((err = eng__stripes_pair(json_object_get(ss->hello, ENG_KEY_STRIPES), ss->addr,
-				     &ss->plan, usable, ss->peer_rail)) != 0 ||
+	if ((err = eng__stripes_pair(stripes, ss->addr, &ss->plan, usable, ss->peer_rail)) != 0 ||
+	    (err = eng__stripes_fit(&ss->plan, ss->s.chunk, "the server", ss->peer_rail,
+				    json_array_size(stripes), ss->trimmed, &dropped)) != 0 ||
 	    (err = eng__slots_per_stripe(&ss->plan, ss->s.chunk, "the server", &n_slots)) != 0)
 		return err;
+	if (dropped)
+		rcp_log(RCP_LOG_NOTICE,
+			"session %u: the buffer (--buffer-mib) holds %u of the client's %u "
+			"stripes, 2 slots of %u KiB each: the others left out",
+			ss->id, plan_stripes(&ss->plan), plan_stripes(&ss->plan) + dropped,
+			ss->s.chunk >> 10);
 	/* The client's memory is the client's: never more slots than its hello says it can take. */
 	if ((err = eng__proto_get_u64(ss->hello, ENG_KEY_SLOTS, &client_slots)) != 0)
 		return err;

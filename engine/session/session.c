@@ -508,6 +508,7 @@ void eng__session_report(const struct eng_session *s, struct eng_report *r)
 {
 	eng__job_report(s->job, r);
 	r->qp = s->qp;
+	r->connect_timeout_ms = s->connect_timeout_ms;
 	r->steps = s->steps;
 	r->chunks_compared = s->compared;
 	r->peer_hashed_bytes = s->peer_hashed_bytes;

@@ -592,6 +592,19 @@ int eng__stripes_pair(const json_t *stripes, const struct eng_rail_addr *ours,
 		      unsigned peer_rail[ENG_MAX_STRIPES]);
 
 /*
+ * Fit plan's stripes (its rails' qps) to its workers' buffers: a worker that
+ * cannot give each of its stripes 2 slots of chunk bytes keeps as many as
+ * it can, the most loaded of its rails giving one up at a time (the lower
+ * index on a tie). With peer_rail (the n stripes paired by
+ * eng__stripes_pair), the last stripes paired with each rail past what it
+ * keeps become ENG_NO_RAIL and trimmed[i] true (every other false). The
+ * stripes given up in *dropped_out; -ENOMEM with a sentence (whose: "the
+ * server", "this side") when not one is left.
+ */
+int eng__stripes_fit(struct topo_plan *plan, uint32_t chunk, const char *whose, unsigned *peer_rail,
+		     size_t n, bool *trimmed, unsigned *dropped_out);
+
+/*
  * Slots per stripe: the smallest share of a worker's buffer budget, at most
  * ENG_MAX_SLOTS. -ENOMEM with a sentence (whose names the side, "the
  * server" or "this side") when a worker cannot give each of its stripes 2

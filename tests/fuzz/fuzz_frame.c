@@ -7,17 +7,15 @@
  * limit, eng__proto_recv_max), checked (eng__proto_check_hello), its terms
  * taken as server.c takes them (eng__hello_terms, with and without a root;
  * the destination's name in hex; its transport, eng__transport_pick) and its stripes paired with
- * two rails of ours (eng__stripes_pair, then eng__slots_per_stripe); then both halves of a server's
- * authentication (eng__session_auth keyless and keyed: the keyed one sends a challenge and reads
- * the next frame as the proof). As a client sees what follows: every further frame is read (a
- * peer's "error" frame becomes its sentence) and its fields fetched as the ends fetch those of a
- * pull's sources and its filter (server.c), a dry run's answer, a
- * welcome's terms (client.c:
- * eng__welcome_terms), done and result (session.c); the frames as the
- * sender of a copy with --update reads the receiver's map of what it holds
- * (eng__map_recv, "skip" and "kept"). Last, the same frames sealed with a
- * known key (each given its right tag) are read by a sealed connection,
- * then the raw input is read by one too, whose tags fail.
+ * two rails of ours (eng__stripes_pair, eng__stripes_fit, then eng__slots_per_stripe); then both
+ * halves of a server's authentication (eng__session_auth keyless and keyed: the keyed one sends a
+ * challenge and reads the next frame as the proof). As a client sees what follows: every further
+ * frame is read (a peer's "error" frame becomes its sentence) and its fields fetched as the ends
+ * fetch those of a pull's sources and its filter (server.c), a dry run's answer, a welcome's terms
+ * (client.c: eng__welcome_terms), done and result (session.c); the frames as the sender of a copy
+ * with --update reads the receiver's map of what it holds (eng__map_recv, "skip" and "kept"). Last,
+ * the same frames sealed with a known key (each given its right tag) are read by a sealed
+ * connection, then the raw input is read by one too, whose tags fail.
  *
  * Threading: one thread.
  */
@@ -56,9 +54,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	key.len = 32;
 	memset(key.bytes, 0x5a, key.len);
 	snprintf(key.origin, sizeof(key.origin), "fuzz");
-	/* A server with two rails on two subnets, one worker with a 64 MiB budget. */
+	/* A server: two rails on two subnets, one worker of 4 MiB (2 stripes of 1 MiB chunks). */
 	plan.n_workers = 1;
-	plan.worker[0].buffer_bytes = 64u << 20;
+	plan.worker[0].buffer_bytes = 4u << 20;
 	plan.n_rails = 2;
 	for (r = 0; r < 2; r++) {
 		snprintf(plan.rail[r].dev, sizeof(plan.rail[r].dev), "loop%u", r);
@@ -84,10 +82,11 @@ static void name_field(const json_t *v, const char *what)
 	free(name);
 }
 
-/* The stripes, paired with our rails; the slots each then gets. */
+/* The stripes, paired with our rails, as many as our buffer holds; the slots each then gets. */
 static void stripes_field(const json_t *stripes, uint64_t chunk)
 {
-	unsigned peer[ENG_MAX_STRIPES], n_slots = 0, r, qps = 0;
+	unsigned peer[ENG_MAX_STRIPES], n_slots = 0, r, qps = 0, dropped = 0, paired;
+	bool trimmed[ENG_MAX_STRIPES];
 	struct topo_plan p = plan;
 	size_t i, n = json_array_size(stripes);
 
@@ -101,8 +100,18 @@ static void stripes_field(const json_t *stripes, uint64_t chunk)
 	FUZZ_CHECK(qps == n);
 	if (chunk < ENG_CHUNK_MIN || chunk > ENG_CHUNK_MAX || chunk % ENG_CHUNK_MIN)
 		return;
-	if (eng__slots_per_stripe(&p, (uint32_t)chunk, "the server", &n_slots) == 0)
-		FUZZ_CHECK(n_slots >= 2 && n_slots <= ENG_MAX_SLOTS);
+	/* As many as the buffer holds: those left give every one 2 slots at least. */
+	if (eng__stripes_fit(&p, (uint32_t)chunk, "the server", peer, n, trimmed, &dropped) != 0)
+		return;
+	for (i = 0, paired = 0; i < n; i++) {
+		FUZZ_CHECK(!trimmed[i] || peer[i] == ENG_NO_RAIL);
+		paired += peer[i] != ENG_NO_RAIL;
+	}
+	for (r = 0, qps = 0; r < p.n_rails; r++)
+		qps += p.rail[r].qps;
+	FUZZ_CHECK(qps == paired && paired + dropped == n && paired >= 1);
+	FUZZ_CHECK(eng__slots_per_stripe(&p, (uint32_t)chunk, "the server", &n_slots) == 0);
+	FUZZ_CHECK(n_slots >= 2 && n_slots <= ENG_MAX_SLOTS);
 }
 
 /*

@@ -2,7 +2,8 @@
  * test_session.c - whole sessions over the loopback transport
  * (session_harness.h): bench and copies move every byte and report it; keys
  * must match; stripes pair with the server rail on their subnet, else the
- * least loaded; the slot budget; pushes outside the root are refused.
+ * least loaded; the slot budget (a buffer that holds fewer stripes than
+ * asked: test_session_buffer.c); pushes outside the root are refused.
  * Hostile peers and cancelled copies: test_session_hostile.c.
  */
 #include "session_harness.h"
@@ -326,48 +327,6 @@ static void test_slots_per_stripe_stay_within_the_budget(void **state)
 	assert_non_null(strstr(rcp_err_msg(-ENOMEM), "node 1 worker"));
 }
 
-static void test_a_server_budget_too_small_refuses_the_session_with_a_sentence(void **state)
-{
-	static const unsigned rails[] = {1};
-	struct fx *fx = *state;
-	struct topo_plan plan;
-	struct eng_report r;
-	int err;
-
-	/* Room for one 64 KiB slot per stripe: two stripes need four. */
-	plan_make(&fx->srv.plan, rails, 1, 1, 1, 2 * 64 * KiB);
-	server_start(&fx->srv, NULL, NULL, NULL);
-	plan_make(&plan, rails, 1, 2, 1, BUDGET);
-	err = bench(&fx->srv, &plan, MiB, 64 * KiB, NULL, &r);
-	assert_int_equal(err, -ECONNABORTED);
-	assert_non_null(strstr(rcp_err_msg(err), "--buffer-mib"));
-	/* Smaller chunks fit: the same server serves them. */
-	err = bench(&fx->srv, &plan, MiB, 16 * KiB, NULL, &r);
-	assert_int_equal(err, 0);
-	assert_int_equal(r.n_slots, 2 * 64 / (2 * 16));
-}
-
-/* The client's memory is the client's: the server offers no more slots than it can take. */
-static void test_slots_stay_within_the_clients_budget_too(void **state)
-{
-	static const unsigned rails[] = {1};
-	struct fx *fx = *state;
-	struct topo_plan plan;
-	struct eng_report r;
-	int err;
-
-	plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET); /* 64 slots of 16 KiB for 2 stripes */
-	server_start(&fx->srv, NULL, NULL, NULL);
-	plan_make(&plan, rails, 1, 2, 1, 6 * 16 * KiB); /* 3 per stripe */
-	assert_int_equal(bench(&fx->srv, &plan, MiB, 16 * KiB, NULL, &r), 0);
-	assert_int_equal(r.n_slots, 3);
-	/* A client whose budget cannot give each stripe 2 says so before it connects. */
-	plan_make(&plan, rails, 1, 2, 1, 3 * 16 * KiB);
-	err = bench(&fx->srv, &plan, MiB, 16 * KiB, NULL, &r);
-	assert_int_equal(err, -ENOMEM);
-	assert_non_null(strstr(rcp_err_msg(err), "give this side a larger --buffer-mib"));
-}
-
 static void test_push_and_pull_of_a_tree_arrive_identical(void **state)
 {
 	static const unsigned rails[] = {1, 2};
@@ -550,8 +509,6 @@ int main(void)
 		cmocka_unit_test(test_stripes_pair_refuses_stripes_without_an_address_and_sets_qps),
 		cmocka_unit_test(test_stripes_pair_leaves_out_stripes_whose_rail_is_down),
 		cmocka_unit_test(test_slots_per_stripe_stay_within_the_budget),
-		T(test_a_server_budget_too_small_refuses_the_session_with_a_sentence),
-		T(test_slots_stay_within_the_clients_budget_too),
 		T(test_push_and_pull_of_a_tree_arrive_identical),
 		T(test_push_outside_the_root_is_refused_and_creates_nothing),
 		T(test_a_pull_of_many_long_names_is_not_held_to_the_hellos_size),

@@ -126,6 +126,8 @@ static void plan_lo(struct topo_plan *p, unsigned qps)
 struct fb {
 	char src[4096], root[4096], back[4096];
 	struct topo_plan plan, plan_tcp, srv_tcp;
+	unsigned tcp_qps;	 /* the client's TCP plan's stripes; 0: 2 */
+	uint64_t srv_tcp_budget; /* the server's TCP plan's buffer; 0: BUDGET */
 	bool no_failover, srv_tcp_none, partial;
 	int once_ms; /* a server serving once: its --timeout; 0: FB_ONCE_MS */
 };
@@ -181,7 +183,9 @@ static void fb_start(struct fx *fx, struct fb *f, bool once)
 	atomic_store(&fb_slow_ms, once ? FB_ONCE_MS + 300 : 0);
 	fx->srv.timeout_ms = !once ? 0 : f->once_ms ? f->once_ms : FB_ONCE_MS;
 	plan_lo(&f->srv_tcp, 2);
-	plan_lo(&f->plan_tcp, 2);
+	if (f->srv_tcp_budget)
+		f->srv_tcp.worker[0].buffer_bytes = f->srv_tcp_budget;
+	plan_lo(&f->plan_tcp, f->tcp_qps ? f->tcp_qps : 2);
 	plan_make(&fx->srv.plan, rails, 2, 1, 1, FB_BUDGET);
 	fx->srv.plan_tcp = f->srv_tcp_none ? NULL : &f->srv_tcp;
 	fx->srv.once = once;
@@ -294,6 +298,32 @@ static void test_a_push_whose_every_rdma_rail_fails_goes_on_over_tcp(void **stat
 static void test_a_pull_goes_on_over_tcp_at_a_server_serving_once(void **state)
 {
 	fell_back(*state, ENG_PULL, true);
+}
+
+/*
+ * The testbed's case: the copy goes on over tcp to a server whose TCP
+ * buffer holds 2 of the 4 stripes asked for, over those 2, and whole.
+ */
+static void test_a_fallback_to_a_server_that_holds_fewer_tcp_stripes_goes_on(void **state)
+{
+	struct fx *fx = *state;
+	struct fb f = {.tcp_qps = 4, .srv_tcp_budget = 2 * 2 * FB_CHUNK};
+	struct eng_report r;
+	char dst[4096], got[4096], want[4096];
+	int err;
+
+	fb_start(fx, &f, false);
+	atomic_store(&fb_after, FB_AFTER);
+	if ((err = fb_copy(fx, &f, ENG_PUSH, &r)) != 0)
+		fail_msg("the copy failed: %s", rcp_err_msg(err));
+	assert_true(r.fell_back);
+	assert_string_equal(r.transport, "tcp");
+	assert_int_equal(r.n_stripes, 2);
+	fb_dst(&f, ENG_PUSH, dst);
+	t_path(want, f.src, "top");
+	t_path(got, dst, "top");
+	tree_same(want, got);
+	assert_int_equal(server_stop(&fx->srv), 0);
 }
 
 /* No RDMA rail connects at set-up (each refused): the copy goes over tcp from the start. */
@@ -588,6 +618,7 @@ int main(void)
 		T(test_a_push_whose_every_rdma_rail_fails_goes_on_over_tcp),
 		T(test_a_pull_goes_on_over_tcp_at_a_server_serving_once),
 		T(test_a_slow_teardown_still_leaves_what_landed_to_the_continuation),
+		T(test_a_fallback_to_a_server_that_holds_fewer_tcp_stripes_goes_on),
 		T(test_a_copy_none_of_whose_rdma_rails_connect_goes_over_tcp),
 		T(test_without_failover_the_copy_fails_with_the_sentence),
 		T(test_a_server_without_a_tcp_plan_refuses_the_second_session),

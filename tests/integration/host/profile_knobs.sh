@@ -1,6 +1,6 @@
 # The fabric knobs in a profile (issue 26): railcp topo --save-profile writes
 # those given, a copy, a bench and a server given --profile run with them
-# (the summary's --json and the server's ready line read them back), an
+# (the summary, its --json and the server's ready line read them back), an
 # option on the command line wins over the profile's value, and a bad value
 # in the file is one line naming FILE:LINE, exit status 1, nothing written.
 # Over TCP on 127.0.0.1 (tcp applies --tos as IP_TOS): no RDMA needed.
@@ -24,31 +24,38 @@ start_server "$tmp/serve.log" --transport tcp --profile "$prof" --port "$port" \
 grep -q "fabric knobs: tos 72, ack_timeout 14, retry_count 6, connect_timeout 5 s" \
 	"$tmp/serve.log" || fail "the server does not run with the profile's knobs: $(cat "$tmp/serve.log")"
 
-# knobs FILE TOS ACK RETRY: the copy's or bench's --json on stdin reports them.
+# knobs TOS ACK RETRY CONNECT: the copy's or bench's --json on stdin reports them
+# (CONNECT: the seconds each stripe's connection was given).
 knobs() {
 	python3 -c '
 import json, sys
 j = json.load(sys.stdin)
-got = [j["tos"], j["ack_timeout"], j["retry_count"]]
+got = [j["tos"], j["ack_timeout"], j["retry_count"], j["connect_timeout"]]
 want = [int(x) for x in sys.argv[1:]]
-assert got == want, "tos, ack_timeout, retry_count: %s, not %s" % (got, want)
+assert got == want, "tos, ack_timeout, retry_count, connect_timeout: %s, not %s" % (got, want)
 ' "$@"
 }
 
 capture "$RAILCP" --transport tcp --profile "$prof" --port "$port" --json "$tmp/file" 127.0.0.1:a
 [ "$rc" -eq 0 ] || fail "push with --profile: $err"
-printf '%s' "$out" | knobs 72 14 3 || fail "the push does not use the profile's knobs: $out"
+printf '%s' "$out" | knobs 72 14 3 5 || fail "the push does not use the profile's knobs: $out"
 cmp "$tmp/file" "$tmp/root/a" || fail "the pushed file differs"
 
 capture "$RAILCP" --transport tcp --profile "$prof" --port "$port" --json --tos 40 \
-	--retry-count 7 "$tmp/file" 127.0.0.1:b
+	--retry-count 7 --connect-timeout 8 "$tmp/file" 127.0.0.1:b
 [ "$rc" -eq 0 ] || fail "push with --profile and options: $err"
-printf '%s' "$out" | knobs 40 14 7 || fail "the options do not win over the profile's: $out"
+printf '%s' "$out" | knobs 40 14 7 8 || fail "the options do not win over the profile's: $out"
 
 capture "$RAILCP" bench --transport tcp --profile "$prof" --port "$port" --bytes 4M --json \
 	--ack-timeout 20 127.0.0.1
 [ "$rc" -eq 0 ] || fail "bench with --profile: $err"
-printf '%s' "$out" | knobs 72 20 3 || fail "the bench does not merge the profile's knobs: $out"
+printf '%s' "$out" | knobs 72 20 3 5 || fail "the bench does not merge the profile's knobs: $out"
+
+# The summary says the connect timeout too, where it is not the default.
+capture "$RAILCP" --transport tcp --profile "$prof" --port "$port" "$tmp/file" 127.0.0.1:e
+[ "$rc" -eq 0 ] || fail "push with --profile, no --json: $err"
+case "$out" in *"each stripe connects within 5 s (--connect-timeout)"*) ;;
+*) fail "the summary does not say the profile's connect_timeout: $out" ;; esac
 
 # Without a profile nothing is set: the defaults, as before.
 capture "$RAILCP" --transport tcp --rails lo --port "$port" --json "$tmp/file" 127.0.0.1:c
@@ -57,6 +64,7 @@ printf '%s' "$out" | python3 -c '
 import json, sys
 j = json.load(sys.stdin)
 assert j["tos"] is None and j["ack_timeout"] is None and j["retry_count"] == 7, j
+assert j["connect_timeout"] == 10, j["connect_timeout"]
 ' || fail "a push without a profile reports knobs: $out"
 
 # A bad value: one line naming the file and the line, exit 1, nothing copied.

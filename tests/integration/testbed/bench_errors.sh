@@ -59,10 +59,12 @@ expect_one_line_error "bench with ulimit -l 64"
 case "$err" in *"ulimit -l"*) ;; *) fail "$err" ;; esac
 
 # A sender may not make the server allocate beyond its budget (32 MiB per
-# worker by default): 16 QPs per rail of 64 MiB chunks is refused, in words.
+# worker by default): 64 MiB chunks, of which not one stripe fits, are
+# refused in words (fewer stripes would still be taken: host/tcp_buffer).
 capture "$RAILCP" bench 127.0.0.1:7472 --bytes 64M --chunk 64M --qps-per-rail 16
 expect_one_line_error "bench beyond the server's buffer budget"
-case "$err" in *"use a smaller --chunk or fewer QPs"*) ;; *) fail "$err" ;; esac
+case "$err" in *"1 stripe of 65536 KiB chunks needs 128 MiB of slots"*"give the server a larger --buffer-mib") ;;
+*) fail "$err" ;; esac
 
 # Still serving.
 capture "$RAILCP" bench 127.0.0.1:7472 --bytes 4M --json

@@ -1,0 +1,181 @@
+/*
+ * test_session_buffer.c - a buffer (--buffer-mib) that cannot give each of
+ * the stripes asked for 2 slots: the server pairs as many of the client's
+ * stripes as it holds, spread over its rails as evenly as the pairing made
+ * them, and leaves the others out (the welcome says why); the client fits
+ * its own plan to its own buffer the same way; only a session none of
+ * whose stripes fits is refused, in one sentence. Over the loopback
+ * transport (session_harness.h).
+ */
+#include "session_harness.h"
+
+/* ---- eng__stripes_fit on its own ---- */
+
+static void test_fit_takes_from_the_most_loaded_rail_and_unpairs_its_last_stripes(void **state)
+{
+	static const unsigned rails[] = {1, 2, 3};
+	unsigned peer[6] = {0, 0, 1, 2, 0, 2}, dropped = 99;
+	const unsigned want[6] = {0, ENG_NO_RAIL, 1, 2, ENG_NO_RAIL, 2}, qps[3] = {1, 1, 2};
+	const bool cut[6] = {false, true, false, false, true, false};
+	bool trimmed[6];
+	struct topo_plan plan;
+	unsigned i;
+
+	(void)state;
+	/* One worker, three rails paired with 3, 1 and 2 stripes; room for 4 of 64 KiB. */
+	plan_make(&plan, rails, 3, 0, 1, 4 * 2 * 64 * KiB);
+	plan.rail[0].qps = 3;
+	plan.rail[1].qps = 1;
+	plan.rail[2].qps = 2;
+	assert_int_equal(
+		eng__stripes_fit(&plan, 64 * KiB, "the server", peer, 6, trimmed, &dropped), 0);
+	assert_int_equal(dropped, 2);
+	/* 3 1 2 -> 2 1 2 -> 1 1 2: a tie goes to the lower index. */
+	for (i = 0; i < 3; i++)
+		assert_int_equal(plan.rail[i].qps, qps[i]);
+	for (i = 0; i < 6; i++) {
+		assert_int_equal(peer[i], want[i]);
+		assert_int_equal(trimmed[i], cut[i]);
+	}
+	/* Room for all: nothing changes, nothing is marked. */
+	plan.worker[0].buffer_bytes = 1ull << 30;
+	assert_int_equal(
+		eng__stripes_fit(&plan, 64 * KiB, "the server", peer, 6, trimmed, &dropped), 0);
+	assert_int_equal(dropped, 0);
+	for (i = 0; i < 6; i++)
+		assert_false(trimmed[i]);
+}
+
+static void test_fit_leaves_out_a_workers_rails_and_refuses_only_when_none_is_left(void **state)
+{
+	static const unsigned rails[] = {1, 2};
+	struct topo_plan plan;
+	unsigned dropped = 99;
+	int err;
+
+	(void)state;
+	/* Worker 0 (loop1) holds 1 of its 4 stripes; worker 1 (loop2) none of its 4. */
+	plan_make(&plan, rails, 2, 4, 2, 2 * MiB);
+	plan.worker[1].buffer_bytes = MiB;
+	assert_int_equal(eng__stripes_fit(&plan, MiB, "this side", NULL, 0, NULL, &dropped), 0);
+	assert_int_equal(dropped, 7);
+	assert_int_equal(plan.rail[0].qps, 1);
+	assert_int_equal(plan.rail[1].qps, 0);
+	/* Not one stripe fits anywhere: the one sentence, naming a worker and what to change. */
+	plan_make(&plan, rails, 2, 4, 2, MiB + 512 * KiB);
+	dropped = 99;
+	err = eng__stripes_fit(&plan, MiB, "the server", NULL, 0, NULL, &dropped);
+	assert_int_equal(err, -ENOMEM);
+	assert_int_equal(dropped, 99); /* written only on success */
+	assert_string_equal(
+		rcp_err_msg(err),
+		"1 stripe of 1024 KiB chunks needs 2 MiB of slots on the node 0 worker, "
+		"which may use 1536 KiB: use a smaller --chunk, or give the server a "
+		"larger --buffer-mib");
+}
+
+/* ---- whole sessions ---- */
+
+static void
+test_a_server_with_a_small_buffer_takes_fewer_stripes_and_the_copy_succeeds(void **state)
+{
+	static const unsigned rails[] = {1, 2};
+	struct fx *fx = *state;
+	char src[4096], root[4096], top[4096];
+	const char *push_src[] = {top};
+	struct eng_copy_opts cp;
+	struct topo_plan plan;
+	struct eng_report r;
+
+	fx_dir(fx, "src", src);
+	fx_dir(fx, "root", root);
+	tree_make(src);
+	t_path(top, src, "top");
+	/* 4 KiB chunks: worker 0 (loop1) holds 2 stripes, worker 1 (loop2) not one. */
+	plan_make(&fx->srv.plan, rails, 2, 1, 2, 2 * 2 * 4 * KiB);
+	fx->srv.plan.worker[1].buffer_bytes = 4 * KiB;
+	server_start(&fx->srv, NULL, root, NULL);
+	plan_make(&plan, rails, 2, 3, 1, BUDGET); /* 3 stripes on each rail */
+	cp = copy_opts(ENG_PUSH, push_src, 1, "");
+	assert_int_equal(copy(&fx->srv, &plan, &cp, NULL, &r), 0);
+	tree_same(src, root);
+	assert_int_equal(r.bytes, TREE_BYTES);
+	/* The report says what the session used, and why loop2 carried nothing. */
+	assert_int_equal(r.n_stripes, 2);
+	assert_int_equal(r.n_slots, 2);
+	assert_int_equal(r.rail[0].stripes, 2);
+	assert_false(r.rail[0].left_out);
+	assert_int_equal(r.rail[1].stripes, 0);
+	assert_true(r.rail[1].left_out);
+	assert_string_equal(r.rail[1].left_out_why,
+			    "the server's buffer (--buffer-mib) holds no more stripes");
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+static void test_a_server_buffer_too_small_for_one_stripe_refuses_with_a_sentence(void **state)
+{
+	static const unsigned rails[] = {1};
+	struct fx *fx = *state;
+	struct topo_plan plan;
+	struct eng_report r;
+	int err;
+
+	/* Room for one 64 KiB slot: not even one stripe of two. */
+	plan_make(&fx->srv.plan, rails, 1, 1, 1, 64 * KiB);
+	server_start(&fx->srv, NULL, NULL, NULL);
+	plan_make(&plan, rails, 1, 2, 1, BUDGET);
+	err = bench(&fx->srv, &plan, MiB, 64 * KiB, NULL, &r);
+	assert_int_equal(err, -ECONNABORTED);
+	assert_non_null(strstr(rcp_err_msg(err),
+			       "1 stripe of 64 KiB chunks needs 128 KiB of slots on the node 0 "
+			       "worker, which may use 64 KiB: use a smaller --chunk, or give the "
+			       "server a larger --buffer-mib"));
+	/* Smaller chunks fit both stripes: the same server serves them. */
+	err = bench(&fx->srv, &plan, MiB, 16 * KiB, NULL, &r);
+	assert_int_equal(err, 0);
+	assert_int_equal(r.n_stripes, 2);
+	assert_int_equal(r.n_slots, 64 / (2 * 16));
+}
+
+/* The client's memory is the client's: the server offers no more slots than it can take. */
+static void test_a_clients_small_buffer_plans_fewer_stripes(void **state)
+{
+	static const unsigned rails[] = {1};
+	struct fx *fx = *state;
+	struct topo_plan plan;
+	struct eng_report r;
+	int err;
+
+	plan_make(&fx->srv.plan, rails, 1, 1, 1, BUDGET); /* 256 slots of 16 KiB */
+	server_start(&fx->srv, NULL, NULL, NULL);
+	plan_make(&plan, rails, 1, 2, 1, 6 * 16 * KiB); /* 3 per stripe */
+	assert_int_equal(bench(&fx->srv, &plan, MiB, 16 * KiB, NULL, &r), 0);
+	assert_int_equal(r.n_stripes, 2);
+	assert_int_equal(r.n_slots, 3);
+	/* Room for 3 slots: one stripe of 3, not two of 1. */
+	plan_make(&plan, rails, 1, 2, 1, 3 * 16 * KiB);
+	assert_int_equal(bench(&fx->srv, &plan, MiB, 16 * KiB, NULL, &r), 0);
+	assert_int_equal(r.n_stripes, 1);
+	assert_int_equal(r.n_slots, 3);
+	/* Room for not one stripe: this side says so before it connects. */
+	plan_make(&plan, rails, 1, 2, 1, 16 * KiB);
+	err = bench(&fx->srv, &plan, MiB, 16 * KiB, NULL, &r);
+	assert_int_equal(err, -ENOMEM);
+	assert_non_null(strstr(rcp_err_msg(err), "give this side a larger --buffer-mib"));
+	bench_ok(&fx->srv, NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(
+			test_fit_takes_from_the_most_loaded_rail_and_unpairs_its_last_stripes),
+		cmocka_unit_test(
+			test_fit_leaves_out_a_workers_rails_and_refuses_only_when_none_is_left),
+		T(test_a_server_with_a_small_buffer_takes_fewer_stripes_and_the_copy_succeeds),
+		T(test_a_server_buffer_too_small_for_one_stripe_refuses_with_a_sentence),
+		T(test_a_clients_small_buffer_plans_fewer_stripes),
+	};
+
+	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
+}
