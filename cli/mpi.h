@@ -7,6 +7,7 @@
 #ifndef RAILCP_CLI_MPI_H
 #define RAILCP_CLI_MPI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,43 @@ int cli_mpi_balance(const uint64_t *bytes, size_t n, unsigned n_ranks, unsigned 
  */
 int cli_mpi_assign(const struct io_manifest *m, unsigned n_ranks, unsigned *owner_out,
 		   uint64_t *load);
+
+/*
+ * ---- byte ranges (cli/mpi_ranges.c) ----
+ *
+ * A piece of an item: all of it (off 0, len its bytes), or a byte range
+ * of a file cut at multiples of the chunk from its start.
+ */
+struct cli_mpi_piece {
+	size_t item;	   /* the item's index (cli_mpi_assign_ranges: the entry's) */
+	uint64_t off, len; /* its bytes within the item */
+	unsigned owner;	   /* its rank */
+};
+
+/*
+ * Items (bytes[i], n of them) balanced over n_ranks by bytes, largest
+ * first, each to the lightest rank; an item that cuttable allows (NULL:
+ * none) and that is larger than the room left in that rank's share (the
+ * items' bytes over n_ranks, rounded up) is cut at a multiple of chunk
+ * from its start, the rest going on to the next lightest. Every rank ends
+ * within one chunk of the share when every item larger than a chunk may
+ * be cut; at most about two cuts per rank. *pieces_out (malloc'd, *n_out
+ * long, each item's pieces in order of offset) and load (n_ranks long:
+ * each rank's bytes) are written on success; -EINVAL (no ranks, no chunk)
+ * or -ENOMEM with a sentence.
+ */
+int cli_mpi_split(const uint64_t *bytes, const bool *cuttable, size_t n, unsigned n_ranks,
+		  uint32_t chunk, struct cli_mpi_piece **pieces_out, size_t *n_out, uint64_t *load);
+
+/*
+ * cli_mpi_split over m's files and symlinks (directories are every rank's),
+ * each piece's item an index into m->entry; a file of one extent from 0 to
+ * its size may be cut (a sparse one travels whole, as its chunks start at
+ * each extent). Not yet used by railcp-mpi's push, which lands whole files
+ * only: see doc/design.md, railcp-mpi.
+ */
+int cli_mpi_assign_ranges(const struct io_manifest *m, unsigned n_ranks, uint32_t chunk,
+			  struct cli_mpi_piece **pieces_out, size_t *n_out, uint64_t *load);
 
 /* Rank's share: the directories of m and the entries owner gives it. */
 int cli_mpi_share(const struct io_manifest *m, const unsigned *owner, unsigned rank,
