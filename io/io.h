@@ -80,6 +80,13 @@ struct io_entry {
 	bool skip;
 	uint64_t data_bytes; /* file: sum of the extents' lengths */
 	/*
+	 * File: the extents are byte ranges of a file of size bytes that other
+	 * entries (other sessions' manifests) carry the rest of, received into
+	 * the job's temporary (io_wfile_range) and put in place once
+	 * (io_root_range_place). Encoded (the entry's flag IO_ENTRY_RANGE).
+	 */
+	bool range;
+	/*
 	 * Sender only, never encoded (0 after decode): the walk's device and
 	 * inode, so a file replaced by another of the same size and time
 	 * between the walk and its read is not taken for it.
@@ -668,7 +675,7 @@ void io_wfile_abort(struct io_wfile *f);
  * A railcp-mpi job may cut a large file into chunk-aligned ranges that
  * different sessions carry, to one server or to several serving one shared
  * root. A range is received as a regular file's entry of the file's whole
- * size whose one extent is the range, into one temporary per file and job
+ * size whose extents are the ranges, into one temporary per file and job
  * (named from job, never by a peer), which the range's finalize syncs and
  * leaves unnamed; once every range of the job landed, one session puts each
  * such file in place.
@@ -678,8 +685,9 @@ void io_wfile_abort(struct io_wfile *f);
  * Between io_wfile_open_start and the open's first step: receive f's entry
  * as a range of its file into job's temporary (created if missing, else
  * taken if it is the receiver's own; sized to the entry's size, never
- * truncated). Refuses (-EINVAL, one sentence) an entry that is not one
- * extent, chunk-aligned from the file's start, inside its size. Its
+ * truncated). Refuses (-EINVAL, one sentence) an entry whose extents do
+ * not each start on a chunk (from the file's start) and end on one or at
+ * the file's end, inside its size. Its
  * io_wfile_finalize syncs and closes the temporary, no more; its
  * io_wfile_abort leaves it (io_root_range_remove removes it). Not with
  * io_wfile_partial.

@@ -13,8 +13,9 @@
  * which remove anything else under the name and make it anew). It is sized
  * to the file's whole size, so every range writes inside it, in any order.
  *
- * A range is a manifest entry of the file's whole size whose one extent is
- * the range: chunk-aligned from the file's start, so its chunks are the
+ * A range is a manifest entry of the file's whole size whose extents are
+ * the ranges it carries (one, or a few when one session carries several):
+ * chunk-aligned from the file's start, so its chunks are the
  * chunks a whole file's plan cuts there, each checked by its CRC-64 as any
  * chunk is (wfile.c). Its finalize syncs it (always: the session that puts
  * it in place may be another server's, on another host of a shared file
@@ -48,21 +49,30 @@ void io__range_name(uint64_t job, const char *last, char out[IO_RANGE_NAME_LEN])
 		 (unsigned long long)job, (unsigned long long)io_chunk_hash(last, strlen(last)));
 }
 
-/* Why e cannot be a range of its file received in chunk bytes, or NULL. */
+/*
+ * Why e cannot be ranges of its file received in chunk bytes, or NULL. The
+ * extents are sorted, disjoint and non-empty (the manifest's checks); each
+ * must lie inside the whole size, start on a chunk and end on one or at the
+ * file's end, so its chunks are those a whole file's plan cuts there.
+ */
 static const char *range_problem(const struct io_entry *e, uint32_t chunk)
 {
-	const struct io_extent *x = e->ext;
+	uint32_t i;
 
-	if (e->n_ext != 1)
-		return "a range is one extent of its file";
-	if (x->len == 0)
-		return "the range is empty";
-	if (x->off > e->size || x->len > e->size - x->off)
-		return "the range ends beyond the file's whole size";
-	if (x->off % chunk)
-		return "the range does not start on a chunk";
-	if (x->len % chunk && x->off + x->len != e->size)
-		return "the range ends inside a chunk before the file's end";
+	if (e->n_ext == 0)
+		return "no range is given";
+	for (i = 0; i < e->n_ext; i++) {
+		const struct io_extent *x = &e->ext[i];
+
+		if (x->len == 0)
+			return "a range is empty";
+		if (x->off > e->size || x->len > e->size - x->off)
+			return "a range ends beyond the file's whole size";
+		if (x->off % chunk)
+			return "a range does not start on a chunk";
+		if (x->len % chunk && x->off + x->len != e->size)
+			return "a range ends inside a chunk before the file's end";
+	}
 	return NULL;
 }
 
@@ -72,11 +82,7 @@ int io_wfile_range(struct io_wfile *f, uint64_t job)
 	char esc[IO_ESC_MAX];
 
 	if (why)
-		return rcp_err(-EINVAL,
-			       "refused the range at offset %llu of %llu bytes of \"%s\" "
-			       "(%llu bytes): %s",
-			       (unsigned long long)(f->e->n_ext ? f->e->ext[0].off : 0),
-			       (unsigned long long)(f->e->n_ext ? f->e->ext[0].len : 0),
+		return rcp_err(-EINVAL, "refused the ranges of \"%s\" (%llu bytes): %s",
 			       io__path_escape(f->e->path, strlen(f->e->path), esc),
 			       (unsigned long long)f->e->size, why);
 	/* The open's op names f->tmp: it now creates the job's name, with O_EXCL. */

@@ -148,23 +148,25 @@ static void test_a_range_beyond_the_whole_size_or_off_its_chunks_is_refused(void
 {
 	struct fixture *fx = *state;
 	struct io_root *r = root_of(fx, 0);
-	uint64_t two[4] = {0, CH, 2 * CH, CH};
+	uint64_t two[4] = {0, CH, 2 * CH + 1, CH - 1}, none[2] = {0, 0};
 	struct fe f;
 
 	fe_range(&f, "big", WHOLE, 2 * CH, 2 * CH);
-	expect_range_refused(r, &f, -EINVAL, "ends beyond the file's whole size");
+	expect_range_refused(r, &f, -EINVAL, "a range ends beyond the file's whole size");
 	fe_range(&f, "big", WHOLE, 4 * CH, 1);
-	expect_range_refused(r, &f, -EINVAL, "ends beyond the file's whole size");
+	expect_range_refused(r, &f, -EINVAL, "a range ends beyond the file's whole size");
 	fe_range(&f, "big", WHOLE, UINT64_MAX - CH + 1, CH); /* wraps past zero */
-	expect_range_refused(r, &f, -EINVAL, "ends beyond the file's whole size");
+	expect_range_refused(r, &f, -EINVAL, "a range ends beyond the file's whole size");
 	fe_range(&f, "big", WHOLE, 100, CH);
 	expect_range_refused(r, &f, -EINVAL, "does not start on a chunk");
 	fe_range(&f, "big", WHOLE, 0, CH + 1);
 	expect_range_refused(r, &f, -EINVAL, "ends inside a chunk");
 	fe_range(&f, "big", WHOLE, CH, 0);
-	expect_range_refused(r, &f, -EINVAL, "the range is empty");
+	expect_range_refused(r, &f, -EINVAL, "a range is empty");
 	fe_file(&f, "big", WHOLE, 2, two);
-	expect_range_refused(r, &f, -EINVAL, "one extent");
+	expect_range_refused(r, &f, -EINVAL, "a range does not start on a chunk");
+	fe_file(&f, "big", WHOLE, 0, none);
+	expect_range_refused(r, &f, -EINVAL, "no range is given");
 	assert_int_equal(t_count_tmp(fx->root), 0); /* refused before anything is made */
 	io_root_close(r);
 }
