@@ -27,7 +27,9 @@
  * Once every range of the job has landed, one session puts each file in
  * place (io_root_range_place): the temporary's size checked against the
  * whole size, its mode and time set, synced, renamed over the final name,
- * and the directory synced, as wfile.c's finalize does for a whole file.
+ * and the directory synced, as wfile.c's finalize does for a whole file;
+ * with -p the directory keeps the time it had before the rename, which the
+ * job's sessions gave it (directories' metadata last).
  *
  * Threading: as wfile.c's; io_root_range_place and io_root_range_remove
  * are thread-safe on distinct paths.
@@ -163,28 +165,59 @@ static int place_settle(const struct io_root *root, const struct io_entry *e, in
 	return 0;
 }
 
-/* With IO_ROOT_FSYNC, the directory pfd after a rename into it. */
-static int dir_sync(const struct io_root *root, int pfd, const char *esc)
+/*
+ * The directory pfd, as a descriptor futimens and fsync take, and its mtime
+ * (*mtim_out) before the rename into it; -1 when nothing needs it (neither
+ * -p nor IO_ROOT_FSYNC), or -errno with a sentence.
+ */
+static int dir_hold(const struct io_root *root, int pfd, struct timespec *mtim_out, const char *esc)
 {
-	int dfd, err = 0;
+	struct stat st;
+	int dfd;
 
-	if (!(root->flags & IO_ROOT_FSYNC))
-		return 0;
+	if (!(root->flags & (IO_ROOT_KEEP_META | IO_ROOT_FSYNC)))
+		return -1;
 	dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 || fsync(dfd) < 0)
-		err = rcp_err(-errno, "cannot sync the directory of \"%s\": %s", esc,
-			      strerror(errno));
+	if (dfd >= 0 && fstat(dfd, &st) == 0) {
+		*mtim_out = st.st_mtim;
+		return dfd;
+	}
 	if (dfd >= 0)
 		close(dfd);
+	return rcp_err(-errno, "cannot open the directory of \"%s\": %s", esc, strerror(errno));
+}
+
+/*
+ * After the rename into dfd (from dir_hold): with -p its mtime as it was,
+ * which the job's sessions set when they finished it (the rename would
+ * otherwise make it now); with IO_ROOT_FSYNC synced, so the rename
+ * survives a crash. Closes dfd.
+ */
+static int dir_settle(const struct io_root *root, int dfd, const struct timespec *mtim,
+		      const char *esc)
+{
+	struct timespec ts[2] = {{.tv_nsec = UTIME_OMIT}, *mtim};
+	int err = 0;
+
+	if (dfd < 0)
+		return 0;
+	if ((root->flags & IO_ROOT_KEEP_META) && futimens(dfd, ts) < 0)
+		err = rcp_err(-errno, "cannot keep the time of the directory of \"%s\": %s", esc,
+			      strerror(errno));
+	if (!err && (root->flags & IO_ROOT_FSYNC) && fsync(dfd) < 0)
+		err = rcp_err(-errno, "cannot sync the directory of \"%s\": %s", esc,
+			      strerror(errno));
+	close(dfd);
 	return err;
 }
 
 int io_root_range_place(struct io_root *root, const struct io_entry *e, uint64_t job)
 {
 	char esc[IO_ESC_MAX], name[IO_RANGE_NAME_LEN];
+	struct timespec mtim = {0};
 	const char *last;
 	bool kept = false;
-	int pfd = -1, fd = -1, err;
+	int pfd = -1, fd = -1, dfd = -1, err;
 
 	io__path_escape(e->path, strlen(e->path), esc);
 	if (e->type != IO_FILE)
@@ -202,6 +235,8 @@ int io_root_range_place(struct io_root *root, const struct io_entry *e, uint64_t
 	if (close(fd) < 0 && !err)
 		err = rcp_err(-errno, "closing \"%s\" failed (%s): it is not put in place", esc,
 			      strerror(errno));
+	if (!err && (dfd = dir_hold(root, pfd, &mtim, esc)) < -1)
+		err = dfd;
 	if (err) {
 		unlinkat(pfd, name, 0);
 		goto out;
@@ -209,9 +244,11 @@ int io_root_range_place(struct io_root *root, const struct io_entry *e, uint64_t
 	if (renameat(pfd, name, pfd, last) < 0) {
 		err = rcp_err(-errno, "cannot put \"%s\" in place: %s", esc, strerror(errno));
 		unlinkat(pfd, name, 0);
+		if (dfd >= 0)
+			close(dfd);
 		goto out;
 	}
-	err = dir_sync(root, pfd, esc);
+	err = dir_settle(root, dfd, &mtim, esc);
 out:
 	if (!kept)
 		close(pfd);

@@ -108,6 +108,33 @@ static void test_ranges_land_in_one_temporary_and_are_put_in_place_once(void **s
 	io_root_close(r);
 }
 
+static void test_with_keep_meta_the_place_keeps_its_directory_time(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_root *r = root_of(fx, IO_ROOT_KEEP_META | IO_ROOT_FSYNC);
+	static uint8_t data[WHOLE];
+	uint64_t pair[2] = {0, WHOLE};
+	struct io_wfile *w = NULL;
+	struct fe f, whole;
+	char d[4096];
+	struct stat st;
+
+	t_path(d, fx->root, "d");
+	assert_int_equal(mkdir(d, 0755), 0);
+	fe_range(&f, "d/big", WHOLE, 0, WHOLE);
+	assert_int_equal(range_open(r, &f, JOB, &w), 0);
+	range_write(w, data, 0, WHOLE);
+	assert_int_equal(io_wfile_finalize(w), 0);
+	t_mtime(fx->root, "d", 1000000000, 5); /* as the job's sessions left it, -p's */
+	fe_file(&whole, "d/big", WHOLE, 1, pair);
+	assert_int_equal(io_root_range_place(r, &whole.e, JOB), 0);
+	assert_true(t_exists(d, "big"));
+	assert_int_equal(stat(d, &st), 0);
+	assert_int_equal(st.st_mtim.tv_sec, 1000000000);
+	assert_int_equal(st.st_mtim.tv_nsec, 5);
+	io_root_close(r);
+}
+
 static void expect_range_refused(struct io_root *r, const struct fe *f, int err, const char *words)
 {
 	struct io_wfile *w = NULL;
@@ -257,6 +284,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_ranges_land_in_one_temporary_and_are_put_in_place_once),
+		T(test_with_keep_meta_the_place_keeps_its_directory_time),
 		T(test_a_path_outside_the_root_is_refused),
 		T(test_a_range_beyond_the_whole_size_or_off_its_chunks_is_refused),
 		T(test_a_name_planted_at_the_temporary_is_not_written_through),
