@@ -4,7 +4,8 @@
  * and covered exactly once (one chunk each when the share is less), files that fit and files that
  * may not be cut left whole, every rank within one chunk of the share on sizes from 1 byte to 1 GiB
  * (where whole files leave one rank three times the others), few cuts, a walked tree's dense file
- * cut and its sparse one not, and no ranks or no chunk refused.
+ * cut and its sparse one not, and no ranks or no chunk refused; each rank's share of a cut file
+ * as an entry of its ranges (cli/mpi_land.c), merged where they meet, and the list of cut files.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -246,6 +247,107 @@ static void test_a_dense_file_is_cut_and_a_sparse_one_is_not(void **state)
 	t_rm_rf(base);
 }
 
+/* Rank r's entry of path in its share (NULL: none). */
+static const struct io_entry *share_entry(const struct io_manifest *m, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		if (!strcmp(m->entry[i].path, path))
+			return &m->entry[i];
+	return NULL;
+}
+
+static void
+test_each_share_carries_its_ranges_of_a_cut_file_and_the_list_names_it_whole(void **state)
+{
+	static char big[64 * KIB];
+	struct io_manifest *m = NULL, *share, *back, *split = NULL;
+	char base[4096], top[4096];
+	const char *src[1] = {top};
+	struct cli_mpi_piece *p;
+	uint64_t load[3], covered = 0;
+	size_t n, r, i, starts = 0, len;
+	void *buf;
+
+	(void)state;
+	t_mkdtemp(base);
+	t_tree(base);
+	memset(big, 'x', sizeof(big));
+	t_write(base, "top/sub/big", big, sizeof(big), 0644);
+	t_path(top, base, "top");
+	assert_int_equal(io_manifest_walk(NULL, src, 1, IO_WALK_RECURSIVE, NULL, &m), 0);
+	assert_int_equal(cli_mpi_assign_ranges(m, 3, 4 * KIB, &p, &n, load), 0);
+	for (r = 0; r < 3; r++) {
+		const struct io_entry *e;
+
+		assert_int_equal(cli_mpi_share_pieces(m, p, n, (unsigned)r, &share), 0);
+		assert_int_equal(share->data_bytes, load[r]);
+		assert_non_null(share_entry(share, "top/sub")); /* every directory, every rank */
+		/* packed for the scatter and back: the ranges travel */
+		assert_int_equal(cli_mpi_pack(share, &buf, &len), 0);
+		assert_int_equal(cli_mpi_unpack(buf, len, &back), 0);
+		free(buf);
+		if ((e = share_entry(back, "top/sub/big")) != NULL) {
+			assert_true(e->range);
+			assert_int_equal(e->size, sizeof(big));
+			for (i = 0; i < e->n_ext; i++) {
+				assert_int_equal(e->ext[i].off % (4 * KIB), 0);
+				covered += e->ext[i].len;
+			}
+		}
+		for (i = 0; i < back->n; i++) /* nothing else is cut */
+			assert_true(!back->entry[i].range ||
+				    !strcmp(back->entry[i].path, "top/sub/big"));
+		starts += e && e->ext[0].off == 0;
+		assert_int_equal(cli_mpi_ranges_later(back), e && e->ext[0].off != 0);
+		io_manifest_destroy(share);
+		io_manifest_destroy(back);
+	}
+	assert_int_equal(covered, sizeof(big));
+	assert_int_equal(starts, 1); /* the cut file counts once */
+	assert_int_equal(cli_mpi_split_list(m, p, n, &split), 0);
+	assert_int_equal(split->n, 3); /* top, top/sub and the cut file, whole */
+	assert_int_equal(cli_mpi_split_files(split), 1);
+	assert_false(split->entry[2].range);
+	assert_string_equal(split->entry[2].path, "top/sub/big");
+	assert_int_equal(split->entry[2].data_bytes, sizeof(big));
+	io_manifest_destroy(split);
+	free(p);
+	io_manifest_destroy(m);
+	t_rm_rf(base);
+}
+
+static void test_a_rank_s_pieces_of_a_file_that_meet_are_one_range(void **state)
+{
+	struct io_extent x = {0, 64 * KIB};
+	struct io_entry e = {.path = "f",
+			     .type = IO_FILE,
+			     .mode = 0644,
+			     .size = 64 * KIB,
+			     .ext = &x,
+			     .n_ext = 1,
+			     .data_bytes = 64 * KIB};
+	struct io_manifest m = {.entry = &e, .n = 1, .n_files = 1, .data_bytes = 64 * KIB};
+	const struct cli_mpi_piece p[] = {{0, 48 * KIB, 16 * KIB, 0},
+					  {0, 0, 16 * KIB, 0},
+					  {0, 16 * KIB, 16 * KIB, 1},
+					  {0, 32 * KIB, 16 * KIB, 0}};
+	struct io_manifest *share = NULL;
+
+	(void)state;
+	assert_int_equal(cli_mpi_share_pieces(&m, p, 4, 0, &share), 0);
+	assert_int_equal(share->n, 1);
+	assert_true(share->entry[0].range);
+	assert_int_equal(share->entry[0].n_ext, 2);
+	assert_int_equal(share->entry[0].ext[0].off, 0);
+	assert_int_equal(share->entry[0].ext[0].len, 16 * KIB);
+	assert_int_equal(share->entry[0].ext[1].off, 32 * KIB);
+	assert_int_equal(share->entry[0].ext[1].len, 32 * KIB);
+	assert_int_equal(share->data_bytes, 48 * KIB);
+	io_manifest_destroy(share);
+}
+
 static void test_no_ranks_or_no_chunk_is_refused(void **state)
 {
 	const uint64_t bytes[] = {1};
@@ -270,6 +372,9 @@ int main(void)
 		cmocka_unit_test(test_every_rank_ends_within_a_chunk_of_its_share),
 		cmocka_unit_test(test_one_big_file_no_longer_holds_one_rank),
 		cmocka_unit_test(test_a_dense_file_is_cut_and_a_sparse_one_is_not),
+		cmocka_unit_test(
+			test_each_share_carries_its_ranges_of_a_cut_file_and_the_list_names_it_whole),
+		cmocka_unit_test(test_a_rank_s_pieces_of_a_file_that_meet_are_one_range),
 		cmocka_unit_test(test_no_ranks_or_no_chunk_is_refused),
 	};
 
