@@ -147,15 +147,16 @@ void cli__mpi_series_moved(struct job *j);
  * list of cut files (j->split, from the shares) to every rank, into j->o.
  * land_place, rank 0 after the gather: the cut files put in place in one
  * session (moving on as a push does); res gets its moves, a failure ends
- * the job. land_remove, a rank that fails, before the job ends: the job's
- * temporaries removed in one session to the first server that answers
- * (its own first), or a line saying they could not be (none when every
- * server is gone: the job's line says so).
+ * the job. land_remove, a rank that fails with err, before the job ends:
+ * the job's temporaries removed in one session to the first server that
+ * answers within 5 s (its own first, or last when err may mean it is
+ * gone), or a line saying they could not be (none when every server is
+ * gone: the job's line says so).
  */
 bool cli__mpi_splits(const struct job *j);
 void cli__mpi_land_share(struct job *j);
 void cli__mpi_land_place(struct job *j, struct result *res);
-void cli__mpi_land_remove(const struct job *j);
+void cli__mpi_land_remove(const struct job *j, int err);
 
 /* Rank r's packed share buf (len bytes) appended to rank 0's bytes all
  * (*total long): displ and count are rank r's entries. -EFBIG past what

@@ -101,12 +101,20 @@ void cli__mpi_land_place(struct job *j, struct result *res)
 	j->o.range_step = ENG_RANGES_LAND;
 }
 
-void cli__mpi_land_remove(const struct job *j)
+/*
+ * How long the removal waits on one server: a failing job should end
+ * promptly, and a server that does not answer within this is passed over
+ * for the next.
+ */
+#define REMOVE_TIMEOUT_MS 5000
+
+void cli__mpi_land_remove(const struct job *j, int err)
 {
+	/* a server that may be gone is tried last, not first */
+	size_t first = cli_mpi_server_gone(err) == CLI_MPI_NOT_GONE ? j->cur : j->cur + 1, k, i;
 	struct eng_copy_opts o = j->o;
 	struct eng_report rep;
-	size_t k, i;
-	int err = -ENOENT;
+	int r = -ENOENT;
 
 	if (!cli_mpi_split_files(j->split) || !j->range_job)
 		return;
@@ -116,19 +124,22 @@ void cli__mpi_land_remove(const struct job *j)
 	o.progress = NULL;
 	o.cancel = NULL;
 	o.dst = j->dst;
-	/* its own server first (a copy's own failure), then the others */
-	for (k = 0; k < j->n_srv && err; k++) {
-		i = (j->cur + k) % j->n_srv;
+	if (!o.timeout_ms || o.timeout_ms > REMOVE_TIMEOUT_MS)
+		o.timeout_ms = REMOVE_TIMEOUT_MS;
+	if (!o.connect_timeout_ms || o.connect_timeout_ms > REMOVE_TIMEOUT_MS)
+		o.connect_timeout_ms = REMOVE_TIMEOUT_MS;
+	for (k = 0; k < j->n_srv && r; k++) {
+		i = (first + k) % j->n_srv;
 		o.host = j->srv[i].host;
 		o.port = (uint16_t)cli__mpi_server_port(j, i);
-		err = eng_copy_run(&o, &rep);
+		r = eng_copy_run(&o, &rep);
 	}
 	/* Every server gone: the job's one line said so already, and none could remove them. */
-	if (err && cli_mpi_server_gone(err) == CLI_MPI_NOT_GONE)
+	if (r && cli_mpi_server_gone(r) == CLI_MPI_NOT_GONE)
 		fprintf(stderr,
 			"railcp-mpi: rank %d on %s could not remove the job's temporaries of its "
 			"%zu "
 			"cut files (named .railcp-tmp-j%016llx...): %s\n",
 			j->rank, j->host, cli_mpi_split_files(j->split),
-			(unsigned long long)j->range_job, rcp_err_msg(err));
+			(unsigned long long)j->range_job, rcp_err_msg(r));
 }

@@ -76,7 +76,7 @@ _Noreturn void cli__mpi_fail(const struct job *j, const char *what, int err)
 	fprintf(stderr, "railcp-mpi: rank %d on %s failed %s: %s\n", j->rank, j->host, what,
 		rcp_err_msg(err));
 	fflush(stderr);
-	cli__mpi_land_remove(j); /* no cut file's temporary outlives the job */
+	cli__mpi_land_remove(j, err); /* no cut file's temporary outlives the job */
 	MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAIL);
 	exit(CLI_EXIT_FAIL);
 }
