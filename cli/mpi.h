@@ -7,6 +7,7 @@
 #ifndef RAILCP_CLI_MPI_H
 #define RAILCP_CLI_MPI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,73 @@ int cli_mpi_balance(const uint64_t *bytes, size_t n, unsigned n_ranks, unsigned 
  */
 int cli_mpi_assign(const struct io_manifest *m, unsigned n_ranks, unsigned *owner_out,
 		   uint64_t *load);
+
+/*
+ * ---- byte ranges (cli/mpi_ranges.c) ----
+ *
+ * A piece of an item: all of it (off 0, len its bytes), or a byte range
+ * of a file cut at multiples of the chunk from its start.
+ */
+struct cli_mpi_piece {
+	size_t item;	   /* the item's index (cli_mpi_assign_ranges: the entry's) */
+	uint64_t off, len; /* its bytes within the item */
+	unsigned owner;	   /* its rank */
+};
+
+/*
+ * Items (bytes[i], n of them) balanced over n_ranks by bytes, largest
+ * first, each to the lightest rank; an item that cuttable allows (NULL:
+ * none) and that is larger than the room left in that rank's share (the
+ * items' bytes over n_ranks, rounded up) is cut at a multiple of chunk
+ * from its start, the rest going on to the next lightest. Every rank ends
+ * within one chunk of the share when every item larger than a chunk may
+ * be cut; at most about two cuts per rank. *pieces_out (malloc'd, *n_out
+ * long, each item's pieces in order of offset) and load (n_ranks long:
+ * each rank's bytes) are written on success; -EINVAL (no ranks, no chunk)
+ * or -ENOMEM with a sentence.
+ */
+int cli_mpi_split(const uint64_t *bytes, const bool *cuttable, size_t n, unsigned n_ranks,
+		  uint32_t chunk, struct cli_mpi_piece **pieces_out, size_t *n_out, uint64_t *load);
+
+/*
+ * cli_mpi_split over m's files and symlinks (directories are every rank's),
+ * each piece's item an index into m->entry; a file of one extent from 0 to
+ * its size may be cut (a sparse one travels whole, as its chunks start at
+ * each extent). railcp-mpi's push uses it unless -u, -c, --partial or -n
+ * (cli/mpi_land.c; see doc/design.md, railcp-mpi).
+ */
+int cli_mpi_assign_ranges(const struct io_manifest *m, unsigned n_ranks, uint32_t chunk,
+			  struct cli_mpi_piece **pieces_out, size_t *n_out, uint64_t *load);
+
+/*
+ * ---- landing the ranges (cli/mpi_land.c) ----
+ *
+ * Rank's share of cli_mpi_assign_ranges's pieces (pc, n_pc long) of m: the
+ * directories, the items it holds a piece of; a cut item (in more than one
+ * piece) as an entry flagged as ranges (io_entry's range), its extents the
+ * rank's pieces of it (merged where they meet), its size the file's. 0, or
+ * -ENOMEM with a sentence.
+ */
+int cli_mpi_share_pieces(const struct io_manifest *m, const struct cli_mpi_piece *pc, size_t n_pc,
+			 unsigned rank, struct io_manifest **share_out);
+
+/*
+ * The job's cut files of m, whole (as walked), with the directories on
+ * their way: what the session that puts them in place, or removes their
+ * temporaries, names. Empty (n 0) when nothing was cut.
+ */
+int cli_mpi_split_list(const struct io_manifest *m, const struct cli_mpi_piece *pc, size_t n_pc,
+		       struct io_manifest **split_out);
+
+/* How many files split (NULL: none) names. */
+size_t cli_mpi_split_files(const struct io_manifest *split);
+
+/*
+ * How many of share's cut files it holds no start of (their first range
+ * past offset 0): a cut file counts as a file once, on the rank that sends
+ * its start.
+ */
+size_t cli_mpi_ranges_later(const struct io_manifest *share);
 
 /* Rank's share: the directories of m and the entries owner gives it. */
 int cli_mpi_share(const struct io_manifest *m, const unsigned *owner, unsigned rank,

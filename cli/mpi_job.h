@@ -39,8 +39,16 @@ struct job {
 	struct cli_mpi_series *ms; /* --json: this rank's series */
 	json_t *series;		   /* rank 0, --json: the job's, merged */
 	uint64_t total;		   /* rank 0: the job's bytes, every share */
-	size_t cur;		   /* the server this rank's sessions go to now */
-	unsigned moves;		   /* how often its server was gone (cli__mpi_session) */
+	/*
+	 * Files cut into byte ranges (cli/mpi_land_job.c): the job's id (0:
+	 * none), the list of its cut files (every rank's, NULL when none) and,
+	 * rank 0, how many of them its last session put in place.
+	 */
+	uint64_t range_job;
+	struct io_manifest *split;
+	uint64_t placed;
+	size_t cur;	/* the server this rank's sessions go to now */
+	unsigned moves; /* how often its server was gone (cli__mpi_session) */
 };
 
 /* A rank's move to another server, its old one gone (cli/mpi_failover.c). */
@@ -131,6 +139,24 @@ void cli__mpi_series_end(struct job *j);
 /* A session that failed and moves on: the bytes its last sample had stay, so the series never
  * falls. */
 void cli__mpi_series_moved(struct job *j);
+
+/*
+ * Files cut into byte ranges (cli/mpi_land_job.c). splits: whether this
+ * job cuts files (a push of several ranks without -u, -c, --partial or -n).
+ * land_share, by every rank at once after the scatter: rank 0's job id and
+ * list of cut files (j->split, from the shares) to every rank, into j->o.
+ * land_place, rank 0 after the gather: the cut files put in place in one
+ * session (moving on as a push does); res gets its moves, a failure ends
+ * the job. land_remove, a rank that fails with err, before the job ends:
+ * the job's temporaries removed in one session to the first server that
+ * answers within 5 s (its own first, or last when err may mean it is
+ * gone), or a line saying they could not be (none when every server is
+ * gone: the job's line says so).
+ */
+bool cli__mpi_splits(const struct job *j);
+void cli__mpi_land_share(struct job *j);
+void cli__mpi_land_place(struct job *j, struct result *res);
+void cli__mpi_land_remove(const struct job *j, int err);
 
 /* Rank r's packed share buf (len bytes) appended to rank 0's bytes all
  * (*total long): displ and count are rank r's entries. -EFBIG past what

@@ -43,15 +43,18 @@ static void usage(FILE *f)
 		   "Pushes SRC... over the ranks of an MPI job to the railcp servers HOSTS\n"
 		   "(h1,h2,... each HOST or HOST:PORT, or @FILE naming them), all serving one\n"
 		   "shared root. Rank 0 walks the sources once and gives each rank a share of\n"
-		   "the files balanced by bytes; each rank pushes its share to server (rank\n"
-		   "mod the number of servers), placed on the NUMA node(s) and rails of its\n"
-		   "binding. DST must be a directory there (the root when empty): each SRC\n"
+		   "the files balanced by bytes, a file larger than the room left in a share\n"
+		   "cut into byte ranges at multiples of --chunk (not with -u, -c, --partial\n"
+		   "or -n; rank 0 puts a cut file in place once every rank has succeeded, and\n"
+		   "a failed job's ranges are removed); each rank pushes its share to server\n"
+		   "(rank mod the number of servers), placed on the NUMA node(s) and rails of\n"
+		   "its binding. DST must be a directory there (the root when empty): each SRC\n"
 		   "lands beneath it under its own name. A pull: rank 0 lists the sources on\n"
 		   "the first server (a dry run), shares their files by bytes, and each rank\n"
 		   "pulls its share from its server as a --files-from list. A rank whose\n"
 		   "server is gone moves to the next one and goes on there with -c (what\n"
-		   "landed is not sent again); --no-failover ends the job instead. Rank 0\n"
-		   "prints the summary.\n\n"
+		   "landed is not sent again, but a range is sent whole); --no-failover ends\n"
+		   "the job instead. Rank 0 prints the summary.\n\n"
 		   "Options: those of a railcp copy (railcp --help-copy) but -e, --rsh and\n"
 		   "--railcp-path (the servers must be running). --delete needs -p: after\n"
 		   "the ranks' copies, rank 0 deletes in one more session with -u (it sends\n"
@@ -73,6 +76,7 @@ _Noreturn void cli__mpi_fail(const struct job *j, const char *what, int err)
 	fprintf(stderr, "railcp-mpi: rank %d on %s failed %s: %s\n", j->rank, j->host, what,
 		rcp_err_msg(err));
 	fflush(stderr);
+	cli__mpi_land_remove(j, err); /* no cut file's temporary outlives the job */
 	MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAIL);
 	exit(CLI_EXIT_FAIL);
 }
@@ -225,22 +229,52 @@ int cli__mpi_append(char **all, size_t *total, const void *buf, size_t len, int 
 	return 0;
 }
 
-/* Rank 0: every rank's share packed, one after another, with counts and offsets. */
-static int shares_pack(const struct io_manifest *m, int size, char **all, int *count, int *displ)
-{
-	unsigned *owner = calloc(m->n ? m->n : 1, sizeof(*owner));
-	uint64_t *load = calloc((size_t)size, sizeof(*load));
-	size_t total = 0;
-	int r, err = owner && load ? 0 : -ENOMEM;
+/*
+ * Rank 0: each rank's share, whole files (cli_mpi_assign), or files and
+ * byte ranges of files (cli_mpi_assign_ranges) when the job cuts them, the
+ * list of cut files then in j->split; share(r) gives rank r's.
+ */
+struct shares {
+	const struct io_manifest *m;
+	unsigned *owner;	  /* whole files */
+	struct cli_mpi_piece *pc; /* files and ranges */
+	size_t n_pc;
+};
 
-	if (!err)
-		err = cli_mpi_assign(m, (unsigned)size, owner, load);
-	for (r = 0; r < size && !err; r++) {
+static int shares_make(struct job *j, const struct io_manifest *m, struct shares *sh)
+{
+	uint64_t *load = calloc((size_t)j->size, sizeof(*load));
+	int err = load ? 0 : -ENOMEM;
+
+	sh->m = m;
+	if (!err && cli__mpi_splits(j)) {
+		err = cli_mpi_assign_ranges(m, (unsigned)j->size, j->o.chunk, &sh->pc, &sh->n_pc,
+					    load);
+		if (!err)
+			err = cli_mpi_split_list(m, sh->pc, sh->n_pc, &j->split);
+	} else if (!err) {
+		sh->owner = calloc(m->n ? m->n : 1, sizeof(*sh->owner));
+		err = sh->owner ? cli_mpi_assign(m, (unsigned)j->size, sh->owner, load) : -ENOMEM;
+	}
+	free(load);
+	return err;
+}
+
+/* Rank 0: every rank's share packed, one after another, with counts and offsets. */
+static int shares_pack(struct job *j, const struct io_manifest *m, char **all, int *count,
+		       int *displ)
+{
+	struct shares sh = {0};
+	size_t total = 0;
+	int r, err = shares_make(j, m, &sh);
+
+	for (r = 0; r < j->size && !err; r++) {
 		struct io_manifest *share = NULL;
 		void *buf = NULL;
 		size_t len = 0;
 
-		err = cli_mpi_share(m, owner, (unsigned)r, &share);
+		err = sh.pc ? cli_mpi_share_pieces(m, sh.pc, sh.n_pc, (unsigned)r, &share)
+			    : cli_mpi_share(m, sh.owner, (unsigned)r, &share);
 		if (!err)
 			err = cli_mpi_pack(share, &buf, &len);
 		io_manifest_destroy(share);
@@ -248,8 +282,8 @@ static int shares_pack(const struct io_manifest *m, int size, char **all, int *c
 			err = cli__mpi_append(all, &total, buf, len, &displ[r], &count[r]);
 		free(buf);
 	}
-	free(owner);
-	free(load);
+	free(sh.owner);
+	free(sh.pc);
 	return err;
 }
 
@@ -284,7 +318,7 @@ static void job_scatter(struct job *j)
 							j->o.recursive ? IO_WALK_RECURSIVE : 0,
 							NULL, j->o.filter, &m);
 		if (!err)
-			err = shares_pack(m, j->size, &all, count, displ);
+			err = shares_pack(j, m, &all, count, displ);
 		if (!err)
 			j->total = m->data_bytes;
 		if (!err && j->delete_extra)
@@ -300,6 +334,8 @@ static void job_scatter(struct job *j)
 	err = cli_mpi_unpack(buf, (size_t)mine, &j->share);
 	if (err)
 		cli__mpi_fail(j, "to read its share", err);
+	if (cli__mpi_splits(j))
+		cli__mpi_land_share(j);
 	free(buf);
 	free(all);
 	free(count);
@@ -318,7 +354,7 @@ static void job_push(struct job *j, struct result *res)
 	cli__mpi_session(j, res, "pushing to", &rep);
 	cli__mpi_progress_session(j, &rep);
 	cli__mpi_series_session(j, &rep);
-	res->files = rep.files_total - rep.files_skipped;
+	res->files = rep.files_total - rep.files_skipped - cli_mpi_ranges_later(j->share);
 	res->files_skipped = rep.files_skipped;
 	res->bytes += rep.bytes; /* after the failed attempts' bytes, if it moved */
 	res->share_bytes = j->share->data_bytes;
@@ -366,7 +402,7 @@ static bool job_agree(const struct job *j, int err)
 
 static int job_run(struct job *j)
 {
-	struct result mine = {0}, del = {0}, *all = NULL;
+	struct result mine = {0}, del = {0}, landed = {0}, *all = NULL;
 	struct cli_mpi_pull pull = {0};
 	double t0, secs;
 	int err;
@@ -397,6 +433,8 @@ static int job_run(struct job *j)
 	secs = MPI_Wtime() - t0;
 	if (j->rank == 0 && j->o.dir == ENG_PULL)
 		cli__mpi_pull_finish(j, &pull, all);
+	if (j->rank == 0 && j->o.dir == ENG_PUSH) /* every range landed: the cut files */
+		cli__mpi_land_place(j, &landed);
 	if (j->rank == 0 && j->delete_extra)
 		cli__mpi_delete(j, &del);
 	if (j->rank == 0)
@@ -434,6 +472,7 @@ int main(int argc, char **argv)
 	}
 	io_manifest_destroy(j.share);
 	io_manifest_destroy(j.full);
+	io_manifest_destroy(j.split);
 	free(j.dst_own);
 	json_decref(j.series);
 	topo_plan_destroy(j.plan);

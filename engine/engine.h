@@ -322,6 +322,20 @@ struct eng_copy_opts {
 	bool delete_extra;
 	void (*deleted)(const char *path, void *ctx);
 	void *deleted_ctx;
+	/*
+	 * railcp-mpi's files cut into byte ranges (io/io.h, "a file written
+	 * in byte ranges"): a push whose manifest has entries with range set
+	 * names its job (range_job, not 0), and the server writes those into
+	 * the job's temporaries. range_step ENG_RANGES_PLACE: no data travels;
+	 * the server puts the job's temporary of each file of manifest (whole
+	 * entries, as walked) in place; ENG_RANGES_REMOVE: it removes them.
+	 */
+	uint64_t range_job;
+	enum eng_range_step {
+		ENG_RANGES_LAND = 0,
+		ENG_RANGES_PLACE,
+		ENG_RANGES_REMOVE,
+	} range_step;
 	/* Set (e.g. from a signal handler) to stop the copy: it fails, its temporaries removed. */
 	const _Atomic bool *cancel;
 	/* Called about every 20 ms from the calling thread with the figures so far. */

@@ -4,10 +4,13 @@
  *
  * Format, version 1, all integers little-endian:
  *   header  "RCPM"  u16 version  u16 flags (0)  u64 entry count
- *   entry   u8 type  u8 reserved (0)  u16 path length  u32 mode
+ *   entry   u8 type  u8 flags  u16 path length  u32 mode
  *           i64 mtime (ns)  u64 size  path bytes
  *           symlink: u16 target length (= size), target bytes
  *           file:    u32 extent count, then per extent u64 offset, u64 length
+ * An entry's flags: bit 0 (files only), the extents are ranges of a file
+ * received in ranges (io_entry's range, io_wfile_range); the other bits 0,
+ * so a receiver that knows no ranges refuses such an entry.
  * No count is trusted before it is compared with the bytes that remain, so
  * a hostile count cannot make the decoder allocate more than a small
  * multiple of the input. Every rule a receiver relies on is checked here,
@@ -36,6 +39,7 @@
 #define HDR_LEN 16
 #define ENTRY_MIN 24 /* the fixed fields of an entry */
 #define EXT_LEN 16
+#define ENTRY_RANGE 1u /* an entry's flags: io_entry's range */
 
 /* ---- encoding ---- */
 
@@ -65,7 +69,7 @@ static uint8_t *entry_put(uint8_t *p, const struct io_entry *e)
 	uint32_t i;
 
 	p = put(p, e->type, 1);
-	p = put(p, 0, 1);
+	p = put(p, e->range ? ENTRY_RANGE : 0, 1);
 	p = put(p, plen, 2);
 	p = put(p, e->mode, 4);
 	p = put(p, (uint64_t)e->mtime_ns, 8);
@@ -294,11 +298,14 @@ static int get_fixed(struct rd *r, struct io_entry *e, uint64_t *path_len_out)
 		return err;
 	if (type != IO_FILE && type != IO_DIR && type != IO_SYMLINK)
 		return bad(r, "the type is unknown");
-	if (rsv != 0 || (mode & ~07777u))
+	if ((rsv & ~(uint64_t)ENTRY_RANGE) || (mode & ~07777u))
 		return bad(r, "reserved bits are set");
+	if (rsv && type != IO_FILE)
+		return bad(r, "only a file is received in ranges");
 	if (e->size > INT64_MAX || (type == IO_DIR && e->size != 0))
 		return bad(r, "the size is impossible");
 	e->type = (enum io_type)type;
+	e->range = rsv & ENTRY_RANGE;
 	e->mode = (uint32_t)mode;
 	e->mtime_ns = (int64_t)mtime;
 	*path_len_out = plen;

@@ -80,6 +80,13 @@ struct io_entry {
 	bool skip;
 	uint64_t data_bytes; /* file: sum of the extents' lengths */
 	/*
+	 * File: the extents are byte ranges of a file of size bytes that other
+	 * entries (other sessions' manifests) carry the rest of, received into
+	 * the job's temporary (io_wfile_range) and put in place once
+	 * (io_root_range_place). Encoded (the entry's flag IO_ENTRY_RANGE).
+	 */
+	bool range;
+	/*
 	 * Sender only, never encoded (0 after decode): the walk's device and
 	 * inode, so a file replaced by another of the same size and time
 	 * between the walk and its read is not taken for it.
@@ -661,6 +668,43 @@ int io_wfile_finalize_step(struct io_wfile *f, struct io_op *op, int64_t res);
 
 /* Remove the temporary file and end the handle. Accepts NULL. */
 void io_wfile_abort(struct io_wfile *f);
+
+/*
+ * ---- a file written in byte ranges by several sessions (range.c) ----
+ *
+ * A railcp-mpi job may cut a large file into chunk-aligned ranges that
+ * different sessions carry, to one server or to several serving one shared
+ * root. A range is received as a regular file's entry of the file's whole
+ * size whose extents are the ranges, into one temporary per file and job
+ * (named from job, never by a peer), which the range's finalize syncs and
+ * leaves unnamed; once every range of the job landed, one session puts each
+ * such file in place.
+ */
+
+/*
+ * Between io_wfile_open_start and the open's first step: receive f's entry
+ * as a range of its file into job's temporary (created if missing, else
+ * taken if it is the receiver's own; sized to the entry's size, never
+ * truncated). Refuses (-EINVAL, one sentence) an entry whose extents do
+ * not each start on a chunk (from the file's start) and end on one or at
+ * the file's end, inside its size. Its
+ * io_wfile_finalize syncs and closes the temporary, no more; its
+ * io_wfile_abort leaves it (io_root_range_remove removes it). Not with
+ * io_wfile_partial.
+ */
+int io_wfile_range(struct io_wfile *f, uint64_t job);
+
+/*
+ * After every range of e's file landed in job's temporary: put it in
+ * place as io_wfile_finalize puts a whole file (e: the whole file; its
+ * size must be the temporary's, else -EIO and the temporary is removed),
+ * mode, mtime, sync, rename, the directory's sync. Thread-safe on
+ * distinct paths.
+ */
+int io_root_range_place(struct io_root *root, const struct io_entry *e, uint64_t job);
+
+/* Remove job's temporary of path, if there is one (0 then too). Thread-safe on distinct paths. */
+int io_root_range_remove(struct io_root *root, const char *path, uint64_t job);
 
 /*
  * ---- what an interrupted copy keeps (--partial) ----

@@ -105,6 +105,14 @@ static inline bool io__is_tmp_name(const char *c, size_t n)
 #define IO_TMP_NAME_LEN 32
 void io__tmp_name(char out[IO_TMP_NAME_LEN]);
 
+/*
+ * The temporary of a file written in ranges by one railcp-mpi job (range.c):
+ * IO_TMP_PREFIX, 'j', the job id and the CRC-64 of last (its final name),
+ * in hex.
+ */
+#define IO_RANGE_NAME_LEN 48
+void io__range_name(uint64_t job, const char *last, char out[IO_RANGE_NAME_LEN]);
+
 /* mtime in ns as the timespec pair futimens wants (atime left alone). */
 void io__mtime_times(int64_t mtime_ns, struct timespec ts_out[2]);
 
@@ -220,16 +228,17 @@ int io__checksum_fill(struct io_partial *p, uint64_t off, uint32_t len, void *bu
 
 /*
  * Open name in directory pfd, one of the partial objects (data file,
- * record, log, directory marker), only if it is the receiver's own: opened
- * without following a symlink (O_NOFOLLOW, and O_NONBLOCK so a FIFO or a
- * device cannot hold the open), then checked on the descriptor to be a
- * regular file of the effective user, of one name (st_nlink 1), that no
- * group or other may write. Anything else is another user's or a link to
- * one: it is removed (with a notice naming path, the entry's) and, with
- * O_CREAT in flags, made again with O_CREAT | O_EXCL, mode 0600. flags:
- * O_RDONLY, O_WRONLY or O_RDWR, and O_CREAT. The descriptor (blocking);
- * -ENOENT when there is none and no O_CREAT; else -errno without a sentence
- * (the unlink's when what is there cannot be removed: a sticky directory).
+ * record, log, directory marker) or a range's temporary (range.c), only if
+ * it is the receiver's own: opened without following a symlink (O_NOFOLLOW,
+ * and O_NONBLOCK so a FIFO or a device cannot hold the open), then checked
+ * on the descriptor to be a regular file of the effective user, of one name
+ * (st_nlink 1), that no group or other may write. Anything else is another
+ * user's or a link to one: it is removed (with a notice naming path, the
+ * entry's) and, with O_CREAT in flags, made again with O_CREAT | O_EXCL,
+ * mode 0600. flags: O_RDONLY, O_WRONLY or O_RDWR, and O_CREAT. The
+ * descriptor (blocking); -ENOENT when there is none and no O_CREAT; else
+ * -errno without a sentence (the unlink's when what is there cannot be
+ * removed: a sticky directory).
  */
 int io__partial_open(int pfd, const char *name, int flags, const char *path);
 
@@ -355,9 +364,10 @@ struct io_wfile {
 	bool created;  /* the temporary exists: abort removes it */
 	enum { FIN_SYNC, FIN_RENAME, FIN_DIR_SYNC } fin; /* finalize's I/O under way */
 	int fd;
-	int dfd;	  /* O_DIRECT, or -1 */
-	const char *last; /* final name, inside e->path */
-	char tmp[IO_TMP_NAME_LEN];
+	int dfd;		     /* O_DIRECT, or -1 */
+	const char *last;	     /* final name, inside e->path */
+	char tmp[IO_RANGE_NAME_LEN]; /* a random name, a partial file's or a range's */
+	bool range;		     /* a range of a file (range.c): never renamed or removed */
 	uint32_t chunk;
 	uint64_t *first; /* extent x holds chunks first[x] .. first[x + 1] - 1 */
 	uint64_t n_chunks;
@@ -385,6 +395,14 @@ void io__wfile_free(struct io_wfile *f);
  * or -errno.
  */
 int io__wfile_partial_take(struct io_wfile *f, int res);
+
+/*
+ * A range's temporary, as the open with O_EXCL of its name answered (res: a
+ * new file, or -EEXIST): one there already is taken if it is the
+ * receiver's own (else removed and made anew); sized to the whole file.
+ * The descriptor to write, or -errno with a sentence.
+ */
+int io__range_take(struct io_wfile *f, int res);
 
 /* A partial file's record and log go when its data file does (put in place, or removed). */
 void io__wfile_record_remove(struct io_wfile *f);

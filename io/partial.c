@@ -114,13 +114,13 @@ int io__partial_open(int pfd, const char *name, int flags, const char *path)
 	if (unlinkat(pfd, name, 0) < 0 && errno != ENOENT) {
 		err = -errno;
 		rcp_log(RCP_LOG_NOTICE,
-			"the partial file %s of \"%s\" is not this receiver's own (%s) and cannot "
+			"the file %s kept for \"%s\" is not this receiver's own (%s) and cannot "
 			"be removed (%s), so it is not used",
 			name, esc, why, strerror(-err));
 		return err;
 	}
 	rcp_log(RCP_LOG_NOTICE,
-		"the partial file %s of \"%s\" is not this receiver's own (%s), so it is removed",
+		"the file %s kept for \"%s\" is not this receiver's own (%s), so it is removed",
 		name, esc, why);
 make:
 	if (!(flags & O_CREAT))

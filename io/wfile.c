@@ -195,6 +195,8 @@ int io_wfile_open_step(struct io_wfile *f, struct io_op *op, int64_t res)
 	*op = (struct io_op){.kind = IO_OP_NONE};
 	if (f->partial && (res >= 0 || res == -EEXIST))
 		res = io__wfile_partial_take(f, (int)res);
+	else if (f->range && (res >= 0 || res == -EEXIST))
+		res = io__range_take(f, (int)res);
 	if (res < 0)
 		return rcp_err((int)res, "cannot create a temporary file for \"%s\": %s",
 			       name_of(f, esc), strerror((int)-res));
@@ -371,7 +373,7 @@ void io_wfile_abort(struct io_wfile *f)
 {
 	if (!f)
 		return;
-	if (f->created) {
+	if (f->created && !f->range) { /* a range's other ranges may be landing there */
 		unlinkat(f->pfd, f->tmp, 0);
 		io__wfile_record_remove(f);
 	}
@@ -483,6 +485,11 @@ int io_wfile_finalize_start(struct io_wfile *f, struct io_op *op)
 			      atomic_load(&f->failed) ? " and a write failed" : "");
 		goto err_abort;
 	}
+	if (f->range) { /* synced always, never settled nor renamed (range.c) */
+		*op = (struct io_op){.kind = IO_OP_FSYNC, .fd = f->fd};
+		f->fin = FIN_SYNC;
+		return 0;
+	}
 	/*
 	 * Settled, synced and closed without an error before it has a name:
 	 * nothing is renamed into place that the kernel did not accept in full.
@@ -517,7 +524,7 @@ int io_wfile_finalize_step(struct io_wfile *f, struct io_op *op, int64_t res)
 			err = settle_err(f, "sync");
 		}
 		err = err ? err : wfile_close(f);
-		if (err)
+		if (err || f->range) /* a range is done once synced and closed */
 			break;
 		rename_op(f, op);
 		return 1;

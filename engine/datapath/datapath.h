@@ -223,6 +223,12 @@ void eng__files_destroy(struct eng_files *f);
 void eng__files_unkept(struct eng_files *f);
 
 const struct io_manifest *eng__files_manifest(const struct eng_files *f);
+
+/*
+ * Receiver: the railcp-mpi job whose temporaries take f's entries flagged
+ * as ranges (io_wfile_range); before the data phase.
+ */
+void eng__files_range_job(struct eng_files *f, uint64_t job);
 /* The receiver's root (NULL for a sender's without one). */
 const struct io_root *eng__files_root(const struct eng_files *f);
 uint64_t eng__files_chunks(const struct eng_files *f);

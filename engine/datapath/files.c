@@ -262,13 +262,22 @@ static int wopen(struct eng_files *f, uint64_t file, struct io_op *op, struct io
 	int err = io_wfile_open_start(f->root, &f->m->entry[file], f->plan->chunk_size, &w,
 				      op ? op : &here);
 
-	if (!err && (err = io_wfile_partial(w, f->st[file].resume)) != 0)
+	if (!err && f->m->entry[file].range) /* into the job's temporary, never kept */
+		err = io_wfile_range(w, f->range_job);
+	else if (!err)
+		err = io_wfile_partial(w, f->st[file].resume);
+	if (err && w)
 		io_wfile_abort(w);
 	else if (!err && !op)
 		err = io_wfile_open_rest(w, &here);
 	if (!err)
 		*w_out = w;
 	return err;
+}
+
+void eng__files_range_job(struct eng_files *f, uint64_t job)
+{
+	f->range_job = job;
 }
 
 /*

@@ -46,7 +46,8 @@ struct eng_files {
 	uint64_t hashed_bytes, hash_ns;	  /* kept chunks read and hashed before the job (-c too) */
 	_Atomic unsigned open_files;	  /* receiver: files being written */
 	unsigned max_open;		  /* receiver: what an honest sender can have in flight */
-	bool drop; /* unfinished files go, partial or not (eng__files_unkept) */
+	bool drop;	    /* unfinished files go, partial or not (eng__files_unkept) */
+	uint64_t range_job; /* receiver: the job of entries flagged as ranges (io_wfile_range) */
 };
 
 /* What each file counts from f's plan. */

@@ -90,7 +90,8 @@ int eng__files_kept(struct eng_files *f, uint8_t **bits_out)
 		return rcp_err(-ENOMEM, "out of memory for a map of %" PRIu64 " chunks",
 			       f->plan->n);
 	for (i = 0; i < f->m->n; i++)
-		if (f->m->entry[i].type == IO_FILE && !f->m->entry[i].skip)
+		if (f->m->entry[i].type == IO_FILE && !f->m->entry[i].skip &&
+		    !f->m->entry[i].range) /* a range lands whole in the job's temporary */
 			f->st[i].resume =
 				io_root_partial(f->root, &f->m->entry[i], f->plan->chunk_size);
 	/* A file's chunks are consecutive in the plan, in the order its own map counts them. */
@@ -138,7 +139,7 @@ int eng__files_holds(struct eng_files *f, uint8_t **bits_out)
 	if (!bits)
 		return rcp_err(-ENOMEM, "out of memory for a map of %zu entries", f->m->n);
 	for (i = 0; i < f->m->n; i++)
-		if (io_root_holds(f->root, &f->m->entry[i]))
+		if (!f->m->entry[i].range && io_root_holds(f->root, &f->m->entry[i]))
 			bits[i / 8] |= (uint8_t)(1u << (i % 8));
 	if ((err = eng__files_skip(f, bits)) != 0) {
 		free(bits);

@@ -42,6 +42,7 @@ struct client {
 	char unpaired[TOPO_MAX_RAILS][128]; /* per rail: why all its stripes were left out */
 	unsigned fit_held, fit_dropped;	    /* the stripes this side's buffer holds, and not */
 	char rail_out[TOPO_MAX_RAILS][256]; /* per rail: why it was left out at set-up ("": not) */
+	uint64_t ranges_settled;	    /* a "ranges" session: the files the server settled */
 };
 
 /* The job's own part of the hello. */
@@ -60,6 +61,8 @@ static int hello_job(struct client *c, json_t *m)
 		json_object_set_new(m, ENG_KEY_CHUNKS,
 				    json_integer((json_int_t)eng__files_chunks(c->s.files)));
 		if (cp->delete_extra && eng__delete_filter_set(m, cp->filter))
+			return -ENOMEM;
+		if (eng__ranges_hello(m, cp))
 			return -ENOMEM;
 		return eng__proto_set_hex(m, ENG_KEY_DST, cp->dst, strlen(cp->dst));
 	}
@@ -239,13 +242,15 @@ static int handshake(struct client *c)
 			err = eng__delete_filter_send(&c->s, cp->filter);
 		if (!err && cp->dry_run)
 			return eng__dry_push_recv(&c->s, cp);
+		if (!err && cp->range_step != ENG_RANGES_LAND)
+			return eng__ranges_heard(&c->s, &c->ranges_settled);
 		if (!err)
 			err = eng__session_maps_recv(&c->s, cp->update,
 						     cp->partial || cp->checksum);
 	} else if (!err && cp) {
 		err = pull_prepare(c);
 	}
-	if (!err && cp && cp->dry_run) /* the list was all: no welcome */
+	if (!err && cp && (cp->dry_run || cp->range_step != ENG_RANGES_LAND)) /* no welcome */
 		return 0;
 	if (!err)
 		err = eng__proto_recv(&c->s.ctl, c->s.timeout_ms, ENG_MSG_WELCOME, &c->welcome);
@@ -467,7 +472,8 @@ static int client_once(const struct eng_client_opts *o, uint64_t t0_ns,
 	c.s.qp = o->qp;
 	c.s.partial = cp && (cp->partial || cp->checksum);
 	c.s.checksum = cp && cp->checksum;
-	c.s.fallback = cp && o->fall && o->plan_tcp && !o->no_failover && !cp->dry_run;
+	c.s.fallback = cp && o->fall && o->plan_tcp && !o->no_failover && !cp->dry_run &&
+		       cp->range_step == ENG_RANGES_LAND;
 	c.s.bench_bytes = o->bench_bytes;
 	if (cp && cp->delete_extra)
 		c.s.del = (struct eng_delete){.on = true,
@@ -486,9 +492,10 @@ static int client_once(const struct eng_client_opts *o, uint64_t t0_ns,
 	rcp_steps_lap(&c.s.steps, RCP_STEP_WALK);
 	if (!err && (err = handshake(&c)) == -EBUSY)
 		*busy_out = true;
-	if (!err && cp && cp->dry_run) { /* the list was told: nothing travels */
-		memset(report_out, 0, sizeof(*report_out));
+	if (!err && cp && (cp->dry_run || cp->range_step != ENG_RANGES_LAND)) {
+		memset(report_out, 0, sizeof(*report_out)); /* the list was told: nothing travels */
 		report_out->deleted = c.s.del.count;
+		report_out->files_total = c.ranges_settled; /* a "ranges" session's files */
 		goto out;
 	}
 	if (!err)

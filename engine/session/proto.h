@@ -119,8 +119,14 @@
  * client's stripes 2 slots leaves out those it cannot hold, unpaired with
  * "buffer_full", instead of refusing the session: an older client would
  * report them as stripes whose subnet has no ACTIVE rail of the server.
+ * 17: railcp-mpi's files cut into byte ranges: a manifest entry's range
+ * flag (io/codec.c), the hello's "range_job" (the job's id, 8 bytes of
+ * hex) and "ranges" ("place" or "remove": a session that puts the job's
+ * temporaries of its list's files in place, or removes them, and ends
+ * after a "ranges_done" frame; ranges.c): an older server would refuse the
+ * flag or copy the list whole.
  */
-#define ENG_PROTO_VERSION 16
+#define ENG_PROTO_VERSION 17
 #define ENG_PROTO_MAX_FRAME (1u << 20)
 /* A hello arrives before authentication: keep what a stranger can make us parse small. */
 #define ENG_PROTO_MAX_HELLO (64u << 10)
@@ -181,6 +187,9 @@
 /* ...each NUL-terminated, a directory's with a trailing '/', as eng__map_send sends maps. */
 #define ENG_MSG_DELETED_NAMES "deleted_names"
 
+/* S -> C, a "ranges" session: "count" files put in place (or temporaries removed). */
+#define ENG_MSG_RANGES_DONE "ranges_done"
+
 /* Keys. */
 #define ENG_KEY_TYPE "type"
 #define ENG_KEY_PROTO "proto"
@@ -239,6 +248,10 @@
 #define ENG_KEY_NAME "name"
 #define ENG_KEY_COUNT "count"		  /* deleted: entries removed */
 #define ENG_KEY_NAMES_BYTES "names_bytes" /* deleted: the names' frames' total */
+#define ENG_KEY_RANGE_JOB "range_job"	  /* hello: the railcp-mpi job's id, 8 bytes of hex */
+#define ENG_KEY_RANGES "ranges"		  /* hello: ENG_RANGES_* */
+#define ENG_RANGES_PLACE_WORD "place"
+#define ENG_RANGES_REMOVE_WORD "remove"
 
 /* Jobs. */
 #define ENG_JOB_BENCH "bench"

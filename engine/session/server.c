@@ -82,6 +82,15 @@ static int push_prepare(struct srv_session *ss)
 		return err;
 	io_path_printable(dst, ss->where);
 	err = eng__manifest_recv(&ss->s.ctl, ss->s.timeout_ms, &m);
+	if (!err && (err = eng__ranges_terms(ss->hello, m, &ss->range_job, &ss->range_step)) != 0)
+		io_manifest_destroy(m);
+	if (!err && ss->range_step != ENG_RANGES_LAND) { /* no data: the job's files settled */
+		err = eng__ranges_answer(&ss->s, ss->srv->root, dst,
+					 eng__hello_flag(ss->hello, ENG_FLAG_CONTENTS),
+					 ss->root_flags, m, ss->range_job, ss->range_step);
+		free(dst);
+		return err;
+	}
 	if (!err && ss->s.del.on)
 		err = eng__delete_filter_recv(&ss->s, ss->hello);
 	if (!err && eng__hello_flag(ss->hello, ENG_FLAG_DRY_RUN)) {
@@ -101,6 +110,8 @@ static int push_prepare(struct srv_session *ss)
 				      ss->s.partial ? &kept : NULL, &ss->s.files);
 	}
 	free(dst);
+	if (!err)
+		eng__files_range_job(ss->s.files, ss->range_job);
 	if (!err && eng__files_chunks_all(ss->s.files) != chunks)
 		err = rcp_err(-EPROTO,
 			      "the sender planned %" PRIu64 " chunks, this server %" PRIu64, chunks,
@@ -363,6 +374,13 @@ static void *session_main(void *arg)
 	if (!err && eng__hello_flag(ss->hello, ENG_FLAG_DRY_RUN)) {
 		rcp_log(RCP_LOG_NOTICE, "session %u from %s: dry run of a %s, nothing written",
 			ss->id, ss->peer, session_what(ss, what, sizeof(what)));
+		goto end;
+	}
+	if (!err && ss->range_step != ENG_RANGES_LAND) {
+		rcp_log(RCP_LOG_NOTICE, "session %u from %s: a job's ranged files %s in \"%s\"",
+			ss->id, ss->peer,
+			ss->range_step == ENG_RANGES_PLACE ? "put in place" : "removed",
+			ss->where[0] ? ss->where : ".");
 		goto end;
 	}
 	if (!err)

@@ -739,6 +739,31 @@ int eng__dry_push_recv(struct eng_session *s, const struct eng_copy_opts *cp);
 int eng__dry_answer(struct eng_session *s, const struct io_root *root, const char *dst,
 		    bool contents, bool update, struct io_manifest *m);
 
+/* ---- ranges.c: railcp-mpi's files cut into byte ranges (protocol 17) ---- */
+
+/* Client, a push: the hello's "range_job" and "ranges" from cp (none without a job). */
+int eng__ranges_hello(json_t *hello, const struct eng_copy_opts *cp);
+
+/*
+ * Server, a push: the job and step the hello names, checked against its
+ * list m: ranges need a job, a "ranges" session names whole files. -EPROTO
+ * with a sentence.
+ */
+int eng__ranges_terms(const json_t *hello, const struct io_manifest *m, uint64_t *job_out,
+		      enum eng_range_step *step_out);
+
+/*
+ * Server, a "ranges" session: the job's temporary of each file of m
+ * (consumed) beneath dst put in place (or removed, as step says), then the
+ * count told to the client in "ranges_done"; the first failure ends it.
+ */
+int eng__ranges_answer(struct eng_session *s, const struct io_root *parent, const char *dst,
+		       bool contents, unsigned root_flags, struct io_manifest *m, uint64_t job,
+		       enum eng_range_step step);
+
+/* Client, a "ranges" session: the server's "ranges_done", its count in *count_out. */
+int eng__ranges_heard(struct eng_session *s, uint64_t *count_out);
+
 /* Client, pull: its sources (and its filter, in "filter" frames), after the proofs. */
 int eng__sources_send(struct eng_session *s, const struct eng_copy_opts *cp);
 

@@ -6,16 +6,17 @@
  * As a server sees it: the first frame is read as a hello (the pre-auth frame
  * limit, eng__proto_recv_max), checked (eng__proto_check_hello), its terms
  * taken as server.c takes them (eng__hello_terms, with and without a root;
- * the destination's name in hex; its transport, eng__transport_pick) and its stripes paired with
- * two rails of ours (eng__stripes_pair, eng__stripes_fit, then eng__slots_per_stripe); then both
- * halves of a server's authentication (eng__session_auth keyless and keyed: the keyed one sends a
- * challenge and reads the next frame as the proof). As a client sees what follows: every further
- * frame is read (a peer's "error" frame becomes its sentence) and its fields fetched as the ends
- * fetch those of a pull's sources and its filter (server.c), a dry run's answer, a welcome's terms
- * (client.c: eng__welcome_terms), done and result (session.c); the frames as the sender of a copy
- * with --update reads the receiver's map of what it holds (eng__map_recv, "skip" and "kept"). Last,
- * the same frames sealed with a known key (each given its right tag) are read by a sealed
- * connection, then the raw input is read by one too, whose tags fail.
+ * the destination's name in hex; its transport, eng__transport_pick; a railcp-mpi job's ranges,
+ * eng__ranges_terms) and its stripes paired with two rails of ours (eng__stripes_pair,
+ * eng__stripes_fit, then eng__slots_per_stripe); then both halves of a server's authentication
+ * (eng__session_auth keyless and keyed: the keyed one sends a challenge and reads the next frame as
+ * the proof). As a client sees what follows: every further frame is read (a peer's "error" frame
+ * becomes its sentence) and its fields fetched as the ends fetch those of a pull's sources and its
+ * filter (server.c), a dry run's answer, a welcome's terms (client.c: eng__welcome_terms), done and
+ * result (session.c); the frames as the sender of a copy with --update reads the receiver's map of
+ * what it holds (eng__map_recv, "skip" and "kept"). Last, the same frames sealed with a known key
+ * (each given its right tag) are read by a sealed connection, then the raw input is read by one
+ * too, whose tags fail.
  *
  * Threading: one thread.
  */
@@ -136,6 +137,26 @@ static void hello_transport(const json_t *hello)
 	}
 }
 
+/*
+ * A railcp-mpi job's ranges as a push's server takes them (ranges.c): a job
+ * and a step only together with a job, against a list of no ranges and
+ * against one with a range.
+ */
+static void hello_ranges(const json_t *hello)
+{
+	struct io_extent x = {0, 4096};
+	struct io_entry e = {
+		.path = "big", .type = IO_FILE, .size = 8192, .ext = &x, .n_ext = 1, .range = true};
+	struct io_manifest none = {0}, one = {.entry = &e, .n = 1, .n_files = 1};
+	enum eng_range_step step;
+	uint64_t job;
+
+	if (eng__ranges_terms(hello, &none, &job, &step) == 0)
+		FUZZ_CHECK(job || step == ENG_RANGES_LAND);
+	if (eng__ranges_terms(hello, &one, &job, &step) == 0)
+		FUZZ_CHECK(job && step == ENG_RANGES_LAND);
+}
+
 /* What a server takes from a hello (server.c: hello_check, push_prepare, session_setup). */
 static void hello_fields(const json_t *hello)
 {
@@ -165,6 +186,7 @@ static void hello_fields(const json_t *hello)
 	name_field(json_object_get(hello, ENG_KEY_DST), "a destination");
 	stripes_field(json_object_get(hello, ENG_KEY_STRIPES), chunk);
 	hello_transport(hello);
+	hello_ranges(hello);
 }
 
 /* A pull's sources, as the server reads them (server.c: pull_sources). */

@@ -44,7 +44,8 @@ static void same_manifest(const struct io_manifest *a, const struct io_manifest 
 
 		FUZZ_CHECK(!strcmp(x->path, y->path) && x->type == y->type && x->mode == y->mode);
 		FUZZ_CHECK(x->size == y->size && x->n_ext == y->n_ext &&
-			   x->mtime_ns == y->mtime_ns);
+			   x->mtime_ns == y->mtime_ns && x->range == y->range);
+		FUZZ_CHECK(!x->range || x->type == IO_FILE);
 		FUZZ_CHECK(!x->link == !y->link && (!x->link || !strcmp(x->link, y->link)));
 		FUZZ_CHECK(!x->n_ext || !memcmp(x->ext, y->ext, x->n_ext * sizeof(*x->ext)));
 	}

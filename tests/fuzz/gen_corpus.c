@@ -300,6 +300,19 @@ static void frames(void)
 	json_object_set_new(m, ENG_KEY_RAILS_DOWN, json_true());
 	stream_send(&s, m);
 	stream_put(&s, "frame", "push_fallback");
+	/* A railcp-mpi job's session that puts its cut files in place: its job, the answer. */
+	stream_open(&s);
+	m = hello(ENG_JOB_PUSH, true);
+	json_object_set_new(m, ENG_KEY_FLAGS, flags(true));
+	json_object_set_new(m, ENG_KEY_CHUNKS, json_integer(0));
+	eng__proto_set_hex(m, ENG_KEY_DST, "in/", 3);
+	eng__proto_set_hex(m, ENG_KEY_RANGE_JOB, "\x01\x23\x45\x67\x89\xab\xcd\xef", 8);
+	json_object_set_new(m, ENG_KEY_RANGES, json_string(ENG_RANGES_PLACE_WORD));
+	stream_send(&s, m);
+	m = eng__proto_msg(ENG_MSG_RANGES_DONE, false);
+	json_object_set_new(m, ENG_KEY_COUNT, json_integer(1));
+	stream_send(&s, m);
+	stream_put(&s, "frame", "push_ranges_place");
 }
 
 /* ---- the manifest of a small tree: a directory, files, a hole, a symlink ---- */
@@ -360,7 +373,7 @@ static void manifests(void)
 	struct io_manifest *m, empty = {0};
 	struct stream s;
 	void *buf;
-	size_t len;
+	size_t len, i;
 
 	FUZZ_CHECK(mkdtemp(base) != NULL);
 	m = tree_manifest(base);
@@ -370,6 +383,14 @@ static void manifests(void)
 	stream_open(&s);
 	FUZZ_CHECK(eng__manifest_send(&ENG_CTL_PLAIN(s.fd[0]), m) == 0);
 	stream_put(&s, "manifest", "tree.frames");
+	/* a rank's share of a cut file: its first file flagged as a range of it */
+	for (i = 0; i < m->n && m->entry[i].type != IO_FILE; i++)
+		;
+	FUZZ_CHECK(i < m->n);
+	m->entry[i].range = true;
+	FUZZ_CHECK(io_manifest_encode(m, &buf, &len) == 0);
+	put("manifest", "ranges.rcpm", buf, len);
+	free(buf);
 	FUZZ_CHECK(io_manifest_encode(&empty, &buf, &len) == 0);
 	put("manifest", "empty.rcpm", buf, len);
 	free(buf);

@@ -214,6 +214,45 @@ static void test_decode_refuses_bad_structure(void **state)
 	expect_good(&m, 3);
 }
 
+/* A file's range flag (the entry's flags byte, bit 0) survives; it is refused off a file or beyond.
+ */
+static void test_decode_takes_a_range_of_a_file_only_inside_its_whole_size(void **state)
+{
+	uint64_t inside[2] = {4096, 4096}, beyond[2] = {4096, 8192};
+	struct io_manifest *d = NULL;
+	void *buf = NULL;
+	size_t len = 0;
+	struct mb m;
+
+	(void)state;
+	mb_hdr(&m, 1, 1);
+	mb_file(&m, "big", 10000, 1, inside);
+	m.b[17] = 1; /* the first entry's flags, after the 16-byte header and its type */
+	assert_int_equal(io_manifest_decode(m.b, m.n, &d), 0);
+	assert_true(d->entry[0].range);
+	assert_int_equal(d->entry[0].size, 10000);
+	assert_int_equal(d->data_bytes, 4096);
+	assert_int_equal(io_manifest_encode(d, &buf, &len), 0); /* and back: the flag travels */
+	io_manifest_destroy(d);
+	d = NULL;
+	assert_int_equal(io_manifest_decode(buf, len, &d), 0);
+	assert_true(d->entry[0].range);
+	free(buf);
+	io_manifest_destroy(d);
+	mb_hdr(&m, 1, 1);
+	mb_file(&m, "big", 10000, 1, beyond);
+	m.b[17] = 1;
+	expect_bad(&m, -EBADMSG, "outside the file");
+	mb_hdr(&m, 1, 1);
+	mb_dir(&m, "a");
+	m.b[17] = 1;
+	expect_bad(&m, -EBADMSG, "only a file is received in ranges");
+	mb_hdr(&m, 1, 1);
+	mb_file(&m, "big", 10000, 1, inside);
+	m.b[17] = 2;
+	expect_bad(&m, -EBADMSG, "reserved bits");
+}
+
 static void test_decode_refuses_bad_fields(void **state)
 {
 	struct mb m;
@@ -263,6 +302,7 @@ int main(void)
 		cmocka_unit_test(test_decode_refuses_bad_extents),
 		cmocka_unit_test(test_decode_refuses_bad_structure),
 		cmocka_unit_test(test_decode_refuses_bad_fields),
+		cmocka_unit_test(test_decode_takes_a_range_of_a_file_only_inside_its_whole_size),
 	};
 
 	rcp_log_set_level(RCP_LOG_SILENT); /* the sentences are checked, not printed */

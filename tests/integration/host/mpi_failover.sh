@@ -1,8 +1,10 @@
 # railcp-mpi's server failover, over Open MPI on this host, over TCP on
 # 127.0.0.1 (the rail lo): two ranks, two railcp serve processes serving
-# one root. Rank 0's share is one big file (to server 1), rank 1's the 200
-# small files beneath d (to server 2): the balance gives the big file a
-# rank of its own, as it is larger than all the others together. Once some
+# one root. A push cuts the big file, larger than a rank's share: rank 0's
+# share is the first half of the job's bytes of it (to server 1), rank 1's
+# the rest of it and the 200 small files beneath d (to server 2); a pull
+# keeps files whole, rank 0's share the big file, rank 1's the small
+# files. Once some
 # of rank 1's files are in place, server 2 is stopped, what it put in place
 # counted, and killed (kill -9) while the copy runs:
 # - rank 1 moves to server 1 in one line and the job completes, the trees
@@ -87,19 +89,21 @@ same_tree() {
 
 # The move in --json ($out): rank 1 from server 2 to server 1, its bytes
 # after it its share less at least the $landed small files in place when
-# server 2 stopped (compared at both ends, not sent again).
+# server 2 stopped (compared at both ends, not sent again; its range of
+# the big file is sent again whole, into the job's same temporary).
 check_move() {
 	printf '%s' "$out" | python3 -c '
 import json, sys
 j = json.load(sys.stdin)
-r0, r1 = j["ranks"]
+r = r0, r1 = j["ranks"]
 assert r0["moves"] == [] and j["moves"] == 1, j
 m, = r1["moves"]
 assert m["moved_from"] == {"server": "127.0.0.1", "port": '"$port2"'}, m
 assert m["moved_to"] == {"server": "127.0.0.1", "port": '"$port1"'}, m
 assert m["cause"], m
 assert r1["port"] == '"$port1"', r1
-assert r1["share_bytes"] == '"$((small * piece))"', r1
+assert r0["share_bytes"] + r1["share_bytes"] == '"$((64 * 1024 * 1024 + small * piece))"', r
+assert r1["share_bytes"] >= '"$((small * piece))"', r1
 # More may land after the count: renames in flight in a push server
 # io_uring, or by a pull rank itself. Each small file is one chunk: sent whole or not.
 kept = r1["share_bytes"] - '"$landed"' * '"$piece"'

@@ -1,0 +1,145 @@
+/*
+ * mpi_land_job.c - railcp-mpi's files cut into byte ranges, the collective
+ * and session steps (built with MPI's flags; the parts without MPI are
+ * cli/mpi_land.c, the receiver's io/range.c, the protocol's
+ * engine/session/ranges.c).
+ *
+ * Rank 0 draws the job's id and sends it with the list of cut files to
+ * every rank (MPI_Bcast), so each rank's sessions name the job (the
+ * server's temporaries of the cut files are named by it) and any rank that
+ * fails can remove them. Each rank's sessions write its ranges; MPI's
+ * gather after them says every range landed and was checked, and only then
+ * does rank 0 run one short session that puts each cut file in place, once
+ * (moving on to another server as its push would). A rank that fails asks
+ * a live server, in one short session, to remove the job's temporaries of
+ * the cut files before the job ends (cli__mpi_fail): nothing of a cut file
+ * is left under its final name, nor as a temporary.
+ */
+#include "cli/mpi_job.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+bool cli__mpi_splits(const struct job *j)
+{
+	const struct eng_copy_opts *o = cli_copy_opts(j->cc);
+
+	/*
+	 * A range is always sent: -u's quick check and -c's comparison are of
+	 * whole files at their final names, and --partial would need the
+	 * temporaries kept under a name a re-run finds (a job id drawn anew
+	 * each run is none); so those, and -n, keep files whole.
+	 */
+	return o->dir == ENG_PUSH && j->size > 1 && !o->update && !o->checksum && !o->partial &&
+	       !o->dry_run;
+}
+
+/* Rank 0: a job id, not 0. */
+static uint64_t job_id(void)
+{
+	uint64_t id = 0;
+
+	while (!id)
+		if (getrandom(&id, sizeof(id), 0) != sizeof(id))
+			id = (uint64_t)MPI_Wtime() ^
+			     ((uint64_t)getpid() << 32); /* seldom: still 0? */
+	return id;
+}
+
+void cli__mpi_land_share(struct job *j)
+{
+	uint64_t hdr[2] = {0, 0}; /* the job id; the list's packed bytes */
+	void *buf = NULL;
+	size_t len = 0;
+	int err = 0;
+
+	if (j->rank == 0 && j->split) {
+		err = cli_mpi_pack(j->split, &buf, &len);
+		hdr[0] = job_id();
+		hdr[1] = err ? 0 : len;
+	}
+	if (err)
+		cli__mpi_fail(j, "to pack the list of cut files", err);
+	MPI_Bcast(hdr, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+	if (hdr[1] > (uint64_t)INT_MAX)
+		cli__mpi_fail(j, "to send the list of cut files", -EFBIG);
+	if (j->rank && hdr[1] && !(buf = malloc(hdr[1])))
+		cli__mpi_fail(j, "to receive the list of cut files", -ENOMEM);
+	if (hdr[1])
+		MPI_Bcast(buf, (int)hdr[1], MPI_BYTE, 0, MPI_COMM_WORLD);
+	if (j->rank && hdr[1] && (err = cli_mpi_unpack(buf, hdr[1], &j->split)) != 0)
+		cli__mpi_fail(j, "to read the list of cut files", err);
+	free(buf);
+	j->range_job = hdr[0];
+	j->o.range_job = hdr[0];
+	j->o.chunk_fit = false; /* the cuts are at multiples of the chunk: it stays */
+}
+
+void cli__mpi_land_place(struct job *j, struct result *res)
+{
+	struct eng_report rep;
+
+	if (!cli_mpi_split_files(j->split))
+		return;
+	j->o = *cli_copy_opts(j->cc);
+	cli__mpi_server_use(j, j->cur);
+	j->o.dst = j->dst;
+	j->o.manifest = j->split;
+	j->o.range_job = j->range_job;
+	j->o.range_step = ENG_RANGES_PLACE;
+	j->o.update = j->o.checksum = j->o.partial = j->o.delete_extra = false;
+	cli__mpi_session(j, res, "putting its cut files in place with", &rep);
+	res->server = (uint32_t)j->cur;
+	j->placed = rep.files_total;
+	j->o.range_step = ENG_RANGES_LAND;
+}
+
+/*
+ * How long the removal waits on one server: a failing job should end
+ * promptly, and a server that does not answer within this is passed over
+ * for the next.
+ */
+#define REMOVE_TIMEOUT_MS 5000
+
+void cli__mpi_land_remove(const struct job *j, int err)
+{
+	/* a server that may be gone is tried last, not first */
+	size_t first = cli_mpi_server_gone(err) == CLI_MPI_NOT_GONE ? j->cur : j->cur + 1, k, i;
+	struct eng_copy_opts o = j->o;
+	struct eng_report rep;
+	int r = -ENOENT;
+
+	if (!cli_mpi_split_files(j->split) || !j->range_job)
+		return;
+	o.manifest = j->split;
+	o.range_step = ENG_RANGES_REMOVE;
+	o.update = o.checksum = o.partial = o.delete_extra = o.dry_run = false;
+	o.progress = NULL;
+	o.cancel = NULL;
+	o.dst = j->dst;
+	if (!o.timeout_ms || o.timeout_ms > REMOVE_TIMEOUT_MS)
+		o.timeout_ms = REMOVE_TIMEOUT_MS;
+	if (!o.connect_timeout_ms || o.connect_timeout_ms > REMOVE_TIMEOUT_MS)
+		o.connect_timeout_ms = REMOVE_TIMEOUT_MS;
+	for (k = 0; k < j->n_srv && r; k++) {
+		i = (first + k) % j->n_srv;
+		o.host = j->srv[i].host;
+		o.port = (uint16_t)cli__mpi_server_port(j, i);
+		r = eng_copy_run(&o, &rep);
+	}
+	/* Every server gone: the job's one line said so already, and none could remove them. */
+	if (r && cli_mpi_server_gone(r) == CLI_MPI_NOT_GONE)
+		fprintf(stderr,
+			"railcp-mpi: rank %d on %s could not remove the job's temporaries of its "
+			"%zu "
+			"cut files (named .railcp-tmp-j%016llx...): %s\n",
+			j->rank, j->host, cli_mpi_split_files(j->split),
+			(unsigned long long)j->range_job, rcp_err_msg(r));
+}

@@ -1,0 +1,155 @@
+/*
+ * ranges.c - railcp-mpi's files cut into byte ranges, on the control
+ * connection (protocol 17; the receiver's side is io/range.c).
+ *
+ * A rank's push whose list has entries flagged as ranges names its job in
+ * the hello ("range_job"): the server writes each such entry's chunks into
+ * the job's temporary of its file (engine/datapath/files.c asks
+ * io_wfile_range), checked chunk by chunk as any file's, synced, never
+ * renamed. A list with such an entry and no job is refused.
+ *
+ * Once every rank's sessions succeeded (MPI's gather says so), rank 0 runs
+ * one more session, its hello's "ranges" saying "place": its list names the
+ * ranged files whole (with their directories, as a list must), nothing
+ * travels, and the server puts each file's temporary in place
+ * (io_root_range_place: its size checked, -p's mode and time, synced,
+ * renamed, the directory synced), then answers "ranges_done" with the count
+ * and the session ends. A job that fails runs such a session saying
+ * "remove": the temporaries go. Every server serves one shared root, so any
+ * of them can do either.
+ *
+ * Threading: the session's thread.
+ */
+#include "engine/session/session_int.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+/* The job id as 8 bytes, the most significant first (its hex reads as the number). */
+static void job_bytes(uint64_t job, uint8_t b[8])
+{
+	int i;
+
+	for (i = 7; i >= 0; i--, job >>= 8)
+		b[i] = (uint8_t)job;
+}
+
+int eng__ranges_hello(json_t *m, const struct eng_copy_opts *cp)
+{
+	uint8_t b[8];
+
+	if (!cp->range_job)
+		return 0;
+	job_bytes(cp->range_job, b);
+	if (cp->range_step != ENG_RANGES_LAND &&
+	    json_object_set_new(m, ENG_KEY_RANGES,
+				json_string(cp->range_step == ENG_RANGES_PLACE
+						    ? ENG_RANGES_PLACE_WORD
+						    : ENG_RANGES_REMOVE_WORD)))
+		return -ENOMEM;
+	return eng__proto_set_hex(m, ENG_KEY_RANGE_JOB, b, sizeof(b));
+}
+
+/* Whether m has an entry flagged as a range. */
+static bool has_ranges(const struct io_manifest *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		if (m->entry[i].range)
+			return true;
+	return false;
+}
+
+int eng__ranges_terms(const json_t *hello, const struct io_manifest *m, uint64_t *job_out,
+		      enum eng_range_step *step_out)
+{
+	const json_t *step = json_object_get(hello, ENG_KEY_RANGES);
+	uint64_t job = 0;
+	uint8_t b[8];
+	int err, i;
+
+	*job_out = 0;
+	*step_out = ENG_RANGES_LAND;
+	if (json_object_get(hello, ENG_KEY_RANGE_JOB)) {
+		if ((err = eng__proto_get_hex(hello, ENG_KEY_RANGE_JOB, b, sizeof(b))) != 0)
+			return err;
+		for (i = 0; i < 8; i++)
+			job = job << 8 | b[i];
+	}
+	if (step && !job)
+		return rcp_err(-EPROTO, "the client asked to settle a job's ranges without "
+					"naming the job");
+	if (step && json_is_string(step) && !strcmp(json_string_value(step), ENG_RANGES_PLACE_WORD))
+		*step_out = ENG_RANGES_PLACE;
+	else if (step && json_is_string(step) &&
+		 !strcmp(json_string_value(step), ENG_RANGES_REMOVE_WORD))
+		*step_out = ENG_RANGES_REMOVE;
+	else if (step)
+		return rcp_err(-EPROTO, "the client's hello asks for an unknown step of a "
+					"job's ranges");
+	if (!job && has_ranges(m))
+		return rcp_err(-EPROTO, "the client's list has byte ranges of files but names "
+					"no job to gather them in");
+	if (*step_out != ENG_RANGES_LAND && has_ranges(m))
+		return rcp_err(-EPROTO, "the client's list to settle a job's ranges has ranges in "
+					"it, not whole files");
+	*job_out = job;
+	return 0;
+}
+
+/* Each file of m put in place (or its temporary removed) beneath root: 0, or the first error. */
+static int settle(struct io_root *root, const struct io_manifest *m, uint64_t job,
+		  enum eng_range_step step, uint64_t *count_out)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < m->n && !err; i++) {
+		const struct io_entry *e = &m->entry[i];
+
+		if (e->type != IO_FILE)
+			continue;
+		err = step == ENG_RANGES_PLACE ? io_root_range_place(root, e, job)
+					       : io_root_range_remove(root, e->path, job);
+		*count_out += !err;
+	}
+	return err;
+}
+
+int eng__ranges_answer(struct eng_session *s, const struct io_root *parent, const char *dst,
+		       bool contents, unsigned root_flags, struct io_manifest *m, uint64_t job,
+		       enum eng_range_step step)
+{
+	json_t *msg = NULL;
+	struct io_root *root = NULL;
+	uint64_t count = 0;
+	int err = eng__dest_open(parent, dst, contents, root_flags, m, &root);
+
+	if (!err)
+		err = settle(root, m, job, step, &count);
+	if (!err && !(msg = eng__proto_msg(ENG_MSG_RANGES_DONE, false)))
+		err = rcp_err(-ENOMEM, "out of memory");
+	if (!err) {
+		json_object_set_new(msg, ENG_KEY_COUNT, json_integer((json_int_t)count));
+		err = eng__proto_send(&s->ctl, msg);
+	}
+	json_decref(msg);
+	io_root_close(root);
+	io_manifest_destroy(m);
+	return err;
+}
+
+int eng__ranges_heard(struct eng_session *s, uint64_t *count_out)
+{
+	json_t *msg = NULL;
+	int err = eng__proto_recv(&s->ctl, s->timeout_ms, ENG_MSG_RANGES_DONE, &msg);
+
+	if (!err)
+		err = eng__proto_get_u64(msg, ENG_KEY_COUNT, count_out);
+	json_decref(msg);
+	return err;
+}

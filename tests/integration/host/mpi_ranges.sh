@@ -1,0 +1,107 @@
+# railcp-mpi cuts a big file into byte ranges, over Open MPI on this host,
+# over TCP on 127.0.0.1 (the rail lo): two ranks push a tree of a 24 MiB
+# file beside a few small ones (--chunk 256K) to two railcp serve processes
+# serving one root. The big file is larger than a rank's share, so both
+# ranks carry part of it, each to its own server (--json's share and bytes
+# per rank, and each server's log), into one temporary of the job; rank 0
+# then puts it in place once: it lands byte-identical, with -p's mode and
+# time, its directory's time too, and no temporary is left. With
+# --no-failover and rank 1's server killed mid-copy, the job fails in one
+# line; the big file never has its final name and no temporary of the job
+# is left (the failing rank has the live server remove them). -u and -c
+# keep files whole (no cut: rank 1's share is the small files alone).
+# Skipped, saying so, only where no MPI is installed (tools/setup installs it)
+# or where mpirun itself cannot run (need_mpi in lib.sh).
+. tests/integration/lib.sh
+mpi_setup
+
+big=$((24 * 1024 * 1024))
+mkdir -p "$tmp/root" "$tmp/src/sub"
+head -c $big /dev/urandom >"$tmp/src/sub/big"
+for i in 1 2 3 4 5 6; do echo "small $i" >"$tmp/src/s$i"; done
+chmod 640 "$tmp/src/sub/big"
+touch -d '2021-03-04 05:06:07.123456789' "$tmp/src/sub/big"
+touch -d '2020-01-02 03:04:05.5' "$tmp/src/sub"
+
+mpi_serve "$port1" "$tmp/s1.log"
+pid1=$_p
+mpi_serve "$port2" "$tmp/s2.log"
+pid2=$_p
+servers="127.0.0.1:$port1,127.0.0.1:$port2"
+
+capture mpi -r -p --chunk 256K --json "$tmp/src" "$servers:in"
+[ "$rc" -eq 0 ] || fail "railcp-mpi push of a big file in ranges: exit $rc: $err"
+cmp "$tmp/src/sub/big" "$tmp/root/in/src/sub/big" || fail "the big file landed different"
+diff -r "$tmp/src" "$tmp/root/in/src" || fail "the tree railcp-mpi pushed in ranges differs"
+for f in sub/big sub; do
+	[ "$(stat -c '%a %y' "$tmp/src/$f")" = "$(stat -c '%a %y' "$tmp/root/in/src/$f")" ] ||
+		fail "$f: not -p's mode and time: $(stat -c '%a %y' "$tmp/src/$f" "$tmp/root/in/src/$f")"
+done
+no_temp "$tmp/root" || fail "temporaries left: $(find "$tmp/root" -name '.railcp-tmp-*')"
+# Both ranks carried part of the big file (the small files are 48 bytes):
+# each rank's share within a chunk of half the job, and what it sent.
+printf '%s' "$out" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+r = j["ranks"]
+share = [x["share_bytes"] for x in r]
+assert sum(share) == '"$((big + 48))"' == j["bytes"], (share, j["bytes"])
+for x in r:
+    assert abs(x["share_bytes"] - j["bytes"] / 2) <= 262144, share
+    assert x["bytes"] == x["share_bytes"], x
+assert j["balance"] < 1.03, j["balance"]
+assert j["files"] == 7 and sum(x["files"] for x in r) == 7, j  # the cut file counts once
+assert [x["port"] for x in r] == ['"$port1, $port2"'], r
+' || fail "--json does not show the big file split over both ranks: $out"
+for log in "$tmp/s1.log" "$tmp/s2.log"; do
+	grep -q 'session 1 from 127.0.0.1: push of .* done' "$log" || fail "a server served no push: $(cat "$log")"
+done
+grep -q 'a job.s ranged files put in place in "in' "$tmp/s1.log" "$tmp/s2.log" ||
+	fail "no server put the cut file in place: $(cat "$tmp/s1.log" "$tmp/s2.log")"
+
+# -u keeps files whole: nothing is sent again, and no file is cut.
+capture mpi -r -p -u --chunk 256K --json "$tmp/src" "$servers:in"
+[ "$rc" -eq 0 ] || fail "railcp-mpi -u: exit $rc: $err"
+printf '%s' "$out" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+assert sorted(x["share_bytes"] for x in j["ranks"]) == [48, '"$big"'], j["ranks"]
+assert j["bytes"] == 0, j["bytes"]
+' || fail "-u cut a file or sent something again: $out"
+
+# --no-failover, rank 1's server killed once its range is under way: one
+# line; no final-named big file and no temporary of the job left.
+watch_kill() {
+	python3 - "$1" "$2" <<'EOF'
+import os, signal, sys, time
+d, pid = sys.argv[1], int(sys.argv[2])
+end = time.time() + 60
+def under_way():
+    try:
+        return any(f.startswith(".railcp-tmp-j") and os.stat(os.path.join(d, f)).st_blocks > 2048
+                   for f in os.listdir(d))
+    except FileNotFoundError:
+        return False
+while not under_way():
+    if time.time() > end:
+        sys.exit("no range under way in %s within 60 s" % d)
+    time.sleep(0.0005)
+os.kill(pid, signal.SIGKILL)
+EOF
+}
+# A bigger file here, 256 MiB, so that the copy is still under way when
+# the job's temporary first holds a MiB (or its range's reservation).
+head -c $((256 * 1024 * 1024)) /dev/urandom >"$tmp/src/sub/big"
+watch_kill "$tmp/root/nf/src/sub" "$pid2" >"$tmp/watch" 2>&1 &
+w=$!
+capture mpi -r --no-failover --chunk 256K "$tmp/src" "$servers:nf"
+wait $w || fail "server 2 was not killed mid-copy: $(cat "$tmp/watch")"
+[ "$rc" -eq 1 ] || fail "--no-failover with a server killed: exit $rc, not 1: $err"
+[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "--no-failover: not one line: $err"
+case "$err" in "railcp-mpi: rank 1 on $(hostname) failed pushing to 127.0.0.1 port $port2: "*) ;;
+*) fail "--no-failover: the failure does not name rank 1, its host and server 2: $err" ;; esac
+[ ! -e "$tmp/root/nf/src/sub/big" ] || fail "the cut file has its final name after a failed job"
+wait_for_no_temp "$tmp/root" 20 || fail "temporaries left after a failed job: $(find "$tmp/root" -name '.railcp-tmp-*')"
+grep -q 'a job.s ranged files removed' "$tmp/s1.log" || fail "server 1 removed no temporary: $(cat "$tmp/s1.log")"
+kill "$pid1"
+wait "$pid1"
