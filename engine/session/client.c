@@ -184,8 +184,7 @@ static int plan_fit(struct client *c)
 	int err;
 
 	c->asked = *c->o->plan;
-	if ((err = eng__stripes_fit(&c->asked, c->s.chunk, "this side", NULL, 0, NULL, &dropped)) !=
-	    0)
+	if ((err = eng__stripes_fit(&c->asked, c->s.chunk, "this side", &dropped)) != 0)
 		return err;
 	for (r = 0; r < c->asked.n_rails; r++) {
 		n += c->asked.rail[r].qps;

@@ -149,6 +149,18 @@ static const char *size_text(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
+/* The stripes plan's rails of worker w take. */
+static uint64_t worker_stripes(const struct topo_plan *plan, unsigned w)
+{
+	uint64_t stripes = 0;
+	unsigned r;
+
+	for (r = 0; r < plan->n_rails; r++)
+		if (plan->rail[r].worker == w)
+			stripes += plan->rail[r].qps;
+	return stripes;
+}
+
 /*
  * Worker w's stripes down to what its buffer gives 2 slots each: the most
  * loaded of its rails (the lower index on a tie) gives one up at a time, so
@@ -156,12 +168,10 @@ static const char *size_text(uint64_t bytes, char *buf, size_t len)
  */
 static unsigned worker_fit(struct topo_plan *plan, unsigned w, uint32_t chunk)
 {
-	uint64_t held = plan->worker[w].buffer_bytes / (2 * (uint64_t)chunk), stripes = 0;
+	uint64_t held = plan->worker[w].buffer_bytes / (2 * (uint64_t)chunk),
+		 stripes = worker_stripes(plan, w);
 	unsigned r, top, dropped = 0;
 
-	for (r = 0; r < plan->n_rails; r++)
-		if (plan->rail[r].worker == w)
-			stripes += plan->rail[r].qps;
 	for (; stripes > held; stripes--, dropped++) {
 		for (r = 0, top = ENG_NO_RAIL; r < plan->n_rails; r++)
 			if (plan->rail[r].worker == w &&
@@ -172,32 +182,14 @@ static unsigned worker_fit(struct topo_plan *plan, unsigned w, uint32_t chunk)
 	return dropped;
 }
 
-/* Unpair stripes of rail r past the qps the rail keeps: the last ones paired with it. */
-static void unpair_past(const struct topo_plan *plan, unsigned *peer_rail, size_t n, bool *trimmed)
+int eng__stripes_fit(struct topo_plan *plan, uint32_t chunk, const char *whose,
+		     unsigned *dropped_out)
 {
-	unsigned kept[TOPO_MAX_RAILS] = {0};
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		unsigned r = peer_rail[i];
-
-		if (r == ENG_NO_RAIL)
-			continue;
-		if (kept[r] < plan->rail[r].qps) {
-			kept[r]++;
-			continue;
-		}
-		peer_rail[i] = ENG_NO_RAIL;
-		trimmed[i] = true;
-	}
-}
-
-int eng__stripes_fit(struct topo_plan *plan, uint32_t chunk, const char *whose, unsigned *peer_rail,
-		     size_t n, bool *trimmed, unsigned *dropped_out)
-{
-	unsigned w, r, dropped = 0, left = 0, first = ENG_NO_RAIL;
+	unsigned w, r, dropped = 0, left = 0, first = ENG_NO_RAIL, qps[TOPO_MAX_RAILS];
 	char need[32], may[32];
 
+	for (r = 0; r < plan->n_rails; r++)
+		qps[r] = plan->rail[r].qps;
 	for (w = 0; w < plan->n_workers; w++) {
 		unsigned d = worker_fit(plan, w, chunk);
 
@@ -208,6 +200,8 @@ int eng__stripes_fit(struct topo_plan *plan, uint32_t chunk, const char *whose, 
 	for (r = 0; r < plan->n_rails; r++)
 		left += plan->rail[r].qps;
 	if (dropped && left == 0) {
+		for (r = 0; r < plan->n_rails; r++) /* the plan as it came */
+			plan->rail[r].qps = qps[r];
 		w = first == ENG_NO_RAIL ? 0 : first;
 		return rcp_err(-ENOMEM,
 			       "1 stripe of %u KiB chunks needs %s of slots on the node %d worker, "
@@ -217,13 +211,91 @@ int eng__stripes_fit(struct topo_plan *plan, uint32_t chunk, const char *whose, 
 			       plan->worker[w].node,
 			       size_text(plan->worker[w].buffer_bytes, may, sizeof(may)), whose);
 	}
-	if (peer_rail) {
-		memset(trimmed, 0, n * sizeof(*trimmed));
-		if (dropped)
-			unpair_past(plan, peer_rail, n, trimmed);
-	}
 	*dropped_out = dropped;
 	return 0;
+}
+
+/* For each of the n stripes, the first stripe of its client rail (the same address). */
+static void stripes_source(const json_t *stripes, size_t n, unsigned *src)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		const char *a = json_string_value(
+			json_object_get(json_array_get(stripes, i), ENG_KEY_ADDR));
+
+		for (j = 0, src[i] = (unsigned)i; j < i && a; j++) {
+			const char *b = json_string_value(
+				json_object_get(json_array_get(stripes, j), ENG_KEY_ADDR));
+
+			if (b && strcmp(a, b) == 0) {
+				src[i] = src[j];
+				break;
+			}
+		}
+	}
+}
+
+/*
+ * The stripe to unpair next, of a rail paired with more than it keeps: the
+ * last one of the client rail that keeps the most stripes (of those on
+ * such rails), so that each client rail keeps a stripe while it can. n
+ * when every rail is within what it keeps.
+ */
+static size_t unpair_next(const struct topo_plan *plan, const unsigned *peer_rail, size_t n,
+			  const unsigned *src)
+{
+	unsigned on[TOPO_MAX_RAILS] = {0}, kept[ENG_MAX_STRIPES] = {0};
+	size_t i, best = n;
+
+	for (i = 0; i < n; i++)
+		if (peer_rail[i] != ENG_NO_RAIL) {
+			on[peer_rail[i]]++;
+			kept[src[i]]++;
+		}
+	for (i = 0; i < n; i++) {
+		unsigned r = peer_rail[i];
+
+		if (r != ENG_NO_RAIL && on[r] > plan->rail[r].qps &&
+		    (best == n || kept[src[i]] >= kept[src[best]]))
+			best = i;
+	}
+	return best;
+}
+
+void eng__stripes_unpair(const struct topo_plan *plan, const json_t *stripes, unsigned *peer_rail,
+			 bool *trimmed_out)
+{
+	unsigned src[ENG_MAX_STRIPES];
+	size_t i, n = json_array_size(stripes);
+
+	stripes_source(stripes, n, src);
+	memset(trimmed_out, 0, n * sizeof(*trimmed_out));
+	while ((i = unpair_next(plan, peer_rail, n, src)) < n) {
+		peer_rail[i] = ENG_NO_RAIL;
+		trimmed_out[i] = true;
+	}
+}
+
+/*
+ * Cap the buffers of the workers that have stripes to cap bytes in all,
+ * each in proportion to its own, so that eng__stripes_fit trims to cap too.
+ */
+void eng__plan_buffers_cap(struct topo_plan *plan, uint64_t cap)
+{
+	uint64_t sum = 0;
+	unsigned w;
+
+	for (w = 0; w < plan->n_workers; w++)
+		if (worker_stripes(plan, w))
+			sum += plan->worker[w].buffer_bytes;
+	if (sum <= cap)
+		return;
+	for (w = 0; w < plan->n_workers; w++)
+		if (worker_stripes(plan, w))
+			plan->worker[w].buffer_bytes =
+				(uint64_t)((unsigned __int128)plan->worker[w].buffer_bytes * cap /
+					   sum);
 }
 
 int eng__slots_per_stripe(const struct topo_plan *plan, uint32_t chunk, const char *whose,

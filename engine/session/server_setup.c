@@ -141,11 +141,14 @@ int eng__server_setup(struct srv_session *ss)
 
 	ss->plan = *ss->base;
 	rails_usable(ss, usable);
-	if ((err = eng__stripes_pair(stripes, ss->addr, &ss->plan, usable, ss->peer_rail)) != 0 ||
-	    (err = eng__stripes_fit(&ss->plan, ss->s.chunk, "the server", ss->peer_rail,
-				    json_array_size(stripes), ss->trimmed, &dropped)) != 0 ||
+	if ((err = eng__stripes_pair(stripes, ss->addr, &ss->plan, usable, ss->peer_rail)) != 0)
+		return err;
+	if (ss->admit.bytes) /* its share of --max-memory: as many stripes as that holds */
+		eng__plan_buffers_cap(&ss->plan, ss->admit.bytes);
+	if ((err = eng__stripes_fit(&ss->plan, ss->s.chunk, "the server", &dropped)) != 0 ||
 	    (err = eng__slots_per_stripe(&ss->plan, ss->s.chunk, "the server", &n_slots)) != 0)
 		return err;
+	eng__stripes_unpair(&ss->plan, stripes, ss->peer_rail, ss->trimmed);
 	if (dropped)
 		rcp_log(RCP_LOG_NOTICE,
 			"session %u: the buffer (--buffer-mib) holds %u of the client's %u "
