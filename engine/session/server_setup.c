@@ -119,7 +119,7 @@ static int stripes_accept(struct srv_session *ss)
 	return err;
 }
 
-/* The stripes plan's rails take. */
+/* How many stripes the plan's rails take. */
 static unsigned plan_stripes(const struct topo_plan *plan)
 {
 	unsigned r, n = 0;
@@ -153,7 +153,7 @@ int eng__server_setup(struct srv_session *ss)
 		rcp_log(RCP_LOG_NOTICE,
 			"session %u: the buffer (--buffer-mib) holds %u of the client's %u "
 			"stripes, 2 slots of %u KiB each: the others left out",
-			ss->id, plan_stripes(&ss->plan), plan_stripes(&ss->plan) + dropped,
+			ss->id, plan_stripes(&ss->plan), (unsigned)json_array_size(stripes),
 			ss->s.chunk >> 10);
 	/* The client's memory is the client's: never more slots than its hello says it can take. */
 	if ((err = eng__proto_get_u64(ss->hello, ENG_KEY_SLOTS, &client_slots)) != 0)

@@ -9,6 +9,8 @@
  */
 #include "session_harness.h"
 
+#include "engine/transport/loopback.h"
+
 /* ---- eng__stripes_fit on its own ---- */
 
 /* The hello's stripes: n of them, from the client rails addr[i]. */
@@ -219,6 +221,49 @@ static void test_a_server_buffer_too_small_for_one_stripe_refuses_with_a_sentenc
 }
 
 /* The client's memory is the client's: the server offers no more slots than it can take. */
+static void left_out_line(const char *line, void *ctx)
+{
+	atomic_uint *n = ctx;
+
+	if (strstr(line, "of its 2 stripes left out"))
+		atomic_fetch_add(n, 1);
+}
+
+/*
+ * A session the server trims and whose one stripe then cannot connect
+ * fails with its one sentence: the client's note of the stripe the
+ * server's buffer left out comes only with a copy that succeeds.
+ */
+static void test_a_trimmed_session_that_fails_says_only_its_sentence(void **state)
+{
+	static const unsigned rails[] = {1};
+	struct fx *fx = *state;
+	struct topo_plan plan;
+	struct eng_report r;
+	struct log_tap tap;
+	atomic_uint notes = 0;
+	int err;
+
+	plan_make(&fx->srv.plan, rails, 1, 1, 1, 2 * 64 * KiB); /* 1 of the 2 stripes */
+	server_start(&fx->srv, NULL, NULL, NULL);
+	plan_make(&plan, rails, 1, 2, 1, BUDGET);
+	eng__loop_inject_connect("loop1", ENG_LOOP_FAULT_REFUSE, 1);
+	log_tap_start(&tap, left_out_line, &notes);
+	err = bench(&fx->srv, &plan, MiB, 64 * KiB, NULL, &r);
+	log_tap_stop(&tap);
+	eng__loop_inject_connect("loop1", ENG_LOOP_FAULT_NONE, 0);
+	assert_int_not_equal(err, 0);
+	assert_int_equal(atomic_load(&notes), 0);
+	/* The same, connected: the note comes. */
+	log_tap_start(&tap, left_out_line, &notes);
+	err = bench(&fx->srv, &plan, MiB, 64 * KiB, NULL, &r);
+	log_tap_stop(&tap);
+	if (err)
+		fail_msg("the bench over 1 of 2 stripes: %s", rcp_err_msg(err));
+	assert_int_equal(atomic_load(&notes), 1);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
 static void test_a_clients_small_buffer_plans_fewer_stripes(void **state)
 {
 	static const unsigned rails[] = {1};
@@ -257,6 +302,7 @@ int main(void)
 		cmocka_unit_test(test_buffers_cap_shares_the_cap_among_the_workers_with_stripes),
 		T(test_a_server_with_a_small_buffer_takes_fewer_stripes_and_the_copy_succeeds),
 		T(test_a_server_buffer_too_small_for_one_stripe_refuses_with_a_sentence),
+		T(test_a_trimmed_session_that_fails_says_only_its_sentence),
 		T(test_a_clients_small_buffer_plans_fewer_stripes),
 	};
 
