@@ -47,18 +47,6 @@ static uint64_t plan_buffer_bytes(const struct topo_plan *plan)
 	return sum;
 }
 
-/* bytes for a sentence: "16 KiB", "4 MiB", "1.5 MiB". */
-static const char *mem_text(uint64_t bytes, char buf[32])
-{
-	if (bytes < (1u << 20))
-		snprintf(buf, 32, "%" PRIu64 " KiB", (bytes + 1023) >> 10);
-	else if (bytes % (1u << 20) == 0)
-		snprintf(buf, 32, "%" PRIu64 " MiB", bytes >> 20);
-	else
-		snprintf(buf, 32, "%.1f MiB", (double)bytes / (1u << 20));
-	return buf;
-}
-
 /* Take need bytes of the budget if they fit beside what is held; false if not. */
 static bool budget_take(struct eng_server *srv, uint64_t need, uint64_t *held_out)
 {
@@ -91,7 +79,8 @@ int eng__admit_memory(struct eng_server *srv, const struct topo_plan *plan, cons
 		return rcp_err(-ENOMEM,
 			       "one stripe of %u KiB chunks needs at least %s of slots, more than "
 			       "this server's --max-memory of %s allows all sessions together",
-			       chunk >> 10, mem_text(2 * (uint64_t)chunk, a), mem_text(max, b));
+			       chunk >> 10, rcp_size_text(2 * (uint64_t)chunk, a, sizeof(a)),
+			       rcp_size_text(max, b, sizeof(b)));
 	if (stripes * slots * chunk > max)
 		slots = max / (stripes * chunk) < 2 ? 2 : max / (stripes * chunk);
 	need = stripes * slots * chunk;
@@ -103,7 +92,8 @@ int eng__admit_memory(struct eng_server *srv, const struct topo_plan *plan, cons
 		return rcp_err(-EBUSY,
 			       "the server's sessions hold %s of its %s for slots (--max-memory) "
 			       "and this one needs up to %s; try again later",
-			       mem_text(held, a), mem_text(max, b), mem_text(need, c));
+			       rcp_size_text(held, a, sizeof(a)), rcp_size_text(max, b, sizeof(b)),
+			       rcp_size_text(need, c, sizeof(c)));
 	out->max_slots = (unsigned)slots;
 	out->bytes = need;
 	return 0;

@@ -139,16 +139,6 @@ int eng__stripes_pair(const json_t *stripes, const struct eng_rail_addr *ours,
 	return 0;
 }
 
-/* A size in whole MiB where it is one, else in KiB: "2 MiB", "1536 KiB". */
-static const char *size_text(uint64_t bytes, char *buf, size_t len)
-{
-	if (bytes % (1u << 20) == 0)
-		snprintf(buf, len, "%" PRIu64 " MiB", bytes >> 20);
-	else
-		snprintf(buf, len, "%" PRIu64 " KiB", bytes >> 10);
-	return buf;
-}
-
 /* The stripes plan's rails of worker w take. */
 static uint64_t worker_stripes(const struct topo_plan *plan, unsigned w)
 {
@@ -207,9 +197,10 @@ int eng__stripes_fit(struct topo_plan *plan, uint32_t chunk, const char *whose,
 			       "1 stripe of %u KiB chunks needs %s of slots on the node %d worker, "
 			       "which may use %s: use a smaller --chunk, or give %s a larger "
 			       "--buffer-mib",
-			       chunk >> 10, size_text(2 * (uint64_t)chunk, need, sizeof(need)),
+			       chunk >> 10, rcp_size_text(2 * (uint64_t)chunk, need, sizeof(need)),
 			       plan->worker[w].node,
-			       size_text(plan->worker[w].buffer_bytes, may, sizeof(may)), whose);
+			       rcp_size_text(plan->worker[w].buffer_bytes, may, sizeof(may)),
+			       whose);
 	}
 	*dropped_out = dropped;
 	return 0;
