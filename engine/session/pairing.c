@@ -269,24 +269,41 @@ void eng__stripes_unpair(const struct topo_plan *plan, const json_t *stripes, un
 }
 
 /*
- * Cap the buffers of the workers that have stripes to cap bytes in all,
- * each in proportion to its own, so that eng__stripes_fit trims to cap too.
+ * Cap the buffers of the workers that have stripes to cap bytes in all.
+ * First each gets one stripe's 2 slots at a time, in turn, while its
+ * buffer and its stripes take them, so that the cap keeps every worker a
+ * stripe while it can; what is left goes in proportion to the stripes so
+ * given, within each one's buffer.
  */
-void eng__plan_buffers_cap(struct topo_plan *plan, uint64_t cap)
+void eng__plan_buffers_cap(struct topo_plan *plan, uint32_t chunk, uint64_t cap)
 {
-	uint64_t sum = 0;
+	uint64_t unit = 2 * (uint64_t)chunk, sum = 0, left = cap, n = 0, got[TOPO_MAX_NODES] = {0};
 	unsigned w;
+	bool more = true;
 
 	for (w = 0; w < plan->n_workers; w++)
 		if (worker_stripes(plan, w))
 			sum += plan->worker[w].buffer_bytes;
 	if (sum <= cap)
 		return;
-	for (w = 0; w < plan->n_workers; w++)
+	while (more)
+		for (w = 0, more = false; w < plan->n_workers; w++)
+			if (left >= unit && got[w] / unit < worker_stripes(plan, w) &&
+			    got[w] + unit <= plan->worker[w].buffer_bytes) {
+				got[w] += unit;
+				left -= unit;
+				n++;
+				more = true;
+			}
+	if (n == 0) /* no buffer holds one stripe's 2 slots: the fit refuses, naming it */
+		return;
+	for (w = 0; w < plan->n_workers; w++) {
+		uint64_t more_w = (uint64_t)((unsigned __int128)left * (got[w] / unit) / n);
+		uint64_t room = plan->worker[w].buffer_bytes - got[w];
+
 		if (worker_stripes(plan, w))
-			plan->worker[w].buffer_bytes =
-				(uint64_t)((unsigned __int128)plan->worker[w].buffer_bytes * cap /
-					   sum);
+			plan->worker[w].buffer_bytes = got[w] + (more_w < room ? more_w : room);
+	}
 }
 
 int eng__slots_per_stripe(const struct topo_plan *plan, uint32_t chunk, const char *whose,

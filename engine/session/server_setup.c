@@ -144,7 +144,7 @@ int eng__server_setup(struct srv_session *ss)
 	if ((err = eng__stripes_pair(stripes, ss->addr, &ss->plan, usable, ss->peer_rail)) != 0)
 		return err;
 	if (ss->admit.bytes) /* its share of --max-memory: as many stripes as that holds */
-		eng__plan_buffers_cap(&ss->plan, ss->admit.bytes);
+		eng__plan_buffers_cap(&ss->plan, ss->s.chunk, ss->admit.bytes);
 	if ((err = eng__stripes_fit(&ss->plan, ss->s.chunk, "the server", &dropped)) != 0 ||
 	    (err = eng__slots_per_stripe(&ss->plan, ss->s.chunk, "the server", &n_slots)) != 0)
 		return err;

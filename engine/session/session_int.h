@@ -595,10 +595,13 @@ int eng__stripes_pair(const json_t *stripes, const struct eng_rail_addr *ours,
 
 /*
  * Cap the buffers (--buffer-mib) of plan's workers that have stripes (its
- * rails' qps) to cap bytes in all, each in proportion to its own: a
- * server's session so fits its stripes to its share of --max-memory too.
+ * rails' qps) to cap bytes in all: a server's session so fits its stripes
+ * to its share of --max-memory too. Each worker first gets 2 slots of chunk
+ * bytes for one stripe at a time in turn (while its buffer and stripes take
+ * them), the rest in proportion to those. Where no buffer holds one
+ * stripe's 2 slots nothing changes (eng__stripes_fit then refuses).
  */
-void eng__plan_buffers_cap(struct topo_plan *plan, uint64_t cap);
+void eng__plan_buffers_cap(struct topo_plan *plan, uint32_t chunk, uint64_t cap);
 
 /*
  * Fit plan's stripes (its rails' qps) to its workers' buffers: a worker that

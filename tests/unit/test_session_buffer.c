@@ -138,23 +138,36 @@ static void test_fit_leaves_out_a_workers_rails_and_refuses_only_when_none_is_le
 		"larger --buffer-mib");
 }
 
-/* Only the workers with stripes share a cap, each in proportion to its buffer. */
+/*
+ * Only the workers with stripes share a cap: a stripe's 2 slots each in
+ * turn while their buffers and stripes take them, the rest in proportion.
+ */
 static void test_buffers_cap_shares_the_cap_among_the_workers_with_stripes(void **state)
 {
 	static const unsigned rails[] = {1, 2, 3};
 	struct topo_plan plan;
 
 	(void)state;
+	/* 2 stripes on each of three workers of 4, 12 and 4 MiB; worker 2's rail unpaired. */
 	plan_make(&plan, rails, 3, 2, 3, 4 * MiB);
 	plan.worker[1].buffer_bytes = 12 * MiB;
-	plan.rail[2].qps = 0; /* worker 2 has no stripe: keeps its own */
-	eng__plan_buffers_cap(&plan, 8 * MiB);
-	assert_int_equal(plan.worker[0].buffer_bytes, 2 * MiB);
-	assert_int_equal(plan.worker[1].buffer_bytes, 6 * MiB);
-	assert_int_equal(plan.worker[2].buffer_bytes, 4 * MiB);
-	eng__plan_buffers_cap(&plan, 8 * MiB); /* within it: nothing changes */
-	assert_int_equal(plan.worker[0].buffer_bytes, 2 * MiB);
-	assert_int_equal(plan.worker[1].buffer_bytes, 6 * MiB);
+	plan.rail[2].qps = 0;
+	eng__plan_buffers_cap(&plan, MiB, 9 * MiB);
+	assert_int_equal(plan.worker[0].buffer_bytes, 4 * MiB); /* 2 stripes: all it has */
+	assert_int_equal(plan.worker[1].buffer_bytes, 4 * MiB + 512 * KiB);
+	assert_int_equal(plan.worker[2].buffer_bytes, 4 * MiB); /* no stripe: its own */
+	/* Room for one stripe: the first worker's, with the rest; the other holds none. */
+	plan.worker[0].buffer_bytes = 4 * MiB;
+	plan.worker[1].buffer_bytes = 12 * MiB;
+	eng__plan_buffers_cap(&plan, MiB, 3 * MiB);
+	assert_int_equal(plan.worker[0].buffer_bytes, 3 * MiB);
+	assert_int_equal(plan.worker[1].buffer_bytes, 0);
+	/* Within the cap: nothing changes. */
+	plan.worker[0].buffer_bytes = 4 * MiB;
+	plan.worker[1].buffer_bytes = 4 * MiB;
+	eng__plan_buffers_cap(&plan, MiB, 8 * MiB);
+	assert_int_equal(plan.worker[0].buffer_bytes, 4 * MiB);
+	assert_int_equal(plan.worker[1].buffer_bytes, 4 * MiB);
 }
 
 /* ---- whole sessions ---- */
