@@ -345,7 +345,7 @@ static const char *unpaired_why(const struct client *c, const json_t *st, const 
 				unsigned r)
 {
 	if (json_is_true(json_object_get(st, ENG_KEY_BUFFER_FULL)))
-		return "the server's buffer (--buffer-mib) holds no more stripes";
+		return "the server's buffer (--buffer-mib, --max-memory) holds no more stripes";
 	return family_offered(stripes, c->s.addr[r].addr.sa.sa_family)
 		       ? "the server has no ACTIVE rail on its subnet"
 	       : c->s.addr[r].addr.sa.sa_family == AF_INET6

@@ -14,8 +14,11 @@
  * allocate beyond what its operator allowed. Where a worker's budget cannot
  * give each of its stripes 2 slots, it takes only as many as it can (the
  * most loaded of its rails giving one up at a time) and the others are left
- * out as a stripe with no rail is; only a session none of whose stripes fits
- * is refused. The client fits its own plan to its own buffer the same way.
+ * out as a stripe with no rail is, each time the last stripe of the client
+ * rail that keeps the most, so the client keeps as many of its rails as it
+ * can; only a session none of whose stripes fits is refused. A session's
+ * share of serve --max-memory caps its workers' buffers first (admit.c).
+ * The client fits its own plan to its own buffer the same way.
  *
  * Threading: thread-safe (no shared state).
  */
@@ -275,7 +278,7 @@ void eng__stripes_unpair(const struct topo_plan *plan, const json_t *stripes, un
  * stripe while it can; what is left goes in proportion to the stripes so
  * given, within each one's buffer.
  */
-void eng__plan_buffers_cap(struct topo_plan *plan, uint32_t chunk, uint64_t cap)
+bool eng__plan_buffers_cap(struct topo_plan *plan, uint32_t chunk, uint64_t cap)
 {
 	uint64_t unit = 2 * (uint64_t)chunk, sum = 0, left = cap, n = 0, got[TOPO_MAX_NODES] = {0};
 	unsigned w;
@@ -285,7 +288,7 @@ void eng__plan_buffers_cap(struct topo_plan *plan, uint32_t chunk, uint64_t cap)
 		if (worker_stripes(plan, w))
 			sum += plan->worker[w].buffer_bytes;
 	if (sum <= cap)
-		return;
+		return false;
 	while (more)
 		for (w = 0, more = false; w < plan->n_workers; w++)
 			if (left >= unit && got[w] / unit < worker_stripes(plan, w) &&
@@ -296,7 +299,7 @@ void eng__plan_buffers_cap(struct topo_plan *plan, uint32_t chunk, uint64_t cap)
 				more = true;
 			}
 	if (n == 0) /* no buffer holds one stripe's 2 slots: the fit refuses, naming it */
-		return;
+		return false;
 	for (w = 0; w < plan->n_workers; w++) {
 		uint64_t more_w = (uint64_t)((unsigned __int128)left * (got[w] / unit) / n);
 		uint64_t room = plan->worker[w].buffer_bytes - got[w];
@@ -304,6 +307,7 @@ void eng__plan_buffers_cap(struct topo_plan *plan, uint32_t chunk, uint64_t cap)
 		if (worker_stripes(plan, w))
 			plan->worker[w].buffer_bytes = got[w] + (more_w < room ? more_w : room);
 	}
+	return true;
 }
 
 int eng__slots_per_stripe(const struct topo_plan *plan, uint32_t chunk, const char *whose,
@@ -320,7 +324,7 @@ int eng__slots_per_stripe(const struct topo_plan *plan, uint32_t chunk, const ch
 		if (!stripes)
 			continue;
 		k = plan->worker[w].buffer_bytes / (stripes * chunk);
-		if (k < 2)
+		if (k < 2) /* past eng__stripes_fit, as both ends call it, never */
 			return rcp_err(-ENOMEM,
 				       "%" PRIu64 " stripes of %u KiB chunks need %" PRIu64
 				       " MiB of slots on the node %d worker, which may use %" PRIu64

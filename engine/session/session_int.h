@@ -600,8 +600,9 @@ int eng__stripes_pair(const json_t *stripes, const struct eng_rail_addr *ours,
  * bytes for one stripe at a time in turn (while its buffer and stripes take
  * them), the rest in proportion to those. Where no buffer holds one
  * stripe's 2 slots nothing changes (eng__stripes_fit then refuses).
+ * Whether it changed any buffer.
  */
-void eng__plan_buffers_cap(struct topo_plan *plan, uint32_t chunk, uint64_t cap);
+bool eng__plan_buffers_cap(struct topo_plan *plan, uint32_t chunk, uint64_t cap);
 
 /*
  * Fit plan's stripes (its rails' qps) to its workers' buffers: a worker that
@@ -628,8 +629,9 @@ void eng__stripes_unpair(const struct topo_plan *plan, const json_t *stripes, un
  * Slots per stripe: the smallest share of a worker's buffer budget, at most
  * ENG_MAX_SLOTS. -ENOMEM with a sentence (whose names the side, "the
  * server" or "this side") when a worker cannot give each of its stripes 2
- * slots of chunk bytes. Each side holds the other to its own: the client
- * says how many it can take in its hello, the server offers the smaller.
+ * slots of chunk bytes (which eng__stripes_fit, called first at both ends,
+ * leaves no worker short of; a plan not fitted can be). Each side holds the other to its own: the
+ * client says how many it can take in its hello, the server offers the smaller.
  */
 int eng__slots_per_stripe(const struct topo_plan *plan, uint32_t chunk, const char *whose,
 			  unsigned *n_out);

@@ -203,8 +203,9 @@ test_a_server_with_a_small_buffer_takes_fewer_stripes_and_the_copy_succeeds(void
 	assert_false(r.rail[0].left_out);
 	assert_int_equal(r.rail[1].stripes, 0);
 	assert_true(r.rail[1].left_out);
-	assert_string_equal(r.rail[1].left_out_why,
-			    "the server's buffer (--buffer-mib) holds no more stripes");
+	assert_string_equal(
+		r.rail[1].left_out_why,
+		"the server's buffer (--buffer-mib, --max-memory) holds no more stripes");
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
 

@@ -28,7 +28,7 @@ lo = [r for r in j["rails"] if r["name"] == "lo:1"]
 assert len(lo) == 1 and lo[0]["stripes"] == 4 and not lo[0]["left_out"], j["rails"]
 assert lo[0]["bytes"] == j["bytes"] == 9 * 1024 * 1024 + 17, (lo[0]["bytes"], j["bytes"])
 ' || fail "--json does not say the 4 stripes the session used: $out"
-case "$err" in *"lo:1: the server's buffer (--buffer-mib) holds no more stripes: 4 of its 8 stripes left out"*) ;;
+case "$err" in *"lo:1: the server's buffer (--buffer-mib, --max-memory) holds no more stripes: 4 of its 8 stripes left out"*) ;;
 *) fail "the client does not say why 4 stripes were left out: $err" ;; esac
 grep -q "the buffer (--buffer-mib) holds 4 of the client's 8 stripes, 2 slots of 1024 KiB each" \
 	"$tmp/serve.log" || fail "the server does not say it took 4 stripes: $(cat "$tmp/serve.log")"
@@ -75,4 +75,6 @@ j = json.load(sys.stdin)
 assert j["stripes"] == 2 and j["slots_per_stripe"] == 2, (j["stripes"], j["slots_per_stripe"])
 ' || fail "--json does not say the 2 stripes --max-memory holds: $out"
 cmp "$tmp/file" "$tmp/root/e" || fail "the file pushed under --max-memory differs"
+grep -q "the buffer (its share of --max-memory) holds 2 of the client's 8 stripes" \
+	"$tmp/serve2.log" || fail "the server does not say --max-memory took 2: $(cat "$tmp/serve2.log")"
 stop_server
