@@ -180,11 +180,21 @@ static const char *ack_str(unsigned n, char *buf, size_t len)
 	return buf;
 }
 
+/* Milliseconds as seconds for a sentence: "3600 s", "0.4 s". */
+static const char *secs_str(int ms, char *buf, size_t len)
+{
+	if (ms % 1000 == 0)
+		snprintf(buf, len, "%d s", ms / 1000);
+	else
+		snprintf(buf, len, "%g s", ms / 1e3);
+	return buf;
+}
+
 void cli_report_print(FILE *f, const struct eng_report *r, double seconds)
 {
 	int node[TOPO_MAX_RAILS];
 	uint64_t nb[TOPO_MAX_RAILS];
-	char sz[32], ack[64];
+	char sz[32], ack[64], secs[32];
 	unsigned i, n;
 
 	for (i = 0; i < r->n_rails; i++) {
@@ -210,8 +220,9 @@ void cli_report_print(FILE *f, const struct eng_report *r, double seconds)
 	if (r->qp.tos_set)
 		fprintf(f, "  traffic class (--tos): %u\n", r->qp.tos);
 	if (r->connect_timeout_ms > 0 && r->connect_timeout_ms != ENG_CONNECT_TIMEOUT_MS_DEFAULT)
-		fprintf(f, "  each stripe connects within %.3g s (--connect-timeout)\n",
-			r->connect_timeout_ms / 1e3);
+		fprintf(f,
+			"  each stripe connects within %s (--connect-timeout, at most --timeout)\n",
+			secs_str(r->connect_timeout_ms, secs, sizeof(secs)));
 	if (r->file_io[0])
 		fprintf(f, "  file I/O: %s\n", r->file_io);
 }

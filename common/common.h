@@ -53,6 +53,12 @@ void rcp_log(enum rcp_log_level level, const char *fmt, ...) __attribute__((form
  */
 const char *rcp_printable(const char *text, char *out, size_t size);
 
+/*
+ * bytes for a sentence: "2 GiB", "8 MiB" where whole, else KiB rounded up
+ * ("1536 KiB", "100 KiB"). Returns buf. Thread-safe.
+ */
+const char *rcp_size_text(uint64_t bytes, char *buf, size_t len);
+
 /* CLOCK_MONOTONIC in nanoseconds. Thread-safe. */
 uint64_t rcp_now_ns(void);
 

@@ -6,6 +6,7 @@
  */
 #include "common/common.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -66,4 +67,15 @@ const char *rcp_printable(const char *text, char *out, size_t size)
 	}
 	out[o] = '\0';
 	return out;
+}
+
+const char *rcp_size_text(uint64_t bytes, char *buf, size_t len)
+{
+	if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0)
+		snprintf(buf, len, "%" PRIu64 " GiB", bytes >> 30);
+	else if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0)
+		snprintf(buf, len, "%" PRIu64 " MiB", bytes >> 20);
+	else
+		snprintf(buf, len, "%" PRIu64 " KiB", (bytes + 1023) >> 10);
+	return buf;
 }

@@ -266,16 +266,6 @@ int topo_pool_probe(const struct topo_pool *pool, struct topo_pool_probe *probe_
 	return 0;
 }
 
-static void size_str(uint64_t bytes, char *buf, size_t len)
-{
-	if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0)
-		snprintf(buf, len, "%" PRIu64 " GiB", (uint64_t)(bytes >> 30));
-	else if (bytes >= (1ull << 20))
-		snprintf(buf, len, "%" PRIu64 " MiB", (uint64_t)((bytes + (1ull << 20) - 1) >> 20));
-	else
-		snprintf(buf, len, "%" PRIu64 " KiB", (uint64_t)((bytes + 1023) >> 10));
-}
-
 bool topo_can_lock_any(void)
 {
 	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
@@ -295,8 +285,8 @@ int topo_memlock_check(uint64_t bytes)
 		return rcp_err(-errno, "getrlimit(RLIMIT_MEMLOCK): %s", strerror(errno));
 	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= bytes || topo_can_lock_any())
 		return 0;
-	size_str(bytes, need, sizeof(need));
-	size_str(rl.rlim_cur, have, sizeof(have));
+	rcp_size_text(bytes, need, sizeof(need));
+	rcp_size_text(rl.rlim_cur, have, sizeof(have));
 	return rcp_err(-ENOMEM,
 		       "the buffer pools need %s of locked memory but the limit is %s: "
 		       "raise it with 'ulimit -l unlimited' (or 'ulimit -l %" PRIu64 "', in KiB, "

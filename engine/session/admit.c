@@ -9,9 +9,11 @@
  * times its slots per stripe (the client's offer, at most ENG_MAX_SLOTS)
  * times its chunk, and never more than its workers' --buffer-mib. Pairing
  * may use fewer stripes later, never more, so the reservation holds what
- * the job allocates. A session larger than the whole budget gets fewer
- * slots per stripe (a cap session_setup applies); one that cannot fit even
- * with 2 slots per stripe is refused for good. A session that would fit
+ * the job allocates. A session larger than the whole budget reserves the
+ * whole budget: it gets fewer slots per stripe, and where even 2 slots for
+ * each of its stripes do not fit, server_setup.c caps its workers' buffers
+ * to its share so that it takes as many stripes as that holds; only a
+ * chunk whose one stripe cannot have 2 slots is refused for good. A session that would fit
  * but not beside those running is told the server is busy, and its client
  * asks again within its --timeout (client.c), as past --max-sessions.
  *
@@ -45,18 +47,6 @@ static uint64_t plan_buffer_bytes(const struct topo_plan *plan)
 	return sum;
 }
 
-/* bytes for a sentence: "16 KiB", "4 MiB", "1.5 MiB". */
-static const char *mem_text(uint64_t bytes, char buf[32])
-{
-	if (bytes < (1u << 20))
-		snprintf(buf, 32, "%" PRIu64 " KiB", (bytes + 1023) >> 10);
-	else if (bytes % (1u << 20) == 0)
-		snprintf(buf, 32, "%" PRIu64 " MiB", bytes >> 20);
-	else
-		snprintf(buf, 32, "%.1f MiB", (double)bytes / (1u << 20));
-	return buf;
-}
-
 /* Take need bytes of the budget if they fit beside what is held; false if not. */
 static bool budget_take(struct eng_server *srv, uint64_t need, uint64_t *held_out)
 {
@@ -83,23 +73,27 @@ int eng__admit_memory(struct eng_server *srv, const struct topo_plan *plan, cons
 	stripes = json_array_size(json_object_get(hello, ENG_KEY_STRIPES));
 	if (eng__proto_get_u64(hello, ENG_KEY_SLOTS, &offer) == 0 && offer < slots)
 		slots = offer < 2 ? 2 : offer; /* fewer than 2: session_setup refuses it */
-	if (stripes * 2 * chunk > max)
+	/* The server takes as many stripes as give 2 slots each within its share (server_setup.c).
+	 */
+	if (2 * (uint64_t)chunk > max)
 		return rcp_err(-ENOMEM,
-			       "this session's %" PRIu64 " stripes of %u KiB chunks need at least "
-			       "%s of slots, more than this server's --max-memory of %s allows "
-			       "all sessions together",
-			       stripes, chunk >> 10, mem_text(stripes * 2 * chunk, a),
-			       mem_text(max, b));
+			       "one stripe of %u KiB chunks needs at least %s of slots, more than "
+			       "this server's --max-memory of %s allows all sessions together",
+			       chunk >> 10, rcp_size_text(2 * (uint64_t)chunk, a, sizeof(a)),
+			       rcp_size_text(max, b, sizeof(b)));
 	if (stripes * slots * chunk > max)
-		slots = max / (stripes * chunk);
+		slots = max / (stripes * chunk) < 2 ? 2 : max / (stripes * chunk);
 	need = stripes * slots * chunk;
 	if (need > plan_buffer_bytes(plan))
 		need = plan_buffer_bytes(plan);
+	if (need > max) /* the stripes past it are trimmed */
+		need = max;
 	if (!budget_take(srv, need, &held))
 		return rcp_err(-EBUSY,
 			       "the server's sessions hold %s of its %s for slots (--max-memory) "
 			       "and this one needs up to %s; try again later",
-			       mem_text(held, a), mem_text(max, b), mem_text(need, c));
+			       rcp_size_text(held, a, sizeof(a)), rcp_size_text(max, b, sizeof(b)),
+			       rcp_size_text(need, c, sizeof(c)));
 	out->max_slots = (unsigned)slots;
 	out->bytes = need;
 	return 0;

@@ -39,8 +39,10 @@ struct client {
 	char peer[TOPO_MAX_RAILS][80]; /* per rail: the server rails it was paired with */
 	struct topo_plan asked;	       /* the options' fitted to this side's buffer: the hello's */
 	struct topo_plan plan;	       /* the session's: the hello's less unpaired stripes */
-	char unpaired[TOPO_MAX_RAILS][128]; /* per rail: why all its stripes were left out */
-	unsigned fit_held, fit_dropped;	    /* the stripes this side's buffer holds, and not */
+	char unpaired[TOPO_MAX_RAILS][128];   /* per rail: why all its stripes were left out */
+	unsigned fit_held, fit_dropped;	      /* the stripes this side's buffer holds, and not */
+	unsigned left[TOPO_MAX_RAILS];	      /* per rail: its stripes the server left unpaired */
+	const char *left_why[TOPO_MAX_RAILS]; /* and why (the first's reason) */
 	char rail_out[TOPO_MAX_RAILS][256]; /* per rail: why it was left out at set-up ("": not) */
 	uint64_t ranges_settled;	    /* a "ranges" session: the files the server settled */
 };
@@ -187,8 +189,7 @@ static int plan_fit(struct client *c)
 	int err;
 
 	c->asked = *c->o->plan;
-	if ((err = eng__stripes_fit(&c->asked, c->s.chunk, "this side", NULL, 0, NULL, &dropped)) !=
-	    0)
+	if ((err = eng__stripes_fit(&c->asked, c->s.chunk, "this side", &dropped)) != 0)
 		return err;
 	for (r = 0; r < c->asked.n_rails; r++) {
 		n += c->asked.rail[r].qps;
@@ -349,7 +350,7 @@ static const char *unpaired_why(const struct client *c, const json_t *st, const 
 				unsigned r)
 {
 	if (json_is_true(json_object_get(st, ENG_KEY_BUFFER_FULL)))
-		return "the server's buffer (--buffer-mib) holds no more stripes";
+		return "the server's buffer (--buffer-mib, --max-memory) holds no more stripes";
 	return family_offered(stripes, c->s.addr[r].addr.sa.sa_family)
 		       ? "the server has no ACTIVE rail on its subnet"
 	       : c->s.addr[r].addr.sa.sa_family == AF_INET6
@@ -379,10 +380,8 @@ static int plan_paired(struct client *c, const json_t *stripes)
 			left++;
 			why = why ? why : unpaired_why(c, st, stripes, r);
 		}
-		if (left)
-			rcp_log(RCP_LOG_NOTICE, "%s:%u: %s: %u of its %u stripes left out",
-				c->plan.rail[r].dev, c->plan.rail[r].port, why, left,
-				c->plan.rail[r].qps);
+		c->left[r] = left;
+		c->left_why[r] = why;
 		if (left && left == c->plan.rail[r].qps)
 			snprintf(c->unpaired[r], sizeof(c->unpaired[r]), "%s", why);
 		if (left == c->plan.rail[r].qps)
@@ -436,6 +435,11 @@ static void left_out_notices(const struct client *c)
 			"this side's buffer (--buffer-mib) holds %u of the %u stripes planned, 2 "
 			"slots of %u KiB each: the others left out",
 			c->fit_held, c->fit_held + c->fit_dropped, c->s.chunk >> 10);
+	for (r = 0; r < c->plan.n_rails; r++)
+		if (c->left[r])
+			rcp_log(RCP_LOG_NOTICE, "%s:%u: %s: %u of its %u stripes left out",
+				c->plan.rail[r].dev, c->plan.rail[r].port, c->left_why[r],
+				c->left[r], c->asked.rail[r].qps);
 	for (r = 0; r < c->plan.n_rails; r++)
 		if (c->rail_out[r][0])
 			rcp_log(RCP_LOG_NOTICE, "rail %s:%u left out: %s", c->plan.rail[r].dev,

@@ -14,8 +14,11 @@
  * allocate beyond what its operator allowed. Where a worker's budget cannot
  * give each of its stripes 2 slots, it takes only as many as it can (the
  * most loaded of its rails giving one up at a time) and the others are left
- * out as a stripe with no rail is; only a session none of whose stripes fits
- * is refused. The client fits its own plan to its own buffer the same way.
+ * out as a stripe with no rail is, each time the last stripe of the client
+ * rail that keeps the most, so the client keeps as many of its rails as it
+ * can; only a session none of whose stripes fits is refused. A session's
+ * share of serve --max-memory caps its workers' buffers first (admit.c).
+ * The client fits its own plan to its own buffer the same way.
  *
  * Threading: thread-safe (no shared state).
  */
@@ -139,14 +142,16 @@ int eng__stripes_pair(const json_t *stripes, const struct eng_rail_addr *ours,
 	return 0;
 }
 
-/* A size in whole MiB where it is one, else in KiB: "2 MiB", "1536 KiB". */
-static const char *size_text(uint64_t bytes, char *buf, size_t len)
+/* The stripes plan's rails of worker w take. */
+static uint64_t worker_stripes(const struct topo_plan *plan, unsigned w)
 {
-	if (bytes % (1u << 20) == 0)
-		snprintf(buf, len, "%" PRIu64 " MiB", bytes >> 20);
-	else
-		snprintf(buf, len, "%" PRIu64 " KiB", bytes >> 10);
-	return buf;
+	uint64_t stripes = 0;
+	unsigned r;
+
+	for (r = 0; r < plan->n_rails; r++)
+		if (plan->rail[r].worker == w)
+			stripes += plan->rail[r].qps;
+	return stripes;
 }
 
 /*
@@ -156,12 +161,10 @@ static const char *size_text(uint64_t bytes, char *buf, size_t len)
  */
 static unsigned worker_fit(struct topo_plan *plan, unsigned w, uint32_t chunk)
 {
-	uint64_t held = plan->worker[w].buffer_bytes / (2 * (uint64_t)chunk), stripes = 0;
+	uint64_t held = plan->worker[w].buffer_bytes / (2 * (uint64_t)chunk),
+		 stripes = worker_stripes(plan, w);
 	unsigned r, top, dropped = 0;
 
-	for (r = 0; r < plan->n_rails; r++)
-		if (plan->rail[r].worker == w)
-			stripes += plan->rail[r].qps;
 	for (; stripes > held; stripes--, dropped++) {
 		for (r = 0, top = ENG_NO_RAIL; r < plan->n_rails; r++)
 			if (plan->rail[r].worker == w &&
@@ -172,32 +175,14 @@ static unsigned worker_fit(struct topo_plan *plan, unsigned w, uint32_t chunk)
 	return dropped;
 }
 
-/* Unpair stripes of rail r past the qps the rail keeps: the last ones paired with it. */
-static void unpair_past(const struct topo_plan *plan, unsigned *peer_rail, size_t n, bool *trimmed)
+int eng__stripes_fit(struct topo_plan *plan, uint32_t chunk, const char *whose,
+		     unsigned *dropped_out)
 {
-	unsigned kept[TOPO_MAX_RAILS] = {0};
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		unsigned r = peer_rail[i];
-
-		if (r == ENG_NO_RAIL)
-			continue;
-		if (kept[r] < plan->rail[r].qps) {
-			kept[r]++;
-			continue;
-		}
-		peer_rail[i] = ENG_NO_RAIL;
-		trimmed[i] = true;
-	}
-}
-
-int eng__stripes_fit(struct topo_plan *plan, uint32_t chunk, const char *whose, unsigned *peer_rail,
-		     size_t n, bool *trimmed, unsigned *dropped_out)
-{
-	unsigned w, r, dropped = 0, left = 0, first = ENG_NO_RAIL;
+	unsigned w, r, dropped = 0, left = 0, first = ENG_NO_RAIL, qps[TOPO_MAX_RAILS];
 	char need[32], may[32];
 
+	for (r = 0; r < plan->n_rails; r++)
+		qps[r] = plan->rail[r].qps;
 	for (w = 0; w < plan->n_workers; w++) {
 		unsigned d = worker_fit(plan, w, chunk);
 
@@ -208,22 +193,121 @@ int eng__stripes_fit(struct topo_plan *plan, uint32_t chunk, const char *whose, 
 	for (r = 0; r < plan->n_rails; r++)
 		left += plan->rail[r].qps;
 	if (dropped && left == 0) {
+		for (r = 0; r < plan->n_rails; r++) /* the plan as it came */
+			plan->rail[r].qps = qps[r];
 		w = first == ENG_NO_RAIL ? 0 : first;
 		return rcp_err(-ENOMEM,
 			       "1 stripe of %u KiB chunks needs %s of slots on the node %d worker, "
 			       "which may use %s: use a smaller --chunk, or give %s a larger "
 			       "--buffer-mib",
-			       chunk >> 10, size_text(2 * (uint64_t)chunk, need, sizeof(need)),
+			       chunk >> 10, rcp_size_text(2 * (uint64_t)chunk, need, sizeof(need)),
 			       plan->worker[w].node,
-			       size_text(plan->worker[w].buffer_bytes, may, sizeof(may)), whose);
-	}
-	if (peer_rail) {
-		memset(trimmed, 0, n * sizeof(*trimmed));
-		if (dropped)
-			unpair_past(plan, peer_rail, n, trimmed);
+			       rcp_size_text(plan->worker[w].buffer_bytes, may, sizeof(may)),
+			       whose);
 	}
 	*dropped_out = dropped;
 	return 0;
+}
+
+/* For each of the n stripes, the first stripe of its client rail (the same address). */
+static void stripes_source(const json_t *stripes, size_t n, unsigned *src)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		const char *a = json_string_value(
+			json_object_get(json_array_get(stripes, i), ENG_KEY_ADDR));
+
+		for (j = 0, src[i] = (unsigned)i; j < i && a; j++) {
+			const char *b = json_string_value(
+				json_object_get(json_array_get(stripes, j), ENG_KEY_ADDR));
+
+			if (b && strcmp(a, b) == 0) {
+				src[i] = src[j];
+				break;
+			}
+		}
+	}
+}
+
+/*
+ * The stripe to unpair next, of a rail paired with more than it keeps: the
+ * last one of the client rail that keeps the most stripes (of those on
+ * such rails), so that each client rail keeps a stripe while it can. n
+ * when every rail is within what it keeps.
+ */
+static size_t unpair_next(const struct topo_plan *plan, const unsigned *peer_rail, size_t n,
+			  const unsigned *src)
+{
+	unsigned on[TOPO_MAX_RAILS] = {0}, kept[ENG_MAX_STRIPES] = {0};
+	size_t i, best = n;
+
+	for (i = 0; i < n; i++)
+		if (peer_rail[i] != ENG_NO_RAIL) {
+			on[peer_rail[i]]++;
+			kept[src[i]]++;
+		}
+	for (i = 0; i < n; i++) {
+		unsigned r = peer_rail[i];
+
+		if (r != ENG_NO_RAIL && on[r] > plan->rail[r].qps &&
+		    (best == n || kept[src[i]] >= kept[src[best]]))
+			best = i;
+	}
+	return best;
+}
+
+void eng__stripes_unpair(const struct topo_plan *plan, const json_t *stripes, unsigned *peer_rail,
+			 bool *trimmed_out)
+{
+	unsigned src[ENG_MAX_STRIPES];
+	size_t i, n = json_array_size(stripes);
+
+	stripes_source(stripes, n, src);
+	memset(trimmed_out, 0, n * sizeof(*trimmed_out));
+	while ((i = unpair_next(plan, peer_rail, n, src)) < n) {
+		peer_rail[i] = ENG_NO_RAIL;
+		trimmed_out[i] = true;
+	}
+}
+
+/*
+ * Cap the buffers of the workers that have stripes to cap bytes in all.
+ * First each gets one stripe's 2 slots at a time, in turn, while its
+ * buffer and its stripes take them, so that the cap keeps every worker a
+ * stripe while it can; what is left goes in proportion to the stripes so
+ * given, within each one's buffer.
+ */
+bool eng__plan_buffers_cap(struct topo_plan *plan, uint32_t chunk, uint64_t cap)
+{
+	uint64_t unit = 2 * (uint64_t)chunk, sum = 0, left = cap, n = 0, got[TOPO_MAX_NODES] = {0};
+	unsigned w;
+	bool more = true;
+
+	for (w = 0; w < plan->n_workers; w++)
+		if (worker_stripes(plan, w))
+			sum += plan->worker[w].buffer_bytes;
+	if (sum <= cap)
+		return false;
+	while (more)
+		for (w = 0, more = false; w < plan->n_workers; w++)
+			if (left >= unit && got[w] / unit < worker_stripes(plan, w) &&
+			    got[w] + unit <= plan->worker[w].buffer_bytes) {
+				got[w] += unit;
+				left -= unit;
+				n++;
+				more = true;
+			}
+	if (n == 0) /* no buffer holds one stripe's 2 slots: the fit refuses, naming it */
+		return false;
+	for (w = 0; w < plan->n_workers; w++) {
+		uint64_t more_w = (uint64_t)((unsigned __int128)left * (got[w] / unit) / n);
+		uint64_t room = plan->worker[w].buffer_bytes - got[w];
+
+		if (worker_stripes(plan, w))
+			plan->worker[w].buffer_bytes = got[w] + (more_w < room ? more_w : room);
+	}
+	return true;
 }
 
 int eng__slots_per_stripe(const struct topo_plan *plan, uint32_t chunk, const char *whose,
@@ -240,7 +324,7 @@ int eng__slots_per_stripe(const struct topo_plan *plan, uint32_t chunk, const ch
 		if (!stripes)
 			continue;
 		k = plan->worker[w].buffer_bytes / (stripes * chunk);
-		if (k < 2)
+		if (k < 2) /* past eng__stripes_fit, as both ends call it, never */
 			return rcp_err(-ENOMEM,
 				       "%" PRIu64 " stripes of %u KiB chunks need %" PRIu64
 				       " MiB of slots on the node %d worker, which may use %" PRIu64

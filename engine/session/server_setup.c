@@ -119,7 +119,7 @@ static int stripes_accept(struct srv_session *ss)
 	return err;
 }
 
-/* The stripes plan's rails take. */
+/* How many stripes the plan's rails take. */
 static unsigned plan_stripes(const struct topo_plan *plan)
 {
 	unsigned r, n = 0;
@@ -136,21 +136,25 @@ int eng__server_setup(struct srv_session *ss)
 	uint16_t port[TOPO_MAX_RAILS] = {0};
 	unsigned r, n_slots = 0, dropped = 0;
 	uint64_t client_slots;
-	bool usable[TOPO_MAX_RAILS];
+	bool usable[TOPO_MAX_RAILS], capped;
 	int err;
 
 	ss->plan = *ss->base;
 	rails_usable(ss, usable);
-	if ((err = eng__stripes_pair(stripes, ss->addr, &ss->plan, usable, ss->peer_rail)) != 0 ||
-	    (err = eng__stripes_fit(&ss->plan, ss->s.chunk, "the server", ss->peer_rail,
-				    json_array_size(stripes), ss->trimmed, &dropped)) != 0 ||
+	if ((err = eng__stripes_pair(stripes, ss->addr, &ss->plan, usable, ss->peer_rail)) != 0)
+		return err;
+	/* Its share of --max-memory: as many stripes as that holds. */
+	capped = ss->admit.bytes && eng__plan_buffers_cap(&ss->plan, ss->s.chunk, ss->admit.bytes);
+	if ((err = eng__stripes_fit(&ss->plan, ss->s.chunk, "the server", &dropped)) != 0 ||
 	    (err = eng__slots_per_stripe(&ss->plan, ss->s.chunk, "the server", &n_slots)) != 0)
 		return err;
+	eng__stripes_unpair(&ss->plan, stripes, ss->peer_rail, ss->trimmed);
 	if (dropped)
 		rcp_log(RCP_LOG_NOTICE,
-			"session %u: the buffer (--buffer-mib) holds %u of the client's %u "
+			"session %u: the buffer (%s) holds %u of the client's %u "
 			"stripes, 2 slots of %u KiB each: the others left out",
-			ss->id, plan_stripes(&ss->plan), plan_stripes(&ss->plan) + dropped,
+			ss->id, capped ? "its share of --max-memory" : "--buffer-mib",
+			plan_stripes(&ss->plan), (unsigned)json_array_size(stripes),
 			ss->s.chunk >> 10);
 	/* The client's memory is the client's: never more slots than its hello says it can take. */
 	if ((err = eng__proto_get_u64(ss->hello, ENG_KEY_SLOTS, &client_slots)) != 0)

@@ -514,7 +514,9 @@ struct eng_admit {
  * take within srv's --max-memory (none set: nothing reserved): into *out,
  * with the slots per stripe it may then have.
  * -EBUSY with a sentence (the client asks again) when it does not fit
- * beside the sessions running, -ENOMEM when it could never fit. Thread-safe.
+ * beside the sessions running, -ENOMEM when not even one stripe with 2
+ * slots could ever fit (more stripes are trimmed to the share, server_setup.c).
+ * Thread-safe.
  */
 int eng__admit_memory(struct eng_server *srv, const struct topo_plan *plan, const json_t *hello,
 		      uint32_t chunk, struct eng_admit *out);
@@ -592,24 +594,44 @@ int eng__stripes_pair(const json_t *stripes, const struct eng_rail_addr *ours,
 		      unsigned peer_rail[ENG_MAX_STRIPES]);
 
 /*
+ * Cap the buffers (--buffer-mib) of plan's workers that have stripes (its
+ * rails' qps) to cap bytes in all: a server's session so fits its stripes
+ * to its share of --max-memory too. Each worker first gets 2 slots of chunk
+ * bytes for one stripe at a time in turn (while its buffer and stripes take
+ * them), the rest in proportion to those. Where no buffer holds one
+ * stripe's 2 slots nothing changes (eng__stripes_fit then refuses).
+ * Whether it changed any buffer.
+ */
+bool eng__plan_buffers_cap(struct topo_plan *plan, uint32_t chunk, uint64_t cap);
+
+/*
  * Fit plan's stripes (its rails' qps) to its workers' buffers: a worker that
  * cannot give each of its stripes 2 slots of chunk bytes keeps as many as
  * it can, the most loaded of its rails giving one up at a time (the lower
- * index on a tie). With peer_rail (the n stripes paired by
- * eng__stripes_pair), the last stripes paired with each rail past what it
- * keeps become ENG_NO_RAIL and trimmed[i] true (every other false). The
- * stripes given up in *dropped_out; -ENOMEM with a sentence (whose: "the
- * server", "this side") when not one is left.
+ * index on a tie). The stripes given up in *dropped_out; -ENOMEM with a
+ * sentence (whose: "the server", "this side"), plan and *dropped_out as
+ * they were, when not one is left.
  */
-int eng__stripes_fit(struct topo_plan *plan, uint32_t chunk, const char *whose, unsigned *peer_rail,
-		     size_t n, bool *trimmed, unsigned *dropped_out);
+int eng__stripes_fit(struct topo_plan *plan, uint32_t chunk, const char *whose,
+		     unsigned *dropped_out);
+
+/*
+ * After eng__stripes_fit: unpair (ENG_NO_RAIL) the client's stripes
+ * (the hello's, paired in peer_rail by eng__stripes_pair) past what each of
+ * plan's rails keeps, each time the last stripe of the client rail that
+ * keeps the most, so that the client keeps as many of its own rails as it
+ * can; trimmed_out[i] says stripe i was unpaired here (every other false).
+ */
+void eng__stripes_unpair(const struct topo_plan *plan, const json_t *stripes, unsigned *peer_rail,
+			 bool *trimmed_out);
 
 /*
  * Slots per stripe: the smallest share of a worker's buffer budget, at most
  * ENG_MAX_SLOTS. -ENOMEM with a sentence (whose names the side, "the
  * server" or "this side") when a worker cannot give each of its stripes 2
- * slots of chunk bytes. Each side holds the other to its own: the client
- * says how many it can take in its hello, the server offers the smaller.
+ * slots of chunk bytes (which eng__stripes_fit, called first at both ends,
+ * leaves no worker short of; a plan not fitted can be). Each side holds the other to its own: the
+ * client says how many it can take in its hello, the server offers the smaller.
  */
 int eng__slots_per_stripe(const struct topo_plan *plan, uint32_t chunk, const char *whose,
 			  unsigned *n_out);

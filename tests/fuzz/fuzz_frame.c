@@ -8,15 +8,15 @@
  * taken as server.c takes them (eng__hello_terms, with and without a root;
  * the destination's name in hex; its transport, eng__transport_pick; a railcp-mpi job's ranges,
  * eng__ranges_terms) and its stripes paired with two rails of ours (eng__stripes_pair,
- * eng__stripes_fit, then eng__slots_per_stripe); then both halves of a server's authentication
- * (eng__session_auth keyless and keyed: the keyed one sends a challenge and reads the next frame as
- * the proof). As a client sees what follows: every further frame is read (a peer's "error" frame
- * becomes its sentence) and its fields fetched as the ends fetch those of a pull's sources and its
- * filter (server.c), a dry run's answer, a welcome's terms (client.c: eng__welcome_terms), done and
- * result (session.c); the frames as the sender of a copy with --update reads the receiver's map of
- * what it holds (eng__map_recv, "skip" and "kept"). Last, the same frames sealed with a known key
- * (each given its right tag) are read by a sealed connection, then the raw input is read by one
- * too, whose tags fail.
+ * eng__stripes_fit, eng__stripes_unpair, then eng__slots_per_stripe); then both halves of a
+ * server's authentication (eng__session_auth keyless and keyed: the keyed one sends a challenge and
+ * reads the next frame as the proof). As a client sees what follows: every further frame is read (a
+ * peer's "error" frame becomes its sentence) and its fields fetched as the ends fetch those of a
+ * pull's sources and its filter (server.c), a dry run's answer, a welcome's terms (client.c:
+ * eng__welcome_terms), done and result (session.c); the frames as the sender of a copy with
+ * --update reads the receiver's map of what it holds (eng__map_recv, "skip" and "kept"). Last, the
+ * same frames sealed with a known key (each given its right tag) are read by a sealed connection,
+ * then the raw input is read by one too, whose tags fail.
  *
  * Threading: one thread.
  */
@@ -102,8 +102,9 @@ static void stripes_field(const json_t *stripes, uint64_t chunk)
 	if (chunk < ENG_CHUNK_MIN || chunk > ENG_CHUNK_MAX || chunk % ENG_CHUNK_MIN)
 		return;
 	/* As many as the buffer holds: those left give every one 2 slots at least. */
-	if (eng__stripes_fit(&p, (uint32_t)chunk, "the server", peer, n, trimmed, &dropped) != 0)
+	if (eng__stripes_fit(&p, (uint32_t)chunk, "the server", &dropped) != 0)
 		return;
+	eng__stripes_unpair(&p, stripes, peer, trimmed);
 	for (i = 0, paired = 0; i < n; i++) {
 		FUZZ_CHECK(!trimmed[i] || peer[i] == ENG_NO_RAIL);
 		paired += peer[i] != ENG_NO_RAIL;

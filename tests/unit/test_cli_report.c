@@ -106,6 +106,39 @@ static void test_the_summary_and_json_say_the_qp_knobs_given(void **state)
 	free(text);
 }
 
+/* The connect timeout in whole seconds as such (not 3.6e+03 s), a part of one as a part. */
+static void test_the_summary_says_the_connect_timeout_in_seconds(void **state)
+{
+	static const struct {
+		int ms;
+		const char *line;
+	} cases[] = {
+		{3600 * 1000, "  each stripe connects within 3600 s (--connect-timeout, at most "
+			      "--timeout)\n"},
+		{400,
+		 "  each stripe connects within 0.4 s (--connect-timeout, at most --timeout)\n"},
+	};
+	struct eng_report r;
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+
+		assert_non_null(f);
+		report_make(&r);
+		r.connect_timeout_ms = cases[i].ms;
+		cli_report_print(f, &r, 2.0);
+		fclose(f);
+		if (!strstr(text, cases[i].line))
+			fail_msg("the summary of a connect timeout of %d ms:\n%s", cases[i].ms,
+				 text);
+		free(text);
+	}
+}
+
 static void test_the_json_counts_rails_left_out_apart_from_rails_lost(void **state)
 {
 	json_t *o = json_object(), *rails, *x;
@@ -241,6 +274,7 @@ int main(void)
 		cmocka_unit_test(test_the_summary_says_which_rails_were_left_out_at_set_up_and_why),
 		cmocka_unit_test(test_the_json_counts_rails_left_out_apart_from_rails_lost),
 		cmocka_unit_test(test_the_summary_and_json_say_the_qp_knobs_given),
+		cmocka_unit_test(test_the_summary_says_the_connect_timeout_in_seconds),
 		cmocka_unit_test(test_a_queue_line_keeps_a_sentence_that_is_not_utf8),
 		cmocka_unit_test(test_a_copy_that_went_on_over_tcp_says_so),
 		cmocka_unit_test(test_a_copy_that_went_over_tcp_from_the_start_says_so),

@@ -80,6 +80,19 @@ static void test_printable_escapes_what_could_forge_a_line(void **state)
 	assert_string_equal(rcp_printable("abc", out, 4), "...");
 }
 
+static void test_size_text_says_whole_units_and_rounds_kib_up(void **state)
+{
+	char b[32];
+
+	(void)state;
+	assert_string_equal(rcp_size_text(2ull << 30, b, sizeof(b)), "2 GiB");
+	assert_string_equal(rcp_size_text(1024ull << 20, b, sizeof(b)), "1 GiB");
+	assert_string_equal(rcp_size_text(8ull << 20, b, sizeof(b)), "8 MiB");
+	assert_string_equal(rcp_size_text(1536ull << 10, b, sizeof(b)), "1536 KiB");
+	assert_string_equal(rcp_size_text(100ull << 10, b, sizeof(b)), "100 KiB");
+	assert_string_equal(rcp_size_text((64ull << 10) + 1, b, sizeof(b)), "65 KiB");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -89,6 +102,7 @@ int main(void)
 		cmocka_unit_test(test_sentences_are_per_thread),
 		cmocka_unit_test(test_sentence_may_wrap_the_recorded_one),
 		cmocka_unit_test(test_printable_escapes_what_could_forge_a_line),
+		cmocka_unit_test(test_size_text_says_whole_units_and_rounds_kib_up),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -106,6 +106,31 @@ static void test_a_session_larger_than_the_budget_gets_fewer_slots(void **state)
 	assert_int_equal(r.bytes, 512 * KiB);
 }
 
+/*
+ * 4 stripes of 64 KiB need 512 KiB for 2 slots each; a budget of 256 KiB
+ * holds 2 of them: the session takes those 2 rather than being refused.
+ */
+static void test_a_session_of_more_stripes_than_the_budget_holds_takes_fewer(void **state)
+{
+	static const unsigned one[] = {1};
+	struct fx *fx = *state;
+	struct topo_plan plan;
+	struct eng_client_opts o;
+	struct eng_report r;
+	int err;
+
+	serve(fx, 256 * KiB);
+	plan_make(&plan, one, 1, 4, 1, BUDGET);
+	o = client_opts(&fx->srv, &plan, CHUNK, NULL);
+	o.bench_bytes = 512 * KiB;
+	err = eng__client_run(&o, &r);
+	if (err)
+		fail_msg("4 stripes under a budget of 2: %s", rcp_err_msg(err));
+	assert_int_equal(r.n_stripes, 2);
+	assert_int_equal(r.n_slots, 2);
+	assert_int_equal(r.bytes, 512 * KiB);
+}
+
 /* Two slots of 64 KiB do not fit in 100 KiB: refused at once, asked once; the server serves on. */
 static void test_a_session_that_could_never_fit_is_refused_at_once(void **state)
 {
@@ -117,7 +142,7 @@ static void test_a_session_that_could_never_fit_is_refused_at_once(void **state)
 	serve(fx, 100 * KiB);
 	err = bench_of(fx, CHUNK, TIMEOUT_MS, &r);
 	assert_int_equal(err, -ECONNABORTED); /* the server's own sentence */
-	if (!strstr(rcp_err_msg(err), "1 stripes of 64 KiB chunks need at least 128 KiB of "
+	if (!strstr(rcp_err_msg(err), "one stripe of 64 KiB chunks needs at least 128 KiB of "
 				      "slots, more than this server's --max-memory of 100 KiB") ||
 	    strstr(rcp_err_msg(err), "asked"))
 		fail_msg("a session that cannot fit: %s", rcp_err_msg(err));
@@ -268,6 +293,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_a_session_past_the_memory_budget_waits_its_turn),
 		T(test_a_session_larger_than_the_budget_gets_fewer_slots),
+		T(test_a_session_of_more_stripes_than_the_budget_holds_takes_fewer),
 		T(test_a_session_that_could_never_fit_is_refused_at_once),
 		T(test_a_burst_under_the_memory_budget_is_served_whole),
 		T(test_a_one_chunk_copy_takes_two_slots),

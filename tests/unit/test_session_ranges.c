@@ -1,6 +1,6 @@
 /*
  * test_session_ranges.c - a railcp-mpi job's file cut into byte ranges,
- * over whole loopback sessions (protocol 16, engine/session/ranges.c): two
+ * over whole loopback sessions (protocol 17, engine/session/ranges.c): two
  * pushes, each of one range, land in the job's one temporary and never
  * under the final name; a "ranges" session puts the file in place,
  * byte-identical, once; another removes a failed job's temporary; a list
