@@ -223,6 +223,7 @@ static const char *claims_verify(int pfd, const char *data, const struct io_entr
 	int fd = p->look ? io__partial_look(pfd, data)
 			 : io__partial_open(pfd, data, O_RDWR, e->path);
 	uint8_t *buf = malloc(chunk);
+	struct stat st;
 	uint64_t k;
 	uint32_t len;
 
@@ -234,6 +235,8 @@ static const char *claims_verify(int pfd, const char *data, const struct io_entr
 		free(buf);
 		if (busy)
 			return "another copy is writing its file";
+		if (fd == -ENOENT && p->look && fstatat(pfd, data, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			return "its data file is not this receiver's own (a copy would remove it)";
 		return fd == -ENOENT ? "its data file is gone" : "its data file cannot be used";
 	}
 	if (p->look) /* no copy writes it now; what is read next is a count, no promise */
