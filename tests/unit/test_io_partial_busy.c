@@ -30,18 +30,25 @@ static const char *watch_path;
 static ino_t watch_ino;
 static _Atomic unsigned reads_watched, reads_locked;
 
-/* Each read of the watched file first tries the lock a copy would take, as another copy. */
+/*
+ * Each read of the watched file first tries the lock a copy would take, as
+ * another copy; one at a time, since the digests' pass reads on several
+ * threads and two tries at once would find each other's lock.
+ */
 ssize_t __wrap_pread(int fd, void *buf, size_t n, off_t off)
 {
+	static pthread_mutex_t one = PTHREAD_MUTEX_INITIALIZER;
 	struct stat st;
 	int other;
 
 	if (watch_ino && fstat(fd, &st) == 0 && st.st_ino == watch_ino &&
 	    (other = open(watch_path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		pthread_mutex_lock(&one);
 		reads_watched++;
 		if (flock(other, LOCK_EX | LOCK_NB) < 0)
 			reads_locked++;
 		close(other); /* and the lock, if it got it */
+		pthread_mutex_unlock(&one);
 	}
 	return __real_pread(fd, buf, n, off);
 }
