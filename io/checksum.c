@@ -38,11 +38,15 @@
  *
  * A dry run (IO_ROOT_DRY, -c -n) holds the same chunks without making or
  * writing anything: a cut copy's claims are taken as the next -c would take
- * them, but only looked at (p->look: nothing not the receiver's own is
- * removed, the data file is opened for reading and locked only while its
- * chunks are checked), and read from the data file; the others are read
- * from the old file. So the digests compared, and the chunks counted, are
- * the ones the next -c copy would compare and send.
+ * them, but only looked at (p->look: nothing is removed, the data file is
+ * opened for reading, its shared lock taken only to see that no copy
+ * writes it and let go before its chunks are read back), and read from the
+ * data file; the others are read from the old file. So the digests
+ * compared, and the chunks counted, are the ones the next -c copy would
+ * compare and send; but where that copy could not make or lock the data
+ * file (data_make: another copy writing it, or a name it may not replace)
+ * it would send the file whole, which the count, keeping the old file's
+ * chunks, does not foresee.
  *
  * Threading: thread-safe on distinct entries.
  */

@@ -179,24 +179,27 @@ static bool chunk_still(int fd, const struct io_entry *e, uint32_t chunk, uint64
 #define LOCK_STEP_US 20000
 
 /*
- * fd's lock (op: LOCK_EX, or a dry run's LOCK_SH), waited for up to
- * LOCK_WAIT_NS: 0, or -1 with errno (EWOULDBLOCK: another copy holds it
- * still). A wait that runs out means another copy is writing the file; for
- * LOCK_QUIET_NS after it no other file of this process waits, so a tree
- * another copy is writing costs one wait, not one per file.
+ * fd's lock (a copy's LOCK_EX, or a dry run's LOCK_SH if look), waited for
+ * up to LOCK_WAIT_NS: 0, or -1 with errno (EWOULDBLOCK: another copy holds
+ * it still). A wait that runs out means another copy is writing the file;
+ * for LOCK_QUIET_NS after it no other file of this process waits, so a tree
+ * another copy is writing costs one wait, not one per file. Copies and dry
+ * runs keep apart times: a dry run that gave up spares no copy its wait.
  */
-static int lock_wait(int fd, int op)
+static int lock_wait(int fd, bool look)
 {
-	static _Atomic uint64_t gave_up_ns;
-	uint64_t start = rcp_now_ns(), last = atomic_load(&gave_up_ns);
+	static _Atomic uint64_t gave_up_ns[2]; /* a copy's, a dry run's */
+	_Atomic uint64_t *gave_up = &gave_up_ns[look];
+	uint64_t start = rcp_now_ns(), last = atomic_load(gave_up);
 	bool wait = last == 0 || start - last > LOCK_QUIET_NS;
+	int op = look ? LOCK_SH : LOCK_EX;
 
 	while (flock(fd, op | LOCK_NB) < 0) {
 		if (errno != EWOULDBLOCK)
 			return -1;
 		if (!wait || rcp_now_ns() - start >= LOCK_WAIT_NS) {
 			if (wait)
-				atomic_store(&gave_up_ns, rcp_now_ns());
+				atomic_store(gave_up, rcp_now_ns());
 			errno = EWOULDBLOCK;
 			return -1;
 		}
@@ -209,9 +212,10 @@ static int lock_wait(int fd, int op)
  * What the data file still holds of p's claims: p keeps only those, the
  * file locked first (into p->fd): what is checked is what this copy then
  * writes, and no other copy touches it meanwhile. A dry run's look (p->look)
- * opens it for reading and holds a shared lock only for the check, waited
- * for as a copy waits: it keeps no copy from the file after that. A reason
- * when it cannot be.
+ * opens it for reading and takes a shared lock, waited for as a copy waits,
+ * only to learn that no copy is writing it now; it lets the lock go before
+ * reading anything back, so a copy that starts meanwhile is not kept
+ * waiting (nor sent whole) for a count. A reason when it cannot be.
  */
 static const char *claims_verify(int pfd, const char *data, const struct io_entry *e,
 				 uint32_t chunk, struct io_partial *p)
@@ -219,10 +223,11 @@ static const char *claims_verify(int pfd, const char *data, const struct io_entr
 	int fd = p->look ? io__partial_look(pfd, data)
 			 : io__partial_open(pfd, data, O_RDWR, e->path);
 	uint8_t *buf = malloc(chunk);
+	struct stat st;
 	uint64_t k;
 	uint32_t len;
 
-	if (fd < 0 || !buf || lock_wait(fd, p->look ? LOCK_SH : LOCK_EX) < 0) {
+	if (fd < 0 || !buf || lock_wait(fd, p->look) < 0) {
 		bool busy = fd >= 0 && buf && errno == EWOULDBLOCK;
 
 		if (fd >= 0)
@@ -230,8 +235,12 @@ static const char *claims_verify(int pfd, const char *data, const struct io_entr
 		free(buf);
 		if (busy)
 			return "another copy is writing its file";
+		if (fd == -ENOENT && p->look && fstatat(pfd, data, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			return "its data file is not this receiver's own (a copy would remove it)";
 		return fd == -ENOENT ? "its data file is gone" : "its data file cannot be used";
 	}
+	if (p->look) /* no copy writes it now; what is read next is a count, no promise */
+		flock(fd, LOCK_UN);
 	for (k = 0; k < p->n_chunks; k++) {
 		if (!io_partial_has(p, k))
 			continue;
@@ -243,8 +252,6 @@ static const char *claims_verify(int pfd, const char *data, const struct io_entr
 		p->held++;
 		p->held_bytes += len;
 	}
-	if (p->look)
-		flock(fd, LOCK_UN);
 	p->fd = fd;
 	free(buf);
 	return NULL;

@@ -14,8 +14,9 @@
  * With -c (protocol 14) the list waits for a comparison of the old files
  * chunk by chunk, by the same maps, keyed digests and confirmed map as a
  * -c copy's (the skip map first with -u; kept.c): the receiver's root
- * carries IO_ROOT_DRY, so its old files are read where they are and no
- * partial file is made (io/checksum.c). Both ends then hold in their plan
+ * carries IO_ROOT_DRY, so its old files, and what a cut -c copy's partial
+ * file holds, are read where they are and no partial file is made
+ * (io/checksum.c). Both ends then hold in their plan
  * only the chunks a copy would send, and the listing end counts them per
  * entry (struct eng_dry_chunks) for dry_list. The session ends after the
  * "hashed" frames. A pull's filter travels after its
@@ -87,9 +88,10 @@ static int chunks_total(const struct eng_session *s, uint64_t **total_out)
  * -c -n, the receiver: m (consumed) becomes s->files beneath root (taken
  * over; NULL: nothing there yet, every file whole), and its old files are
  * compared with the sender's chunk by chunk as a -c copy compares them (the
- * maps and digests of kept.c), read where they are (IO_ROOT_DRY): nothing
- * is made or written. With update, what it holds already is left out first,
- * as a copy leaves it. total_out (may be NULL): chunks_total before that.
+ * maps and digests of kept.c), read where they are with what a cut -c
+ * copy's partial file holds (IO_ROOT_DRY): nothing is made or written.
+ * With update, what it holds already is left out first, as a copy leaves
+ * it. total_out (may be NULL): chunks_total before that.
  */
 static int dry_compare(struct eng_session *s, struct io_manifest *m, struct io_root *root,
 		       bool update, uint64_t **total_out)

@@ -7,14 +7,51 @@
  * lands whole, and the other copy's partial file is left to it. Whole copies over the loopback
  * transport (partial_harness.h).
  *
+ * A -c -n dry run after a cut -c copy reads its data file back without the
+ * lock (a copy that starts meanwhile takes it at once: pread is wrapped,
+ * -Wl,--wrap in tests/SConscript, to try it there), and one that gave up
+ * waiting spares no copy its wait.
+ *
  * Threading: one gated copy at a time, a canceller thread, and a thread
- * that lets the lock go.
+ * that lets the lock go; the wrapper's state is plain globals, set while
+ * no copy runs.
  */
 #include "partial_harness.h"
 
 #include <pthread.h>
 #include <sys/file.h>
 #include <unistd.h>
+
+ssize_t __real_pread(int fd, void *buf, size_t n, off_t off);
+ssize_t __wrap_pread(int fd, void *buf, size_t n, off_t off);
+
+/* The data file watched (st_ino 0: none), and what each read of it found of its lock. */
+static const char *watch_path;
+static ino_t watch_ino;
+static _Atomic unsigned reads_watched, reads_locked;
+
+/*
+ * Each read of the watched file first tries the lock a copy would take, as
+ * another copy; one at a time, since the digests' pass reads on several
+ * threads and two tries at once would find each other's lock.
+ */
+ssize_t __wrap_pread(int fd, void *buf, size_t n, off_t off)
+{
+	static pthread_mutex_t one = PTHREAD_MUTEX_INITIALIZER;
+	struct stat st;
+	int other;
+
+	if (watch_ino && fstat(fd, &st) == 0 && st.st_ino == watch_ino &&
+	    (other = open(watch_path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		pthread_mutex_lock(&one);
+		reads_watched++;
+		if (flock(other, LOCK_EX | LOCK_NB) < 0)
+			reads_locked++;
+		close(other); /* and the lock, if it got it */
+		pthread_mutex_unlock(&one);
+	}
+	return __real_pread(fd, buf, n, off);
+}
 
 struct holder {
 	int fd;
@@ -85,11 +122,78 @@ static void test_a_lock_held_throughout_sends_the_file_whole(void **state)
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
 
+/* A cut -c push of the big file to a name with no old file: its server's session ended. */
+static void cut_c_push(struct fx *fx, struct pt *p)
+{
+	struct eng_report r;
+
+	pt_start(fx, p, NULL);
+	p->checksum = true;
+	pt_copy(fx, p, ENG_PUSH, gate_arm(75), true, &r);
+	server_again(fx, p);
+	assert_int_equal(count_prefix(p->root, ".railcp-tmp-p"), 1);
+}
+
+/*
+ * A dry run reads back each chunk a cut copy claims (minutes, for a big
+ * file): a -c copy that starts meanwhile takes the data file's lock at once,
+ * where it would wait 2 s for the dry run's and then send the file whole.
+ */
+static void test_a_dry_runs_read_back_keeps_no_copy_from_the_lock(void **state)
+{
+	struct fx *fx = *state;
+	struct eng_dry_chunks c;
+	char data[4096];
+	struct stat st;
+	struct pt p;
+
+	cut_c_push(fx, &p);
+	path_of_prefix(p.root, ".railcp-tmp-p", data);
+	assert_int_equal(stat(data, &st), 0);
+	watch_path = data;
+	reads_watched = reads_locked = 0;
+	watch_ino = st.st_ino;
+	c = pt_dry(fx, &p, ENG_PUSH);
+	watch_ino = 0;
+	assert_true(c.differ > 0 && c.differ < c.chunks); /* what the cut copy received, kept */
+	assert_true(reads_watched >= c.chunks - c.differ);
+	assert_int_equal(reads_locked, 0);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+/*
+ * A dry run that waited for a held lock and gave up does not make the -c
+ * copy that follows give up at once (the quiet time after a wait that ran
+ * out is a copy's own): it waits, the lock goes, and what the cut copy
+ * received is kept.
+ */
+static void test_a_dry_run_that_gave_up_spares_no_copy_its_wait(void **state)
+{
+	struct fx *fx = *state;
+	struct eng_dry_chunks c;
+	struct eng_report r;
+	struct holder h;
+	pthread_t t;
+	struct pt p;
+
+	cut_c_push(fx, &p);
+	h = (struct holder){hold_partial(&p), 300};
+	c = pt_dry(fx, &p, ENG_PUSH);
+	assert_int_equal(c.differ, c.chunks); /* the held file's claims: not taken */
+	assert_int_equal(pthread_create(&t, NULL, let_go, &h), 0);
+	resumed_push(fx, &p, &r);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_true(r.bytes_kept > 0);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
 int main(void)
 {
-	/* In this order: a wait that runs out spares the waits of the next 10 s. */
+	/* In this order: a copy's wait that runs out spares the waits of the next 10 s. */
 	const struct CMUnitTest tests[] = {
 		T(test_a_lock_let_go_within_the_wait_keeps_what_arrived),
+		T(test_a_dry_runs_read_back_keeps_no_copy_from_the_lock),
+		T(test_a_dry_run_that_gave_up_spares_no_copy_its_wait),
 		T(test_a_lock_held_throughout_sends_the_file_whole),
 	};
 

@@ -110,16 +110,43 @@ static void test_another_users_data_file_is_not_kept_nor_put_in_place(void **sta
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
 
+/* What the server said (stderr) while a dry run of p ran, into log; and its count. */
+static struct eng_dry_chunks dry_said(struct fx *fx, struct pt *p, char *log, size_t len)
+{
+	struct eng_dry_chunks c;
+	char path[4096];
+	int fd, saved;
+	ssize_t n;
+
+	t_path(path, fx->base, "said");
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	fflush(stderr);
+	assert_true((saved = dup(STDERR_FILENO)) >= 0);
+	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+	c = pt_dry(fx, p, ENG_PUSH);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	n = pread(fd, log, len - 1, 0);
+	log[n > 0 ? n : 0] = '\0';
+	close(fd);
+	fputs(log, stderr);
+	return c;
+}
+
 /*
  * (a') The same file, and a -c -n push: a dry run looks and removes
- * nothing, so the file keeps its name and its owner; its chunks are not
- * counted as kept (the copy would remove it), so all of them would travel.
+ * nothing, so the file, its record and its log keep their names and the
+ * file its owner; its chunks are not counted as kept (the copy would
+ * remove it), so all of them would travel, and the notice says why, not
+ * that the file is gone.
  */
 static void test_a_dry_run_with_c_removes_no_data_file_of_another_user(void **state)
 {
 	struct fx *fx = *state;
 	struct eng_dry_chunks c;
-	char data[4096];
+	char data[4096], log[16384];
 	struct stat st;
 	struct pt p;
 	int fd;
@@ -129,12 +156,17 @@ static void test_a_dry_run_with_c_removes_no_data_file_of_another_user(void **st
 	cut_push(fx, &p);
 	path_of_prefix(p.root, ".railcp-tmp-p", data);
 	fd = give_to_other_user(data);
-	c = pt_dry(fx, &p, ENG_PUSH);
+	c = dry_said(fx, &p, log, sizeof(log));
 	assert_int_equal(c.differ, 513);
+	assert_non_null(strstr(log, "the partial record of \"big\" is ignored: its data file is "
+				    "not this receiver's own (a copy would remove it)"));
+	assert_null(strstr(log, "gone"));
 	assert_int_equal(fstat(fd, &st), 0);
 	assert_int_equal(st.st_uid, OTHER_UID);
 	assert_int_equal(st.st_nlink, 1);
 	assert_int_equal(count_prefix(p.root, ".railcp-tmp-p"), 1);
+	assert_int_equal(count_prefix(p.root, ".railcp-tmp-r"), 1);
+	assert_int_equal(count_prefix(p.root, ".railcp-tmp-l"), 1);
 	close(fd);
 	assert_int_equal(server_stop(&fx->srv), 0);
 }

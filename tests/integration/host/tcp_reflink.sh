@@ -7,9 +7,12 @@
 # shared, and that the 3 changed ones do not; the new file is the source's
 # bytes and only the 3 chunks travelled. The same for a pull with -c, whose
 # receiver is the client. Needs root, loop devices, the file systems in the
-# kernel and their mkfs (xfsprogs, btrfs-progs: tools/setup); where one file
-# system cannot run, the other still does and the test then skips, naming
-# what was missing. Every mount and loop device is undone on every way out.
+# kernel and their mkfs (xfsprogs, btrfs-progs: tools/setup); it skips where
+# no loop device can be attached (a container may have /dev/loop-control
+# and no loop nodes), and where one file system cannot run, the other still
+# does and the test then skips, naming what was missing and where it passed.
+# Every mount and loop device is undone on every way out, a second signal
+# meanwhile ignored.
 . tests/integration/lib.sh
 [ "$(id -u)" -eq 0 ] || skip "not root: loop devices and mounts need root"
 [ -e /dev/loop-control ] || modprobe loop 2>/dev/null
@@ -31,10 +34,15 @@ fs_down() {
 	[ -z "$dev" ] || losetup -d "$dev"
 	dev=""
 }
-trap 'fs_down; rm -rf "$tmp"' EXIT
+trap 'trap "" TERM INT HUP PIPE; fs_down; rm -rf "$tmp"' EXIT
 trap 'exit 143' TERM INT HUP PIPE
 cd "$tmp" || fail "no $tmp"
 mkdir src
+truncate -s 1M probe.img || fail "cannot make $tmp/probe.img"
+dev=$(losetup -f --show probe.img 2>"probe.err") ||
+	skip "cannot attach a loop device here: $(cat probe.err)"
+losetup -d "$dev" || fail "cannot detach $dev"
+dev=""
 tcp="--transport tcp --rails lo --port $port --chunk 256K"
 chunk=262144 nchunks=128
 changed="3 64 127"
