@@ -3,15 +3,16 @@
  * railcp-mpi job write, each a byte range of it (doc/design.md, railcp-mpi).
  *
  * Every range of a file lands in one temporary per file and job, beside the
- * final name: ".railcp-tmp-j", the job id and the CRC-64 of the final name,
- * in hex. The name starts with IO_TMP_PREFIX, so no peer can name it and no
- * walk lists it; the job id keeps two jobs into one tree apart. Several
- * sessions (of one server or of several serving one shared root) open it,
- * so it is created with O_EXCL only when missing and otherwise taken as it
- * is, never truncated, and only if it is the receiver's own (a regular file
- * of its user, one link, written by no one else: io__partial_open's checks,
- * which remove anything else under the name and make it anew). It is sized
- * to the file's whole size, so every range writes inside it, in any order.
+ * final name: ".railcp-tmp-j", the job id and the first 128 bits of the
+ * SHA-256 of the final name, in hex (a CRC-64 is easily made to collide:
+ * two names would share one temporary). The name starts with IO_TMP_PREFIX, so no peer can name it
+ * and no walk lists it; the job id keeps two jobs into one tree apart. Several sessions (of one
+ * server or of several serving one shared root) open it, so it is created with O_EXCL only when
+ * missing and otherwise taken as it is, never truncated, and only if it is the receiver's own (a
+ * regular file of its user, one link, written by no one else: io__partial_own's checks) and holds
+ * nothing or the file's whole size; anything else under the name fails the session, never removed
+ * and made anew, which would lose the ranges already landed in it. It is sized to the file's whole
+ * size, so every range writes inside it, in any order.
  *
  * A range is a manifest entry of the file's whole size whose extents are
  * the ranges it carries (one, or a few when one session carries several):
@@ -40,6 +41,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <openssl/sha.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -47,8 +49,13 @@
 
 void io__range_name(uint64_t job, const char *last, char out[IO_RANGE_NAME_LEN])
 {
-	snprintf(out, IO_RANGE_NAME_LEN, "%sj%016llx%016llx", IO_TMP_PREFIX,
-		 (unsigned long long)job, (unsigned long long)io_chunk_hash(last, strlen(last)));
+	unsigned char md[SHA256_DIGEST_LENGTH];
+	int n, i;
+
+	SHA256((const unsigned char *)last, strlen(last), md);
+	n = snprintf(out, IO_RANGE_NAME_LEN, "%sj%016llx", IO_TMP_PREFIX, (unsigned long long)job);
+	for (i = 0; i < 16; i++)
+		n += snprintf(out + n, IO_RANGE_NAME_LEN - (size_t)n, "%02x", md[i]);
 }
 
 /*
@@ -96,27 +103,42 @@ int io_wfile_range(struct io_wfile *f, uint64_t job)
 /* The job's temporary of f, as the open with O_EXCL answered (res): the descriptor, or -errno. */
 int io__range_take(struct io_wfile *f, int res)
 {
+	const char *why = "it is not of the file's size";
 	char esc[IO_ESC_MAX];
 	struct stat st;
-	int tries;
+	int err;
 
-	/* Another session made it first, or someone else's file has the name: judged. */
-	for (tries = 0; res == -EEXIST && tries < 2; tries++)
-		res = io__partial_open(f->pfd, f->tmp, O_RDWR | O_CREAT, f->e->path);
+	io__path_escape(f->e->path, strlen(f->e->path), esc);
+	/*
+	 * Another session made it first: taken only if it is the receiver's
+	 * own, never removed and made anew, which would lose the ranges
+	 * already in it.
+	 */
+	if (res == -EEXIST)
+		res = io__partial_own(f->pfd, f->tmp, O_RDWR, &why);
+	if (res == -EPERM)
+		return rcp_err(res, "refused the job's temporary file of \"%s\": %s", esc, why);
 	if (res < 0)
-		return rcp_err(res, "cannot open the job's temporary file of \"%s\": %s",
-			       io__path_escape(f->e->path, strlen(f->e->path), esc),
+		return rcp_err(res, "cannot open the job's temporary file of \"%s\": %s", esc,
 			       strerror(-res));
-	if (fstat(res, &st) < 0 ||
-	    ((uint64_t)st.st_size != f->e->size && ftruncate(res, (off_t)f->e->size) < 0)) {
-		int err = -errno;
-
-		close(res);
-		return rcp_err(err, "cannot size the job's temporary file of \"%s\": %s",
-			       io__path_escape(f->e->path, strlen(f->e->path), esc),
-			       strerror(-err));
-	}
-	return res;
+	if (fstat(res, &st) < 0)
+		err = -errno;
+	else if ((uint64_t)st.st_size == f->e->size)
+		return res;
+	else if (st.st_size != 0) /* neither just made nor sized by this job */
+		err = -EPERM;
+	else if (ftruncate(res, (off_t)f->e->size) == 0)
+		return res;
+	else
+		err = -errno;
+	close(res);
+	if (err == -EPERM)
+		return rcp_err(err,
+			       "refused the job's temporary file of \"%s\": it holds %llu "
+			       "bytes, neither none nor the file's %llu",
+			       esc, (unsigned long long)st.st_size, (unsigned long long)f->e->size);
+	return rcp_err(err, "cannot size the job's temporary file of \"%s\": %s", esc,
+		       strerror(-err));
 }
 
 /* What place and remove share: path checked, its directory (*pfd_out, *kept_out) and name. */

@@ -5,7 +5,9 @@
  * whole file's size, mode and time; a hostile peer's path outside the root,
  * or a range beyond the file's whole size or off its chunks, is refused in
  * one sentence before anything is made; a name planted where the temporary
- * goes is never written through; a failed job's temporary goes. Each test
+ * goes, or one of another size, fails the range and is neither written
+ * through nor made anew; the temporary is named by SHA-256, not a CRC; a
+ * failed job's temporary goes. Each test
  * runs in a scratch directory of its own, on one thread.
  */
 #include <setjmp.h>
@@ -198,40 +200,71 @@ static void test_a_range_beyond_the_whole_size_or_off_its_chunks_is_refused(void
 	io_root_close(r);
 }
 
-static void test_a_name_planted_at_the_temporary_is_not_written_through(void **state)
+static void test_a_name_planted_at_the_temporary_is_refused_and_left(void **state)
 {
 	struct fixture *fx = *state;
 	struct io_root *r = root_of(fx, 0);
-	static uint8_t data[WHOLE];
 	char name[IO_RANGE_NAME_LEN], p[4096], target[4096];
 	struct io_wfile *w = NULL;
 	struct stat st;
 	struct fe f;
 
-	memset(data, 'd', sizeof(data));
 	t_write(fx->outside, "victim", "keep", 4, 0644);
 	t_path(target, fx->outside, "victim");
 	io__range_name(JOB, "big", name);
 	t_path(p, fx->root, name);
 	assert_int_equal(symlink(target, p), 0);
 	fe_range(&f, "big", WHOLE, 0, CH);
-	assert_int_equal(range_open(r, &f, JOB, &w), 0);
-	range_write(w, data, 0, CH);
-	assert_int_equal(io_wfile_finalize(w), 0);
+	/* not its own: the session fails, nothing is made anew (other ranges may be in it) */
+	assert_int_equal(range_open(r, &f, JOB, &w), -EPERM);
+	assert_non_null(strstr(rcp_err_msg(-EPERM), "refused the job's temporary file of \"big\": "
+						    "it is a symbolic link"));
 	assert_int_equal(lstat(p, &st), 0);
-	assert_true(S_ISREG(st.st_mode)); /* made anew, its own */
-	assert_int_equal(st.st_size, WHOLE);
+	assert_true(S_ISLNK(st.st_mode));
 	assert_int_equal(stat(target, &st), 0);
 	assert_int_equal(st.st_size, 4);
 	/* a hard link to a file outside: the same */
 	assert_int_equal(unlink(p), 0);
 	assert_int_equal(link(target, p), 0);
-	assert_int_equal(range_open(r, &f, JOB, &w), 0);
-	io_wfile_abort(w);
+	assert_int_equal(range_open(r, &f, JOB, &w), -EPERM);
+	assert_non_null(strstr(rcp_err_msg(-EPERM), "it is hard-linked under another name"));
 	assert_int_equal(stat(target, &st), 0);
 	assert_int_equal(st.st_size, 4);
-	assert_int_equal(st.st_nlink, 1);
+	assert_int_equal(st.st_nlink, 2);
 	io_root_close(r);
+}
+
+static void test_a_temporary_of_another_size_is_refused_not_resized(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_root *r = root_of(fx, 0);
+	char name[IO_RANGE_NAME_LEN], p[4096];
+	struct io_wfile *w = NULL;
+	struct stat st;
+	struct fe f;
+
+	io__range_name(JOB, "big", name);
+	t_write(fx->root, name, "other", 5, 0600);
+	fe_range(&f, "big", WHOLE, 0, CH);
+	assert_int_equal(range_open(r, &f, JOB, &w), -EPERM);
+	assert_non_null(strstr(rcp_err_msg(-EPERM), "it holds 5 bytes, neither none nor the "
+						    "file's 12388"));
+	t_path(p, fx->root, name);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_size, 5);
+	io_root_close(r);
+}
+
+static void test_two_names_never_share_a_temporary(void **state)
+{
+	char a[IO_RANGE_NAME_LEN], b[IO_RANGE_NAME_LEN];
+
+	(void)state;
+	/* SHA-256 of the name, cut to 128 bits: "abc"'s digest starts ba7816bf... */
+	io__range_name(JOB, "abc", a);
+	assert_string_equal(a, ".railcp-tmp-j0123456789abcdefba7816bf8f01cfea414140de5dae2223");
+	io__range_name(JOB, "abd", b);
+	assert_string_not_equal(a, b);
 }
 
 static void test_a_short_temporary_is_never_put_in_place(void **state)
@@ -287,7 +320,9 @@ int main(void)
 		T(test_with_keep_meta_the_place_keeps_its_directory_time),
 		T(test_a_path_outside_the_root_is_refused),
 		T(test_a_range_beyond_the_whole_size_or_off_its_chunks_is_refused),
-		T(test_a_name_planted_at_the_temporary_is_not_written_through),
+		T(test_a_name_planted_at_the_temporary_is_refused_and_left),
+		T(test_a_temporary_of_another_size_is_refused_not_resized),
+		T(test_two_names_never_share_a_temporary),
 		T(test_a_short_temporary_is_never_put_in_place),
 		T(test_an_aborted_range_leaves_the_temporary_for_the_job_to_remove),
 	};
