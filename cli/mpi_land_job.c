@@ -82,9 +82,25 @@ void cli__mpi_land_share(struct job *j)
 	j->o.chunk_fit = false; /* the cuts are at multiples of the chunk: it stays */
 }
 
+/* One attempt of the place: after the first, an earlier one may have put some files in place. */
+struct place_try {
+	struct eng_report *rep;
+	bool tried;
+};
+
+static int place_run(struct job *j, void *ctx)
+{
+	struct place_try *t = ctx;
+
+	j->o.range_step = t->tried ? ENG_RANGES_PLACE_AGAIN : ENG_RANGES_PLACE;
+	t->tried = true;
+	return eng_copy_run(&j->o, t->rep);
+}
+
 void cli__mpi_land_place(struct job *j, struct result *res)
 {
 	struct eng_report rep;
+	struct place_try t = {.rep = &rep};
 
 	if (!cli_mpi_split_files(j->split))
 		return;
@@ -93,9 +109,8 @@ void cli__mpi_land_place(struct job *j, struct result *res)
 	j->o.dst = j->dst;
 	j->o.manifest = j->split;
 	j->o.range_job = j->range_job;
-	j->o.range_step = ENG_RANGES_PLACE;
 	j->o.update = j->o.checksum = j->o.partial = j->o.delete_extra = false;
-	cli__mpi_session(j, res, "putting its cut files in place with", &rep);
+	cli__mpi_attempts(j, res, "putting its cut files in place with", place_run, &t);
 	res->server = (uint32_t)j->cur;
 	j->placed = rep.files_total;
 	j->o.range_step = ENG_RANGES_LAND;

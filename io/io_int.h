@@ -251,7 +251,7 @@ int io__partial_open(int pfd, const char *name, int flags, const char *path);
 int io__partial_look(int pfd, const char *name);
 
 /*
- * name in pfd opened with flags' access mode if it is the receiver's own,
+ * name in pfd opened with flags' access mode (and O_APPEND) if it is the receiver's own,
  * else -errno: -EPERM with *why_out its reason not to be. Nothing is
  * removed nor made.
  */
@@ -413,6 +413,15 @@ int io__wfile_partial_take(struct io_wfile *f, int res);
  * The descriptor to write, or -errno with a sentence.
  */
 int io__range_take(struct io_wfile *f, int res);
+
+/*
+ * A range of f synced in its temporary: its extents, with the temporary's
+ * inode, appended to the job's record of the file's landed ranges (made
+ * when missing, taken only if the receiver's own, under flock, synced),
+ * which io_root_range_place checks covers the whole file. 0 or -errno
+ * with a sentence.
+ */
+int io__range_record(struct io_wfile *f);
 
 /* A partial file's record and log go when its data file does (put in place, or removed). */
 void io__wfile_record_remove(struct io_wfile *f);

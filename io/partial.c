@@ -132,7 +132,8 @@ make:
 int io__partial_own(int pfd, const char *name, int flags, const char **why_out)
 {
 	int fd = openat(pfd, name,
-			(flags & O_ACCMODE) | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+			(flags & (O_ACCMODE | O_APPEND)) | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+				O_CLOEXEC);
 	const char *why = NULL;
 	int err = own_check(pfd, name, fd < 0 ? -errno : fd, &why), fl;
 

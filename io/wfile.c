@@ -526,8 +526,10 @@ int io_wfile_finalize_step(struct io_wfile *f, struct io_op *op, int64_t res)
 			errno = (int)-res;
 			err = settle_err(f, "sync");
 		}
+		if (!err && f->range) /* synced: now it counts as landed */
+			err = io__range_record(f);
 		err = err ? err : wfile_close(f);
-		if (err || f->range) /* a range is done once synced and closed */
+		if (err || f->range) /* a range is done once synced, recorded and closed */
 			break;
 		rename_op(f, op);
 		return 1;

@@ -37,6 +37,18 @@ static void job_bytes(uint64_t job, uint8_t b[8])
 		b[i] = (uint8_t)job;
 }
 
+static const char *step_word(enum eng_range_step step)
+{
+	switch (step) {
+	case ENG_RANGES_PLACE:
+		return ENG_RANGES_PLACE_WORD;
+	case ENG_RANGES_PLACE_AGAIN:
+		return ENG_RANGES_PLACE_AGAIN_WORD;
+	default:
+		return ENG_RANGES_REMOVE_WORD;
+	}
+}
+
 int eng__ranges_hello(json_t *m, const struct eng_copy_opts *cp)
 {
 	uint8_t b[8];
@@ -45,10 +57,7 @@ int eng__ranges_hello(json_t *m, const struct eng_copy_opts *cp)
 		return 0;
 	job_bytes(cp->range_job, b);
 	if (cp->range_step != ENG_RANGES_LAND &&
-	    json_object_set_new(m, ENG_KEY_RANGES,
-				json_string(cp->range_step == ENG_RANGES_PLACE
-						    ? ENG_RANGES_PLACE_WORD
-						    : ENG_RANGES_REMOVE_WORD)))
+	    json_object_set_new(m, ENG_KEY_RANGES, json_string(step_word(cp->range_step))))
 		return -ENOMEM;
 	return eng__proto_set_hex(m, ENG_KEY_RANGE_JOB, b, sizeof(b));
 }
@@ -86,6 +95,9 @@ int eng__ranges_terms(const json_t *hello, const struct io_manifest *m, uint64_t
 	if (step && json_is_string(step) && !strcmp(json_string_value(step), ENG_RANGES_PLACE_WORD))
 		*step_out = ENG_RANGES_PLACE;
 	else if (step && json_is_string(step) &&
+		 !strcmp(json_string_value(step), ENG_RANGES_PLACE_AGAIN_WORD))
+		*step_out = ENG_RANGES_PLACE_AGAIN;
+	else if (step && json_is_string(step) &&
 		 !strcmp(json_string_value(step), ENG_RANGES_REMOVE_WORD))
 		*step_out = ENG_RANGES_REMOVE;
 	else if (step)
@@ -101,21 +113,28 @@ int eng__ranges_terms(const json_t *hello, const struct io_manifest *m, uint64_t
 	return 0;
 }
 
-/* Each file of m put in place (or its temporary removed) beneath root: 0, or the first error. */
+/*
+ * Each file of m put in place (or its temporary removed) beneath root: 0,
+ * or the first error. A removal goes on through the list past an error
+ * (each temporary left is a whole file's blocks); a place stops at it (the
+ * job fails, and its removal takes the rest).
+ */
 static int settle(struct io_root *root, const struct io_manifest *m, uint64_t job,
 		  enum eng_range_step step, uint64_t *count_out)
 {
 	size_t i;
-	int err = 0;
+	int err = 0, r;
 
-	for (i = 0; i < m->n && !err; i++) {
+	for (i = 0; i < m->n && (!err || step == ENG_RANGES_REMOVE); i++) {
 		const struct io_entry *e = &m->entry[i];
 
 		if (e->type != IO_FILE)
 			continue;
-		err = step == ENG_RANGES_PLACE ? io_root_range_place(root, e, job)
-					       : io_root_range_remove(root, e->path, job);
-		*count_out += !err;
+		r = step == ENG_RANGES_REMOVE
+			    ? io_root_range_remove(root, e->path, job)
+			    : io_root_range_place(root, e, job, step == ENG_RANGES_PLACE_AGAIN);
+		*count_out += !r;
+		err = err ? err : r;
 	}
 	return err;
 }
