@@ -75,8 +75,9 @@ int cli_mpi_assign_ranges(const struct io_manifest *m, unsigned n_ranks, uint32_
  * Rank's share of cli_mpi_assign_ranges's pieces (pc, n_pc long) of m: the
  * directories, the items it holds a piece of; a cut item (in more than one
  * piece) as an entry flagged as ranges (io_entry's range), its extents the
- * rank's pieces of it (merged where they meet), its size the file's. 0, or
- * -ENOMEM with a sentence.
+ * rank's pieces of it (merged where they meet), its size the file's; the
+ * directories first, then the ranges, then the rest (so the ranges are
+ * sent first). 0, or -ENOMEM with a sentence.
  */
 int cli_mpi_share_pieces(const struct io_manifest *m, const struct cli_mpi_piece *pc, size_t n_pc,
 			 unsigned rank, struct io_manifest **share_out);
