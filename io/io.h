@@ -687,7 +687,8 @@ void io_wfile_abort(struct io_wfile *f);
  * taken if it is the receiver's own; sized to the entry's size, never
  * truncated). Refuses (-EINVAL, one sentence) an entry whose extents do
  * not each start on a chunk (from the file's start) and end on one or at
- * the file's end, inside its size. Its
+ * the file's end, inside its size, and (-EPROTO) job 0: ranges no job
+ * gathers would never be put in place (a pull's, from a hostile server). Its
  * io_wfile_finalize syncs and closes the temporary, no more; its
  * io_wfile_abort leaves it (io_root_range_remove removes it). Not with
  * io_wfile_partial.

@@ -93,8 +93,11 @@ int io_wfile_range(struct io_wfile *f, uint64_t job)
 	const char *why = range_problem(f->e, f->chunk);
 	char esc[IO_ESC_MAX];
 
+	if (!job) /* e.g. a hostile server's list to a pull: never put in place */
+		why = "they name no job to gather them in";
 	if (why)
-		return rcp_err(-EINVAL, "refused the ranges of \"%s\" (%llu bytes): %s",
+		return rcp_err(job ? -EINVAL : -EPROTO,
+			       "refused the ranges of \"%s\" (%llu bytes): %s",
 			       io__path_escape(f->e->path, strlen(f->e->path), esc),
 			       (unsigned long long)f->e->size, why);
 	/* The open's op names f->tmp: it now creates the job's name, with O_EXCL. */

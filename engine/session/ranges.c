@@ -62,8 +62,7 @@ int eng__ranges_hello(json_t *m, const struct eng_copy_opts *cp)
 	return eng__proto_set_hex(m, ENG_KEY_RANGE_JOB, b, sizeof(b));
 }
 
-/* Whether m has an entry flagged as a range. */
-static bool has_ranges(const struct io_manifest *m)
+bool eng__ranges_any(const struct io_manifest *m)
 {
 	size_t i;
 
@@ -77,12 +76,11 @@ int eng__ranges_terms(const json_t *hello, const struct io_manifest *m, uint64_t
 		      enum eng_range_step *step_out)
 {
 	const json_t *step = json_object_get(hello, ENG_KEY_RANGES);
+	enum eng_range_step st = ENG_RANGES_LAND;
 	uint64_t job = 0;
 	uint8_t b[8];
 	int err, i;
 
-	*job_out = 0;
-	*step_out = ENG_RANGES_LAND;
 	if (json_object_get(hello, ENG_KEY_RANGE_JOB)) {
 		if ((err = eng__proto_get_hex(hello, ENG_KEY_RANGE_JOB, b, sizeof(b))) != 0)
 			return err;
@@ -93,23 +91,24 @@ int eng__ranges_terms(const json_t *hello, const struct io_manifest *m, uint64_t
 		return rcp_err(-EPROTO, "the client asked to settle a job's ranges without "
 					"naming the job");
 	if (step && json_is_string(step) && !strcmp(json_string_value(step), ENG_RANGES_PLACE_WORD))
-		*step_out = ENG_RANGES_PLACE;
+		st = ENG_RANGES_PLACE;
 	else if (step && json_is_string(step) &&
 		 !strcmp(json_string_value(step), ENG_RANGES_PLACE_AGAIN_WORD))
-		*step_out = ENG_RANGES_PLACE_AGAIN;
+		st = ENG_RANGES_PLACE_AGAIN;
 	else if (step && json_is_string(step) &&
 		 !strcmp(json_string_value(step), ENG_RANGES_REMOVE_WORD))
-		*step_out = ENG_RANGES_REMOVE;
+		st = ENG_RANGES_REMOVE;
 	else if (step)
 		return rcp_err(-EPROTO, "the client's hello asks for an unknown step of a "
 					"job's ranges");
-	if (!job && has_ranges(m))
+	if (!job && eng__ranges_any(m))
 		return rcp_err(-EPROTO, "the client's list has byte ranges of files but names "
 					"no job to gather them in");
-	if (*step_out != ENG_RANGES_LAND && has_ranges(m))
+	if (st != ENG_RANGES_LAND && eng__ranges_any(m))
 		return rcp_err(-EPROTO, "the client's list to settle a job's ranges has ranges in "
 					"it, not whole files");
 	*job_out = job;
+	*step_out = st;
 	return 0;
 }
 

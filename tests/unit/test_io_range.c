@@ -200,6 +200,23 @@ static void test_a_range_beyond_the_whole_size_or_off_its_chunks_is_refused(void
 	io_root_close(r);
 }
 
+static void test_ranges_without_a_job_are_refused(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_root *r = root_of(fx, 0);
+	struct io_wfile *w = NULL;
+	struct fe f;
+
+	/* as a hostile server's list to a pull would have them: never put in place */
+	fe_range(&f, "big", WHOLE, 0, CH);
+	assert_int_equal(range_open(r, &f, 0, &w), -EPROTO);
+	assert_null(w);
+	assert_non_null(strstr(rcp_err_msg(-EPROTO), "refused the ranges of \"big\" (12388 "
+						     "bytes): they name no job to gather them in"));
+	assert_int_equal(t_count_tmp(fx->root), 0);
+	io_root_close(r);
+}
+
 static void test_a_name_planted_at_the_temporary_is_refused_and_left(void **state)
 {
 	struct fixture *fx = *state;
@@ -407,6 +424,7 @@ int main(void)
 		T(test_with_keep_meta_the_place_keeps_its_directory_time),
 		T(test_a_path_outside_the_root_is_refused),
 		T(test_a_range_beyond_the_whole_size_or_off_its_chunks_is_refused),
+		T(test_ranges_without_a_job_are_refused),
 		T(test_a_name_planted_at_the_temporary_is_refused_and_left),
 		T(test_a_temporary_of_another_size_is_refused_not_resized),
 		T(test_two_names_never_share_a_temporary),
