@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 bool cli__mpi_splits(const struct job *j)
@@ -122,6 +123,16 @@ void cli__mpi_land_place(struct job *j, struct result *res)
  * for the next.
  */
 #define REMOVE_TIMEOUT_MS 5000
+/* And over every server tried, so a job over many hosts that fail ends within this. */
+#define REMOVE_TOTAL_MS 15000
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
 
 void cli__mpi_land_remove(const struct job *j, int err)
 {
@@ -129,6 +140,7 @@ void cli__mpi_land_remove(const struct job *j, int err)
 	size_t first = cli_mpi_server_gone(err) == CLI_MPI_NOT_GONE ? j->cur : j->cur + 1, k, i;
 	struct eng_copy_opts o = j->o;
 	struct eng_report rep;
+	int64_t until = now_ms() + REMOVE_TOTAL_MS;
 	int r = -ENOENT;
 
 	if (!cli_mpi_split_files(j->split) || !j->range_job)
@@ -143,7 +155,7 @@ void cli__mpi_land_remove(const struct job *j, int err)
 		o.timeout_ms = REMOVE_TIMEOUT_MS;
 	if (!o.connect_timeout_ms || o.connect_timeout_ms > REMOVE_TIMEOUT_MS)
 		o.connect_timeout_ms = REMOVE_TIMEOUT_MS;
-	for (k = 0; k < j->n_srv && r; k++) {
+	for (k = 0; k < j->n_srv && r && now_ms() < until; k++) {
 		i = (first + k) % j->n_srv;
 		o.host = j->srv[i].host;
 		o.port = (uint16_t)cli__mpi_server_port(j, i);
