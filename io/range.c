@@ -25,9 +25,12 @@
  * temporary: the other ranges may be landing in it, and the job removes it
  * (io_root_range_remove).
  *
- * Once every range of the job has landed, one session puts each file in
- * place (io_root_range_place): the temporary's size checked against the
- * whole size, its mode and time set, synced, renamed over the final name,
+ * Each range's finalize, once synced, appends its extents and the
+ * temporary's inode to the job's record of the file's landed ranges
+ * (io__range_record). Once every range of the job has landed, one session
+ * puts each file in place (io_root_range_place): the record's ranges of
+ * the temporary's inode checked to cover the whole size, its size
+ * checked, its mode and time set, synced, renamed over the final name,
  * and the directory synced, as wfile.c's finalize does for a whole file;
  * with -p the directory keeps the time it had before the rename, which the
  * job's sessions gave it (directories' metadata last).

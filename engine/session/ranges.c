@@ -12,10 +12,12 @@
  * one more session, its hello's "ranges" saying "place": its list names the
  * ranged files whole (with their directories, as a list must), nothing
  * travels, and the server puts each file's temporary in place
- * (io_root_range_place: its size checked, -p's mode and time, synced,
- * renamed, the directory synced), then answers "ranges_done" with the count
- * and the session ends. A job that fails runs such a session saying
- * "remove": the temporaries go. Every server serves one shared root, so any
+ * (io_root_range_place: its landed ranges and size checked, -p's mode and
+ * time, synced, renamed, the directory synced), then answers "ranges_done"
+ * with the count and the session ends; "place_again", on the next server
+ * after the first place's was judged gone, counts a file the first put in
+ * place already. A job that fails runs such a session saying "remove":
+ * the temporaries go, every one that can past an error. Every server serves one shared root, so any
  * of them can do either.
  *
  * Threading: the session's thread.
