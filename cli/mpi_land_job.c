@@ -114,6 +114,12 @@ void cli__mpi_land_place(struct job *j, struct result *res)
 	cli__mpi_attempts(j, res, "putting its cut files in place with", place_run, &t);
 	res->server = (uint32_t)j->cur;
 	j->placed = rep.files_total;
+	/* Every cut file, once: a server that counts otherwise did not do what was asked. */
+	if (j->placed != cli_mpi_split_files(j->split))
+		cli__mpi_fail(
+			j, "putting its cut files in place",
+			rcp_err(-EIO, "the server put %llu of the job's %zu cut files in place",
+				(unsigned long long)j->placed, cli_mpi_split_files(j->split)));
 	j->o.range_step = ENG_RANGES_LAND;
 }
 
