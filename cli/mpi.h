@@ -57,7 +57,8 @@ struct cli_mpi_piece {
  * or -ENOMEM with a sentence.
  */
 int cli_mpi_split(const uint64_t *bytes, const bool *cuttable, size_t n, unsigned n_ranks,
-		  uint32_t chunk, struct cli_mpi_piece **pieces_out, size_t *n_out, uint64_t *load);
+		  uint32_t chunk, struct cli_mpi_piece **pieces_out, size_t *n_out,
+		  uint64_t *load_out);
 
 /*
  * cli_mpi_split over m's files and symlinks (directories are every rank's),
@@ -67,7 +68,7 @@ int cli_mpi_split(const uint64_t *bytes, const bool *cuttable, size_t n, unsigne
  * (cli/mpi_land.c; see doc/design.md, railcp-mpi).
  */
 int cli_mpi_assign_ranges(const struct io_manifest *m, unsigned n_ranks, uint32_t chunk,
-			  struct cli_mpi_piece **pieces_out, size_t *n_out, uint64_t *load);
+			  struct cli_mpi_piece **pieces_out, size_t *n_out, uint64_t *load_out);
 
 /*
  * ---- landing the ranges (cli/mpi_land.c) ----

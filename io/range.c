@@ -321,8 +321,8 @@ static int landed_check(int pfd, const char *rec, int fd, uint64_t size, const c
 
 /* What place and remove share: path checked, its directory (*pfd_out, *kept_out) and name. */
 static int range_at(struct io_root *root, const char *path, uint64_t job, bool quiet_missing,
-		    int *pfd_out, bool *kept_out, char name[IO_RANGE_NAME_LEN],
-		    const char **last_out)
+		    int *pfd_out, bool *kept_out, const char **last_out,
+		    char name_out[IO_RANGE_NAME_LEN])
 {
 	const char *why = io__path_problem(path, strlen(path));
 	char esc[IO_ESC_MAX], parent[IO_PATH_MAX];
@@ -336,7 +336,7 @@ static int range_at(struct io_root *root, const char *path, uint64_t job, bool q
 	if ((err = io__dir_get(root, parent, pfd_out, kept_out)) != 0)
 		return quiet_missing && err == -ENOENT ? err
 						       : io__resolve_err(err, path, "directory");
-	io__range_name(job, *last_out, name);
+	io__range_name(job, *last_out, name_out);
 	return 0;
 }
 
@@ -491,7 +491,7 @@ int io_root_range_place(struct io_root *root, const struct io_entry *e, uint64_t
 	io__path_escape(e->path, strlen(e->path), esc);
 	if (e->type != IO_FILE)
 		return rcp_err(-EINVAL, "refused \"%s\": it is not a regular file", esc);
-	err = range_at(root, e->path, job, false, &pfd, &kept, name, &last);
+	err = range_at(root, e->path, job, false, &pfd, &kept, &last, name);
 	if (err)
 		return err;
 	record_name(name, rec);
@@ -515,7 +515,7 @@ int io_root_range_remove(struct io_root *root, const char *path, uint64_t job)
 	char esc[IO_ESC_MAX], name[IO_RANGE_NAME_LEN], rec[IO_RANGE_NAME_LEN];
 	const char *last;
 	bool kept = false;
-	int pfd = -1, err = range_at(root, path, job, true, &pfd, &kept, name, &last);
+	int pfd = -1, err = range_at(root, path, job, true, &pfd, &kept, &last, name);
 
 	if (err)
 		return err == -ENOENT ? 0 : err; /* no directory: no temporary either */
