@@ -57,7 +57,8 @@ struct cli_mpi_piece {
  * or -ENOMEM with a sentence.
  */
 int cli_mpi_split(const uint64_t *bytes, const bool *cuttable, size_t n, unsigned n_ranks,
-		  uint32_t chunk, struct cli_mpi_piece **pieces_out, size_t *n_out, uint64_t *load);
+		  uint32_t chunk, struct cli_mpi_piece **pieces_out, size_t *n_out,
+		  uint64_t *load_out);
 
 /*
  * cli_mpi_split over m's files and symlinks (directories are every rank's),
@@ -67,7 +68,7 @@ int cli_mpi_split(const uint64_t *bytes, const bool *cuttable, size_t n, unsigne
  * (cli/mpi_land.c; see doc/design.md, railcp-mpi).
  */
 int cli_mpi_assign_ranges(const struct io_manifest *m, unsigned n_ranks, uint32_t chunk,
-			  struct cli_mpi_piece **pieces_out, size_t *n_out, uint64_t *load);
+			  struct cli_mpi_piece **pieces_out, size_t *n_out, uint64_t *load_out);
 
 /*
  * ---- landing the ranges (cli/mpi_land.c) ----
@@ -75,8 +76,9 @@ int cli_mpi_assign_ranges(const struct io_manifest *m, unsigned n_ranks, uint32_
  * Rank's share of cli_mpi_assign_ranges's pieces (pc, n_pc long) of m: the
  * directories, the items it holds a piece of; a cut item (in more than one
  * piece) as an entry flagged as ranges (io_entry's range), its extents the
- * rank's pieces of it (merged where they meet), its size the file's. 0, or
- * -ENOMEM with a sentence.
+ * rank's pieces of it (merged where they meet), its size the file's; the
+ * directories first, then the ranges, then the rest (so the ranges are
+ * sent first). 0, or -ENOMEM with a sentence.
  */
 int cli_mpi_share_pieces(const struct io_manifest *m, const struct cli_mpi_piece *pc, size_t n_pc,
 			 unsigned rank, struct io_manifest **share_out);

@@ -115,7 +115,7 @@ static _Noreturn void all_gone(const struct job *j, const char *verb, int err)
 	snprintf(what, sizeof(what),
 		 "%s %s port %u, the last of the job's %zu servers, every other one gone", verb,
 		 j->o.host, port_of(j), j->n_srv);
-	cli__mpi_fail(j, what, err);
+	cli__mpi_fail_all_gone(j, what, err);
 }
 
 /* The move, kept for the summary (the first CLI_MPI_MOVES_KEPT) and its line for n. */

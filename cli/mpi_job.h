@@ -83,9 +83,16 @@ extern _Atomic bool cli__mpi_interrupted;
 
 /*
  * One line naming this rank, its host, what it was doing and the cause;
- * then the whole job ends (MPI_Abort).
+ * a live server removes the job's temporaries of its cut files
+ * (cli__mpi_land_remove); then the whole job ends (MPI_Abort).
  */
 _Noreturn void cli__mpi_fail(const struct job *j, const char *what, int err);
+
+/*
+ * The same when every server is gone: none is asked to remove anything
+ * (each would cost its wait, minutes over many hosts, for nothing).
+ */
+_Noreturn void cli__mpi_fail_all_gone(const struct job *j, const char *what, int err);
 
 /*
  * Sessions that move (cli/mpi_failover.c). server_use points j->o at

@@ -72,6 +72,35 @@ static int ranges_take(struct io_entry *e, size_t i, const struct cli_mpi_piece 
 	return 0;
 }
 
+/*
+ * The share's entries reordered in place: directories, then ranges, then
+ * the rest, each in its order. A session sends its list's chunks in list
+ * order, so a rank opens its cut files' temporaries at its start, not
+ * whenever the walk reaches them: after a failed job's removal, only a
+ * rank still in its first moments can open one anew. Directories first
+ * keeps every parent before its contents.
+ */
+static int ranges_first(struct io_manifest *share)
+{
+	struct io_entry *e = malloc((share->n ? share->n : 1) * sizeof(*e));
+	size_t i, n = 0;
+	int pass;
+
+	if (!e)
+		return rcp_err(-ENOMEM, "out of memory for a rank's share");
+	for (pass = 0; pass < 3; pass++)
+		for (i = 0; i < share->n; i++) {
+			const struct io_entry *x = &share->entry[i];
+			int at = x->type == IO_DIR ? 0 : x->range ? 1 : 2;
+
+			if (at == pass)
+				e[n++] = *x;
+		}
+	memcpy(share->entry, e, share->n * sizeof(*e));
+	free(e);
+	return 0;
+}
+
 int cli_mpi_share_pieces(const struct io_manifest *m, const struct cli_mpi_piece *pc, size_t n_pc,
 			 unsigned rank, struct io_manifest **share_out)
 {
@@ -98,6 +127,8 @@ int cli_mpi_share_pieces(const struct io_manifest *m, const struct cli_mpi_piece
 	}
 	free(keep);
 	free(cut);
+	if (!err)
+		err = ranges_first(share);
 	if (err) {
 		io_manifest_destroy(share);
 		return err;

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 bool cli__mpi_splits(const struct job *j)
@@ -82,9 +83,25 @@ void cli__mpi_land_share(struct job *j)
 	j->o.chunk_fit = false; /* the cuts are at multiples of the chunk: it stays */
 }
 
+/* One attempt of the place: after the first, an earlier one may have put some files in place. */
+struct place_try {
+	struct eng_report *rep;
+	bool tried;
+};
+
+static int place_run(struct job *j, void *ctx)
+{
+	struct place_try *t = ctx;
+
+	j->o.range_step = t->tried ? ENG_RANGES_PLACE_AGAIN : ENG_RANGES_PLACE;
+	t->tried = true;
+	return eng_copy_run(&j->o, t->rep);
+}
+
 void cli__mpi_land_place(struct job *j, struct result *res)
 {
 	struct eng_report rep;
+	struct place_try t = {.rep = &rep};
 
 	if (!cli_mpi_split_files(j->split))
 		return;
@@ -93,11 +110,16 @@ void cli__mpi_land_place(struct job *j, struct result *res)
 	j->o.dst = j->dst;
 	j->o.manifest = j->split;
 	j->o.range_job = j->range_job;
-	j->o.range_step = ENG_RANGES_PLACE;
 	j->o.update = j->o.checksum = j->o.partial = j->o.delete_extra = false;
-	cli__mpi_session(j, res, "putting its cut files in place with", &rep);
+	cli__mpi_attempts(j, res, "putting its cut files in place with", place_run, &t);
 	res->server = (uint32_t)j->cur;
 	j->placed = rep.files_total;
+	/* Every cut file, once: a server that counts otherwise did not do what was asked. */
+	if (j->placed != cli_mpi_split_files(j->split))
+		cli__mpi_fail(
+			j, "putting its cut files in place",
+			rcp_err(-EIO, "the server put %llu of the job's %zu cut files in place",
+				(unsigned long long)j->placed, cli_mpi_split_files(j->split)));
 	j->o.range_step = ENG_RANGES_LAND;
 }
 
@@ -107,6 +129,16 @@ void cli__mpi_land_place(struct job *j, struct result *res)
  * for the next.
  */
 #define REMOVE_TIMEOUT_MS 5000
+/* And over every server tried, so a job over many hosts that fail ends within this. */
+#define REMOVE_TOTAL_MS 15000
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
 
 void cli__mpi_land_remove(const struct job *j, int err)
 {
@@ -114,6 +146,7 @@ void cli__mpi_land_remove(const struct job *j, int err)
 	size_t first = cli_mpi_server_gone(err) == CLI_MPI_NOT_GONE ? j->cur : j->cur + 1, k, i;
 	struct eng_copy_opts o = j->o;
 	struct eng_report rep;
+	int64_t until = now_ms() + REMOVE_TOTAL_MS;
 	int r = -ENOENT;
 
 	if (!cli_mpi_split_files(j->split) || !j->range_job)
@@ -128,7 +161,7 @@ void cli__mpi_land_remove(const struct job *j, int err)
 		o.timeout_ms = REMOVE_TIMEOUT_MS;
 	if (!o.connect_timeout_ms || o.connect_timeout_ms > REMOVE_TIMEOUT_MS)
 		o.connect_timeout_ms = REMOVE_TIMEOUT_MS;
-	for (k = 0; k < j->n_srv && r; k++) {
+	for (k = 0; k < j->n_srv && r && now_ms() < until; k++) {
 		i = (first + k) % j->n_srv;
 		o.host = j->srv[i].host;
 		o.port = (uint16_t)cli__mpi_server_port(j, i);

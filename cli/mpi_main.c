@@ -67,7 +67,7 @@ static void usage(FILE *f)
  * ends. A rank stopped by a signal (MPI_Abort's, or the user's through
  * mpirun) says nothing: the rank that failed first, or mpirun, said it.
  */
-_Noreturn void cli__mpi_fail(const struct job *j, const char *what, int err)
+static _Noreturn void fail(const struct job *j, const char *what, int err, bool remove)
 {
 	if (atomic_load(&cli__mpi_interrupted)) {
 		MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAIL);
@@ -76,9 +76,20 @@ _Noreturn void cli__mpi_fail(const struct job *j, const char *what, int err)
 	fprintf(stderr, "railcp-mpi: rank %d on %s failed %s: %s\n", j->rank, j->host, what,
 		rcp_err_msg(err));
 	fflush(stderr);
-	cli__mpi_land_remove(j, err); /* no cut file's temporary outlives the job */
+	if (remove)
+		cli__mpi_land_remove(j, err); /* no cut file's temporary outlives the job */
 	MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAIL);
 	exit(CLI_EXIT_FAIL);
+}
+
+_Noreturn void cli__mpi_fail(const struct job *j, const char *what, int err)
+{
+	fail(j, what, err, true);
+}
+
+_Noreturn void cli__mpi_fail_all_gone(const struct job *j, const char *what, int err)
+{
+	fail(j, what, err, false);
 }
 
 /* argv[i] as railcp-mpi:PATH, its servers the job's (the same in every such argument). */

@@ -119,10 +119,12 @@ static uint64_t share_of(const uint64_t *bytes, size_t n, unsigned n_ranks)
 }
 
 int cli_mpi_split(const uint64_t *bytes, const bool *cuttable, size_t n, unsigned n_ranks,
-		  uint32_t chunk, struct cli_mpi_piece **pieces_out, size_t *n_out, uint64_t *load)
+		  uint32_t chunk, struct cli_mpi_piece **pieces_out, size_t *n_out,
+		  uint64_t *load_out)
 {
 	struct pieces ps = {.cap = n + 2 * (size_t)n_ranks + 1};
 	struct order *o;
+	uint64_t *load; /* written to load_out only on success */
 	size_t *count, k;
 	uint64_t share;
 	int err = 0;
@@ -131,13 +133,13 @@ int cli_mpi_split(const uint64_t *bytes, const bool *cuttable, size_t n, unsigne
 		return rcp_err(-EINVAL, "no ranks, or no chunk size, to split the files over");
 	o = calloc(n ? n : 1, sizeof(*o));
 	count = calloc(n_ranks, sizeof(*count));
+	load = calloc(n_ranks, sizeof(*load));
 	ps.p = malloc(ps.cap * sizeof(*ps.p));
-	if (!o || !count || !ps.p)
+	if (!o || !count || !load || !ps.p)
 		err = -ENOMEM;
 	for (k = 0; k < n && !err; k++)
 		o[k] = (struct order){.bytes = bytes[k], .i = k};
 	if (!err) {
-		memset(load, 0, n_ranks * sizeof(*load));
 		qsort(o, n, sizeof(*o), by_bytes_down);
 		share = share_of(bytes, n, n_ranks);
 	}
@@ -147,9 +149,12 @@ int cli_mpi_split(const uint64_t *bytes, const bool *cuttable, size_t n, unsigne
 	free(o);
 	free(count);
 	if (err) {
+		free(load);
 		free(ps.p);
 		return rcp_err(err, "out of memory splitting the files over the ranks");
 	}
+	memcpy(load_out, load, n_ranks * sizeof(*load));
+	free(load);
 	*pieces_out = ps.p;
 	*n_out = ps.n;
 	return 0;
@@ -163,7 +168,7 @@ static bool dense(const struct io_entry *e)
 }
 
 int cli_mpi_assign_ranges(const struct io_manifest *m, unsigned n_ranks, uint32_t chunk,
-			  struct cli_mpi_piece **pieces_out, size_t *n_out, uint64_t *load)
+			  struct cli_mpi_piece **pieces_out, size_t *n_out, uint64_t *load_out)
 {
 	uint64_t *bytes = calloc(m->n ? m->n : 1, sizeof(*bytes));
 	size_t *at = calloc(m->n ? m->n : 1, sizeof(*at)), i, n = 0;
@@ -178,7 +183,7 @@ int cli_mpi_assign_ranges(const struct io_manifest *m, unsigned n_ranks, uint32_
 		at[n++] = i;
 	}
 	if (!err)
-		err = cli_mpi_split(bytes, cut, n, n_ranks, chunk, pieces_out, n_out, load);
+		err = cli_mpi_split(bytes, cut, n, n_ranks, chunk, pieces_out, n_out, load_out);
 	for (i = 0; !err && i < *n_out; i++)
 		(*pieces_out)[i].item = at[(*pieces_out)[i].item];
 	free(bytes);

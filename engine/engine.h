@@ -328,12 +328,16 @@ struct eng_copy_opts {
 	 * names its job (range_job, not 0), and the server writes those into
 	 * the job's temporaries. range_step ENG_RANGES_PLACE: no data travels;
 	 * the server puts the job's temporary of each file of manifest (whole
-	 * entries, as walked) in place; ENG_RANGES_REMOVE: it removes them.
+	 * entries, as walked) in place; ENG_RANGES_PLACE_AGAIN: the same after
+	 * an earlier place's server was judged gone, so a file that place put
+	 * in place already counts as placed (io_root_range_place's again);
+	 * ENG_RANGES_REMOVE: it removes them.
 	 */
 	uint64_t range_job;
 	enum eng_range_step {
 		ENG_RANGES_LAND = 0,
 		ENG_RANGES_PLACE,
+		ENG_RANGES_PLACE_AGAIN,
 		ENG_RANGES_REMOVE,
 	} range_step;
 	/* Set (e.g. from a signal handler) to stop the copy: it fails, its temporaries removed. */

@@ -687,7 +687,8 @@ void io_wfile_abort(struct io_wfile *f);
  * taken if it is the receiver's own; sized to the entry's size, never
  * truncated). Refuses (-EINVAL, one sentence) an entry whose extents do
  * not each start on a chunk (from the file's start) and end on one or at
- * the file's end, inside its size. Its
+ * the file's end, inside its size, and (-EPROTO) job 0: ranges no job
+ * gathers would never be put in place (a pull's, from a hostile server). Its
  * io_wfile_finalize syncs and closes the temporary, no more; its
  * io_wfile_abort leaves it (io_root_range_remove removes it). Not with
  * io_wfile_partial.
@@ -696,12 +697,17 @@ int io_wfile_range(struct io_wfile *f, uint64_t job);
 
 /*
  * After every range of e's file landed in job's temporary: put it in
- * place as io_wfile_finalize puts a whole file (e: the whole file; its
- * size must be the temporary's, else -EIO and the temporary is removed),
- * mode, mtime, sync, rename, the directory's sync. Thread-safe on
- * distinct paths.
+ * place as io_wfile_finalize puts a whole file (e: the whole file): the
+ * job's record of landed ranges must cover its whole size, of the
+ * temporary's inode, and its size be the temporary's, else -EIO and the
+ * temporary and record are removed; mode, mtime, sync, rename, the
+ * directory's sync. again: an earlier place of the job may have put it
+ * there before its server was judged gone, so a missing temporary whose
+ * final name is what that place put there (its record's inode, or
+ * without the record a regular file of e's size and, with -p, its mtime)
+ * counts as put in place. Thread-safe on distinct paths.
  */
-int io_root_range_place(struct io_root *root, const struct io_entry *e, uint64_t job);
+int io_root_range_place(struct io_root *root, const struct io_entry *e, uint64_t job, bool again);
 
 /* Remove job's temporary of path, if there is one (0 then too). Thread-safe on distinct paths. */
 int io_root_range_remove(struct io_root *root, const char *path, uint64_t job);

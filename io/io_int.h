@@ -107,10 +107,11 @@ void io__tmp_name(char out[IO_TMP_NAME_LEN]);
 
 /*
  * The temporary of a file written in ranges by one railcp-mpi job (range.c):
- * IO_TMP_PREFIX, 'j', the job id and the CRC-64 of last (its final name),
- * in hex.
+ * IO_TMP_PREFIX, 'j', the job id and the first 128 bits of the SHA-256 of
+ * last (its final name), in hex. A hash no one can make collide: two names
+ * in one directory never share a temporary.
  */
-#define IO_RANGE_NAME_LEN 48
+#define IO_RANGE_NAME_LEN 64
 void io__range_name(uint64_t job, const char *last, char out[IO_RANGE_NAME_LEN]);
 
 /* mtime in ns as the timespec pair futimens wants (atime left alone). */
@@ -248,6 +249,13 @@ int io__partial_open(int pfd, const char *name, int flags, const char *path);
  * which a copy would remove. A dry run's look: it removes and makes nothing.
  */
 int io__partial_look(int pfd, const char *name);
+
+/*
+ * name in pfd opened with flags' access mode (and O_APPEND) if it is the receiver's own,
+ * else -errno: -EPERM with *why_out its reason not to be. Nothing is
+ * removed nor made.
+ */
+int io__partial_own(int pfd, const char *name, int flags, const char **why_out);
 
 /* The names of the data file, the record and the log a partial file of final name last has. */
 void io__partial_names(const char *last, char data[IO_TMP_NAME_LEN], char rec[IO_TMP_NAME_LEN],
@@ -399,10 +407,21 @@ int io__wfile_partial_take(struct io_wfile *f, int res);
 /*
  * A range's temporary, as the open with O_EXCL of its name answered (res: a
  * new file, or -EEXIST): one there already is taken if it is the
- * receiver's own (else removed and made anew); sized to the whole file.
+ * receiver's own and of size 0 or the whole file's, else refused (never
+ * removed nor made anew: other ranges may have landed in it); sized to the
+ * whole file.
  * The descriptor to write, or -errno with a sentence.
  */
 int io__range_take(struct io_wfile *f, int res);
+
+/*
+ * A range of f synced in its temporary: its extents, with the temporary's
+ * inode, appended to the job's record of the file's landed ranges (made
+ * when missing, taken only if the receiver's own, under flock, synced),
+ * which io_root_range_place checks covers the whole file. 0 or -errno
+ * with a sentence.
+ */
+int io__range_record(struct io_wfile *f);
 
 /* A partial file's record and log go when its data file does (put in place, or removed). */
 void io__wfile_record_remove(struct io_wfile *f);

@@ -129,6 +129,26 @@ make:
 	return fd < 0 ? -errno : fd;
 }
 
+int io__partial_own(int pfd, const char *name, int flags, const char **why_out)
+{
+	int fd = openat(pfd, name,
+			(flags & (O_ACCMODE | O_APPEND)) | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+				O_CLOEXEC);
+	const char *why = NULL;
+	int err = own_check(pfd, name, fd < 0 ? -errno : fd, &why), fl;
+
+	if (!err && !why &&
+	    ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0))
+		err = -errno;
+	if (!err && why)
+		err = -EPERM;
+	if (err && fd >= 0)
+		close(fd);
+	if (err == -EPERM && why)
+		*why_out = why;
+	return err ? err : fd;
+}
+
 int io__partial_look(int pfd, const char *name)
 {
 	int fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);

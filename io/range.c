@@ -3,15 +3,16 @@
  * railcp-mpi job write, each a byte range of it (doc/design.md, railcp-mpi).
  *
  * Every range of a file lands in one temporary per file and job, beside the
- * final name: ".railcp-tmp-j", the job id and the CRC-64 of the final name,
- * in hex. The name starts with IO_TMP_PREFIX, so no peer can name it and no
- * walk lists it; the job id keeps two jobs into one tree apart. Several
- * sessions (of one server or of several serving one shared root) open it,
- * so it is created with O_EXCL only when missing and otherwise taken as it
- * is, never truncated, and only if it is the receiver's own (a regular file
- * of its user, one link, written by no one else: io__partial_open's checks,
- * which remove anything else under the name and make it anew). It is sized
- * to the file's whole size, so every range writes inside it, in any order.
+ * final name: ".railcp-tmp-j", the job id and the first 128 bits of the
+ * SHA-256 of the final name, in hex (a CRC-64 is easily made to collide:
+ * two names would share one temporary). The name starts with IO_TMP_PREFIX, so no peer can name it
+ * and no walk lists it; the job id keeps two jobs into one tree apart. Several sessions (of one
+ * server or of several serving one shared root) open it, so it is created with O_EXCL only when
+ * missing and otherwise taken as it is, never truncated, and only if it is the receiver's own (a
+ * regular file of its user, one link, written by no one else: io__partial_own's checks) and holds
+ * nothing or the file's whole size; anything else under the name fails the session, never removed
+ * and made anew, which would lose the ranges already landed in it. It is sized to the file's whole
+ * size, so every range writes inside it, in any order.
  *
  * A range is a manifest entry of the file's whole size whose extents are
  * the ranges it carries (one, or a few when one session carries several):
@@ -24,9 +25,12 @@
  * temporary: the other ranges may be landing in it, and the job removes it
  * (io_root_range_remove).
  *
- * Once every range of the job has landed, one session puts each file in
- * place (io_root_range_place): the temporary's size checked against the
- * whole size, its mode and time set, synced, renamed over the final name,
+ * Each range's finalize, once synced, appends its extents and the
+ * temporary's inode to the job's record of the file's landed ranges
+ * (io__range_record). Once every range of the job has landed, one session
+ * puts each file in place (io_root_range_place): the record's ranges of
+ * the temporary's inode checked to cover the whole size, its size
+ * checked, its mode and time set, synced, renamed over the final name,
  * and the directory synced, as wfile.c's finalize does for a whole file;
  * with -p the directory keeps the time it had before the rename, which the
  * job's sessions gave it (directories' metadata last).
@@ -40,15 +44,24 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <openssl/sha.h>
 #include <stdio.h>
+#include <endian.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 void io__range_name(uint64_t job, const char *last, char out[IO_RANGE_NAME_LEN])
 {
-	snprintf(out, IO_RANGE_NAME_LEN, "%sj%016llx%016llx", IO_TMP_PREFIX,
-		 (unsigned long long)job, (unsigned long long)io_chunk_hash(last, strlen(last)));
+	unsigned char md[SHA256_DIGEST_LENGTH];
+	int n, i;
+
+	SHA256((const unsigned char *)last, strlen(last), md);
+	n = snprintf(out, IO_RANGE_NAME_LEN, "%sj%016llx", IO_TMP_PREFIX, (unsigned long long)job);
+	for (i = 0; i < 16; i++)
+		n += snprintf(out + n, IO_RANGE_NAME_LEN - (size_t)n, "%02x", md[i]);
 }
 
 /*
@@ -83,8 +96,11 @@ int io_wfile_range(struct io_wfile *f, uint64_t job)
 	const char *why = range_problem(f->e, f->chunk);
 	char esc[IO_ESC_MAX];
 
+	if (!job) /* e.g. a hostile server's list to a pull: never put in place */
+		why = "they name no job to gather them in";
 	if (why)
-		return rcp_err(-EINVAL, "refused the ranges of \"%s\" (%llu bytes): %s",
+		return rcp_err(job ? -EINVAL : -EPROTO,
+			       "refused the ranges of \"%s\" (%llu bytes): %s",
 			       io__path_escape(f->e->path, strlen(f->e->path), esc),
 			       (unsigned long long)f->e->size, why);
 	/* The open's op names f->tmp: it now creates the job's name, with O_EXCL. */
@@ -96,33 +112,217 @@ int io_wfile_range(struct io_wfile *f, uint64_t job)
 /* The job's temporary of f, as the open with O_EXCL answered (res): the descriptor, or -errno. */
 int io__range_take(struct io_wfile *f, int res)
 {
+	const char *why = "it is not of the file's size";
 	char esc[IO_ESC_MAX];
 	struct stat st;
-	int tries;
+	int err;
 
-	/* Another session made it first, or someone else's file has the name: judged. */
-	for (tries = 0; res == -EEXIST && tries < 2; tries++)
-		res = io__partial_open(f->pfd, f->tmp, O_RDWR | O_CREAT, f->e->path);
+	io__path_escape(f->e->path, strlen(f->e->path), esc);
+	/*
+	 * Another session made it first: taken only if it is the receiver's
+	 * own, never removed and made anew, which would lose the ranges
+	 * already in it.
+	 */
+	if (res == -EEXIST)
+		res = io__partial_own(f->pfd, f->tmp, O_RDWR, &why);
+	if (res == -EPERM)
+		return rcp_err(res, "refused the job's temporary file of \"%s\": %s", esc, why);
 	if (res < 0)
-		return rcp_err(res, "cannot open the job's temporary file of \"%s\": %s",
-			       io__path_escape(f->e->path, strlen(f->e->path), esc),
+		return rcp_err(res, "cannot open the job's temporary file of \"%s\": %s", esc,
 			       strerror(-res));
-	if (fstat(res, &st) < 0 ||
-	    ((uint64_t)st.st_size != f->e->size && ftruncate(res, (off_t)f->e->size) < 0)) {
-		int err = -errno;
+	if (fstat(res, &st) < 0)
+		err = -errno;
+	else if ((uint64_t)st.st_size == f->e->size)
+		return res;
+	else if (st.st_size != 0) /* neither just made nor sized by this job */
+		err = -EPERM;
+	else if (ftruncate(res, (off_t)f->e->size) == 0)
+		return res;
+	else
+		err = -errno;
+	close(res);
+	if (err == -EPERM)
+		return rcp_err(err,
+			       "refused the job's temporary file of \"%s\": it holds %llu "
+			       "bytes, neither none nor the file's %llu",
+			       esc, (unsigned long long)st.st_size, (unsigned long long)f->e->size);
+	return rcp_err(err, "cannot size the job's temporary file of \"%s\": %s", esc,
+		       strerror(-err));
+}
 
-		close(res);
-		return rcp_err(err, "cannot size the job's temporary file of \"%s\": %s",
-			       io__path_escape(f->e->path, strlen(f->e->path), esc),
-			       strerror(-err));
+/*
+ * The job's record of the ranges of a file that landed: the temporary's
+ * name with 'k' for its 'j'. Each landed range appends RECORD_LEN bytes,
+ * little-endian: the temporary's inode, the range's offset and length.
+ * Its size is bounded: a range list's entries are (the manifest's).
+ */
+#define RECORD_LEN 24
+#define RECORD_MAX (64u << 20)
+
+static void record_name(const char *tmp, char out[IO_RANGE_NAME_LEN])
+{
+	snprintf(out, IO_RANGE_NAME_LEN, "%s", tmp);
+	out[IO_TMP_PREFIX_LEN] = 'k';
+}
+
+/* The record of pfd's name rec opened to append (made when missing), or -errno with a sentence. */
+static int record_open(int pfd, const char *rec, const char *esc)
+{
+	const char *why = NULL;
+	int fd = openat(pfd, rec, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			0600);
+
+	if (fd < 0 && errno == EEXIST)
+		fd = io__partial_own(pfd, rec, O_WRONLY | O_APPEND, &why);
+	else if (fd < 0)
+		fd = -errno;
+	if (fd == -EPERM && why)
+		return rcp_err(fd, "refused the job's record of the ranges of \"%s\": %s", esc,
+			       why);
+	if (fd < 0)
+		return rcp_err(fd, "cannot open the job's record of the ranges of \"%s\": %s", esc,
+			       strerror(-fd));
+	return fd;
+}
+
+int io__range_record(struct io_wfile *f)
+{
+	char esc[IO_ESC_MAX], rec[IO_RANGE_NAME_LEN];
+	size_t len = (size_t)f->e->n_ext * RECORD_LEN, at = 0;
+	uint64_t *buf = malloc(len);
+	struct stat st;
+	uint32_t i;
+	ssize_t n;
+	int fd, err = 0;
+
+	io__path_escape(f->e->path, strlen(f->e->path), esc);
+	if (!buf)
+		return rcp_err(-ENOMEM, "out of memory");
+	if (fstat(f->fd, &st) < 0) {
+		err = rcp_err(-errno, "cannot read the job's temporary file of \"%s\": %s", esc,
+			      strerror(errno));
+		goto out_free;
 	}
-	return res;
+	for (i = 0; i < f->e->n_ext; i++) {
+		buf[3 * i] = htole64((uint64_t)st.st_ino);
+		buf[3 * i + 1] = htole64(f->e->ext[i].off);
+		buf[3 * i + 2] = htole64(f->e->ext[i].len);
+	}
+	record_name(f->tmp, rec);
+	if ((fd = record_open(f->pfd, rec, esc)) < 0) {
+		err = fd;
+		goto out_free;
+	}
+	/* One writer at a time, so records never interleave (O_APPEND alone is not so on NFS). */
+	if (flock(fd, LOCK_EX) < 0)
+		err = -errno;
+	while (!err && at < len) {
+		n = write(fd, (const char *)buf + at, len - at);
+		if (n < 0 && errno != EINTR)
+			err = -errno;
+		at += n > 0 ? (size_t)n : 0;
+	}
+	/* Synced always: the place may be another host's, and a crash must not forge a range. */
+	if (!err && fsync(fd) < 0)
+		err = -errno;
+	if (close(fd) < 0 && !err)
+		err = -errno;
+	if (err)
+		rcp_err(err, "cannot record the landed ranges of \"%s\": %s", esc, strerror(-err));
+out_free:
+	free(buf);
+	return err;
+}
+
+static int off_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const uint64_t *)a)[0], y = ((const uint64_t *)b)[0];
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * How many bytes from the start of a file of size bytes the record's ranges
+ * of inode ino cover without a gap (*covered_out), or -errno.
+ */
+static int record_cover(int fd, uint64_t ino, uint64_t size, uint64_t *covered_out)
+{
+	uint64_t(*r)[2] = NULL, covered = 0, raw[3];
+	size_t n = 0, i;
+	struct stat st;
+	int err = 0;
+
+	if (flock(fd, LOCK_SH) < 0 || fstat(fd, &st) < 0)
+		return -errno;
+	if (st.st_size % RECORD_LEN || (uint64_t)st.st_size > RECORD_MAX)
+		return -EBADMSG;
+	if (st.st_size && !(r = malloc((size_t)st.st_size / RECORD_LEN * sizeof(*r))))
+		return -ENOMEM;
+	for (i = 0; !err && i < (size_t)st.st_size / RECORD_LEN; i++) {
+		ssize_t got = pread(fd, raw, RECORD_LEN, (off_t)(i * RECORD_LEN));
+
+		if (got != RECORD_LEN)
+			err = got < 0 ? -errno : -EBADMSG;
+		else if (le64toh(raw[0]) == ino) {
+			r[n][0] = le64toh(raw[1]);
+			r[n++][1] = le64toh(raw[2]);
+		}
+	}
+	if (!err) {
+		qsort(r, n, sizeof(*r), off_cmp);
+		for (i = 0; i < n && r[i][0] <= covered; i++) {
+			uint64_t end =
+				r[i][1] > UINT64_MAX - r[i][0] ? UINT64_MAX : r[i][0] + r[i][1];
+
+			if (end > covered)
+				covered = end;
+		}
+		*covered_out = covered < size ? covered : size;
+	}
+	free(r);
+	return err;
+}
+
+/*
+ * Whether the job's record rec in pfd says its ranges of the temporary fd
+ * cover the whole size: 0, or -errno with a sentence (-EIO for a gap).
+ */
+static int landed_check(int pfd, const char *rec, int fd, uint64_t size, const char *esc)
+{
+	const char *why = NULL;
+	uint64_t covered = 0;
+	struct stat st;
+	int rfd, err;
+
+	if (fstat(fd, &st) < 0)
+		return rcp_err(-errno, "cannot read the job's temporary file of \"%s\": %s", esc,
+			       strerror(errno));
+	rfd = io__partial_own(pfd, rec, O_RDONLY, &why);
+	if (rfd == -ENOENT)
+		return rcp_err(-EIO,
+			       "cannot put \"%s\" in place: no range of it is recorded as "
+			       "landed",
+			       esc);
+	if (rfd < 0)
+		return rcp_err(rfd, "cannot put \"%s\" in place: its record of landed ranges: %s",
+			       esc, rfd == -EPERM && why ? why : strerror(-rfd));
+	err = record_cover(rfd, (uint64_t)st.st_ino, size, &covered);
+	close(rfd);
+	if (err)
+		return rcp_err(err, "cannot read the job's record of the ranges of \"%s\": %s", esc,
+			       strerror(-err));
+	if (covered < size)
+		return rcp_err(-EIO,
+			       "cannot put \"%s\" in place: only its first %llu of %llu bytes "
+			       "are recorded as landed",
+			       esc, (unsigned long long)covered, (unsigned long long)size);
+	return 0;
 }
 
 /* What place and remove share: path checked, its directory (*pfd_out, *kept_out) and name. */
 static int range_at(struct io_root *root, const char *path, uint64_t job, bool quiet_missing,
-		    int *pfd_out, bool *kept_out, char name[IO_RANGE_NAME_LEN],
-		    const char **last_out)
+		    int *pfd_out, bool *kept_out, const char **last_out,
+		    char name_out[IO_RANGE_NAME_LEN])
 {
 	const char *why = io__path_problem(path, strlen(path));
 	char esc[IO_ESC_MAX], parent[IO_PATH_MAX];
@@ -136,7 +336,7 @@ static int range_at(struct io_root *root, const char *path, uint64_t job, bool q
 	if ((err = io__dir_get(root, parent, pfd_out, kept_out)) != 0)
 		return quiet_missing && err == -ENOENT ? err
 						       : io__resolve_err(err, path, "directory");
-	io__range_name(job, *last_out, name);
+	io__range_name(job, *last_out, name_out);
 	return 0;
 }
 
@@ -166,21 +366,25 @@ static int place_settle(const struct io_root *root, const struct io_entry *e, in
 }
 
 /*
- * The directory pfd, as a descriptor futimens and fsync take, and its mtime
- * (*mtim_out) before the rename into it; -1 when nothing needs it (neither
- * -p nor IO_ROOT_FSYNC), or -errno with a sentence.
+ * The directory pfd, as a descriptor futimens and fsync take (*dfd_out,
+ * -1 when nothing needs it: neither -p nor IO_ROOT_FSYNC), and its mtime
+ * (*mtim_out) before the rename into it; 0, or -errno with a sentence.
  */
-static int dir_hold(const struct io_root *root, int pfd, struct timespec *mtim_out, const char *esc)
+static int dir_hold(const struct io_root *root, int pfd, struct timespec *mtim_out, const char *esc,
+		    int *dfd_out)
 {
 	struct stat st;
 	int dfd;
 
-	if (!(root->flags & (IO_ROOT_KEEP_META | IO_ROOT_FSYNC)))
-		return -1;
+	if (!(root->flags & (IO_ROOT_KEEP_META | IO_ROOT_FSYNC))) {
+		*dfd_out = -1;
+		return 0;
+	}
 	dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd >= 0 && fstat(dfd, &st) == 0) {
 		*mtim_out = st.st_mtim;
-		return dfd;
+		*dfd_out = dfd;
+		return 0;
 	}
 	if (dfd >= 0)
 		close(dfd);
@@ -211,45 +415,96 @@ static int dir_settle(const struct io_root *root, int dfd, const struct timespec
 	return err;
 }
 
-int io_root_range_place(struct io_root *root, const struct io_entry *e, uint64_t job)
+/*
+ * On a place again (an earlier one may have put e in place before its
+ * server was judged gone), with no temporary: whether e's final name last
+ * in pfd is the file that place put there. With the record still there
+ * (the earlier place stopped before removing it) its ranges of the final
+ * name's inode cover the whole size; without, the final name is a regular
+ * file of e's size (and with -p, e's mtime). 0 (and the record removed),
+ * or -ENOENT.
+ */
+static int placed_before(const struct io_root *root, const struct io_entry *e, int pfd,
+			 const char *last, const char *rec)
 {
-	char esc[IO_ESC_MAX], name[IO_RANGE_NAME_LEN];
+	const char *why = NULL;
+	uint64_t covered = 0;
+	struct stat st;
+	int rfd, err;
+
+	if (fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size != e->size)
+		return -ENOENT;
+	rfd = io__partial_own(pfd, rec, O_RDONLY, &why);
+	if (rfd >= 0) {
+		err = record_cover(rfd, (uint64_t)st.st_ino, e->size, &covered);
+		close(rfd);
+		if (err || covered < e->size)
+			return -ENOENT;
+		unlinkat(pfd, rec, 0);
+		return 0;
+	}
+	if (rfd != -ENOENT)
+		return -ENOENT;
+	if ((root->flags & IO_ROOT_KEEP_META) &&
+	    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec != e->mtime_ns)
+		return -ENOENT;
+	return 0;
+}
+
+/* The temporary fd of e, named name in pfd, checked, settled and renamed to last; closes fd. */
+static int place_fd(const struct io_root *root, const struct io_entry *e, int pfd, int fd,
+		    const char *name, const char *last, const char *rec, const char *esc)
+{
 	struct timespec mtim = {0};
-	const char *last;
+	int dfd = -1, err = landed_check(pfd, rec, fd, e->size, esc);
+
+	if (!err)
+		err = place_settle(root, e, fd, esc);
+	if (close(fd) < 0 && !err)
+		err = rcp_err(-errno, "closing \"%s\" failed (%s): it is not put in place", esc,
+			      strerror(errno));
+	if (!err)
+		err = dir_hold(root, pfd, &mtim, esc, &dfd);
+	if (!err && renameat(pfd, name, pfd, last) < 0) {
+		err = rcp_err(-errno, "cannot put \"%s\" in place: %s", esc, strerror(errno));
+		if (dfd >= 0)
+			close(dfd);
+	}
+	if (err) { /* not put in place: nothing of it stays */
+		unlinkat(pfd, name, 0);
+		unlinkat(pfd, rec, 0);
+		return err;
+	}
+	/* Only now: a place again finds the record of what this one renamed (placed_before). */
+	unlinkat(pfd, rec, 0);
+	return dir_settle(root, dfd, &mtim, esc);
+}
+
+int io_root_range_place(struct io_root *root, const struct io_entry *e, uint64_t job, bool again)
+{
+	char esc[IO_ESC_MAX], name[IO_RANGE_NAME_LEN], rec[IO_RANGE_NAME_LEN];
+	const char *last, *why = NULL;
 	bool kept = false;
-	int pfd = -1, fd = -1, dfd = -1, err;
+	int pfd = -1, fd, err;
 
 	io__path_escape(e->path, strlen(e->path), esc);
 	if (e->type != IO_FILE)
 		return rcp_err(-EINVAL, "refused \"%s\": it is not a regular file", esc);
-	err = range_at(root, e->path, job, false, &pfd, &kept, name, &last);
+	err = range_at(root, e->path, job, false, &pfd, &kept, &last, name);
 	if (err)
 		return err;
-	fd = io__partial_open(pfd, name, O_RDWR, e->path); /* the receiver's own, or -ENOENT */
-	if (fd < 0) {
+	record_name(name, rec);
+	fd = io__partial_own(pfd, name, O_RDWR, &why); /* never removed here: the job's to */
+	if (fd == -ENOENT && again && placed_before(root, e, pfd, last, rec) == 0)
+		err = 0;
+	else if (fd < 0)
 		err = rcp_err(fd, "cannot put \"%s\" in place: %s", esc,
-			      fd == -ENOENT ? "none of its ranges landed" : strerror(-fd));
-		goto out;
-	}
-	err = place_settle(root, e, fd, esc);
-	if (close(fd) < 0 && !err)
-		err = rcp_err(-errno, "closing \"%s\" failed (%s): it is not put in place", esc,
-			      strerror(errno));
-	if (!err && (dfd = dir_hold(root, pfd, &mtim, esc)) < -1)
-		err = dfd;
-	if (err) {
-		unlinkat(pfd, name, 0);
-		goto out;
-	}
-	if (renameat(pfd, name, pfd, last) < 0) {
-		err = rcp_err(-errno, "cannot put \"%s\" in place: %s", esc, strerror(errno));
-		unlinkat(pfd, name, 0);
-		if (dfd >= 0)
-			close(dfd);
-		goto out;
-	}
-	err = dir_settle(root, dfd, &mtim, esc);
-out:
+			      fd == -ENOENT	    ? "none of its ranges landed"
+			      : fd == -EPERM && why ? why
+						    : strerror(-fd));
+	else
+		err = place_fd(root, e, pfd, fd, name, last, rec, esc);
 	if (!kept)
 		close(pfd);
 	return err;
@@ -257,15 +512,19 @@ out:
 
 int io_root_range_remove(struct io_root *root, const char *path, uint64_t job)
 {
-	char esc[IO_ESC_MAX], name[IO_RANGE_NAME_LEN];
+	char esc[IO_ESC_MAX], name[IO_RANGE_NAME_LEN], rec[IO_RANGE_NAME_LEN];
 	const char *last;
 	bool kept = false;
-	int pfd = -1, err = range_at(root, path, job, true, &pfd, &kept, name, &last);
+	int pfd = -1, err = range_at(root, path, job, true, &pfd, &kept, &last, name);
 
 	if (err)
 		return err == -ENOENT ? 0 : err; /* no directory: no temporary either */
 	if (unlinkat(pfd, name, 0) < 0 && errno != ENOENT)
 		err = rcp_err(-errno, "cannot remove the job's temporary file of \"%s\": %s",
+			      io__path_escape(path, strlen(path), esc), strerror(errno));
+	record_name(name, rec);
+	if (unlinkat(pfd, rec, 0) < 0 && errno != ENOENT && !err)
+		err = rcp_err(-errno, "cannot remove the job's record of the ranges of \"%s\": %s",
 			      io__path_escape(path, strlen(path), esc), strerror(errno));
 	if (!kept)
 		close(pfd);

@@ -195,8 +195,11 @@ int io_wfile_open_step(struct io_wfile *f, struct io_op *op, int64_t res)
 	*op = (struct io_op){.kind = IO_OP_NONE};
 	if (f->partial && (res >= 0 || res == -EEXIST))
 		res = io__wfile_partial_take(f, (int)res);
-	else if (f->range && (res >= 0 || res == -EEXIST))
+	else if (f->range && (res >= 0 || res == -EEXIST)) {
 		res = io__range_take(f, (int)res);
+		if (res < 0)
+			return (int)res; /* its sentence says why, in the temporary's words */
+	}
 	if (res < 0)
 		return rcp_err((int)res, "cannot create a temporary file for \"%s\": %s",
 			       name_of(f, esc), strerror((int)-res));
@@ -523,8 +526,10 @@ int io_wfile_finalize_step(struct io_wfile *f, struct io_op *op, int64_t res)
 			errno = (int)-res;
 			err = settle_err(f, "sync");
 		}
+		if (!err && f->range) /* synced: now it counts as landed */
+			err = io__range_record(f);
 		err = err ? err : wfile_close(f);
-		if (err || f->range) /* a range is done once synced and closed */
+		if (err || f->range) /* a range is done once synced, recorded and closed */
 			break;
 		rename_op(f, op);
 		return 1;

@@ -164,6 +164,12 @@ static int pull_prepare(struct client *c)
 		err = eng__manifest_recv(&c->s.ctl, c->s.timeout_ms, &m);
 	if (!err && (err = io_pull_names_check(cp->src, cp->n_src, cp->recursive, m)) != 0)
 		io_manifest_destroy(m);
+	/* A pull names no job: ranges would land in a temporary never put in place. */
+	if (!err && eng__ranges_any(m)) {
+		io_manifest_destroy(m);
+		err = rcp_err(-EPROTO, "the server's list has byte ranges of files, which a pull "
+				       "never asks for");
+	}
 	if (!err && cp->dry_run)
 		return eng__dry_pull(&c->s, cp, m);
 	if (!err)

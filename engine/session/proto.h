@@ -251,6 +251,7 @@
 #define ENG_KEY_RANGE_JOB "range_job"	  /* hello: the railcp-mpi job's id, 8 bytes of hex */
 #define ENG_KEY_RANGES "ranges"		  /* hello: ENG_RANGES_* */
 #define ENG_RANGES_PLACE_WORD "place"
+#define ENG_RANGES_PLACE_AGAIN_WORD "place_again"
 #define ENG_RANGES_REMOVE_WORD "remove"
 
 /* Jobs. */

@@ -12,10 +12,12 @@
  * one more session, its hello's "ranges" saying "place": its list names the
  * ranged files whole (with their directories, as a list must), nothing
  * travels, and the server puts each file's temporary in place
- * (io_root_range_place: its size checked, -p's mode and time, synced,
- * renamed, the directory synced), then answers "ranges_done" with the count
- * and the session ends. A job that fails runs such a session saying
- * "remove": the temporaries go. Every server serves one shared root, so any
+ * (io_root_range_place: its landed ranges and size checked, -p's mode and
+ * time, synced, renamed, the directory synced), then answers "ranges_done"
+ * with the count and the session ends; "place_again", on the next server
+ * after the first place's was judged gone, counts a file the first put in
+ * place already. A job that fails runs such a session saying "remove":
+ * the temporaries go, every one that can past an error. Every server serves one shared root, so any
  * of them can do either.
  *
  * Threading: the session's thread.
@@ -37,6 +39,18 @@ static void job_bytes(uint64_t job, uint8_t b[8])
 		b[i] = (uint8_t)job;
 }
 
+static const char *step_word(enum eng_range_step step)
+{
+	switch (step) {
+	case ENG_RANGES_PLACE:
+		return ENG_RANGES_PLACE_WORD;
+	case ENG_RANGES_PLACE_AGAIN:
+		return ENG_RANGES_PLACE_AGAIN_WORD;
+	default:
+		return ENG_RANGES_REMOVE_WORD;
+	}
+}
+
 int eng__ranges_hello(json_t *m, const struct eng_copy_opts *cp)
 {
 	uint8_t b[8];
@@ -45,16 +59,12 @@ int eng__ranges_hello(json_t *m, const struct eng_copy_opts *cp)
 		return 0;
 	job_bytes(cp->range_job, b);
 	if (cp->range_step != ENG_RANGES_LAND &&
-	    json_object_set_new(m, ENG_KEY_RANGES,
-				json_string(cp->range_step == ENG_RANGES_PLACE
-						    ? ENG_RANGES_PLACE_WORD
-						    : ENG_RANGES_REMOVE_WORD)))
+	    json_object_set_new(m, ENG_KEY_RANGES, json_string(step_word(cp->range_step))))
 		return -ENOMEM;
 	return eng__proto_set_hex(m, ENG_KEY_RANGE_JOB, b, sizeof(b));
 }
 
-/* Whether m has an entry flagged as a range. */
-static bool has_ranges(const struct io_manifest *m)
+bool eng__ranges_any(const struct io_manifest *m)
 {
 	size_t i;
 
@@ -68,12 +78,11 @@ int eng__ranges_terms(const json_t *hello, const struct io_manifest *m, uint64_t
 		      enum eng_range_step *step_out)
 {
 	const json_t *step = json_object_get(hello, ENG_KEY_RANGES);
+	enum eng_range_step st = ENG_RANGES_LAND;
 	uint64_t job = 0;
 	uint8_t b[8];
 	int err, i;
 
-	*job_out = 0;
-	*step_out = ENG_RANGES_LAND;
 	if (json_object_get(hello, ENG_KEY_RANGE_JOB)) {
 		if ((err = eng__proto_get_hex(hello, ENG_KEY_RANGE_JOB, b, sizeof(b))) != 0)
 			return err;
@@ -84,38 +93,49 @@ int eng__ranges_terms(const json_t *hello, const struct io_manifest *m, uint64_t
 		return rcp_err(-EPROTO, "the client asked to settle a job's ranges without "
 					"naming the job");
 	if (step && json_is_string(step) && !strcmp(json_string_value(step), ENG_RANGES_PLACE_WORD))
-		*step_out = ENG_RANGES_PLACE;
+		st = ENG_RANGES_PLACE;
+	else if (step && json_is_string(step) &&
+		 !strcmp(json_string_value(step), ENG_RANGES_PLACE_AGAIN_WORD))
+		st = ENG_RANGES_PLACE_AGAIN;
 	else if (step && json_is_string(step) &&
 		 !strcmp(json_string_value(step), ENG_RANGES_REMOVE_WORD))
-		*step_out = ENG_RANGES_REMOVE;
+		st = ENG_RANGES_REMOVE;
 	else if (step)
 		return rcp_err(-EPROTO, "the client's hello asks for an unknown step of a "
 					"job's ranges");
-	if (!job && has_ranges(m))
+	if (!job && eng__ranges_any(m))
 		return rcp_err(-EPROTO, "the client's list has byte ranges of files but names "
 					"no job to gather them in");
-	if (*step_out != ENG_RANGES_LAND && has_ranges(m))
+	if (st != ENG_RANGES_LAND && eng__ranges_any(m))
 		return rcp_err(-EPROTO, "the client's list to settle a job's ranges has ranges in "
 					"it, not whole files");
 	*job_out = job;
+	*step_out = st;
 	return 0;
 }
 
-/* Each file of m put in place (or its temporary removed) beneath root: 0, or the first error. */
+/*
+ * Each file of m put in place (or its temporary removed) beneath root: 0,
+ * or the first error. A removal goes on through the list past an error
+ * (each temporary left is a whole file's blocks); a place stops at it (the
+ * job fails, and its removal takes the rest).
+ */
 static int settle(struct io_root *root, const struct io_manifest *m, uint64_t job,
 		  enum eng_range_step step, uint64_t *count_out)
 {
 	size_t i;
-	int err = 0;
+	int err = 0, r;
 
-	for (i = 0; i < m->n && !err; i++) {
+	for (i = 0; i < m->n && (!err || step == ENG_RANGES_REMOVE); i++) {
 		const struct io_entry *e = &m->entry[i];
 
 		if (e->type != IO_FILE)
 			continue;
-		err = step == ENG_RANGES_PLACE ? io_root_range_place(root, e, job)
-					       : io_root_range_remove(root, e->path, job);
-		*count_out += !err;
+		r = step == ENG_RANGES_REMOVE
+			    ? io_root_range_remove(root, e->path, job)
+			    : io_root_range_place(root, e, job, step == ENG_RANGES_PLACE_AGAIN);
+		*count_out += !r;
+		err = err ? err : r;
 	}
 	return err;
 }

@@ -379,7 +379,7 @@ static void *session_main(void *arg)
 	if (!err && ss->range_step != ENG_RANGES_LAND) {
 		rcp_log(RCP_LOG_NOTICE, "session %u from %s: a job's ranged files %s in \"%s\"",
 			ss->id, ss->peer,
-			ss->range_step == ENG_RANGES_PLACE ? "put in place" : "removed",
+			ss->range_step == ENG_RANGES_REMOVE ? "removed" : "put in place",
 			ss->where[0] ? ss->where : ".");
 		goto end;
 	}

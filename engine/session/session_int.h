@@ -766,10 +766,13 @@ int eng__dry_answer(struct eng_session *s, const struct io_root *root, const cha
 /* Client, a push: the hello's "range_job" and "ranges" from cp (none without a job). */
 int eng__ranges_hello(json_t *hello, const struct eng_copy_opts *cp);
 
+/* Whether m has an entry flagged as a range (a pull's list never has). */
+bool eng__ranges_any(const struct io_manifest *m);
+
 /*
  * Server, a push: the job and step the hello names, checked against its
  * list m: ranges need a job, a "ranges" session names whole files. -EPROTO
- * with a sentence.
+ * with a sentence (the outputs then unwritten).
  */
 int eng__ranges_terms(const json_t *hello, const struct io_manifest *m, uint64_t *job_out,
 		      enum eng_range_step *step_out);

@@ -348,6 +348,45 @@ static void test_a_rank_s_pieces_of_a_file_that_meet_are_one_range(void **state)
 	io_manifest_destroy(share);
 }
 
+static void test_a_share_s_ranges_come_right_after_its_directories(void **state)
+{
+	struct io_extent xa = {0, 4 * KIB}, xb = {0, 64 * KIB};
+	struct io_entry e[3] = {
+		{.path = "d", .type = IO_DIR, .mode = 0755},
+		{.path = "d/a",
+		 .type = IO_FILE,
+		 .mode = 0644,
+		 .size = 4 * KIB,
+		 .ext = &xa,
+		 .n_ext = 1,
+		 .data_bytes = 4 * KIB},
+		{.path = "d/b",
+		 .type = IO_FILE,
+		 .mode = 0644,
+		 .size = 64 * KIB,
+		 .ext = &xb,
+		 .n_ext = 1,
+		 .data_bytes = 64 * KIB},
+	};
+	struct io_manifest m = {.entry = e, .n = 3, .n_files = 2, .data_bytes = 68 * KIB};
+	/* d/a whole on rank 0, d/b cut: its first half on rank 0, the rest on rank 1 */
+	const struct cli_mpi_piece p[] = {
+		{1, 0, 4 * KIB, 0}, {2, 0, 32 * KIB, 0}, {2, 32 * KIB, 32 * KIB, 1}};
+	struct io_manifest *share = NULL;
+
+	(void)state;
+	assert_int_equal(cli_mpi_share_pieces(&m, p, 3, 0, &share), 0);
+	assert_int_equal(share->n, 3);
+	/* the range first after the directory, though walked after d/a: sent at the start */
+	assert_string_equal(share->entry[0].path, "d");
+	assert_string_equal(share->entry[1].path, "d/b");
+	assert_true(share->entry[1].range);
+	assert_string_equal(share->entry[2].path, "d/a");
+	assert_false(share->entry[2].range);
+	assert_int_equal(share->data_bytes, 36 * KIB);
+	io_manifest_destroy(share);
+}
+
 static void test_no_ranks_or_no_chunk_is_refused(void **state)
 {
 	const uint64_t bytes[] = {1};
@@ -375,6 +414,7 @@ int main(void)
 		cmocka_unit_test(
 			test_each_share_carries_its_ranges_of_a_cut_file_and_the_list_names_it_whole),
 		cmocka_unit_test(test_a_rank_s_pieces_of_a_file_that_meet_are_one_range),
+		cmocka_unit_test(test_a_share_s_ranges_come_right_after_its_directories),
 		cmocka_unit_test(test_no_ranks_or_no_chunk_is_refused),
 	};
 

@@ -5,7 +5,9 @@
  * whole file's size, mode and time; a hostile peer's path outside the root,
  * or a range beyond the file's whole size or off its chunks, is refused in
  * one sentence before anything is made; a name planted where the temporary
- * goes is never written through; a failed job's temporary goes. Each test
+ * goes, or one of another size, fails the range and is neither written
+ * through nor made anew; the temporary is named by SHA-256, not a CRC; a
+ * failed job's temporary goes. Each test
  * runs in a scratch directory of its own, on one thread.
  */
 #include <setjmp.h>
@@ -82,14 +84,14 @@ static void test_ranges_land_in_one_temporary_and_are_put_in_place_once(void **s
 	range_write(b, data, 2 * CH, CH + 100);
 	assert_int_equal(io_wfile_finalize(b), 0);
 	assert_false(t_exists(fx->root, "big"));
-	assert_int_equal(t_count_tmp(fx->root), 1);
+	assert_int_equal(t_count_tmp(fx->root), 2); /* the temporary and the job's record */
 	assert_int_equal(range_open(r, &fa, JOB, &a), 0);
 	range_write(a, data, 0, 2 * CH);
 	assert_int_equal(io_wfile_finalize(a), 0);
 	assert_false(t_exists(fx->root, "big")); /* landed, not yet in place */
-	assert_int_equal(t_count_tmp(fx->root), 1);
+	assert_int_equal(t_count_tmp(fx->root), 2);
 	fe_file(&whole, "big", WHOLE, 1, pair);
-	assert_int_equal(io_root_range_place(r, &whole.e, JOB), 0);
+	assert_int_equal(io_root_range_place(r, &whole.e, JOB, false), 0);
 	assert_int_equal(t_count_tmp(fx->root), 0);
 	t_path(p, fx->root, "big");
 	fd = open(p, O_RDONLY);
@@ -102,7 +104,7 @@ static void test_ranges_land_in_one_temporary_and_are_put_in_place_once(void **s
 	assert_int_equal(st.st_mtim.tv_nsec, 123456789);
 	close(fd);
 	/* put in place once: a second place finds no temporary */
-	assert_int_equal(io_root_range_place(r, &whole.e, JOB), -ENOENT);
+	assert_int_equal(io_root_range_place(r, &whole.e, JOB, false), -ENOENT);
 	assert_non_null(strstr(rcp_err_msg(-ENOENT),
 			       "cannot put \"big\" in place: none of its ranges landed"));
 	io_root_close(r);
@@ -127,7 +129,7 @@ static void test_with_keep_meta_the_place_keeps_its_directory_time(void **state)
 	assert_int_equal(io_wfile_finalize(w), 0);
 	t_mtime(fx->root, "d", 1000000000, 5); /* as the job's sessions left it, -p's */
 	fe_file(&whole, "d/big", WHOLE, 1, pair);
-	assert_int_equal(io_root_range_place(r, &whole.e, JOB), 0);
+	assert_int_equal(io_root_range_place(r, &whole.e, JOB, false), 0);
 	assert_true(t_exists(d, "big"));
 	assert_int_equal(stat(d, &st), 0);
 	assert_int_equal(st.st_mtim.tv_sec, 1000000000);
@@ -163,7 +165,7 @@ static void test_a_path_outside_the_root_is_refused(void **state)
 	expect_range_refused(r, &f, -EXDEV, "\"out/big\": its directory leads outside");
 	/* the job's own calls refuse the same paths */
 	fe_range(&f, "../outside/big", WHOLE, 0, WHOLE);
-	assert_int_equal(io_root_range_place(r, &f.e, JOB), -EINVAL);
+	assert_int_equal(io_root_range_place(r, &f.e, JOB, false), -EINVAL);
 	assert_int_equal(io_root_range_remove(r, "../outside/big", JOB), -EINVAL);
 	assert_int_equal(io_root_range_remove(r, "out/big", JOB), -EXDEV);
 	assert_int_equal(t_count_tmp(fx->base), 0);
@@ -198,43 +200,121 @@ static void test_a_range_beyond_the_whole_size_or_off_its_chunks_is_refused(void
 	io_root_close(r);
 }
 
-static void test_a_name_planted_at_the_temporary_is_not_written_through(void **state)
+static void test_ranges_without_a_job_are_refused(void **state)
 {
 	struct fixture *fx = *state;
 	struct io_root *r = root_of(fx, 0);
-	static uint8_t data[WHOLE];
+	struct io_wfile *w = NULL;
+	struct fe f;
+
+	/* as a hostile server's list to a pull would have them: never put in place */
+	fe_range(&f, "big", WHOLE, 0, CH);
+	assert_int_equal(range_open(r, &f, 0, &w), -EPROTO);
+	assert_null(w);
+	assert_non_null(strstr(rcp_err_msg(-EPROTO), "refused the ranges of \"big\" (12388 "
+						     "bytes): they name no job to gather them in"));
+	assert_int_equal(t_count_tmp(fx->root), 0);
+	io_root_close(r);
+}
+
+static void test_a_name_planted_at_the_temporary_is_refused_and_left(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_root *r = root_of(fx, 0);
 	char name[IO_RANGE_NAME_LEN], p[4096], target[4096];
 	struct io_wfile *w = NULL;
 	struct stat st;
 	struct fe f;
 
-	memset(data, 'd', sizeof(data));
 	t_write(fx->outside, "victim", "keep", 4, 0644);
 	t_path(target, fx->outside, "victim");
 	io__range_name(JOB, "big", name);
 	t_path(p, fx->root, name);
 	assert_int_equal(symlink(target, p), 0);
 	fe_range(&f, "big", WHOLE, 0, CH);
-	assert_int_equal(range_open(r, &f, JOB, &w), 0);
-	range_write(w, data, 0, CH);
-	assert_int_equal(io_wfile_finalize(w), 0);
+	/* not its own: the session fails, nothing is made anew (other ranges may be in it) */
+	assert_int_equal(range_open(r, &f, JOB, &w), -EPERM);
+	assert_non_null(strstr(rcp_err_msg(-EPERM), "refused the job's temporary file of \"big\": "
+						    "it is a symbolic link"));
 	assert_int_equal(lstat(p, &st), 0);
-	assert_true(S_ISREG(st.st_mode)); /* made anew, its own */
-	assert_int_equal(st.st_size, WHOLE);
+	assert_true(S_ISLNK(st.st_mode));
 	assert_int_equal(stat(target, &st), 0);
 	assert_int_equal(st.st_size, 4);
 	/* a hard link to a file outside: the same */
 	assert_int_equal(unlink(p), 0);
 	assert_int_equal(link(target, p), 0);
-	assert_int_equal(range_open(r, &f, JOB, &w), 0);
-	io_wfile_abort(w);
+	assert_int_equal(range_open(r, &f, JOB, &w), -EPERM);
+	assert_non_null(strstr(rcp_err_msg(-EPERM), "it is hard-linked under another name"));
 	assert_int_equal(stat(target, &st), 0);
 	assert_int_equal(st.st_size, 4);
-	assert_int_equal(st.st_nlink, 1);
+	assert_int_equal(st.st_nlink, 2);
 	io_root_close(r);
 }
 
-static void test_a_short_temporary_is_never_put_in_place(void **state)
+static void test_a_temporary_of_another_size_is_refused_not_resized(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_root *r = root_of(fx, 0);
+	char name[IO_RANGE_NAME_LEN], p[4096];
+	struct io_wfile *w = NULL;
+	struct stat st;
+	struct fe f;
+
+	io__range_name(JOB, "big", name);
+	t_write(fx->root, name, "other", 5, 0600);
+	fe_range(&f, "big", WHOLE, 0, CH);
+	assert_int_equal(range_open(r, &f, JOB, &w), -EPERM);
+	assert_non_null(strstr(rcp_err_msg(-EPERM), "it holds 5 bytes, neither none nor the "
+						    "file's 12388"));
+	t_path(p, fx->root, name);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_size, 5);
+	io_root_close(r);
+}
+
+static void test_two_names_never_share_a_temporary(void **state)
+{
+	char a[IO_RANGE_NAME_LEN], b[IO_RANGE_NAME_LEN];
+
+	(void)state;
+	/* SHA-256 of the name, cut to 128 bits: "abc"'s digest starts ba7816bf... */
+	io__range_name(JOB, "abc", a);
+	assert_string_equal(a, ".railcp-tmp-j0123456789abcdefba7816bf8f01cfea414140de5dae2223");
+	io__range_name(JOB, "abd", b);
+	assert_string_not_equal(a, b);
+}
+
+static void test_a_range_that_never_landed_is_never_put_in_place(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_root *r = root_of(fx, 0);
+	static uint8_t data[WHOLE];
+	uint64_t pair[2] = {0, WHOLE};
+	struct io_wfile *w = NULL, *v = NULL;
+	struct fe f, g, whole;
+
+	/* the first and last ranges land; the middle one opened (sized it) and failed */
+	fe_range(&f, "big", WHOLE, 0, CH);
+	fe_range(&g, "big", WHOLE, CH, CH);
+	assert_int_equal(range_open(r, &f, JOB, &w), 0);
+	range_write(w, data, 0, CH);
+	assert_int_equal(io_wfile_finalize(w), 0);
+	assert_int_equal(range_open(r, &g, JOB, &v), 0);
+	io_wfile_abort(v);
+	fe_range(&f, "big", WHOLE, 2 * CH, CH + 100);
+	assert_int_equal(range_open(r, &f, JOB, &w), 0);
+	range_write(w, data, 2 * CH, CH + 100);
+	assert_int_equal(io_wfile_finalize(w), 0);
+	fe_file(&whole, "big", WHOLE, 1, pair);
+	assert_int_equal(io_root_range_place(r, &whole.e, JOB, false), -EIO);
+	assert_non_null(strstr(rcp_err_msg(-EIO), "cannot put \"big\" in place: only its first "
+						  "4096 of 12388 bytes are recorded as landed"));
+	assert_false(t_exists(fx->root, "big"));
+	assert_int_equal(t_count_tmp(fx->root), 0); /* the temporary and its record */
+	io_root_close(r);
+}
+
+static void test_a_grown_file_is_never_put_in_place(void **state)
 {
 	struct fixture *fx = *state;
 	struct io_root *r = root_of(fx, 0);
@@ -243,15 +323,72 @@ static void test_a_short_temporary_is_never_put_in_place(void **state)
 	struct io_wfile *w = NULL;
 	struct fe f, other;
 
-	fe_range(&f, "big", WHOLE, 0, CH);
+	fe_range(&f, "big", WHOLE, 0, WHOLE);
 	assert_int_equal(range_open(r, &f, JOB, &w), 0);
-	range_write(w, data, 0, CH);
+	range_write(w, data, 0, WHOLE);
 	assert_int_equal(io_wfile_finalize(w), 0);
 	fe_file(&other, "big", WHOLE + CH, 1, pair); /* the file grew: not the job's */
-	assert_int_equal(io_root_range_place(r, &other.e, JOB), -EIO);
-	assert_non_null(strstr(rcp_err_msg(-EIO), "holds 12388 bytes, not the file's 16484"));
+	assert_int_equal(io_root_range_place(r, &other.e, JOB, false), -EIO);
+	assert_non_null(strstr(rcp_err_msg(-EIO), "only its first 12388 of 16484 bytes"));
 	assert_false(t_exists(fx->root, "big"));
 	assert_int_equal(t_count_tmp(fx->root), 0);
+	io_root_close(r);
+}
+
+static void test_a_place_again_counts_what_an_earlier_place_put(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_root *r = root_of(fx, 0);
+	static uint8_t data[WHOLE];
+	uint64_t pair[2] = {0, WHOLE};
+	struct io_wfile *w = NULL;
+	char rec[IO_RANGE_NAME_LEN], p[4096];
+	struct fe f, whole;
+
+	fe_range(&f, "big", WHOLE, 0, WHOLE);
+	assert_int_equal(range_open(r, &f, JOB, &w), 0);
+	range_write(w, data, 0, WHOLE);
+	assert_int_equal(io_wfile_finalize(w), 0);
+	fe_file(&whole, "big", WHOLE, 1, pair);
+	/* an earlier place renamed it and stopped before removing the record: its inode */
+	io__range_name(JOB, "big", rec);
+	rec[sizeof(".railcp-tmp-") - 1] = 'k';
+	t_path(p, fx->root, rec);
+	assert_int_equal(access(p, F_OK), 0);
+	assert_int_equal(io_root_range_place(r, &whole.e, JOB, false), 0);
+	assert_int_equal(t_count_tmp(fx->root), 0);
+	assert_int_equal(io_root_range_place(r, &whole.e, JOB, false), -ENOENT);
+	/* again: the final name is what a place put (no record now: a file of its size) */
+	assert_int_equal(io_root_range_place(r, &whole.e, JOB, true), 0);
+	/* but not a file of another size */
+	t_write(fx->root, "big", "short", 5, 0644);
+	assert_int_equal(io_root_range_place(r, &whole.e, JOB, true), -ENOENT);
+	assert_non_null(strstr(rcp_err_msg(-ENOENT), "none of its ranges landed"));
+	io_root_close(r);
+}
+
+static void test_a_place_again_finds_the_record_of_what_it_renamed(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_root *r = root_of(fx, 0);
+	static uint8_t data[WHOLE];
+	uint64_t pair[2] = {0, WHOLE};
+	struct io_wfile *w = NULL;
+	char tmp[IO_RANGE_NAME_LEN], a[4096], b[4096];
+	struct fe f, whole;
+
+	fe_range(&f, "big", WHOLE, 0, WHOLE);
+	assert_int_equal(range_open(r, &f, JOB, &w), 0);
+	range_write(w, data, 0, WHOLE);
+	assert_int_equal(io_wfile_finalize(w), 0);
+	fe_file(&whole, "big", WHOLE, 1, pair);
+	/* as if an earlier place renamed it and its server was gone before the record went */
+	io__range_name(JOB, "big", tmp);
+	t_path(a, fx->root, tmp);
+	t_path(b, fx->root, "big");
+	assert_int_equal(rename(a, b), 0);
+	assert_int_equal(io_root_range_place(r, &whole.e, JOB, true), 0);
+	assert_int_equal(t_count_tmp(fx->root), 0); /* the record went */
 	io_root_close(r);
 }
 
@@ -287,8 +424,14 @@ int main(void)
 		T(test_with_keep_meta_the_place_keeps_its_directory_time),
 		T(test_a_path_outside_the_root_is_refused),
 		T(test_a_range_beyond_the_whole_size_or_off_its_chunks_is_refused),
-		T(test_a_name_planted_at_the_temporary_is_not_written_through),
-		T(test_a_short_temporary_is_never_put_in_place),
+		T(test_ranges_without_a_job_are_refused),
+		T(test_a_name_planted_at_the_temporary_is_refused_and_left),
+		T(test_a_temporary_of_another_size_is_refused_not_resized),
+		T(test_two_names_never_share_a_temporary),
+		T(test_a_range_that_never_landed_is_never_put_in_place),
+		T(test_a_grown_file_is_never_put_in_place),
+		T(test_a_place_again_counts_what_an_earlier_place_put),
+		T(test_a_place_again_finds_the_record_of_what_it_renamed),
 		T(test_an_aborted_range_leaves_the_temporary_for_the_job_to_remove),
 	};
 
