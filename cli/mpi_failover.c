@@ -148,7 +148,14 @@ static void session_failed(struct job *j, struct result *res, const char *verb, 
 
 	if (atomic_load(&cli__mpi_interrupted) || j->o.no_failover || j->n_srv < 2 ||
 	    !gone(j, err)) {
-		say(n);
+		/*
+		 * A move not yet said is said before this rank's failure, which names the
+		 * new server; but a rank stopped by a signal says nothing (cli__mpi_fail),
+		 * its move neither: the abort of a rank that found every server gone
+		 * stops this one, often while its move waits for bytes to flow.
+		 */
+		if (!atomic_load(&cli__mpi_interrupted))
+			say(n);
 		snprintf(what, sizeof(what), "%s %s port %u", verb, j->o.host, port_of(j));
 		cli__mpi_fail(j, what, err);
 	}
