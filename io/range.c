@@ -185,6 +185,29 @@ static int record_open(int pfd, const char *rec, const char *esc)
 	return fd;
 }
 
+/*
+ * Whether f's temporary (whose stat is tmp) is no longer at its name: a
+ * failed job's removal (io_root_range_remove) took it while this range was
+ * landing. The removal unlinks the temporary before the record, so a record
+ * this range made anew after it (fd, still empty) is unlinked again here,
+ * and no record outlives the job. 0 while it is there.
+ */
+static int temp_gone(const struct io_wfile *f, const struct stat *tmp, int fd)
+{
+	char rec[IO_RANGE_NAME_LEN];
+	struct stat now, ours;
+
+	if (fstatat(f->pfd, f->tmp, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_ino == tmp->st_ino &&
+	    now.st_dev == tmp->st_dev)
+		return 0;
+	record_name(f->tmp, rec);
+	if (fstat(fd, &ours) == 0 && ours.st_size == 0 &&
+	    fstatat(f->pfd, rec, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_ino == ours.st_ino &&
+	    now.st_dev == ours.st_dev)
+		unlinkat(f->pfd, rec, 0);
+	return -ECANCELED;
+}
+
 int io__range_record(struct io_wfile *f)
 {
 	char esc[IO_ESC_MAX], rec[IO_RANGE_NAME_LEN];
@@ -216,6 +239,11 @@ int io__range_record(struct io_wfile *f)
 	/* One writer at a time, so records never interleave (O_APPEND alone is not so on NFS). */
 	if (flock(fd, LOCK_EX) < 0)
 		err = -errno;
+	if (!err && temp_gone(f, &st, fd) != 0)
+		err = rcp_err(-ECANCELED,
+			      "the job's temporary file of \"%s\" was removed: the job failed "
+			      "elsewhere",
+			      esc);
 	while (!err && at < len) {
 		n = write(fd, (const char *)buf + at, len - at);
 		if (n < 0 && errno != EINTR)
@@ -227,7 +255,7 @@ int io__range_record(struct io_wfile *f)
 		err = -errno;
 	if (close(fd) < 0 && !err)
 		err = -errno;
-	if (err)
+	if (err && err != -ECANCELED) /* ECANCELED's sentence is said */
 		rcp_err(err, "cannot record the landed ranges of \"%s\": %s", esc, strerror(-err));
 out_free:
 	free(buf);

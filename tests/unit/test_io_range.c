@@ -417,6 +417,32 @@ static void test_an_aborted_range_leaves_the_temporary_for_the_job_to_remove(voi
 	io_root_close(r);
 }
 
+/*
+ * A failed job's removal while a range is landing: the range's record is
+ * not made anew beside a temporary that is gone, so nothing of the job
+ * outlives it (host/mpi_ranges' --no-failover case left such a record).
+ */
+static void test_a_range_landing_after_its_job_was_removed_leaves_no_record(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_root *r = root_of(fx, 0);
+	static uint8_t data[WHOLE];
+	struct io_wfile *w = NULL;
+	struct fe f;
+
+	fe_range(&f, "big", WHOLE, 0, CH);
+	assert_int_equal(range_open(r, &f, JOB, &w), 0);
+	range_write(w, data, 0, CH);
+	assert_int_equal(io_root_range_remove(r, "big", JOB), 0);
+	assert_int_equal(t_count_tmp(fx->root), 0);
+	assert_int_equal(io_wfile_finalize(w), -ECANCELED);
+	assert_non_null(strstr(rcp_err_msg(-ECANCELED), "the job's temporary file of \"big\" was "
+							"removed: the job failed elsewhere"));
+	assert_int_equal(t_count_tmp(fx->root), 0);
+	assert_false(t_exists(fx->root, "big"));
+	io_root_close(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -433,6 +459,7 @@ int main(void)
 		T(test_a_place_again_counts_what_an_earlier_place_put),
 		T(test_a_place_again_finds_the_record_of_what_it_renamed),
 		T(test_an_aborted_range_leaves_the_temporary_for_the_job_to_remove),
+		T(test_a_range_landing_after_its_job_was_removed_leaves_no_record),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
