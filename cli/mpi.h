@@ -25,6 +25,19 @@ int cli_mpi_balance(const uint64_t *bytes, size_t n, unsigned n_ranks, unsigned 
 		    uint64_t *load);
 
 /*
+ * The balance's two steps, shared by cli_mpi_balance and cli_mpi_split
+ * (mpi_ranges.c): items ordered by bytes, largest first (then by index), for
+ * qsort; and the rank with the fewest bytes, then the fewest items or
+ * pieces, then the lowest.
+ */
+struct cli_mpi_order {
+	uint64_t bytes;
+	size_t i;
+};
+int cli__mpi_by_bytes_down(const void *a, const void *b);
+unsigned cli__mpi_lightest(const uint64_t *load, const size_t *count, unsigned n_ranks);
+
+/*
  * Every rank's share of m: owner_out[i] (m->n long) is the rank of each
  * file and symlink (directories: every rank, each session creating what it
  * needs), load (n_ranks long) each rank's bytes. 0, or -ENOMEM.

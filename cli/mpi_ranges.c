@@ -32,31 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct order {
-	uint64_t bytes;
-	size_t i;
-};
-
-static int by_bytes_down(const void *a, const void *b)
-{
-	const struct order *x = a, *y = b;
-
-	if (x->bytes != y->bytes)
-		return x->bytes < y->bytes ? 1 : -1;
-	return x->i < y->i ? -1 : x->i > y->i;
-}
-
-/* The rank with the fewest bytes, then the fewest pieces, then the lowest. */
-static unsigned lightest(const uint64_t *load, const size_t *count, unsigned n_ranks)
-{
-	unsigned r, best = 0;
-
-	for (r = 1; r < n_ranks; r++)
-		if (load[r] < load[best] || (load[r] == load[best] && count[r] < count[best]))
-			best = r;
-	return best;
-}
-
 /* How much of rest (of an item that may be cut or not) goes to a rank of room bytes. */
 static uint64_t take_of(uint64_t rest, uint64_t room, bool cut, uint32_t chunk)
 {
@@ -89,13 +64,13 @@ static int piece_add(struct pieces *ps, size_t item, uint64_t off, uint64_t len,
 }
 
 /* Item o's pieces, each to the lightest rank at that moment. */
-static int item_place(struct pieces *ps, const struct order *o, bool cut, uint64_t share,
+static int item_place(struct pieces *ps, const struct cli_mpi_order *o, bool cut, uint64_t share,
 		      uint32_t chunk, uint64_t *load, size_t *count, unsigned n_ranks)
 {
 	uint64_t off = 0, rest = o->bytes;
 
 	do {
-		unsigned r = lightest(load, count, n_ranks);
+		unsigned r = cli__mpi_lightest(load, count, n_ranks);
 		uint64_t take = take_of(rest, load[r] < share ? share - load[r] : 0, cut, chunk);
 
 		if (piece_add(ps, o->i, off, take, r))
@@ -123,7 +98,7 @@ int cli_mpi_split(const uint64_t *bytes, const bool *cuttable, size_t n, unsigne
 		  uint64_t *load_out)
 {
 	struct pieces ps = {.cap = n + 2 * (size_t)n_ranks + 1};
-	struct order *o;
+	struct cli_mpi_order *o;
 	uint64_t *load; /* written to load_out only on success */
 	size_t *count, k;
 	uint64_t share;
@@ -138,9 +113,9 @@ int cli_mpi_split(const uint64_t *bytes, const bool *cuttable, size_t n, unsigne
 	if (!o || !count || !load || !ps.p)
 		err = -ENOMEM;
 	for (k = 0; k < n && !err; k++)
-		o[k] = (struct order){.bytes = bytes[k], .i = k};
+		o[k] = (struct cli_mpi_order){.bytes = bytes[k], .i = k};
 	if (!err) {
-		qsort(o, n, sizeof(*o), by_bytes_down);
+		qsort(o, n, sizeof(*o), cli__mpi_by_bytes_down);
 		share = share_of(bytes, n, n_ranks);
 	}
 	for (k = 0; k < n && !err; k++)

@@ -12,22 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct item {
-	uint64_t bytes;
-	size_t i;
-};
-
-static int by_size_down(const void *a, const void *b)
+int cli__mpi_by_bytes_down(const void *a, const void *b)
 {
-	const struct item *x = a, *y = b;
+	const struct cli_mpi_order *x = a, *y = b;
 
 	if (x->bytes != y->bytes)
 		return x->bytes < y->bytes ? 1 : -1;
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* The rank with the fewest bytes, then the fewest items, then the lowest. */
-static unsigned lightest(const uint64_t *load, const size_t *count, unsigned n_ranks)
+unsigned cli__mpi_lightest(const uint64_t *load, const size_t *count, unsigned n_ranks)
 {
 	unsigned r, best = 0;
 
@@ -40,7 +34,7 @@ static unsigned lightest(const uint64_t *load, const size_t *count, unsigned n_r
 int cli_mpi_balance(const uint64_t *bytes, size_t n, unsigned n_ranks, unsigned *owner,
 		    uint64_t *load)
 {
-	struct item *it = calloc(n ? n : 1, sizeof(*it));
+	struct cli_mpi_order *it = calloc(n ? n : 1, sizeof(*it));
 	size_t *count = calloc(n_ranks, sizeof(*count)), k;
 
 	if (!it || !count || !n_ranks) {
@@ -52,10 +46,10 @@ int cli_mpi_balance(const uint64_t *bytes, size_t n, unsigned n_ranks, unsigned 
 	}
 	memset(load, 0, n_ranks * sizeof(*load));
 	for (k = 0; k < n; k++)
-		it[k] = (struct item){.bytes = bytes[k], .i = k};
-	qsort(it, n, sizeof(*it), by_size_down);
+		it[k] = (struct cli_mpi_order){.bytes = bytes[k], .i = k};
+	qsort(it, n, sizeof(*it), cli__mpi_by_bytes_down);
 	for (k = 0; k < n; k++) {
-		unsigned r = lightest(load, count, n_ranks);
+		unsigned r = cli__mpi_lightest(load, count, n_ranks);
 
 		owner[it[k].i] = r;
 		load[r] += it[k].bytes;
