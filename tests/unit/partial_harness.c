@@ -51,6 +51,7 @@ void pt_start(struct fx *fx, struct pt *p, const struct eng_transport *srv_tr)
 	plan_make(&p->plan, rails, 2, 1, 1, BUDGET);
 	p->plan.helpers = 1;
 	p->checksum = false;
+	p->cut_until = NULL;
 }
 
 int pt_copy(struct fx *fx, struct pt *p, enum eng_copy_dir dir, const struct eng_transport *tr,
@@ -58,7 +59,8 @@ int pt_copy(struct fx *fx, struct pt *p, enum eng_copy_dir dir, const struct eng
 {
 	const char *push_src[] = {p->big}, *pull_src[] = {"pullme"};
 	_Atomic bool cancel = false;
-	struct canceller c = {.flag = &cancel, .dir = dir == ENG_PUSH ? p->root : p->dst};
+	struct canceller c = {
+		.flag = &cancel, .dir = dir == ENG_PUSH ? p->root : p->dst, .until = p->cut_until};
 	struct eng_copy_opts cp = dir == ENG_PUSH ? copy_opts(ENG_PUSH, push_src, 1, "")
 						  : copy_opts(ENG_PULL, pull_src, 1, p->dst);
 	int err;

@@ -32,6 +32,9 @@ struct pt {
 	char src[4096], root[4096], dst[4096], big[4096];
 	struct topo_plan plan;
 	bool checksum; /* the copies with -c, not --partial (pt_start: false) */
+	/* a cut copy is cancelled once this holds of the receiver's directory (NULL: a temporary)
+	 */
+	bool (*cut_until)(const char *dir);
 };
 
 /* A server (one helper per worker: the gate holds a helper) and the big file in src and root. */
