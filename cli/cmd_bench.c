@@ -125,13 +125,23 @@ static void on_progress(const struct eng_report *r, void *ctx)
 static int print_json(const struct bench_cmd *b, const struct eng_report *r)
 {
 	json_t *o = json_object();
+	unsigned n_rails;
 	int err;
 
 	cli_report_json(o, r, r->seconds);
+	/*
+	 * The stripes used per rail, not the ones asked: a buffer that holds
+	 * fewer leaves some out (their note says so), and a figure read as a
+	 * run of the asked queue pairs would not be one. A fraction when the
+	 * trim left rails uneven.
+	 */
+	n_rails = r->n_rails ? r->n_rails : 1;
 	json_object_set_new(o, "qps_per_rail",
-			    json_integer(b->place.opts.qps_per_rail
-						 ? b->place.opts.qps_per_rail
-						 : r->n_stripes / (r->n_rails ? r->n_rails : 1)));
+			    r->n_stripes % n_rails ? json_real((double)r->n_stripes / n_rails)
+						   : json_integer(r->n_stripes / n_rails));
+	if (b->place.opts.qps_per_rail)
+		json_object_set_new(o, "qps_per_rail_asked",
+				    json_integer(b->place.opts.qps_per_rail));
 	cli_wire_json(o, b->wire, r);
 	err = cli_series_json(o, &b->series);
 	if (!err)

@@ -4,7 +4,7 @@
 # --json say how many); a buffer too small for one stripe refuses the
 # session in one line; a client's own small buffer plans fewer stripes; a
 # --max-memory that holds fewer stripes than the buffer trims them the same
-# way.
+# way. railcp bench's --json says the stripes used per rail, and those asked.
 . tests/integration/lib.sh
 server_tmp
 mkdir -p "$tmp/root"
@@ -60,6 +60,16 @@ assert json.load(sys.stdin)["stripes"] == 2
 case "$err" in *"this side's buffer (--buffer-mib) holds 2 of the 8 stripes planned"*) ;;
 *) fail "the client does not say it planned 2 stripes: $err" ;; esac
 cmp "$tmp/file" "$tmp/root/d" || fail "the file pushed over 2 stripes differs"
+
+# railcp bench to it: --json's qps_per_rail is the 4 used, beside the 8 asked.
+# shellcheck disable=SC2086
+capture "$RAILCP" bench $tcp --qps-per-rail 8 --chunk 1M --bytes 16M --json 127.0.0.1
+[ "$rc" -eq 0 ] || fail "a bench of 8 stripes to a server that holds 4: $err"
+printf '%s' "$out" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+assert (j["stripes"], j["qps_per_rail"], j["qps_per_rail_asked"]) == (4, 4, 8), j
+' || fail "bench --json does not say 4 stripes used of the 8 asked: $out"
 stop_server
 
 # --max-memory 4M under a buffer of 64 MiB: 2 stripes of 1 MiB chunks, not a refusal.
