@@ -89,7 +89,7 @@ bool cli__mpi_dense(const struct io_entry *e);
 /*
  * ---- the pool of batches (cli/mpi_pool.c) ----
  *
- * A job that cuts files keeps part of its bytes back from the ranks'
+ * A job that may cut files keeps part of its bytes back from the ranks'
  * shares as a pool of batches, which rank 0 hands out, one at a time, to
  * whichever rank has finished what it holds (cli/mpi_steal.c). The job is
  * split over the ranks as without a pool (cli_mpi_assign_ranges), then

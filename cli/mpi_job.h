@@ -150,7 +150,7 @@ void cli__mpi_progress_end(struct job *j);
 void cli__mpi_progress_tick(struct job *j);
 
 /*
- * The pool of batches (cli/mpi_steal.c), in a job that cuts files: begin,
+ * The pool of batches (cli/mpi_steal.c), in a job that may cut files: begin,
  * by every rank after the progress's and series's begin, installs the
  * callback through which rank 0 serves claims while its sessions run
  * (chained to theirs); next, once this rank's share is done, asks rank 0

@@ -54,7 +54,7 @@ static void usage(FILE *f)
 		   "pulls its share from its server as a --files-from list. A rank whose\n"
 		   "server is gone moves to the next one and goes on there with -c (what\n"
 		   "landed is not sent again, but a range is sent whole); --no-failover ends\n"
-		   "the job instead. A job that cuts files keeps a quarter of its bytes\n"
+		   "the job instead. A job that may cut files keeps a quarter of its bytes\n"
 		   "back as a pool of batches (two per rank): a rank whose share is done\n"
 		   "takes the next one from rank 0, so a slow rank, disk or server does\n"
 		   "not hold the job; --no-steal gives every rank its whole share at the\n"
