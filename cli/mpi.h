@@ -83,6 +83,55 @@ int cli_mpi_split(const uint64_t *bytes, const bool *cuttable, size_t n, unsigne
 int cli_mpi_assign_ranges(const struct io_manifest *m, unsigned n_ranks, uint32_t chunk,
 			  struct cli_mpi_piece **pieces_out, size_t *n_out, uint64_t *load_out);
 
+/* Whether e may be cut: a file of one extent from offset 0 to its end (its chunks start at 0). */
+bool cli__mpi_dense(const struct io_entry *e);
+
+/*
+ * ---- the pool of batches (cli/mpi_pool.c) ----
+ *
+ * A job that may cut files keeps part of its bytes back from the ranks'
+ * shares as a pool of batches, which rank 0 hands out, one at a time, to
+ * whichever rank has finished what it holds (cli/mpi_steal.c). The job is
+ * split over the ranks as without a pool (cli_mpi_assign_ranges), then
+ * each rank's share again, as items of their own, over CLI_MPI_SLOTS
+ * slots: the first CLI_MPI_SLOTS_KEPT stay the rank's, each of the others
+ * is one batch. So a rank keeps 3/4 of its share (within a chunk a slot,
+ * when what it holds may be cut; a large file that may not be stays with
+ * it) and the pool holds a quarter of the job, in two batches per rank.
+ */
+#define CLI_MPI_SLOTS 8
+#define CLI_MPI_SLOTS_KEPT 6
+
+/* The pool's batches in a job of n_ranks ranks. */
+unsigned cli_mpi_pool_batches(unsigned n_ranks);
+
+/* Who holds rank's slot: the rank, or batch b as n_ranks + b. */
+unsigned cli_mpi_slot_owner(unsigned rank, unsigned slot, unsigned n_ranks);
+
+/*
+ * The job's pieces as above, each piece's owner a rank or a batch
+ * (cli_mpi_slot_owner), in order of item and offset, and the pieces of one
+ * item that meet under one owner merged into one. load_out is n_ranks +
+ * cli_mpi_pool_batches(n_ranks) long. The shares and batches are then
+ * cli_mpi_share_pieces's with the owner's number, the cut files
+ * cli_mpi_split_list's, as without a pool.
+ */
+int cli_mpi_pool_ranges(const struct io_manifest *m, unsigned n_ranks, uint32_t chunk,
+			struct cli_mpi_piece **pieces_out, size_t *n_out, uint64_t *load_out);
+
+/*
+ * Rank 0's handing out of the n batches it kept (empty ones left out) to
+ * the n_ranks ranks, every rank asking until it is told none is left:
+ * take gives the next batch (each once, in order), or -1 (none left: that
+ * rank asks no more); done says every rank has been told so.
+ */
+struct cli_mpi_pool {
+	size_t n, next;
+	unsigned n_ranks, told_none;
+};
+long cli_mpi_pool_take(struct cli_mpi_pool *p);
+bool cli_mpi_pool_done(const struct cli_mpi_pool *p);
+
 /*
  * ---- landing the ranges (cli/mpi_land.c) ----
  *

@@ -35,6 +35,7 @@ struct job {
 	uint64_t deleted;		     /* rank 0: entries --delete removed */
 	uint64_t resent_files, resent_bytes; /* rank 0: what the delete pass sent again */
 	bool progress;			     /* --progress: rank 0 draws the job's line */
+	bool no_steal;			     /* --no-steal: no pool, each share whole */
 	struct cli_mpi_progress *pg;
 	struct cli_mpi_series *ms; /* --json: this rank's series */
 	json_t *series;		   /* rank 0, --json: the job's, merged */
@@ -47,6 +48,15 @@ struct job {
 	uint64_t range_job;
 	struct io_manifest *split;
 	uint64_t placed;
+	/*
+	 * The pool (cli/mpi_steal.c): rank 0's packed batches, one after
+	 * another (batch_off and batch_len each n_batches long), and the
+	 * claims' state while sessions run.
+	 */
+	char *batch_all;
+	int *batch_off, *batch_len;
+	size_t n_batches;
+	struct cli_mpi_steal *st;
 	size_t cur;	/* the server this rank's sessions go to now */
 	unsigned moves; /* how often its server was gone (cli__mpi_session) */
 };
@@ -61,7 +71,10 @@ struct cli_mpi_move {
 
 /* What each rank tells rank 0 at the end (MPI_BYTE). */
 struct result {
-	uint64_t files, files_skipped, bytes, share_bytes;
+	uint64_t files, files_skipped, bytes;
+	uint64_t share_bytes;  /* its share's and the batches' it took */
+	uint64_t static_bytes; /* its share's alone */
+	uint32_t batches;      /* taken from the pool */
 	double seconds;
 	char host[64];
 	uint32_t server;  /* where its last session went */
@@ -132,6 +145,23 @@ void cli__mpi_delete(struct job *j, struct result *del);
 void cli__mpi_progress_begin(struct job *j, uint64_t total);
 void cli__mpi_progress_session(struct job *j, const struct eng_report *rep);
 void cli__mpi_progress_end(struct job *j);
+
+/* --progress: rank 0 draws the line once more, its own sessions done (a tick of its wait). */
+void cli__mpi_progress_tick(struct job *j);
+
+/*
+ * The pool of batches (cli/mpi_steal.c), in a job that may cut files: begin,
+ * by every rank after the progress's and series's begin, installs the
+ * callback through which rank 0 serves claims while its sessions run
+ * (chained to theirs); next, once this rank's share is done, asks rank 0
+ * for a batch: true with it in *batch_out (to run as one more session), or
+ * false when none is left; end, after the last batch, restores the
+ * callback, rank 0 first serving every rank's claims until each has been
+ * told none is left (drawing the progress line meanwhile).
+ */
+void cli__mpi_steal_begin(struct job *j);
+bool cli__mpi_steal_next(struct job *j, struct io_manifest **batch_out);
+void cli__mpi_steal_end(struct job *j);
 
 /*
  * --json's series (cli/mpi_series.c): begin right after the barrier that

@@ -54,7 +54,11 @@ static void usage(FILE *f)
 		   "pulls its share from its server as a --files-from list. A rank whose\n"
 		   "server is gone moves to the next one and goes on there with -c (what\n"
 		   "landed is not sent again, but a range is sent whole); --no-failover ends\n"
-		   "the job instead. Rank 0 prints the summary.\n\n"
+		   "the job instead. A job that may cut files keeps a quarter of its bytes\n"
+		   "back as a pool of batches (two per rank): a rank whose share is done\n"
+		   "takes the next one from rank 0, so a slow rank, disk or server does\n"
+		   "not hold the job; --no-steal gives every rank its whole share at the\n"
+		   "start instead. Rank 0 prints the summary.\n\n"
 		   "Options: those of a railcp copy (railcp --help-copy) but -e, --rsh and\n"
 		   "--railcp-path (the servers must be running). --delete needs -p: after\n"
 		   "the ranks' copies, rank 0 deletes in one more session with -u (it sends\n"
@@ -156,6 +160,11 @@ static int job_args(struct job *j, int argc, char **argv)
 			j->argv[i] = NULL;
 			continue;
 		}
+		if (i && !dashes && !strcmp(argv[i], "--no-steal")) {
+			j->no_steal = true; /* railcp-mpi's own too */
+			j->argv[i] = NULL;
+			continue;
+		}
 		if (i && (dashes || argv[i][0] != '-') && strchr(argv[i], ':') &&
 		    (r = remote_arg(j, argv, i)))
 			return r;
@@ -242,8 +251,10 @@ int cli__mpi_append(char **all, size_t *total, const void *buf, size_t len, int 
 
 /*
  * Rank 0: each rank's share, whole files (cli_mpi_assign), or files and
- * byte ranges of files (cli_mpi_assign_ranges) when the job cuts them, the
- * list of cut files then in j->split; share(r) gives rank r's.
+ * byte ranges of files when the job cuts them (cli_mpi_pool_ranges, whose
+ * pieces of owner size + b are the pool's batch b; cli_mpi_assign_ranges
+ * under --no-steal), the list of cut files then in j->split; share(r)
+ * gives rank r's.
  */
 struct shares {
 	const struct io_manifest *m;
@@ -254,20 +265,65 @@ struct shares {
 
 static int shares_make(struct job *j, const struct io_manifest *m, struct shares *sh)
 {
-	uint64_t *load = calloc((size_t)j->size, sizeof(*load));
+	/* the ranks' bytes, and the pool's batches' after them */
+	unsigned n = (unsigned)j->size, batches = j->no_steal ? 0 : cli_mpi_pool_batches(n);
+	uint64_t *load = calloc((size_t)n + batches, sizeof(*load));
 	int err = load ? 0 : -ENOMEM;
 
 	sh->m = m;
 	if (!err && cli__mpi_splits(j)) {
-		err = cli_mpi_assign_ranges(m, (unsigned)j->size, j->o.chunk, &sh->pc, &sh->n_pc,
-					    load);
+		err = j->no_steal
+			      ? cli_mpi_assign_ranges(m, n, j->o.chunk, &sh->pc, &sh->n_pc, load)
+			      : cli_mpi_pool_ranges(m, n, j->o.chunk, &sh->pc, &sh->n_pc, load);
 		if (!err)
 			err = cli_mpi_split_list(m, sh->pc, sh->n_pc, &j->split);
 	} else if (!err) {
 		sh->owner = calloc(m->n ? m->n : 1, sizeof(*sh->owner));
-		err = sh->owner ? cli_mpi_assign(m, (unsigned)j->size, sh->owner, load) : -ENOMEM;
+		err = sh->owner ? cli_mpi_assign(m, n, sh->owner, load) : -ENOMEM;
 	}
 	free(load);
+	return err;
+}
+
+/* A batch with nothing but directories (a pool of fewer items than batches) is left out. */
+static bool batch_empty(const struct io_manifest *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++)
+		if (b->entry[i].type != IO_DIR)
+			return false;
+	return true;
+}
+
+/* Rank 0: the pool's batches packed, one after another, into j's (see struct job). */
+static int batches_pack(struct job *j, const struct io_manifest *m, const struct shares *sh)
+{
+	unsigned n = cli_mpi_pool_batches((unsigned)j->size), b;
+	size_t total = 0;
+	int err = 0;
+
+	j->batch_off = calloc(n, sizeof(*j->batch_off));
+	j->batch_len = calloc(n, sizeof(*j->batch_len));
+	if (!j->batch_off || !j->batch_len)
+		return -ENOMEM;
+	for (b = 0; b < n && !err; b++) {
+		struct io_manifest *batch = NULL;
+		void *buf = NULL;
+		size_t len = 0;
+
+		err = cli_mpi_share_pieces(m, sh->pc, sh->n_pc, (unsigned)j->size + b, &batch);
+		if (!err && !batch_empty(batch))
+			err = cli_mpi_pack(batch, &buf, &len);
+		if (!err && buf)
+			err = cli__mpi_append(&j->batch_all, &total, buf, len,
+					      &j->batch_off[j->n_batches],
+					      &j->batch_len[j->n_batches]);
+		if (!err && buf)
+			j->n_batches++;
+		io_manifest_destroy(batch);
+		free(buf);
+	}
 	return err;
 }
 
@@ -279,6 +335,8 @@ static int shares_pack(struct job *j, const struct io_manifest *m, char **all, i
 	size_t total = 0;
 	int r, err = shares_make(j, m, &sh);
 
+	if (!err && sh.pc && !j->no_steal)
+		err = batches_pack(j, m, &sh);
 	for (r = 0; r < j->size && !err; r++) {
 		struct io_manifest *share = NULL;
 		void *buf = NULL;
@@ -353,23 +411,43 @@ static void job_scatter(struct job *j)
 	free(displ);
 }
 
-/* This rank's session: its share to its server, or to the next one while servers are gone. */
+/* One session of list m (the share, or a batch) to this rank's server, moving on if it is gone. */
+static void push_list(struct job *j, struct result *res, const struct io_manifest *m,
+		      struct eng_report *rep)
+{
+	j->o.manifest = m;
+	j->o.dst = j->dst;
+	cli__mpi_session(j, res, "pushing to", rep);
+	cli__mpi_progress_session(j, rep);
+	cli__mpi_series_session(j, rep);
+	res->files += rep->files_total - rep->files_skipped - cli_mpi_ranges_later(m);
+	res->files_skipped += rep->files_skipped;
+	res->bytes += rep->bytes; /* after the failed attempts' bytes, if it moved */
+	res->share_bytes += m->data_bytes;
+}
+
+/*
+ * This rank's sessions: its share to its server, or to the next one while
+ * servers are gone; then the pool's batches it can take, each as one more
+ * session to the server it has come to.
+ */
 static void job_push(struct job *j, struct result *res)
 {
+	struct io_manifest *batch;
 	struct eng_report rep;
 	double t0 = MPI_Wtime();
 
-	j->o.manifest = j->share;
 	cli__mpi_server_use(j, (size_t)j->rank % j->n_srv);
-	j->o.dst = j->dst;
-	cli__mpi_session(j, res, "pushing to", &rep);
-	cli__mpi_progress_session(j, &rep);
-	cli__mpi_series_session(j, &rep);
-	res->files = rep.files_total - rep.files_skipped - cli_mpi_ranges_later(j->share);
-	res->files_skipped = rep.files_skipped;
-	res->bytes += rep.bytes; /* after the failed attempts' bytes, if it moved */
-	res->share_bytes = j->share->data_bytes;
-	res->seconds = j->moves ? MPI_Wtime() - t0 : rep.wall_seconds; /* a move: both sessions */
+	push_list(j, res, j->share, &rep);
+	res->static_bytes = j->share->data_bytes;
+	res->seconds = rep.wall_seconds;
+	while (cli__mpi_steal_next(j, &batch)) {
+		push_list(j, res, batch, &rep);
+		res->batches++;
+		io_manifest_destroy(batch);
+	}
+	if (j->moves || res->batches) /* its sessions', from the first's start */
+		res->seconds = MPI_Wtime() - t0;
 	res->server = (uint32_t)j->cur;
 	memcpy(res->host, j->host, sizeof(res->host));
 }
@@ -433,7 +511,9 @@ static int job_run(struct job *j)
 		MPI_Barrier(MPI_COMM_WORLD);
 		t0 = MPI_Wtime();
 		cli__mpi_series_begin(j);
+		cli__mpi_steal_begin(j);
 		job_push(j, &mine);
+		cli__mpi_steal_end(j);
 	} else
 		cli__mpi_pull(j, &pull, &mine, &t0);
 	cli__mpi_progress_end(j);
@@ -494,6 +574,9 @@ int main(int argc, char **argv)
 		free(j.remote[i]);
 	free(j.remote);
 	free(j.load);
+	free(j.batch_all);
+	free(j.batch_off);
+	free(j.batch_len);
 	MPI_Finalize();
 	return r < 0 ? CLI_EXIT_OK : r;
 }

@@ -184,6 +184,17 @@ void cli__mpi_progress_session(struct job *j, const struct eng_report *rep)
 	j->pg->done_skipped += rep->bytes_skipped;
 }
 
+void cli__mpi_progress_tick(struct job *j)
+{
+	struct cli_mpi_progress *pg = j->pg;
+
+	if (!pg || j->rank)
+		return;
+	pg->heard[0] = (struct beat){pg->done_bytes, pg->done_skipped, 0};
+	hear(pg, false);
+	draw(pg);
+}
+
 void cli__mpi_progress_end(struct job *j)
 {
 	struct cli_mpi_progress *pg = j->pg;

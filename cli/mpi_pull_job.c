@@ -192,7 +192,7 @@ void cli__mpi_pull_finish(struct job *j, const struct cli_mpi_pull *p, struct re
 	if (err)
 		cli__mpi_fail(j, "to set the directories' metadata", err);
 	for (i = 0; i < j->size; i++)
-		all[i].share_bytes = j->load[i];
+		all[i].share_bytes = all[i].static_bytes = j->load[i];
 }
 
 /* -n: rank 0's dry run lists the pull as one railcp would; the others have nothing to do. */

@@ -135,8 +135,7 @@ int cli_mpi_split(const uint64_t *bytes, const bool *cuttable, size_t n, unsigne
 	return 0;
 }
 
-/* One extent from offset 0 to its end: its chunks are multiples of the chunk from 0. */
-static bool dense(const struct io_entry *e)
+bool cli__mpi_dense(const struct io_entry *e)
 {
 	return e->type == IO_FILE && e->n_ext == 1 && e->ext[0].off == 0 &&
 	       e->ext[0].len == e->size;
@@ -154,7 +153,7 @@ int cli_mpi_assign_ranges(const struct io_manifest *m, unsigned n_ranks, uint32_
 		if (m->entry[i].type == IO_DIR) /* every rank's */
 			continue;
 		bytes[n] = m->entry[i].type == IO_FILE ? m->entry[i].data_bytes : 0;
-		cut[n] = dense(&m->entry[i]);
+		cut[n] = cli__mpi_dense(&m->entry[i]);
 		at[n++] = i;
 	}
 	if (!err)

@@ -12,7 +12,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Largest over smallest share; 0 when a rank had no bytes (no ratio). */
+/*
+ * Largest over smallest share, the batches each rank took from the pool
+ * counted (what it moved, not what it sent again after a move); 0 when a
+ * rank had no bytes (no ratio).
+ */
 static double balance(const struct result *r, int n)
 {
 	uint64_t lo = UINT64_MAX, hi = 0;
@@ -72,6 +76,9 @@ static json_t *summary_json(const struct job *j, const struct result *r, const s
 			(json_int_t)r[i].bytes, "share_bytes", (json_int_t)r[i].share_bytes,
 			"seconds", r[i].seconds);
 
+		json_object_set_new(rank, "static_bytes",
+				    json_integer((json_int_t)r[i].static_bytes));
+		json_object_set_new(rank, "batches", json_integer((json_int_t)r[i].batches));
 		json_object_set_new(rank, "moves", moves_json(j, &r[i]));
 		json_array_append_new(ranks, rank);
 		n_moves += r[i].n_moves;
@@ -156,6 +163,11 @@ void cli__mpi_summary(const struct job *j, const struct result *r, const struct 
 		printf("  rank %d on %s: %llu files, %s %s %s in %.3f s\n", i, r[i].host,
 		       (unsigned long long)r[i].files, sz, push ? "to" : "from",
 		       j->srv[r[i].server].host, r[i].seconds);
+		if (r[i].batches) {
+			cli_size_str(r[i].share_bytes - r[i].static_bytes, sz, sizeof(sz));
+			printf("    of them %s in %u batch%s taken from the pool\n", sz,
+			       r[i].batches, r[i].batches == 1 ? "" : "es");
+		}
 		cli__mpi_moves_say(j, &r[i]);
 	}
 	if (j->delete_extra)

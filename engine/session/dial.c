@@ -119,6 +119,14 @@ int eng__ctl_peer_own(int fd, const char *host, uint16_t port)
 	uid_t uid;
 	int err = eng__tcp_peer_uid(fd, &uid);
 
+	/*
+	 * A connection reset or no longer connected: the server went away
+	 * between the connect and this look (railcp-mpi moves on from it), no
+	 * matter of the key.
+	 */
+	if (err == -ECONNRESET || err == -ENOTCONN)
+		return rcp_err(err, "the railcp server at %s port %u closed the connection at once",
+			       host, port);
 	if (err)
 		return rcp_err(-ENOKEY, "no key, and who listens on %s port %u cannot be told: %s",
 			       host, port, rcp_err_msg(err));

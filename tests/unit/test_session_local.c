@@ -27,6 +27,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -204,6 +205,31 @@ static void test_peer_uid_names_the_user_that_made_the_connection(void **state)
 	assert_int_equal(uid, 12345);
 	assert_non_null(strstr(rcp_err_msg(-ECONNRESET), "closed before the server could tell"));
 	close(a);
+	close(lfd);
+}
+
+/*
+ * A keyless client whose server resets the connection before the look at
+ * its listener's user hears that the server went away (a railcp-mpi rank
+ * then moves on to another server), not that no key could be checked
+ * (which ended the job: host/mpi_steal, a server killed as a batch began).
+ */
+static void test_a_keyless_client_whose_server_went_away_hears_so(void **state)
+{
+	struct linger now = {.l_onoff = 1, .l_linger = 0};
+	struct pollfd p;
+	uint16_t port;
+	int lfd = listener(&port), c = our_socket(), a = accepted(lfd, c, port), err;
+
+	(void)state;
+	assert_int_equal(setsockopt(a, SOL_SOCKET, SO_LINGER, &now, sizeof(now)), 0);
+	close(a); /* a reset */
+	p = (struct pollfd){.fd = c, .events = POLLIN};
+	assert_int_equal(poll(&p, 1, 10000), 1);
+	err = eng__ctl_peer_own(c, "127.0.0.1", port);
+	assert_true(err == -ECONNRESET || err == -ENOTCONN);
+	assert_non_null(strstr(rcp_err_msg(err), "closed the connection at once"));
+	close(c);
 	close(lfd);
 }
 
@@ -396,6 +422,7 @@ int main(void)
 		T(test_a_keyless_server_serves_only_its_own_user),
 		T(test_with_a_key_other_users_reach_the_hello),
 		cmocka_unit_test(test_peer_uid_names_the_user_that_made_the_connection),
+		cmocka_unit_test(test_a_keyless_client_whose_server_went_away_hears_so),
 		cmocka_unit_test(test_a_keyless_client_sends_nothing_to_another_users_listener),
 		cmocka_unit_test(test_a_keyless_client_connects_to_no_other_host),
 	};

@@ -150,13 +150,15 @@ completed() {
 }
 
 # A push: rank 1's server killed mid-copy; it moves, the job completes.
+# --no-steal: check_move counts every small file in place as rank 1's,
+# which holds only while rank 0 takes none of them from the pool.
 servers
-kill_run "$tmp/root/in/src/d" "$pid2" -r --json "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:in"
+kill_run "$tmp/root/in/src/d" "$pid2" -r --no-steal --json "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:in"
 completed push "$tmp/root/in/src"
 
 # A push whose server 2 is stopped (SIGTERM): it drains, refusing the probe; rank 1 moves.
 servers
-sig=TERM kill_run "$tmp/root/term/src/d" "$pid2" -r --json "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:term"
+sig=TERM kill_run "$tmp/root/term/src/d" "$pid2" -r --no-steal --json "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:term"
 wait "$pid2" || fail "server 2 stopped with SIGTERM: exit $?: $(cat "$tmp/s2.log")"
 completed "push, server 2 stopped" "$tmp/root/term/src"
 

@@ -1,0 +1,191 @@
+/*
+ * mpi_pool.c - railcp-mpi's pool of batches, the parts without MPI
+ * (cli/mpi.h): the split of a job into the ranks' shares and the pool,
+ * and rank 0's bookkeeping of the batches it hands out (the claims
+ * themselves are cli/mpi_steal.c's).
+ *
+ * The split is two of cli_mpi_split's: the job's over the ranks (their
+ * balance is that of a job without a pool), then each rank's pieces over
+ * its slots, six kept and two batches (cli/mpi.h); pieces of a file that
+ * meet under one owner are merged again, so a rank's part of a big file
+ * stays one range. Cost: that of the first split, plus O(pieces x slots).
+ *
+ * Threading: none of its own; any thread.
+ */
+#include "cli/mpi.h"
+
+#include "common/common.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+unsigned cli_mpi_pool_batches(unsigned n_ranks)
+{
+	return (CLI_MPI_SLOTS - CLI_MPI_SLOTS_KEPT) * n_ranks;
+}
+
+unsigned cli_mpi_slot_owner(unsigned rank, unsigned slot, unsigned n_ranks)
+{
+	unsigned per = CLI_MPI_SLOTS - CLI_MPI_SLOTS_KEPT;
+
+	return slot < CLI_MPI_SLOTS_KEPT ? rank
+					 : n_ranks + rank * per + (slot - CLI_MPI_SLOTS_KEPT);
+}
+
+struct grown {
+	struct cli_mpi_piece *p;
+	size_t n, cap;
+};
+
+static int room_for(struct grown *g, size_t more)
+{
+	size_t cap = g->cap * 2 > g->n + more ? g->cap * 2 : g->n + more;
+	struct cli_mpi_piece *p;
+
+	if (g->n + more <= g->cap)
+		return 0;
+	if (!(p = realloc(g->p, cap * sizeof(*p))))
+		return -ENOMEM;
+	g->p = p;
+	g->cap = cap;
+	return 0;
+}
+
+/*
+ * Rank r's pieces (pc[idx[i]], k of them) split over its slots as items of
+ * their own, appended to out. A piece starts at a multiple of the chunk
+ * from its file's start, so a cut of it at a multiple from its own start
+ * is one too.
+ */
+static int rank_split(const struct io_manifest *m, const struct cli_mpi_piece *pc,
+		      const size_t *idx, size_t k, unsigned r, unsigned n_ranks, uint32_t chunk,
+		      struct grown *out, uint64_t *load)
+{
+	uint64_t *bytes = calloc(k ? k : 1, sizeof(*bytes)), slot[CLI_MPI_SLOTS];
+	bool *cut = calloc(k ? k : 1, sizeof(*cut));
+	struct cli_mpi_piece *sub = NULL;
+	size_t n_sub = 0, i;
+	int err = bytes && cut ? 0 : -ENOMEM;
+
+	for (i = 0; i < k && !err; i++) {
+		bytes[i] = pc[idx[i]].len;
+		cut[i] = cli__mpi_dense(&m->entry[pc[idx[i]].item]);
+	}
+	if (!err)
+		err = cli_mpi_split(bytes, cut, k, CLI_MPI_SLOTS, chunk, &sub, &n_sub, slot);
+	if (!err)
+		err = room_for(out, n_sub);
+	for (i = 0; i < n_sub && !err; i++) {
+		const struct cli_mpi_piece *from = &pc[idx[sub[i].item]];
+		unsigned o = cli_mpi_slot_owner(r, sub[i].owner, n_ranks);
+
+		out->p[out->n++] = (struct cli_mpi_piece){.item = from->item,
+							  .off = from->off + sub[i].off,
+							  .len = sub[i].len,
+							  .owner = o};
+		load[o] += sub[i].len;
+	}
+	free(bytes);
+	free(cut);
+	free(sub);
+	return err;
+}
+
+static int by_item_off(const void *a, const void *b)
+{
+	const struct cli_mpi_piece *x = a, *y = b;
+
+	if (x->item != y->item)
+		return x->item < y->item ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Pieces of one item that meet under one owner become one (pc in order of item and offset). */
+static size_t pieces_merge(struct cli_mpi_piece *pc, size_t n)
+{
+	size_t a, b = 0;
+
+	for (a = 0; a < n; a++) {
+		struct cli_mpi_piece *last = b ? &pc[b - 1] : NULL;
+
+		if (last && last->item == pc[a].item && last->owner == pc[a].owner &&
+		    last->off + last->len == pc[a].off)
+			last->len += pc[a].len;
+		else
+			pc[b++] = pc[a];
+	}
+	return b;
+}
+
+/* idx: pc's indexes by owner, rank r's from at[r] to at[r + 1]. */
+static int by_owner(const struct cli_mpi_piece *pc, size_t n, unsigned n_ranks, size_t *idx,
+		    size_t *at)
+{
+	size_t *fill = calloc(n_ranks, sizeof(*fill)), k;
+	unsigned r;
+
+	if (!fill)
+		return -ENOMEM;
+	for (k = 0; k < n; k++)
+		at[pc[k].owner + 1]++;
+	for (r = 0; r < n_ranks; r++)
+		at[r + 1] += at[r];
+	for (k = 0; k < n; k++)
+		idx[at[pc[k].owner] + fill[pc[k].owner]++] = k;
+	free(fill);
+	return 0;
+}
+
+int cli_mpi_pool_ranges(const struct io_manifest *m, unsigned n_ranks, uint32_t chunk,
+			struct cli_mpi_piece **pieces_out, size_t *n_out, uint64_t *load_out)
+{
+	uint64_t *rank_load = calloc(n_ranks ? n_ranks : 1, sizeof(*rank_load)), *load;
+	struct cli_mpi_piece *pc = NULL;
+	struct grown out = {0};
+	size_t n_pc = 0, *idx = NULL, *at = NULL;
+	unsigned r, owners = n_ranks + cli_mpi_pool_batches(n_ranks);
+	int err;
+
+	load = calloc(owners ? owners : 1, sizeof(*load));
+	err = rank_load && load ? 0 : -ENOMEM;
+	if (!err && (err = cli_mpi_assign_ranges(m, n_ranks, chunk, &pc, &n_pc, rank_load)))
+		goto out; /* said */
+	idx = err ? NULL : malloc((n_pc ? n_pc : 1) * sizeof(*idx));
+	at = err ? NULL : calloc((size_t)n_ranks + 1, sizeof(*at));
+	if (!err)
+		err = idx && at ? by_owner(pc, n_pc, n_ranks, idx, at) : -ENOMEM;
+	for (r = 0; r < n_ranks && !err; r++)
+		err = rank_split(m, pc, idx + at[r], at[r + 1] - at[r], r, n_ranks, chunk, &out,
+				 load);
+	if (err) {
+		err = rcp_err(err, "out of memory splitting the files over the ranks and the pool");
+		goto out;
+	}
+	qsort(out.p, out.n, sizeof(*out.p), by_item_off);
+	memcpy(load_out, load, owners * sizeof(*load));
+	*n_out = pieces_merge(out.p, out.n);
+	*pieces_out = out.p;
+	out.p = NULL;
+out:
+	free(out.p);
+	free(pc);
+	free(idx);
+	free(at);
+	free(rank_load);
+	free(load);
+	return err;
+}
+
+long cli_mpi_pool_take(struct cli_mpi_pool *p)
+{
+	if (p->next < p->n)
+		return (long)p->next++;
+	p->told_none++;
+	return -1;
+}
+
+bool cli_mpi_pool_done(const struct cli_mpi_pool *p)
+{
+	return p->told_none >= p->n_ranks;
+}

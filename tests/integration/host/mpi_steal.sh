@@ -1,0 +1,148 @@
+# railcp-mpi's work stealing, over Open MPI on this host, over TCP on
+# 127.0.0.1 (the rail lo): two ranks push a tree of a 32 MiB file beside
+# 40 small ones (--chunk 256K, so the big file is cut) to two railcp serve
+# processes serving one root. Rank 1's server is stopped (SIGSTOP) before
+# the job starts and held until server 1 has served five pushes (rank 0's
+# share and the pool's four batches; at most 30 s), then continued: rank 0,
+# done with its own share, takes every batch of the pool, rank 1's two
+# among them, while rank 1 waits. --json: rank 0 moved more than its own
+# share and took the four batches, rank 1 none; their bytes sum to the
+# tree's, the cut file counts once. The tree lands byte-identical, the cut
+# file is put in place once (server 1's log), no temporary is left.
+# --no-steal: no pool, each rank's share whole. A stop-then-continue is a
+# slow server, not a gone one; but a batch moves with its rank: with
+# server 2 held again and server 1 killed once it has served rank 0's
+# share, rank 0 moves to server 2 in a batch's session (one line, --json's
+# move after its share) and the job completes, the tree identical.
+# Skipped, saying so, only where no MPI is installed (tools/setup installs it)
+# or where mpirun itself cannot run (need_mpi in lib.sh).
+. tests/integration/lib.sh
+mpi_setup
+
+big=$((32 * 1024 * 1024))
+mkdir -p "$tmp/root" "$tmp/src/sub"
+head -c $big /dev/urandom >"$tmp/src/sub/big"
+for i in $(seq 1 40); do head -c 4096 /dev/urandom >"$tmp/src/s$i"; done
+total=$((big + 40 * 4096))
+
+mpi_serve "$port1" "$tmp/s1.log"
+pid1=$_p
+mpi_serve "$port2" "$tmp/s2.log"
+pid2=$_p
+servers="127.0.0.1:$port1,127.0.0.1:$port2"
+
+# hold PID LOG N: PID stopped now, continued once LOG has N pushes done (or after 30 s).
+hold() {
+	python3 - "$@" <<'EOF'
+import os, re, signal, sys, time
+pid, log, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+os.kill(pid, signal.SIGSTOP)
+end = time.time() + 30
+def done():
+    with open(log) as f:
+        return sum(1 for l in f if re.search(r": push of .* done", l))
+try:
+    while done() < n and time.time() < end:
+        time.sleep(0.01)
+finally:
+    os.kill(pid, signal.SIGCONT)
+print(done())
+EOF
+}
+
+hold "$pid2" "$tmp/s1.log" 5 >"$tmp/held" 2>&1 &
+h=$!
+capture mpi -r --chunk 256K --json "$tmp/src" "$servers:in"
+wait $h || fail "server 2 was not held and continued: $(cat "$tmp/held")"
+[ "$rc" -eq 0 ] || fail "railcp-mpi push with a slow server: exit $rc: $err"
+cmp "$tmp/src/sub/big" "$tmp/root/in/src/sub/big" || fail "the big file landed different"
+diff -r "$tmp/src" "$tmp/root/in/src" || fail "the tree railcp-mpi pushed with a slow server differs"
+no_temp "$tmp/root" || fail "temporaries left: $(find "$tmp/root" -name '.railcp-tmp-*')"
+printf '%s' "$out" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+r0, r1 = r = j["ranks"]
+assert sum(x["share_bytes"] for x in r) == '"$total"' == j["bytes"], (r, j["bytes"])
+for x in r:
+    assert x["bytes"] == x["share_bytes"], x
+    assert abs(x["static_bytes"] - '"$total"' * 3 / 8) <= 262144 * 6, x
+# rank 0, its server fast, took the whole pool while rank 1 waited on its own
+assert r0["batches"] == 4 and r1["batches"] == 0, r
+assert r0["share_bytes"] > r0["static_bytes"] + '"$total"' / 8, r0
+assert r1["share_bytes"] == r1["static_bytes"], r1
+assert j["balance"] > 1.5, j["balance"]
+assert j["files"] == 41 and sum(x["files"] for x in r) == 41, j  # the cut file counts once
+assert j["moves"] == 0, j
+' || fail "--json does not show rank 0 taking the pool while rank 1's server was held: $out (held: $(cat "$tmp/held"))"
+[ "$(grep -c 'a job.s ranged files put in place in "in' "$tmp/s1.log" "$tmp/s2.log" |
+	awk -F: '{ s += $2 } END { print s }')" -eq 1 ] ||
+	fail "the cut file was not put in place once: $(cat "$tmp/s1.log" "$tmp/s2.log")"
+
+# --no-steal: no pool; each rank's share is half the job, within a chunk.
+capture mpi -r --no-steal --chunk 256K --json "$tmp/src" "$servers:ns"
+[ "$rc" -eq 0 ] || fail "railcp-mpi --no-steal: exit $rc: $err"
+diff -r "$tmp/src" "$tmp/root/ns/src" || fail "the tree railcp-mpi --no-steal pushed differs"
+printf '%s' "$out" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+r = j["ranks"]
+for x in r:
+    assert x["batches"] == 0 and x["share_bytes"] == x["static_bytes"], x
+    assert abs(x["share_bytes"] - '"$total"' / 2) <= 262144, x
+' || fail "--no-steal took batches or did not split the job in halves: $out"
+no_temp "$tmp/root" || fail "temporaries left after --no-steal: $(find "$tmp/root" -name '.railcp-tmp-*')"
+kill "$pid1" "$pid2"
+wait "$pid1" "$pid2"
+
+# A batch moves with its rank: server 2 held again, server 1 killed (kill
+# -9) once it has served rank 0's share, while rank 0 takes the pool; then
+# server 2 continued. Rank 0 moves to server 2 in a batch's session (what
+# it sent before the move at least its share) and the job completes there.
+kill_then_go() {
+	python3 - "$@" <<'EOF'
+import os, re, signal, sys, time
+held, killed, log = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+os.kill(held, signal.SIGSTOP)
+end = time.time() + 30
+def done():
+    with open(log) as f:
+        return sum(1 for l in f if re.search(r": push of .* done", l))
+try:
+    while done() < 1 and time.time() < end:
+        time.sleep(0.0005)
+    os.kill(killed, signal.SIGKILL)
+    time.sleep(0.5)
+finally:
+    os.kill(held, signal.SIGCONT)
+print(done())
+EOF
+}
+port1=$(free_port) port2=$(free_port)
+[ "$port1" != "$port2" ] || port2=$((port1 + 1))
+mpi_serve "$port1" "$tmp/s1.log"
+pid1=$_p
+mpi_serve "$port2" "$tmp/s2.log"
+pid2=$_p
+kill_then_go "$pid2" "$pid1" "$tmp/s1.log" >"$tmp/held" 2>&1 &
+h=$!
+capture mpi -r --chunk 256K --json "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:mv"
+wait $h || fail "server 1 was not killed with server 2 held: $(cat "$tmp/held")"
+[ "$rc" -eq 0 ] || fail "railcp-mpi push, a batch's server killed: exit $rc: $err"
+diff -r "$tmp/src" "$tmp/root/mv/src" || fail "the tree pushed with a batch's server killed differs"
+[ -z "$(find "$tmp/root" -name '.railcp-tmp-[jk]*')" ] ||
+	fail "the job's temporaries left: $(find "$tmp/root" -name '.railcp-tmp-*')"
+printf '%s' "$out" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+r0, r1 = r = j["ranks"]
+m, = r0["moves"]
+assert m["moved_from"]["port"] == '"$port1"' and m["moved_to"]["port"] == '"$port2"', m
+assert r0["batches"] >= 1 and r0["port"] == '"$port2"', r0
+assert r0["bytes"] - m["bytes_after"] >= r0["static_bytes"], r0  # moved after its share
+assert sum(x["share_bytes"] for x in r) == '"$total"', r
+assert j["files"] == 41, j
+' || fail "--json does not show rank 0 moving in a batch's session: $out (held: $(cat "$tmp/held"))"
+case "$err" in "railcp-mpi: rank 0 on $(hostname): server 127.0.0.1 port $port1 is gone ("*"); its share goes on with 127.0.0.1 port $port2") ;;
+*) fail "not one line saying rank 0 moved from port $port1 to $port2: $err" ;; esac
+kill "$pid2"
+wait "$pid2"

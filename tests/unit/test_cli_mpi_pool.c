@@ -1,0 +1,199 @@
+/*
+ * test_cli_mpi_pool.c - railcp-mpi's pool of batches (cli/mpi_pool.c): the
+ * slots' owners, a job split into the ranks' shares (each with its two
+ * batches the balance of a job without a pool; 3/4 of it kept) and the
+ * pool's batches (an eighth of a share each) with every byte covered once
+ * at chunk boundaries, a rank's pieces of one file that meet merged, a batch's range of a cut file
+ * counted once with the place's list naming the file, and rank 0's handing out: each batch once,
+ * then none to each rank, done only when every rank has been told.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <sys/stat.h>
+
+#include "cli/mpi.h"
+#include "common/common.h"
+#include "test_io_tree.h"
+
+#define KIB 1024u
+
+static void test_each_rank_keeps_six_slots_and_two_are_batches(void **state)
+{
+	unsigned r, slot, n = 3, count[9] = {0};
+
+	(void)state;
+	assert_int_equal(cli_mpi_pool_batches(n), 6);
+	for (r = 0; r < n; r++)
+		for (slot = 0; slot < CLI_MPI_SLOTS; slot++)
+			count[cli_mpi_slot_owner(r, slot, n)]++;
+	for (r = 0; r < n; r++)
+		assert_int_equal(count[r], CLI_MPI_SLOTS_KEPT);
+	for (r = n; r < n + cli_mpi_pool_batches(n); r++)
+		assert_int_equal(count[r], 1);
+	assert_int_equal(cli_mpi_slot_owner(0, 5, n), 0);
+	assert_int_equal(cli_mpi_slot_owner(0, 6, n), 3);
+	assert_int_equal(cli_mpi_slot_owner(2, 7, n), 8);
+}
+
+/* A tree of one 1 MiB file beside 12 of 1 KiB under base/top, walked. */
+static struct io_manifest *tree(char *base, char *top)
+{
+	static char big[1024 * KIB], small[KIB];
+	const char *src[1] = {top};
+	struct io_manifest *m = NULL;
+	char name[64];
+	int i;
+
+	t_mkdtemp(base);
+	t_path(top, base, "top");
+	assert_int_equal(mkdir(top, 0755), 0);
+	memset(big, 'x', sizeof(big));
+	memset(small, 'y', sizeof(small));
+	t_write(base, "top/big", big, sizeof(big), 0644);
+	for (i = 0; i < 12; i++) {
+		snprintf(name, sizeof(name), "top/s%d", i);
+		t_write(base, name, small, sizeof(small), 0644);
+	}
+	assert_int_equal(io_manifest_walk(NULL, src, 1, IO_WALK_RECURSIVE, NULL, &m), 0);
+	return m;
+}
+
+static void test_a_job_splits_into_three_quarter_shares_and_a_pool(void **state)
+{
+	struct io_manifest *m;
+	char base[4096], top[4096];
+	struct cli_mpi_piece *p;
+	uint64_t load[6] = {0}, *next, sum = 0, even;
+	size_t n, k, i;
+
+	(void)state;
+	m = tree(base, top);
+	assert_int_equal(cli_mpi_pool_ranges(m, 2, 4 * KIB, &p, &n, load), 0);
+	next = calloc(m->n, sizeof(*next));
+	assert_non_null(next);
+	for (k = 0; k < n; k++) { /* every byte once, in order, at chunks */
+		assert_true(p[k].owner < 6);
+		assert_int_equal(p[k].off, next[p[k].item]);
+		assert_int_equal(p[k].off % (4 * KIB), 0);
+		next[p[k].item] += p[k].len;
+		/* merged: no two pieces of one item that meet have one owner */
+		if (k)
+			assert_false(p[k - 1].item == p[k].item && p[k - 1].owner == p[k].owner);
+	}
+	for (i = 0; i < m->n; i++)
+		assert_int_equal(next[i], m->entry[i].type == IO_FILE ? m->entry[i].data_bytes : 0);
+	for (k = 0; k < 6; k++)
+		sum += load[k];
+	assert_int_equal(sum, m->data_bytes);
+	even = m->data_bytes / 2;
+	for (k = 0; k < 2; k++) {
+		uint64_t all = load[k] + load[2 + 2 * k] + load[3 + 2 * k];
+
+		/* a rank and its two batches: the balance of a job without a pool */
+		assert_true(all + 4 * KIB >= even && all <= even + 4 * KIB);
+		/* it keeps 3/4 of it, within a chunk a slot */
+		assert_true(load[k] + 6 * 4 * KIB >= all * 3 / 4 &&
+			    load[k] <= all * 3 / 4 + 6 * 4 * KIB);
+		/* each batch an eighth */
+		assert_true(load[2 + 2 * k] + 4 * KIB >= all / 8 &&
+			    load[2 + 2 * k] <= all / 8 + 4 * KIB);
+	}
+	free(next);
+	free(p);
+	io_manifest_destroy(m);
+	t_rm_rf(base);
+}
+
+static void test_a_batch_s_range_lands_in_the_cut_file_counted_once(void **state)
+{
+	struct io_manifest *m, *part, *split = NULL;
+	char base[4096], top[4096];
+	struct cli_mpi_piece *p;
+	uint64_t load[6], covered = 0;
+	size_t n, k, x, starts = 0;
+	unsigned o, batches = 0;
+
+	(void)state;
+	m = tree(base, top);
+	assert_int_equal(cli_mpi_pool_ranges(m, 2, 4 * KIB, &p, &n, load), 0);
+	for (o = 0; o < 6; o++) { /* two ranks' shares, then four batches */
+		const struct io_entry *e = NULL;
+
+		assert_int_equal(cli_mpi_share_pieces(m, p, n, o, &part), 0);
+		assert_int_equal(part->data_bytes, load[o]);
+		for (k = 0; k < part->n; k++)
+			if (!strcmp(part->entry[k].path, "top/big"))
+				e = &part->entry[k];
+		if (e) {
+			assert_true(e->range);
+			for (x = 0; x < e->n_ext; x++) {
+				assert_int_equal(e->ext[x].off % (4 * KIB), 0);
+				covered += e->ext[x].len;
+			}
+			starts += e->ext[0].off == 0;
+			batches += o >= 2;
+		}
+		assert_int_equal(cli_mpi_ranges_later(part), e && e->ext[0].off != 0);
+		io_manifest_destroy(part);
+	}
+	assert_int_equal(covered, 1024 * KIB);
+	assert_int_equal(starts, 1);
+	assert_true(batches >= 2); /* rank 0's two batches: its share is the big file */
+	assert_int_equal(cli_mpi_split_list(m, p, n, &split), 0);
+	assert_int_equal(cli_mpi_split_files(split), 1);
+	io_manifest_destroy(split);
+	free(p);
+	io_manifest_destroy(m);
+	t_rm_rf(base);
+}
+
+static void test_each_batch_is_handed_out_once_then_none_to_every_rank(void **state)
+{
+	struct cli_mpi_pool pool = {.n = 5, .n_ranks = 3};
+	bool seen[5] = {false};
+	long b;
+	int k;
+
+	(void)state;
+	for (k = 0; k < 5; k++) {
+		b = cli_mpi_pool_take(&pool);
+		assert_true(b >= 0 && b < 5);
+		assert_false(seen[b]);
+		seen[b] = true;
+		assert_false(cli_mpi_pool_done(&pool));
+	}
+	assert_int_equal(cli_mpi_pool_take(&pool), -1);
+	assert_int_equal(cli_mpi_pool_take(&pool), -1);
+	assert_false(cli_mpi_pool_done(&pool)); /* one rank not yet told: rank 0 serves on */
+	assert_int_equal(cli_mpi_pool_take(&pool), -1);
+	assert_true(cli_mpi_pool_done(&pool));
+}
+
+static void test_an_empty_pool_is_done_once_every_rank_asked(void **state)
+{
+	struct cli_mpi_pool pool = {.n = 0, .n_ranks = 2};
+
+	(void)state;
+	assert_false(cli_mpi_pool_done(&pool));
+	assert_int_equal(cli_mpi_pool_take(&pool), -1);
+	assert_false(cli_mpi_pool_done(&pool));
+	assert_int_equal(cli_mpi_pool_take(&pool), -1);
+	assert_true(cli_mpi_pool_done(&pool));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_each_rank_keeps_six_slots_and_two_are_batches),
+		cmocka_unit_test(test_a_job_splits_into_three_quarter_shares_and_a_pool),
+		cmocka_unit_test(test_a_batch_s_range_lands_in_the_cut_file_counted_once),
+		cmocka_unit_test(test_each_batch_is_handed_out_once_then_none_to_every_rank),
+		cmocka_unit_test(test_an_empty_pool_is_done_once_every_rank_asked),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
