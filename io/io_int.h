@@ -78,6 +78,13 @@ void io__dirs_close(struct io_root *root);
 bool io__is_memfs(int fd);
 
 /*
+ * Whether a file of size bytes open as fd gets an O_DIRECT descriptor too
+ * under flags (IO_DIRECT: yes; IO_DIRECT_AUTO: io_direct_pays on fd's file
+ * system; neither: no).
+ */
+bool io__direct_wanted(unsigned flags, uint64_t size, int fd);
+
+/*
  * The prefix of every temporary name. It is reserved: a peer's name with a
  * component that starts with it is refused (io__path_problem), and walks
  * skip such entries, so no session can name, replace or send another's

@@ -32,6 +32,19 @@ bool io__is_memfs(int fd)
 	return fstatfs(fd, &sf) == 0 && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC);
 }
 
+bool io_direct_pays(uint64_t size, bool memfs)
+{
+	return !memfs && size >= IO_DIRECT_MIN;
+}
+
+bool io__direct_wanted(unsigned flags, uint64_t size, int fd)
+{
+	if (flags & IO_DIRECT)
+		return true;
+	/* the size first: the file system is asked only of a file large enough */
+	return (flags & IO_DIRECT_AUTO) && io_direct_pays(size, false) && !io__is_memfs(fd);
+}
+
 const char *io_path_printable(const char *path, char out[IO_ESC_MAX])
 {
 	return io__path_escape(path, strlen(path), out);
