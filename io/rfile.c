@@ -3,7 +3,8 @@
  * offsets, each with its hash (io_chunk_hash).
  *
  * With IO_DIRECT (or IO_DIRECT_AUTO and a file io_direct_pays picks: large,
- * not on tmpfs) a second descriptor is opened with O_DIRECT and used for
+ * not on tmpfs, and not mostly in the page cache already) a second
+ * descriptor is opened with O_DIRECT and used for
  * every chunk whose offset and buffer are aligned; it reads the length
  * rounded up to IO_DIRECT_ALIGN (the tail of a file is rarely aligned, and a
  * direct read past the end simply returns less). Unaligned chunks and file

@@ -5,8 +5,9 @@
 # file of an unaligned size and a 9 MiB one land identical, read and written
 # with O_DIRECT by default, a 1 MiB one beside them through the page cache
 # (--json's files_direct_read and files_direct_written, which the summary
-# says too); --no-direct reads and writes none so, --direct every one; a pull
-# counts the server's reads. Then the server's root on tmpfs: the push lands
+# says too); --no-direct reads and writes none so, --direct every one; a
+# source in the page cache is read through it; a pull counts the server's
+# reads. Then the server's root on tmpfs: the push lands
 # identical, written through the page cache, read direct from ext4; a source
 # on tmpfs is read through it. Needs root and a loop device: skips, saying
 # which, where there is none.
@@ -50,16 +51,27 @@ head -c $((9 * 1048576 + 7)) /dev/urandom >"$mnt/src/t/nine"
 head -c 1048576 /dev/urandom >"$mnt/src/t/small"
 tcp="--transport tcp --rails lo --port $port"
 
+# uncache FILE...: each file written back and its pages dropped from the
+# page cache, so the default's rule reads it with O_DIRECT (a file mostly
+# in the cache is read through it).
+uncache() {
+	python3 -c 'import os, sys
+for p in sys.argv[1:]:
+    fd = os.open(p, os.O_RDONLY); os.fsync(fd); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)' "$@" ||
+		fail "cannot drop $* from the page cache"
+}
+
 # $1: a key of the --json report in $out.
 json_of() { printf '%s\n' "$out" | python3 -c "import json, sys; print(json.load(sys.stdin)['$1'])"; }
 
-# push WHAT READ WRITTEN [FLAGS...]: a push of $src's tree t to the server
-# with FLAGS; the tree lands identical, READ files read and WRITTEN written
-# with O_DIRECT.
+# push WHAT READ WRITTEN [FLAGS...]: a push of $src's tree t (out of the page
+# cache first unless $cached) to the server with FLAGS; the tree lands
+# identical, READ files read and WRITTEN written with O_DIRECT.
 push() {
 	_what=$1 _read=$2 _written=$3
 	shift 3
 	rm -rf "${root:?}/t"
+	[ -n "${cached:-}" ] || uncache "$src"/t/*
 	# shellcheck disable=SC2086 # $tcp is words
 	capture "$RAILCP" $tcp --json -r "$@" "$src/t" 127.0.0.1:
 	[ "$rc" -eq 0 ] || fail "$_what: $err"
@@ -76,10 +88,14 @@ src=$mnt/src root=$mnt/root
 push "default, ext4 to ext4" 2 2
 push "--no-direct" 0 0 --no-direct
 push "--direct" 3 3 --direct
+cat "$src"/t/* >/dev/null
+cached=1 push "default, the source in the page cache" 0 2
+uncache "$src/t/big"
 # shellcheck disable=SC2086
 capture "$RAILCP" $tcp "$src/t/big" 127.0.0.1:
 [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -q "O_DIRECT (files of 8 MiB or more): files read 1, written 1" ||
 	fail "the summary does not count the files read and written with O_DIRECT: $rc $out $err"
+uncache "$mnt"/root/t/*
 # shellcheck disable=SC2086
 capture "$RAILCP" $tcp --json -r 127.0.0.1:t "$mnt/back"
 [ "$rc" -eq 0 ] || fail "pull: $err"
