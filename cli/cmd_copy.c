@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { FSYNC_GIVEN = 1, NO_FSYNC_GIVEN = 2 };
+enum { FSYNC_GIVEN = 1, NO_FSYNC_GIVEN = 2, DIRECT_GIVEN = 4, NO_DIRECT_GIVEN = 8 };
 
 static void copy_usage(FILE *f)
 {
@@ -61,7 +61,9 @@ static void copy_usage(FILE *f)
 		"                     many small files, but after a power loss or a crash\n"
 		"                     of the receiving host a copied file may be empty or\n"
 		"                     hold zeros\n"
-		"  --direct           O_DIRECT reads and writes where aligned\n"
+		"  --direct           O_DIRECT reads and writes of every file where aligned\n"
+		"                     (default: of files of 8 MiB or more, not on tmpfs)\n"
+		"  --no-direct        every file through the page cache\n"
 		"  --chunk N          bytes per RDMA write, a multiple of 4K (default 1M; a\n"
 		"                     push of smaller files: its largest, rounded up)\n"
 		"  --port P           the server's TCP port (default %d)\n"
@@ -84,6 +86,7 @@ enum {
 	OPT_FSYNC,
 	OPT_NO_FSYNC,
 	OPT_DIRECT,
+	OPT_NO_DIRECT,
 	OPT_CHUNK,
 	OPT_PORT,
 	OPT_PARTIAL,
@@ -117,14 +120,19 @@ static int copy_opt(void *ctx, int c, const char *arg)
 		return 0;
 	case OPT_FSYNC:
 		cc->o.fsync = true;
-		cc->fsync_opts |= FSYNC_GIVEN;
+		cc->pairs_given |= FSYNC_GIVEN;
 		return 0;
 	case OPT_NO_FSYNC:
 		cc->o.fsync = false;
-		cc->fsync_opts |= NO_FSYNC_GIVEN;
+		cc->pairs_given |= NO_FSYNC_GIVEN;
 		return 0;
 	case OPT_DIRECT:
-		cc->o.direct = true;
+		cc->o.direct = ENG_DIRECT_ALWAYS;
+		cc->pairs_given |= DIRECT_GIVEN;
+		return 0;
+	case OPT_NO_DIRECT:
+		cc->o.direct = ENG_DIRECT_NEVER;
+		cc->pairs_given |= NO_DIRECT_GIVEN;
 		return 0;
 	case OPT_CHUNK:
 		cc->o.chunk_fit = false;
@@ -214,6 +222,7 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 		{"fsync", no_argument, NULL, OPT_FSYNC},
 		{"no-fsync", no_argument, NULL, OPT_NO_FSYNC},
 		{"direct", no_argument, NULL, OPT_DIRECT},
+		{"no-direct", no_argument, NULL, OPT_NO_DIRECT},
 		{"chunk", required_argument, NULL, OPT_CHUNK},
 		{"port", required_argument, NULL, OPT_PORT},
 		{"rsh", required_argument, NULL, 'e'},
@@ -240,8 +249,12 @@ static int copy_args(int argc, char **argv, struct cli_copy *cc)
 	cc->o.rail_stall_ms = cc->sess.rail_stall_ms;
 	cc->o.connect_timeout_ms = cc->sess.connect_timeout_ms;
 	cc->o.qp = cc->sess.qp;
-	if (cc->fsync_opts == (FSYNC_GIVEN | NO_FSYNC_GIVEN))
+	if ((cc->pairs_given & (FSYNC_GIVEN | NO_FSYNC_GIVEN)) == (FSYNC_GIVEN | NO_FSYNC_GIVEN))
 		return cli_usage_error(NULL, "--fsync and --no-fsync contradict each other: give "
+					     "one or neither");
+	if ((cc->pairs_given & (DIRECT_GIVEN | NO_DIRECT_GIVEN)) ==
+	    (DIRECT_GIVEN | NO_DIRECT_GIVEN))
+		return cli_usage_error(NULL, "--direct and --no-direct contradict each other: give "
 					     "one or neither");
 	n = argc - first - 1;
 	if (n < 1)
@@ -311,6 +324,7 @@ static void on_progress(const struct eng_report *r, void *ctx)
 static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 {
 	const char *verb = cc->o.dir == ENG_PUSH ? "pushed" : "pulled";
+	bool push = cc->o.dir == ENG_PUSH;
 	char sz[32];
 	json_t *o;
 	int err;
@@ -330,6 +344,12 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 		json_object_set_new(o, "files_skipped", json_integer((json_int_t)r->files_skipped));
 		json_object_set_new(o, "bytes_skipped", json_integer((json_int_t)r->bytes_skipped));
 		json_object_set_new(o, "bytes_kept", json_integer((json_int_t)r->bytes_kept));
+		json_object_set_new(
+			o, "files_direct_read",
+			json_integer((json_int_t)(push ? r->files_direct : r->peer_files_direct)));
+		json_object_set_new(
+			o, "files_direct_written",
+			json_integer((json_int_t)(push ? r->peer_files_direct : r->files_direct)));
 		cli_hashed_json(o, r, cc->o.dir == ENG_PUSH);
 		json_object_set_new(o, "transfer_seconds", json_real(r->seconds));
 		json_object_set_new(o, "transfer_gbps", json_real(cli_gbps(r->bytes, r->seconds)));
@@ -370,6 +390,11 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 		       "digest of each chunk) and not sent\n",
 		       sz);
 	}
+	if (r->files_direct || r->peer_files_direct)
+		printf("railcp: O_DIRECT (%s): files read %llu, written %llu\n",
+		       cc->o.direct == ENG_DIRECT_ALWAYS ? "--direct" : "files of 8 MiB or more",
+		       (unsigned long long)(push ? r->files_direct : r->peer_files_direct),
+		       (unsigned long long)(push ? r->peer_files_direct : r->files_direct));
 	cli_fallback_print(stdout, r);
 	cli_delete_print(&cc->filter, r->deleted);
 	cli_report_print(stdout, r, r->wall_seconds);
@@ -385,8 +410,10 @@ int cli_copy_parse(int argc, char **argv, struct cli_copy **cc_out)
 	if (!cc)
 		return cli_fail(-ENOMEM);
 	/* fsync by default: "verified" must still hold after a power loss */
-	cc->o = (struct eng_copy_opts){
-		.chunk = ENG_CHUNK_DEFAULT, .chunk_fit = true, .fsync = true};
+	cc->o = (struct eng_copy_opts){.chunk = ENG_CHUNK_DEFAULT,
+				       .chunk_fit = true,
+				       .fsync = true,
+				       .direct = ENG_DIRECT_AUTO};
 	cc->sess = (struct cli_session){.timeout_ms = ENG_TIMEOUT_MS_DEFAULT};
 	r = copy_args(argc, argv, cc);
 	if (r) {

@@ -28,7 +28,7 @@ struct cli_copy {
 	const char *railcp_path; /* the far side's railcp, over ssh */
 	bool over_ssh;		 /* this copy went over ssh */
 	char ssh_home[4200];	 /* there, what relative paths are beneath (escaped) */
-	unsigned fsync_opts;	 /* FSYNC_GIVEN, NO_FSYNC_GIVEN: both is a contradiction */
+	unsigned pairs_given; /* --fsync, --no-fsync, --direct, --no-direct: a pair contradicts */
 	struct cli_progress line;
 	struct cli_series series;    /* --json: each rail's bytes over time */
 	const struct cli_wire *wire; /* each rail's counters over the copy, or NULL */

@@ -185,6 +185,8 @@ struct eng_report {
 	struct eng_qp_knobs qp;	 /* what this side's QPs were given (0: the default) */
 	int connect_timeout_ms;	 /* in effect for each stripe's connection at set-up */
 	struct eng_rail_report rail[TOPO_MAX_RAILS];
+	/* copies: files this end and the peer opened with O_DIRECT too (--direct) */
+	uint64_t files_direct, peer_files_direct;
 	/* copies: how this end read or wrote its files ("" for bench) */
 	char file_io[128]; /* e.g. "io_uring, 3 helper threads per worker, 32 deep each" */
 	unsigned helpers;  /* per worker; 0: the worker threads themselves */
@@ -253,6 +255,17 @@ struct eng_dry_chunks {
 	uint64_t chunks, differ, differ_bytes;
 };
 
+/*
+ * O_DIRECT reads and writes (of aligned chunks): none (the engine's default),
+ * for the files io_direct_pays picks (large ones, not on tmpfs: railcp's
+ * default), or for every file.
+ */
+enum eng_direct {
+	ENG_DIRECT_NEVER = 0,
+	ENG_DIRECT_AUTO,
+	ENG_DIRECT_ALWAYS,
+};
+
 struct eng_copy_opts {
 	const char *host;
 	uint16_t port; /* 0: ENG_DEFAULT_PORT */
@@ -268,11 +281,12 @@ struct eng_copy_opts {
 	bool recursive;	 /* directories too (cp -r) */
 	bool preserve;	 /* mode and mtime (cp -p); else mode & ~umask, mtime now */
 	bool fsync;	 /* each file reaches the disk before its rename */
-	bool direct;	 /* O_DIRECT on both sides where aligned */
 	bool update;	 /* what the receiver holds already (same size and mtime) is not sent */
 	bool partial;	 /* the receiver keeps what a failed copy got, and the next resumes it */
 	bool checksum;	 /* -c: chunks of a file at the destination that match are not sent */
 	uint32_t chunk;	 /* a multiple of ENG_CHUNK_MIN, at most ENG_CHUNK_MAX */
+	/* O_DIRECT at both ends: never, by the rule (io_direct_pays), always */
+	enum eng_direct direct;
 	/*
 	 * chunk is the default, not asked for: a push whose data extents are all
 	 * smaller takes the largest one's size (io_plan_chunk_fit), so its slots

@@ -428,8 +428,24 @@ int64_t io_op_run(const struct io_op *op, void *buf);
 /* ---- the sender's files ---- */
 
 enum {
-	IO_DIRECT = 1u << 0, /* O_DIRECT where offset, length and buffer are aligned */
+	IO_DIRECT = 1u << 0,	  /* O_DIRECT where offset, length and buffer are aligned */
+	IO_DIRECT_AUTO = 1u << 1, /* IO_DIRECT for the files io_direct_pays picks */
 };
+
+/*
+ * The smallest file --direct's default (auto) reads and writes with O_DIRECT:
+ * below it the second descriptor's open costs about what the saved copy
+ * does, and a small file is often read again soon (doc/benchmarks.md,
+ * "--direct by default").
+ */
+#define IO_DIRECT_MIN (8u << 20)
+
+/*
+ * --direct's default: whether a file of size bytes on a file system of that
+ * kind (memfs: tmpfs or ramfs, whose O_DIRECT copies as a buffered call does)
+ * is read or written with O_DIRECT. Thread-safe.
+ */
+bool io_direct_pays(uint64_t size, bool memfs);
 
 struct io_rfile;
 
@@ -478,6 +494,9 @@ int io_rfile_open_end(const struct io_root *root, const struct io_entry *e, unsi
  */
 int io_rfile_unchanged(const struct io_rfile *f);
 
+/* Whether f has an O_DIRECT descriptor (its aligned chunks are read with it). */
+bool io_rfile_direct(const struct io_rfile *f);
+
 /* Accepts NULL. */
 void io_rfile_close(struct io_rfile *f);
 
@@ -494,6 +513,7 @@ enum {
 	IO_ROOT_DRY = 1u << 5,	 /* with CHECKSUM, -c -n: the old files are read, nothing made */
 	IO_ROOT_SPARE = 1u << 6, /* with PARTIAL, not asked for (a copy that may go on over
 				  * tcp): a partial name already taken is left alone */
+	IO_ROOT_DIRECT_AUTO = 1u << 7, /* IO_ROOT_DIRECT for the files io_direct_pays picks */
 };
 
 /*
@@ -668,6 +688,9 @@ int io_wfile_finalize_step(struct io_wfile *f, struct io_op *op, int64_t res);
 
 /* Remove the temporary file and end the handle. Accepts NULL. */
 void io_wfile_abort(struct io_wfile *f);
+
+/* Whether f, open, has an O_DIRECT descriptor (its aligned chunks are written with it). */
+bool io_wfile_direct(const struct io_wfile *f);
 
 /*
  * ---- a file written in byte ranges by several sessions (range.c) ----

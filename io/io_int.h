@@ -78,6 +78,18 @@ void io__dirs_close(struct io_root *root);
 bool io__is_memfs(int fd);
 
 /*
+ * Whether a file of size bytes open as fd gets an O_DIRECT descriptor too
+ * for its reads under flags (IO_DIRECT: yes; IO_DIRECT_AUTO: io_direct_pays
+ * on fd's file system, unless the file is mostly in the page cache, where a
+ * buffered read copies from memory and a direct one would go to the disk;
+ * neither: no).
+ */
+bool io__direct_wanted(unsigned flags, uint64_t size, int fd);
+
+/* Whether half or more of fd's size bytes are in the page cache (cachestat; none: no). */
+bool io__mostly_cached(int fd, uint64_t size);
+
+/*
  * The prefix of every temporary name. It is reserved: a peer's name with a
  * component that starts with it is refused (io__path_problem), and walks
  * skip such entries, so no session can name, replace or send another's

@@ -2,7 +2,9 @@
  * rfile.c - the sender's side of a file: chunks read with pread at their
  * offsets, each with its hash (io_chunk_hash).
  *
- * With IO_DIRECT a second descriptor is opened with O_DIRECT and used for
+ * With IO_DIRECT (or IO_DIRECT_AUTO and a file io_direct_pays picks: large,
+ * not on tmpfs, and not mostly in the page cache already) a second
+ * descriptor is opened with O_DIRECT and used for
  * every chunk whose offset and buffer are aligned; it reads the length
  * rounded up to IO_DIRECT_ALIGN (the tail of a file is rarely aligned, and a
  * direct read past the end simply returns less). Unaligned chunks and file
@@ -140,7 +142,7 @@ int io_rfile_open_end(const struct io_root *root, const struct io_entry *e, unsi
 		goto err_close;
 	}
 	fcntl(f->fd, F_SETFL, fcntl(f->fd, F_GETFL) & ~O_NONBLOCK);
-	if (flags & IO_DIRECT)
+	if (io__direct_wanted(flags, e->size, f->fd))
 		f->dfd = direct_open(root, e, f->fd);
 	*f_out = f;
 	return 0;
@@ -174,6 +176,11 @@ int io_rfile_open(const struct io_root *root, const struct io_entry *e, unsigned
 	int err = io_rfile_open_start(root, e, &op);
 
 	return err ? err : io_rfile_open_end(root, e, flags, &op, io_op_run(&op, NULL), f_out);
+}
+
+bool io_rfile_direct(const struct io_rfile *f)
+{
+	return f->dfd >= 0;
 }
 
 void io_rfile_close(struct io_rfile *f)

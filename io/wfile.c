@@ -29,7 +29,8 @@
  *
  * Holes: only the data extents are preallocated (FALLOC_FL_KEEP_SIZE) and
  * written; the size is set with ftruncate at finalize, so a hole is never
- * written as zeros.
+ * written as zeros (a file written with O_DIRECT gets it at its open, which
+ * writes nothing either: direct_open).
  *
  * Chunks: the file knows the plan's cut (io_plan_create), so a chunk must be
  * exactly one planned chunk: a chunk of a stranger's choosing (outside the
@@ -111,7 +112,20 @@ static int preallocate(struct io_wfile *f)
 	return 0;
 }
 
-/* A second descriptor with O_DIRECT, checked to be the same file; none is no error. */
+/* Whether f gets an O_DIRECT descriptor: --direct, or its default's rule (io_direct_pays). */
+static bool direct_wanted(const struct io_wfile *f)
+{
+	if (f->root->flags & IO_ROOT_DIRECT)
+		return true;
+	return (f->root->flags & IO_ROOT_DIRECT_AUTO) && io_direct_pays(f->e->size, f->root->memfs);
+}
+
+/*
+ * A second descriptor with O_DIRECT, checked to be the same file; none is no
+ * error. The file takes its final size now (holes stay holes): a direct
+ * write past the end would grow it, which ext4 does under the inode's
+ * exclusive lock and waits for, one write of the file at a time.
+ */
 static void direct_open(struct io_wfile *f)
 {
 	struct stat a, b;
@@ -123,7 +137,17 @@ static void direct_open(struct io_wfile *f)
 	    a.st_dev != b.st_dev) {
 		close(f->dfd);
 		f->dfd = -1;
+		return;
 	}
+	/* no size: each write grows it, as without O_DIRECT (a range's is sized: range.c) */
+	if ((uint64_t)a.st_size < f->e->size && ftruncate(f->fd, (off_t)f->e->size) < 0)
+		rcp_log(RCP_LOG_DEBUG, "cannot size a temporary before its direct writes: %s",
+			strerror(errno));
+}
+
+bool io_wfile_direct(const struct io_wfile *f)
+{
+	return f->dfd >= 0;
 }
 
 void io__wfile_free(struct io_wfile *f)
@@ -206,7 +230,7 @@ int io_wfile_open_step(struct io_wfile *f, struct io_op *op, int64_t res)
 	f->fd = (int)res;
 	f->created = true;
 	err = preallocate(f);
-	if (!err && (f->root->flags & IO_ROOT_DIRECT))
+	if (!err && direct_wanted(f))
 		direct_open(f);
 	return err;
 }

@@ -333,4 +333,7 @@ int eng__files_finish(struct eng_files *f);
 /* Files done so far: read to the end (sender) or put in place (receiver). Thread-safe. */
 uint64_t eng__files_done(const struct eng_files *f);
 
+/* Files this side opened with O_DIRECT too (--direct, or its default's rule). Thread-safe. */
+uint64_t eng__files_direct(const struct eng_files *f);
+
 #endif

@@ -170,6 +170,18 @@ uint64_t eng__files_done(const struct eng_files *f)
 	return atomic_load(&f->files_done);
 }
 
+uint64_t eng__files_direct(const struct eng_files *f)
+{
+	return atomic_load(&f->files_direct);
+}
+
+/* A file just opened (either side), counted if it has an O_DIRECT descriptor. */
+static void count_direct(struct eng_files *f, bool direct)
+{
+	if (direct)
+		atomic_fetch_add(&f->files_direct, 1);
+}
+
 static pthread_mutex_t *lock_of(struct eng_files *f, uint64_t file)
 {
 	return &f->lock[file % FILES_LOCKS];
@@ -195,8 +207,8 @@ static int files_read_prepare(void *ctx, struct eng_chunk_hdr *hdr, void *buf, s
 	if (st->single) /* its only chunk: the open is this task's first I/O */
 		return io_rfile_open_start(f->root, &f->m->entry[c->file], op);
 	pthread_mutex_lock(lock);
-	if (!st->r)
-		err = io_rfile_open(f->root, &f->m->entry[c->file], f->io_flags, &st->r);
+	if (!st->r && !(err = io_rfile_open(f->root, &f->m->entry[c->file], f->io_flags, &st->r)))
+		count_direct(f, io_rfile_direct(st->r));
 	if (!err)
 		err = io_chunk_read_start(st->r, c->offset, c->len, buf, op);
 	pthread_mutex_unlock(lock);
@@ -220,6 +232,8 @@ static int files_read_complete(void *ctx, struct eng_chunk_hdr *hdr, const void 
 	if (op->kind == IO_OP_OPEN) { /* st is this task's alone */
 		err = io_rfile_open_end(f->root, &f->m->entry[hdr->file], f->io_flags, op, got,
 					&st->r);
+		if (!err)
+			count_direct(f, io_rfile_direct(st->r));
 		err = err ? err : io_chunk_read_start(st->r, hdr->offset, hdr->len, buf, op);
 		return err ? err : ENG_STEP_MORE;
 	}
@@ -268,8 +282,8 @@ static int wopen(struct eng_files *f, uint64_t file, struct io_op *op, struct io
 		err = io_wfile_partial(w, f->st[file].resume);
 	if (err && w)
 		io_wfile_abort(w);
-	else if (!err && !op)
-		err = io_wfile_open_rest(w, &here);
+	else if (!err && !op && !(err = io_wfile_open_rest(w, &here)))
+		count_direct(f, io_wfile_direct(w));
 	if (!err)
 		*w_out = w;
 	return err;
@@ -419,8 +433,10 @@ static int files_write_complete(void *ctx, const struct eng_chunk_hdr *hdr, cons
 		return 0; /* a second copy, taken without a write (files_write_prepare) */
 	if (op->kind == IO_OP_OPEN) { /* st->w is this task's alone until it is written */
 		err = io_wfile_open_step(st->w, op, put);
-		if (err == 0)
+		if (err == 0) { /* open */
+			count_direct(f, io_wfile_direct(st->w));
 			err = io_chunk_write_start(st->w, hdr->offset, data, hdr->len, op);
+		}
 		return err < 0 ? writer_gone(f, hdr->file, err) : ENG_STEP_MORE;
 	}
 	if (op->kind != IO_OP_WRITE) /* the file's fsync, rename, or its directory's fsync */

@@ -40,6 +40,7 @@ struct eng_files {
 	struct file_state *st; /* one per manifest entry */
 	pthread_mutex_t lock[FILES_LOCKS];
 	_Atomic uint64_t files_done;
+	_Atomic uint64_t files_direct;	  /* opened with an O_DIRECT descriptor too */
 	uint64_t chunks_all;		  /* the plan's chunks before any skip */
 	uint64_t skip_files, skip_bytes;  /* files (and their data) the receiver held already */
 	uint64_t kept_bytes, kept_chunks; /* what earlier copies kept (--partial), not sent */

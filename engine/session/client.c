@@ -146,8 +146,8 @@ static int push_prepare(struct client *c)
 	if (!err && cp->chunk_fit)
 		c->s.chunk = io_plan_chunk_fit(m, c->s.chunk, ENG_CHUNK_MIN);
 	if (!err)
-		err = eng__files_create(ENG_SENDER, m, c->s.chunk, NULL, cp->direct ? IO_DIRECT : 0,
-					&c->s.files);
+		err = eng__files_create(ENG_SENDER, m, c->s.chunk, NULL,
+					eng__direct_io_flags(cp->direct), &c->s.files);
 	return err;
 }
 

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-unsigned eng__dest_flags(bool preserve, bool fsync, bool direct, bool partial, bool checksum,
-			 bool fallback)
+unsigned eng__dest_flags(bool preserve, bool fsync, enum eng_direct direct, bool partial,
+			 bool checksum, bool fallback)
 {
 	/*
 	 * -c builds each file in its partial file, from its old self: --partial's
@@ -28,9 +28,17 @@ unsigned eng__dest_flags(bool preserve, bool fsync, bool direct, bool partial, b
 	bool spare = fallback && !partial && !checksum;
 
 	return (preserve ? IO_ROOT_KEEP_META : 0) | (fsync ? IO_ROOT_FSYNC : 0) |
-	       (direct ? IO_ROOT_DIRECT : 0) |
+	       (direct == ENG_DIRECT_ALWAYS ? IO_ROOT_DIRECT : 0) |
+	       (direct == ENG_DIRECT_AUTO ? IO_ROOT_DIRECT_AUTO : 0) |
 	       (partial || checksum || fallback ? IO_ROOT_PARTIAL : 0) |
 	       (checksum ? IO_ROOT_CHECKSUM : 0) | (spare ? IO_ROOT_SPARE : 0);
+}
+
+unsigned eng__direct_io_flags(enum eng_direct direct)
+{
+	return direct == ENG_DIRECT_ALWAYS ? IO_DIRECT
+	       : direct == ENG_DIRECT_AUTO ? IO_DIRECT_AUTO
+					   : 0;
 }
 
 static int dest_open(const struct io_root *parent, const char *dir, unsigned flags,

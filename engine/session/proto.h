@@ -230,6 +230,7 @@
 #define ENG_KEY_FILES "files"
 #define ENG_KEY_SECONDS "seconds"
 #define ENG_KEY_NS "ns"
+#define ENG_KEY_DIRECT "direct" /* done and result (optional): files that end opened O_DIRECT */
 #define ENG_KEY_DST "dst"
 #define ENG_KEY_SRC "src"
 #define ENG_KEY_CHALLENGE "challenge"
@@ -262,7 +263,14 @@
 /* Copy flags. */
 #define ENG_FLAG_PRESERVE "preserve"
 #define ENG_FLAG_FSYNC "fsync"
-#define ENG_FLAG_DIRECT "direct"
+#define ENG_FLAG_DIRECT "direct" /* --direct: O_DIRECT for every file */
+/*
+ * --direct's default: O_DIRECT for the files io_direct_pays picks; with
+ * "direct" in one hello too, "direct" wins. An older server reads neither
+ * it nor the done's and result's ENG_KEY_DIRECT and copies through the page
+ * cache, as an older client would ask: no new version.
+ */
+#define ENG_FLAG_DIRECT_AUTO "direct_auto"
 #define ENG_FLAG_RECURSIVE "recursive"
 #define ENG_FLAG_CONTENTS "contents"
 #define ENG_FLAG_UPDATE "update"     /* the quick check: what the receiver holds does not travel */

@@ -181,8 +181,11 @@ static int pull_prepare(struct srv_session *ss)
 		return err;
 	}
 	ss->bytes = m->data_bytes;
-	err = eng__files_create(ENG_SENDER, m, ss->s.chunk, root,
-				(ss->root_flags & IO_ROOT_DIRECT) ? IO_DIRECT : 0, &ss->s.files);
+	err = eng__files_create(
+		ENG_SENDER, m, ss->s.chunk, root,
+		((ss->root_flags & IO_ROOT_DIRECT) ? IO_DIRECT : 0) |
+			((ss->root_flags & IO_ROOT_DIRECT_AUTO) ? IO_DIRECT_AUTO : 0),
+		&ss->s.files);
 	rcp_steps_lap(&ss->s.steps, RCP_STEP_WALK);
 	if (!err)
 		err = eng__manifest_send(&ss->s.ctl, eng__files_manifest(ss->s.files));

@@ -429,6 +429,14 @@ int eng__session_run(struct eng_session *s)
 	return peer ? peer : rcp_err(err, "%s", mine);
 }
 
+/* The files the peer's done or result says it opened O_DIRECT; 0 from an older peer. */
+static uint64_t peer_direct(const json_t *m)
+{
+	json_int_t n = json_integer_value(json_object_get(m, ENG_KEY_DIRECT));
+
+	return n > 0 ? (uint64_t)n : 0;
+}
+
 static int sender_end(struct eng_session *s)
 {
 	json_t *done = eng__proto_msg(ENG_MSG_DONE, false), *res = NULL;
@@ -440,6 +448,9 @@ static int sender_end(struct eng_session *s)
 	json_object_set_new(done, ENG_KEY_CHUNKS, json_integer((json_int_t)rep.chunks));
 	json_object_set_new(done, ENG_KEY_BYTES, json_integer((json_int_t)rep.bytes));
 	json_object_set_new(done, ENG_KEY_SECONDS, json_real(rep.seconds));
+	if (s->files)
+		json_object_set_new(done, ENG_KEY_DIRECT,
+				    json_integer((json_int_t)eng__files_direct(s->files)));
 	err = eng__proto_send(&s->ctl, done);
 	json_decref(done);
 	if (!err && s->del.on) /* a push's server removes the extras before its result */
@@ -448,6 +459,8 @@ static int sender_end(struct eng_session *s)
 		err = eng__proto_recv(&s->ctl, s->timeout_ms, ENG_MSG_RESULT, &res);
 	if (!err && !(err = eng__proto_get_u64(res, ENG_KEY_CHUNKS, &got_chunks)))
 		err = eng__proto_get_u64(res, ENG_KEY_BYTES, &got_bytes);
+	if (!err)
+		s->peer_files_direct = peer_direct(res);
 	if (!err && (got_chunks != rep.chunks || got_bytes != rep.bytes))
 		err = rcp_err(-EIO,
 			      "the receiver checked %" PRIu64 " bytes in %" PRIu64
@@ -471,6 +484,7 @@ static int receiver_end(struct eng_session *s)
 	if (err || (err = eng__proto_get_u64(s->done, ENG_KEY_CHUNKS, &sent_chunks)) != 0 ||
 	    (err = eng__proto_get_u64(s->done, ENG_KEY_BYTES, &sent_bytes)) != 0)
 		return err;
+	s->peer_files_direct = peer_direct(s->done);
 	if (sent_chunks != rep.chunks || sent_bytes != rep.bytes || sent_bytes != total)
 		return rcp_err(-EIO,
 			       "the sender sent %" PRIu64 " chunks (%" PRIu64
@@ -491,6 +505,9 @@ static int receiver_end(struct eng_session *s)
 	json_object_set_new(
 		m, ENG_KEY_FILES,
 		json_integer((json_int_t)(s->files ? eng__files_manifest(s->files)->n_files : 0)));
+	if (s->files)
+		json_object_set_new(m, ENG_KEY_DIRECT,
+				    json_integer((json_int_t)eng__files_direct(s->files)));
 	err = eng__proto_send(&s->ctl, m);
 	json_decref(m);
 	return err;
@@ -514,12 +531,14 @@ void eng__session_report(const struct eng_session *s, struct eng_report *r)
 	r->peer_hashed_bytes = s->peer_hashed_bytes;
 	r->peer_hash_ns = s->peer_hash_ns;
 	r->deleted = s->del.count;
+	r->peer_files_direct = s->peer_files_direct;
 	snprintf(r->transport, sizeof(r->transport), "%s", eng__transport_word(s->tr));
 	if (s->files) {
 		r->files = eng__files_done(s->files);
 		r->files_total = eng__files_manifest(s->files)->n_files;
 		eng__files_skipped(s->files, &r->files_skipped, &r->bytes_skipped);
 		r->bytes_kept = eng__files_kept_bytes(s->files);
+		r->files_direct = eng__files_direct(s->files);
 		eng__files_hashed(s->files, &r->hashed_bytes, &r->hash_ns);
 	}
 }

@@ -150,6 +150,7 @@ struct eng_session {
 	bool partial;
 	/* kept chunks (--partial, -c): how many were compared; the peer's hashing (kept.c) */
 	uint64_t compared, peer_hashed_bytes, peer_hash_ns;
+	uint64_t peer_files_direct; /* the peer's done or result said (0: an older peer) */
 	bool checksum; /* -c: the kept chunks are the receiver's old files' (io/checksum.c) */
 	uint64_t checkpoint_ns; /* the last */
 	/* the peer's own error, read while the job was already failing on the fabric */
@@ -699,8 +700,11 @@ int eng__welcome_terms(const json_t *welcome, unsigned max_slots, bool keyed,
 /* ---- dest.c: where a copy lands ---- */
 
 /* The IO_ROOT_* flags of a copy's options (cp -p, --fsync, --direct, --partial, -c). */
-unsigned eng__dest_flags(bool preserve, bool fsync, bool direct, bool partial, bool checksum,
-			 bool fallback);
+unsigned eng__dest_flags(bool preserve, bool fsync, enum eng_direct direct, bool partial,
+			 bool checksum, bool fallback);
+
+/* The sender's IO_DIRECT* flags of a copy's --direct. */
+unsigned eng__direct_io_flags(enum eng_direct direct);
 
 /*
  * Where a copy lands, by rsync's rule (io_dest_decide): dst, when it is an

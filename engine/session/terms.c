@@ -63,8 +63,10 @@ int eng__hello_terms(const json_t *hello, bool serves_files, struct eng_hello_te
 	/* A copy that may go on over tcp keeps what landed as --partial does (fallback.c). */
 	out->root_flags = eng__dest_flags(
 		eng__hello_flag(hello, ENG_FLAG_PRESERVE), eng__hello_flag(hello, ENG_FLAG_FSYNC),
-		eng__hello_flag(hello, ENG_FLAG_DIRECT), eng__hello_flag(hello, ENG_FLAG_PARTIAL),
-		eng__hello_flag(hello, ENG_FLAG_CHECKSUM),
+		eng__hello_flag(hello, ENG_FLAG_DIRECT)	       ? ENG_DIRECT_ALWAYS
+		: eng__hello_flag(hello, ENG_FLAG_DIRECT_AUTO) ? ENG_DIRECT_AUTO
+							       : ENG_DIRECT_NEVER,
+		eng__hello_flag(hello, ENG_FLAG_PARTIAL), eng__hello_flag(hello, ENG_FLAG_CHECKSUM),
 		eng__hello_flag(hello, ENG_FLAG_FALLBACK));
 	return 0;
 }
@@ -75,7 +77,9 @@ json_t *eng__hello_flags(const struct eng_copy_opts *cp, bool fallback)
 
 	json_object_set_new(flags, ENG_FLAG_PRESERVE, json_boolean(cp->preserve));
 	json_object_set_new(flags, ENG_FLAG_FSYNC, json_boolean(cp->fsync));
-	json_object_set_new(flags, ENG_FLAG_DIRECT, json_boolean(cp->direct));
+	json_object_set_new(flags, ENG_FLAG_DIRECT, json_boolean(cp->direct == ENG_DIRECT_ALWAYS));
+	if (cp->direct == ENG_DIRECT_AUTO)
+		json_object_set_new(flags, ENG_FLAG_DIRECT_AUTO, json_true());
 	json_object_set_new(flags, ENG_FLAG_RECURSIVE, json_boolean(cp->recursive));
 	json_object_set_new(flags, ENG_FLAG_UPDATE, json_boolean(cp->update));
 	json_object_set_new(flags, ENG_FLAG_PARTIAL, json_boolean(cp->partial));

@@ -12,10 +12,13 @@
 
 #include "common/common.h"
 #include "io/io.h"
+#include "io/io_int.h"
 #include "test_io_tree.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define CH 4096u
 
@@ -261,6 +264,101 @@ static void test_chunk_read_returns_data_and_its_hash(void **state)
 	t_rm_rf(base);
 }
 
+/*
+ * The default's rule at the sender: a file at the threshold is read with
+ * O_DIRECT where the file system is not memory and takes it (its aligned
+ * chunk right, its unaligned tail too); one byte smaller, never.
+ */
+static void test_direct_by_default_reads_large_files_only(void **state)
+{
+	struct io_manifest *m = NULL;
+	struct io_rfile *f = NULL;
+	char base[4096], big[4096], small[4096], probe[4096];
+	const char *src[] = {big, small};
+	uint64_t hash = 0;
+	char *buf = NULL;
+	bool can;
+	int fd;
+
+	(void)state;
+	t_mkdtemp(base);
+	t_path(probe, base, "probe");
+	fd = open(probe, O_WRONLY | O_CREAT | O_DIRECT, 0600);
+	can = fd >= 0 && !io__is_memfs(fd);
+	if (fd >= 0)
+		close(fd);
+	t_write(base, "big", "b", 1, 0644);
+	t_path(big, base, "big");
+	assert_int_equal(truncate(big, IO_DIRECT_MIN + 3), 0);
+	fd = open(big, O_WRONLY);
+	assert_int_equal(pwrite(fd, "xyz", 3, IO_DIRECT_MIN), 3);
+	close(fd);
+	t_write(base, "small", "s", 1, 0644);
+	t_path(small, base, "small");
+	assert_int_equal(truncate(small, IO_DIRECT_MIN - 1), 0);
+	assert_int_equal(io_manifest_walk(NULL, src, 2, 0, NULL, &m), 0);
+	assert_int_equal(posix_memalign((void **)&buf, IO_DIRECT_ALIGN, 8192), 0);
+	assert_int_equal(io_rfile_open(NULL, &m->entry[0], IO_DIRECT_AUTO, &f), 0);
+	assert_int_equal(io_rfile_direct(f), can);
+	assert_int_equal(io_chunk_read(f, 0, 4096, buf, &hash), 0);
+	assert_int_equal(buf[0], 'b');
+	assert_int_equal(io_chunk_read(f, IO_DIRECT_MIN, 3, buf, &hash), 0); /* the tail */
+	assert_memory_equal(buf, "xyz", 3);
+	io_rfile_close(f);
+	assert_int_equal(io_rfile_open(NULL, &m->entry[1], IO_DIRECT_AUTO, &f), 0);
+	assert_false(io_rfile_direct(f));
+	io_rfile_close(f);
+	io_manifest_destroy(m);
+	free(buf);
+	t_rm_rf(base);
+}
+
+/*
+ * A file at the threshold that is mostly in the page cache (just written) is
+ * read through it by the default's rule; once its pages are dropped, with
+ * O_DIRECT (where the file system takes it and the kernel has cachestat).
+ */
+static void test_direct_by_default_reads_a_cached_file_through_the_cache(void **state)
+{
+	struct io_manifest *m = NULL;
+	struct io_rfile *f = NULL;
+	char base[4096], p[4096];
+	const char *src[] = {p};
+	char *data = malloc(IO_DIRECT_MIN);
+	bool can, cachestat;
+	int fd;
+
+	(void)state;
+	assert_non_null(data);
+	memset(data, 'c', IO_DIRECT_MIN);
+	t_mkdtemp(base);
+	t_write(base, "cached", data, IO_DIRECT_MIN, 0644);
+	free(data);
+	t_path(p, base, "cached");
+	fd = open(p, O_RDONLY | O_DIRECT);
+	can = fd >= 0 && !io__is_memfs(fd);
+	if (fd >= 0)
+		close(fd);
+	fd = open(p, O_RDONLY);
+	assert_true(fd >= 0);
+	cachestat = syscall(451, fd, &(uint64_t[2]){0, 0}, &(uint64_t[5]){0}, 0) == 0;
+	assert_int_equal(io__mostly_cached(fd, IO_DIRECT_MIN), cachestat);
+	assert_int_equal(io_manifest_walk(NULL, src, 1, 0, NULL, &m), 0);
+	assert_int_equal(io_rfile_open(NULL, &m->entry[0], IO_DIRECT_AUTO, &f), 0);
+	assert_int_equal(io_rfile_direct(f), can && !cachestat);
+	io_rfile_close(f);
+	/* out of the cache: written back, then dropped */
+	assert_int_equal(fsync(fd), 0);
+	assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	assert_false(io__mostly_cached(fd, IO_DIRECT_MIN) && can); /* tmpfs keeps its pages */
+	assert_int_equal(io_rfile_open(NULL, &m->entry[0], IO_DIRECT_AUTO, &f), 0);
+	assert_int_equal(io_rfile_direct(f), can);
+	io_rfile_close(f);
+	close(fd);
+	io_manifest_destroy(m);
+	t_rm_rf(base);
+}
+
 /* A file replaced or changed between the walk and the read is refused, never read as planned. */
 static void test_a_source_changed_after_the_walk_is_refused(void **state)
 {
@@ -319,6 +417,8 @@ int main(void)
 		cmocka_unit_test(
 			test_chunk_hash_agrees_with_the_definition_at_any_alignment_and_length),
 		cmocka_unit_test(test_chunk_read_returns_data_and_its_hash),
+		cmocka_unit_test(test_direct_by_default_reads_large_files_only),
+		cmocka_unit_test(test_direct_by_default_reads_a_cached_file_through_the_cache),
 		cmocka_unit_test(test_a_source_changed_after_the_walk_is_refused),
 	};
 

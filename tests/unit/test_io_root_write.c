@@ -3,7 +3,8 @@
  * mode and mtime (or the umask and never setuid without keep-meta), cleanup
  * on every failure (a wrong hash, an abort, a missing chunk), a failed
  * write's cause said by every later chunk, which chunks are accepted and
- * counted, one completion under concurrent writers, and O_DIRECT writes.
+ * counted, one completion under concurrent writers, and O_DIRECT writes
+ * (--direct's, and its default's rule: large files, not on tmpfs).
  * Each test runs in a scratch directory of its own; one starts writer
  * threads of its own and joins them.
  */
@@ -364,6 +365,83 @@ static void test_direct_writes_give_the_same_bytes(void **state)
 	io_root_close(r);
 }
 
+static void test_direct_pays_from_its_threshold_and_never_on_memfs(void **state)
+{
+	(void)state;
+	assert_false(io_direct_pays(0, false));
+	assert_false(io_direct_pays(IO_DIRECT_MIN - 1, false));
+	assert_true(io_direct_pays(IO_DIRECT_MIN, false));
+	assert_true(io_direct_pays(UINT64_MAX, false));
+	assert_false(io_direct_pays(IO_DIRECT_MIN, true)); /* tmpfs: O_DIRECT saves no copy */
+	assert_false(io_direct_pays(UINT64_MAX, true));
+}
+
+/* Whether dir's file system opens files with O_DIRECT (tmpfs does since Linux 6.6). */
+static bool direct_opens(const char *dir)
+{
+	char p[4096];
+	int fd;
+
+	t_path(p, dir, "probe");
+	fd = open(p, O_WRONLY | O_CREAT | O_DIRECT, 0600);
+	if (fd >= 0)
+		close(fd);
+	unlink(p);
+	return fd >= 0;
+}
+
+/*
+ * A file at the threshold written under the default's rule: with O_DIRECT
+ * where the file system is not memory and takes it; its aligned chunk direct,
+ * its unaligned tail (an extent of 10 bytes past a hole) buffered, the bytes,
+ * the hole and the size right. One byte smaller: never O_DIRECT.
+ */
+static void test_direct_by_default_for_large_files_only(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_root *r = root_of(fx, IO_ROOT_DIRECT_AUTO | IO_ROOT_FSYNC);
+	bool memfs = r->memfs, can = direct_opens(fx->root), done = false;
+	uint64_t size = IO_DIRECT_MIN + 10, pairs[4] = {0, CH, IO_DIRECT_MIN, 10};
+	uint8_t *buf = NULL, back[CH];
+	struct io_wfile *w = NULL;
+	struct stat st;
+	char p[4096];
+	struct fe f;
+	unsigned i;
+	int fd;
+
+	assert_int_equal(posix_memalign((void **)&buf, IO_DIRECT_ALIGN, 2 * CH), 0);
+	for (i = 0; i < 2 * CH; i++)
+		buf[i] = (uint8_t)(i * 13 + 1);
+	fe_file(&f, "big", size, 2, pairs);
+	assert_int_equal(io_wfile_open(r, &f.e, CH, &w), 0);
+	assert_int_equal(io_wfile_direct(w), !memfs && can);
+	assert_int_equal(wr(w, IO_DIRECT_MIN, buf + CH, 10, &done), 0); /* unaligned: buffered */
+	assert_int_equal(wr(w, 0, buf, CH, &done), 0);
+	assert_true(done);
+	assert_int_equal(io_wfile_finalize(w), 0);
+	t_path(p, fx->root, "big");
+	fd = open(p, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(st.st_size, (off_t)size);
+	assert_int_equal(pread(fd, back, CH, 0), CH);
+	assert_memory_equal(back, buf, CH);
+	assert_int_equal(pread(fd, back, CH, CH), CH); /* the hole reads as zeros */
+	for (i = 0; i < CH; i++)
+		assert_int_equal(back[i], 0);
+	assert_int_equal(pread(fd, back, CH, IO_DIRECT_MIN), 10);
+	assert_memory_equal(back, buf + CH, 10);
+	close(fd);
+
+	fe_file(&f, "small", IO_DIRECT_MIN - 1, 1, (const uint64_t[]){0, CH});
+	assert_int_equal(io_wfile_open(r, &f.e, CH, &w), 0);
+	assert_false(io_wfile_direct(w));
+	io_wfile_abort(w);
+	free(buf);
+	io_root_close(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -377,6 +455,8 @@ int main(void)
 		T(test_concurrent_writers_complete_the_file_exactly_once),
 		T(test_an_empty_file_is_complete_at_once),
 		T(test_direct_writes_give_the_same_bytes),
+		T(test_direct_pays_from_its_threshold_and_never_on_memfs),
+		T(test_direct_by_default_for_large_files_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

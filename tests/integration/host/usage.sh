@@ -4,7 +4,7 @@ for args in "bogus" "devices --bogus" "devices extra" "--bogus devices" \
 	"bench" "bench h1 h2" "bench h --bytes 0" "bench h --bytes 12Q" "bench h --chunk 1000" \
 	"bench h --chunk 128M" "bench h:0" "bench h:70000" "bench h --qps-per-rail 0" \
 	"bench h --profile p --numa 0" "serve --port 0" "serve --port x" "serve extra" \
-	"serve --max-sessions 0" "serve --name h:0" "serve --name [::1" "serve --name ::1:x" "serve --ssh --name h" "topo --qps-per-rail 99" "--fsync --no-fsync src h:dst"; do
+	"serve --max-sessions 0" "serve --name h:0" "serve --name [::1" "serve --name ::1:x" "serve --ssh --name h" "topo --qps-per-rail 99" "--fsync --no-fsync src h:dst" "--no-direct --direct src h:dst"; do
 	capture "$RAILCP" $args
 	expect_one_line_error "$args"
 	[ "$rc" -eq 2 ] || fail "railcp $args: expected exit status 2, got $rc"
