@@ -23,7 +23,10 @@ cd "$dir" || fail "cannot enter $dir"
 run=/run/railcp-x-mpi # tmpfs in each guest: keys must not be readable by others
 
 # b: a host key, a's public key, and sshd on the management link alone,
-# for Open MPI's rsh launcher (as twohosts/ssh does).
+# for Open MPI's rsh launcher (as twohosts/ssh does). HOME in b's tmpfs:
+# the shell that runs orted there then reads no profile of this
+# machine's root (one printed pyenv's complaint and took seconds under
+# QEMU).
 tb on a sh -c "rm -rf $run && mkdir -m 700 $run && ssh-keygen -q -t ed25519 -N '' -f $run/id && cp $run/id.pub '$dir/id.pub'" ||
 	fail "cannot make a client key on a"
 tb on b sh -c "rm -rf $run && mkdir -m 700 $run && mkdir -p /run/sshd && ssh-keygen -q -t ed25519 -N '' -f $run/host && cp '$dir/id.pub' $run/authorized_keys && cat >$run/sshd_config <<CFG
@@ -36,15 +39,20 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 UsePAM no
 PidFile $run/sshd.pid
+SetEnv HOME=$run
 CFG" || fail "cannot configure sshd on b"
 spawn_on b sshd /usr/sbin/sshd -D -e -f $run/sshd_config
 ssh="ssh -i $run/id -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR"
 wait_until 30 tb on a $ssh b true 2>/dev/null || fail "sshd on b does not take a's key: $(cat "$(job_file b sshd err)")"
+# One connection to b that every launch shares (a key exchange under
+# QEMU takes seconds): mpirun's ssh goes through its socket.
+spawn_on a sshm $ssh -M -N -o ControlPath=$run/cm b
+ssh="$ssh -o ControlPath=$run/cm"
+wait_until 30 tb on a $ssh b true || fail "no shared ssh connection to b: $(cat "$(job_file a sshm err)")"
 
 # mpi HOSTS ARGS: railcp-mpi ARGS under mpirun on a, ranks placed by
 # HOSTS (--host), the key passed to b's ranks (-x), Open MPI's control
 # (oob) and data (btl tcp) on the management link. Its stderr without
-# the noise of a login shell on b (root's profile of this machine) and
 # Open MPI's libevent warning at an abort (see mpi in lib.sh).
 mpi() {
 	_h=$1
@@ -55,7 +63,7 @@ mpi() {
 		--mca btl self,tcp --mca btl_tcp_if_include 198.19.0.0/24 \
 		-x RAILCP_KEY $mpi_extra "$MPI" "$@" 2>"$_mpierr"
 	_mpirc=$?
-	grep -v -e '^\[warn\] Epoll [A-Z]*([0-9]*) on fd [0-9]* failed\.' -e '^pyenv: ' "$_mpierr" >&2
+	grep -v -e '^\[warn\] Epoll [A-Z]*([0-9]*) on fd [0-9]* failed\.' "$_mpierr" >&2
 	rm -f "$_mpierr"
 	return $_mpirc
 }
