@@ -154,9 +154,12 @@ assert all(x["bytes"] > 0 for x in j["ranks"]), j["ranks"]
 expect_no_temps back
 lap "pull back"
 
-# Two ranks on a, one per NUMA node, to b's server: each takes its node's rail.
+# Two ranks on a, one per NUMA node, to b's server: each takes its node's
+# rail. Over RDMA alone, with time to connect: on auto, a rank whose rail
+# took over --connect-timeout's 10 s to connect (seen with the host
+# loaded) went on over TCP, on every IP interface.
 mpi_extra="--map-by ppr:1:numa --bind-to numa"
-capture mpi a:2 -r --json src "198.18.0.2:$port:numa"
+capture mpi a:2 -r --json --transport rdma --connect-timeout 60 src "198.18.0.2:$port:numa"
 [ "$rc" -eq 0 ] || fail "railcp-mpi with a rank per NUMA node of a: exit $rc: $err"
 mpi_extra=""
 [ "$(tree_sums src)" = "$(tree_sums root/numa/src)" ] || fail "the tree pushed by two ranks on a differs"
@@ -165,7 +168,7 @@ import json, sys
 j = json.load(sys.stdin)
 assert [x["host"] for x in j["ranks"]] == ["a", "a"], j["ranks"]
 assert j["series"]["rails"] == ["rank 0 rxe0:1", "rank 1 rxe1:1"], j["series"]["rails"]
-' || fail "the ranks on a did not take their own node's rail: $out"
+' || fail "the ranks on a did not take their own node's rail: $err $out"
 lap "two ranks on a, one per NUMA node"
 
 # b's server killed mid-push: rank 0 moves to a's server, the job completes.
