@@ -12,6 +12,7 @@
 #include "cli/rsh.h"
 
 #include "common/common.h"
+#include "io/io.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -390,11 +391,15 @@ static int print_summary(const struct cli_copy *cc, const struct eng_report *r)
 		       "digest of each chunk) and not sent\n",
 		       sz);
 	}
-	if (r->files_direct || r->peer_files_direct)
+	if (r->files_direct || r->peer_files_direct) {
+		char rule[48];
+
+		snprintf(rule, sizeof(rule), "files of %u MiB or more", IO_DIRECT_MIN >> 20);
 		printf("railcp: O_DIRECT (%s): files read %llu, written %llu\n",
-		       cc->o.direct == ENG_DIRECT_ALWAYS ? "--direct" : "files of 8 MiB or more",
+		       cc->o.direct == ENG_DIRECT_ALWAYS ? "--direct" : rule,
 		       (unsigned long long)(push ? r->files_direct : r->peer_files_direct),
 		       (unsigned long long)(push ? r->peer_files_direct : r->files_direct));
+	}
 	cli_fallback_print(stdout, r);
 	cli_delete_print(&cc->filter, r->deleted);
 	cli_report_print(stdout, r, r->wall_seconds);

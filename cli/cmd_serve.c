@@ -68,7 +68,12 @@ static void serve_usage(FILE *f)
 		"                     stdout: session, peer, job, what, start, end, bytes,\n"
 		"                     seconds, gbps, result, error; and a line as a session\n"
 		"                     joins the queue (event \"queued\") and as it leaves it\n"
-		"                     (\"admitted\" or \"refused\")\n" CLI_SESSION_USAGE
+		"                     (\"admitted\" or \"refused\")\n"
+		"  --no-direct        read and write every file through the page cache,\n"
+		"                     whatever a client asks ('railcp --direct', or the\n"
+		"                     default's O_DIRECT for files of 8 MiB or more): for\n"
+		"                     datasets that many clients read, or a file system\n"
+		"                     whose direct I/O is slow\n" CLI_SESSION_USAGE
 		"  --ssh              serve one copy started over ssh by 'railcp SRC HOST:DST'\n"
 		"                     (files beneath /, a fresh key, a port of the kernel's\n"
 		"                     choice, said on stdout; ends when stdin closes)\n"
@@ -263,6 +268,9 @@ static int serve_opt(void *ctx, int c, const char *arg)
 	case 'J':
 		sc->json = true;
 		return 0;
+	case 'D':
+		sc->o.no_direct = true;
+		return 0;
 	case 'N':
 		if (sc->n_names == CLI_SERVE_NAMES_MAX)
 			return cli_usage_error("serve", "at most %d --name options",
@@ -288,6 +296,7 @@ static int serve_args(int argc, char **argv, struct serve_cmd *sc)
 		{"max-memory", required_argument, NULL, 'm'},
 		{"ssh", no_argument, NULL, 'S'},
 		{"json", no_argument, NULL, 'J'},
+		{"no-direct", no_argument, NULL, 'D'},
 		{"name", required_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
 		CLI_SESSION_OPTIONS,

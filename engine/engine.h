@@ -426,6 +426,8 @@ struct eng_serve_opts {
 	 */
 	uint64_t max_memory;
 	bool no_failover; /* a rail that fails fails its session (else the others carry on) */
+	/* every file through the page cache, whatever a client's --direct asks */
+	bool no_direct;
 	/* a stripe answered and not established after this is left out; 0: 10 s */
 	int connect_timeout_ms;
 	struct eng_qp_knobs qp;		   /* its sessions' QPs, as a client's */

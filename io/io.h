@@ -476,6 +476,15 @@ int io_chunk_read_start(struct io_rfile *f, uint64_t off, uint32_t len, const vo
 int io_chunk_read_end(struct io_rfile *f, uint64_t off, uint32_t len, int64_t got);
 
 /*
+ * Between the halves: whether got, what op's read returned, is the kernel
+ * refusing a direct read (EINVAL: an alignment the file system wants and
+ * did not say). Then f reads through the page cache from now on, and the
+ * caller redoes the chunk: io_chunk_read_start again. O_DIRECT is never a
+ * reason to fail. Thread-safe.
+ */
+bool io_chunk_read_redo(struct io_rfile *f, const struct io_op *op, int64_t got);
+
+/*
  * io_rfile_open in two halves around its one call that may block, so a ring
  * can do it: _start checks e and says in *op how to open it; _end takes
  * res, what the open returned (a descriptor or -errno), checks that what it
@@ -662,6 +671,14 @@ int io_chunk_verify(struct io_wfile *f, uint64_t off, const void *data, uint32_t
 		    uint64_t hash);
 int io_chunk_write_end(struct io_wfile *f, uint64_t off, uint32_t len, int64_t put,
 		       bool *complete_out);
+
+/*
+ * Between the halves: whether put, what op's write returned, is the kernel
+ * refusing a direct write (EINVAL). Then f writes through the page cache
+ * from now on, and the caller redoes the chunk: io_chunk_write_start again
+ * (io_chunk_read_redo's twin). Thread-safe.
+ */
+bool io_chunk_write_redo(struct io_wfile *f, const struct io_op *op, int64_t put);
 
 /*
  * Put the file in place: refuses (-EIO) a file with a missing or failed

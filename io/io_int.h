@@ -77,17 +77,46 @@ void io__dirs_close(struct io_root *root);
 /* Whether the directory fd lives on a memory filesystem (tmpfs, ramfs). */
 bool io__is_memfs(int fd);
 
-/*
- * Whether a file of size bytes open as fd gets an O_DIRECT descriptor too
- * for its reads under flags (IO_DIRECT: yes; IO_DIRECT_AUTO: io_direct_pays
- * on fd's file system, unless the file is mostly in the page cache, where a
- * buffered read copies from memory and a direct one would go to the disk;
- * neither: no).
- */
-bool io__direct_wanted(unsigned flags, uint64_t size, int fd);
+/* ---- O_DIRECT: when, and how aligned (direct.c) ---- */
 
-/* Whether half or more of fd's size bytes are in the page cache (cachestat; none: no). */
-bool io__mostly_cached(int fd, uint64_t size);
+/*
+ * Whether entry e, open as fd, gets an O_DIRECT descriptor too for its reads
+ * under flags (IO_DIRECT: yes; IO_DIRECT_AUTO: io_direct_pays of its data
+ * bytes on fd's file system, unless the file is mostly in the page cache,
+ * where a buffered read copies from memory and a direct one would go to the
+ * disk; neither: no).
+ */
+bool io__direct_wanted(unsigned flags, const struct io_entry *e, int fd);
+
+/*
+ * Whether half or more of fd's data_bytes are in the page cache
+ * (cachestat; where it is missing or refused, most of a few pages spread
+ * over its size bytes read with RWF_NOWAIT; neither: no).
+ */
+bool io__mostly_cached(int fd, uint64_t data_bytes, uint64_t size);
+
+/* What a direct I/O of a file needs aligned: its file offset and length, its buffer. */
+struct io__dio {
+	uint32_t off, mem;
+};
+
+/*
+ * The alignment direct I/O on fd needs (statx STATX_DIOALIGN; not said:
+ * IO_DIRECT_ALIGN); false when the file takes no direct I/O, or needs
+ * buffers aligned more strictly than IO_DIRECT_ALIGN (a slot's).
+ */
+bool io__dio_align(int fd, struct io__dio *out);
+
+/*
+ * Whether an I/O of len bytes at off into (or from) buf can go direct: off
+ * and buf aligned; whole (a write): len too; else (a read, rounded up) the
+ * rounded length within len rounded up to IO_DIRECT_ALIGN.
+ */
+bool io__dio_fits(const struct io__dio *dio, uint64_t off, uint32_t len, const void *buf,
+		  bool whole);
+
+/* Tests: io__dio_align answers dio (NULL: asks statx again). Not thread-safe. */
+void io__dio_override(const struct io__dio *dio);
 
 /*
  * The prefix of every temporary name. It is reserved: a peer's name with a
@@ -385,6 +414,8 @@ struct io_wfile {
 	enum { FIN_SYNC, FIN_RENAME, FIN_DIR_SYNC } fin; /* finalize's I/O under way */
 	int fd;
 	int dfd;		     /* O_DIRECT, or -1 */
+	struct io__dio dio;	     /* what dfd's writes need aligned */
+	atomic_bool dio_off;	     /* the kernel refused a direct write: buffered from now on */
 	const char *last;	     /* final name, inside e->path */
 	char tmp[IO_RANGE_NAME_LEN]; /* a random name, a partial file's or a range's */
 	bool range;		     /* a range of a file (range.c): never renamed or removed */

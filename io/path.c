@@ -22,7 +22,6 @@
 #include <linux/magic.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -31,42 +30,6 @@ bool io__is_memfs(int fd)
 	struct statfs sf;
 
 	return fstatfs(fd, &sf) == 0 && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC);
-}
-
-bool io_direct_pays(uint64_t size, bool memfs)
-{
-	return !memfs && size >= IO_DIRECT_MIN;
-}
-
-/* cachestat(2), Linux 6.5, number 451 on every architecture but alpha; not in older headers. */
-#ifndef __NR_cachestat
-#define __NR_cachestat 451
-#endif
-struct io__cache_range {
-	uint64_t off, len; /* len 0: to the end */
-};
-struct io__cache_stat {
-	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
-};
-
-bool io__mostly_cached(int fd, uint64_t size)
-{
-	struct io__cache_range range = {0, 0};
-	struct io__cache_stat cs;
-	long page = sysconf(_SC_PAGESIZE);
-
-	if (syscall(__NR_cachestat, fd, &range, &cs, 0) != 0 || page <= 0)
-		return false; /* an older kernel: as if not cached */
-	return cs.nr_cache * (uint64_t)page >= size / 2;
-}
-
-bool io__direct_wanted(unsigned flags, uint64_t size, int fd)
-{
-	if (flags & IO_DIRECT)
-		return true;
-	/* the size first: the file system and the cache are asked only of a file large enough */
-	return (flags & IO_DIRECT_AUTO) && io_direct_pays(size, false) && !io__is_memfs(fd) &&
-	       !io__mostly_cached(fd, size);
 }
 
 const char *io_path_printable(const char *path, char out[IO_ESC_MAX])

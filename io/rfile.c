@@ -33,6 +33,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -41,7 +42,9 @@
 struct io_rfile {
 	const struct io_entry *e;
 	int fd;
-	int dfd; /* O_DIRECT, or -1 */
+	int dfd;	     /* O_DIRECT, or -1 */
+	struct io__dio dio;  /* what dfd's reads need aligned */
+	atomic_bool dio_off; /* the kernel refused a direct read: buffered from now on */
 };
 
 /* The open of e->src with flags, beneath root when there is one. */
@@ -73,12 +76,18 @@ static int src_open(const struct io_root *root, const struct io_entry *e, int fl
 	return src_opened(root, e, &op, io_op_run(&op, NULL), fd_out);
 }
 
-/* An O_DIRECT descriptor of the same file, or -1 (O_DIRECT is an option, not a need). */
-static int direct_open(const struct io_root *root, const struct io_entry *e, int fd)
+/*
+ * An O_DIRECT descriptor of the same file, or -1 (O_DIRECT is an option, not
+ * a need); dio_out: the alignment its reads need.
+ */
+static int direct_open(const struct io_root *root, const struct io_entry *e, int fd,
+		       struct io__dio *dio_out)
 {
 	struct stat a, b;
 	int dfd = -1, err;
 
+	if (!io__dio_align(fd, dio_out))
+		return -1; /* a file system without direct I/O, or one the slots cannot meet */
 	err = src_open(root, e, O_DIRECT, &dfd);
 	if (err) {
 		rcp_log(RCP_LOG_INFO, "no O_DIRECT, reading through the page cache: %s",
@@ -142,8 +151,8 @@ int io_rfile_open_end(const struct io_root *root, const struct io_entry *e, unsi
 		goto err_close;
 	}
 	fcntl(f->fd, F_SETFL, fcntl(f->fd, F_GETFL) & ~O_NONBLOCK);
-	if (io__direct_wanted(flags, e->size, f->fd))
-		f->dfd = direct_open(root, e, f->fd);
+	if (io__direct_wanted(flags, e, f->fd))
+		f->dfd = direct_open(root, e, f->fd, &f->dio);
 	*f_out = f;
 	return 0;
 err_close:
@@ -183,6 +192,17 @@ bool io_rfile_direct(const struct io_rfile *f)
 	return f->dfd >= 0;
 }
 
+bool io_chunk_read_redo(struct io_rfile *f, const struct io_op *op, int64_t got)
+{
+	if (got != -EINVAL || f->dfd < 0 || op->fd != f->dfd)
+		return false;
+	if (!atomic_exchange(&f->dio_off, true))
+		rcp_log(RCP_LOG_INFO,
+			"a direct read of %s was refused (%s): reading it through the page cache",
+			f->e->src, strerror(EINVAL));
+	return true;
+}
+
 void io_rfile_close(struct io_rfile *f)
 {
 	if (!f)
@@ -196,8 +216,8 @@ void io_rfile_close(struct io_rfile *f)
 int io_chunk_read_start(struct io_rfile *f, uint64_t off, uint32_t len, const void *buf,
 			struct io_op *op)
 {
-	bool direct =
-		f->dfd >= 0 && off % IO_DIRECT_ALIGN == 0 && (uintptr_t)buf % IO_DIRECT_ALIGN == 0;
+	bool direct = f->dfd >= 0 && !atomic_load(&f->dio_off) &&
+		      io__dio_fits(&f->dio, off, len, buf, false);
 
 	if (off > f->e->size || len > f->e->size - off)
 		return rcp_err(-EINVAL, "a chunk at %llu+%u is outside %s (%llu bytes)",
@@ -207,8 +227,7 @@ int io_chunk_read_start(struct io_rfile *f, uint64_t off, uint32_t len, const vo
 		.kind = IO_OP_READ,
 		.fd = direct ? f->dfd : f->fd,
 		.off = off,
-		.len = direct ? (len + IO_DIRECT_ALIGN - 1) / IO_DIRECT_ALIGN * IO_DIRECT_ALIGN
-			      : len,
+		.len = direct ? (len + f->dio.off - 1) / f->dio.off * f->dio.off : len,
 	};
 	return 0;
 }
@@ -231,9 +250,14 @@ int io_chunk_read(struct io_rfile *f, uint64_t off, uint32_t len, void *buf, uin
 {
 	struct io_op op;
 	int err = io_chunk_read_start(f, off, len, buf, &op);
+	int64_t got = 0;
 
+	/* a direct read the kernel refused: again through the page cache */
+	if (!err && io_chunk_read_redo(f, &op, got = io_op_run(&op, buf)) &&
+	    !(err = io_chunk_read_start(f, off, len, buf, &op)))
+		got = io_op_run(&op, buf);
 	if (!err)
-		err = io_chunk_read_end(f, off, len, io_op_run(&op, buf));
+		err = io_chunk_read_end(f, off, len, got);
 	if (!err)
 		*hash_out = io_chunk_hash(buf, len);
 	return err;

@@ -117,7 +117,8 @@ static bool direct_wanted(const struct io_wfile *f)
 {
 	if (f->root->flags & IO_ROOT_DIRECT)
 		return true;
-	return (f->root->flags & IO_ROOT_DIRECT_AUTO) && io_direct_pays(f->e->size, f->root->memfs);
+	return (f->root->flags & IO_ROOT_DIRECT_AUTO) &&
+	       io_direct_pays(f->e->data_bytes, f->root->memfs);
 }
 
 /*
@@ -130,6 +131,8 @@ static void direct_open(struct io_wfile *f)
 {
 	struct stat a, b;
 
+	if (!io__dio_align(f->fd, &f->dio))
+		return; /* a file system without direct I/O, or one the slots cannot meet */
 	f->dfd = openat(f->pfd, f->tmp, O_WRONLY | O_DIRECT | O_NOFOLLOW | O_CLOEXEC);
 	if (f->dfd < 0)
 		return;
@@ -148,6 +151,20 @@ static void direct_open(struct io_wfile *f)
 bool io_wfile_direct(const struct io_wfile *f)
 {
 	return f->dfd >= 0;
+}
+
+bool io_chunk_write_redo(struct io_wfile *f, const struct io_op *op, int64_t put)
+{
+	char esc[IO_ESC_MAX];
+
+	if (put != -EINVAL || f->dfd < 0 || op->fd != f->dfd)
+		return false;
+	if (!atomic_exchange(&f->dio_off, true))
+		rcp_log(RCP_LOG_INFO,
+			"a direct write of \"%s\" was refused (%s): writing it through the page "
+			"cache",
+			name_of(f, esc), strerror(EINVAL));
+	return true;
 }
 
 void io__wfile_free(struct io_wfile *f)
@@ -320,8 +337,8 @@ int io_chunk_verify(struct io_wfile *f, uint64_t off, const void *data, uint32_t
 int io_chunk_write_start(struct io_wfile *f, uint64_t off, const void *data, uint32_t len,
 			 struct io_op *op)
 {
-	bool direct = f->dfd >= 0 && off % IO_DIRECT_ALIGN == 0 && len % IO_DIRECT_ALIGN == 0 &&
-		      (uintptr_t)data % IO_DIRECT_ALIGN == 0;
+	bool direct = f->dfd >= 0 && !atomic_load(&f->dio_off) &&
+		      io__dio_fits(&f->dio, off, len, data, true);
 	char esc[IO_ESC_MAX];
 
 	if (chunk_index(f, off, len) < 0)
@@ -378,12 +395,20 @@ int io_chunk_write(struct io_wfile *f, uint64_t off, const void *data, uint32_t 
 {
 	struct io_op op;
 	int err = io_chunk_write_start(f, off, data, len, &op);
+	int64_t put;
 
 	*complete_out = false;
 	err = err ? err : io_chunk_verify(f, off, data, len, hash);
 	if (err)
 		return err;
-	return io_chunk_write_end(f, off, len, io_op_run(&op, (void *)data), complete_out);
+	put = io_op_run(&op, (void *)data);
+	/* a direct write the kernel refused: again through the page cache */
+	if (io_chunk_write_redo(f, &op, put)) {
+		if ((err = io_chunk_write_start(f, off, data, len, &op)) != 0)
+			return err;
+		put = io_op_run(&op, (void *)data);
+	}
+	return io_chunk_write_end(f, off, len, put, complete_out);
 }
 
 bool io__wfile_complete(const struct io_wfile *f)

@@ -241,6 +241,11 @@ static int files_read_complete(void *ctx, struct eng_chunk_hdr *hdr, const void 
 	pthread_mutex_lock(lock);
 	r = st->r;
 	pthread_mutex_unlock(lock);
+	/* a direct read the kernel refused: again through the page cache */
+	if (io_chunk_read_redo(r, op, got)) {
+		err = io_chunk_read_start(r, hdr->offset, hdr->len, buf, op);
+		return err ? err : ENG_STEP_MORE;
+	}
 	err = io_chunk_read_end(r, hdr->offset, hdr->len, got);
 	if (!err)
 		hdr->hash = io_chunk_hash(buf, hdr->len);
@@ -441,6 +446,11 @@ static int files_write_complete(void *ctx, const struct eng_chunk_hdr *hdr, cons
 	}
 	if (op->kind != IO_OP_WRITE) /* the file's fsync, rename, or its directory's fsync */
 		return files_placing(f, hdr->file, op, put);
+	/* a direct write the kernel refused: again through the page cache */
+	if (io_chunk_write_redo(st->w, op, put)) {
+		err = io_chunk_write_start(st->w, hdr->offset, data, hdr->len, op);
+		return err < 0 ? writer_gone(f, hdr->file, err) : ENG_STEP_MORE;
+	}
 	err = io_chunk_write_end(st->w, hdr->offset, hdr->len, put, &complete);
 	pthread_mutex_lock(lock);
 	st->writers--;

@@ -49,6 +49,7 @@ static int chunk_read(struct eng_files *f, uint64_t k, uint64_t first, struct io
 {
 	const struct io_chunk *c = &f->plan->chunk[k];
 	struct io_op op;
+	int64_t got;
 	int err = 0;
 
 	if (f->role == ENG_RECEIVER)
@@ -62,7 +63,16 @@ static int chunk_read(struct eng_files *f, uint64_t k, uint64_t first, struct io
 	/* io_chunk_read without its CRC-64: the digest is all this read is for. */
 	if (!err)
 		err = io_chunk_read_start(*r, c->offset, c->len, buf, &op);
-	return err ? err : io_chunk_read_end(*r, c->offset, c->len, io_op_run(&op, buf));
+	if (err)
+		return err;
+	got = io_op_run(&op, buf);
+	/* a direct read the kernel refused: again through the page cache */
+	if (io_chunk_read_redo(*r, &op, got)) {
+		if ((err = io_chunk_read_start(*r, c->offset, c->len, buf, &op)) != 0)
+			return err;
+		got = io_op_run(&op, buf);
+	}
+	return io_chunk_read_end(*r, c->offset, c->len, got);
 }
 
 /* The plan chunk that begins k's file. */

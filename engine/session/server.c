@@ -54,6 +54,11 @@ static int hello_check(struct srv_session *ss)
 	ss->kind = t.kind;
 	ss->bytes = t.bench_bytes;
 	ss->root_flags = t.root_flags;
+	ss->direct = t.direct;
+	if (srv->o->no_direct) { /* the server's ceiling: through the page cache, always */
+		ss->root_flags &= ~(unsigned)(IO_ROOT_DIRECT | IO_ROOT_DIRECT_AUTO);
+		ss->direct = ENG_DIRECT_NEVER;
+	}
 	ss->s.role = t.role;
 	ss->s.chunk = t.chunk;
 	ss->s.partial = t.partial;
@@ -181,11 +186,8 @@ static int pull_prepare(struct srv_session *ss)
 		return err;
 	}
 	ss->bytes = m->data_bytes;
-	err = eng__files_create(
-		ENG_SENDER, m, ss->s.chunk, root,
-		((ss->root_flags & IO_ROOT_DIRECT) ? IO_DIRECT : 0) |
-			((ss->root_flags & IO_ROOT_DIRECT_AUTO) ? IO_DIRECT_AUTO : 0),
-		&ss->s.files);
+	err = eng__files_create(ENG_SENDER, m, ss->s.chunk, root, eng__direct_io_flags(ss->direct),
+				&ss->s.files);
 	rcp_steps_lap(&ss->s.steps, RCP_STEP_WALK);
 	if (!err)
 		err = eng__manifest_send(&ss->s.ctl, eng__files_manifest(ss->s.files));

@@ -26,6 +26,7 @@ struct srv_session {
 	const char *kind;		     /* ENG_JOB_* */
 	uint64_t bytes;			     /* announced, for the log */
 	unsigned root_flags;		     /* IO_ROOT_* from the client's flags */
+	enum eng_direct direct;		     /* the client's --direct, under serve --no-direct */
 	uint64_t range_job;		     /* a railcp-mpi job's ranges (ranges.c), or 0 */
 	enum eng_range_step range_step;	     /* a "ranges" session: no data, its step */
 	char where[IO_ESC_MAX];		     /* push: the destination; pull: the first source */

@@ -661,8 +661,9 @@ struct eng_hello_terms {
 	uint64_t bench_bytes; /* bench; 0 for copies */
 	bool partial;
 	bool checksum;
-	bool delete_extra;   /* --delete, with recursive only */
-	unsigned root_flags; /* IO_ROOT_* */
+	bool delete_extra;	/* --delete, with recursive only */
+	unsigned root_flags;	/* IO_ROOT_* */
+	enum eng_direct direct; /* the client's --direct */
 };
 int eng__hello_terms(const json_t *hello, bool serves_files, struct eng_hello_terms *out);
 

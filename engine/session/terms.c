@@ -60,14 +60,15 @@ int eng__hello_terms(const json_t *hello, bool serves_files, struct eng_hello_te
 	out->checksum = eng__hello_flag(hello, ENG_FLAG_CHECKSUM);
 	out->partial = eng__hello_flag(hello, ENG_FLAG_PARTIAL) || out->checksum;
 	out->delete_extra = eng__hello_flag(hello, ENG_FLAG_DELETE);
+	out->direct = eng__hello_flag(hello, ENG_FLAG_DIRECT)	     ? ENG_DIRECT_ALWAYS
+		      : eng__hello_flag(hello, ENG_FLAG_DIRECT_AUTO) ? ENG_DIRECT_AUTO
+								     : ENG_DIRECT_NEVER;
 	/* A copy that may go on over tcp keeps what landed as --partial does (fallback.c). */
-	out->root_flags = eng__dest_flags(
-		eng__hello_flag(hello, ENG_FLAG_PRESERVE), eng__hello_flag(hello, ENG_FLAG_FSYNC),
-		eng__hello_flag(hello, ENG_FLAG_DIRECT)	       ? ENG_DIRECT_ALWAYS
-		: eng__hello_flag(hello, ENG_FLAG_DIRECT_AUTO) ? ENG_DIRECT_AUTO
-							       : ENG_DIRECT_NEVER,
-		eng__hello_flag(hello, ENG_FLAG_PARTIAL), eng__hello_flag(hello, ENG_FLAG_CHECKSUM),
-		eng__hello_flag(hello, ENG_FLAG_FALLBACK));
+	out->root_flags = eng__dest_flags(eng__hello_flag(hello, ENG_FLAG_PRESERVE),
+					  eng__hello_flag(hello, ENG_FLAG_FSYNC), out->direct,
+					  eng__hello_flag(hello, ENG_FLAG_PARTIAL),
+					  eng__hello_flag(hello, ENG_FLAG_CHECKSUM),
+					  eng__hello_flag(hello, ENG_FLAG_FALLBACK));
 	return 0;
 }
 

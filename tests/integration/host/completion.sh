@@ -70,6 +70,7 @@ expect "railcp serve --" --root
 expect "railcp serve --r" --root
 expect "railcp serve --" --key-file
 expect "railcp serve " --max-sessions
+expect "railcp serve --no-d" --no-direct
 expect "railcp --" --recursive
 expect "railcp -" -r
 expect "railcp --p" --partial

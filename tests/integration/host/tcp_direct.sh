@@ -6,8 +6,11 @@
 # with O_DIRECT by default, a 1 MiB one beside them through the page cache
 # (--json's files_direct_read and files_direct_written, which the summary
 # says too); --no-direct reads and writes none so, --direct every one; a
-# source in the page cache is read through it; a pull counts the server's
-# reads. Then the server's root on tmpfs: the push lands
+# source in the page cache is read through it (asked with cachestat where
+# the kernel has it, Linux 6.5, else with RWF_NOWAIT reads: the output
+# says which); a pull counts the server's reads; a server started with
+# --no-direct reads and writes every file through the page cache whatever
+# the client asks. Then the server's root on tmpfs: the push lands
 # identical, written through the page cache, read direct from ext4; a source
 # on tmpfs is read through it. Needs root and a loop device: skips, saying
 # which, where there is none.
@@ -89,7 +92,15 @@ push "default, ext4 to ext4" 2 2
 push "--no-direct" 0 0 --no-direct
 push "--direct" 3 3 --direct
 cat "$src"/t/* >/dev/null
-cached=1 push "default, the source in the page cache" 0 2
+# Whether this kernel has cachestat (syscall 451): the cache is asked with it, else with RWF_NOWAIT.
+probe=$(python3 -c 'import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open(sys.argv[1], os.O_RDONLY)
+r = libc.syscall(451, fd, (ctypes.c_uint64 * 2)(0, 0), (ctypes.c_uint64 * 5)(), 0)
+print("cachestat" if r == 0 else "RWF_NOWAIT reads (cachestat: %s)" % os.strerror(ctypes.get_errno()))' "$src/t/big") ||
+	fail "cannot probe for cachestat"
+echo "the page cache is asked with $probe"
+cached=1 push "default, the source in the page cache, asked with $probe" 0 2
 uncache "$src/t/big"
 # shellcheck disable=SC2086
 capture "$RAILCP" $tcp "$src/t/big" 127.0.0.1:
@@ -105,6 +116,21 @@ cmp "$mnt/root/t/big" "$mnt/back/t/big" || fail "pull: big differs"
 stop_server
 server_pid=""
 
+# serve --no-direct: the server reads and writes through the page cache, whatever the client asks.
+start_server serve-nodirect.log --transport tcp --rails lo --port "$port" --root "$mnt/root" --no-direct
+push "default, to a server started with --no-direct" 2 0
+push "--direct, to a server started with --no-direct" 3 0 --direct
+uncache "$mnt"/root/t/*
+rm -rf "$mnt/back/t"
+# shellcheck disable=SC2086
+capture "$RAILCP" $tcp --json -r --direct 127.0.0.1:t "$mnt/back"
+[ "$rc" -eq 0 ] || fail "pull from a server started with --no-direct: $err"
+cmp "$mnt/root/t/big" "$mnt/back/t/big" || fail "pull from --no-direct: big differs"
+[ "$(json_of files_direct_read)/$(json_of files_direct_written)" = 0/3 ] ||
+	fail "pull from --no-direct: O_DIRECT files read/written $(json_of files_direct_read)/$(json_of files_direct_written), expected 0/3"
+stop_server
+server_pid=""
+
 # The server's root on tmpfs: written through the page cache, silently.
 shm=$(mktemp -d /dev/shm/railcp-direct-XXXXXX) || fail "no directory in /dev/shm"
 [ "$(stat -f -c %T "$shm")" = tmpfs ] || fail "/dev/shm is not tmpfs here"
@@ -117,4 +143,4 @@ src=$shm/src
 push "tmpfs to tmpfs" 0 0
 stop_server
 server_pid=""
-echo "ok: default O_DIRECT for the 24 and 9 MiB files, not the 1 MiB one; --no-direct, --direct, a pull, tmpfs"
+echo "ok: default O_DIRECT for the 24 and 9 MiB files, not the 1 MiB one; --no-direct, --direct, a pull, serve --no-direct, tmpfs"
