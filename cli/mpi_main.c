@@ -379,16 +379,26 @@ static void job_scatter(struct job *j)
 	char *all = NULL;
 	int err = 0;
 
+	double t[3] = {MPI_Wtime(), 0, 0}; /* the walk's start, its end, the shares packed */
+
 	if (j->rank == 0) {
 		struct io_manifest *m = NULL;
 
 		err = count && displ ? 0 : -ENOMEM;
 		if (!err)
 			err = io_manifest_walk_filtered(NULL, j->o.src, j->o.n_src,
-							j->o.recursive ? IO_WALK_RECURSIVE : 0,
+							(j->o.recursive ? IO_WALK_RECURSIVE : 0) |
+								IO_WALK_LARGE,
 							NULL, j->o.filter, &m);
+		t[1] = MPI_Wtime();
 		if (!err)
 			err = shares_pack(j, m, &all, count, displ);
+		t[2] = MPI_Wtime();
+		if (!err)
+			rcp_log(RCP_LOG_INFO,
+				"rank 0 walked %zu entries in %.2f s and shared and packed them in "
+				"%.2f s",
+				m->n, t[1] - t[0], t[2] - t[1]);
 		if (!err)
 			j->total = m->data_bytes;
 		if (!err && j->delete_extra)
@@ -403,6 +413,8 @@ static void job_scatter(struct job *j)
 	/* kept packed: its sessions' lists are decoded one at a time (job_push) */
 	j->share = cli__mpi_scatter(j, all, count, displ, &mine);
 	j->share_len = (size_t)mine;
+	if (j->rank == 0)
+		rcp_log(RCP_LOG_INFO, "rank 0 scattered the shares in %.2f s", MPI_Wtime() - t[2]);
 	if (cli__mpi_splits(j))
 		cli__mpi_land_share(j);
 	free(all);
