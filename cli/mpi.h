@@ -176,6 +176,32 @@ int cli_mpi_pack(const struct io_manifest *m, void **buf_out, size_t *len_out);
 /* The share back from cli_mpi_pack's bytes, sources included; -EBADMSG with a sentence. */
 int cli_mpi_unpack(const void *buf, size_t len, struct io_manifest **m_out);
 
+/*
+ * The most entries (and chunks) of one rank's session: IO_MANIFEST_MAX_ENTRIES,
+ * or a test's lower RAILCP_TEST_SESSION_ENTRIES (doc/testing.md).
+ */
+size_t cli_mpi_session_max(void);
+
+/*
+ * Share cut into consecutive lists of at most max entries and max chunks
+ * of chunk bytes each (cli/mpi_parts.c), each with the directories its
+ * entries need, every directory of share in one of them; *n_out of them in
+ * *parts_out (malloc'd, each for io_manifest_destroy). An entry alone
+ * larger than max is a part of its own.
+ */
+int cli_mpi_parts(const struct io_manifest *share, size_t max, uint32_t chunk,
+		  struct io_manifest ***parts_out, size_t *n_out);
+
+/* Share's parts (cli_mpi_parts) packed one after another, each behind its 8-byte length. */
+int cli_mpi_pack_parts(const struct io_manifest *share, size_t max, uint32_t chunk, void **buf_out,
+		       size_t *len_out);
+
+/*
+ * The next part of cli_mpi_pack_parts's bytes from *at (to end), *at moved
+ * past it; *part_out NULL at the end. -EBADMSG with a sentence.
+ */
+int cli_mpi_unpack_next(const char **at, const char *end, struct io_manifest **part_out);
+
 /* A server of the job: HOST, or HOST:PORT (port 0: the copy's --port). */
 struct cli_mpi_server {
 	char host[256];

@@ -21,7 +21,8 @@ struct job {
 	const char *dst; /* a push's always ends in '/' (dst_own, when one was added) */
 	char *dst_own;
 	struct topo_plan *plan;
-	struct io_manifest *share;
+	char *share; /* a push: this rank's share, cli_mpi_pack_parts's bytes */
+	size_t share_len;
 	char **argv;   /* a copy, its HOSTS:PATH arguments rewritten for cli_copy_parse */
 	char **remote; /* argc long: the rewritten ones */
 	int argc;

@@ -48,10 +48,12 @@ static void usage(FILE *f)
 		   "or -n; rank 0 puts a cut file in place once every rank has succeeded, and\n"
 		   "a failed job's ranges are removed); each rank pushes its share to server\n"
 		   "(rank mod the number of servers), placed on the NUMA node(s) and rails of\n"
-		   "its binding. DST must be a directory there (the root when empty): each SRC\n"
-		   "lands beneath it under its own name. A pull: rank 0 lists the sources on\n"
-		   "the first server (a dry run), shares their files by bytes, and each rank\n"
-		   "pulls its share from its server as a --files-from list. A rank whose\n"
+		   "its binding (a share of more than one session's list, 4 Mi entries or\n"
+		   "chunks, as several sessions). DST must be a directory there (the root\n"
+		   "when empty): each SRC lands beneath it under its own name. A pull:\n"
+		   "rank 0 lists the sources on the first server (a dry run), shares their\n"
+		   "files by bytes, and each rank pulls its share from its server as a\n"
+		   "--files-from list. A rank whose\n"
 		   "server is gone moves to the next one and goes on there with -c (what\n"
 		   "landed is not sent again, but a range is sent whole); --no-failover ends\n"
 		   "the job instead. A job that may cut files keeps a quarter of its bytes\n"
@@ -344,8 +346,9 @@ static int shares_pack(struct job *j, const struct io_manifest *m, char **all, i
 
 		err = sh.pc ? cli_mpi_share_pieces(m, sh.pc, sh.n_pc, (unsigned)r, &share)
 			    : cli_mpi_share(m, sh.owner, (unsigned)r, &share);
-		if (!err)
-			err = cli_mpi_pack(share, &buf, &len);
+		if (!err) /* as several sessions, past one session's list */
+			err = cli_mpi_pack_parts(share, cli_mpi_session_max(), j->o.chunk, &buf,
+						 &len);
 		io_manifest_destroy(share);
 		if (!err)
 			err = cli__mpi_append(all, &total, buf, len, &displ[r], &count[r]);
@@ -375,8 +378,10 @@ static void job_scatter(struct job *j)
 {
 	int *count = j->rank ? NULL : calloc((size_t)j->size, sizeof(int)),
 	    *displ = j->rank ? NULL : calloc((size_t)j->size, sizeof(int)), mine = 0;
-	char *all = NULL, *buf;
+	char *all = NULL;
 	int err = 0;
+
+	double t[3] = {MPI_Wtime(), 0, 0}; /* the walk's start, its end, the shares packed */
 
 	if (j->rank == 0) {
 		struct io_manifest *m = NULL;
@@ -384,10 +389,18 @@ static void job_scatter(struct job *j)
 		err = count && displ ? 0 : -ENOMEM;
 		if (!err)
 			err = io_manifest_walk_filtered(NULL, j->o.src, j->o.n_src,
-							j->o.recursive ? IO_WALK_RECURSIVE : 0,
+							(j->o.recursive ? IO_WALK_RECURSIVE : 0) |
+								IO_WALK_LARGE,
 							NULL, j->o.filter, &m);
+		t[1] = MPI_Wtime();
 		if (!err)
 			err = shares_pack(j, m, &all, count, displ);
+		t[2] = MPI_Wtime();
+		if (!err)
+			rcp_log(RCP_LOG_INFO,
+				"rank 0 walked %zu entries in %.2f s and shared and packed them in "
+				"%.2f s",
+				m->n, t[1] - t[0], t[2] - t[1]);
 		if (!err)
 			j->total = m->data_bytes;
 		if (!err && j->delete_extra)
@@ -399,13 +412,13 @@ static void job_scatter(struct job *j)
 		if (err)
 			cli__mpi_fail(j, "to walk and share the sources", err);
 	}
-	buf = cli__mpi_scatter(j, all, count, displ, &mine);
-	err = cli_mpi_unpack(buf, (size_t)mine, &j->share);
-	if (err)
-		cli__mpi_fail(j, "to read its share", err);
+	/* kept packed: its sessions' lists are decoded one at a time (job_push) */
+	j->share = cli__mpi_scatter(j, all, count, displ, &mine);
+	j->share_len = (size_t)mine;
+	if (j->rank == 0)
+		rcp_log(RCP_LOG_INFO, "rank 0 scattered the shares in %.2f s", MPI_Wtime() - t[2]);
 	if (cli__mpi_splits(j))
 		cli__mpi_land_share(j);
-	free(buf);
 	free(all);
 	free(count);
 	free(displ);
@@ -428,25 +441,36 @@ static void push_list(struct job *j, struct result *res, const struct io_manifes
 
 /*
  * This rank's sessions: its share to its server, or to the next one while
- * servers are gone; then the pool's batches it can take, each as one more
- * session to the server it has come to.
+ * servers are gone, as one session per part of it (one unless it holds
+ * more than one session's list, cli/mpi_parts.c), one after another; then
+ * the pool's batches it can take, each as one more session to the server
+ * it has come to.
  */
 static void job_push(struct job *j, struct result *res)
 {
-	struct io_manifest *batch;
+	const char *at = j->share, *end = j->share + j->share_len;
+	struct io_manifest *part, *batch;
 	struct eng_report rep;
 	double t0 = MPI_Wtime();
+	unsigned parts = 0;
+	int err;
 
 	cli__mpi_server_use(j, (size_t)j->rank % j->n_srv);
-	push_list(j, res, j->share, &rep);
-	res->static_bytes = j->share->data_bytes;
+	while (!(err = cli_mpi_unpack_next(&at, end, &part)) && part) {
+		push_list(j, res, part, &rep);
+		res->static_bytes += part->data_bytes;
+		parts++;
+		io_manifest_destroy(part);
+	}
+	if (err)
+		cli__mpi_fail(j, "to read its share", err);
 	res->seconds = rep.wall_seconds;
 	while (cli__mpi_steal_next(j, &batch)) {
 		push_list(j, res, batch, &rep);
 		res->batches++;
 		io_manifest_destroy(batch);
 	}
-	if (j->moves || res->batches) /* its sessions', from the first's start */
+	if (j->moves || res->batches || parts > 1) /* its sessions', from the first's start */
 		res->seconds = MPI_Wtime() - t0;
 	res->server = (uint32_t)j->cur;
 	memcpy(res->host, j->host, sizeof(res->host));
@@ -561,7 +585,7 @@ int main(int argc, char **argv)
 		cli_raise_nofile();
 		r = job_run(&j);
 	}
-	io_manifest_destroy(j.share);
+	free(j.share);
 	io_manifest_destroy(j.full);
 	io_manifest_destroy(j.split);
 	free(j.dst_own);

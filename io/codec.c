@@ -149,6 +149,8 @@ static size_t table_slots(size_t n)
 
 static size_t limit_entries(const struct io__decode_ctl *ctl)
 {
+	if (ctl && ctl->large)
+		return IO_WALK_LARGE_MAX_ENTRIES; /* below 2^32: struct slot's index */
 	if (ctl && ctl->max_entries && ctl->max_entries < IO_MANIFEST_MAX_ENTRIES)
 		return ctl->max_entries;
 	return IO_MANIFEST_MAX_ENTRIES;

@@ -105,7 +105,14 @@ struct io_manifest {
 enum {
 	/* descend into directory SRCs (cp -r); else they are an error */
 	IO_WALK_RECURSIVE = 1u << 0,
+	/*
+	 * more entries than one session's list may hold, up to
+	 * IO_WALK_LARGE_MAX_ENTRIES: railcp-mpi's rank 0, which cuts the walk
+	 * into lists of at most IO_MANIFEST_MAX_ENTRIES before any session
+	 */
+	IO_WALK_LARGE = 1u << 1,
 };
+#define IO_WALK_LARGE_MAX_ENTRIES ((size_t)1 << 31)
 
 struct io_root;
 

@@ -382,6 +382,8 @@ struct io__decode_ctl {
 	/* in: lower limits than IO_MANIFEST_MAX_ENTRIES and _MEMORY (0: those) */
 	size_t max_entries;
 	uint64_t max_memory;
+	/* in: a walk's IO_WALK_LARGE: IO_WALK_LARGE_MAX_ENTRIES, not the above */
+	bool large;
 	/* out, written on success: the duplicate check's name look-ups, the
 	 * table slots they examined, the most one examined, and the memory
 	 * the decode counted against max_memory */
@@ -396,7 +398,8 @@ int io__manifest_decode(const void *buf, size_t len, struct io__decode_ctl *ctl,
 /*
  * The structure rules of a manifest: every parent is a directory entry
  * listed earlier, no path twice. -EBADMSG with a sentence naming the entry,
- * -EFBIG beyond the entry limit (ctl's or IO_MANIFEST_MAX_ENTRIES),
+ * -EFBIG beyond the entry limit (ctl's, IO_WALK_LARGE_MAX_ENTRIES with
+ * ctl->large, else IO_MANIFEST_MAX_ENTRIES),
  * -EOVERFLOW if one look-up would examine more than IO__PROBE_MAX slots
  * (see codec.c), or -ENOMEM. ctl may be NULL.
  */

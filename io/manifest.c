@@ -526,7 +526,8 @@ int io_manifest_walk_filtered(const struct io_root *root, const char *const *src
 	free(w.found);
 	/* Sources may collide (a/x and b/x, or x and ./x): two entries, one destination. */
 	if (!err) {
-		err = io__manifest_check(w.m, NULL);
+		err = io__manifest_check(w.m,
+					 &(struct io__decode_ctl){.large = flags & IO_WALK_LARGE});
 		if (err == -EBADMSG)
 			err = rcp_err(-EEXIST, "cannot copy these sources together: %s",
 				      rcp_err_msg(err));
