@@ -104,7 +104,7 @@ diff -r "$tmp/dirs" "$tmp/root/in/dirs" || fail "the tree of empty directories r
 # one line, and the job completes (host/mpi_failover kills one mid-copy).
 capture mpi -r "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$dead:moved"
 [ "$rc" -eq 0 ] || fail "railcp-mpi with a server not running did not move to the other: exit $rc: $err"
-case "$err" in "railcp-mpi: rank 1 on $(hostname): server 127.0.0.1 port $dead is gone ("*"); its share goes on with 127.0.0.1 port $port1") ;;
+case "$err" in "railcp-mpi: rank 1 on $(hostname): server 127.0.0.1 port $dead is gone ("*"); its copy goes on with 127.0.0.1 port $port1") ;;
 *) fail "not one line saying rank 1 moved from port $dead to $port1: $err" ;; esac
 diff -r "$tmp/src" "$tmp/root/moved/src" || fail "the tree railcp-mpi pushed with a server not running differs"
 # With --no-failover: one line naming rank 1, its host and the cause;

@@ -163,7 +163,7 @@ print("moved" if m["bytes_after"] > 0 else "late")  # nothing sent after it: not
 	if [ "$how" = moved ]; then
 		# railcp-mpi's lines alone: the shell may add its note of the killed server
 		said=$(printf '%s\n' "$err" | grep '^railcp-mpi: ')
-		case "$said" in "railcp-mpi: rank 0 on $(hostname): server 127.0.0.1 port $port1 is gone ("*"); its share goes on with 127.0.0.1 port $port2") ;;
+		case "$said" in "railcp-mpi: rank 0 on $(hostname): server 127.0.0.1 port $port1 is gone ("*"); its copy goes on with 127.0.0.1 port $port2") ;;
 		*) fail "not one line saying rank 0 moved from port $port1 to $port2: $err" ;; esac
 		moved=$try
 		break
