@@ -133,7 +133,7 @@ static void move_record(struct job *j, struct result *res, size_t from, const ch
 	}
 	res->n_moves++;
 	snprintf(n->pending + len, sizeof(n->pending) - len,
-		 "railcp-mpi: rank %d on %s: server %s port %u is gone (%s); its share goes on "
+		 "railcp-mpi: rank %d on %s: server %s port %u is gone (%s); its copy goes on "
 		 "with %s port %u\n",
 		 j->rank, j->host, j->srv[from].host, cli__mpi_server_port(j, from),
 		 rcp_printable(cause, esc, sizeof(esc)), j->o.host, port_of(j));

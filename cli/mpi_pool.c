@@ -162,7 +162,13 @@ int cli_mpi_pool_ranges(const struct io_manifest *m, unsigned n_ranks, uint32_t 
 		err = rcp_err(err, "out of memory splitting the files over the ranks and the pool");
 		goto out;
 	}
-	qsort(out.p, out.n, sizeof(*out.p), by_item_off);
+	/* A job of directories only has no pieces: out.p may be NULL, which qsort must not see. */
+	if (!out.n && (err = room_for(&out, 1))) {
+		err = rcp_err(err, "out of memory splitting the files over the ranks and the pool");
+		goto out;
+	}
+	if (out.n)
+		qsort(out.p, out.n, sizeof(*out.p), by_item_off);
 	memcpy(load_out, load, owners * sizeof(*load));
 	*n_out = pieces_merge(out.p, out.n);
 	*pieces_out = out.p;

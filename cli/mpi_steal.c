@@ -14,8 +14,18 @@
  * is), takes batches for itself directly, and, its own work done, keeps
  * answering until every rank has been told none is left: only then may it
  * enter a collective or --progress's blocking wait. A claim costs a round
- * trip to rank 0 plus up to 20 ms (rank 0's callback period; longer while
- * its session is outside its data phase: a walk or a finalize).
+ * trip to rank 0 plus up to 20 ms (rank 0's callback period).
+ *
+ * Limit: the engine makes that callback only in a session's data phase
+ * (eng__job_run, engine/datapath/coordinator.c), so rank 0 answers claims
+ * only then and once its own work is done: not while a session of its own
+ * connects, says hello, sends its file list, waits for the server's
+ * result or in a busy server's queue or backoff, nor in the gone-probe or
+ * a failover. A slow rank 0, or a slow, stopped or gone rank-0 server,
+ * holds every claim that long (rank 0's server stopped 3 s: rank 1 waited
+ * 3 s in its claim), and the pool gains nothing then. Planned fix: rank
+ * 0's sessions on a worker thread, its main thread looping on claims and
+ * beats, the engine's callback only updating atomics it reads.
  * Only the main thread calls MPI (MPI_THREAD_FUNNELED). Built with MPI's
  * flags.
  */

@@ -120,9 +120,10 @@ int eng__ctl_peer_own(int fd, const char *host, uint16_t port)
 	int err = eng__tcp_peer_uid(fd, &uid);
 
 	/*
-	 * A connection reset or no longer connected: the server went away
+	 * Our own socket reset or no longer connected: the server went away
 	 * between the connect and this look (railcp-mpi moves on from it), no
-	 * matter of the key.
+	 * matter of the key. A far end sock_diag cannot find while our socket
+	 * is still connected (-ENOENT) is not that: who listens cannot be told.
 	 */
 	if (err == -ECONNRESET || err == -ENOTCONN)
 		return rcp_err(err, "the railcp server at %s port %u closed the connection at once",

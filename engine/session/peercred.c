@@ -157,11 +157,14 @@ static bool tcp_established(int fd)
 }
 
 /*
- * The peer's entry, ESTABLISHED: -ECONNRESET when it is not (or no longer)
- * while fd is. Just after a connect or accept the far end may not have
- * taken the last packet of the handshake yet (a request socket in
- * SYN_RECV, or not found): asked again, up to about 10 ms, before that
- * counts as closed.
+ * The peer's entry, ESTABLISHED: -ECONNRESET when fd itself is no longer
+ * connected. Just after a connect or accept the far end may not have taken
+ * the last packet of the handshake yet (a request socket in SYN_RECV, or
+ * not found): asked again, up to about 10 ms. An entry still not found
+ * while fd is connected is -ENOENT, not a close: the far end may be a
+ * server still finishing its handshake on a loaded host, or behind a
+ * loopback DNAT or REDIRECT that sock_diag cannot follow, and saying it
+ * went away would have railcp-mpi leave a live server unprobed.
  */
 static int peer_entry(const struct diag_end *src, const struct diag_end *dst, int fd,
 		      struct inet_diag_msg *m)
@@ -179,7 +182,7 @@ static int peer_entry(const struct diag_end *src, const struct diag_end *dst, in
 		if (!tcp_established(fd))
 			return -ECONNRESET;
 	}
-	return -ECONNRESET;
+	return tcp_established(fd) ? -ENOENT : -ECONNRESET;
 }
 
 int eng__tcp_peer_uid(int fd, uid_t *uid_out)
@@ -199,6 +202,10 @@ int eng__tcp_peer_uid(int fd, uid_t *uid_out)
 	src = diag_end(&peer, true);
 	dst = diag_end(&us, true);
 	err = peer_entry(&src, &dst, fd, &m);
+	if (err == -ENOENT)
+		return rcp_err(err, "the kernel's sock_diag finds no far end of a connection still "
+				    "open (a handshake not yet finished, or an address rewritten "
+				    "by DNAT or REDIRECT)");
 	if (err && err != -ECONNRESET)
 		return rcp_err(err,
 			       "the kernel's sock_diag cannot say which user made the connection "

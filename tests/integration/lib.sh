@@ -139,6 +139,7 @@ mpi() {
 	return $_mpirc
 }
 mpi_serve() {
+	: >"$2" # there before the wait reads it, not a grep error while the server starts
 	"$RAILCP" serve --transport tcp --rails lo --port "$1" --root "$tmp/root" 2>"$2" &
 	_p=$!
 	wait_for_line "serving on " 20 "$2" || fail "railcp serve on port $1 did not start: $(cat "$2")"

@@ -5,7 +5,8 @@
  * pool's batches (an eighth of a share each) with every byte covered once
  * at chunk boundaries, a rank's pieces of one file that meet merged, a batch's range of a cut file
  * counted once with the place's list naming the file, and rank 0's handing out: each batch once,
- * then none to each rank, done only when every rank has been told.
+ * then none to each rank, done only when every rank has been told; a job of
+ * directories only, more ranks than files and a sparse file beside a cut one.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -185,6 +186,145 @@ static void test_an_empty_pool_is_done_once_every_rank_asked(void **state)
 	assert_true(cli_mpi_pool_done(&pool));
 }
 
+/* top under base walked: its directories and files as the test made them. */
+static struct io_manifest *walked(const char *top)
+{
+	const char *src[1] = {top};
+	struct io_manifest *m = NULL;
+
+	assert_int_equal(io_manifest_walk(NULL, src, 1, IO_WALK_RECURSIVE, NULL, &m), 0);
+	return m;
+}
+
+/* Every file's bytes covered once, in order, each piece's owner below owners and load its sum. */
+static void covered_once(const struct io_manifest *m, const struct cli_mpi_piece *p, size_t n,
+			 unsigned owners, const uint64_t *load)
+{
+	uint64_t *next = calloc(m->n ? m->n : 1, sizeof(*next)), sum = 0;
+	size_t k, i;
+
+	assert_non_null(next);
+	for (k = 0; k < n; k++) {
+		assert_true(p[k].owner < owners);
+		assert_int_equal(p[k].off, next[p[k].item]);
+		next[p[k].item] += p[k].len;
+	}
+	for (i = 0; i < m->n; i++)
+		assert_int_equal(next[i], m->entry[i].type == IO_FILE ? m->entry[i].data_bytes : 0);
+	for (k = 0; k < owners; k++)
+		sum += load[k];
+	assert_int_equal(sum, m->data_bytes);
+	free(next);
+}
+
+/*
+ * A push of directories only: no pieces, yet a list to free as
+ * cli_mpi_split gives (a NULL one went to qsort: a sanitizer build's
+ * railcp-mpi -r of empty directories exited 1), and every share empty.
+ */
+static void test_a_job_of_directories_only_has_no_pieces_and_empty_shares(void **state)
+{
+	struct io_manifest *m, *part;
+	char base[4096], top[4096], sub[4096];
+	struct cli_mpi_piece *p = NULL;
+	uint64_t load[6] = {1, 1, 1, 1, 1, 1};
+	size_t n = 99;
+	unsigned o;
+
+	(void)state;
+	t_mkdtemp(base);
+	t_path(top, base, "top");
+	assert_int_equal(mkdir(top, 0755), 0);
+	t_path(sub, base, "top/a");
+	assert_int_equal(mkdir(sub, 0755), 0);
+	t_path(sub, base, "top/a/b");
+	assert_int_equal(mkdir(sub, 0755), 0);
+	m = walked(top);
+	assert_int_equal(m->data_bytes, 0);
+	assert_int_equal(cli_mpi_pool_ranges(m, 2, 4 * KIB, &p, &n, load), 0);
+	assert_non_null(p);
+	assert_int_equal(n, 0);
+	for (o = 0; o < 6; o++) {
+		assert_int_equal(load[o], 0);
+		assert_int_equal(cli_mpi_share_pieces(m, p, n, o, &part), 0);
+		assert_int_equal(part->data_bytes, 0);
+		io_manifest_destroy(part);
+	}
+	free(p);
+	io_manifest_destroy(m);
+	t_rm_rf(base);
+}
+
+/* Four ranks and two files of less than a chunk: each whole under one owner, the rest empty. */
+static void test_more_ranks_than_files_leaves_shares_empty_and_files_whole(void **state)
+{
+	static char small[KIB];
+	struct io_manifest *m;
+	char base[4096], top[4096];
+	struct cli_mpi_piece *p;
+	uint64_t load[12];
+	size_t n, k, files = 0;
+	unsigned owners = 4 + cli_mpi_pool_batches(4);
+
+	(void)state;
+	t_mkdtemp(base);
+	t_path(top, base, "top");
+	assert_int_equal(mkdir(top, 0755), 0);
+	memset(small, 'y', sizeof(small));
+	t_write(base, "top/a", small, sizeof(small), 0644);
+	t_write(base, "top/b", small, sizeof(small), 0644);
+	m = walked(top);
+	assert_int_equal(owners, 12);
+	assert_int_equal(cli_mpi_pool_ranges(m, 4, 4 * KIB, &p, &n, load), 0);
+	covered_once(m, p, n, owners, load);
+	for (k = 0; k < n; k++) {
+		assert_int_equal(p[k].off, 0);
+		assert_int_equal(p[k].len, KIB);
+		files++;
+	}
+	assert_int_equal(files, 2);
+	free(p);
+	io_manifest_destroy(m);
+	t_rm_rf(base);
+}
+
+/* A sparse file is never cut (only a dense one is): one piece, all of its data, one owner. */
+static void test_a_sparse_file_stays_one_piece_beside_a_cut_one(void **state)
+{
+	struct io_manifest *m;
+	char base[4096], top[4096];
+	struct cli_mpi_piece *p;
+	uint64_t load[6];
+	size_t n, k, i, sparse = SIZE_MAX, of_sparse = 0, of_big = 0;
+
+	(void)state;
+	m = tree(base, top);
+	io_manifest_destroy(m);
+	t_sparse(base, "top/sparse");
+	m = walked(top);
+	for (i = 0; i < m->n; i++)
+		if (!strcmp(m->entry[i].path, "top/sparse"))
+			sparse = i;
+	assert_true(sparse != SIZE_MAX);
+	assert_false(cli__mpi_dense(&m->entry[sparse]));
+	assert_int_equal(cli_mpi_pool_ranges(m, 2, 4 * KIB, &p, &n, load), 0);
+	covered_once(m, p, n, 6, load);
+	for (k = 0; k < n; k++) {
+		if (p[k].item == sparse) {
+			of_sparse++;
+			assert_int_equal(p[k].off, 0);
+			assert_int_equal(p[k].len, m->entry[sparse].data_bytes);
+		} else if (!strcmp(m->entry[p[k].item].path, "top/big")) {
+			of_big++;
+		}
+	}
+	assert_int_equal(of_sparse, 1);
+	assert_true(of_big > 1); /* the dense big file is cut beside it */
+	free(p);
+	io_manifest_destroy(m);
+	t_rm_rf(base);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -193,6 +333,9 @@ int main(void)
 		cmocka_unit_test(test_a_batch_s_range_lands_in_the_cut_file_counted_once),
 		cmocka_unit_test(test_each_batch_is_handed_out_once_then_none_to_every_rank),
 		cmocka_unit_test(test_an_empty_pool_is_done_once_every_rank_asked),
+		cmocka_unit_test(test_a_job_of_directories_only_has_no_pieces_and_empty_shares),
+		cmocka_unit_test(test_more_ranks_than_files_leaves_shares_empty_and_files_whole),
+		cmocka_unit_test(test_a_sparse_file_stays_one_piece_beside_a_cut_one),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,7 +5,9 @@
  * with a key, the key decides; the lookup names the user that made a
  * connection, and refuses one whose peer has gone; where the kernel cannot
  * say who connected, the server refuses to start, and a connection it cannot
- * trace is refused. The other way round, a client without a key talks only to
+ * trace is refused. A client whose socket is still connected but whose far
+ * end sock_diag cannot find hears that who listens cannot be told, not that
+ * the server closed. The other way round, a client without a key talks only to
  * a listener of its own user on this host: another user's gets nothing, and a
  * host that is not this one is not even connected to.
  *
@@ -28,6 +30,7 @@
 #include <linux/seccomp.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -233,6 +236,51 @@ static void test_a_keyless_client_whose_server_went_away_hears_so(void **state)
 	close(lfd);
 }
 
+/*
+ * Our socket still connected, but sock_diag cannot find the far end (here:
+ * asked from a network namespace of the child's own, as a loopback DNAT or
+ * a server still finishing its handshake would look): who listens cannot
+ * be told (-ENOKEY), not "closed the connection at once" (which railcp-mpi
+ * takes for a gone server, leaving a live one unprobed). Run in a forked
+ * child, c connected by the parent; its exit status is the verdict.
+ */
+static int child_far_end_unseen(int c, uint16_t port)
+{
+	int err;
+
+	if (unshare(CLONE_NEWNET) && unshare(CLONE_NEWUSER | CLONE_NEWNET))
+		return 77;
+	err = eng__ctl_peer_own(c, "127.0.0.1", port);
+	if (err != -ENOKEY || !strstr(rcp_err_msg(err), "cannot be told")) {
+		fprintf(stderr, "child: %d: %s\n", err, rcp_err_msg(err));
+		return 1;
+	}
+	return 0;
+}
+
+static void test_a_keyless_client_still_connected_to_an_unseen_far_end_hears_no_close(void **state)
+{
+	uint16_t port;
+	int lfd = listener(&port), c = our_socket(), a = accepted(lfd, c, port), status;
+	pid_t pid;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(child_far_end_unseen(c, port)); /* no cmocka in the child */
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	close(a);
+	close(c);
+	close(lfd);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77) {
+		print_message("skipped: cannot enter a network namespace of its own here\n");
+		skip();
+	}
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* ---- no sock_diag: a forked child whose netlink sockets are refused ---- */
 
 /* From now on socket(AF_NETLINK, ...) fails with EPERM, in every thread of this process. */
@@ -423,6 +471,8 @@ int main(void)
 		T(test_with_a_key_other_users_reach_the_hello),
 		cmocka_unit_test(test_peer_uid_names_the_user_that_made_the_connection),
 		cmocka_unit_test(test_a_keyless_client_whose_server_went_away_hears_so),
+		cmocka_unit_test(
+			test_a_keyless_client_still_connected_to_an_unseen_far_end_hears_no_close),
 		cmocka_unit_test(test_a_keyless_client_sends_nothing_to_another_users_listener),
 		cmocka_unit_test(test_a_keyless_client_connects_to_no_other_host),
 	};

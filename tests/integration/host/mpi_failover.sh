@@ -123,7 +123,7 @@ for a, b in zip(s["bytes"], s["bytes"][1:]):
 assert r1["bytes"] >= m["bytes_after"], (r1, m)
 assert j["bytes"] == r0["bytes"] + r1["bytes"] == sum(s["bytes"][-1]), (j["bytes"], s["bytes"][-1])
 ' || fail "$1: --json does not have rank 1's move from port $port2 to $port1 with $landed files not sent again: $out"
-	case "$err" in "railcp-mpi: rank 1 on $(hostname): server 127.0.0.1 port $port2 is gone ("*"); its share goes on with 127.0.0.1 port $port1") ;;
+	case "$err" in "railcp-mpi: rank 1 on $(hostname): server 127.0.0.1 port $port2 is gone ("*"); its copy goes on with 127.0.0.1 port $port1") ;;
 	*) fail "$1: not one line saying rank 1 moved from port $port2 to $port1: $err" ;; esac
 }
 

@@ -145,14 +145,14 @@ case "$err" in "railcp-mpi: rank 0 on $(hostname) failed listing the sources on 
 # name whole.
 capture mpi -r "127.0.0.1:$port1,127.0.0.1:$dead:data/tree" "$tmp/moved"
 [ "$rc" -eq 0 ] || fail "railcp-mpi pull with a server not running did not move to the other: exit $rc: $err"
-case "$err" in "railcp-mpi: rank 1 on $(hostname): server 127.0.0.1 port $dead is gone ("*"); its share goes on with 127.0.0.1 port $port1") ;;
+case "$err" in "railcp-mpi: rank 1 on $(hostname): server 127.0.0.1 port $dead is gone ("*"); its copy goes on with 127.0.0.1 port $port1") ;;
 *) fail "not one line saying rank 1 moved from port $dead to $port1: $err" ;; esac
 diff -r "$src" "$tmp/moved/tree" || fail "the tree railcp-mpi pulled with a server not running differs"
 # The first server not running: rank 0 lists the tree on the second, and
 # pulls its share from there too.
 capture mpi -r "127.0.0.1:$dead,127.0.0.1:$port2:data/tree" "$tmp/moved0"
 [ "$rc" -eq 0 ] || fail "railcp-mpi pull with the first server not running: exit $rc: $err"
-case "$err" in "railcp-mpi: rank 0 on $(hostname): server 127.0.0.1 port $dead is gone ("*"); its share goes on with 127.0.0.1 port $port2") ;;
+case "$err" in "railcp-mpi: rank 0 on $(hostname): server 127.0.0.1 port $dead is gone ("*"); its copy goes on with 127.0.0.1 port $port2") ;;
 *) fail "not one line saying rank 0 moved from port $dead to $port2: $err" ;; esac
 diff -r "$src" "$tmp/moved0/tree" || fail "the tree railcp-mpi pulled with the first server not running differs"
 mkdir "$tmp/part"

@@ -3,7 +3,8 @@
 # ones to two railcp serve processes on two ports serving one root. The tree
 # lands whole; the summary and --json give each rank's bytes and their
 # balance, and the job's series (every rank's rails), which tools/plot
-# draws; each server served one session. --progress draws one line of the
+# draws; each server served one session. A tree of empty directories lands
+# too. --progress draws one line of the
 # whole job, and --delete deletes once, after every rank's copy. A server
 # that is not running, a missing source and a destination without HOSTS end
 # the job with one line and a non-zero status, and nothing half-written
@@ -91,11 +92,19 @@ capture mpi "$tmp/src/big3" "$tmp/src/d2/sub/big2" "127.0.0.1:$port1,127.0.0.1:$
 cmp "$tmp/src/big3" "$tmp/root/files2/big3" && cmp "$tmp/src/d2/sub/big2" "$tmp/root/files2/big2" ||
 	fail "with an option after DST, two files did not both land in it: $(ls -la "$tmp/root/files2" 2>&1)"
 
+# A tree of empty directories: no file to split, the job completes and the
+# directories land (a sanitizer build's railcp-mpi exited 1 on it: the
+# pool's empty list went to qsort as NULL).
+mkdir -p "$tmp/dirs/a/b" "$tmp/dirs/c"
+capture mpi -r "$tmp/dirs" "127.0.0.1:$port1,127.0.0.1:$port2:in"
+[ "$rc" -eq 0 ] || fail "railcp-mpi push of a tree of empty directories: exit $rc: $err"
+diff -r "$tmp/dirs" "$tmp/root/in/dirs" || fail "the tree of empty directories railcp-mpi pushed differs"
+
 # Rank 1's server is not running: rank 1 moves to server 1, saying so in
 # one line, and the job completes (host/mpi_failover kills one mid-copy).
 capture mpi -r "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$dead:moved"
 [ "$rc" -eq 0 ] || fail "railcp-mpi with a server not running did not move to the other: exit $rc: $err"
-case "$err" in "railcp-mpi: rank 1 on $(hostname): server 127.0.0.1 port $dead is gone ("*"); its share goes on with 127.0.0.1 port $port1") ;;
+case "$err" in "railcp-mpi: rank 1 on $(hostname): server 127.0.0.1 port $dead is gone ("*"); its copy goes on with 127.0.0.1 port $port1") ;;
 *) fail "not one line saying rank 1 moved from port $dead to $port1: $err" ;; esac
 diff -r "$tmp/src" "$tmp/root/moved/src" || fail "the tree railcp-mpi pushed with a server not running differs"
 # With --no-failover: one line naming rank 1, its host and the cause;

@@ -13,7 +13,8 @@
 # slow server, not a gone one; but a batch moves with its rank: with
 # server 2 held again and server 1 killed once it has served rank 0's
 # share, rank 0 moves to server 2 in a batch's session (one line, --json's
-# move after its share) and the job completes, the tree identical.
+# move after its share) and the job completes, the tree identical (tried
+# up to 3 times: a kill after rank 0 has done the pool moves no batch).
 # Skipped, saying so, only where no MPI is installed (tools/setup installs it)
 # or where mpirun itself cannot run (need_mpi in lib.sh).
 . tests/integration/lib.sh
@@ -31,12 +32,12 @@ mpi_serve "$port2" "$tmp/s2.log"
 pid2=$_p
 servers="127.0.0.1:$port1,127.0.0.1:$port2"
 
-# hold PID LOG N: PID stopped now, continued once LOG has N pushes done (or after 30 s).
+# hold PID LOG N: PID (stopped by the caller before the job starts, so
+# nothing races the stop) continued once LOG has N pushes done (or after 30 s).
 hold() {
 	python3 - "$@" <<'EOF'
 import os, re, signal, sys, time
 pid, log, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-os.kill(pid, signal.SIGSTOP)
 end = time.time() + 30
 def done():
     with open(log) as f:
@@ -50,6 +51,7 @@ print(done())
 EOF
 }
 
+kill -STOP "$pid2"
 hold "$pid2" "$tmp/s1.log" 5 >"$tmp/held" 2>&1 &
 h=$!
 capture mpi -r --chunk 256K --json "$tmp/src" "$servers:in"
@@ -94,15 +96,19 @@ no_temp "$tmp/root" || fail "temporaries left after --no-steal: $(find "$tmp/roo
 kill "$pid1" "$pid2"
 wait "$pid1" "$pid2"
 
-# A batch moves with its rank: server 2 held again, server 1 killed (kill
-# -9) once it has served rank 0's share, while rank 0 takes the pool; then
-# server 2 continued. Rank 0 moves to server 2 in a batch's session (what
-# it sent before the move at least its share) and the job completes there.
+# A batch moves with its rank: server 2 held again (stopped here, before
+# the job), server 1 killed (kill -9) once it has served rank 0's share,
+# while rank 0 takes the pool; then server 2 continued. Rank 0 moves to
+# server 2 in a batch's session (what it sent before the move at least its
+# share, something sent after it) and the job completes there. The kill
+# must land within rank 0's four batches (about 0.3 s here) and a starved
+# watcher can miss them: then the job must still complete with the tree
+# identical and no batch moved, and the scenario is tried again, up to 3
+# times; a run that never moves in a batch fails.
 kill_then_go() {
 	python3 - "$@" <<'EOF'
 import os, re, signal, sys, time
 held, killed, log = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-os.kill(held, signal.SIGSTOP)
 end = time.time() + 30
 def done():
     with open(log) as f:
@@ -117,32 +123,51 @@ finally:
 print(done())
 EOF
 }
-port1=$(free_port) port2=$(free_port)
-[ "$port1" != "$port2" ] || port2=$((port1 + 1))
-mpi_serve "$port1" "$tmp/s1.log"
-pid1=$_p
-mpi_serve "$port2" "$tmp/s2.log"
-pid2=$_p
-kill_then_go "$pid2" "$pid1" "$tmp/s1.log" >"$tmp/held" 2>&1 &
-h=$!
-capture mpi -r --chunk 256K --json "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:mv"
-wait $h || fail "server 1 was not killed with server 2 held: $(cat "$tmp/held")"
-[ "$rc" -eq 0 ] || fail "railcp-mpi push, a batch's server killed: exit $rc: $err"
-diff -r "$tmp/src" "$tmp/root/mv/src" || fail "the tree pushed with a batch's server killed differs"
-[ -z "$(find "$tmp/root" -name '.railcp-tmp-[jk]*')" ] ||
-	fail "the job's temporaries left: $(find "$tmp/root" -name '.railcp-tmp-*')"
-printf '%s' "$out" | python3 -c '
+moved=
+for try in 1 2 3; do
+	port1=$(free_port) port2=$(free_port)
+	[ "$port1" != "$port2" ] || port2=$((port1 + 1))
+	mpi_serve "$port1" "$tmp/s1.log"
+	pid1=$_p
+	mpi_serve "$port2" "$tmp/s2.log"
+	pid2=$_p
+	kill -STOP "$pid2"
+	kill_then_go "$pid2" "$pid1" "$tmp/s1.log" >"$tmp/held" 2>&1 &
+	h=$!
+	capture mpi -r --chunk 256K --json "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:mv$try"
+	wait $h || fail "server 1 was not killed with server 2 held: $(cat "$tmp/held")"
+	wait "$pid1" 2>/dev/null
+	[ "$rc" -eq 0 ] || fail "railcp-mpi push, a batch's server killed (try $try): exit $rc: $err"
+	diff -r "$tmp/src" "$tmp/root/mv$try/src" || fail "the tree pushed with a batch's server killed differs (try $try)"
+	[ -z "$(find "$tmp/root" -name '.railcp-tmp-[jk]*')" ] ||
+		fail "the job's temporaries left: $(find "$tmp/root" -name '.railcp-tmp-*')"
+	how=$(printf '%s' "$out" | python3 -c '
 import json, sys
 j = json.load(sys.stdin)
 r0, r1 = r = j["ranks"]
+assert sum(x["share_bytes"] for x in r) == '"$total"', r
+assert j["files"] == 41, j
+assert not r1["moves"], r1
+if not r0["moves"]:  # the kill came after rank 0 had done the pool
+    assert r0["batches"] == 4 and r0["port"] == '"$port1"', r0
+    print("late")
+    sys.exit(0)
 m, = r0["moves"]
 assert m["moved_from"]["port"] == '"$port1"' and m["moved_to"]["port"] == '"$port2"', m
 assert r0["batches"] >= 1 and r0["port"] == '"$port2"', r0
 assert r0["bytes"] - m["bytes_after"] >= r0["static_bytes"], r0  # moved after its share
-assert sum(x["share_bytes"] for x in r) == '"$total"', r
-assert j["files"] == 41, j
-' || fail "--json does not show rank 0 moving in a batch's session: $out (held: $(cat "$tmp/held"))"
-case "$err" in "railcp-mpi: rank 0 on $(hostname): server 127.0.0.1 port $port1 is gone ("*"); its share goes on with 127.0.0.1 port $port2") ;;
-*) fail "not one line saying rank 0 moved from port $port1 to $port2: $err" ;; esac
-kill "$pid2"
-wait "$pid2"
+print("moved" if m["bytes_after"] > 0 else "late")  # nothing sent after it: not in a batch
+') || fail "--json does not show rank 0 moving in a batch's session: $out (held: $(cat "$tmp/held"))"
+	kill "$pid2"
+	wait "$pid2"
+	if [ "$how" = moved ]; then
+		# railcp-mpi's lines alone: the shell may add its note of the killed server
+		said=$(printf '%s\n' "$err" | grep '^railcp-mpi: ')
+		case "$said" in "railcp-mpi: rank 0 on $(hostname): server 127.0.0.1 port $port1 is gone ("*"); its copy goes on with 127.0.0.1 port $port2") ;;
+		*) fail "not one line saying rank 0 moved from port $port1 to $port2: $err" ;; esac
+		moved=$try
+		break
+	fi
+	echo "try $try: server 1 was killed after rank 0 had done the pool; trying again"
+done
+[ -n "$moved" ] || fail "in 3 tries server 1 was never killed within rank 0's batches: no batch moved with its rank"
