@@ -203,7 +203,7 @@ tree_sums src/many >"$dir/src.sum"
 tree_sums root/kill/many | grep -v ' \./\.railcp-tmp-' >"$dir/kill.sum"
 diff "$dir/src.sum" "$dir/kill.sum" >/dev/null ||
 	fail "the tree pushed with b's server killed differs: $(diff "$dir/src.sum" "$dir/kill.sum" | head -5); $err"
-case "$err" in *"railcp-mpi: rank 0 on a: server 198.18.0.2 port $port is gone ("*"); its share goes on with 198.18.0.1 port $port"*) ;;
+case "$err" in *"railcp-mpi: rank 0 on a: server 198.18.0.2 port $port is gone ("*"); its copy goes on with 198.18.0.1 port $port"*) ;;
 *) fail "not one line saying rank 0 moved from b's server to a's: $err" ;; esac
 printf '%s' "$out" | python3 -c '
 import json, sys
