@@ -145,6 +145,36 @@ mpi_serve() {
 	wait_for_line "serving on " 20 "$2" || fail "railcp serve on port $1 did not start: $(cat "$2")"
 }
 
+# loop_setup: the set-up of a host test on a file system of its own on a
+# loop device: skipped, saying why, when not root or without loop devices or
+# losetup; a new temporary directory $tmp, entered, HOME in it, the C
+# locale, no RAILCP_KEY, $port free on 127.0.0.1. At exit (a second signal
+# too), fs_down undoes in reverse what the test set up and named in
+# $server_pid (it holds its root open), $mnt and $dev; then $tmp and any
+# paths in $loop_also are removed.
+loop_setup() {
+	[ "$(id -u)" -eq 0 ] || skip "not root: loop devices and mounts need root"
+	[ -e /dev/loop-control ] || modprobe loop 2>/dev/null
+	[ -e /dev/loop-control ] || skip "no loop device support (/dev/loop-control) in this kernel"
+	command -v losetup >/dev/null || skip "no losetup (util-linux)"
+	tmp=$(mktemp -d)
+	export HOME="$tmp" LC_ALL=C
+	unset RAILCP_KEY
+	port=$(free_port)
+	server_pid="" mnt="" dev="" loop_also=""
+	trap 'trap "" TERM INT HUP PIPE; fs_down; rm -rf "$tmp" $loop_also' EXIT
+	trap 'exit 143' TERM INT HUP PIPE
+	cd "$tmp" || fail "no $tmp"
+}
+fs_down() {
+	[ -z "$server_pid" ] || { kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; }
+	server_pid=""
+	[ -z "$mnt" ] || umount "$mnt" || umount -l "$mnt"
+	mnt=""
+	[ -z "$dev" ] || losetup -d "$dev"
+	dev=""
+}
+
 # mistakes_dir: a new temporary directory $tmp, removed at exit and
 # entered, holding what the tests of a new user's mistakes name: a
 # directory dir, a file a.txt and short.key (a key file too short, mode 600).

@@ -15,31 +15,9 @@
 # on tmpfs is read through it. Needs root and a loop device: skips, saying
 # which, where there is none.
 . tests/integration/lib.sh
-[ "$(id -u)" -eq 0 ] || skip "not root: loop devices and mounts need root"
-[ -e /dev/loop-control ] || modprobe loop 2>/dev/null
-[ -e /dev/loop-control ] || skip "no loop device support (/dev/loop-control) in this kernel"
-command -v losetup >/dev/null || skip "no losetup (util-linux)"
 command -v mkfs.ext4 >/dev/null || skip "no mkfs.ext4 (e2fsprogs)"
 
-tmp=$(mktemp -d)
-shm=""
-export HOME="$tmp" LC_ALL=C
-unset RAILCP_KEY
-port=$(free_port)
-server_pid="" mnt="" dev=""
-# Undoes what is set up, in reverse: the server (it holds its root open),
-# the mount, the loop device; then the files.
-fs_down() {
-	[ -z "$server_pid" ] || { kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; }
-	server_pid=""
-	[ -z "$mnt" ] || umount "$mnt" || umount -l "$mnt"
-	mnt=""
-	[ -z "$dev" ] || losetup -d "$dev"
-	dev=""
-}
-trap 'trap "" TERM INT HUP PIPE; fs_down; rm -rf "$tmp" $shm' EXIT
-trap 'exit 143' TERM INT HUP PIPE
-cd "$tmp" || fail "no $tmp"
+loop_setup
 truncate -s 256M ext4.img || fail "cannot make $tmp/ext4.img"
 mkfs.ext4 -q -F ext4.img >mkfs.log 2>&1 || fail "mkfs.ext4 failed: $(tail -n 3 mkfs.log)"
 dev=$(losetup -f --show ext4.img 2>probe.err) || {
@@ -133,6 +111,7 @@ server_pid=""
 
 # The server's root on tmpfs: written through the page cache, silently.
 shm=$(mktemp -d /dev/shm/railcp-direct-XXXXXX) || fail "no directory in /dev/shm"
+loop_also=$shm
 [ "$(stat -f -c %T "$shm")" = tmpfs ] || fail "/dev/shm is not tmpfs here"
 mkdir "$shm/root" "$shm/src"
 start_server serve-shm.log --transport tcp --rails lo --port "$port" --root "$shm/root"

@@ -14,29 +14,8 @@
 # Every mount and loop device is undone on every way out, a second signal
 # meanwhile ignored.
 . tests/integration/lib.sh
-[ "$(id -u)" -eq 0 ] || skip "not root: loop devices and mounts need root"
-[ -e /dev/loop-control ] || modprobe loop 2>/dev/null
-[ -e /dev/loop-control ] || skip "no loop device support (/dev/loop-control) in this kernel"
-command -v losetup >/dev/null || skip "no losetup (util-linux)"
 
-tmp=$(mktemp -d)
-export HOME="$tmp" LC_ALL=C
-unset RAILCP_KEY
-port=$(free_port)
-server_pid="" mnt="" dev=""
-# Undoes what is set up, in reverse: the server (it holds its root open),
-# the mount, the loop device; then the files.
-fs_down() {
-	[ -z "$server_pid" ] || { kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; }
-	server_pid=""
-	[ -z "$mnt" ] || umount "$mnt" || umount -l "$mnt"
-	mnt=""
-	[ -z "$dev" ] || losetup -d "$dev"
-	dev=""
-}
-trap 'trap "" TERM INT HUP PIPE; fs_down; rm -rf "$tmp"' EXIT
-trap 'exit 143' TERM INT HUP PIPE
-cd "$tmp" || fail "no $tmp"
+loop_setup
 mkdir src
 truncate -s 1M probe.img || fail "cannot make $tmp/probe.img"
 dev=$(losetup -f --show probe.img 2>"probe.err") ||
