@@ -19,7 +19,11 @@ tb on a sh -c "tc qdisc add dev $nic_a root handle 1: prio &&
 	tc filter add dev $nic_a parent 1:0 protocol ip u32 match u16 0x0400 0xfc00 at 2 flowid 1:3" ||
 	fail "cannot add netem to $nic_a on a"
 t0=$(date +%s)
-capture tb on a "$RAILCP" bench b:$port --bytes 16M --json
+# --chunk 64K: 256 chunks, more than one rail's slots hold (a worker takes
+# the next chunk as a slot frees), so a rail whose worker starts late under
+# the emulator still carries some; 16 chunks of 1 MiB all went to the first
+# rail's 32 slots once, and rail 0's counters had no payload to cover.
+capture tb on a "$RAILCP" bench b:$port --bytes 16M --chunk 64K --json
 [ "$rc" -eq 0 ] || fail "bench with 0.2% loss on rail 1 exited $rc: $err"
 printf '%s\n' "$out" | /usr/bin/python3 -c '
 import json, sys
