@@ -12,7 +12,7 @@
 # time on a server that is not root. Without the variable each rank's
 # share is one session. Over TCP on 127.0.0.1, two ranks, two servers (a
 # third as nobody when we are root); skipped, saying so, where no MPI is
-# installed or mpirun cannot run.
+# installed or mpirun cannot run. A job that fails leaves no marker.
 . tests/integration/lib.sh
 mpi_setup
 
@@ -127,6 +127,18 @@ ro_sessions=$(grep -c 'push of .* done' "$tmp/s3.log")
 [ "$ro_sessions" -ge 3 ] || fail "the read-only directory's files took $ro_sessions sessions, not several"
 kill "$pid3"
 unset RAILCP_KEY
+
+# A job that fails removes its directories' markers: one rank (no other
+# still making directories after the removal), its last session's file
+# blocked by a directory in the way; what its first sessions made stays.
+mkdir -p "$tmp/fl/a" "$tmp/fl/zz" "$tmp/root/failed/fl/zz/last/in-the-way"
+for i in $(seq 1 30); do echo "f $i" >"$tmp/fl/a/f$i"; done
+echo last >"$tmp/fl/zz/last"
+capture timeout 120 mpirun --allow-run-as-root --oversubscribe -q -n 1 "$MPI" --transport tcp \
+	--rails lo -r -p --no-steal "$tmp/fl" "127.0.0.1:$port1:failed"
+[ "$rc" -ne 0 ] || fail "a push whose last file is blocked by a directory succeeded"
+[ -f "$tmp/root/failed/fl/a/f30" ] || fail "the failed job's first sessions landed nothing (exit $rc): $err"
+no_markers "$tmp/root/failed"
 
 # Without the variable: one session per rank.
 unset RAILCP_TEST_SESSION_ENTRIES
