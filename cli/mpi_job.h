@@ -49,6 +49,8 @@ struct job {
 	uint64_t range_job;
 	struct io_manifest *split;
 	uint64_t placed;
+	/* -p: the job's directories (every rank's), set once by its last session; NULL: none */
+	struct io_manifest *dirs;
 	/*
 	 * The pool (cli/mpi_steal.c): rank 0's packed batches, one after
 	 * another (batch_off and batch_len each n_batches long), and the
@@ -189,12 +191,22 @@ void cli__mpi_series_moved(struct job *j);
  * the job's temporaries removed in one session to the first server that
  * answers within 5 s (its own first, or last when err may mean it is
  * gone), or a line saying they could not be (none when every server is
- * gone: the job's line says so).
+ * gone: the job's line says so); with j->dirs, the job's markers in its
+ * directories likewise (--partial's stay, for a re-run).
+ * dirs_last: whether the job's directories are set once, at its end (a
+ * push with -p, not -n). land_dirs_pick, rank 0 before land_share: the
+ * directories of its walk m into j->dirs (none past one session's list:
+ * then each session sets those it made, as before). land_dirs, rank 0
+ * after land_place (and --delete's pass): one session has a server give
+ * the directories the job made their mode and time, deepest first.
  */
 bool cli__mpi_splits(const struct job *j);
 void cli__mpi_land_share(struct job *j);
 void cli__mpi_land_place(struct job *j, struct result *res);
 void cli__mpi_land_remove(const struct job *j, int err);
+bool cli__mpi_dirs_last(const struct job *j);
+int cli__mpi_land_dirs_pick(struct job *j, const struct io_manifest *m);
+void cli__mpi_land_dirs(struct job *j, struct result *res);
 
 /* Rank r's packed share buf (len bytes) appended to rank 0's bytes all
  * (*total long): displ and count are rank r's entries. -EFBIG past what

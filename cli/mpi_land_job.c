@@ -14,6 +14,14 @@
  * a live server, in one short session, to remove the job's temporaries of
  * the cut files before the job ends (cli__mpi_fail): nothing of a cut file
  * is left under its final name, nor as a temporary.
+ *
+ * With -p, the job's directories are set last, once: rank 0 picks them from
+ * its walk and sends them with the job's id to every rank; each session
+ * says "dirs_last", so its server marks the directories it makes as the
+ * job's and sets none at the session's end; after the place (and --delete's
+ * pass), rank 0's last session carries the directories and has a server
+ * give those the job made their mode and time (cli__mpi_land_dirs). A rank
+ * that fails has the markers removed with the temporaries.
  */
 #include "cli/mpi_job.h"
 
@@ -54,33 +62,80 @@ static uint64_t job_id(void)
 	return id;
 }
 
-void cli__mpi_land_share(struct job *j)
+bool cli__mpi_dirs_last(const struct job *j)
 {
-	uint64_t hdr[2] = {0, 0}; /* the job id; the list's packed bytes */
-	void *buf = NULL;
-	size_t len = 0;
+	const struct eng_copy_opts *o = cli_copy_opts(j->cc);
+
+	return o->dir == ENG_PUSH && o->preserve && !o->dry_run;
+}
+
+int cli__mpi_land_dirs_pick(struct job *j, const struct io_manifest *m)
+{
+	bool *keep = malloc((m->n ? m->n : 1) * sizeof(*keep));
+	size_t i, n = 0;
 	int err = 0;
 
-	if (j->rank == 0 && j->split) {
-		err = cli_mpi_pack(j->split, &buf, &len);
-		hdr[0] = job_id();
-		hdr[1] = err ? 0 : len;
+	if (!keep)
+		return rcp_err(-ENOMEM, "out of memory listing the job's directories");
+	for (i = 0; i < m->n; i++)
+		n += keep[i] = m->entry[i].type == IO_DIR;
+	if (n > IO_MANIFEST_MAX_ENTRIES) /* more than one session's list: as each session did */
+		rcp_log(RCP_LOG_NOTICE,
+			"the job has %zu directories, more than one session's list: each session "
+			"sets the mode and time of those it made",
+			n);
+	else if (n)
+		err = io_manifest_pick(m, keep, &j->dirs);
+	free(keep);
+	return err;
+}
+
+/* Rank 0's list *l (packed into *buf, *len bytes) to every rank, into *l there. */
+static void list_share(struct job *j, struct io_manifest **l, void **buf, uint64_t len,
+		       const char *what)
+{
+	if (len > (uint64_t)INT_MAX)
+		cli__mpi_fail(j, what, -EFBIG);
+	if (j->rank && len && !(*buf = malloc(len)))
+		cli__mpi_fail(j, what, -ENOMEM);
+	if (len)
+		MPI_Bcast(*buf, (int)len, MPI_BYTE, 0, MPI_COMM_WORLD);
+	if (j->rank && len) {
+		int err = cli_mpi_unpack(*buf, len, l);
+
+		if (err)
+			cli__mpi_fail(j, what, err);
+	}
+	free(*buf);
+	*buf = NULL;
+}
+
+void cli__mpi_land_share(struct job *j)
+{
+	uint64_t hdr[3] = {0, 0, 0}; /* the job id; the cut files' and directories' packed bytes */
+	void *buf[2] = {NULL, NULL};
+	size_t len[2] = {0, 0};
+	int err = 0;
+
+	if (j->rank == 0) {
+		if (j->split)
+			err = cli_mpi_pack(j->split, &buf[0], &len[0]);
+		if (!err && j->dirs)
+			err = cli_mpi_pack(j->dirs, &buf[1], &len[1]);
+		hdr[0] = j->split || j->dirs ? job_id() : 0;
+		hdr[1] = err ? 0 : len[0];
+		hdr[2] = err ? 0 : len[1];
 	}
 	if (err)
-		cli__mpi_fail(j, "to pack the list of cut files", err);
-	MPI_Bcast(hdr, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-	if (hdr[1] > (uint64_t)INT_MAX)
-		cli__mpi_fail(j, "to send the list of cut files", -EFBIG);
-	if (j->rank && hdr[1] && !(buf = malloc(hdr[1])))
-		cli__mpi_fail(j, "to receive the list of cut files", -ENOMEM);
-	if (hdr[1])
-		MPI_Bcast(buf, (int)hdr[1], MPI_BYTE, 0, MPI_COMM_WORLD);
-	if (j->rank && hdr[1] && (err = cli_mpi_unpack(buf, hdr[1], &j->split)) != 0)
-		cli__mpi_fail(j, "to read the list of cut files", err);
-	free(buf);
+		cli__mpi_fail(j, "to pack the lists of cut files and directories", err);
+	MPI_Bcast(hdr, 3, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+	list_share(j, &j->split, &buf[0], hdr[1], "to share the list of cut files");
+	list_share(j, &j->dirs, &buf[1], hdr[2], "to share the list of directories");
 	j->range_job = hdr[0];
 	j->o.range_job = hdr[0];
-	j->o.chunk_fit = false; /* the cuts are at multiples of the chunk: it stays */
+	j->o.dirs_last = j->dirs != NULL; /* the servers set them once, at the end */
+	if (cli__mpi_splits(j))
+		j->o.chunk_fit = false; /* the cuts are at multiples of the chunk: it stays */
 }
 
 /* One attempt of the place: after the first, an earlier one may have put some files in place. */
@@ -123,6 +178,33 @@ void cli__mpi_land_place(struct job *j, struct result *res)
 	j->o.range_step = ENG_RANGES_LAND;
 }
 
+static int dirs_run(struct job *j, void *ctx)
+{
+	return eng_copy_run(&j->o, ctx);
+}
+
+void cli__mpi_land_dirs(struct job *j, struct result *res)
+{
+	struct eng_report rep;
+
+	if (!j->dirs)
+		return;
+	j->o = *cli_copy_opts(j->cc);
+	cli__mpi_server_use(j, j->cur);
+	j->o.dst = j->dst;
+	j->o.manifest = j->dirs;
+	j->o.range_job = j->range_job;
+	j->o.range_step = ENG_RANGES_DIRS; /* again on the next server: what is done stays done */
+	j->o.update = j->o.checksum = j->o.partial = j->o.delete_extra = false;
+	cli__mpi_attempts(j, res, "setting its directories' mode and time with", dirs_run, &rep);
+	res->server = (uint32_t)j->cur;
+	rcp_log(RCP_LOG_INFO,
+		"rank 0: %llu of the job's %zu directories made by the job got their mode and "
+		"time",
+		(unsigned long long)rep.files_total, j->dirs->n);
+	j->o.range_step = ENG_RANGES_LAND;
+}
+
 /*
  * How long the removal waits on one server: a failing job should end
  * promptly, and a server that does not answer within this is passed over
@@ -140,20 +222,33 @@ static int64_t now_ms(void)
 	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+/* Session o (a removal) to the servers in turn from first, until one does it or until. */
+static int remove_run(const struct job *j, struct eng_copy_opts *o, size_t first, int64_t until)
+{
+	struct eng_report rep;
+	size_t k, i;
+	int r = -ENOENT;
+
+	for (k = 0; k < j->n_srv && r && now_ms() < until; k++) {
+		i = (first + k) % j->n_srv;
+		o->host = j->srv[i].host;
+		o->port = (uint16_t)cli__mpi_server_port(j, i);
+		r = eng_copy_run(o, &rep);
+	}
+	return r;
+}
+
 void cli__mpi_land_remove(const struct job *j, int err)
 {
 	/* a server that may be gone is tried last, not first */
-	size_t first = cli_mpi_server_gone(err) == CLI_MPI_NOT_GONE ? j->cur : j->cur + 1, k, i;
+	size_t first = cli_mpi_server_gone(err) == CLI_MPI_NOT_GONE ? j->cur : j->cur + 1;
 	struct eng_copy_opts o = j->o;
-	struct eng_report rep;
 	int64_t until = now_ms() + REMOVE_TOTAL_MS;
-	int r = -ENOENT;
+	int r;
 
-	if (!cli_mpi_split_files(j->split) || !j->range_job)
+	if (!j->range_job)
 		return;
-	o.manifest = j->split;
-	o.range_step = ENG_RANGES_REMOVE;
-	o.update = o.checksum = o.partial = o.delete_extra = o.dry_run = false;
+	o.update = o.checksum = o.partial = o.delete_extra = o.dry_run = o.dirs_last = false;
 	o.progress = NULL;
 	o.cancel = NULL;
 	o.dst = j->dst;
@@ -161,18 +256,24 @@ void cli__mpi_land_remove(const struct job *j, int err)
 		o.timeout_ms = REMOVE_TIMEOUT_MS;
 	if (!o.connect_timeout_ms || o.connect_timeout_ms > REMOVE_TIMEOUT_MS)
 		o.connect_timeout_ms = REMOVE_TIMEOUT_MS;
-	for (k = 0; k < j->n_srv && r && now_ms() < until; k++) {
-		i = (first + k) % j->n_srv;
-		o.host = j->srv[i].host;
-		o.port = (uint16_t)cli__mpi_server_port(j, i);
-		r = eng_copy_run(&o, &rep);
-	}
+	o.manifest = j->split;
+	o.range_step = ENG_RANGES_REMOVE;
 	/* Every server gone: the job's one line said so already, and none could remove them. */
-	if (r && cli_mpi_server_gone(r) == CLI_MPI_NOT_GONE)
+	if (cli_mpi_split_files(j->split) && (r = remove_run(j, &o, first, until)) != 0 &&
+	    cli_mpi_server_gone(r) == CLI_MPI_NOT_GONE)
 		fprintf(stderr,
 			"railcp-mpi: rank %d on %s could not remove the job's temporaries of its "
-			"%zu "
-			"cut files (named .railcp-tmp-j%016llx...): %s\n",
+			"%zu cut files (named .railcp-tmp-j%016llx...): %s\n",
 			j->rank, j->host, cli_mpi_split_files(j->split),
 			(unsigned long long)j->range_job, rcp_err_msg(r));
+	/* --partial's markers stay: a re-run resumes those directories as the job's */
+	o.partial = cli_copy_opts(j->cc)->partial;
+	o.manifest = j->dirs;
+	o.range_step = ENG_RANGES_DIRS_REMOVE;
+	if (j->dirs && (r = remove_run(j, &o, first, until)) != 0 &&
+	    cli_mpi_server_gone(r) == CLI_MPI_NOT_GONE)
+		fprintf(stderr,
+			"railcp-mpi: rank %d on %s could not remove the job's markers of its "
+			"directories (named .railcp-tmp-dir-j%016llx): %s\n",
+			j->rank, j->host, (unsigned long long)j->range_job, rcp_err_msg(r));
 }

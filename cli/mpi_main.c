@@ -403,6 +403,8 @@ static void job_scatter(struct job *j)
 				m->n, t[1] - t[0], t[2] - t[1]);
 		if (!err)
 			j->total = m->data_bytes;
+		if (!err && cli__mpi_dirs_last(j))
+			err = cli__mpi_land_dirs_pick(j, m);
 		if (!err && j->delete_extra)
 			err = cli_mpi_delete_fits((const struct io_manifest *const *)&m, 1,
 						  j->o.chunk);
@@ -417,7 +419,7 @@ static void job_scatter(struct job *j)
 	j->share_len = (size_t)mine;
 	if (j->rank == 0)
 		rcp_log(RCP_LOG_INFO, "rank 0 scattered the shares in %.2f s", MPI_Wtime() - t[2]);
-	if (cli__mpi_splits(j))
+	if (cli__mpi_splits(j) || cli__mpi_dirs_last(j))
 		cli__mpi_land_share(j);
 	free(all);
 	free(count);
@@ -552,6 +554,8 @@ static int job_run(struct job *j)
 		cli__mpi_land_place(j, &landed);
 	if (j->rank == 0 && j->delete_extra)
 		cli__mpi_delete(j, &del);
+	if (j->rank == 0 && j->o.dir == ENG_PUSH) /* -p: every directory the job made, last */
+		cli__mpi_land_dirs(j, &landed);
 	if (j->rank == 0)
 		cli__mpi_summary(j, all, &del, secs);
 	free(all);
@@ -588,6 +592,7 @@ int main(int argc, char **argv)
 	free(j.share);
 	io_manifest_destroy(j.full);
 	io_manifest_destroy(j.split);
+	io_manifest_destroy(j.dirs);
 	free(j.dst_own);
 	json_decref(j.series);
 	topo_plan_destroy(j.plan);

@@ -346,6 +346,13 @@ struct eng_copy_opts {
 	 * an earlier place's server was judged gone, so a file that place put
 	 * in place already counts as placed (io_root_range_place's again);
 	 * ENG_RANGES_REMOVE: it removes them.
+	 * dirs_last (with range_job, a push with -p): this session is one of
+	 * the job's, so the server marks each directory it makes as the
+	 * job's and sets no directory's metadata at its end; the job's last
+	 * session, ENG_RANGES_DIRS (its manifest the job's directories), has
+	 * it apply them to the directories the job made, deepest first, and
+	 * remove the markers; ENG_RANGES_DIRS_REMOVE (a failed job) removes
+	 * them only (io_root_job_dirs).
 	 */
 	uint64_t range_job;
 	enum eng_range_step {
@@ -353,7 +360,10 @@ struct eng_copy_opts {
 		ENG_RANGES_PLACE,
 		ENG_RANGES_PLACE_AGAIN,
 		ENG_RANGES_REMOVE,
+		ENG_RANGES_DIRS,
+		ENG_RANGES_DIRS_REMOVE,
 	} range_step;
+	bool dirs_last;
 	/* Set (e.g. from a signal handler) to stop the copy: it fails, its temporaries removed. */
 	const _Atomic bool *cancel;
 	/* Called about every 20 ms from the calling thread with the figures so far. */

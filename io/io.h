@@ -600,6 +600,30 @@ int io_root_symlink(struct io_root *root, const struct io_entry *e);
 int io_root_dirs_finish(struct io_root *root, const struct io_manifest *m);
 
 /*
+ * Make root a session of railcp-mpi job job (not 0): each directory
+ * io_root_mkdir makes gets the job's marker (a file of the receiver's own,
+ * IO_TMP_PREFIX "dir-j" and the id in hex), and so does one that holds a
+ * --partial copy's marker (an interrupted copy made it); io_root_dirs_finish
+ * then leaves every directory's metadata, and the markers, to
+ * io_root_job_dirs at the job's end. Call before the first mkdir.
+ */
+void io_root_set_job(struct io_root *root, uint64_t job);
+
+/*
+ * The end of job job (not 0) for the directories of m (other entries are
+ * passed over), deepest first: each that holds the job's marker (the
+ * receiver's own: another is removed and counts for nothing) loses it and,
+ * with apply, --partial's marker too and, with IO_ROOT_KEEP_META, gets its
+ * entry's mode (without setuid/setgid) and mtime. Without apply (a failed
+ * job) only the markers go, --partial's kept under IO_ROOT_PARTIAL for a
+ * re-run, and every directory is tried past an error. A directory without
+ * the marker is left alone: the job did not make it. *count_out: how many
+ * held it. 0 or the first error.
+ */
+int io_root_job_dirs(struct io_root *root, const struct io_manifest *m, uint64_t job, bool apply,
+		     uint64_t *count_out);
+
+/*
  * ---- --delete: what the destination holds and the copy does not ----
  *
  * After a copy of m into root succeeded: in each directory the copy covered

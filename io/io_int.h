@@ -51,6 +51,7 @@ struct io_root {
 	bool root_dirty;	     /* an entry was renamed into the root itself since its sync */
 	dev_t dev; /* the root's identity: where each kept directory's chain ends */
 	ino_t ino;
+	uint64_t job; /* a railcp-mpi job's session (io_root_set_job), or 0 */
 };
 
 /* ---- the job's directories (dircache.c) ---- */
@@ -131,6 +132,12 @@ void io__dio_override(const struct io__dio *dio);
 #define IO_TMP_PREFIX_LEN (sizeof(IO_TMP_PREFIX) - 1)
 /* In a directory a --partial copy made, until its metadata is applied (root.c). */
 #define IO_DIR_MARKER IO_TMP_PREFIX "dir"
+/*
+ * In a directory a railcp-mpi job's session made, until the job's last
+ * session applies its metadata (root.c): IO_DIR_MARKER, "-j" and the job id
+ * in 16 hex digits.
+ */
+#define IO_JOB_MARKER_LEN 40
 
 /*
  * Whether the component c of n bytes starts with IO_TMP_PREFIX, in any case

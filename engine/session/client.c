@@ -176,7 +176,7 @@ static int pull_prepare(struct client *c)
 		err = eng__dest_files(NULL, cp->dst, io_src_contents_only(cp->src, cp->n_src),
 				      eng__dest_flags(cp->preserve, cp->fsync, cp->direct,
 						      cp->partial, cp->checksum, c->s.fallback),
-				      m, c->s.chunk, cp->update ? &holds : NULL,
+				      0, m, c->s.chunk, cp->update ? &holds : NULL,
 				      cp->partial || cp->checksum ? &kept : NULL, &c->s.files);
 	if (!err)
 		err = eng__session_maps_send(&c->s, holds, kept);

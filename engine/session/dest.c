@@ -97,8 +97,8 @@ int eng__dest_open(const struct io_root *parent, const char *dst, bool contents,
 }
 
 int eng__dest_files(const struct io_root *parent, const char *dst, bool contents,
-		    unsigned root_flags, struct io_manifest *m, uint32_t chunk, uint8_t **holds_out,
-		    uint8_t **kept_out, struct eng_files **f_out)
+		    unsigned root_flags, uint64_t dir_job, struct io_manifest *m, uint32_t chunk,
+		    uint8_t **holds_out, uint8_t **kept_out, struct eng_files **f_out)
 {
 	struct io_root *root;
 	struct eng_files *f;
@@ -109,6 +109,8 @@ int eng__dest_files(const struct io_root *parent, const char *dst, bool contents
 		io_manifest_destroy(m);
 		return err;
 	}
+	if (dir_job)
+		io_root_set_job(root, dir_job);
 	if ((err = eng__files_create(ENG_RECEIVER, m, chunk, root, 0, &f)) != 0)
 		return err;
 	if (holds_out)

@@ -124,9 +124,16 @@
  * hex) and "ranges" ("place" or "remove": a session that puts the job's
  * temporaries of its list's files in place, or removes them, and ends
  * after a "ranges_done" frame; ranges.c): an older server would refuse the
- * flag or copy the list whole.
+ * flag or copy the list whole. 18: a railcp-mpi push with -p: the hello's
+ * "dirs_last" (with "range_job") has the server mark each directory it
+ * makes as the job's and set no directory's metadata at the session's end;
+ * "ranges" "dirs" (the job's last session, its list the job's directories)
+ * has it set the mode and time of those that hold the job's marker and
+ * remove the markers, "dirs_remove" (a failed job) remove them only; an
+ * older server would set them at each session's end (a later session's
+ * file then changes a directory's time, and a read-only one stops it).
  */
-#define ENG_PROTO_VERSION 17
+#define ENG_PROTO_VERSION 18
 #define ENG_PROTO_MAX_FRAME (1u << 20)
 /* A hello arrives before authentication: keep what a stranger can make us parse small. */
 #define ENG_PROTO_MAX_HELLO (64u << 10)
@@ -254,6 +261,9 @@
 #define ENG_RANGES_PLACE_WORD "place"
 #define ENG_RANGES_PLACE_AGAIN_WORD "place_again"
 #define ENG_RANGES_REMOVE_WORD "remove"
+#define ENG_RANGES_DIRS_WORD "dirs"		  /* the job's directories: their metadata */
+#define ENG_RANGES_DIRS_REMOVE_WORD "dirs_remove" /* the job's directories: their markers */
+#define ENG_KEY_DIRS_LAST "dirs_last" /* hello, true: a job's session; its directories last */
 
 /* Jobs. */
 #define ENG_JOB_BENCH "bench"

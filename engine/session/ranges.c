@@ -20,6 +20,13 @@
  * the temporaries go, every one that can past an error. Every server serves one shared root, so any
  * of them can do either.
  *
+ * With -p (protocol 18), the job's sessions say "dirs_last": the server
+ * marks the directories it makes as the job's and leaves their metadata
+ * (io_root_set_job). After the place, rank 0's last session says "dirs",
+ * its list the job's directories: the server gives those that hold the
+ * job's marker their mode and time, deepest first, and removes the markers
+ * (io_root_job_dirs); a failed job's "dirs_remove" removes them only.
+ *
  * Threading: the session's thread.
  */
 #include "engine/session/session_int.h"
@@ -46,6 +53,10 @@ static const char *step_word(enum eng_range_step step)
 		return ENG_RANGES_PLACE_WORD;
 	case ENG_RANGES_PLACE_AGAIN:
 		return ENG_RANGES_PLACE_AGAIN_WORD;
+	case ENG_RANGES_DIRS:
+		return ENG_RANGES_DIRS_WORD;
+	case ENG_RANGES_DIRS_REMOVE:
+		return ENG_RANGES_DIRS_REMOVE_WORD;
 	default:
 		return ENG_RANGES_REMOVE_WORD;
 	}
@@ -60,6 +71,9 @@ int eng__ranges_hello(json_t *m, const struct eng_copy_opts *cp)
 	job_bytes(cp->range_job, b);
 	if (cp->range_step != ENG_RANGES_LAND &&
 	    json_object_set_new(m, ENG_KEY_RANGES, json_string(step_word(cp->range_step))))
+		return -ENOMEM;
+	if (cp->range_step == ENG_RANGES_LAND && cp->dirs_last &&
+	    json_object_set_new(m, ENG_KEY_DIRS_LAST, json_true()))
 		return -ENOMEM;
 	return eng__proto_set_hex(m, ENG_KEY_RANGE_JOB, b, sizeof(b));
 }
@@ -78,6 +92,7 @@ int eng__ranges_terms(const json_t *hello, const struct io_manifest *m, uint64_t
 		      enum eng_range_step *step_out)
 {
 	const json_t *step = json_object_get(hello, ENG_KEY_RANGES);
+	const json_t *dirs_last = json_object_get(hello, ENG_KEY_DIRS_LAST);
 	enum eng_range_step st = ENG_RANGES_LAND;
 	uint64_t job = 0;
 	uint8_t b[8];
@@ -92,17 +107,16 @@ int eng__ranges_terms(const json_t *hello, const struct io_manifest *m, uint64_t
 	if (step && !job)
 		return rcp_err(-EPROTO, "the client asked to settle a job's ranges without "
 					"naming the job");
-	if (step && json_is_string(step) && !strcmp(json_string_value(step), ENG_RANGES_PLACE_WORD))
-		st = ENG_RANGES_PLACE;
-	else if (step && json_is_string(step) &&
-		 !strcmp(json_string_value(step), ENG_RANGES_PLACE_AGAIN_WORD))
-		st = ENG_RANGES_PLACE_AGAIN;
-	else if (step && json_is_string(step) &&
-		 !strcmp(json_string_value(step), ENG_RANGES_REMOVE_WORD))
-		st = ENG_RANGES_REMOVE;
-	else if (step)
+	for (i = ENG_RANGES_PLACE; step && i <= ENG_RANGES_DIRS_REMOVE; i++)
+		if (json_is_string(step) &&
+		    !strcmp(json_string_value(step), step_word((enum eng_range_step)i)))
+			st = (enum eng_range_step)i;
+	if (step && st == ENG_RANGES_LAND)
 		return rcp_err(-EPROTO, "the client's hello asks for an unknown step of a "
 					"job's ranges");
+	if (dirs_last && (!job || !json_is_true(dirs_last) || st != ENG_RANGES_LAND))
+		return rcp_err(-EPROTO, "the client's hello leaves directories to a job's last "
+					"session without naming the job");
 	if (!job && eng__ranges_any(m))
 		return rcp_err(-EPROTO, "the client's list has byte ranges of files but names "
 					"no job to gather them in");
@@ -118,7 +132,8 @@ int eng__ranges_terms(const json_t *hello, const struct io_manifest *m, uint64_t
  * Each file of m put in place (or its temporary removed) beneath root: 0,
  * or the first error. A removal goes on through the list past an error
  * (each temporary left is a whole file's blocks); a place stops at it (the
- * job fails, and its removal takes the rest).
+ * job fails, and its removal takes the rest). The "dirs" steps end the
+ * job's directories instead (io_root_job_dirs).
  */
 static int settle(struct io_root *root, const struct io_manifest *m, uint64_t job,
 		  enum eng_range_step step, uint64_t *count_out)
@@ -126,6 +141,8 @@ static int settle(struct io_root *root, const struct io_manifest *m, uint64_t jo
 	size_t i;
 	int err = 0, r;
 
+	if (step == ENG_RANGES_DIRS || step == ENG_RANGES_DIRS_REMOVE)
+		return io_root_job_dirs(root, m, job, step == ENG_RANGES_DIRS, count_out);
 	for (i = 0; i < m->n && (!err || step == ENG_RANGES_REMOVE); i++) {
 		const struct io_entry *e = &m->entry[i];
 
@@ -138,6 +155,11 @@ static int settle(struct io_root *root, const struct io_manifest *m, uint64_t jo
 		err = err ? err : r;
 	}
 	return err;
+}
+
+bool eng__ranges_dirs_last(const json_t *hello)
+{
+	return json_is_true(json_object_get(hello, ENG_KEY_DIRS_LAST));
 }
 
 int eng__ranges_answer(struct eng_session *s, const struct io_root *parent, const char *dst,

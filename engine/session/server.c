@@ -108,11 +108,11 @@ static int push_prepare(struct srv_session *ss)
 	}
 	if (!err) {
 		ss->bytes = m->data_bytes;
-		err = eng__dest_files(ss->srv->root, dst,
-				      eng__hello_flag(ss->hello, ENG_FLAG_CONTENTS), ss->root_flags,
-				      m, ss->s.chunk,
-				      eng__hello_flag(ss->hello, ENG_FLAG_UPDATE) ? &holds : NULL,
-				      ss->s.partial ? &kept : NULL, &ss->s.files);
+		err = eng__dest_files(
+			ss->srv->root, dst, eng__hello_flag(ss->hello, ENG_FLAG_CONTENTS),
+			ss->root_flags, eng__ranges_dirs_last(ss->hello) ? ss->range_job : 0, m,
+			ss->s.chunk, eng__hello_flag(ss->hello, ENG_FLAG_UPDATE) ? &holds : NULL,
+			ss->s.partial ? &kept : NULL, &ss->s.files);
 	}
 	free(dst);
 	if (!err)
@@ -362,6 +362,21 @@ static int session_admit(struct srv_session *ss, bool *counted)
 	return eng__queue_admit(srv, &ss->s.ctl, wait_ms, ss->id, ss->peer, places_take, ss);
 }
 
+/* What a "ranges" session did, for its line. */
+static const char *step_said(enum eng_range_step step)
+{
+	switch (step) {
+	case ENG_RANGES_REMOVE:
+		return "ranged files removed";
+	case ENG_RANGES_DIRS:
+		return "directories given their metadata";
+	case ENG_RANGES_DIRS_REMOVE:
+		return "directories' markers removed";
+	default:
+		return "ranged files put in place";
+	}
+}
+
 static void *session_main(void *arg)
 {
 	struct srv_session *ss = arg;
@@ -382,10 +397,8 @@ static void *session_main(void *arg)
 		goto end;
 	}
 	if (!err && ss->range_step != ENG_RANGES_LAND) {
-		rcp_log(RCP_LOG_NOTICE, "session %u from %s: a job's ranged files %s in \"%s\"",
-			ss->id, ss->peer,
-			ss->range_step == ENG_RANGES_REMOVE ? "removed" : "put in place",
-			ss->where[0] ? ss->where : ".");
+		rcp_log(RCP_LOG_NOTICE, "session %u from %s: a job's %s in \"%s\"", ss->id,
+			ss->peer, step_said(ss->range_step), ss->where[0] ? ss->where : ".");
 		goto end;
 	}
 	if (!err)

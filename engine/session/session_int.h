@@ -727,11 +727,12 @@ int eng__dest_open(const struct io_root *parent, const char *dst, bool contents,
  * *holds_out (eng__files_map_len bytes, malloc'd) for the sender; with
  * kept_out (--partial), then eng__files_kept, its map of the chunks kept
  * from before likewise. eng__session_maps_send then sends them, settles
- * what the sender confirmed and prepares the files.
+ * what the sender confirmed and prepares the files. dir_job (not 0): the
+ * root is a session of that railcp-mpi job (io_root_set_job).
  */
 int eng__dest_files(const struct io_root *parent, const char *dst, bool contents,
-		    unsigned root_flags, struct io_manifest *m, uint32_t chunk, uint8_t **holds_out,
-		    uint8_t **kept_out, struct eng_files **f_out);
+		    unsigned root_flags, uint64_t dir_job, struct io_manifest *m, uint32_t chunk,
+		    uint8_t **holds_out, uint8_t **kept_out, struct eng_files **f_out);
 
 /*
  * --dry-run's receiver: where a copy of m would land at dst (as
@@ -766,9 +767,11 @@ int eng__dry_push_recv(struct eng_session *s, const struct eng_copy_opts *cp);
 int eng__dry_answer(struct eng_session *s, const struct io_root *root, const char *dst,
 		    bool contents, bool update, struct io_manifest *m);
 
-/* ---- ranges.c: railcp-mpi's files cut into byte ranges (protocol 17) ---- */
+/* ---- ranges.c: railcp-mpi's files cut into byte ranges (protocol 17), its directories (18) ----
+ */
 
-/* Client, a push: the hello's "range_job" and "ranges" from cp (none without a job). */
+/* Client, a push: the hello's "range_job", "ranges" and "dirs_last" from cp (none without a job).
+ */
 int eng__ranges_hello(json_t *hello, const struct eng_copy_opts *cp);
 
 /* Whether m has an entry flagged as a range (a pull's list never has). */
@@ -776,7 +779,8 @@ bool eng__ranges_any(const struct io_manifest *m);
 
 /*
  * Server, a push: the job and step the hello names, checked against its
- * list m: ranges need a job, a "ranges" session names whole files. -EPROTO
+ * list m: ranges need a job, a "ranges" session names whole files, and
+ * "dirs_last" (eng__ranges_dirs_last) a job and no "ranges". -EPROTO
  * with a sentence (the outputs then unwritten).
  */
 int eng__ranges_terms(const json_t *hello, const struct io_manifest *m, uint64_t *job_out,
@@ -790,6 +794,9 @@ int eng__ranges_terms(const json_t *hello, const struct io_manifest *m, uint64_t
 int eng__ranges_answer(struct eng_session *s, const struct io_root *parent, const char *dst,
 		       bool contents, unsigned root_flags, struct io_manifest *m, uint64_t job,
 		       enum eng_range_step step);
+
+/* Server: whether a hello eng__ranges_terms took has the job's directories last. */
+bool eng__ranges_dirs_last(const json_t *hello);
 
 /* Client, a "ranges" session: the server's "ranges_done", its count in *count_out. */
 int eng__ranges_heard(struct eng_session *s, uint64_t *count_out);

@@ -140,8 +140,8 @@ static void hello_transport(const json_t *hello)
 
 /*
  * A railcp-mpi job's ranges as a push's server takes them (ranges.c): a job
- * and a step only together with a job, against a list of no ranges and
- * against one with a range.
+ * and a step only together with a job, "dirs_last" only with a job and no
+ * step, against a list of no ranges and against one with a range.
  */
 static void hello_ranges(const json_t *hello)
 {
@@ -153,7 +153,8 @@ static void hello_ranges(const json_t *hello)
 	uint64_t job;
 
 	if (eng__ranges_terms(hello, &none, &job, &step) == 0)
-		FUZZ_CHECK(job || step == ENG_RANGES_LAND);
+		FUZZ_CHECK((job || step == ENG_RANGES_LAND) &&
+			   (!eng__ranges_dirs_last(hello) || (job && step == ENG_RANGES_LAND)));
 	if (eng__ranges_terms(hello, &one, &job, &step) == 0)
 		FUZZ_CHECK(job && step == ENG_RANGES_LAND);
 }

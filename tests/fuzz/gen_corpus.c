@@ -313,6 +313,28 @@ static void frames(void)
 	json_object_set_new(m, ENG_KEY_COUNT, json_integer(1));
 	stream_send(&s, m);
 	stream_put(&s, "frame", "push_ranges_place");
+	/* A -p job's session that leaves its directories to the job's last one, and that one. */
+	stream_open(&s);
+	m = hello(ENG_JOB_PUSH, true);
+	json_object_set_new(m, ENG_KEY_FLAGS, flags(true));
+	json_object_set_new(m, ENG_KEY_CHUNKS, json_integer(0));
+	eng__proto_set_hex(m, ENG_KEY_DST, "in/", 3);
+	eng__proto_set_hex(m, ENG_KEY_RANGE_JOB, "\x01\x23\x45\x67\x89\xab\xcd\xef", 8);
+	json_object_set_new(m, ENG_KEY_DIRS_LAST, json_true());
+	stream_send(&s, m);
+	stream_put(&s, "frame", "push_dirs_last");
+	stream_open(&s);
+	m = hello(ENG_JOB_PUSH, true);
+	json_object_set_new(m, ENG_KEY_FLAGS, flags(true));
+	json_object_set_new(m, ENG_KEY_CHUNKS, json_integer(0));
+	eng__proto_set_hex(m, ENG_KEY_DST, "in/", 3);
+	eng__proto_set_hex(m, ENG_KEY_RANGE_JOB, "\x01\x23\x45\x67\x89\xab\xcd\xef", 8);
+	json_object_set_new(m, ENG_KEY_RANGES, json_string(ENG_RANGES_DIRS_WORD));
+	stream_send(&s, m);
+	m = eng__proto_msg(ENG_MSG_RANGES_DONE, false);
+	json_object_set_new(m, ENG_KEY_COUNT, json_integer(2));
+	stream_send(&s, m);
+	stream_put(&s, "frame", "push_ranges_dirs");
 }
 
 /* ---- the manifest of a small tree: a directory, files, a hole, a symlink ---- */

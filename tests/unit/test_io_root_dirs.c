@@ -2,7 +2,9 @@
  * test_io_root_dirs.c - the receiver's directory metadata: applied after the
  * contents, deepest first, and only with keep-meta; only on the directories
  * the copy made (remembered by identity), or, with --partial, a directory
- * marked by a marker that is the receiver's own. Each test runs on one
+ * marked by a marker that is the receiver's own; a railcp-mpi job's, set
+ * once by its last session on the directories that hold the job's marker.
+ * Each test runs on one
  * thread in a scratch directory of its own; one forks to run as nobody.
  */
 #include <setjmp.h>
@@ -290,6 +292,210 @@ static void test_a_marker_not_the_receivers_own_marks_nothing(void **state)
 	}
 }
 
+/* ---- a railcp-mpi job's directories, set once by its last session ---- */
+
+#define JOB 0x0123456789abcdefull
+#define JOB_MARK ".railcp-tmp-dir-j0123456789abcdef"
+
+static bool exists(const struct fixture *fx, const char *rel)
+{
+	char p[4096];
+
+	t_path(p, fx->root, rel);
+	return access(p, F_OK) == 0;
+}
+
+/* A session of job JOB with flags, on fx's root. */
+static struct io_root *job_root(const struct fixture *fx, unsigned flags)
+{
+	struct io_root *r = root_of(fx, flags);
+
+	io_root_set_job(r, JOB);
+	return r;
+}
+
+/*
+ * Two sessions of one job write into one directory: neither sets its mode
+ * or time at its end (a read-only one would stop the second, and its file
+ * would change the time); the job's last session sets both, deepest first,
+ * and takes the markers away.
+ */
+static void test_a_jobs_last_session_sets_the_directories_its_sessions_made(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_root *r = job_root(fx, IO_ROOT_KEEP_META);
+	struct fe d, e;
+	struct io_manifest m;
+	uint64_t count = 9;
+
+	fe_other(&d, IO_DIR, "d", NULL);
+	d.e.mode = 0555;
+	d.e.mtime_ns = 1000000000ll * 1111;
+	fe_other(&e, IO_DIR, "d/e", NULL);
+	e.e.mode = 0500;
+	e.e.mtime_ns = 1000000000ll * 2222 + 7;
+	m = (struct io_manifest){.entry = (struct io_entry[]){d.e, e.e}, .n = 2};
+	assert_int_equal(io_root_mkdir(r, &d.e), 0);
+	assert_int_equal(io_root_mkdir(r, &e.e), 0);
+	assert_int_equal(io_root_dirs_finish(r, &m), 0);
+	io_root_close(r);
+	assert_dir_meta(fx, "d", 0755, -1, 0); /* still open to the next session */
+	assert_true(exists(fx, "d/" JOB_MARK));
+	assert_true(exists(fx, "d/e/" JOB_MARK));
+	r = job_root(fx, IO_ROOT_KEEP_META); /* the next session finds d made */
+	assert_int_equal(io_root_mkdir(r, &d.e), 0);
+	t_write(fx->root, "d/later", "x", 1, 0644);
+	assert_int_equal(io_root_dirs_finish(r, &m), 0);
+	io_root_close(r);
+	r = root_of(fx, IO_ROOT_KEEP_META);
+	assert_int_equal(io_root_job_dirs(r, &m, JOB, true, &count), 0);
+	io_root_close(r);
+	assert_int_equal(count, 2);
+	assert_dir_meta(fx, "d", 0555, 1111, 0);
+	assert_dir_meta(fx, "d/e", 0500, 2222, 7);
+	assert_false(exists(fx, "d/" JOB_MARK));
+	assert_false(exists(fx, "d/e/" JOB_MARK));
+}
+
+/*
+ * The last session changes only what the job made: a directory that was
+ * there before (the receiver's own) and one another job made keep their
+ * mode and time, and the other job's marker stays.
+ */
+static void test_a_jobs_last_session_leaves_what_the_job_did_not_make(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_root *r = job_root(fx, IO_ROOT_KEEP_META);
+	struct fe own, other;
+	struct io_manifest m;
+	uint64_t count = 9;
+
+	mkdir_0750(fx, "own");
+	t_mtime(fx->root, "own", 1300000000, 42);
+	fe_other(&own, IO_DIR, "own", NULL);
+	own.e.mode = 0;
+	own.e.mtime_ns = 1000000000ll * 1111;
+	fe_other(&other, IO_DIR, "other", NULL);
+	other.e.mode = 0;
+	other.e.mtime_ns = 1000000000ll * 1111;
+	assert_int_equal(io_root_mkdir(r, &own.e), 0);
+	io_root_close(r);
+	r = root_of(fx, IO_ROOT_KEEP_META);
+	io_root_set_job(r, JOB + 1);
+	assert_int_equal(io_root_mkdir(r, &other.e), 0);
+	io_root_close(r);
+	t_mtime(fx->root, "other", 1300000000, 43);
+	m = (struct io_manifest){.entry = (struct io_entry[]){own.e, other.e}, .n = 2};
+	r = root_of(fx, IO_ROOT_KEEP_META);
+	assert_int_equal(io_root_job_dirs(r, &m, JOB, true, &count), 0);
+	io_root_close(r);
+	assert_int_equal(count, 0);
+	assert_false(exists(fx, "own/" JOB_MARK));
+	assert_dir_meta(fx, "own", 0750, 1300000000, 42);
+	assert_dir_meta(fx, "other", 0700, 1300000000, 43); /* mkdir's: mode | 0700 */
+	assert_true(exists(fx, "other/.railcp-tmp-dir-j0123456789abcdf0"));
+}
+
+/*
+ * A job's marker counts only if it is the receiver's own: one planted in a
+ * directory of the receiver's (a hard link to a file of the receiver's
+ * elsewhere, or another user's file) gets no chmod; it goes, and the linked
+ * file stays as it was.
+ */
+static void test_a_planted_job_marker_marks_nothing(void **state)
+{
+	struct fixture *fx = *state;
+	char marker[4096], target[4096];
+	struct io_root *r;
+	struct io_manifest m;
+	uint64_t count = 9;
+	struct stat st;
+	struct fe d;
+	int i;
+
+	fe_other(&d, IO_DIR, "d", NULL);
+	d.e.mode = 0;
+	d.e.mtime_ns = 1000000000ll * 2222;
+	m = (struct io_manifest){.entry = &d.e, .n = 1};
+	t_write(fx->outside, "target", "kept", 4, 0600);
+	t_path(target, fx->outside, "target");
+	mkdir_0750(fx, "d");
+	t_path(marker, fx->root, "d/" JOB_MARK);
+	for (i = 0; i < 2; i++) {
+		if (i == 0) {
+			assert_int_equal(link(target, marker), 0);
+		} else {
+			t_write(fx->root, "d/" JOB_MARK, "", 0, 0600);
+			assert_int_equal(chown(marker, 65534, 65534), 0);
+		}
+		t_mtime(fx->root, "d", 1300000000, 42);
+		r = root_of(fx, IO_ROOT_KEEP_META);
+		assert_int_equal(io_root_job_dirs(r, &m, JOB, true, &count), 0);
+		io_root_close(r);
+		assert_int_equal(count, 0);
+		assert_dir_meta(fx, "d", 0750, -1, 0);
+		assert_int_equal(lstat(marker, &st), -1);
+		assert_int_equal(stat(target, &st), 0);
+		assert_int_equal(st.st_nlink, 1);
+		assert_int_equal(st.st_size, 4);
+	}
+}
+
+/*
+ * A failed job's removal takes the job's markers and sets nothing; under
+ * --partial the copy's own marker stays, so a re-run resumes the directory
+ * as a copy's (and marks it for its own job).
+ */
+static void test_a_failed_jobs_removal_takes_only_the_markers(void **state)
+{
+	const unsigned flags = IO_ROOT_KEEP_META | IO_ROOT_PARTIAL;
+	struct fixture *fx = *state;
+	struct io_root *r = job_root(fx, flags);
+	struct io_manifest m;
+	uint64_t count = 9;
+	struct fe d;
+
+	fe_other(&d, IO_DIR, "d", NULL);
+	d.e.mode = 0711;
+	d.e.mtime_ns = 1000000000ll * 2222;
+	m = (struct io_manifest){.entry = &d.e, .n = 1};
+	assert_int_equal(io_root_mkdir(r, &d.e), 0);
+	assert_int_equal(io_root_dirs_finish(r, &m), 0);
+	io_root_close(r);
+	assert_true(exists(fx, "d/.railcp-tmp-dir"));
+	d.e.mode = 0500; /* what a removal must not set */
+	r = root_of(fx, flags);
+	assert_int_equal(io_root_job_dirs(r, &m, JOB, false, &count), 0);
+	io_root_close(r);
+	assert_int_equal(count, 1);
+	assert_dir_meta(fx, "d", 0711, -1, 0);
+	assert_false(exists(fx, "d/" JOB_MARK));
+	assert_true(exists(fx, "d/.railcp-tmp-dir"));
+	/* The re-run's session marks it for its job, and its last session sets it. */
+	r = job_root(fx, flags);
+	assert_int_equal(io_root_mkdir(r, &d.e), 0);
+	io_root_close(r);
+	assert_true(exists(fx, "d/" JOB_MARK));
+	r = root_of(fx, IO_ROOT_KEEP_META);
+	assert_int_equal(io_root_job_dirs(r, &m, JOB, true, &count), 0);
+	io_root_close(r);
+	assert_dir_meta(fx, "d", 0500, 2222, 0);
+	assert_false(exists(fx, "d/.railcp-tmp-dir"));
+	assert_false(exists(fx, "d/" JOB_MARK));
+	/* Without --partial a failed job's removal takes both. */
+	assert_int_equal(chmod(fx->root, 0755), 0);
+	r = job_root(fx, flags);
+	fe_other(&d, IO_DIR, "e", NULL);
+	m = (struct io_manifest){.entry = &d.e, .n = 1};
+	assert_int_equal(io_root_mkdir(r, &d.e), 0);
+	io_root_close(r);
+	r = root_of(fx, IO_ROOT_KEEP_META);
+	assert_int_equal(io_root_job_dirs(r, &m, JOB, false, &count), 0);
+	io_root_close(r);
+	assert_false(exists(fx, "e/.railcp-tmp-dir"));
+	assert_false(exists(fx, "e/" JOB_MARK));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -299,6 +505,10 @@ int main(void)
 		T(test_keep_meta_leaves_a_directory_swapped_in_after_mkdir_alone),
 		T(test_a_resume_gives_metadata_to_the_directories_a_cut_copy_made),
 		T(test_a_marker_not_the_receivers_own_marks_nothing),
+		T(test_a_jobs_last_session_sets_the_directories_its_sessions_made),
+		T(test_a_jobs_last_session_leaves_what_the_job_did_not_make),
+		T(test_a_planted_job_marker_marks_nothing),
+		T(test_a_failed_jobs_removal_takes_only_the_markers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

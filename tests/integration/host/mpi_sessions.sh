@@ -4,11 +4,15 @@
 # need (cli/mpi_parts.c). RAILCP_TEST_SESSION_ENTRIES lowers that cap to 16
 # here, so a tree of about 250 entries takes several sessions per rank: the
 # tree lands whole with -p's modes and times (files' and links' times,
-# directories' modes, an empty one too), each server's log shows the
-# sessions, --json counts every file and byte once, a -u re-run sends
-# nothing, and a cut file and the pool's batches land too. Without the variable
-# each rank's share is one session. Over TCP on 127.0.0.1, two ranks, two
-# servers; skipped, saying so, where no MPI is installed or mpirun cannot run.
+# directories' modes and times, an empty one too: the job's last session
+# sets them, once), each server's log shows the sessions, --json counts
+# every file and byte once, a -u re-run sends nothing, and a cut file and
+# the pool's batches land too; no marker of the job's is left. A read-only
+# (0555) directory whose files span several sessions lands 0555 with its
+# time on a server that is not root. Without the variable each rank's
+# share is one session. Over TCP on 127.0.0.1, two ranks, two servers (a
+# third as nobody when we are root); skipped, saying so, where no MPI is
+# installed or mpirun cannot run. A job that fails leaves no marker.
 . tests/integration/lib.sh
 mpi_setup
 
@@ -32,9 +36,14 @@ mpi_serve "$port2" "$tmp/s2.log"
 pid2=$_p
 
 # What -p keeps, of every file, link and directory beneath a tree: a
-# directory's mode, not its time (a push's sessions, of several ranks as of
-# one, touch a directory another session made and set: doc/design.md).
-meta() { (cd "$1" && find . ! -type d -printf '%p %y %m %T@ %s\n' -o -printf '%p %y %m\n' | sort); }
+# directory's mode and time too (the job's last session sets them, after
+# every session's files: doc/design.md).
+meta() { (cd "$1" && find . ! -type d -printf '%p %y %m %T@ %s\n' -o -printf '%p %y %m %T@\n' | sort); }
+# No marker of a job's directories left beneath $1.
+no_markers() {
+	_left=$(find "$1" -name '.railcp-tmp-dir*')
+	[ -z "$_left" ] || fail "markers left: $_left"
+}
 # Whether tree $2 has -p's copy of tree $1's; else what differs.
 same_meta() {
 	meta "$1" >"$tmp/meta.a"
@@ -49,6 +58,7 @@ capture mpi -r -p --no-steal --json "$tmp/src" "$servers:in"
 [ "$rc" -eq 0 ] || fail "railcp-mpi, sessions of 16 entries: exit $rc: $err"
 diff -r "$tmp/src" "$tmp/root/in/src" || fail "the tree pushed in sessions of 16 entries differs"
 same_meta "$tmp/src" "$tmp/root/in/src" >"$tmp/d" || fail "-p's modes and times differ: $(cat "$tmp/d")"
+no_markers "$tmp/root/in"
 for log in "$tmp/s1.log" "$tmp/s2.log"; do
 	n=$(sessions "$log")
 	[ "$n" -ge 5 ] || fail "a rank's share of about 120 entries took $n sessions of 16: $(cat "$log")"
@@ -80,6 +90,55 @@ same_meta "$tmp/src" "$tmp/root/pool/src" >"$tmp/d" ||
 	fail "with the pool, -p's modes and times differ: $(cat "$tmp/d")"
 cmp "$tmp/src/d2/big" "$tmp/root/pool/src/d2/big" || fail "the cut file differs"
 ls -a "$tmp/root/pool/src/d2" | grep -q '^\.railcp-tmp' && fail "a temporary is left"
+no_markers "$tmp/root/pool"
+
+# A read-only directory whose files span sessions of both ranks, to a server
+# that is not root (as root, nobody's, in a root of its own under /dev/shm:
+# $TMPDIR's parent may be private): no session may leave it read-only
+# while another still writes into it. Keyed, as the ranks are root.
+as_user="" nb=$tmp/nb
+if [ "$(id -u)" -eq 0 ]; then
+	as_user="setpriv --reuid=65534 --regid=65534 --clear-groups"
+	nb=$(mktemp -d /dev/shm/railcp-mpi-ro-XXXXXX) || fail "no directory under /dev/shm"
+	trap 'kill $pid1 $pid2 $pid3 2>/dev/null; rm -rf "$tmp" "$nb"' EXIT
+fi
+mkdir -p "$nb/root" "$tmp/ro/locked/inner"
+for i in $(seq 1 40); do echo "ro $i" >"$tmp/ro/locked/f$i"; done
+echo inner >"$tmp/ro/locked/inner/g"
+chmod 555 "$tmp/ro/locked/inner" "$tmp/ro/locked"
+touch -d '2021-03-04 05:06:07' "$tmp/ro/locked/inner" "$tmp/ro/locked" "$tmp/ro"
+chmod a+rwx "$nb" "$nb/root"
+RAILCP_KEY=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+export RAILCP_KEY
+port3=$(free_port)
+: >"$tmp/s3.log"
+HOME="$nb" $as_user "$RAILCP" serve --transport tcp --rails lo --port "$port3" --root "$nb/root" \
+	2>"$tmp/s3.log" &
+pid3=$!
+wait_for_line "serving on " 20 "$tmp/s3.log" || fail "the server as nobody did not start: $(cat "$tmp/s3.log")"
+export RAILCP_TEST_SESSION_ENTRIES=16
+capture mpi -r -p --no-steal "$tmp/ro" "127.0.0.1:$port3:ro"
+[ "$rc" -eq 0 ] || fail "a read-only directory over several sessions to a server that is not root: exit $rc: $err"
+same_meta "$tmp/ro" "$nb/root/ro/ro" >"$tmp/d" ||
+	fail "the read-only directory's mode or time differs: $(cat "$tmp/d")"
+[ "$(stat -c %a "$nb/root/ro/ro/locked")" = 555 ] || fail "the read-only directory did not land 555"
+no_markers "$nb/root"
+ro_sessions=$(grep -c 'push of .* done' "$tmp/s3.log")
+[ "$ro_sessions" -ge 3 ] || fail "the read-only directory's files took $ro_sessions sessions, not several"
+kill "$pid3"
+unset RAILCP_KEY
+
+# A job that fails removes its directories' markers: one rank (no other
+# still making directories after the removal), its last session's file
+# blocked by a directory in the way; what its first sessions made stays.
+mkdir -p "$tmp/fl/a" "$tmp/fl/zz" "$tmp/root/failed/fl/zz/last/in-the-way"
+for i in $(seq 1 30); do echo "f $i" >"$tmp/fl/a/f$i"; done
+echo last >"$tmp/fl/zz/last"
+capture timeout 120 mpirun --allow-run-as-root --oversubscribe -q -n 1 "$MPI" --transport tcp \
+	--rails lo -r -p --no-steal "$tmp/fl" "127.0.0.1:$port1:failed"
+[ "$rc" -ne 0 ] || fail "a push whose last file is blocked by a directory succeeded"
+[ -f "$tmp/root/failed/fl/a/f30" ] || fail "the failed job's first sessions landed nothing (exit $rc): $err"
+no_markers "$tmp/root/failed"
 
 # Without the variable: one session per rank.
 unset RAILCP_TEST_SESSION_ENTRIES
@@ -89,4 +148,4 @@ capture mpi -r -p --no-steal "$tmp/src" "$servers:one"
 same_meta "$tmp/src" "$tmp/root/one/src" >"$tmp/d" || fail "one session each: the tree differs: $(cat "$tmp/d")"
 [ "$(sessions "$tmp/s1.log")" -eq $((m1 + 1)) ] && [ "$(sessions "$tmp/s2.log")" -eq $((m2 + 1)) ] ||
 	fail "without RAILCP_TEST_SESSION_ENTRIES a rank took more than one session: $(cat "$tmp/s1.log" "$tmp/s2.log")"
-echo "ok: sessions of 16 entries ($n1 and $n2 sessions), -p, -u, the pool, and one session without the cap"
+echo "ok: sessions of 16 entries ($n1 and $n2 sessions), -p with directories' times, -u, the pool, a 0555 directory over $ro_sessions sessions${as_user:+ to nobody's server}, and one session without the cap"
