@@ -238,6 +238,17 @@ int io_manifest_encode(const struct io_manifest *m, void **buf_out, size_t *len_
 #define IO_MANIFEST_MAX_MEMORY (1ull << 30)
 
 /*
+ * What decoding a list costs against IO_MANIFEST_MAX_MEMORY, exactly as
+ * io_manifest_decode counts it, so a sender can cut a long list into lists
+ * that each fit: a list of n entries costs io_manifest_decoded_base(n) (the
+ * manifest, its entry array and the duplicate check's table) plus
+ * io_manifest_decoded_cost of each entry (its name, a symlink's target, a
+ * file's extent array). Thread-safe.
+ */
+uint64_t io_manifest_decoded_cost(const struct io_entry *e);
+uint64_t io_manifest_decoded_base(size_t n);
+
+/*
  * Parse bytes from a peer, who may be hostile: anything malformed is
  * -EBADMSG (or -EPROTONOSUPPORT for another version) with one sentence
  * naming the entry and, for bad names, the name printably escaped; more
