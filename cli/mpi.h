@@ -182,19 +182,44 @@ int cli_mpi_unpack(const void *buf, size_t len, struct io_manifest **m_out);
  */
 size_t cli_mpi_session_max(void);
 
+/* What one session's list may hold: entries, chunks, and memory to decode (io.h). */
+struct cli_mpi_caps {
+	size_t entries;
+	uint64_t chunks;
+	uint64_t memory;
+};
+
 /*
- * Share cut into consecutive lists of at most max entries and max chunks
- * of chunk bytes each (cli/mpi_parts.c), each with the directories its
- * entries need, every directory of share in one of them; *n_out of them in
- * *parts_out (malloc'd, each for io_manifest_destroy). An entry alone
- * larger than max is a part of its own.
+ * A session's caps: cli_mpi_session_max() entries and as many chunks, and
+ * IO_MANIFEST_MAX_MEMORY (what a server's io_manifest_decode allows).
  */
-int cli_mpi_parts(const struct io_manifest *share, size_t max, uint32_t chunk,
+struct cli_mpi_caps cli_mpi_session_caps(void);
+
+/*
+ * Share cut into consecutive lists within caps (cli/mpi_parts.c): each at
+ * most caps->entries entries and caps->chunks chunks of chunk bytes, and
+ * at most caps->memory to decode (io_manifest_decoded_base and _cost,
+ * exactly as io_manifest_decode counts it), each with the directories its
+ * entries need, every directory of share in one of them; *n_out of them
+ * in *parts_out (malloc'd, each for io_manifest_destroy). An entry that
+ * with its directories exceeds the caps alone is a part of its own.
+ */
+int cli_mpi_parts(const struct io_manifest *share, const struct cli_mpi_caps *caps, uint32_t chunk,
 		  struct io_manifest ***parts_out, size_t *n_out);
 
-/* Share's parts (cli_mpi_parts) packed one after another, each behind its 8-byte length. */
-int cli_mpi_pack_parts(const struct io_manifest *share, size_t max, uint32_t chunk, void **buf_out,
-		       size_t *len_out);
+/*
+ * Each entry's directory in m: parent[i] (m->n long) its index, SIZE_MAX
+ * for an entry at the top (or whose directory m does not hold). -ENOMEM
+ * without a sentence.
+ */
+int cli__mpi_parents(const struct io_manifest *m, size_t *parent);
+
+/*
+ * Share's parts (cli_mpi_parts) packed one after another, each behind its
+ * 8-byte length, each packed as it is cut (one part decoded at a time).
+ */
+int cli_mpi_pack_parts(const struct io_manifest *share, const struct cli_mpi_caps *caps,
+		       uint32_t chunk, void **buf_out, size_t *len_out);
 
 /*
  * The next part of cli_mpi_pack_parts's bytes from *at (to end), *at moved

@@ -333,6 +333,7 @@ static int batches_pack(struct job *j, const struct io_manifest *m, const struct
 static int shares_pack(struct job *j, const struct io_manifest *m, char **all, int *count,
 		       int *displ)
 {
+	const struct cli_mpi_caps caps = cli_mpi_session_caps();
 	struct shares sh = {0};
 	size_t total = 0;
 	int r, err = shares_make(j, m, &sh);
@@ -347,8 +348,7 @@ static int shares_pack(struct job *j, const struct io_manifest *m, char **all, i
 		err = sh.pc ? cli_mpi_share_pieces(m, sh.pc, sh.n_pc, (unsigned)r, &share)
 			    : cli_mpi_share(m, sh.owner, (unsigned)r, &share);
 		if (!err) /* as several sessions, past one session's list */
-			err = cli_mpi_pack_parts(share, cli_mpi_session_max(), j->o.chunk, &buf,
-						 &len);
+			err = cli_mpi_pack_parts(share, &caps, j->o.chunk, &buf, &len);
 		io_manifest_destroy(share);
 		if (!err)
 			err = cli__mpi_append(all, &total, buf, len, &displ[r], &count[r]);
