@@ -52,7 +52,7 @@ static uint8_t *put(uint8_t *p, uint64_t v, unsigned bytes)
 	return p;
 }
 
-static size_t entry_len(const struct io_entry *e)
+size_t io_manifest_entry_len(const struct io_entry *e)
 {
 	size_t n = 24 + strlen(e->path);
 
@@ -98,7 +98,7 @@ int io_manifest_encode(const struct io_manifest *m, void **buf_out, size_t *len_
 	uint8_t *buf, *p;
 
 	for (i = 0; i < m->n; i++)
-		len += entry_len(&m->entry[i]);
+		len += io_manifest_entry_len(&m->entry[i]);
 	buf = malloc(len);
 	if (!buf)
 		return rcp_err(-ENOMEM, "out of memory encoding a manifest of %zu bytes", len);

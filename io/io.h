@@ -217,6 +217,9 @@ int io_manifest_rename_top(struct io_manifest *m, const char *name);
  */
 int io_manifest_encode(const struct io_manifest *m, void **buf_out, size_t *len_out);
 
+/* The bytes entry e takes in io_manifest_encode's output (a header takes 16 more). Thread-safe. */
+size_t io_manifest_entry_len(const struct io_entry *e);
+
 /*
  * What one manifest may cost, so that a peer's file list costs a receiving
  * session a bounded amount: at most IO_MANIFEST_MAX_ENTRIES entries (as many
