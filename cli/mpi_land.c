@@ -96,7 +96,8 @@ static int ranges_first(struct io_manifest *share)
 			if (at == pass)
 				e[n++] = *x;
 		}
-	memcpy(share->entry, e, share->n * sizeof(*e));
+	if (share->n) /* an empty share (a batch of nothing but directories) has no array */
+		memcpy(share->entry, e, share->n * sizeof(*e));
 	free(e);
 	return 0;
 }

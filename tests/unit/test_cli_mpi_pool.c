@@ -220,6 +220,8 @@ static void covered_once(const struct io_manifest *m, const struct cli_mpi_piece
 	free(next);
 }
 
+static void list_valid(const struct io_manifest *l);
+
 /*
  * A push of directories only: no pieces, yet a list to free as
  * cli_mpi_split gives (a NULL one went to qsort: a sanitizer build's
@@ -230,6 +232,7 @@ static void test_a_job_of_directories_only_has_no_pieces_and_empty_shares(void *
 	struct io_manifest *m, *part;
 	char base[4096], top[4096], sub[4096];
 	struct cli_mpi_piece *p = NULL;
+	struct cli_mpi_dirs d;
 	uint64_t load[6] = {1, 1, 1, 1, 1, 1};
 	size_t n = 99;
 	unsigned o;
@@ -253,6 +256,16 @@ static void test_a_job_of_directories_only_has_no_pieces_and_empty_shares(void *
 		assert_int_equal(part->data_bytes, 0);
 		io_manifest_destroy(part);
 	}
+	/* with the directories placed: the empty ones are the ranks', a batch has nothing at all */
+	assert_int_equal(cli_mpi_dirs_init(&d, m, 2), 0);
+	for (o = 0; o < 6; o++) {
+		assert_int_equal(cli_mpi_share_pieces(m, p, n, o, &d, &part), 0);
+		if (o >= 2)
+			assert_int_equal(part->n, 0);
+		list_valid(part);
+		io_manifest_destroy(part);
+	}
+	cli_mpi_dirs_fini(&d);
 	free(p);
 	io_manifest_destroy(m);
 	t_rm_rf(base);
