@@ -6,8 +6,9 @@
 # tree lands whole with -p's modes and times (files' and links' times,
 # directories' modes, an empty one too), each server's log shows the
 # sessions, --json counts every file and byte once, a -u re-run sends
-# nothing, and a cut file and the pool's batches land too. Without the variable
-# each rank's share is one session. Over TCP on 127.0.0.1, two ranks, two
+# nothing, a cut file and the pool's batches land too, and a tree of empty
+# directories is shared out, each one rank's (not every rank's). Without
+# the variable each rank's share is one session. Over TCP on 127.0.0.1, two ranks, two
 # servers; skipped, saying so, where no MPI is installed or mpirun cannot run.
 . tests/integration/lib.sh
 mpi_setup
@@ -81,6 +82,23 @@ same_meta "$tmp/src" "$tmp/root/pool/src" >"$tmp/d" ||
 cmp "$tmp/src/d2/big" "$tmp/root/pool/src/d2/big" || fail "the cut file differs"
 ls -a "$tmp/root/pool/src/d2" | grep -q '^\.railcp-tmp' && fail "a temporary is left"
 
+# A tree of 180 empty directories and 2 files: each empty directory is one
+# rank's, not in every share (about 13 sessions of 16 for the two ranks; 24
+# or more when each share carried all 180), and every one lands with its mode.
+mkdir -p "$tmp/many"
+for i in $(seq 100 279); do mkdir "$tmp/many/e$i"; done
+for i in $(seq 100 159); do mv "$tmp/many/e$((i + 120))" "$tmp/many/e$i/sub"; done
+chmod 700 "$tmp/many/e150/sub"
+echo one >"$tmp/many/f1"
+echo two >"$tmp/many/f2"
+b1=$(sessions "$tmp/s1.log") b2=$(sessions "$tmp/s2.log")
+capture mpi -r -p --no-steal "$tmp/many" "$servers:many"
+[ "$rc" -eq 0 ] || fail "railcp-mpi, 180 empty directories in sessions of 16: exit $rc: $err"
+same_meta "$tmp/many" "$tmp/root/many/many" >"$tmp/d" ||
+	fail "180 empty directories: the tree differs: $(cat "$tmp/d")"
+took=$(($(sessions "$tmp/s1.log") - b1 + $(sessions "$tmp/s2.log") - b2))
+[ "$took" -le 18 ] || fail "180 empty directories took $took sessions of 16: the shares carry each one more than once"
+
 # Without the variable: one session per rank.
 unset RAILCP_TEST_SESSION_ENTRIES
 m1=$(sessions "$tmp/s1.log") m2=$(sessions "$tmp/s2.log")
@@ -89,4 +107,4 @@ capture mpi -r -p --no-steal "$tmp/src" "$servers:one"
 same_meta "$tmp/src" "$tmp/root/one/src" >"$tmp/d" || fail "one session each: the tree differs: $(cat "$tmp/d")"
 [ "$(sessions "$tmp/s1.log")" -eq $((m1 + 1)) ] && [ "$(sessions "$tmp/s2.log")" -eq $((m2 + 1)) ] ||
 	fail "without RAILCP_TEST_SESSION_ENTRIES a rank took more than one session: $(cat "$tmp/s1.log" "$tmp/s2.log")"
-echo "ok: sessions of 16 entries ($n1 and $n2 sessions), -p, -u, the pool, and one session without the cap"
+echo "ok: sessions of 16 entries ($n1 and $n2 sessions), -p, -u, the pool, 180 empty directories in $took sessions, and one session without the cap"
