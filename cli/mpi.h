@@ -14,6 +14,9 @@
 #include "engine/engine.h"
 #include "io/io.h"
 
+struct cli_mpi_dirs; /* below: the directories a share carries */
+struct cli_mpi_caps; /* below: what one session's list may hold */
+
 /*
  * Greedy largest first: the items (bytes[i]) in decreasing size, each to
  * the rank with the fewest bytes so far (the fewest items on a tie, then
@@ -39,8 +42,9 @@ unsigned cli__mpi_lightest(const uint64_t *load, const size_t *count, unsigned n
 
 /*
  * Every rank's share of m: owner_out[i] (m->n long) is the rank of each
- * file and symlink (directories: every rank, each session creating what it
- * needs), load (n_ranks long) each rank's bytes. 0, or -ENOMEM.
+ * file and symlink (directories: cli_mpi_dirs_keep places them, each
+ * session creating what its list holds), load (n_ranks long) each rank's
+ * bytes. 0, or -ENOMEM.
  */
 int cli_mpi_assign(const struct io_manifest *m, unsigned n_ranks, unsigned *owner_out,
 		   uint64_t *load);
@@ -74,7 +78,7 @@ int cli_mpi_split(const uint64_t *bytes, const bool *cuttable, size_t n, unsigne
 		  uint64_t *load_out);
 
 /*
- * cli_mpi_split over m's files and symlinks (directories are every rank's),
+ * cli_mpi_split over m's files and symlinks (directories: cli_mpi_dirs_keep),
  * each piece's item an index into m->entry; a file of one extent from 0 to
  * its size may be cut (a sparse one travels whole, as its chunks start at
  * each extent). railcp-mpi's push uses it unless -u, -c, --partial or -n
@@ -133,17 +137,42 @@ long cli_mpi_pool_take(struct cli_mpi_pool *p);
 bool cli_mpi_pool_done(const struct cli_mpi_pool *p);
 
 /*
+ * Rank 0's batches packed: the pool's (owners n_ranks and up of pc, as
+ * cli_mpi_pool_ranges gave them), each as cli_mpi_share_pieces cuts it with
+ * d's directories, cut into lists within caps at chunk bytes a chunk
+ * (cli_mpi_parts), each list a batch of its own (a batch of directories
+ * only is left out): out->n batches, batch k cli_mpi_pack's bytes at
+ * out->all + out->off[k], out->len[k] long. -EFBIG past 2 GiB in all (a
+ * batch is one MPI message counted in an int), -ENOMEM, each with a
+ * sentence; out is empty on failure.
+ */
+struct cli_mpi_batches {
+	char *all;
+	int *off, *len;
+	size_t n;
+};
+int cli_mpi_batches_pack(const struct io_manifest *m, const struct cli_mpi_piece *pc, size_t n_pc,
+			 unsigned n_ranks, const struct cli_mpi_dirs *d,
+			 const struct cli_mpi_caps *caps, uint32_t chunk,
+			 struct cli_mpi_batches *out);
+
+/* Accepts NULL; b is left empty. */
+void cli_mpi_batches_fini(struct cli_mpi_batches *b);
+
+/*
  * ---- landing the ranges (cli/mpi_land.c) ----
  *
  * Rank's share of cli_mpi_assign_ranges's pieces (pc, n_pc long) of m: the
- * directories, the items it holds a piece of; a cut item (in more than one
+ * items it holds a piece of, with the directories d gives it
+ * (cli_mpi_dirs_keep; NULL: every directory of m); a cut item (in more than one
  * piece) as an entry flagged as ranges (io_entry's range), its extents the
  * rank's pieces of it (merged where they meet), its size the file's; the
  * directories first, then the ranges, then the rest (so the ranges are
  * sent first). 0, or -ENOMEM with a sentence.
  */
 int cli_mpi_share_pieces(const struct io_manifest *m, const struct cli_mpi_piece *pc, size_t n_pc,
-			 unsigned rank, struct io_manifest **share_out);
+			 unsigned rank, const struct cli_mpi_dirs *d,
+			 struct io_manifest **share_out);
 
 /*
  * The job's cut files of m, whole (as walked), with the directories on
@@ -163,9 +192,12 @@ size_t cli_mpi_split_files(const struct io_manifest *split);
  */
 size_t cli_mpi_ranges_later(const struct io_manifest *share);
 
-/* Rank's share: the directories of m and the entries owner gives it. */
+/*
+ * Rank's share: the entries owner gives it, with the directories d gives
+ * it (cli_mpi_dirs_keep; NULL: every directory of m).
+ */
 int cli_mpi_share(const struct io_manifest *m, const unsigned *owner, unsigned rank,
-		  struct io_manifest **share_out);
+		  const struct cli_mpi_dirs *d, struct io_manifest **share_out);
 
 /*
  * A share as bytes: its encoding, then each entry's source path (NUL-ended),
@@ -182,19 +214,72 @@ int cli_mpi_unpack(const void *buf, size_t len, struct io_manifest **m_out);
  */
 size_t cli_mpi_session_max(void);
 
+/* What one session's list may hold: entries, chunks, and memory to decode (io.h). */
+struct cli_mpi_caps {
+	size_t entries;
+	uint64_t chunks;
+	uint64_t memory;
+};
+
 /*
- * Share cut into consecutive lists of at most max entries and max chunks
- * of chunk bytes each (cli/mpi_parts.c), each with the directories its
- * entries need, every directory of share in one of them; *n_out of them in
- * *parts_out (malloc'd, each for io_manifest_destroy). An entry alone
- * larger than max is a part of its own.
+ * A session's caps: cli_mpi_session_max() entries and as many chunks, and
+ * IO_MANIFEST_MAX_MEMORY (what a server's io_manifest_decode allows).
  */
-int cli_mpi_parts(const struct io_manifest *share, size_t max, uint32_t chunk,
+struct cli_mpi_caps cli_mpi_session_caps(void);
+
+/*
+ * Share cut into consecutive lists within caps (cli/mpi_parts.c): each at
+ * most caps->entries entries and caps->chunks chunks of chunk bytes, and
+ * at most caps->memory to decode (io_manifest_decoded_base and _cost,
+ * exactly as io_manifest_decode counts it), each with the directories its
+ * entries need, every directory of share in one of them; *n_out of them
+ * in *parts_out (malloc'd, each for io_manifest_destroy). An entry that
+ * with its directories exceeds the caps alone is a part of its own.
+ */
+int cli_mpi_parts(const struct io_manifest *share, const struct cli_mpi_caps *caps, uint32_t chunk,
 		  struct io_manifest ***parts_out, size_t *n_out);
 
-/* Share's parts (cli_mpi_parts) packed one after another, each behind its 8-byte length. */
-int cli_mpi_pack_parts(const struct io_manifest *share, size_t max, uint32_t chunk, void **buf_out,
-		       size_t *len_out);
+/*
+ * ---- the directories a share carries (cli/mpi_dirs.c) ----
+ *
+ * The job's directories placed once: parent[i], the index of entry i's
+ * directory (cli__mpi_parents); home[i], for a directory no file or
+ * symlink of the job lies beneath, the rank whose share carries it (the
+ * walk's order cut into n_ranks runs), UINT_MAX for every other entry.
+ */
+struct cli_mpi_dirs {
+	size_t *parent;
+	unsigned *home;
+};
+
+/* d for job m over n_ranks: 0, or -ENOMEM (-EINVAL: no ranks) with a sentence. */
+int cli_mpi_dirs_init(struct cli_mpi_dirs *d, const struct io_manifest *m, unsigned n_ranks);
+
+/* Accepts NULL and a d already finished. */
+void cli_mpi_dirs_fini(struct cli_mpi_dirs *d);
+
+/*
+ * keep (m->n long) gains what owner's list carries besides its entries:
+ * the directories homed at owner (a rank's number; a batch's has none),
+ * then every directory on the way to a kept entry. d NULL: every
+ * directory of m.
+ */
+void cli_mpi_dirs_keep(const struct cli_mpi_dirs *d, const struct io_manifest *m, unsigned owner,
+		       bool *keep);
+
+/*
+ * Each entry's directory in m: parent[i] (m->n long) its index, SIZE_MAX
+ * for an entry at the top (or whose directory m does not hold). -ENOMEM
+ * without a sentence.
+ */
+int cli__mpi_parents(const struct io_manifest *m, size_t *parent);
+
+/*
+ * Share's parts (cli_mpi_parts) packed one after another, each behind its
+ * 8-byte length, each packed as it is cut (one part decoded at a time).
+ */
+int cli_mpi_pack_parts(const struct io_manifest *share, const struct cli_mpi_caps *caps,
+		       uint32_t chunk, void **buf_out, size_t *len_out);
 
 /*
  * The next part of cli_mpi_pack_parts's bytes from *at (to end), *at moved
@@ -326,6 +411,14 @@ void cli_mpi_tasks_free(struct cli_mpi_task *t, size_t n_src);
  * a DST that is a directory (rank 0 makes a missing one first).
  */
 int cli_mpi_pull_dirs(const struct cli_mpi_pull *p, const char *dst);
+
+/*
+ * Rank 0, right after its walk m: whether the packed shares can fit at all,
+ * each entry of m being packed in one share at least (or, with the pool,
+ * in one batch), 2 GiB in one MPI scatter and as much again in the pool's
+ * batches; else -EFBIG with a sentence, before any share is packed.
+ */
+int cli_mpi_scatter_fits(const struct io_manifest *m, bool pool);
 
 /*
  * railcp-mpi --delete, before any rank moves a byte: whether the pass that

@@ -96,13 +96,15 @@ static int ranges_first(struct io_manifest *share)
 			if (at == pass)
 				e[n++] = *x;
 		}
-	memcpy(share->entry, e, share->n * sizeof(*e));
+	if (share->n) /* an empty share (a batch of nothing but directories) has no array */
+		memcpy(share->entry, e, share->n * sizeof(*e));
 	free(e);
 	return 0;
 }
 
 int cli_mpi_share_pieces(const struct io_manifest *m, const struct cli_mpi_piece *pc, size_t n_pc,
-			 unsigned rank, struct io_manifest **share_out)
+			 unsigned rank, const struct cli_mpi_dirs *d,
+			 struct io_manifest **share_out)
 {
 	bool *keep = calloc(m->n ? m->n : 1, sizeof(*keep)), *cut = cut_items(m, pc, n_pc);
 	struct io_manifest *share = NULL;
@@ -111,8 +113,8 @@ int cli_mpi_share_pieces(const struct io_manifest *m, const struct cli_mpi_piece
 
 	for (k = 0; k < n_pc && !err; k++)
 		keep[pc[k].item] |= pc[k].owner == rank;
-	for (i = 0; i < m->n && !err; i++)
-		keep[i] |= m->entry[i].type == IO_DIR;
+	if (!err)
+		cli_mpi_dirs_keep(d, m, rank, keep);
 	if (!err)
 		err = io_manifest_pick(m, keep, &share);
 	for (i = 0, k = 0; i < m->n && !err; i++) {

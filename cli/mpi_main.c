@@ -49,18 +49,17 @@ static void usage(FILE *f)
 		   "a failed job's ranges are removed); each rank pushes its share to server\n"
 		   "(rank mod the number of servers), placed on the NUMA node(s) and rails of\n"
 		   "its binding (a share of more than one session's list, 4 Mi entries or\n"
-		   "chunks, as several sessions). DST must be a directory there (the root\n"
-		   "when empty): each SRC lands beneath it under its own name. A pull:\n"
-		   "rank 0 lists the sources on the first server (a dry run), shares their\n"
-		   "files by bytes, and each rank pulls its share from its server as a\n"
-		   "--files-from list. A rank whose\n"
-		   "server is gone moves to the next one and goes on there with -c (what\n"
-		   "landed is not sent again, but a range is sent whole); --no-failover ends\n"
-		   "the job instead. A job that may cut files keeps a quarter of its bytes\n"
-		   "back as a pool of batches (two per rank): a rank whose share is done\n"
-		   "takes the next one from rank 0, so a slow rank, disk or server does\n"
-		   "not hold the job; --no-steal gives every rank its whole share at the\n"
-		   "start instead. Rank 0 prints the summary.\n\n"
+		   "chunks or 1 GiB decoded, as several sessions). DST must be a directory\n"
+		   "there (the root when empty): each SRC lands beneath it under its own name.\n"
+		   "A pull: rank 0 lists the sources on the first server (a dry run), shares\n"
+		   "their files by bytes, and each rank pulls its share from its server as a\n"
+		   "--files-from list. A rank whose server is gone moves to the next one and\n"
+		   "goes on there with -c (what landed is not sent again, but a range is sent\n"
+		   "whole); --no-failover ends the job instead. A job that may cut files keeps\n"
+		   "a quarter of its bytes back as a pool of batches (two per rank): a rank\n"
+		   "whose share is done takes the next one from rank 0, so a slow rank, disk\n"
+		   "or server does not hold the job; --no-steal gives every rank its whole\n"
+		   "share at the start instead. Rank 0 prints the summary.\n\n"
 		   "Options: those of a railcp copy (railcp --help-copy) but -e, --rsh and\n"
 		   "--railcp-path (the servers must be running). --delete needs -p: after\n"
 		   "the ranks' copies, rank 0 deletes in one more session with -u (it sends\n"
@@ -263,6 +262,7 @@ struct shares {
 	unsigned *owner;	  /* whole files */
 	struct cli_mpi_piece *pc; /* files and ranges */
 	size_t n_pc;
+	struct cli_mpi_dirs dirs; /* the directories each carries */
 };
 
 static int shares_make(struct job *j, const struct io_manifest *m, struct shares *sh)
@@ -273,6 +273,8 @@ static int shares_make(struct job *j, const struct io_manifest *m, struct shares
 	int err = load ? 0 : -ENOMEM;
 
 	sh->m = m;
+	if (!err)
+		err = cli_mpi_dirs_init(&sh->dirs, m, n);
 	if (!err && cli__mpi_splits(j)) {
 		err = j->no_steal
 			      ? cli_mpi_assign_ranges(m, n, j->o.chunk, &sh->pc, &sh->n_pc, load)
@@ -287,44 +289,19 @@ static int shares_make(struct job *j, const struct io_manifest *m, struct shares
 	return err;
 }
 
-/* A batch with nothing but directories (a pool of fewer items than batches) is left out. */
-static bool batch_empty(const struct io_manifest *b)
-{
-	size_t i;
-
-	for (i = 0; i < b->n; i++)
-		if (b->entry[i].type != IO_DIR)
-			return false;
-	return true;
-}
-
 /* Rank 0: the pool's batches packed, one after another, into j's (see struct job). */
-static int batches_pack(struct job *j, const struct io_manifest *m, const struct shares *sh)
+static int batches_pack(struct job *j, const struct io_manifest *m, const struct shares *sh,
+			const struct cli_mpi_caps *caps)
 {
-	unsigned n = cli_mpi_pool_batches((unsigned)j->size), b;
-	size_t total = 0;
-	int err = 0;
+	struct cli_mpi_batches b;
+	int err = cli_mpi_batches_pack(m, sh->pc, sh->n_pc, (unsigned)j->size, &sh->dirs, caps,
+				       j->o.chunk, &b);
 
-	j->batch_off = calloc(n, sizeof(*j->batch_off));
-	j->batch_len = calloc(n, sizeof(*j->batch_len));
-	if (!j->batch_off || !j->batch_len)
-		return -ENOMEM;
-	for (b = 0; b < n && !err; b++) {
-		struct io_manifest *batch = NULL;
-		void *buf = NULL;
-		size_t len = 0;
-
-		err = cli_mpi_share_pieces(m, sh->pc, sh->n_pc, (unsigned)j->size + b, &batch);
-		if (!err && !batch_empty(batch))
-			err = cli_mpi_pack(batch, &buf, &len);
-		if (!err && buf)
-			err = cli__mpi_append(&j->batch_all, &total, buf, len,
-					      &j->batch_off[j->n_batches],
-					      &j->batch_len[j->n_batches]);
-		if (!err && buf)
-			j->n_batches++;
-		io_manifest_destroy(batch);
-		free(buf);
+	if (!err) {
+		j->batch_all = b.all;
+		j->batch_off = b.off;
+		j->batch_len = b.len;
+		j->n_batches = b.n;
 	}
 	return err;
 }
@@ -333,22 +310,22 @@ static int batches_pack(struct job *j, const struct io_manifest *m, const struct
 static int shares_pack(struct job *j, const struct io_manifest *m, char **all, int *count,
 		       int *displ)
 {
+	const struct cli_mpi_caps caps = cli_mpi_session_caps();
 	struct shares sh = {0};
 	size_t total = 0;
 	int r, err = shares_make(j, m, &sh);
 
 	if (!err && sh.pc && !j->no_steal)
-		err = batches_pack(j, m, &sh);
+		err = batches_pack(j, m, &sh, &caps);
 	for (r = 0; r < j->size && !err; r++) {
 		struct io_manifest *share = NULL;
 		void *buf = NULL;
 		size_t len = 0;
 
-		err = sh.pc ? cli_mpi_share_pieces(m, sh.pc, sh.n_pc, (unsigned)r, &share)
-			    : cli_mpi_share(m, sh.owner, (unsigned)r, &share);
+		err = sh.pc ? cli_mpi_share_pieces(m, sh.pc, sh.n_pc, (unsigned)r, &sh.dirs, &share)
+			    : cli_mpi_share(m, sh.owner, (unsigned)r, &sh.dirs, &share);
 		if (!err) /* as several sessions, past one session's list */
-			err = cli_mpi_pack_parts(share, cli_mpi_session_max(), j->o.chunk, &buf,
-						 &len);
+			err = cli_mpi_pack_parts(share, &caps, j->o.chunk, &buf, &len);
 		io_manifest_destroy(share);
 		if (!err)
 			err = cli__mpi_append(all, &total, buf, len, &displ[r], &count[r]);
@@ -356,6 +333,7 @@ static int shares_pack(struct job *j, const struct io_manifest *m, char **all, i
 	}
 	free(sh.owner);
 	free(sh.pc);
+	cli_mpi_dirs_fini(&sh.dirs);
 	return err;
 }
 
@@ -393,6 +371,8 @@ static void job_scatter(struct job *j)
 								IO_WALK_LARGE,
 							NULL, j->o.filter, &m);
 		t[1] = MPI_Wtime();
+		if (!err)
+			err = cli_mpi_scatter_fits(m, cli__mpi_splits(j) && !j->no_steal);
 		if (!err)
 			err = shares_pack(j, m, &all, count, displ);
 		t[2] = MPI_Wtime();
@@ -452,7 +432,7 @@ static void job_push(struct job *j, struct result *res)
 {
 	const char *at = j->share, *end = j->share + j->share_len;
 	struct io_manifest *part, *batch;
-	struct eng_report rep;
+	struct eng_report rep = {0};
 	double t0 = MPI_Wtime();
 	unsigned parts = 0;
 	int err;

@@ -1,21 +1,25 @@
 /*
  * mpi_parts.c - a railcp-mpi rank's share cut into consecutive sessions.
  *
- * One session's list is bounded (IO_MANIFEST_MAX_ENTRIES entries and
- * IO_PLAN_MAX_CHUNKS chunks: what a hostile peer can cost a server), so a
- * share of more is pushed as several lists, one session each, one after
- * another. The share is cut in its own order (the walk's, directories and
- * then ranges first after cli_mpi_share_pieces): each part takes the next
- * entries while they fit, with every directory they need that the part
- * does not hold yet (a list holds each entry's parents); directories no
- * entry needs (empty ones) go where they fit after the files, so every
- * directory of the share is made, as by one session. An entry that does not
- * fit even an empty part (a file of more chunks than the limit) goes alone,
- * and its session refuses it as one railcp would.
+ * One session's list is bounded (IO_MANIFEST_MAX_ENTRIES entries,
+ * IO_PLAN_MAX_CHUNKS chunks and IO_MANIFEST_MAX_MEMORY to decode: what a
+ * hostile peer can cost a server), so a share of more is pushed as several
+ * lists, one session each, one after another. The share is cut in its own
+ * order (the walk's, directories and then ranges first after
+ * cli_mpi_share_pieces): each part takes the next entries while they fit,
+ * with every directory they need that the part does not hold yet (a list
+ * holds each entry's parents); directories no entry needs (empty ones) go
+ * where they fit after the files, so every directory of the share is made,
+ * as by one session. The memory is io_manifest_decoded_base and _cost, the
+ * decoder's own count, so a part of long paths or many extents closes
+ * before the entry cap and still decodes. An entry that does not fit even
+ * an empty part (a file of more chunks than the limit) goes alone, and its
+ * session refuses it as one railcp would.
  *
- * Rank 0 packs each part (cli_mpi_pack) behind its length; the rank keeps
- * the packed bytes and decodes one part at a time, so it holds its share
- * packed and one session's list decoded. No MPI here; not thread-safe.
+ * Rank 0 packs each part (cli_mpi_pack) behind its length as it cuts it,
+ * holding one part decoded at a time; the rank keeps the packed bytes and
+ * decodes one part at a time, so it holds its share packed and one
+ * session's list decoded. No MPI here; not thread-safe.
  */
 #include "cli/mpi.h"
 
@@ -24,45 +28,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The index of each entry's parent directory in m (SIZE_MAX: at the top). */
-struct dir_at {
-	const char *path;
-	size_t i;
-};
-
-static int dir_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct dir_at *)a)->path, ((const struct dir_at *)b)->path);
-}
-
-static int parents_find(const struct io_manifest *m, size_t *parent)
-{
-	struct dir_at *d = malloc((m->n ? m->n : 1) * sizeof(*d));
-	size_t i, n = 0;
-
-	if (!d)
-		return rcp_err(-ENOMEM, "out of memory cutting a share into sessions");
-	for (i = 0; i < m->n; i++)
-		if (m->entry[i].type == IO_DIR)
-			d[n++] = (struct dir_at){.path = m->entry[i].path, .i = i};
-	qsort(d, n, sizeof(*d), dir_cmp);
-	for (i = 0; i < m->n; i++) {
-		const char *p = m->entry[i].path, *slash = strrchr(p, '/');
-		char *up = slash ? strndup(p, (size_t)(slash - p)) : NULL;
-		struct dir_at key = {.path = up}, *hit;
-
-		if (slash && !up) {
-			free(d);
-			return rcp_err(-ENOMEM, "out of memory cutting a share into sessions");
-		}
-		hit = up ? bsearch(&key, d, n, sizeof(*d), dir_cmp) : NULL;
-		parent[i] = hit ? hit->i : SIZE_MAX;
-		free(up);
-	}
-	free(d);
-	return 0;
-}
 
 /* Chunks of entry e in a session of chunk bytes a chunk. */
 static uint64_t entry_chunks(const struct io_entry *e, uint32_t chunk)
@@ -74,138 +39,173 @@ static uint64_t entry_chunks(const struct io_entry *e, uint32_t chunk)
 
 /*
  * The cut being built: the last part each entry went into (from 1; 0 while
- * in none: a directory may go into several), and the open part's entries.
+ * in none: a directory may go into several), the open part's entries, its
+ * chunks and its entries' decoded cost (io_manifest_decoded_cost; the
+ * list's own, io_manifest_decoded_base, depends on how many). A closed part
+ * is kept decoded in parts, or, when packing, packed at once into packed.
  */
 struct cut {
 	const struct io_manifest *m;
 	const size_t *parent;
+	struct cli_mpi_caps caps;
+	uint32_t chunk;
 	size_t *part; /* m->n long */
 	size_t *in;   /* the open part's entries, m->n long */
 	bool *keep;   /* m->n long, all false between parts */
-	size_t max, n_in, n_parts;
-	uint64_t chunks;
-	struct io_manifest **parts; /* the closed ones, n_parts - 1 */
+	size_t n_in, n_parts;
+	uint64_t chunks, memory;
+	struct io_manifest **parts; /* not packing: the closed ones, n_parts - 1 */
+	bool pack;
+	char *packed;
+	size_t packed_len;
 };
 
-/* How many of i and its directories the open part lacks. */
-static size_t cut_cost(const struct cut *c, size_t i)
+/* How many of i and its directories the open part lacks, and their decoded cost. */
+static size_t cut_lacks(const struct cut *c, size_t i, uint64_t *memory_out)
 {
+	uint64_t memory = 0;
 	size_t n = 0;
 
-	for (; i != SIZE_MAX && c->part[i] != c->n_parts; i = c->parent[i])
+	for (; i != SIZE_MAX && c->part[i] != c->n_parts; i = c->parent[i]) {
+		memory += io_manifest_decoded_cost(&c->m->entry[i]);
 		n++;
+	}
+	*memory_out = memory;
 	return n;
+}
+
+/* Whether the open part takes n more entries of k chunks and memory bytes decoded. */
+static bool cut_fits(const struct cut *c, size_t n, uint64_t k, uint64_t memory)
+{
+	return c->n_in + n <= c->caps.entries && c->chunks + k <= c->caps.chunks &&
+	       c->memory + memory + io_manifest_decoded_base(c->n_in + n) <= c->caps.memory;
+}
+
+/* Part p packed behind its length at the end of c->packed; p is destroyed. */
+static int cut_pack(struct cut *c, struct io_manifest *p)
+{
+	void *buf = NULL;
+	size_t len = 0;
+	char *grown = NULL;
+	int err = cli_mpi_pack(p, &buf, &len);
+
+	io_manifest_destroy(p);
+	if (!err && !(grown = realloc(c->packed, c->packed_len + 8 + len)))
+		err = rcp_err(-ENOMEM, "out of memory packing a rank's share");
+	if (!err) {
+		c->packed = grown;
+		memcpy(grown + c->packed_len, &(uint64_t){len}, 8);
+		memcpy(grown + c->packed_len + 8, buf, len);
+		c->packed_len += 8 + len;
+	}
+	free(buf);
+	return err;
 }
 
 /* The open part as its own list, and a new one opened. */
 static int cut_close(struct cut *c)
 {
-	struct io_manifest **grown = realloc(c->parts, c->n_parts * sizeof(*grown));
+	struct io_manifest **grown = NULL, *p = NULL;
 	size_t k;
 	int err;
 
-	if (!grown)
+	if (!c->pack && !(grown = realloc(c->parts, c->n_parts * sizeof(*grown))))
 		return -ENOMEM;
-	c->parts = grown;
+	if (grown)
+		c->parts = grown;
 	for (k = 0; k < c->n_in; k++)
 		c->keep[c->in[k]] = true;
-	err = io_manifest_pick(c->m, c->keep, &c->parts[c->n_parts - 1]);
+	err = io_manifest_pick(c->m, c->keep, &p);
 	for (k = 0; k < c->n_in; k++)
 		c->keep[c->in[k]] = false;
+	if (!err && c->pack)
+		err = cut_pack(c, p);
+	else if (!err)
+		c->parts[c->n_parts - 1] = p;
 	if (err)
 		return err;
 	c->n_parts++;
 	c->n_in = 0;
-	c->chunks = 0;
+	c->chunks = c->memory = 0;
 	return 0;
 }
 
-static int cut_add(struct cut *c, size_t i, uint32_t chunk)
+static int cut_add(struct cut *c, size_t i)
 {
-	uint64_t k = entry_chunks(&c->m->entry[i], chunk);
+	uint64_t k = entry_chunks(&c->m->entry[i], c->chunk), memory;
+	size_t n = cut_lacks(c, i, &memory);
 	int err;
 
-	if (c->n_in && (c->n_in + cut_cost(c, i) > c->max || c->chunks + k > c->max) &&
-	    (err = cut_close(c)))
+	if (c->n_in && !cut_fits(c, n, k, memory) && (err = cut_close(c)))
 		return err;
 	c->chunks += k;
 	for (; i != SIZE_MAX && c->part[i] != c->n_parts; i = c->parent[i]) {
 		c->part[i] = c->n_parts;
 		c->in[c->n_in++] = i;
+		c->memory += io_manifest_decoded_cost(&c->m->entry[i]);
 	}
 	return 0;
 }
 
-int cli_mpi_parts(const struct io_manifest *share, size_t max, uint32_t chunk,
-		  struct io_manifest ***parts_out, size_t *n_out)
+/* c's share cut: its parts in c->parts (c->n_parts - 1 of them) or c->packed. */
+static int cut_run(struct cut *c)
 {
-	size_t n = share->n ? share->n : 1, i, *parent = calloc(n, sizeof(*parent));
-	struct cut c = {.m = share,
-			.parent = parent,
-			.part = calloc(n, sizeof(size_t)),
-			.in = calloc(n, sizeof(size_t)),
-			.keep = calloc(n, sizeof(bool)),
-			.max = max ? max : 1,
-			.n_parts = 1};
-	int err = parent && c.part && c.in && c.keep ? parents_find(share, parent) : -ENOMEM;
+	const struct io_manifest *share = c->m;
+	size_t n = share->n ? share->n : 1, i, *parent = malloc(n * sizeof(*parent));
+	int err;
 
+	c->parent = parent;
+	c->part = calloc(n, sizeof(size_t));
+	c->in = calloc(n, sizeof(size_t));
+	c->keep = calloc(n, sizeof(bool));
+	c->n_parts = 1;
+	err = parent && c->part && c->in && c->keep ? cli__mpi_parents(share, parent) : -ENOMEM;
 	for (i = 0; i < share->n && !err; i++) /* the files, links and ranges, then the rest */
 		if (share->entry[i].type != IO_DIR)
-			err = cut_add(&c, i, chunk);
+			err = cut_add(c, i);
 	for (i = 0; i < share->n && !err; i++)
-		if (!c.part[i])
-			err = cut_add(&c, i, chunk);
+		if (!c->part[i])
+			err = cut_add(c, i);
 	if (!err)
-		err = cut_close(&c);
-	for (i = 0; err && i + 1 < c.n_parts; i++)
-		io_manifest_destroy(c.parts[i]);
+		err = cut_close(c);
+	for (i = 0; err && !c->pack && i + 1 < c->n_parts; i++)
+		io_manifest_destroy(c->parts[i]);
 	free(parent);
-	free(c.part);
-	free(c.in);
-	free(c.keep);
+	free(c->part);
+	free(c->in);
+	free(c->keep);
 	if (err) {
-		free(c.parts);
+		free(c->parts);
+		free(c->packed);
 		return err == -ENOMEM ? rcp_err(err, "out of memory cutting a share into sessions")
 				      : err;
 	}
+	return 0;
+}
+
+int cli_mpi_parts(const struct io_manifest *share, const struct cli_mpi_caps *caps, uint32_t chunk,
+		  struct io_manifest ***parts_out, size_t *n_out)
+{
+	struct cut c = {.m = share, .caps = *caps, .chunk = chunk};
+	int err = cut_run(&c);
+
+	if (err)
+		return err;
 	*parts_out = c.parts;
 	*n_out = c.n_parts - 1;
 	return 0;
 }
 
-int cli_mpi_pack_parts(const struct io_manifest *share, size_t max, uint32_t chunk, void **buf_out,
-		       size_t *len_out)
+int cli_mpi_pack_parts(const struct io_manifest *share, const struct cli_mpi_caps *caps,
+		       uint32_t chunk, void **buf_out, size_t *len_out)
 {
-	struct io_manifest **parts = NULL;
-	size_t n = 0, i, total = 0;
-	char *all = NULL;
-	int err = cli_mpi_parts(share, max, chunk, &parts, &n);
+	struct cut c = {.m = share, .caps = *caps, .chunk = chunk, .pack = true};
+	int err = cut_run(&c);
 
-	for (i = 0; i < n && !err; i++) {
-		void *buf = NULL;
-		size_t len = 0;
-		char *grown;
-
-		err = cli_mpi_pack(parts[i], &buf, &len);
-		if (!err && !(grown = realloc(all, total + 8 + len)))
-			err = rcp_err(-ENOMEM, "out of memory packing a rank's share");
-		if (!err) {
-			all = grown;
-			memcpy(all + total, &(uint64_t){len}, 8);
-			memcpy(all + total + 8, buf, len);
-			total += 8 + len;
-		}
-		free(buf);
-	}
-	for (i = 0; i < n; i++)
-		io_manifest_destroy(parts[i]);
-	free(parts);
-	if (err) {
-		free(all);
+	if (err)
 		return err;
-	}
-	*buf_out = all;
-	*len_out = total;
+	*buf_out = c.packed;
+	*len_out = c.packed_len;
 	return 0;
 }
 
@@ -227,6 +227,14 @@ int cli_mpi_unpack_next(const char **at, const char *end, struct io_manifest **p
 	if (!err)
 		*at += 8 + len;
 	return err;
+}
+
+struct cli_mpi_caps cli_mpi_session_caps(void)
+{
+	size_t max = cli_mpi_session_max();
+
+	return (struct cli_mpi_caps){
+		.entries = max, .chunks = max, .memory = IO_MANIFEST_MAX_MEMORY};
 }
 
 size_t cli_mpi_session_max(void)

@@ -9,6 +9,9 @@
  * its slots, six kept and two batches (cli/mpi.h); pieces of a file that
  * meet under one owner are merged again, so a rank's part of a big file
  * stays one range. Cost: that of the first split, plus O(pieces x slots).
+ * Each batch is then packed as the ranks' shares are, cut into lists
+ * within a session's caps (cli_mpi_pack_parts), each list a batch of its
+ * own: no batch is refused when it is taken, whatever its entries.
  *
  * Threading: none of its own; any thread.
  */
@@ -17,6 +20,7 @@
 #include "common/common.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -194,4 +198,90 @@ long cli_mpi_pool_take(struct cli_mpi_pool *p)
 bool cli_mpi_pool_done(const struct cli_mpi_pool *p)
 {
 	return p->told_none >= p->n_ranks;
+}
+
+/* A batch with nothing but directories (a pool of fewer items than batches) is left out. */
+static bool batch_empty(const struct io_manifest *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++)
+		if (b->entry[i].type != IO_DIR)
+			return false;
+	return true;
+}
+
+/* The parts of packed (cli_mpi_pack_parts's bytes, len long) appended to out, a batch each. */
+static int batches_add(struct cli_mpi_batches *out, size_t *total, const char *packed, size_t len)
+{
+	const char *at = packed, *end = packed + len;
+	uint64_t n;
+
+	while (at < end) {
+		int *off = realloc(out->off, (out->n + 1) * sizeof(*off)), *lens;
+		char *all;
+
+		if (off)
+			out->off = off;
+		lens = off ? realloc(out->len, (out->n + 1) * sizeof(*lens)) : NULL;
+		if (!lens)
+			return -ENOMEM;
+		out->len = lens;
+		memcpy(&n, at, 8);
+		if (*total + n > INT_MAX)
+			return rcp_err(-EFBIG,
+				       "the pool's batches are more than 2 GiB packed: too "
+				       "many files for rank 0 to hand out; copy the tree in "
+				       "parts");
+		if (!(all = realloc(out->all, *total + n + 1)))
+			return -ENOMEM;
+		out->all = all;
+		memcpy(all + *total, at + 8, n);
+		out->off[out->n] = (int)*total;
+		out->len[out->n++] = (int)n;
+		*total += n;
+		at += 8 + n;
+	}
+	return 0;
+}
+
+int cli_mpi_batches_pack(const struct io_manifest *m, const struct cli_mpi_piece *pc, size_t n_pc,
+			 unsigned n_ranks, const struct cli_mpi_dirs *d,
+			 const struct cli_mpi_caps *caps, uint32_t chunk,
+			 struct cli_mpi_batches *out)
+{
+	unsigned n = cli_mpi_pool_batches(n_ranks), b;
+	size_t total = 0;
+	int err = 0;
+
+	*out = (struct cli_mpi_batches){0};
+	for (b = 0; b < n && !err; b++) {
+		struct io_manifest *batch = NULL;
+		void *buf = NULL;
+		size_t len = 0;
+
+		err = cli_mpi_share_pieces(m, pc, n_pc, n_ranks + b, d, &batch);
+		if (!err && !batch_empty(batch))
+			err = cli_mpi_pack_parts(batch, caps, chunk, &buf, &len);
+		if (!err && buf)
+			err = batches_add(out, &total, buf, len);
+		io_manifest_destroy(batch);
+		free(buf);
+	}
+	if (err) {
+		cli_mpi_batches_fini(out);
+		return err == -ENOMEM ? rcp_err(err, "out of memory packing the pool's batches")
+				      : err;
+	}
+	return 0;
+}
+
+void cli_mpi_batches_fini(struct cli_mpi_batches *b)
+{
+	if (!b)
+		return;
+	free(b->all);
+	free(b->off);
+	free(b->len);
+	*b = (struct cli_mpi_batches){0};
 }

@@ -2,13 +2,15 @@
  * mpi_share.c - railcp-mpi's work without MPI: rank 0's one walk balanced
  * over the ranks by bytes (greedy largest first, see mpi.h), each rank's
  * share cut from it, and the share packed for MPI_Scatterv and unpacked;
- * and whether --delete's pass after the ranks fits one session.
+ * whether the packed shares can fit one scatter at all, and whether
+ * --delete's pass after the ranks fits one session.
  */
 #include "cli/mpi.h"
 
 #include "common/common.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,7 +71,7 @@ int cli_mpi_assign(const struct io_manifest *m, unsigned n_ranks, unsigned *owne
 	int err = bytes && at && own ? 0 : rcp_err(-ENOMEM, "out of memory for the shares");
 
 	for (i = 0; i < m->n && !err; i++) {
-		owner_out[i] = 0; /* directories: every rank */
+		owner_out[i] = 0; /* directories: where cli_mpi_dirs_keep puts them */
 		if (m->entry[i].type == IO_DIR)
 			continue;
 		bytes[n] = m->entry[i].type == IO_FILE ? m->entry[i].data_bytes : 0;
@@ -86,7 +88,7 @@ int cli_mpi_assign(const struct io_manifest *m, unsigned n_ranks, unsigned *owne
 }
 
 int cli_mpi_share(const struct io_manifest *m, const unsigned *owner, unsigned rank,
-		  struct io_manifest **share_out)
+		  const struct cli_mpi_dirs *d, struct io_manifest **share_out)
 {
 	bool *keep = calloc(m->n ? m->n : 1, sizeof(*keep));
 	size_t i;
@@ -95,7 +97,8 @@ int cli_mpi_share(const struct io_manifest *m, const unsigned *owner, unsigned r
 	if (!keep)
 		return rcp_err(-ENOMEM, "out of memory for a rank's share");
 	for (i = 0; i < m->n; i++)
-		keep[i] = m->entry[i].type == IO_DIR || owner[i] == rank;
+		keep[i] = m->entry[i].type != IO_DIR && owner[i] == rank;
+	cli_mpi_dirs_keep(d, m, rank, keep);
 	err = io_manifest_pick(m, keep, share_out);
 	free(keep);
 	return err;
@@ -133,6 +136,29 @@ int cli_mpi_pack(const struct io_manifest *m, void **buf_out, size_t *len_out)
 	*buf_out = buf;
 	*len_out = off;
 	return 0;
+}
+
+/* What entry e takes packed (cli_mpi_pack): its encoding, its source, device and inode. */
+static uint64_t packed_len(const struct io_entry *e)
+{
+	return io_manifest_entry_len(e) + strlen(e->src ? e->src : "") + 1 + 16;
+}
+
+int cli_mpi_scatter_fits(const struct io_manifest *m, bool pool)
+{
+	uint64_t need = 0, room = (uint64_t)INT_MAX * (pool ? 2 : 1);
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		need += packed_len(&m->entry[i]);
+	if (need <= room)
+		return 0;
+	return rcp_err(-EFBIG,
+		       "the walk's %zu entries take at least %.1f GiB packed for the ranks, more "
+		       "than %s: copy the tree in parts",
+		       m->n, (double)need / (1u << 30),
+		       pool ? "the 4 GiB that one MPI scatter and the pool's batches hold"
+			    : "the 2 GiB that one MPI scatter holds");
 }
 
 /* Each entry's source, device and inode from the bytes p to end. */

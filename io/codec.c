@@ -52,7 +52,7 @@ static uint8_t *put(uint8_t *p, uint64_t v, unsigned bytes)
 	return p;
 }
 
-static size_t entry_len(const struct io_entry *e)
+size_t io_manifest_entry_len(const struct io_entry *e)
 {
 	size_t n = 24 + strlen(e->path);
 
@@ -98,7 +98,7 @@ int io_manifest_encode(const struct io_manifest *m, void **buf_out, size_t *len_
 	uint8_t *buf, *p;
 
 	for (i = 0; i < m->n; i++)
-		len += entry_len(&m->entry[i]);
+		len += io_manifest_entry_len(&m->entry[i]);
 	buf = malloc(len);
 	if (!buf)
 		return rcp_err(-ENOMEM, "out of memory encoding a manifest of %zu bytes", len);
@@ -147,6 +147,39 @@ static size_t table_slots(size_t n)
 	return size;
 }
 
+/*
+ * The sizes the decoder charges (charge), shared with the estimates below
+ * so that they cannot drift apart: a name or target of len bytes, an
+ * extent array of n extents.
+ */
+static uint64_t str_bytes(uint64_t len)
+{
+	return len + 1;
+}
+
+static uint64_t ext_bytes(uint64_t n)
+{
+	return (n ? n : 1) * sizeof(struct io_extent);
+}
+
+uint64_t io_manifest_decoded_cost(const struct io_entry *e)
+{
+	uint64_t c = alloc_cost(str_bytes(strlen(e->path)));
+
+	if (e->type == IO_SYMLINK)
+		c += alloc_cost(str_bytes(strlen(e->link)));
+	if (e->type == IO_FILE)
+		c += alloc_cost(ext_bytes(e->n_ext));
+	return c;
+}
+
+uint64_t io_manifest_decoded_base(size_t n)
+{
+	return alloc_cost(sizeof(struct io_manifest)) +
+	       alloc_cost((uint64_t)n * sizeof(struct io_entry)) +
+	       alloc_cost((uint64_t)table_slots(n) * sizeof(struct slot));
+}
+
 static size_t limit_entries(const struct io__decode_ctl *ctl)
 {
 	if (ctl && ctl->large)
@@ -164,16 +197,22 @@ static int too_many(uint64_t n, size_t max)
 		       (unsigned long long)n, max);
 }
 
-/* Count an allocation of n bytes against the limit, before it is made. */
-static int charge(struct rd *r, uint64_t n)
+/* Count cost bytes of allocations against the limit, before they are made. */
+static int charge_cost(struct rd *r, uint64_t cost)
 {
-	r->memory += alloc_cost(n);
+	r->memory += cost;
 	if (r->memory <= r->max_memory)
 		return 0;
 	return rcp_err(-EFBIG,
 		       "decoding the file list would take more than the %llu MiB of memory one "
 		       "copy may use (at entry %zu): copy the tree in parts",
 		       (unsigned long long)(r->max_memory >> 20), r->index);
+}
+
+/* Count an allocation of n bytes against the limit, before it is made. */
+static int charge(struct rd *r, uint64_t n)
+{
+	return charge_cost(r, alloc_cost(n));
 }
 
 static int bad(const struct rd *r, const char *why)
@@ -204,7 +243,7 @@ static int get_str(struct rd *r, size_t len, char **s_out)
 
 	if (r->left < len)
 		return bad(r, "it is truncated");
-	err = charge(r, len + 1);
+	err = charge(r, str_bytes(len));
 	if (err)
 		return err;
 	s = malloc(len + 1);
@@ -265,10 +304,10 @@ static int get_extents(struct rd *r, struct io_entry *e)
 		return err;
 	if (n > r->left / EXT_LEN)
 		return bad(r, "the extent count exceeds the bytes that follow");
-	err = charge(r, (n ? n : 1) * sizeof(*e->ext));
+	err = charge(r, ext_bytes(n));
 	if (err)
 		return err;
-	e->ext = malloc((size_t)(n ? n : 1) * sizeof(*e->ext));
+	e->ext = malloc((size_t)ext_bytes(n));
 	if (!e->ext)
 		return rcp_err(-ENOMEM, "out of memory decoding a manifest");
 	for (i = 0; i < n; i++) {
@@ -367,16 +406,14 @@ static int get_header(struct rd *r, uint64_t *n_out)
 /*
  * The manifest and its entry array for n entries (the header's count, already
  * checked against the bytes and the limit), charged with the check's table
- * up front: it is allocated last, when the rest is.
+ * up front: it is allocated last, when the rest is (io_manifest_decoded_base).
  */
 static int manifest_alloc(struct rd *r, size_t n, struct io_manifest **m_out)
 {
 	struct io_manifest *m;
 	int err;
 
-	err = charge(r, sizeof(*m));
-	err = err ? err : charge(r, n * sizeof(m->entry[0]));
-	err = err ? err : charge(r, table_slots(n) * sizeof(struct slot));
+	err = charge_cost(r, io_manifest_decoded_base(n));
 	if (err)
 		return err;
 	m = calloc(1, sizeof(*m));

@@ -217,6 +217,9 @@ int io_manifest_rename_top(struct io_manifest *m, const char *name);
  */
 int io_manifest_encode(const struct io_manifest *m, void **buf_out, size_t *len_out);
 
+/* The bytes entry e takes in io_manifest_encode's output (a header takes 16 more). Thread-safe. */
+size_t io_manifest_entry_len(const struct io_entry *e);
+
 /*
  * What one manifest may cost, so that a peer's file list costs a receiving
  * session a bounded amount: at most IO_MANIFEST_MAX_ENTRIES entries (as many
@@ -236,6 +239,17 @@ int io_manifest_encode(const struct io_manifest *m, void **buf_out, size_t *len_
  */
 #define IO_MANIFEST_MAX_ENTRIES ((size_t)1 << 22)
 #define IO_MANIFEST_MAX_MEMORY (1ull << 30)
+
+/*
+ * What decoding a list costs against IO_MANIFEST_MAX_MEMORY, exactly as
+ * io_manifest_decode counts it, so a sender can cut a long list into lists
+ * that each fit: a list of n entries costs io_manifest_decoded_base(n) (the
+ * manifest, its entry array and the duplicate check's table) plus
+ * io_manifest_decoded_cost of each entry (its name, a symlink's target, a
+ * file's extent array). Thread-safe.
+ */
+uint64_t io_manifest_decoded_cost(const struct io_entry *e);
+uint64_t io_manifest_decoded_base(size_t n);
 
 /*
  * Parse bytes from a peer, who may be hostile: anything malformed is

@@ -9,7 +9,8 @@
  * holds folded into its directory), a rank's share back as filters, a
  * share too large for one --files-from refused, and failover: which
  * errors say a server is gone, the order of the servers a rank moves
- * to, and the probe of a server's port.
+ * to, and the probe of a server's port; and a walk whose shares cannot fit
+ * one scatter refused before they are packed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -131,7 +133,7 @@ static void test_each_file_is_in_one_share_and_each_directory_in_all(void **stat
 	assert_true(m->n <= 16);
 	assert_int_equal(cli_mpi_assign(m, 2, owner, load), 0);
 	for (r = 0; r < 2; r++) {
-		assert_int_equal(cli_mpi_share(m, owner, r, &share[r]), 0);
+		assert_int_equal(cli_mpi_share(m, owner, r, NULL, &share[r]), 0);
 		bytes += share[r]->data_bytes;
 		assert_int_equal(share[r]->data_bytes, load[r]);
 	}
@@ -595,6 +597,39 @@ static void test_a_probe_keeps_to_its_budget(void **state)
 	close(fd);
 }
 
+/*
+ * A walk whose entries alone pack to more than one scatter's 2 GiB (entries
+ * of 4000-byte paths and sources, all one string: a few MiB of memory, not
+ * gigabytes) is refused right after the walk, saying why; with the pool's
+ * batches beside the scatter it fits, and one entry fewer fits either way.
+ */
+static void test_a_walk_too_big_for_the_scatter_is_refused_early(void **state)
+{
+	char *name = malloc(4001);
+	struct io_manifest m = {0};
+	size_t per, i;
+
+	(void)state;
+	assert_non_null(name);
+	memset(name, 'n', 4000);
+	name[4000] = '\0';
+	m.entry = calloc(300000, sizeof(*m.entry));
+	assert_non_null(m.entry);
+	for (i = 0; i < 300000; i++)
+		m.entry[i] = (struct io_entry){.path = name, .src = name, .type = IO_DIR};
+	per = io_manifest_entry_len(&m.entry[0]) + 4000 + 1 + 16;
+	m.n = INT_MAX / per;
+	assert_true(m.n < 300000);
+	assert_int_equal(cli_mpi_scatter_fits(&m, false), 0);
+	m.n++;
+	assert_int_equal(cli_mpi_scatter_fits(&m, false), -EFBIG);
+	assert_non_null(strstr(rcp_err_msg(-EFBIG), "more than the 2 GiB that one MPI scatter "
+						    "holds: copy the tree in parts"));
+	assert_int_equal(cli_mpi_scatter_fits(&m, true), 0);
+	free(m.entry);
+	free(name);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -612,6 +647,7 @@ int main(void)
 		cmocka_unit_test(test_a_pull_share_comes_back_as_filters),
 		cmocka_unit_test(test_a_share_no_files_from_holds_is_refused),
 		cmocka_unit_test(test_a_job_too_big_for_the_delete_pass_is_refused),
+		cmocka_unit_test(test_a_walk_too_big_for_the_scatter_is_refused_early),
 		cmocka_unit_test(test_errors_say_whether_a_server_is_gone),
 		cmocka_unit_test(test_a_gone_servers_ranks_spread_over_the_others),
 		cmocka_unit_test(test_a_probe_tells_a_listener_from_a_closed_port),

@@ -6,7 +6,9 @@
  * part and every directory in one at least (an empty one too), a share that
  * fits left as one part, a file of more chunks than the cap alone in its
  * part, the parts packed and read back one at a time, a cut-short pack
- * refused, and the test-only cap read from RAILCP_TEST_SESSION_ENTRIES.
+ * refused, a share of long paths cut by the memory its parts take to
+ * decode (a lowered limit), the chunk cap apart from the entry cap, and
+ * the test-only cap read from RAILCP_TEST_SESSION_ENTRIES.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +18,7 @@
 
 #include "cli/mpi.h"
 #include "common/common.h"
+#include "io/io_int.h"
 #include "test_io_tree.h"
 
 #include <errno.h>
@@ -23,6 +26,9 @@
 #define KIB 1024u
 #define N_FILES 21 /* a/ 12, a/b/ 5, e/big and e/s0-s2 */
 #define N_DIRS 6   /* top, a, a/b, c, c/d, e */
+/* A session's caps of max entries and max chunks, and a server's memory. */
+#define CAPS(max)                                                                                  \
+	((struct cli_mpi_caps){.entries = (max), .chunks = (max), .memory = IO_MANIFEST_MAX_MEMORY})
 
 static void dir_make(const char *base, const char *rel)
 {
@@ -121,7 +127,7 @@ static void test_a_share_past_the_cap_is_cut_into_valid_parts(void **state)
 
 	(void)state;
 	m = tree(base);
-	assert_int_equal(cli_mpi_parts(m, 6, KIB, &parts, &n), 0);
+	assert_int_equal(cli_mpi_parts(m, &CAPS(6), KIB, &parts, &n), 0);
 	assert_true(n >= 5); /* 27 entries, 6 a part, directories again in each */
 	for (k = 0; k < n; k++) {
 		part_valid(parts[k]);
@@ -151,7 +157,7 @@ static void test_a_share_within_the_cap_is_one_part(void **state)
 
 	(void)state;
 	m = tree(base);
-	assert_int_equal(cli_mpi_parts(m, IO_MANIFEST_MAX_ENTRIES, KIB, &parts, &n), 0);
+	assert_int_equal(cli_mpi_parts(m, &CAPS(IO_MANIFEST_MAX_ENTRIES), KIB, &parts, &n), 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(parts[0]->n, m->n);
 	for (i = 0; i < m->n; i++) {
@@ -172,7 +178,7 @@ static void test_a_file_of_more_chunks_than_the_cap_goes_alone(void **state)
 	(void)state;
 	m = tree(base);
 	/* 4 entries or chunks a part: e/big's 5 chunks fit none */
-	assert_int_equal(cli_mpi_parts(m, 4, KIB, &parts, &n), 0);
+	assert_int_equal(cli_mpi_parts(m, &CAPS(4), KIB, &parts, &n), 0);
 	for (k = 0; k < n; k++) {
 		part_valid(parts[k]);
 		for (i = 0; i < parts[k]->n; i++)
@@ -199,8 +205,8 @@ static void test_packed_parts_are_read_back_one_at_a_time(void **state)
 
 	(void)state;
 	m = tree(base);
-	assert_int_equal(cli_mpi_parts(m, 5, KIB, &parts, &n), 0);
-	assert_int_equal(cli_mpi_pack_parts(m, 5, KIB, &buf, &len), 0);
+	assert_int_equal(cli_mpi_parts(m, &CAPS(5), KIB, &parts, &n), 0);
+	assert_int_equal(cli_mpi_pack_parts(m, &CAPS(5), KIB, &buf, &len), 0);
 	at = buf, end = (const char *)buf + len;
 	while (!cli_mpi_unpack_next(&at, end, &p) && p) {
 		assert_true(k < n);
@@ -222,6 +228,73 @@ static void test_packed_parts_are_read_back_one_at_a_time(void **state)
 	p = (struct io_manifest *)1;
 	assert_int_equal(cli_mpi_unpack_next(&at, end, &p), -EBADMSG);
 	free(buf);
+	parts_destroy(parts, n);
+	io_manifest_destroy(m);
+	tree_remove(base);
+}
+
+/*
+ * 40 files of 200-byte names, a session's memory lowered to what about 8
+ * of them take decoded (not gigabytes): the share is cut by memory, long
+ * before its entry cap, and each part decodes within that memory (the
+ * decoder's own count), every file in one part.
+ */
+static void test_a_share_of_long_paths_is_cut_by_decoded_memory(void **state)
+{
+	struct cli_mpi_caps caps = CAPS(1000);
+	struct io_manifest *m = NULL, **parts;
+	char base[4096], top[4096], rel[256];
+	const char *src[1] = {top};
+	uint64_t files = 0;
+	size_t n, k, i, len;
+	void *buf;
+
+	(void)state;
+	t_mkdtemp(base);
+	dir_make(base, "top");
+	for (i = 0; i < 40; i++) {
+		snprintf(rel, sizeof(rel), "top/%0200zu", i);
+		t_write(base, rel, "x", 1, 0644);
+	}
+	t_path(top, base, "top");
+	assert_int_equal(io_manifest_walk(NULL, src, 1, IO_WALK_RECURSIVE, NULL, &m), 0);
+	caps.memory = io_manifest_decoded_base(9) + 9 * io_manifest_decoded_cost(&m->entry[1]);
+	assert_int_equal(cli_mpi_parts(m, &caps, KIB, &parts, &n), 0);
+	for (k = 0; k < n; k++) {
+		struct io__decode_ctl ctl = {.max_memory = caps.memory};
+		struct io_manifest *back = NULL;
+
+		assert_true(parts[k]->n < caps.entries);
+		assert_int_equal(io_manifest_encode(parts[k], &buf, &len), 0);
+		assert_int_equal(io__manifest_decode(buf, len, &ctl, &back), 0);
+		assert_true(ctl.memory <= caps.memory);
+		files += back->n_files;
+		io_manifest_destroy(back);
+		free(buf);
+	}
+	assert_int_equal(files, 40);
+	assert_true(n >= 5); /* 8 files and the top a part at most */
+	parts_destroy(parts, n);
+	io_manifest_destroy(m);
+	tree_remove(base);
+}
+
+/* The chunk cap is its own: a part closes at 3 chunks though 100 entries would fit. */
+static void test_the_chunk_cap_is_not_the_entry_cap(void **state)
+{
+	struct cli_mpi_caps caps = CAPS(100);
+	struct io_manifest *m, **parts;
+	char base[4096];
+	size_t n, k;
+
+	(void)state;
+	caps.chunks = 3;
+	m = tree(base);
+	assert_int_equal(cli_mpi_parts(m, &caps, KIB, &parts, &n), 0);
+	assert_true(n >= 7); /* 20 one-chunk files, 3 a part, and big's 5 alone */
+	for (k = 0; k < n; k++)
+		if (!holding(&parts[k], 1, "top/e/big"))
+			assert_true(io_plan_count(parts[k], KIB) <= 3);
 	parts_destroy(parts, n);
 	io_manifest_destroy(m);
 	tree_remove(base);
@@ -250,6 +323,8 @@ int main(void)
 		cmocka_unit_test(test_a_share_within_the_cap_is_one_part),
 		cmocka_unit_test(test_a_file_of_more_chunks_than_the_cap_goes_alone),
 		cmocka_unit_test(test_packed_parts_are_read_back_one_at_a_time),
+		cmocka_unit_test(test_a_share_of_long_paths_is_cut_by_decoded_memory),
+		cmocka_unit_test(test_the_chunk_cap_is_not_the_entry_cap),
 		cmocka_unit_test(test_the_cap_is_lowered_only_by_a_valid_test_variable),
 	};
 

@@ -6,7 +6,10 @@
  * at chunk boundaries, a rank's pieces of one file that meet merged, a batch's range of a cut file
  * counted once with the place's list naming the file, and rank 0's handing out: each batch once,
  * then none to each rank, done only when every rank has been told; a job of
- * directories only, more ranks than files and a sparse file beside a cut one.
+ * directories only, more ranks than files and a sparse file beside a cut one;
+ * and the directories a share or batch carries: those its entries need,
+ * every directory of the job (empty ones once) in some rank's share, each
+ * list valid; the batches packed, each cut within a session's caps.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -124,7 +127,7 @@ static void test_a_batch_s_range_lands_in_the_cut_file_counted_once(void **state
 	for (o = 0; o < 6; o++) { /* two ranks' shares, then four batches */
 		const struct io_entry *e = NULL;
 
-		assert_int_equal(cli_mpi_share_pieces(m, p, n, o, &part), 0);
+		assert_int_equal(cli_mpi_share_pieces(m, p, n, o, NULL, &part), 0);
 		assert_int_equal(part->data_bytes, load[o]);
 		for (k = 0; k < part->n; k++)
 			if (!strcmp(part->entry[k].path, "top/big"))
@@ -217,6 +220,8 @@ static void covered_once(const struct io_manifest *m, const struct cli_mpi_piece
 	free(next);
 }
 
+static void list_valid(const struct io_manifest *l);
+
 /*
  * A push of directories only: no pieces, yet a list to free as
  * cli_mpi_split gives (a NULL one went to qsort: a sanitizer build's
@@ -227,6 +232,7 @@ static void test_a_job_of_directories_only_has_no_pieces_and_empty_shares(void *
 	struct io_manifest *m, *part;
 	char base[4096], top[4096], sub[4096];
 	struct cli_mpi_piece *p = NULL;
+	struct cli_mpi_dirs d;
 	uint64_t load[6] = {1, 1, 1, 1, 1, 1};
 	size_t n = 99;
 	unsigned o;
@@ -246,10 +252,20 @@ static void test_a_job_of_directories_only_has_no_pieces_and_empty_shares(void *
 	assert_int_equal(n, 0);
 	for (o = 0; o < 6; o++) {
 		assert_int_equal(load[o], 0);
-		assert_int_equal(cli_mpi_share_pieces(m, p, n, o, &part), 0);
+		assert_int_equal(cli_mpi_share_pieces(m, p, n, o, NULL, &part), 0);
 		assert_int_equal(part->data_bytes, 0);
 		io_manifest_destroy(part);
 	}
+	/* with the directories placed: the empty ones are the ranks', a batch has nothing at all */
+	assert_int_equal(cli_mpi_dirs_init(&d, m, 2), 0);
+	for (o = 0; o < 6; o++) {
+		assert_int_equal(cli_mpi_share_pieces(m, p, n, o, &d, &part), 0);
+		if (o >= 2)
+			assert_int_equal(part->n, 0);
+		list_valid(part);
+		io_manifest_destroy(part);
+	}
+	cli_mpi_dirs_fini(&d);
 	free(p);
 	io_manifest_destroy(m);
 	t_rm_rf(base);
@@ -325,6 +341,187 @@ static void test_a_sparse_file_stays_one_piece_beside_a_cut_one(void **state)
 	t_rm_rf(base);
 }
 
+/*
+ * top/ with a/ (10 files of 1 KiB), b/ (10 of 2 KiB), b/deep/ (1 of 1 KiB)
+ * and empty directories e1/, e1/e2/ and e3/, walked.
+ */
+static struct io_manifest *dirs_tree(char *base, char *top)
+{
+	static char data[2 * KIB];
+	static const char *dirs[] = {"top",    "top/a",	    "top/b", "top/b/deep",
+				     "top/e1", "top/e1/e2", "top/e3"};
+	char name[64], p[4096];
+	size_t i;
+
+	t_mkdtemp(base);
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		t_path(p, base, dirs[i]);
+		assert_int_equal(mkdir(p, 0755), 0);
+	}
+	memset(data, 'z', sizeof(data));
+	for (i = 0; i < 10; i++) {
+		snprintf(name, sizeof(name), "top/a/f%zu", i);
+		t_write(base, name, data, KIB, 0644);
+		snprintf(name, sizeof(name), "top/b/g%zu", i);
+		t_write(base, name, data, 2 * KIB, 0644);
+	}
+	t_write(base, "top/b/deep/h", data, KIB, 0644);
+	t_path(top, base, "top");
+	return walked(top);
+}
+
+/* Whether m has a file or symlink beneath directory d, at any depth. */
+static bool beneath(const struct io_manifest *m, const char *d)
+{
+	size_t i, n = strlen(d);
+
+	for (i = 0; i < m->n; i++)
+		if (m->entry[i].type != IO_DIR && !strncmp(m->entry[i].path, d, n) &&
+		    m->entry[i].path[n] == '/')
+			return true;
+	return false;
+}
+
+static size_t holding(struct io_manifest *const *l, size_t n, const char *path)
+{
+	size_t k, i, got = 0;
+
+	for (k = 0; k < n; k++)
+		for (i = 0; i < l[k]->n; i++)
+			got += !strcmp(l[k]->entry[i].path, path);
+	return got;
+}
+
+/* A list a session takes: it encodes and decodes (each entry's directories before it). */
+static void list_valid(const struct io_manifest *l)
+{
+	struct io_manifest *back = NULL;
+	size_t len;
+	void *buf;
+
+	assert_int_equal(io_manifest_encode(l, &buf, &len), 0);
+	assert_int_equal(io_manifest_decode(buf, len, &back), 0);
+	io_manifest_destroy(back);
+	free(buf);
+}
+
+/*
+ * Lists l[0..n) of job m, the first n_ranks of them ranks' shares: each
+ * valid, each directory one carries either on the way to an entry of its
+ * own or (a rank's share) one with no file beneath; every directory of m
+ * in a rank's share or on the way to a batch's entry, and a directory with
+ * nothing beneath (e1/e2, e3) in exactly one share.
+ */
+static void dirs_as_needed(const struct io_manifest *m, struct io_manifest *const *l, size_t n,
+			   size_t n_ranks)
+{
+	size_t k, i;
+
+	for (k = 0; k < n; k++) {
+		list_valid(l[k]);
+		for (i = 0; i < l[k]->n; i++) {
+			const char *d = l[k]->entry[i].path;
+
+			if (l[k]->entry[i].type == IO_DIR && !beneath(l[k], d))
+				assert_true(k < n_ranks && !beneath(m, d));
+		}
+	}
+	for (i = 0; i < m->n; i++)
+		if (m->entry[i].type == IO_DIR)
+			assert_true(holding(l, n, m->entry[i].path) >= 1);
+	assert_int_equal(holding(l, n_ranks, "top/e1/e2"), 1);
+	assert_int_equal(holding(l, n_ranks, "top/e3"), 1);
+}
+
+static void test_a_share_carries_only_the_directories_its_entries_need(void **state)
+{
+	struct io_manifest *m, *l[3];
+	struct cli_mpi_dirs d;
+	char base[4096], top[4096];
+	unsigned *owner, r;
+	uint64_t load[3];
+
+	(void)state;
+	m = dirs_tree(base, top);
+	owner = calloc(m->n, sizeof(*owner));
+	assert_non_null(owner);
+	assert_int_equal(cli_mpi_dirs_init(&d, m, 3), 0);
+	assert_int_equal(cli_mpi_assign(m, 3, owner, load), 0);
+	for (r = 0; r < 3; r++)
+		assert_int_equal(cli_mpi_share(m, owner, r, &d, &l[r]), 0);
+	dirs_as_needed(m, l, 3, 3);
+	/* b/deep's one file is one rank's: the others do not carry b/deep */
+	assert_int_equal(holding(l, 3, "top/b/deep"), 1);
+	for (r = 0; r < 3; r++)
+		io_manifest_destroy(l[r]);
+	cli_mpi_dirs_fini(&d);
+	cli_mpi_dirs_fini(&d); /* a second time: nothing */
+	free(owner);
+	io_manifest_destroy(m);
+	t_rm_rf(base);
+}
+
+static void test_shares_and_batches_carry_only_the_directories_they_need(void **state)
+{
+	struct io_manifest *m, *l[6];
+	struct cli_mpi_dirs d;
+	char base[4096], top[4096];
+	struct cli_mpi_piece *p;
+	uint64_t load[6];
+	size_t n;
+	unsigned o;
+
+	(void)state;
+	m = dirs_tree(base, top);
+	assert_int_equal(cli_mpi_dirs_init(&d, m, 2), 0);
+	assert_int_equal(cli_mpi_pool_ranges(m, 2, 4 * KIB, &p, &n, load), 0);
+	for (o = 0; o < 6; o++) /* two ranks' shares, then four batches */
+		assert_int_equal(cli_mpi_share_pieces(m, p, n, o, &d, &l[o]), 0);
+	dirs_as_needed(m, l, 6, 2);
+	for (o = 0; o < 6; o++)
+		io_manifest_destroy(l[o]);
+	cli_mpi_dirs_fini(&d);
+	free(p);
+	io_manifest_destroy(m);
+	t_rm_rf(base);
+}
+
+/* Sessions of 4 entries and 4 chunks: every batch packed within them, together the pool. */
+static void test_each_batch_is_packed_within_a_session_s_caps(void **state)
+{
+	const struct cli_mpi_caps caps = {
+		.entries = 4, .chunks = 4, .memory = IO_MANIFEST_MAX_MEMORY};
+	struct cli_mpi_batches b = {0};
+	struct io_manifest *m, *x;
+	struct cli_mpi_dirs d;
+	char base[4096], top[4096];
+	struct cli_mpi_piece *p;
+	uint64_t load[6], bytes = 0;
+	size_t n, k;
+
+	(void)state;
+	m = dirs_tree(base, top);
+	assert_int_equal(cli_mpi_dirs_init(&d, m, 2), 0);
+	assert_int_equal(cli_mpi_pool_ranges(m, 2, KIB, &p, &n, load), 0);
+	assert_int_equal(cli_mpi_batches_pack(m, p, n, 2, &d, &caps, KIB, &b), 0);
+	assert_true(b.n > cli_mpi_pool_batches(2)); /* some batch was cut */
+	for (k = 0; k < b.n; k++) {
+		assert_int_equal(cli_mpi_unpack(b.all + b.off[k], (size_t)b.len[k], &x), 0);
+		assert_true(x->n <= caps.entries);
+		assert_true(io_plan_count(x, KIB) <= caps.chunks);
+		assert_true(x->n_files > 0);
+		bytes += x->data_bytes;
+		io_manifest_destroy(x);
+	}
+	assert_int_equal(bytes, load[2] + load[3] + load[4] + load[5]);
+	cli_mpi_batches_fini(&b);
+	cli_mpi_batches_fini(NULL);
+	cli_mpi_dirs_fini(&d);
+	free(p);
+	io_manifest_destroy(m);
+	t_rm_rf(base);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -336,6 +533,9 @@ int main(void)
 		cmocka_unit_test(test_a_job_of_directories_only_has_no_pieces_and_empty_shares),
 		cmocka_unit_test(test_more_ranks_than_files_leaves_shares_empty_and_files_whole),
 		cmocka_unit_test(test_a_sparse_file_stays_one_piece_beside_a_cut_one),
+		cmocka_unit_test(test_a_share_carries_only_the_directories_its_entries_need),
+		cmocka_unit_test(test_shares_and_batches_carry_only_the_directories_they_need),
+		cmocka_unit_test(test_each_batch_is_packed_within_a_session_s_caps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -281,7 +281,7 @@ test_each_share_carries_its_ranges_of_a_cut_file_and_the_list_names_it_whole(voi
 	for (r = 0; r < 3; r++) {
 		const struct io_entry *e;
 
-		assert_int_equal(cli_mpi_share_pieces(m, p, n, (unsigned)r, &share), 0);
+		assert_int_equal(cli_mpi_share_pieces(m, p, n, (unsigned)r, NULL, &share), 0);
 		assert_int_equal(share->data_bytes, load[r]);
 		assert_non_null(share_entry(share, "top/sub")); /* every directory, every rank */
 		/* packed for the scatter and back: the ranges travel */
@@ -336,7 +336,7 @@ static void test_a_rank_s_pieces_of_a_file_that_meet_are_one_range(void **state)
 	struct io_manifest *share = NULL;
 
 	(void)state;
-	assert_int_equal(cli_mpi_share_pieces(&m, p, 4, 0, &share), 0);
+	assert_int_equal(cli_mpi_share_pieces(&m, p, 4, 0, NULL, &share), 0);
 	assert_int_equal(share->n, 1);
 	assert_true(share->entry[0].range);
 	assert_int_equal(share->entry[0].n_ext, 2);
@@ -375,7 +375,7 @@ static void test_a_share_s_ranges_come_right_after_its_directories(void **state)
 	struct io_manifest *share = NULL;
 
 	(void)state;
-	assert_int_equal(cli_mpi_share_pieces(&m, p, 3, 0, &share), 0);
+	assert_int_equal(cli_mpi_share_pieces(&m, p, 3, 0, NULL, &share), 0);
 	assert_int_equal(share->n, 3);
 	/* the range first after the directory, though walked after d/a: sent at the start */
 	assert_string_equal(share->entry[0].path, "d");

@@ -3,8 +3,9 @@
  * SipHash-2-4 checked against its published vectors and OpenSSL's, names
  * built to collide under the old unkeyed hash checked in a few probes each
  * (probes counted, not time), a run longer than the probe limit refused,
- * and entry and memory limits refused with a sentence. Each test runs on
- * one thread, in memory.
+ * entry and memory limits refused with a sentence, and the decoded cost a
+ * sender estimates (io_manifest_decoded_cost and _base) equal to what the
+ * decoder counts. Each test runs on one thread, in memory.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -246,6 +247,52 @@ static void test_decode_refuses_more_memory_than_the_limit(void **state)
 	free(buf);
 }
 
+/*
+ * Lists of n = 1 to 50 entries (the table's size steps at 8, 16 and 32): a
+ * directory, then files of 0 to 3 extents and symlinks, names of 3 to 60
+ * bytes and targets of 3 to 48 (malloc's rounding steps every 16); what
+ * the decoder counts is exactly the estimate, so a list cut by it decodes
+ * within the limit.
+ */
+static void test_the_decoded_cost_estimate_is_what_decode_counts(void **state)
+{
+	static const uint64_t pairs[6] = {0, 10, 20, 5, 40, 1};
+	struct io__decode_ctl ctl;
+	struct io_manifest *d;
+	struct mb m;
+	char name[80], target[64];
+	size_t n, i, k;
+	uint64_t est;
+
+	(void)state;
+	for (n = 1; n <= 50; n++) {
+		mb_hdr(&m, 1, n);
+		mb_dir(&m, "d");
+		for (i = 1; i < n; i++) {
+			k = (i * 7) % 58;
+			snprintf(name, sizeof(name), "d/%0*zu", (int)k + 1, i);
+			if (i % 3 ==
+			    0) { /* targets of i bytes: 24 and 40 are where len + 1 rounds up */
+				snprintf(target, sizeof(target), "%0*u", (int)i, 0u);
+				mb_entry(&m, IO_SYMLINK, name, strlen(name), 0777, strlen(target));
+				mb_u(&m, strlen(target), 2);
+				memcpy(m.b + m.n, target, strlen(target));
+				m.n += strlen(target);
+			} else {
+				mb_file(&m, name, 64, (unsigned)(i % 4), pairs);
+			}
+		}
+		ctl = (struct io__decode_ctl){0};
+		d = NULL;
+		assert_int_equal(io__manifest_decode(m.b, m.n, &ctl, &d), 0);
+		est = io_manifest_decoded_base(d->n);
+		for (i = 0; i < d->n; i++)
+			est += io_manifest_decoded_cost(&d->entry[i]);
+		assert_int_equal(est, ctl.memory);
+		io_manifest_destroy(d);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -255,6 +302,7 @@ int main(void)
 		cmocka_unit_test(test_check_refuses_a_run_longer_than_the_probe_limit),
 		cmocka_unit_test(test_decode_refuses_more_entries_than_the_limit),
 		cmocka_unit_test(test_decode_refuses_more_memory_than_the_limit),
+		cmocka_unit_test(test_the_decoded_cost_estimate_is_what_decode_counts),
 	};
 
 	rcp_log_set_level(RCP_LOG_SILENT); /* the sentences are checked, not printed */

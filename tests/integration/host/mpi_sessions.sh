@@ -6,13 +6,15 @@
 # tree lands whole with -p's modes and times (files' and links' times,
 # directories' modes and times, an empty one too: the job's last session
 # sets them, once), each server's log shows the sessions, --json counts
-# every file and byte once, a -u re-run sends nothing, and a cut file and
-# the pool's batches land too; no marker of the job's is left. A read-only
-# (0555) directory whose files span several sessions lands 0555 with its
-# time on a server that is not root. Without the variable each rank's
-# share is one session. Over TCP on 127.0.0.1, two ranks, two servers (a
-# third as nobody when we are root); skipped, saying so, where no MPI is
-# installed or mpirun cannot run. A job that fails leaves no marker.
+# every file and byte once, a -u re-run sends nothing, a cut file and the
+# pool's batches land too, and a tree of empty directories is shared out,
+# each one rank's (not every rank's); no marker of the job's is left. A
+# read-only (0555) directory whose files span several sessions lands 0555
+# with its time on a server that is not root. Without the variable each
+# rank's share is one session. Over TCP on 127.0.0.1, two ranks, two
+# servers (a third as nobody when we are root); skipped, saying so, where
+# no MPI is installed or mpirun cannot run. A job that fails leaves no
+# marker.
 . tests/integration/lib.sh
 mpi_setup
 
@@ -140,6 +142,23 @@ capture timeout 120 mpirun --allow-run-as-root --oversubscribe -q -n 1 "$MPI" --
 [ -f "$tmp/root/failed/fl/a/f30" ] || fail "the failed job's first sessions landed nothing (exit $rc): $err"
 no_markers "$tmp/root/failed"
 
+# A tree of 180 empty directories and 2 files: each empty directory is one
+# rank's, not in every share (about 13 sessions of 16 for the two ranks; 24
+# or more when each share carried all 180), and every one lands with its mode.
+mkdir -p "$tmp/many"
+for i in $(seq 100 279); do mkdir "$tmp/many/e$i"; done
+for i in $(seq 100 159); do mv "$tmp/many/e$((i + 120))" "$tmp/many/e$i/sub"; done
+chmod 700 "$tmp/many/e150/sub"
+echo one >"$tmp/many/f1"
+echo two >"$tmp/many/f2"
+b1=$(sessions "$tmp/s1.log") b2=$(sessions "$tmp/s2.log")
+capture mpi -r -p --no-steal "$tmp/many" "$servers:many"
+[ "$rc" -eq 0 ] || fail "railcp-mpi, 180 empty directories in sessions of 16: exit $rc: $err"
+same_meta "$tmp/many" "$tmp/root/many/many" >"$tmp/d" ||
+	fail "180 empty directories: the tree differs: $(cat "$tmp/d")"
+took=$(($(sessions "$tmp/s1.log") - b1 + $(sessions "$tmp/s2.log") - b2))
+[ "$took" -le 18 ] || fail "180 empty directories took $took sessions of 16: the shares carry each one more than once"
+
 # Without the variable: one session per rank.
 unset RAILCP_TEST_SESSION_ENTRIES
 m1=$(sessions "$tmp/s1.log") m2=$(sessions "$tmp/s2.log")
@@ -148,4 +167,4 @@ capture mpi -r -p --no-steal "$tmp/src" "$servers:one"
 same_meta "$tmp/src" "$tmp/root/one/src" >"$tmp/d" || fail "one session each: the tree differs: $(cat "$tmp/d")"
 [ "$(sessions "$tmp/s1.log")" -eq $((m1 + 1)) ] && [ "$(sessions "$tmp/s2.log")" -eq $((m2 + 1)) ] ||
 	fail "without RAILCP_TEST_SESSION_ENTRIES a rank took more than one session: $(cat "$tmp/s1.log" "$tmp/s2.log")"
-echo "ok: sessions of 16 entries ($n1 and $n2 sessions), -p with directories' times, -u, the pool, a 0555 directory over $ro_sessions sessions${as_user:+ to nobody's server}, and one session without the cap"
+echo "ok: sessions of 16 entries ($n1 and $n2 sessions), -p with directories' times, -u, the pool, 180 empty directories in $took sessions, a 0555 directory over $ro_sessions sessions${as_user:+ to nobody's server}, and one session without the cap"
