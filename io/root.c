@@ -51,14 +51,44 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/*
+ * Each thread draws its temporaries' random bits TMP_POOL names at a time:
+ * one getrandom per 32 files received, not one per file (a system call was
+ * a tenth of a small file's calls at the receiver). A child of fork starts
+ * with no bits of its own: it must not name its temporaries as its parent
+ * will.
+ */
+#define TMP_POOL 32
+static __thread uint64_t tmp_pool[TMP_POOL];
+static __thread unsigned tmp_left;
+static pthread_once_t tmp_once = PTHREAD_ONCE_INIT;
+
+static void tmp_pool_forget(void)
+{
+	tmp_left = 0;
+}
+
+static void tmp_pool_init(void)
+{
+	pthread_atfork(NULL, NULL, tmp_pool_forget);
+}
+
 void io__tmp_name(char out[IO_TMP_NAME_LEN])
 {
 	static _Atomic uint64_t counter;
 	uint64_t r;
 
+	pthread_once(&tmp_once, tmp_pool_init);
 	/* Unpredictable where possible; O_EXCL makes a collision an error, not a race. */
-	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+	if (tmp_left == 0 &&
+	    getrandom(tmp_pool, sizeof(tmp_pool), GRND_NONBLOCK) == (ssize_t)sizeof(tmp_pool))
+		tmp_left = TMP_POOL;
+	if (tmp_left > 0) {
+		r = tmp_pool[--tmp_left];
+		tmp_pool[tmp_left] = 0; /* used once */
+	} else {
 		r = ((uint64_t)getpid() << 32) ^ ++counter ^ (uint64_t)time(NULL);
+	}
 	snprintf(out, IO_TMP_NAME_LEN, IO_TMP_PREFIX "%016llx", (unsigned long long)r);
 }
 

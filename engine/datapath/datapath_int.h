@@ -27,7 +27,7 @@
 #define ENG_HOLD_NOTICE_MS 10000
 /* A worker sleeping on its CQs wakes at least this often. */
 #define ENG_SLEEP_MS 100
-/* Spin on the CQs this long after the last completion before sleeping (real runs). */
+/* Spin on the CQs this long after a completion before sleeping, given a spare CPU (job.c). */
 #define ENG_BUSY_POLL_US 50
 /* Helper threads per worker, when the engine chooses (job.c). */
 #define ENG_HELPERS_MAX 8

@@ -577,6 +577,36 @@ static void test_worker_without_stripes_gets_no_memory(void **state)
 	eng__job_destroy(job);
 }
 
+/* The spin's CPU count for a one-worker plan of cpus CPUs and helpers helpers (0: the engine's). */
+static unsigned spin_of(unsigned cpus, unsigned helpers)
+{
+	struct topo_plan plan;
+	struct eng_job *job = NULL;
+	unsigned i, us;
+
+	h_plan(&plan, 1, 1, 1);
+	topo_bitmap_zero(&plan.worker[0].cpus);
+	for (i = 0; i < cpus; i++)
+		topo_bitmap_set(&plan.worker[0].cpus, i);
+	plan.helpers = helpers;
+	assert_int_equal(eng__job_create(ENG_RECEIVER, &plan, 2, 4096, false, &job), 0);
+	us = job->busy_poll_us;
+	eng__job_destroy(job);
+	return us;
+}
+
+static void test_worker_spins_only_with_a_cpu_to_spare(void **state)
+{
+	(void)state;
+	assert_int_equal(spin_of(2, 0), 0); /* one helper: the two CPUs are taken */
+	assert_int_equal(spin_of(9, 0), 0); /* eight helpers and the worker */
+	assert_int_equal(spin_of(1, 0), 0); /* the testbed's node of one vCPU, no helper */
+	assert_int_equal(spin_of(16, 0), ENG_BUSY_POLL_US);
+	assert_int_equal(spin_of(2, TOPO_NONE), ENG_BUSY_POLL_US); /* the worker's own I/O */
+	assert_int_equal(spin_of(4, 2), ENG_BUSY_POLL_US);
+	assert_int_equal(spin_of(4, 3), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -597,6 +627,7 @@ int main(void)
 		cmocka_unit_test(test_receiver_refuses_chunk_of_another_session),
 		cmocka_unit_test(test_wrong_bytes_fail_the_check),
 		cmocka_unit_test(test_worker_without_stripes_gets_no_memory),
+		cmocka_unit_test(test_worker_spins_only_with_a_cpu_to_spare),
 		cmocka_unit_test(
 			test_a_sender_waits_for_send_queue_room_when_completions_lag_credits),
 		cmocka_unit_test(test_a_receiver_holds_credits_back_when_its_send_queue_is_full),

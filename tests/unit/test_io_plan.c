@@ -233,6 +233,33 @@ static void test_chunk_hash_agrees_with_the_definition_at_any_alignment_and_leng
 	free(buf);
 }
 
+/* The read descriptor blocks as any file's does: a ring's read of it must never answer EAGAIN. */
+static void test_a_source_is_read_without_o_nonblock(void **state)
+{
+	struct io_manifest *m = NULL;
+	struct io_rfile *f = NULL;
+	char base[4096], p[4096];
+	const char *src[] = {p};
+	struct io_op op;
+	char buf[4];
+	int fl;
+
+	(void)state;
+	t_mkdtemp(base);
+	t_write(base, "f", "abc", 3, 0644);
+	t_path(p, base, "f");
+	assert_int_equal(io_manifest_walk(NULL, src, 1, 0, NULL, &m), 0);
+	assert_int_equal(io_rfile_open(NULL, &m->entry[0], 0, &f), 0);
+	assert_int_equal(io_chunk_read_start(f, 0, 3, buf, &op), 0);
+	fl = fcntl(op.fd, F_GETFL);
+	assert_true(fl >= 0);
+	assert_int_equal(fl & (O_NONBLOCK | O_APPEND | O_DIRECT | O_NOATIME), 0);
+	assert_int_equal(fl & O_ACCMODE, O_RDONLY);
+	io_rfile_close(f);
+	io_manifest_destroy(m);
+	t_rm_rf(base);
+}
+
 static void test_chunk_read_returns_data_and_its_hash(void **state)
 {
 	struct io_manifest *m = NULL;
@@ -536,6 +563,7 @@ int main(void)
 		cmocka_unit_test(test_a_refused_direct_read_is_redone_buffered),
 		cmocka_unit_test(test_direct_by_default_reads_a_cached_file_through_the_cache),
 		cmocka_unit_test(test_a_source_changed_after_the_walk_is_refused),
+		cmocka_unit_test(test_a_source_is_read_without_o_nonblock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,6 +17,8 @@
 
 #include "test_io_root.h"
 
+#include <sys/wait.h>
+
 /* Nothing at all outside the root, no temporary anywhere. */
 static void assert_nothing_escaped(const struct fixture *fx)
 {
@@ -431,6 +433,41 @@ static void test_a_file_in_each_of_many_kept_directories_lands_in_its_own(void *
 	io_root_close(r);
 }
 
+/*
+ * Temporaries' names are drawn from a pool of random bits per thread: each
+ * name differs from the others, and a child of fork draws its own, not the
+ * names its parent takes next (O_EXCL would fail one of them).
+ */
+static void test_temporary_names_differ_in_a_thread_and_across_fork(void **state)
+{
+	char names[100][IO_TMP_NAME_LEN], child[IO_TMP_NAME_LEN] = "", mine[IO_TMP_NAME_LEN];
+	int fds[2], status, i, j;
+	pid_t pid;
+
+	(void)state;
+	for (i = 0; i < 100; i++) {
+		io__tmp_name(names[i]);
+		assert_int_equal(strncmp(names[i], IO_TMP_PREFIX, strlen(IO_TMP_PREFIX)), 0);
+		for (j = 0; j < i; j++)
+			assert_string_not_equal(names[i], names[j]);
+	}
+	io__tmp_name(mine); /* the pool holds more: a fork now copies it */
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		io__tmp_name(child);
+		_exit(write(fds[1], child, sizeof(child)) == (ssize_t)sizeof(child) ? 0 : 1);
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], child, sizeof(child)), (ssize_t)sizeof(child));
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	io__tmp_name(mine);
+	assert_string_not_equal(child, mine);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -445,6 +482,7 @@ int main(void)
 		T(test_a_kept_directory_moved_out_of_the_root_takes_no_more_files),
 		T(test_a_moved_directory_s_descriptor_stays_with_the_file_in_flight),
 		T(test_a_file_in_each_of_many_kept_directories_lands_in_its_own),
+		T(test_temporary_names_differ_in_a_thread_and_across_fork),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
