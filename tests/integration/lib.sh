@@ -302,6 +302,43 @@ spawn_on() {
 	_x_jobs="$_x_jobs $1:$2"
 }
 
+# start_sshd_on HOST RUN [LINE...]: sshd on HOST (a or b), listening on
+# the management link alone, for root on the other host: a client key made
+# there, a host key, HOST's authorized_keys and sshd_config (LINE... added
+# to it) all in RUN, made anew in each guest's tmpfs (keys must not be
+# readable by others); sshd runs as HOST's job "sshd". It waits (30 s)
+# until HOST takes the key, and sets $ssh to the command line (without the
+# host's name) that the other host reaches HOST with.
+start_sshd_on() {
+	case $1 in
+	a) _sc=b _sa=198.19.0.1 ;;
+	b) _sc=a _sa=198.19.0.2 ;;
+	*) fail "start_sshd_on: no host '$1'" ;;
+	esac
+	_sh=$1 _srun=$2
+	shift 2
+	_sk=$(shared_dir sshd-key) # the client's public key on its way to HOST
+	tb on "$_sc" sh -c "rm -rf $_srun && mkdir -m 700 $_srun && ssh-keygen -q -t ed25519 -N '' -f $_srun/id && cp $_srun/id.pub '$_sk/id.pub'" ||
+		fail "cannot make a client key on $_sc"
+	tb on "$_sh" sh -c "rm -rf $_srun && mkdir -m 700 $_srun && mkdir -p /run/sshd && ssh-keygen -q -t ed25519 -N '' -f $_srun/host && cp '$_sk/id.pub' $_srun/authorized_keys && cat >$_srun/sshd_config <<CFG
+ListenAddress $_sa
+HostKey $_srun/host
+AuthorizedKeysFile $_srun/authorized_keys
+StrictModes no
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+PidFile $_srun/sshd.pid
+$(printf '%s\n' "$@")
+CFG" || fail "cannot configure sshd on $_sh"
+	rm -rf "$_sk"
+	spawn_on "$_sh" sshd /usr/sbin/sshd -D -e -f "$_srun/sshd_config"
+	ssh="ssh -i $_srun/id -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR"
+	wait_until 30 tb on "$_sc" $ssh "$_sh" true 2>/dev/null ||
+		fail "sshd on $_sh does not take $_sc's key: $(cat "$(job_file "$_sh" sshd err)")"
+}
+
 # Start "railcp serve ARGS" as job $2 in host $1 and wait until it is ready.
 start_server_on() {
 	_h=$1 _n=$2
