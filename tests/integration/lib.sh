@@ -112,19 +112,26 @@ need_mpi() {
 }
 
 # mpi_setup: need_mpi, then a new temporary directory $tmp (removed at
-# exit once $pid1 and $pid2 are killed), HOME in it, the C locale, no
-# RAILCP_KEY; $port1 and $port2 free for two servers, $dead a port nothing
-# listens on. mpi ARGS runs railcp-mpi ARGS under mpirun -n 2 over TCP on
-# lo (its stderr without Open MPI's libevent noise, below); mpi_serve PORT
-# LOG starts a server of $tmp/root there, its pid in $_p.
+# exit once $pid1 and $pid2 are killed and the commands in $mpi_at_exit,
+# which a test may set, have run), HOME in it, the C locale, no
+# RAILCP_KEY; $port1 and $port2 free for two servers (mpi_ports), $dead a
+# port nothing listens on. mpi ARGS runs railcp-mpi ARGS under mpirun -n 2
+# over TCP on lo (its stderr without Open MPI's libevent noise, below);
+# mpi_serve PORT LOG starts a server of $tmp/root there, its pid in $_p;
+# mpi_serve_two starts the two.
 mpi_setup() {
 	need_mpi
 	tmp=$(mktemp -d)
-	trap 'kill $pid1 $pid2 2>/dev/null; rm -rf "$tmp"' EXIT
+	mpi_at_exit=
+	trap 'kill $pid1 $pid2 2>/dev/null; eval "$mpi_at_exit"; rm -rf "$tmp"' EXIT
 	export HOME="$tmp" LC_ALL=C
 	unset RAILCP_KEY
-	port1=$(free_port) port2=$(free_port)
+	mpi_ports
 	dead=$(free_port)
+}
+# mpi_ports: $port1 and $port2, two free ports (not the same one).
+mpi_ports() {
+	port1=$(free_port) port2=$(free_port)
 	[ "$port1" != "$port2" ] || port2=$((port1 + 1))
 }
 # Its stderr leaves out Open MPI's own libevent warning at an abort ("[warn]
@@ -143,6 +150,17 @@ mpi_serve() {
 	"$RAILCP" serve --transport tcp --rails lo --port "$1" --root "$tmp/root" 2>"$2" &
 	_p=$!
 	wait_for_line "serving on " 20 "$2" || fail "railcp serve on port $1 did not start: $(cat "$2")"
+}
+# mpi_serve_two: mpi_serve on $port1 and on $port2, logs $tmp/s1.log and
+# $tmp/s2.log, pids in $pid1 and $pid2, and $servers naming both for
+# railcp-mpi's HOSTS. A test that starts a new pair (the last one killed)
+# calls mpi_ports first.
+mpi_serve_two() {
+	mpi_serve "$port1" "$tmp/s1.log"
+	pid1=$_p
+	mpi_serve "$port2" "$tmp/s2.log"
+	pid2=$_p
+	servers="127.0.0.1:$port1,127.0.0.1:$port2"
 }
 
 # loop_setup: the set-up of a host test on a file system of its own on a
