@@ -100,9 +100,9 @@ assert [x["host"] for x in r] == ["a", "b"], r
 assert [x["server"] for x in r] == ["198.18.0.2", "198.18.0.1"], r
 share = [x["share_bytes"] for x in r]
 assert sum(share) == '"$((big + small))"' == j["bytes"], (share, j["bytes"])
-# Each rank's own share is 3/8 of the job, within a chunk; the pool's
-# four batches went to whichever rank asked first, so share_bytes (own
-# share plus batches taken) need not be half.
+# The own share of each rank is 3/8 of the job, within a chunk; the four
+# batches of the pool went to whichever rank asked first, so share_bytes
+# (own share plus batches taken) need not be half.
 for x in r:
     assert abs(x["static_bytes"] - j["bytes"] * 3 / 8) <= 262144, r
     assert x["bytes"] == x["share_bytes"] >= x["static_bytes"], x
