@@ -112,19 +112,26 @@ need_mpi() {
 }
 
 # mpi_setup: need_mpi, then a new temporary directory $tmp (removed at
-# exit once $pid1 and $pid2 are killed), HOME in it, the C locale, no
-# RAILCP_KEY; $port1 and $port2 free for two servers, $dead a port nothing
-# listens on. mpi ARGS runs railcp-mpi ARGS under mpirun -n 2 over TCP on
-# lo (its stderr without Open MPI's libevent noise, below); mpi_serve PORT
-# LOG starts a server of $tmp/root there, its pid in $_p.
+# exit once $pid1 and $pid2 are killed and the commands in $mpi_at_exit,
+# which a test may set, have run), HOME in it, the C locale, no
+# RAILCP_KEY; $port1 and $port2 free for two servers (mpi_ports), $dead a
+# port nothing listens on. mpi ARGS runs railcp-mpi ARGS under mpirun -n 2
+# over TCP on lo (its stderr without Open MPI's libevent noise, below);
+# mpi_serve PORT LOG starts a server of $tmp/root there, its pid in $_p;
+# mpi_serve_two starts the two.
 mpi_setup() {
 	need_mpi
 	tmp=$(mktemp -d)
-	trap 'kill $pid1 $pid2 2>/dev/null; rm -rf "$tmp"' EXIT
+	mpi_at_exit=
+	trap 'kill $pid1 $pid2 2>/dev/null; eval "$mpi_at_exit"; rm -rf "$tmp"' EXIT
 	export HOME="$tmp" LC_ALL=C
 	unset RAILCP_KEY
-	port1=$(free_port) port2=$(free_port)
+	mpi_ports
 	dead=$(free_port)
+}
+# mpi_ports: $port1 and $port2, two free ports (not the same one).
+mpi_ports() {
+	port1=$(free_port) port2=$(free_port)
 	[ "$port1" != "$port2" ] || port2=$((port1 + 1))
 }
 # Its stderr leaves out Open MPI's own libevent warning at an abort ("[warn]
@@ -143,6 +150,17 @@ mpi_serve() {
 	"$RAILCP" serve --transport tcp --rails lo --port "$1" --root "$tmp/root" 2>"$2" &
 	_p=$!
 	wait_for_line "serving on " 20 "$2" || fail "railcp serve on port $1 did not start: $(cat "$2")"
+}
+# mpi_serve_two: mpi_serve on $port1 and on $port2, logs $tmp/s1.log and
+# $tmp/s2.log, pids in $pid1 and $pid2, and $servers naming both for
+# railcp-mpi's HOSTS. A test that starts a new pair (the last one killed)
+# calls mpi_ports first.
+mpi_serve_two() {
+	mpi_serve "$port1" "$tmp/s1.log"
+	pid1=$_p
+	mpi_serve "$port2" "$tmp/s2.log"
+	pid2=$_p
+	servers="127.0.0.1:$port1,127.0.0.1:$port2"
 }
 
 # loop_setup: the set-up of a host test on a file system of its own on a
@@ -300,6 +318,43 @@ job_file() {
 spawn_on() {
 	tb spawn "$@" || fail "tb spawn $1 $2 failed"
 	_x_jobs="$_x_jobs $1:$2"
+}
+
+# start_sshd_on HOST RUN [LINE...]: sshd on HOST (a or b), listening on
+# the management link alone, for root on the other host: a client key made
+# there, a host key, HOST's authorized_keys and sshd_config (LINE... added
+# to it) all in RUN, made anew in each guest's tmpfs (keys must not be
+# readable by others); sshd runs as HOST's job "sshd". It waits (30 s)
+# until HOST takes the key, and sets $ssh to the command line (without the
+# host's name) that the other host reaches HOST with.
+start_sshd_on() {
+	case $1 in
+	a) _sc=b _sa=198.19.0.1 ;;
+	b) _sc=a _sa=198.19.0.2 ;;
+	*) fail "start_sshd_on: no host '$1'" ;;
+	esac
+	_sh=$1 _srun=$2
+	shift 2
+	_sk=$(shared_dir sshd-key) # the client's public key on its way to HOST
+	tb on "$_sc" sh -c "rm -rf $_srun && mkdir -m 700 $_srun && ssh-keygen -q -t ed25519 -N '' -f $_srun/id && cp $_srun/id.pub '$_sk/id.pub'" ||
+		fail "cannot make a client key on $_sc"
+	tb on "$_sh" sh -c "rm -rf $_srun && mkdir -m 700 $_srun && mkdir -p /run/sshd && ssh-keygen -q -t ed25519 -N '' -f $_srun/host && cp '$_sk/id.pub' $_srun/authorized_keys && cat >$_srun/sshd_config <<CFG
+ListenAddress $_sa
+HostKey $_srun/host
+AuthorizedKeysFile $_srun/authorized_keys
+StrictModes no
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+PidFile $_srun/sshd.pid
+$(printf '%s\n' "$@")
+CFG" || fail "cannot configure sshd on $_sh"
+	rm -rf "$_sk"
+	spawn_on "$_sh" sshd /usr/sbin/sshd -D -e -f "$_srun/sshd_config"
+	ssh="ssh -i $_srun/id -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR"
+	wait_until 30 tb on "$_sc" $ssh "$_sh" true 2>/dev/null ||
+		fail "sshd on $_sh does not take $_sc's key: $(cat "$(job_file "$_sh" sshd err)")"
 }
 
 # Start "railcp serve ARGS" as job $2 in host $1 and wait until it is ready.

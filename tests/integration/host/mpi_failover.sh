@@ -75,12 +75,8 @@ EOF
 
 # Two new servers of $tmp/root: $port1 and $port2, $pid1 and $pid2.
 servers() {
-	port1=$(free_port) port2=$(free_port)
-	[ "$port1" != "$port2" ] || port2=$((port1 + 1))
-	mpi_serve "$port1" "$tmp/s1.log"
-	pid1=$_p
-	mpi_serve "$port2" "$tmp/s2.log"
-	pid2=$_p
+	mpi_ports
+	mpi_serve_two
 }
 
 # What $1 holds under final names equals the source, each file whole; $2: all of it.

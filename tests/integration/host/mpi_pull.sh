@@ -32,10 +32,7 @@ chmod 0750 "$src/d3"
 touch -d '2001-02-03 04:05:06' "$src/d1" "$src/d1/empty" "$src/d3" "$src"
 files=$(find "$src" -type f | wc -l)
 
-mpi_serve "$port1" "$tmp/s1.log"
-pid1=$_p
-mpi_serve "$port2" "$tmp/s2.log"
-pid2=$_p
+mpi_serve_two
 
 # Into an existing directory, -p: the tree whole, its directories' modes and times too.
 mkdir "$tmp/out"

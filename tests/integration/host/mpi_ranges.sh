@@ -23,11 +23,7 @@ chmod 640 "$tmp/src/sub/big"
 touch -d '2021-03-04 05:06:07.123456789' "$tmp/src/sub/big"
 touch -d '2020-01-02 03:04:05.5' "$tmp/src/sub"
 
-mpi_serve "$port1" "$tmp/s1.log"
-pid1=$_p
-mpi_serve "$port2" "$tmp/s2.log"
-pid2=$_p
-servers="127.0.0.1:$port1,127.0.0.1:$port2"
+mpi_serve_two
 
 capture mpi -r -p --chunk 256K --json "$tmp/src" "$servers:in"
 [ "$rc" -eq 0 ] || fail "railcp-mpi push of a big file in ranges: exit $rc: $err"

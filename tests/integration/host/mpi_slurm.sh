@@ -59,7 +59,7 @@ slurmctld -D -f "$SLURM_CONF" 2>>"$sl/slurmctld.log" &
 ctld_pid=$!
 slurmd -D -f "$SLURM_CONF" -N "$node" 2>>"$sl/slurmd.log" &
 slurmd_pid=$!
-trap 'kill $pid1 $pid2 $slurmd_pid $ctld_pid 2>/dev/null; sleep 0.2; kill $munge_pid 2>/dev/null; rm -rf "$tmp"' EXIT
+mpi_at_exit='kill $slurmd_pid $ctld_pid 2>/dev/null; sleep 0.2; kill $munge_pid 2>/dev/null'
 node_idle() { [ "$(sinfo -h -o %t 2>/dev/null)" = idle ]; }
 wait_until 30 node_idle ||
 	fail "the test's Slurm has no idle node: $(sinfo 2>&1; tail -n 5 "$sl/slurmctld.log" "$sl/slurmd.log")"
@@ -82,11 +82,7 @@ for i in 1 2 3 4 5 6 7 8; do echo "small $i" >"$tmp/src/s$i"; done
 chmod 640 "$tmp/src/sub/big"
 touch -d '2021-03-04 05:06:07.5' "$tmp/src/sub/big"
 touch -d '2020-01-02 03:04:05' "$tmp/src/sub"
-mpi_serve "$port1" "$tmp/s1.log"
-pid1=$_p
-mpi_serve "$port2" "$tmp/s2.log"
-pid2=$_p
-servers="127.0.0.1:$port1,127.0.0.1:$port2"
+mpi_serve_two
 
 capture srun_mpi -r -p --chunk 256K --json "$tmp/src" "$servers:in"
 [ "$rc" -eq 0 ] || fail "srun railcp-mpi push: exit $rc: $err $srun_err"

@@ -26,11 +26,7 @@ head -c $big /dev/urandom >"$tmp/src/sub/big"
 for i in $(seq 1 40); do head -c 4096 /dev/urandom >"$tmp/src/s$i"; done
 total=$((big + 40 * 4096))
 
-mpi_serve "$port1" "$tmp/s1.log"
-pid1=$_p
-mpi_serve "$port2" "$tmp/s2.log"
-pid2=$_p
-servers="127.0.0.1:$port1,127.0.0.1:$port2"
+mpi_serve_two
 
 # hold PID LOG N: PID (stopped by the caller before the job starts, so
 # nothing races the stop) continued once LOG has N pushes done (or after 30 s).
@@ -125,16 +121,12 @@ EOF
 }
 moved=
 for try in 1 2 3; do
-	port1=$(free_port) port2=$(free_port)
-	[ "$port1" != "$port2" ] || port2=$((port1 + 1))
-	mpi_serve "$port1" "$tmp/s1.log"
-	pid1=$_p
-	mpi_serve "$port2" "$tmp/s2.log"
-	pid2=$_p
+	mpi_ports
+	mpi_serve_two
 	kill -STOP "$pid2"
 	kill_then_go "$pid2" "$pid1" "$tmp/s1.log" >"$tmp/held" 2>&1 &
 	h=$!
-	capture mpi -r --chunk 256K --json "$tmp/src" "127.0.0.1:$port1,127.0.0.1:$port2:mv$try"
+	capture mpi -r --chunk 256K --json "$tmp/src" "$servers:mv$try"
 	wait $h || fail "server 1 was not killed with server 2 held: $(cat "$tmp/held")"
 	wait "$pid1" 2>/dev/null
 	[ "$rc" -eq 0 ] || fail "railcp-mpi push, a batch's server killed (try $try): exit $rc: $err"

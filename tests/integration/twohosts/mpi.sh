@@ -28,28 +28,11 @@ dir=$(shared_dir mpi)
 cd "$dir" || fail "cannot enter $dir"
 run=/run/railcp-x-mpi # tmpfs in each guest: keys must not be readable by others
 
-# b: a host key, a's public key, and sshd on the management link alone,
-# for Open MPI's rsh launcher (as twohosts/ssh does). HOME in b's tmpfs:
-# the shell that runs orted there then reads no profile of this
-# machine's root (one printed pyenv's complaint and took seconds under
-# QEMU).
-tb on a sh -c "rm -rf $run && mkdir -m 700 $run && ssh-keygen -q -t ed25519 -N '' -f $run/id && cp $run/id.pub '$dir/id.pub'" ||
-	fail "cannot make a client key on a"
-tb on b sh -c "rm -rf $run && mkdir -m 700 $run && mkdir -p /run/sshd && ssh-keygen -q -t ed25519 -N '' -f $run/host && cp '$dir/id.pub' $run/authorized_keys && cat >$run/sshd_config <<CFG
-ListenAddress 198.19.0.2
-HostKey $run/host
-AuthorizedKeysFile $run/authorized_keys
-StrictModes no
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-PidFile $run/sshd.pid
-SetEnv HOME=$run
-CFG" || fail "cannot configure sshd on b"
-spawn_on b sshd /usr/sbin/sshd -D -e -f $run/sshd_config
-ssh="ssh -i $run/id -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR"
-wait_until 30 tb on a $ssh b true 2>/dev/null || fail "sshd on b does not take a's key: $(cat "$(job_file b sshd err)")"
+# b: sshd on the management link alone, taking a's key, for Open MPI's
+# rsh launcher (as twohosts/ssh does). HOME in b's tmpfs: the shell that
+# runs orted there then reads no profile of this machine's root (one
+# printed pyenv's complaint and took seconds under QEMU).
+start_sshd_on b $run "SetEnv HOME=$run"
 # One connection to b that every launch shares (a key exchange under
 # QEMU takes seconds): mpirun's ssh goes through its socket.
 spawn_on a sshm $ssh -M -N -o ControlPath=$run/cm b

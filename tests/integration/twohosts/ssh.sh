@@ -12,23 +12,8 @@ cd "$dir" || fail "cannot enter $dir"
 railcp=$RAILCP # absolute (tests/integration/run): b runs it from root's home
 run=/run/railcp-x-ssh # tmpfs in each guest: keys must not be readable by others
 
-# b: a host key, the client's public key, and sshd on the control link alone.
-tb on a sh -c "rm -rf $run && mkdir -m 700 $run && ssh-keygen -q -t ed25519 -N '' -f $run/id && cp $run/id.pub '$dir/id.pub'" ||
-	fail "cannot make a client key on a"
-tb on b sh -c "rm -rf $run && mkdir -m 700 $run && mkdir -p /run/sshd && ssh-keygen -q -t ed25519 -N '' -f $run/host && cp '$dir/id.pub' $run/authorized_keys && cat >$run/sshd_config <<CFG
-ListenAddress 198.19.0.2
-HostKey $run/host
-AuthorizedKeysFile $run/authorized_keys
-StrictModes no
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-PidFile $run/sshd.pid
-CFG" || fail "cannot configure sshd on b"
-spawn_on b sshd /usr/sbin/sshd -D -e -f $run/sshd_config
-ssh="ssh -i $run/id -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR"
-wait_until 30 tb on a $ssh b true || fail "sshd on b does not take a's key: $(cat "$(job_file b sshd err)")"
+# b: sshd on the management link alone, taking a's key (its keys in b's tmpfs).
+start_sshd_on b $run
 
 no_far_side_on_b() { ! tb on b pgrep -f 'railcp serve --ssh' >/dev/null; }
 expect_no_far_side_on_b() {
