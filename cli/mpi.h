@@ -222,8 +222,14 @@ struct cli_mpi_caps {
 };
 
 /*
- * A session's caps: cli_mpi_session_max() entries and as many chunks, and
- * IO_MANIFEST_MAX_MEMORY (what a server's io_manifest_decode allows).
+ * What a server takes in one session's list: IO_MANIFEST_MAX_ENTRIES
+ * entries, IO_PLAN_MAX_CHUNKS chunks, IO_MANIFEST_MAX_MEMORY to decode.
+ */
+struct cli_mpi_caps cli_mpi_server_caps(void);
+
+/*
+ * A session's caps: cli_mpi_server_caps with at most cli_mpi_session_max()
+ * entries and chunks (a test's lower cap lowers both).
  */
 struct cli_mpi_caps cli_mpi_session_caps(void);
 
@@ -423,9 +429,12 @@ int cli_mpi_scatter_fits(const struct io_manifest *m, bool pool);
 /*
  * railcp-mpi --delete, before any rank moves a byte: whether the pass that
  * deletes after the ranks, one session of the whole job (the n lists it
- * will hold, at chunk bytes a chunk), fits: at most IO_MANIFEST_MAX_ENTRIES
- * entries and IO_PLAN_MAX_CHUNKS chunks; else -EFBIG with a sentence.
+ * will hold as one, at chunk bytes a chunk), fits caps (a server's:
+ * cli_mpi_server_caps): its entries, its chunks, and the memory to decode
+ * the one list (io_manifest_decoded_base of all the entries plus each
+ * entry's io_manifest_decoded_cost); else -EFBIG with a sentence.
  */
-int cli_mpi_delete_fits(const struct io_manifest *const *m, size_t n, uint32_t chunk);
+int cli_mpi_delete_fits(const struct io_manifest *const *m, size_t n,
+			const struct cli_mpi_caps *caps, uint32_t chunk);
 
 #endif

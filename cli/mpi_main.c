@@ -362,6 +362,7 @@ static void job_scatter(struct job *j)
 	double t[3] = {MPI_Wtime(), 0, 0}; /* the walk's start, its end, the shares packed */
 
 	if (j->rank == 0) {
+		const struct cli_mpi_caps server = cli_mpi_server_caps();
 		struct io_manifest *m = NULL;
 
 		err = count && displ ? 0 : -ENOMEM;
@@ -386,7 +387,7 @@ static void job_scatter(struct job *j)
 		if (!err && cli__mpi_dirs_last(j))
 			err = cli__mpi_land_dirs_pick(j, m);
 		if (!err && j->delete_extra)
-			err = cli_mpi_delete_fits((const struct io_manifest *const *)&m, 1,
+			err = cli_mpi_delete_fits((const struct io_manifest *const *)&m, 1, &server,
 						  j->o.chunk);
 		if (j->delete_extra)
 			j->full = m, m = NULL; /* for cli__mpi_delete */

@@ -229,12 +229,23 @@ int cli_mpi_unpack_next(const char **at, const char *end, struct io_manifest **p
 	return err;
 }
 
+struct cli_mpi_caps cli_mpi_server_caps(void)
+{
+	return (struct cli_mpi_caps){.entries = IO_MANIFEST_MAX_ENTRIES,
+				     .chunks = IO_PLAN_MAX_CHUNKS,
+				     .memory = IO_MANIFEST_MAX_MEMORY};
+}
+
 struct cli_mpi_caps cli_mpi_session_caps(void)
 {
+	struct cli_mpi_caps caps = cli_mpi_server_caps();
 	size_t max = cli_mpi_session_max();
 
-	return (struct cli_mpi_caps){
-		.entries = max, .chunks = max, .memory = IO_MANIFEST_MAX_MEMORY};
+	if (caps.entries > max)
+		caps.entries = max;
+	if (caps.chunks > max)
+		caps.chunks = max;
+	return caps;
 }
 
 size_t cli_mpi_session_max(void)

@@ -97,6 +97,7 @@ static int pull_list(struct job *j, struct cli_mpi_pull *p, struct result *res)
 static int pull_delete_fits(const struct job *j, const struct cli_mpi_pull *p)
 {
 	const struct io_manifest **m = calloc(p->n_src ? p->n_src : 1, sizeof(*m));
+	const struct cli_mpi_caps server = cli_mpi_server_caps();
 	size_t k;
 	int err;
 
@@ -104,7 +105,7 @@ static int pull_delete_fits(const struct job *j, const struct cli_mpi_pull *p)
 		return -ENOMEM;
 	for (k = 0; k < p->n_src; k++)
 		m[k] = p->src[k].m;
-	err = cli_mpi_delete_fits(m, p->n_src, j->o.chunk);
+	err = cli_mpi_delete_fits(m, p->n_src, &server, j->o.chunk);
 	free(m);
 	return err;
 }

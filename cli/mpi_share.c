@@ -203,27 +203,49 @@ int cli_mpi_unpack(const void *buf, size_t len, struct io_manifest **m_out)
 	return err;
 }
 
-int cli_mpi_delete_fits(const struct io_manifest *const *m, size_t n, uint32_t chunk)
+/* What the delete pass's one list of m[0..n) costs to decode: one list's base and each entry's
+ * cost. */
+static uint64_t delete_memory(const struct io_manifest *const *m, size_t n, size_t entries)
 {
-	uint64_t chunks = 0;
+	uint64_t memory = io_manifest_decoded_base(entries);
+	size_t k, i;
+
+	for (k = 0; k < n; k++)
+		for (i = 0; i < m[k]->n; i++)
+			memory += io_manifest_decoded_cost(&m[k]->entry[i]);
+	return memory;
+}
+
+int cli_mpi_delete_fits(const struct io_manifest *const *m, size_t n,
+			const struct cli_mpi_caps *caps, uint32_t chunk)
+{
+	uint64_t chunks = 0, memory;
 	size_t k, entries = 0;
 
 	for (k = 0; k < n; k++)
 		entries += m[k]->n;
-	if (entries > IO_MANIFEST_MAX_ENTRIES)
+	if (entries > caps->entries)
 		return rcp_err(-EFBIG,
 			       "--delete: the whole job's %zu entries are more than the %zu of one "
 			       "session, which deletes after the ranks; give its parts as sources "
 			       "in several jobs",
-			       entries, (size_t)IO_MANIFEST_MAX_ENTRIES);
+			       entries, caps->entries);
 	for (k = 0; k < n; k++)
 		chunks += io_plan_count(m[k], chunk);
-	if (chunks > IO_PLAN_MAX_CHUNKS)
+	if (chunks > caps->chunks)
 		return rcp_err(-EFBIG,
 			       "--delete: the whole job's %llu chunks of %u KiB are more than the "
 			       "%llu of one session, which deletes after the ranks; use a larger "
 			       "--chunk, or give its parts as sources in several jobs",
 			       (unsigned long long)chunks, chunk >> 10,
-			       (unsigned long long)IO_PLAN_MAX_CHUNKS);
+			       (unsigned long long)caps->chunks);
+	memory = delete_memory(m, n, entries);
+	if (memory > caps->memory)
+		return rcp_err(-EFBIG,
+			       "--delete: the whole job's list takes %llu MiB to decode, more than "
+			       "the %llu MiB of one session, which deletes after the ranks; give "
+			       "its parts as sources in several jobs",
+			       (unsigned long long)(memory >> 20),
+			       (unsigned long long)(caps->memory >> 20));
 	return 0;
 }

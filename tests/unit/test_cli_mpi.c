@@ -474,18 +474,49 @@ static void test_a_job_too_big_for_the_delete_pass_is_refused(void **state)
 			     .data_bytes = big.len};
 	struct io_manifest one = {.entry = &e, .n = 1, .n_files = 1, .data_bytes = big.len};
 	const struct io_manifest *two[] = {&one, &one}, *three[] = {&one, &one, &one};
+	const struct cli_mpi_caps caps = cli_mpi_server_caps();
 	int err;
 
 	(void)state;
-	assert_int_equal(cli_mpi_delete_fits(two, 2, 4096), 0); /* 4 Mi chunks: the limit */
-	err = cli_mpi_delete_fits(three, 3, 4096);
+	assert_int_equal(cli_mpi_delete_fits(two, 2, &caps, 4096), 0); /* 4 Mi chunks: the limit */
+	err = cli_mpi_delete_fits(three, 3, &caps, 4096);
 	assert_int_equal(err, -EFBIG);
 	assert_non_null(strstr(rcp_err_msg(err), "whole job's 6291456 chunks of 4 KiB"));
-	assert_int_equal(cli_mpi_delete_fits(three, 3, 1 << 20), 0);
+	assert_int_equal(cli_mpi_delete_fits(three, 3, &caps, 1 << 20), 0);
 	one.n = IO_MANIFEST_MAX_ENTRIES / 2 + 1; /* counted first: never read */
-	err = cli_mpi_delete_fits(two, 2, 1 << 20);
+	err = cli_mpi_delete_fits(two, 2, &caps, 1 << 20);
 	assert_int_equal(err, -EFBIG);
 	assert_non_null(strstr(rcp_err_msg(err), "entries are more than"));
+}
+
+/*
+ * --delete's pass decodes the whole job as one list: one within the
+ * entries and chunks but over the memory to decode it (long paths) is
+ * refused before anything moves, counted as the decoder counts it: one
+ * list's base for all the lists' entries, and each entry's cost.
+ */
+static void test_a_job_too_big_to_decode_for_the_delete_pass_is_refused(void **state)
+{
+	char path[121];
+	struct io_entry e[3] = {{.path = path, .type = IO_DIR},
+				{.path = path, .type = IO_DIR},
+				{.path = path, .type = IO_DIR}};
+	struct io_manifest one = {.entry = e, .n = 3};
+	const struct io_manifest *two[] = {&one, &one};
+	uint64_t need;
+	struct cli_mpi_caps caps = cli_mpi_server_caps();
+	int err;
+
+	(void)state;
+	memset(path, 'p', sizeof(path) - 1);
+	path[sizeof(path) - 1] = 0;
+	need = io_manifest_decoded_base(6) + 6 * io_manifest_decoded_cost(&e[0]);
+	caps.memory = need;
+	assert_int_equal(cli_mpi_delete_fits(two, 2, &caps, 4096), 0);
+	caps.memory = need - 1;
+	err = cli_mpi_delete_fits(two, 2, &caps, 4096);
+	assert_int_equal(err, -EFBIG);
+	assert_non_null(strstr(rcp_err_msg(err), "to decode, more than"));
 }
 
 /*
@@ -647,6 +678,7 @@ int main(void)
 		cmocka_unit_test(test_a_pull_share_comes_back_as_filters),
 		cmocka_unit_test(test_a_share_no_files_from_holds_is_refused),
 		cmocka_unit_test(test_a_job_too_big_for_the_delete_pass_is_refused),
+		cmocka_unit_test(test_a_job_too_big_to_decode_for_the_delete_pass_is_refused),
 		cmocka_unit_test(test_a_walk_too_big_for_the_scatter_is_refused_early),
 		cmocka_unit_test(test_errors_say_whether_a_server_is_gone),
 		cmocka_unit_test(test_a_gone_servers_ranks_spread_over_the_others),
