@@ -51,7 +51,6 @@ struct cut {
 	uint32_t chunk;
 	size_t *part; /* m->n long */
 	size_t *in;   /* the open part's entries, m->n long */
-	bool *keep;   /* m->n long, all false between parts */
 	size_t n_in, n_parts;
 	uint64_t chunks, memory;
 	struct io_manifest **parts; /* not packing: the closed ones, n_parts - 1 */
@@ -102,22 +101,26 @@ static int cut_pack(struct cut *c, struct io_manifest *p)
 	return err;
 }
 
+static int index_cmp(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* The open part as its own list, and a new one opened. */
 static int cut_close(struct cut *c)
 {
 	struct io_manifest **grown = NULL, *p = NULL;
-	size_t k;
 	int err;
 
 	if (!c->pack && !(grown = realloc(c->parts, c->n_parts * sizeof(*grown))))
 		return -ENOMEM;
 	if (grown)
 		c->parts = grown;
-	for (k = 0; k < c->n_in; k++)
-		c->keep[c->in[k]] = true;
-	err = io_manifest_pick(c->m, c->keep, &p);
-	for (k = 0; k < c->n_in; k++)
-		c->keep[c->in[k]] = false;
+	/* its own entries in share order: not a scan of the share per part */
+	qsort(c->in, c->n_in, sizeof(*c->in), index_cmp);
+	err = io_manifest_pick_at(c->m, c->in, c->n_in, &p);
 	if (!err && c->pack)
 		err = cut_pack(c, p);
 	else if (!err)
@@ -157,9 +160,8 @@ static int cut_run(struct cut *c)
 	c->parent = parent;
 	c->part = calloc(n, sizeof(size_t));
 	c->in = calloc(n, sizeof(size_t));
-	c->keep = calloc(n, sizeof(bool));
 	c->n_parts = 1;
-	err = parent && c->part && c->in && c->keep ? cli__mpi_parents(share, parent) : -ENOMEM;
+	err = parent && c->part && c->in ? cli__mpi_parents(share, parent) : -ENOMEM;
 	for (i = 0; i < share->n && !err; i++) /* the files, links and ranges, then the rest */
 		if (share->entry[i].type != IO_DIR)
 			err = cut_add(c, i);
@@ -173,7 +175,6 @@ static int cut_run(struct cut *c)
 	free(parent);
 	free(c->part);
 	free(c->in);
-	free(c->keep);
 	if (err) {
 		free(c->parts);
 		free(c->packed);

@@ -203,6 +203,13 @@ int io_manifest_walk_filtered(const struct io_root *root, const char *const *src
 int io_manifest_pick(const struct io_manifest *m, const bool *keep, struct io_manifest **m_out);
 
 /*
+ * io_manifest_pick of the n entries at[0..n) of m, in that order (give
+ * them in m's order, parents included), in time of n rather than m->n.
+ */
+int io_manifest_pick_at(const struct io_manifest *m, const size_t *at, size_t n,
+			struct io_manifest **m_out);
+
+/*
  * The receiver's half of `cp SRC NEW` when NEW does not exist: give the one
  * top-level entry of m (and so everything beneath it) the name `name`.
  * -EINVAL if m has several top-level entries or name is not one valid

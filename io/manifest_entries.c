@@ -77,24 +77,47 @@ static int entry_copy(struct io_entry *d, const struct io_entry *e)
 	return 0;
 }
 
+/* Entry e of another manifest copied onto the end of p. */
+static int pick_one(struct io_manifest *p, const struct io_entry *e)
+{
+	struct io_entry *d;
+	int err = io__manifest_add(p, &d);
+
+	if (!err)
+		err = entry_copy(d, e);
+	if (!err && d->type == IO_FILE) {
+		p->data_bytes += d->data_bytes;
+		p->n_files++;
+	}
+	return err;
+}
+
 int io_manifest_pick(const struct io_manifest *m, const bool *keep, struct io_manifest **m_out)
 {
 	struct io_manifest *p = calloc(1, sizeof(*p));
-	struct io_entry *d;
 	size_t i;
 	int err = p ? 0 : rcp_err(-ENOMEM, "out of memory for a manifest");
 
-	for (i = 0; i < m->n && !err; i++) {
-		if (keep && !keep[i])
-			continue;
-		err = io__manifest_add(p, &d);
-		if (!err)
-			err = entry_copy(d, &m->entry[i]);
-		if (!err && d->type == IO_FILE) {
-			p->data_bytes += d->data_bytes;
-			p->n_files++;
-		}
+	for (i = 0; i < m->n && !err; i++)
+		if (!keep || keep[i])
+			err = pick_one(p, &m->entry[i]);
+	if (err) {
+		io_manifest_destroy(p);
+		return err;
 	}
+	*m_out = p;
+	return 0;
+}
+
+int io_manifest_pick_at(const struct io_manifest *m, const size_t *at, size_t n,
+			struct io_manifest **m_out)
+{
+	struct io_manifest *p = calloc(1, sizeof(*p));
+	size_t k;
+	int err = p ? 0 : rcp_err(-ENOMEM, "out of memory for a manifest");
+
+	for (k = 0; k < n && !err; k++)
+		err = pick_one(p, &m->entry[at[k]]);
 	if (err) {
 		io_manifest_destroy(p);
 		return err;
