@@ -144,7 +144,7 @@ bool cli_mpi_pool_done(const struct cli_mpi_pool *p);
  * only is left out): out->n batches, batch k cli_mpi_pack's bytes at
  * out->all + out->off[k], out->len[k] long. -EFBIG past 2 GiB in all (a
  * batch is one MPI message counted in an int), -ENOMEM, each with a
- * sentence; out is empty on failure.
+ * sentence; out is written on success only.
  */
 struct cli_mpi_batches {
 	char *all;

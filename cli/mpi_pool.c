@@ -250,11 +250,11 @@ int cli_mpi_batches_pack(const struct io_manifest *m, const struct cli_mpi_piece
 			 const struct cli_mpi_caps *caps, uint32_t chunk,
 			 struct cli_mpi_batches *out)
 {
+	struct cli_mpi_batches bs = {0}; /* *out written on success only */
 	unsigned n = cli_mpi_pool_batches(n_ranks), b;
 	size_t total = 0;
 	int err = 0;
 
-	*out = (struct cli_mpi_batches){0};
 	for (b = 0; b < n && !err; b++) {
 		struct io_manifest *batch = NULL;
 		void *buf = NULL;
@@ -264,15 +264,16 @@ int cli_mpi_batches_pack(const struct io_manifest *m, const struct cli_mpi_piece
 		if (!err && !batch_empty(batch))
 			err = cli_mpi_pack_parts(batch, caps, chunk, &buf, &len);
 		if (!err && buf)
-			err = batches_add(out, &total, buf, len);
+			err = batches_add(&bs, &total, buf, len);
 		io_manifest_destroy(batch);
 		free(buf);
 	}
 	if (err) {
-		cli_mpi_batches_fini(out);
+		cli_mpi_batches_fini(&bs);
 		return err == -ENOMEM ? rcp_err(err, "out of memory packing the pool's batches")
 				      : err;
 	}
+	*out = bs;
 	return 0;
 }
 
