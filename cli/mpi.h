@@ -252,6 +252,9 @@ int cli_mpi_parts(const struct io_manifest *share, const struct cli_mpi_caps *ca
  * directory (cli__mpi_parents); home[i], for a directory no file or
  * symlink of the job lies beneath, the rank whose share carries it (the
  * walk's order cut into n_ranks runs), UINT_MAX for every other entry.
+ * Only a leaf empty directory is in exactly one share: one holding other
+ * empty directories is also on the way to them, so each rank homing one
+ * beneath it carries it too (its session makes it again: EEXIST, no harm).
  */
 struct cli_mpi_dirs {
 	size_t *parent;
