@@ -56,7 +56,7 @@ struct cut {
 	struct io_manifest **parts; /* not packing: the closed ones, n_parts - 1 */
 	bool pack;
 	char *packed;
-	size_t packed_len;
+	size_t packed_len, packed_cap;
 };
 
 /* How many of i and its directories the open part lacks, and their decoded cost. */
@@ -84,17 +84,24 @@ static bool cut_fits(const struct cut *c, size_t n, uint64_t k, uint64_t memory)
 static int cut_pack(struct cut *c, struct io_manifest *p)
 {
 	void *buf = NULL;
-	size_t len = 0;
+	size_t len = 0, cap = 0;
 	char *grown = NULL;
 	int err = cli_mpi_pack(p, &buf, &len);
 
 	io_manifest_destroy(p);
-	if (!err && !(grown = realloc(c->packed, c->packed_len + 8 + len)))
-		err = rcp_err(-ENOMEM, "out of memory packing a rank's share");
+	/* grown by half at least: one part's size at a time copies O(parts x share) */
+	if (!err && c->packed_len + 8 + len > c->packed_cap) {
+		cap = c->packed_cap + c->packed_cap / 2;
+		if (cap < c->packed_len + 8 + len)
+			cap = c->packed_len + 8 + len;
+		if (!(grown = realloc(c->packed, cap)))
+			err = rcp_err(-ENOMEM, "out of memory packing a rank's share");
+		else
+			c->packed = grown, c->packed_cap = cap;
+	}
 	if (!err) {
-		c->packed = grown;
-		memcpy(grown + c->packed_len, &(uint64_t){len}, 8);
-		memcpy(grown + c->packed_len + 8, buf, len);
+		memcpy(c->packed + c->packed_len, &(uint64_t){len}, 8);
+		memcpy(c->packed + c->packed_len + 8, buf, len);
 		c->packed_len += 8 + len;
 	}
 	free(buf);
