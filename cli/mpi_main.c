@@ -440,9 +440,16 @@ static void job_push(struct job *j, struct result *res)
 
 	cli__mpi_server_use(j, (size_t)j->rank % j->n_srv);
 	while (!(err = cli_mpi_unpack_next(&at, end, &part)) && part) {
-		push_list(j, res, part, &rep);
-		res->static_bytes += part->data_bytes;
-		parts++;
+		/*
+		 * An empty share (a rank with nothing, a part of nothing) runs no
+		 * session; the rank still takes the job's collectives and the
+		 * pool's batches, and its result says so.
+		 */
+		if (part->n) {
+			push_list(j, res, part, &rep);
+			res->static_bytes += part->data_bytes;
+			parts++;
+		}
 		io_manifest_destroy(part);
 	}
 	if (err)

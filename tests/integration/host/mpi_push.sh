@@ -4,7 +4,8 @@
 # lands whole; the summary and --json give each rank's bytes and their
 # balance, and the job's series (every rank's rails), which tools/plot
 # draws; each server served one session. A tree of empty directories lands
-# too. --progress draws one line of the
+# too, and one file over two ranks (rank 1's empty share runs no session).
+# --progress draws one line of the
 # whole job, and --delete deletes once, after every rank's copy. A server
 # that is not running, a missing source and a destination without HOSTS end
 # the job with one line and a non-zero status, and nothing half-written
@@ -91,6 +92,24 @@ capture mpi "$tmp/src/big3" "$tmp/src/d2/sub/big2" "127.0.0.1:$port1,127.0.0.1:$
 [ "$rc" -eq 0 ] || fail "railcp-mpi push with an option after DST: exit $rc: $err"
 cmp "$tmp/src/big3" "$tmp/root/files2/big3" && cmp "$tmp/src/d2/sub/big2" "$tmp/root/files2/big2" ||
 	fail "with an option after DST, two files did not both land in it: $(ls -la "$tmp/root/files2" 2>&1)"
+
+# One file whole (-u: no pool) over two ranks: rank 1's share is empty and
+# runs no session (it ran one of an empty list), yet takes part in the
+# job: the summary and --json name it with nothing sent.
+done2=$(grep -c 'push of .* done' "$tmp/s2.log")
+capture mpi -u --json "$tmp/src/big3" "127.0.0.1:$port1,127.0.0.1:$port2:one"
+[ "$rc" -eq 0 ] || fail "railcp-mpi -u of one file over two ranks: exit $rc: $err"
+cmp "$tmp/src/big3" "$tmp/root/one/big3" || fail "one file over two ranks did not land"
+[ "$(grep -c 'push of .* done' "$tmp/s2.log")" -eq "$done2" ] ||
+	fail "rank 1's empty share ran a session: $(tail -3 "$tmp/s2.log")"
+printf '%s' "$out" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+r = j["ranks"]
+assert [x["rank"] for x in r] == [0, 1], r
+assert r[1]["files"] == 0 and r[1]["share_bytes"] == 0, r
+assert j["files"] == 1 and r[0]["files"] == 1, j
+' || fail "railcp-mpi -u --json of one file over two ranks: the ranks are wrong: $out"
 
 # A tree of empty directories: no file to split, the job completes and the
 # directories land (a sanitizer build's railcp-mpi exited 1 on it: the
