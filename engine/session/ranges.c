@@ -114,9 +114,12 @@ int eng__ranges_terms(const json_t *hello, const struct io_manifest *m, uint64_t
 	if (step && st == ENG_RANGES_LAND)
 		return rcp_err(-EPROTO, "the client's hello asks for an unknown step of a "
 					"job's ranges");
-	if (dirs_last && (!job || !json_is_true(dirs_last) || st != ENG_RANGES_LAND))
+	if (dirs_last && !job)
 		return rcp_err(-EPROTO, "the client's hello leaves directories to a job's last "
 					"session without naming the job");
+	if (dirs_last && (!json_is_true(dirs_last) || st != ENG_RANGES_LAND))
+		return rcp_err(-EPROTO, "the client's hello has a dirs_last that is not true, or "
+					"beside a step of the job's ranges");
 	if (!job && eng__ranges_any(m))
 		return rcp_err(-EPROTO, "the client's list has byte ranges of files but names "
 					"no job to gather them in");
@@ -169,9 +172,10 @@ int eng__ranges_answer(struct eng_session *s, const struct io_root *parent, cons
 	json_t *msg = NULL;
 	struct io_root *root = NULL;
 	uint64_t count = 0;
-	int err = eng__dest_open(parent, dst, contents, root_flags, m, &root);
+	/* Never made here: a job whose DST is missing has nothing there to settle (count 0). */
+	int err = eng__dest_find(parent, dst, contents, root_flags, m, &root);
 
-	if (!err)
+	if (!err && root)
 		err = settle(root, m, job, step, &count);
 	if (!err && !(msg = eng__proto_msg(ENG_MSG_RANGES_DONE, false)))
 		err = rcp_err(-ENOMEM, "out of memory");
