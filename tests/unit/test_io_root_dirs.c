@@ -496,6 +496,73 @@ static void test_a_failed_jobs_removal_takes_only_the_markers(void **state)
 	assert_false(exists(fx, "e/" JOB_MARK));
 }
 
+/*
+ * A job's marker names its directory: one a user moved from a directory the
+ * job made (which she may write) into the receiver's own directory in the
+ * job's list marks nothing there; it goes, and that directory keeps its mode.
+ */
+static void test_a_job_marker_moved_into_another_directory_marks_nothing(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_root *r = job_root(fx, IO_ROOT_KEEP_META);
+	char from[4096], to[4096];
+	struct io_manifest m;
+	uint64_t count = 9;
+	struct fe made, own;
+
+	fe_other(&made, IO_DIR, "made", NULL);
+	made.e.mode = 0777;
+	made.e.mtime_ns = 1000000000ll * 1111;
+	fe_other(&own, IO_DIR, "own", NULL);
+	own.e.mode = 0777;
+	own.e.mtime_ns = 1000000000ll * 1111;
+	mkdir_0750(fx, "own");
+	t_mtime(fx->root, "own", 1300000000, 42);
+	m = (struct io_manifest){.entry = (struct io_entry[]){made.e, own.e}, .n = 2};
+	assert_int_equal(io_root_mkdir(r, &made.e), 0);
+	assert_int_equal(io_root_mkdir(r, &own.e), 0);
+	assert_int_equal(io_root_dirs_finish(r, &m), 0);
+	io_root_close(r);
+	t_path(from, fx->root, "made/" JOB_MARK);
+	t_path(to, fx->root, "own/" JOB_MARK);
+	assert_int_equal(rename(from, to), 0);
+	t_mtime(fx->root, "own", 1300000000, 42);
+	r = root_of(fx, IO_ROOT_KEEP_META);
+	assert_int_equal(io_root_job_dirs(r, &m, JOB, true, &count), 0);
+	io_root_close(r);
+	assert_int_equal(count, 0);
+	assert_dir_meta(fx, "own", 0750, -1, 0);
+	assert_false(exists(fx, "own/" JOB_MARK));
+	assert_false(exists(fx, "made/" JOB_MARK));
+}
+
+/*
+ * A job's session that fails removes the markers it made itself, and only
+ * those: a directory another session of the job made keeps its marker.
+ */
+static void test_a_failed_jobs_session_removes_only_its_own_markers(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_root *r = job_root(fx, IO_ROOT_KEEP_META);
+	struct io_manifest m;
+	struct fe x, y;
+
+	fe_other(&x, IO_DIR, "x", NULL);
+	fe_other(&y, IO_DIR, "x/y", NULL);
+	m = (struct io_manifest){.entry = (struct io_entry[]){x.e, y.e}, .n = 2};
+	assert_int_equal(io_root_mkdir(r, &x.e), 0);
+	io_root_close(r);
+	r = job_root(fx, IO_ROOT_KEEP_META); /* the next session finds x made */
+	assert_int_equal(io_root_mkdir(r, &x.e), 0);
+	assert_int_equal(io_root_mkdir(r, &y.e), 0);
+	assert_true(exists(fx, "x/y/" JOB_MARK));
+	io_root_job_abandon(r, &m);
+	io_root_close(r);
+	assert_false(exists(fx, "x/y/" JOB_MARK));
+	assert_true(exists(fx, "x/" JOB_MARK));
+	io_root_job_abandon(NULL, &m); /* nothing to do */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -509,6 +576,8 @@ int main(void)
 		T(test_a_jobs_last_session_leaves_what_the_job_did_not_make),
 		T(test_a_planted_job_marker_marks_nothing),
 		T(test_a_failed_jobs_removal_takes_only_the_markers),
+		T(test_a_job_marker_moved_into_another_directory_marks_nothing),
+		T(test_a_failed_jobs_session_removes_only_its_own_markers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
