@@ -71,18 +71,23 @@ bool cli__mpi_dirs_last(const struct job *j)
 
 int cli__mpi_land_dirs_pick(struct job *j, const struct io_manifest *m)
 {
-	bool *keep = malloc((m->n ? m->n : 1) * sizeof(*keep));
+	/* One list's caps, not a test's lower session cap: the last session's list is one. */
+	const struct cli_mpi_caps caps = {.entries = IO_MANIFEST_MAX_ENTRIES,
+					  .memory = IO_MANIFEST_MAX_MEMORY};
+	bool *keep = calloc(m->n ? m->n : 1, sizeof(*keep));
 	size_t i, n = 0;
 	int err = 0;
 
 	if (!keep)
 		return rcp_err(-ENOMEM, "out of memory listing the job's directories");
-	for (i = 0; i < m->n; i++)
-		n += keep[i] = m->entry[i].type == IO_DIR;
-	if (n > IO_MANIFEST_MAX_ENTRIES) /* more than one session's list: as each session did */
+	for (i = 0; i < m->n; i++) {
+		keep[i] = m->entry[i].type == IO_DIR;
+		n += keep[i];
+	}
+	if (!cli_mpi_list_fits(m, keep, &caps)) /* more than one list: as each session did */
 		rcp_log(RCP_LOG_NOTICE,
-			"the job has %zu directories, more than one session's list: each session "
-			"sets the mode and time of those it made",
+			"the job has %zu directories, more than one session's list holds: each "
+			"session sets the mode and time of those it made",
 			n);
 	else if (n)
 		err = io_manifest_pick(m, keep, &j->dirs);

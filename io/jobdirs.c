@@ -216,7 +216,7 @@ out_close:
 }
 
 int io_root_job_dirs(struct io_root *root, const struct io_manifest *m, uint64_t job, bool apply,
-		     uint64_t *count_out)
+		     void (*visited)(void *ctx), void *ctx, uint64_t *count_out)
 {
 	char name[IO_JOB_MARKER_LEN];
 	struct io_depth_idx *order;
@@ -234,6 +234,8 @@ int io_root_job_dirs(struct io_root *root, const struct io_manifest *m, uint64_t
 		r = job_dir_end(root, &m->entry[order[i].idx], name, apply, &held);
 		count += held;
 		err = err ? err : r;
+		if (visited)
+			visited(ctx);
 	}
 	free(order);
 	if (!err)
