@@ -14,8 +14,9 @@
 # rank's share is one session. Over TCP on 127.0.0.1, two ranks, two
 # servers (a third as nobody when we are root); skipped, saying so, where
 # no MPI is installed or mpirun cannot run. A job that fails leaves no
-# marker, also when --delete's pass failed (as nobody, when we are root),
-# and its removal makes no missing destination.
+# marker of the job's (with -c, the copy's own stay), also when --delete's
+# pass failed (as nobody, when we are root), and its removal makes no
+# missing destination.
 . tests/integration/lib.sh
 mpi_setup
 
@@ -142,6 +143,17 @@ capture timeout 120 mpirun --allow-run-as-root --oversubscribe -q -n 1 "$MPI" --
 [ "$rc" -ne 0 ] || fail "a push whose last file is blocked by a directory succeeded"
 [ -f "$tmp/root/failed/fl/a/f30" ] || fail "the failed job's first sessions landed nothing (exit $rc): $err"
 no_markers "$tmp/root/failed"
+
+# So with -c, whose sessions mark each directory they make as --partial's
+# do: the job's markers go, the copy's own stay for a re-run (-c's removal
+# took them, as a plain push's does).
+mkdir -p "$tmp/root/failedc/fl/zz/last/in-the-way"
+capture timeout 120 mpirun --allow-run-as-root --oversubscribe -q -n 1 "$MPI" --transport tcp \
+	--rails lo -r -p -c --no-steal "$tmp/fl" "127.0.0.1:$port1:failedc"
+[ "$rc" -ne 0 ] || fail "a -c push whose last file is blocked by a directory succeeded"
+[ -f "$tmp/root/failedc/fl/a/f30" ] || fail "the failed -c job's first sessions landed nothing (exit $rc): $err"
+[ -z "$(find "$tmp/root/failedc" -name '.railcp-tmp-dir-j*')" ] || fail "the failed -c job left its markers"
+[ -f "$tmp/root/failedc/fl/a/.railcp-tmp-dir" ] || fail "the failed -c job's removal took the copy's own marker of fl/a"
 
 # A failed job's removal never makes DST: one rank refused by a keyed
 # server (its first) has the removal go on to the other, which is to make
