@@ -277,6 +277,17 @@ void cli_mpi_dirs_keep(const struct cli_mpi_dirs *d, const struct io_manifest *m
 		       bool *keep);
 
 /*
+ * Whether the entries of m that keep (m->n long) marks fit one session's
+ * list within caps: their count, their memory to decode
+ * (io_manifest_decoded_base and _cost) and their encoded bytes
+ * (io_manifest_entry_len, within caps->memory too: the engine takes a list
+ * of at most 1 GiB, as IO_MANIFEST_MAX_MEMORY). The job's last session
+ * carries its directories so (cli__mpi_land_dirs_pick).
+ */
+bool cli_mpi_list_fits(const struct io_manifest *m, const bool *keep,
+		       const struct cli_mpi_caps *caps);
+
+/*
  * Each entry's directory in m: parent[i] (m->n long) its index, SIZE_MAX
  * for an entry at the top (or whose directory m does not hold). -ENOMEM
  * without a sentence.

@@ -136,3 +136,20 @@ void cli_mpi_dirs_keep(const struct cli_mpi_dirs *d, const struct io_manifest *m
 			for (k = d->parent[i]; k != SIZE_MAX && !keep[k]; k = d->parent[k])
 				keep[k] = true;
 }
+
+bool cli_mpi_list_fits(const struct io_manifest *m, const bool *keep,
+		       const struct cli_mpi_caps *caps)
+{
+	uint64_t memory = 0, bytes = 16; /* the list's header */
+	size_t i, n = 0;
+
+	for (i = 0; i < m->n; i++) {
+		if (!keep[i])
+			continue;
+		n++;
+		memory += io_manifest_decoded_cost(&m->entry[i]);
+		bytes += io_manifest_entry_len(&m->entry[i]);
+	}
+	return n <= caps->entries && io_manifest_decoded_base(n) + memory <= caps->memory &&
+	       bytes <= caps->memory;
+}

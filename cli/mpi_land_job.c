@@ -71,18 +71,23 @@ bool cli__mpi_dirs_last(const struct job *j)
 
 int cli__mpi_land_dirs_pick(struct job *j, const struct io_manifest *m)
 {
-	bool *keep = malloc((m->n ? m->n : 1) * sizeof(*keep));
+	/* One list's caps, not a test's lower session cap: the last session's list is one. */
+	const struct cli_mpi_caps caps = {.entries = IO_MANIFEST_MAX_ENTRIES,
+					  .memory = IO_MANIFEST_MAX_MEMORY};
+	bool *keep = calloc(m->n ? m->n : 1, sizeof(*keep));
 	size_t i, n = 0;
 	int err = 0;
 
 	if (!keep)
 		return rcp_err(-ENOMEM, "out of memory listing the job's directories");
-	for (i = 0; i < m->n; i++)
-		n += keep[i] = m->entry[i].type == IO_DIR;
-	if (n > IO_MANIFEST_MAX_ENTRIES) /* more than one session's list: as each session did */
+	for (i = 0; i < m->n; i++) {
+		keep[i] = m->entry[i].type == IO_DIR;
+		n += keep[i];
+	}
+	if (!cli_mpi_list_fits(m, keep, &caps)) /* more than one list: as each session did */
 		rcp_log(RCP_LOG_NOTICE,
-			"the job has %zu directories, more than one session's list: each session "
-			"sets the mode and time of those it made",
+			"the job has %zu directories, more than one session's list holds: each "
+			"session sets the mode and time of those it made",
 			n);
 	else if (n)
 		err = io_manifest_pick(m, keep, &j->dirs);
@@ -211,7 +216,7 @@ void cli__mpi_land_dirs(struct job *j, struct result *res)
  * for the next.
  */
 #define REMOVE_TIMEOUT_MS 5000
-/* And over every server tried, so a job over many hosts that fail ends within this. */
+/* And over every server tried, for each removal, so a job over many hosts that fail ends. */
 #define REMOVE_TOTAL_MS 15000
 
 static int64_t now_ms(void)
@@ -222,12 +227,17 @@ static int64_t now_ms(void)
 	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-/* Session o (a removal) to the servers in turn from first, until one does it or until. */
-static int remove_run(const struct job *j, struct eng_copy_opts *o, size_t first, int64_t until)
+/*
+ * Session o (a removal) to the servers in turn from first, until one does
+ * it or REMOVE_TOTAL_MS passed; each removal has its own, so one that used
+ * it up leaves the next its tries.
+ */
+static int remove_run(const struct job *j, struct eng_copy_opts *o, size_t first)
 {
+	int64_t until = now_ms() + REMOVE_TOTAL_MS;
 	struct eng_report rep;
 	size_t k, i;
-	int r = -ENOENT;
+	int r = -ETIMEDOUT;
 
 	for (k = 0; k < j->n_srv && r && now_ms() < until; k++) {
 		i = (first + k) % j->n_srv;
@@ -243,11 +253,12 @@ void cli__mpi_land_remove(const struct job *j, int err)
 	/* a server that may be gone is tried last, not first */
 	size_t first = cli_mpi_server_gone(err) == CLI_MPI_NOT_GONE ? j->cur : j->cur + 1;
 	struct eng_copy_opts o = j->o;
-	int64_t until = now_ms() + REMOVE_TOTAL_MS;
 	int r;
 
 	if (!j->range_job)
 		return;
+	/* j->o may be a pass's that is not the job's (--delete's, cli__mpi_delete): it is named */
+	o.range_job = j->range_job;
 	o.update = o.checksum = o.partial = o.delete_extra = o.dry_run = o.dirs_last = false;
 	o.progress = NULL;
 	o.cancel = NULL;
@@ -259,18 +270,21 @@ void cli__mpi_land_remove(const struct job *j, int err)
 	o.manifest = j->split;
 	o.range_step = ENG_RANGES_REMOVE;
 	/* Every server gone: the job's one line said so already, and none could remove them. */
-	if (cli_mpi_split_files(j->split) && (r = remove_run(j, &o, first, until)) != 0 &&
+	if (cli_mpi_split_files(j->split) && (r = remove_run(j, &o, first)) != 0 &&
 	    cli_mpi_server_gone(r) == CLI_MPI_NOT_GONE)
 		fprintf(stderr,
 			"railcp-mpi: rank %d on %s could not remove the job's temporaries of its "
 			"%zu cut files (named .railcp-tmp-j%016llx...): %s\n",
 			j->rank, j->host, cli_mpi_split_files(j->split),
 			(unsigned long long)j->range_job, rcp_err_msg(r));
-	/* --partial's markers stay: a re-run resumes those directories as the job's */
-	o.partial = cli_copy_opts(j->cc)->partial;
+	/*
+	 * --partial's markers stay (-c's sessions make them too): a re-run
+	 * resumes those directories as the job's.
+	 */
+	o.partial = cli_copy_opts(j->cc)->partial || cli_copy_opts(j->cc)->checksum;
 	o.manifest = j->dirs;
 	o.range_step = ENG_RANGES_DIRS_REMOVE;
-	if (j->dirs && (r = remove_run(j, &o, first, until)) != 0 &&
+	if (j->dirs && (r = remove_run(j, &o, first)) != 0 &&
 	    cli_mpi_server_gone(r) == CLI_MPI_NOT_GONE)
 		fprintf(stderr,
 			"railcp-mpi: rank %d on %s could not remove the job's markers of its "

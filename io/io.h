@@ -633,16 +633,27 @@ void io_root_set_job(struct io_root *root, uint64_t job);
 /*
  * The end of job job (not 0) for the directories of m (other entries are
  * passed over), deepest first: each that holds the job's marker (the
- * receiver's own: another is removed and counts for nothing) loses it and,
- * with apply, --partial's marker too and, with IO_ROOT_KEEP_META, gets its
- * entry's mode (without setuid/setgid) and mtime. Without apply (a failed
- * job) only the markers go, --partial's kept under IO_ROOT_PARTIAL for a
- * re-run, and every directory is tried past an error. A directory without
- * the marker is left alone: the job did not make it. *count_out: how many
- * held it. 0 or the first error.
+ * receiver's own, naming that directory by device and inode: another is
+ * removed and counts for nothing) loses it and, with apply, --partial's
+ * marker too and, with IO_ROOT_KEEP_META, gets its entry's mode (without
+ * setuid/setgid) and mtime. Without apply (a failed job) only the markers
+ * go, --partial's kept under IO_ROOT_PARTIAL for a re-run, and every
+ * directory is tried past an error. A directory without the marker is left
+ * alone: the job did not make it. *count_out: how many held it, written
+ * only on success. visited (if not NULL) is called with
+ * ctx after each directory, so a caller can tell its peer it is alive on a
+ * long list. 0 or the first error.
  */
 int io_root_job_dirs(struct io_root *root, const struct io_manifest *m, uint64_t job, bool apply,
-		     uint64_t *count_out);
+		     void (*visited)(void *ctx), void *ctx, uint64_t *count_out);
+
+/*
+ * A job's session (io_root_set_job) that failed or was cut: the job's
+ * markers it made itself in the directories of m go (best effort, no
+ * error: the failed job's removal tries again); others' stay. root and m
+ * may be NULL. Not thread-safe: after every mkdir.
+ */
+void io_root_job_abandon(struct io_root *root, const struct io_manifest *m);
 
 /*
  * ---- --delete: what the destination holds and the copy does not ----

@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -52,6 +53,9 @@ struct io_root {
 	dev_t dev; /* the root's identity: where each kept directory's chain ends */
 	ino_t ino;
 	uint64_t job; /* a railcp-mpi job's session (io_root_set_job), or 0 */
+	/* the directories whose job marker this session made, under lock */
+	struct io_dir_id *jmade;
+	size_t n_jmade, cap_jmade;
 };
 
 /* ---- the job's directories (dircache.c) ---- */
@@ -135,9 +139,27 @@ void io__dio_override(const struct io__dio *dio);
 /*
  * In a directory a railcp-mpi job's session made, until the job's last
  * session applies its metadata (root.c): IO_DIR_MARKER, "-j" and the job id
- * in 16 hex digits.
+ * in 16 hex digits. It holds its directory's device and inode (IO_JOB_MARKER_ID),
+ * so a marker moved into another directory marks nothing.
  */
 #define IO_JOB_MARKER_LEN 40
+#define IO_JOB_MARKER_ID "%llu %llu\n"
+
+/* A directory of a manifest and its depth, to order directories deepest first (root.c). */
+struct io_depth_idx {
+	size_t depth;
+	size_t idx;
+};
+
+/* The directories of m, deepest first: *order_out (free it) and their count (root.c). */
+int io__dirs_order(const struct io_manifest *m, struct io_depth_idx **order_out, size_t *n_out);
+
+/*
+ * The job's marker in directory last (beneath pfd), path, which is made (st)
+ * if it is still that directory (jobdirs.c): 0 or -errno with its sentence.
+ */
+int io__job_mark(struct io_root *root, int pfd, const char *last, const char *path,
+		 const struct stat *made);
 
 /*
  * Whether the component c of n bytes starts with IO_TMP_PREFIX, in any case

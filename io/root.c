@@ -19,16 +19,8 @@
  * counts only if it is the receiver's own (io__partial_open: not a link, its
  * user's, one name), so no other user can plant one to have the receiver
  * chmod a directory that is not a copy's.
- * A railcp-mpi job's sessions (io_root_set_job) write into one tree, each
- * after the others, so no session may set a directory's metadata at its
- * end: a later one's file would change the mtime, and a read-only mode
- * would stop it. Each directory such a session makes gets the job's own
- * marker instead (its name holds the job id), and the job's last session
- * (io_root_job_dirs) applies the metadata of the directories that hold it,
- * and only of those, removing the markers. A marker is made only beside a
- * mkdir that succeeded (or a --partial marker, which says a copy made the
- * directory) and counts only as the receiver's own, so a client cannot
- * mark, and then chmod, a directory it did not make.
+ * A railcp-mpi job's sessions (io_root_set_job) mark the directories they
+ * make for the job's last session instead (io/jobdirs.c).
  * Symlinks are made under a temporary name and renamed over the final one,
  * so an existing entry is replaced atomically and a failure leaves nothing
  * half-made.
@@ -182,6 +174,7 @@ void io_root_close(struct io_root *root)
 	pthread_mutex_destroy(&root->dir_lock);
 	pthread_mutex_destroy(&root->lock);
 	free(root->made);
+	free(root->jmade);
 	free(root);
 }
 
@@ -276,46 +269,6 @@ static int dir_mark(int pfd, const char *last, const char *path)
 	return 0;
 }
 
-void io_root_set_job(struct io_root *root, uint64_t job)
-{
-	root->job = job;
-}
-
-static void job_marker(uint64_t job, char out[IO_JOB_MARKER_LEN])
-{
-	snprintf(out, IO_JOB_MARKER_LEN, IO_DIR_MARKER "-j%016llx", (unsigned long long)job);
-}
-
-/*
- * The job's marker in directory last (beneath pfd), path, which is made (st)
- * if it is still that directory: made by this session, or marked by a copy.
- * Another session of the job may make it at once: one marker is enough.
- */
-static int job_mark(const struct io_root *root, int pfd, const char *last, const char *path,
-		    const struct stat *made)
-{
-	char name[IO_JOB_MARKER_LEN], esc[IO_ESC_MAX];
-	int fd = openat(pfd, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), mfd;
-	struct stat st;
-
-	if (fd < 0 || fstat(fd, &st) < 0 || st.st_dev != made->st_dev ||
-	    st.st_ino != made->st_ino) {
-		if (fd >= 0)
-			close(fd);
-		return 0; /* swapped under us: not ours to mark */
-	}
-	job_marker(root->job, name);
-	mfd = io__partial_open(fd, name, O_RDONLY | O_CREAT, path);
-	if (mfd == -EEXIST)
-		mfd = io__partial_open(fd, name, O_RDONLY, path);
-	close(fd);
-	if (mfd < 0)
-		return rcp_err(mfd, "cannot mark the directory \"%s\" as made by this job: %s",
-			       io__path_escape(path, strlen(path), esc), strerror(-mfd));
-	close(mfd);
-	return 0;
-}
-
 int io_root_mkdir(struct io_root *root, const struct io_entry *e)
 {
 	bool partial = root->flags & IO_ROOT_PARTIAL;
@@ -343,7 +296,7 @@ int io_root_mkdir(struct io_root *root, const struct io_entry *e)
 			    dir_marked(pfd, last, e->path)) {
 				made_add(root, &st); /* an interrupted copy made it */
 				if (root->job)
-					err = job_mark(root, pfd, last, e->path, &st);
+					err = io__job_mark(root, pfd, last, e->path, &st);
 			}
 		} else if (err == -EEXIST)
 			err = rcp_err(err,
@@ -361,7 +314,7 @@ int io_root_mkdir(struct io_root *root, const struct io_entry *e)
 		if (partial)
 			err = dir_mark(pfd, last, e->path);
 		if (!err && root->job)
-			err = job_mark(root, pfd, last, e->path, &st);
+			err = io__job_mark(root, pfd, last, e->path, &st);
 	}
 	close(pfd);
 	return err;
@@ -512,14 +465,9 @@ out_close:
 	return err;
 }
 
-struct depth_idx {
-	size_t depth;
-	size_t idx;
-};
-
 static int deeper_first(const void *a, const void *b)
 {
-	const struct depth_idx *x = a, *y = b;
+	const struct io_depth_idx *x = a, *y = b;
 
 	if (x->depth != y->depth)
 		return x->depth < y->depth ? 1 : -1;
@@ -535,17 +483,16 @@ static size_t depth_of(const char *p)
 	return d;
 }
 
-/* The directories of m, deepest first: *order_out (free it) and their count. */
-static int dirs_order(const struct io_manifest *m, struct depth_idx **order_out, size_t *n_out)
+int io__dirs_order(const struct io_manifest *m, struct io_depth_idx **order_out, size_t *n_out)
 {
-	struct depth_idx *order = malloc((m->n ? m->n : 1) * sizeof(*order));
+	struct io_depth_idx *order = malloc((m->n ? m->n : 1) * sizeof(*order));
 	size_t i, n = 0;
 
 	if (!order)
 		return rcp_err(-ENOMEM, "out of memory ordering %zu directories", m->n);
 	for (i = 0; i < m->n; i++)
 		if (m->entry[i].type == IO_DIR)
-			order[n++] = (struct depth_idx){depth_of(m->entry[i].path), i};
+			order[n++] = (struct io_depth_idx){depth_of(m->entry[i].path), i};
 	qsort(order, n, sizeof(*order), deeper_first);
 	*order_out = order;
 	*n_out = n;
@@ -554,7 +501,7 @@ static int dirs_order(const struct io_manifest *m, struct depth_idx **order_out,
 
 int io_root_dirs_finish(struct io_root *root, const struct io_manifest *m)
 {
-	struct depth_idx *order;
+	struct io_depth_idx *order;
 	size_t i, n = 0;
 	int err = 0;
 
@@ -564,7 +511,7 @@ int io_root_dirs_finish(struct io_root *root, const struct io_manifest *m)
 	/* A job's session: the job's last one applies them (io_root_job_dirs). */
 	if (!(root->flags & (IO_ROOT_KEEP_META | IO_ROOT_PARTIAL)) || root->job)
 		return 0;
-	if ((err = dirs_order(m, &order, &n)) != 0)
+	if ((err = io__dirs_order(m, &order, &n)) != 0)
 		return err;
 	pthread_mutex_lock(&root->lock);
 	if (root->n_made > 1)
@@ -573,81 +520,5 @@ int io_root_dirs_finish(struct io_root *root, const struct io_manifest *m)
 		err = dir_meta_apply(root, &m->entry[order[i].idx]);
 	pthread_mutex_unlock(&root->lock);
 	free(order);
-	return err;
-}
-
-/* Remove name from directory fd (path): gone already is no error. */
-static int marker_remove(int fd, const char *name, const char *path)
-{
-	char esc[IO_ESC_MAX];
-
-	if (unlinkat(fd, name, 0) < 0 && errno != ENOENT)
-		return rcp_err(-errno, "cannot remove the marker of the directory \"%s\": %s",
-			       io__path_escape(path, strlen(path), esc), strerror(errno));
-	return 0;
-}
-
-/* One directory of io_root_job_dirs: 0 (*held set if it held the marker) or -errno. */
-static int job_dir_end(struct io_root *root, const struct io_entry *e, const char *name, bool apply,
-		       bool *held)
-{
-	bool keep_partial = !apply && (root->flags & IO_ROOT_PARTIAL);
-	char esc[IO_ESC_MAX];
-	struct timespec ts[2];
-	int fd, mfd, err;
-
-	*held = false;
-	if ((err = io__dir_open(root->fd, e->path, &fd)) == -ENOENT)
-		rcp_err_clear(); /* gone: nothing of the job's to end there */
-	if (err)
-		return err == -ENOENT ? 0 : err;
-	/* Not the receiver's own: removed, and it marks nothing. */
-	mfd = io__partial_open(fd, name, O_RDONLY, e->path);
-	if (mfd < 0) {
-		err = mfd == -ENOENT ? 0
-				     : rcp_err(mfd, "cannot open the marker of \"%s\": %s",
-					       io__path_escape(e->path, strlen(e->path), esc),
-					       strerror(-mfd));
-		goto out_close;
-	}
-	close(mfd);
-	*held = true;
-	if (!keep_partial && (err = marker_remove(fd, IO_DIR_MARKER, e->path)) != 0)
-		goto out_close;
-	if ((err = marker_remove(fd, name, e->path)) != 0 || !apply ||
-	    !(root->flags & IO_ROOT_KEEP_META))
-		goto out_close;
-	io__mtime_times(e->mtime_ns, ts);
-	/* setuid/setgid never survive: the peer does not choose what runs as us */
-	if (fchmod(fd, e->mode & 01777) < 0 || futimens(fd, ts) < 0)
-		err = rcp_err(-errno, "cannot set the mode or time of the directory \"%s\": %s",
-			      io__path_escape(e->path, strlen(e->path), esc), strerror(errno));
-out_close:
-	close(fd);
-	return err;
-}
-
-int io_root_job_dirs(struct io_root *root, const struct io_manifest *m, uint64_t job, bool apply,
-		     uint64_t *count_out)
-{
-	char name[IO_JOB_MARKER_LEN];
-	struct depth_idx *order;
-	uint64_t count = 0;
-	size_t i, n;
-	bool held;
-	int err, r;
-
-	if (!job)
-		return rcp_err(-EINVAL, "no job named to end its directories");
-	if ((err = dirs_order(m, &order, &n)) != 0)
-		return err;
-	job_marker(job, name);
-	for (i = 0; i < n && (!err || !apply); i++) {
-		r = job_dir_end(root, &m->entry[order[i].idx], name, apply, &held);
-		count += held;
-		err = err ? err : r;
-	}
-	free(order);
-	*count_out = count;
 	return err;
 }

@@ -118,6 +118,9 @@ void eng__files_destroy(struct eng_files *f)
 
 	if (!f)
 		return;
+	/* A job's session that did not finish: its directories' markers go (io/jobdirs.c). */
+	if (f->role == ENG_RECEIVER && !f->finished)
+		io_root_job_abandon(f->root, f->m);
 	for (i = 0; f->st && i < f->m->n; i++) {
 		io_rfile_close(f->st[i].r);
 		if (f->drop)
@@ -522,11 +525,14 @@ int eng__files_prepare(struct eng_files *f)
 int eng__files_finish(struct eng_files *f)
 {
 	uint64_t done = atomic_load(&f->files_done);
+	int err;
 
 	if (done + f->skip_files != f->m->n_files)
 		return rcp_err(-EIO, "only %" PRIu64 " of %" PRIu64 " files arrived complete", done,
 			       f->m->n_files - f->skip_files);
-	return io_root_dirs_finish(f->root, f->m);
+	err = io_root_dirs_finish(f->root, f->m);
+	f->finished = !err;
+	return err;
 }
 
 void eng__files_checkpoint(struct eng_files *f)

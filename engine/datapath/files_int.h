@@ -48,6 +48,7 @@ struct eng_files {
 	_Atomic unsigned open_files;	  /* receiver: files being written */
 	unsigned max_open;		  /* receiver: what an honest sender can have in flight */
 	bool drop;	    /* unfinished files go, partial or not (eng__files_unkept) */
+	bool finished;	    /* receiver: eng__files_finish succeeded */
 	uint64_t range_job; /* receiver: the job of entries flagged as ranges (io_wfile_range) */
 };
 

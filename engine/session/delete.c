@@ -78,7 +78,6 @@ static void name_said(const char *path, bool is_dir, void *ctx)
  * 1 s, is not known here; a frame of a few bytes four times a second is
  * nothing). A failed send is left to the frame that ends the walk.
  */
-#define ENG_ALIVE_NS 250000000ull
 
 static void visited(void *ctx)
 {

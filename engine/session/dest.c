@@ -75,8 +75,10 @@ static int dest_make(const struct io_root *parent, const char *dir, const char *
 	return err;
 }
 
-int eng__dest_open(const struct io_root *parent, const char *dst, bool contents,
-		   unsigned root_flags, struct io_manifest *m, struct io_root **root_out)
+/* eng__dest_open's work; a missing DST made only if make, else *root_out NULL. */
+static int dest_get(const struct io_root *parent, const char *dst, bool contents,
+		    unsigned root_flags, bool make, struct io_manifest *m,
+		    struct io_root **root_out)
 {
 	struct io_dest *d = malloc(sizeof(*d));
 	char *path = malloc(IO_PATH_MAX);
@@ -87,13 +89,27 @@ int eng__dest_open(const struct io_root *parent, const char *dst, bool contents,
 	if (!err)
 		err = io_dest_decide(dst, contents, dest_open(parent, path, root_flags, root_out),
 				     io_manifest_one_file(m), d);
-	if (!err && d->kind == IO_DEST_MKDIR)
+	if (!err && d->kind == IO_DEST_MKDIR && !make)
+		*root_out = NULL;
+	else if (!err && d->kind == IO_DEST_MKDIR)
 		err = dest_make(parent, d->dir, d->name, root_flags, root_out);
 	if (!err && d->kind == IO_DEST_RENAME && (err = io_manifest_rename_top(m, d->name)) == 0)
 		err = dest_open(parent, d->dir, root_flags, root_out);
 	free(path);
 	free(d);
 	return err;
+}
+
+int eng__dest_open(const struct io_root *parent, const char *dst, bool contents,
+		   unsigned root_flags, struct io_manifest *m, struct io_root **root_out)
+{
+	return dest_get(parent, dst, contents, root_flags, true, m, root_out);
+}
+
+int eng__dest_find(const struct io_root *parent, const char *dst, bool contents,
+		   unsigned root_flags, struct io_manifest *m, struct io_root **root_out)
+{
+	return dest_get(parent, dst, contents, root_flags, false, m, root_out);
 }
 
 int eng__dest_files(const struct io_root *parent, const char *dst, bool contents,

@@ -183,12 +183,14 @@
 /* S -> C: a proven session waits its turn at a full server (queue.c); place 0: admitted */
 #define ENG_MSG_QUEUED "queued"
 /*
- * Either way, during --delete's walk: the side that removes is alive (one
- * every 250 ms at most, a --timeout being at least 1 s); a wait for any
+ * Either way, during --delete's walk, and S -> C while a job's "ranges"
+ * step settles its list: the side at work is alive (one every
+ * ENG_ALIVE_NS at most, a --timeout being at least 1 s); a wait for any
  * frame passes over it and starts afresh, so a walk of a large tree is not
  * taken for a peer gone.
  */
 #define ENG_MSG_ALIVE "alive"
+#define ENG_ALIVE_NS 250000000ull
 /* S -> C, push --delete: "count" entries removed, "names_bytes" of names to follow... */
 #define ENG_MSG_DELETED "deleted"
 /* ...each NUL-terminated, a directory's with a trailing '/', as eng__map_send sends maps. */

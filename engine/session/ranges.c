@@ -26,6 +26,7 @@
  * its list the job's directories: the server gives those that hold the
  * job's marker their mode and time, deepest first, and removes the markers
  * (io_root_job_dirs); a failed job's "dirs_remove" removes them only.
+ * While it settles a long list the server says it is alive (settled_one).
  *
  * Threading: the session's thread.
  */
@@ -114,9 +115,12 @@ int eng__ranges_terms(const json_t *hello, const struct io_manifest *m, uint64_t
 	if (step && st == ENG_RANGES_LAND)
 		return rcp_err(-EPROTO, "the client's hello asks for an unknown step of a "
 					"job's ranges");
-	if (dirs_last && (!job || !json_is_true(dirs_last) || st != ENG_RANGES_LAND))
+	if (dirs_last && !job)
 		return rcp_err(-EPROTO, "the client's hello leaves directories to a job's last "
 					"session without naming the job");
+	if (dirs_last && (!json_is_true(dirs_last) || st != ENG_RANGES_LAND))
+		return rcp_err(-EPROTO, "the client's hello has a dirs_last that is not true, or "
+					"beside a step of the job's ranges");
 	if (!job && eng__ranges_any(m))
 		return rcp_err(-EPROTO, "the client's list has byte ranges of files but names "
 					"no job to gather them in");
@@ -128,6 +132,32 @@ int eng__ranges_terms(const json_t *hello, const struct io_manifest *m, uint64_t
 	return 0;
 }
 
+/* A settling server's "alive" frames, as --delete's walk sends them (delete.c). */
+struct alive {
+	struct eng_session *s;
+	uint64_t visits, sent_ns;
+};
+
+/*
+ * Each entry settled: every 64, if ENG_ALIVE_NS passed since the last, an
+ * "alive" frame, so the client's --timeout does not run out on a long list
+ * (a directory takes 20 to 35 us, a file's place more). A failed send is
+ * left to "ranges_done".
+ */
+static void settled_one(void *ctx)
+{
+	struct alive *a = ctx;
+	uint64_t now;
+
+	if (++a->visits % 64)
+		return;
+	now = rcp_now_ns();
+	if (now - a->sent_ns < ENG_ALIVE_NS)
+		return;
+	a->sent_ns = now;
+	(void)eng__proto_send_type(&a->s->ctl, ENG_MSG_ALIVE);
+}
+
 /*
  * Each file of m put in place (or its temporary removed) beneath root: 0,
  * or the first error. A removal goes on through the list past an error
@@ -136,13 +166,14 @@ int eng__ranges_terms(const json_t *hello, const struct io_manifest *m, uint64_t
  * job's directories instead (io_root_job_dirs).
  */
 static int settle(struct io_root *root, const struct io_manifest *m, uint64_t job,
-		  enum eng_range_step step, uint64_t *count_out)
+		  enum eng_range_step step, struct alive *a, uint64_t *count_out)
 {
 	size_t i;
 	int err = 0, r;
 
 	if (step == ENG_RANGES_DIRS || step == ENG_RANGES_DIRS_REMOVE)
-		return io_root_job_dirs(root, m, job, step == ENG_RANGES_DIRS, count_out);
+		return io_root_job_dirs(root, m, job, step == ENG_RANGES_DIRS, settled_one, a,
+					count_out);
 	for (i = 0; i < m->n && (!err || step == ENG_RANGES_REMOVE); i++) {
 		const struct io_entry *e = &m->entry[i];
 
@@ -153,6 +184,7 @@ static int settle(struct io_root *root, const struct io_manifest *m, uint64_t jo
 			    : io_root_range_place(root, e, job, step == ENG_RANGES_PLACE_AGAIN);
 		*count_out += !r;
 		err = err ? err : r;
+		settled_one(a);
 	}
 	return err;
 }
@@ -166,13 +198,15 @@ int eng__ranges_answer(struct eng_session *s, const struct io_root *parent, cons
 		       bool contents, unsigned root_flags, struct io_manifest *m, uint64_t job,
 		       enum eng_range_step step)
 {
+	struct alive a = {.s = s, .sent_ns = rcp_now_ns()};
 	json_t *msg = NULL;
 	struct io_root *root = NULL;
 	uint64_t count = 0;
-	int err = eng__dest_open(parent, dst, contents, root_flags, m, &root);
+	/* Never made here: a job whose DST is missing has nothing there to settle (count 0). */
+	int err = eng__dest_find(parent, dst, contents, root_flags, m, &root);
 
-	if (!err)
-		err = settle(root, m, job, step, &count);
+	if (!err && root)
+		err = settle(root, m, job, step, &a, &count);
 	if (!err && !(msg = eng__proto_msg(ENG_MSG_RANGES_DONE, false)))
 		err = rcp_err(-ENOMEM, "out of memory");
 	if (!err) {

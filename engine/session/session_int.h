@@ -721,6 +721,13 @@ int eng__dest_open(const struct io_root *parent, const char *dst, bool contents,
 		   unsigned root_flags, struct io_manifest *m, struct io_root **root_out);
 
 /*
+ * eng__dest_open for a session that lands nothing (a job's "ranges" steps):
+ * a missing dst is not made, and *root_out is NULL.
+ */
+int eng__dest_find(const struct io_root *parent, const char *dst, bool contents,
+		   unsigned root_flags, struct io_manifest *m, struct io_root **root_out);
+
+/*
  * A receiving side for manifest m (taken over, also on failure): its root as
  * eng__dest_open names it, then eng__files_create. With holds_out
  * (--update): eng__files_holds, its map of what the root holds already in

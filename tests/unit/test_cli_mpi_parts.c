@@ -355,6 +355,36 @@ static void test_the_chunk_cap_is_not_the_entry_cap(void **state)
 	tree_remove(base);
 }
 
+/*
+ * The job's directories as the last session's one list: they fit by count
+ * and by memory to decode, not by count alone (a list of 6 within 6
+ * entries is refused when its decoding would pass the memory cap).
+ */
+static void test_the_last_sessions_directories_fit_by_count_and_memory(void **state)
+{
+	struct cli_mpi_caps caps = CAPS(N_DIRS);
+	bool keep[N_FILES + N_DIRS];
+	struct io_manifest *m;
+	uint64_t memory = 0;
+	char base[4096];
+	size_t i;
+
+	(void)state;
+	m = tree(base);
+	for (i = 0; i < m->n; i++) {
+		keep[i] = m->entry[i].type == IO_DIR;
+		memory += keep[i] ? io_manifest_decoded_cost(&m->entry[i]) : 0;
+	}
+	caps.memory = io_manifest_decoded_base(N_DIRS) + memory;
+	assert_true(cli_mpi_list_fits(m, keep, &caps));
+	caps.memory--;
+	assert_false(cli_mpi_list_fits(m, keep, &caps));
+	caps = CAPS(N_DIRS - 1);
+	assert_false(cli_mpi_list_fits(m, keep, &caps));
+	io_manifest_destroy(m);
+	tree_remove(base);
+}
+
 static void test_the_cap_is_lowered_only_by_a_valid_test_variable(void **state)
 {
 	(void)state;
@@ -381,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_a_share_of_long_paths_is_cut_by_decoded_memory),
 		cmocka_unit_test(test_the_chunk_cap_is_not_the_entry_cap),
 		cmocka_unit_test(test_a_share_of_many_parts_is_cut_one_file_a_part_in_share_order),
+		cmocka_unit_test(test_the_last_sessions_directories_fit_by_count_and_memory),
 		cmocka_unit_test(test_the_cap_is_lowered_only_by_a_valid_test_variable),
 	};
 

@@ -348,7 +348,7 @@ static void test_a_jobs_last_session_sets_the_directories_its_sessions_made(void
 	assert_int_equal(io_root_dirs_finish(r, &m), 0);
 	io_root_close(r);
 	r = root_of(fx, IO_ROOT_KEEP_META);
-	assert_int_equal(io_root_job_dirs(r, &m, JOB, true, &count), 0);
+	assert_int_equal(io_root_job_dirs(r, &m, JOB, true, NULL, NULL, &count), 0);
 	io_root_close(r);
 	assert_int_equal(count, 2);
 	assert_dir_meta(fx, "d", 0555, 1111, 0);
@@ -387,7 +387,7 @@ static void test_a_jobs_last_session_leaves_what_the_job_did_not_make(void **sta
 	t_mtime(fx->root, "other", 1300000000, 43);
 	m = (struct io_manifest){.entry = (struct io_entry[]){own.e, other.e}, .n = 2};
 	r = root_of(fx, IO_ROOT_KEEP_META);
-	assert_int_equal(io_root_job_dirs(r, &m, JOB, true, &count), 0);
+	assert_int_equal(io_root_job_dirs(r, &m, JOB, true, NULL, NULL, &count), 0);
 	io_root_close(r);
 	assert_int_equal(count, 0);
 	assert_false(exists(fx, "own/" JOB_MARK));
@@ -430,7 +430,7 @@ static void test_a_planted_job_marker_marks_nothing(void **state)
 		}
 		t_mtime(fx->root, "d", 1300000000, 42);
 		r = root_of(fx, IO_ROOT_KEEP_META);
-		assert_int_equal(io_root_job_dirs(r, &m, JOB, true, &count), 0);
+		assert_int_equal(io_root_job_dirs(r, &m, JOB, true, NULL, NULL, &count), 0);
 		io_root_close(r);
 		assert_int_equal(count, 0);
 		assert_dir_meta(fx, "d", 0750, -1, 0);
@@ -465,7 +465,7 @@ static void test_a_failed_jobs_removal_takes_only_the_markers(void **state)
 	assert_true(exists(fx, "d/.railcp-tmp-dir"));
 	d.e.mode = 0500; /* what a removal must not set */
 	r = root_of(fx, flags);
-	assert_int_equal(io_root_job_dirs(r, &m, JOB, false, &count), 0);
+	assert_int_equal(io_root_job_dirs(r, &m, JOB, false, NULL, NULL, &count), 0);
 	io_root_close(r);
 	assert_int_equal(count, 1);
 	assert_dir_meta(fx, "d", 0711, -1, 0);
@@ -477,7 +477,7 @@ static void test_a_failed_jobs_removal_takes_only_the_markers(void **state)
 	io_root_close(r);
 	assert_true(exists(fx, "d/" JOB_MARK));
 	r = root_of(fx, IO_ROOT_KEEP_META);
-	assert_int_equal(io_root_job_dirs(r, &m, JOB, true, &count), 0);
+	assert_int_equal(io_root_job_dirs(r, &m, JOB, true, NULL, NULL, &count), 0);
 	io_root_close(r);
 	assert_dir_meta(fx, "d", 0500, 2222, 0);
 	assert_false(exists(fx, "d/.railcp-tmp-dir"));
@@ -490,10 +490,109 @@ static void test_a_failed_jobs_removal_takes_only_the_markers(void **state)
 	assert_int_equal(io_root_mkdir(r, &d.e), 0);
 	io_root_close(r);
 	r = root_of(fx, IO_ROOT_KEEP_META);
-	assert_int_equal(io_root_job_dirs(r, &m, JOB, false, &count), 0);
+	assert_int_equal(io_root_job_dirs(r, &m, JOB, false, NULL, NULL, &count), 0);
 	io_root_close(r);
 	assert_false(exists(fx, "e/.railcp-tmp-dir"));
 	assert_false(exists(fx, "e/" JOB_MARK));
+}
+
+/*
+ * A job's marker names its directory: one a user moved from a directory the
+ * job made (which she may write) into the receiver's own directory in the
+ * job's list marks nothing there; it goes, and that directory keeps its mode.
+ */
+static void test_a_job_marker_moved_into_another_directory_marks_nothing(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_root *r = job_root(fx, IO_ROOT_KEEP_META);
+	char from[4096], to[4096];
+	struct io_manifest m;
+	uint64_t count = 9;
+	struct fe made, own;
+
+	fe_other(&made, IO_DIR, "made", NULL);
+	made.e.mode = 0777;
+	made.e.mtime_ns = 1000000000ll * 1111;
+	fe_other(&own, IO_DIR, "own", NULL);
+	own.e.mode = 0777;
+	own.e.mtime_ns = 1000000000ll * 1111;
+	mkdir_0750(fx, "own");
+	t_mtime(fx->root, "own", 1300000000, 42);
+	m = (struct io_manifest){.entry = (struct io_entry[]){made.e, own.e}, .n = 2};
+	assert_int_equal(io_root_mkdir(r, &made.e), 0);
+	assert_int_equal(io_root_mkdir(r, &own.e), 0);
+	assert_int_equal(io_root_dirs_finish(r, &m), 0);
+	io_root_close(r);
+	t_path(from, fx->root, "made/" JOB_MARK);
+	t_path(to, fx->root, "own/" JOB_MARK);
+	assert_int_equal(rename(from, to), 0);
+	t_mtime(fx->root, "own", 1300000000, 42);
+	r = root_of(fx, IO_ROOT_KEEP_META);
+	assert_int_equal(io_root_job_dirs(r, &m, JOB, true, NULL, NULL, &count), 0);
+	io_root_close(r);
+	assert_int_equal(count, 0);
+	assert_dir_meta(fx, "own", 0750, -1, 0);
+	assert_false(exists(fx, "own/" JOB_MARK));
+	assert_false(exists(fx, "made/" JOB_MARK));
+}
+
+/*
+ * A job's session that fails removes the markers it made itself, and only
+ * those: a directory another session of the job made keeps its marker.
+ */
+static void test_a_failed_jobs_session_removes_only_its_own_markers(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_root *r = job_root(fx, IO_ROOT_KEEP_META);
+	struct io_manifest m;
+	struct fe x, y;
+
+	fe_other(&x, IO_DIR, "x", NULL);
+	fe_other(&y, IO_DIR, "x/y", NULL);
+	m = (struct io_manifest){.entry = (struct io_entry[]){x.e, y.e}, .n = 2};
+	assert_int_equal(io_root_mkdir(r, &x.e), 0);
+	io_root_close(r);
+	r = job_root(fx, IO_ROOT_KEEP_META); /* the next session finds x made */
+	assert_int_equal(io_root_mkdir(r, &x.e), 0);
+	assert_int_equal(io_root_mkdir(r, &y.e), 0);
+	assert_true(exists(fx, "x/y/" JOB_MARK));
+	io_root_job_abandon(r, &m);
+	io_root_close(r);
+	assert_false(exists(fx, "x/y/" JOB_MARK));
+	assert_true(exists(fx, "x/" JOB_MARK));
+	io_root_job_abandon(NULL, &m); /* nothing to do */
+}
+
+static void count_visit(void *ctx)
+{
+	(*(unsigned *)ctx)++;
+}
+
+/*
+ * The last session's pass calls back after each directory (its server
+ * says "alive" so on a long list), those without the marker too, and not
+ * after other entries.
+ */
+static void test_a_jobs_last_session_calls_back_after_each_directory(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_root *r = job_root(fx, IO_ROOT_KEEP_META);
+	struct io_manifest m;
+	unsigned visits = 0;
+	uint64_t count = 9;
+	struct fe d, e, f;
+
+	fe_other(&d, IO_DIR, "d", NULL);
+	fe_other(&e, IO_DIR, "e", NULL);
+	fe_file(&f, "d/f", 1, 1, (const uint64_t[]){0, 1});
+	m = (struct io_manifest){.entry = (struct io_entry[]){d.e, e.e, f.e}, .n = 3};
+	assert_int_equal(io_root_mkdir(r, &d.e), 0);
+	io_root_close(r);
+	r = root_of(fx, IO_ROOT_KEEP_META);
+	assert_int_equal(io_root_job_dirs(r, &m, JOB, true, count_visit, &visits, &count), 0);
+	io_root_close(r);
+	assert_int_equal(count, 1);
+	assert_int_equal(visits, 2);
 }
 
 int main(void)
@@ -509,6 +608,9 @@ int main(void)
 		T(test_a_jobs_last_session_leaves_what_the_job_did_not_make),
 		T(test_a_planted_job_marker_marks_nothing),
 		T(test_a_failed_jobs_removal_takes_only_the_markers),
+		T(test_a_job_marker_moved_into_another_directory_marks_nothing),
+		T(test_a_failed_jobs_session_removes_only_its_own_markers),
+		T(test_a_jobs_last_session_calls_back_after_each_directory),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,7 +14,9 @@
 # rank's share is one session. Over TCP on 127.0.0.1, two ranks, two
 # servers (a third as nobody when we are root); skipped, saying so, where
 # no MPI is installed or mpirun cannot run. A job that fails leaves no
-# marker.
+# marker of the job's (with -c, the copy's own stay), also when --delete's
+# pass failed (as nobody, when we are root), and its removal makes no
+# missing destination.
 . tests/integration/lib.sh
 mpi_setup
 
@@ -141,6 +143,63 @@ capture timeout 120 mpirun --allow-run-as-root --oversubscribe -q -n 1 "$MPI" --
 [ "$rc" -ne 0 ] || fail "a push whose last file is blocked by a directory succeeded"
 [ -f "$tmp/root/failed/fl/a/f30" ] || fail "the failed job's first sessions landed nothing (exit $rc): $err"
 no_markers "$tmp/root/failed"
+
+# So with -c, whose sessions mark each directory they make as --partial's
+# do: the job's markers go, the copy's own stay for a re-run (-c's removal
+# took them, as a plain push's does).
+mkdir -p "$tmp/root/failedc/fl/zz/last/in-the-way"
+capture timeout 120 mpirun --allow-run-as-root --oversubscribe -q -n 1 "$MPI" --transport tcp \
+	--rails lo -r -p -c --no-steal "$tmp/fl" "127.0.0.1:$port1:failedc"
+[ "$rc" -ne 0 ] || fail "a -c push whose last file is blocked by a directory succeeded"
+[ -f "$tmp/root/failedc/fl/a/f30" ] || fail "the failed -c job's first sessions landed nothing (exit $rc): $err"
+[ -z "$(find "$tmp/root/failedc" -name '.railcp-tmp-dir-j*')" ] || fail "the failed -c job left its markers"
+[ -f "$tmp/root/failedc/fl/a/.railcp-tmp-dir" ] || fail "the failed -c job's removal took the copy's own marker of fl/a"
+
+# A failed job's removal never makes DST: one rank refused by a keyed
+# server (its first) has the removal go on to the other, which is to make
+# nothing (it made an empty newdst/, the session settling nothing there).
+mkdir -p "$tmp/kroot" "$tmp/nd/a/b"
+echo x >"$tmp/nd/a/b/f"
+portk=$(free_port)
+: >"$tmp/sk.log"
+RAILCP_KEY=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n') "$RAILCP" serve --transport tcp \
+	--rails lo --port "$portk" --root "$tmp/kroot" 2>"$tmp/sk.log" &
+pidk=$!
+wait_for_line "serving on " 20 "$tmp/sk.log" || fail "the keyed server did not start: $(cat "$tmp/sk.log")"
+capture timeout 120 mpirun --allow-run-as-root --oversubscribe -q -n 1 "$MPI" --transport tcp \
+	--rails lo -r -p --no-failover "$tmp/nd" "127.0.0.1:$portk,127.0.0.1:$port1:newdst"
+kill "$pidk"
+[ "$rc" -ne 0 ] || fail "a push refused by its keyed server succeeded"
+[ ! -e "$tmp/root/newdst" ] || fail "the failed job's removal made the destination newdst"
+grep -q "markers removed" "$tmp/s1.log" || fail "the failed job's removal did not reach the other server: $(cat "$tmp/s1.log")"
+
+# A job whose --delete pass fails (a file of root's beneath nobody's server)
+# removes its markers as the job's (it went out as a plain push, without the
+# job's id: the listed directories made again, every marker left).
+if [ -n "$as_user" ]; then
+	mkdir -p "$nb/root/del/dl/extra" "$tmp/dl/a/b" "$tmp/dl/c"
+	echo x >"$tmp/dl/a/b/f"
+	echo y >"$tmp/dl/c/g"
+	echo keep >"$nb/root/del/dl/extra/rootfile"
+	chmod 777 "$nb/root/del" "$nb/root/del/dl"
+	RAILCP_KEY=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	export RAILCP_KEY
+	: >"$tmp/s3.log"
+	port3=$(free_port)
+	HOME="$nb" $as_user "$RAILCP" serve --transport tcp --rails lo --port "$port3" \
+		--root "$nb/root" 2>"$tmp/s3.log" &
+	pid3=$!
+	wait_for_line "serving on " 20 "$tmp/s3.log" || fail "the server as nobody did not start again: $(cat "$tmp/s3.log")"
+	capture timeout 120 mpirun --allow-run-as-root --oversubscribe -q -n 1 "$MPI" --transport tcp \
+		--rails lo -r -p --delete "$tmp/dl" "127.0.0.1:$port3:del"
+	kill "$pid3"
+	unset RAILCP_KEY
+	[ "$rc" -ne 0 ] || fail "a --delete that cannot remove a file of root's succeeded"
+	case $err in *rootfile*) ;; *) fail "the job failed otherwise than on --delete's pass: $err" ;; esac
+	case $err in *ranges_done*) fail "the failed job's removal went out without the job's id: $err" ;; esac
+	grep -q "markers removed" "$tmp/s3.log" || fail "the failed job's markers were not removed: $(cat "$tmp/s3.log")"
+	no_markers "$nb/root/del"
+fi
 
 # A tree of 180 empty directories and 2 files: each empty directory is one
 # rank's, not in every share (about 13 sessions of 16 for the two ranks; 24
