@@ -633,7 +633,7 @@ void io_root_set_job(struct io_root *root, uint64_t job);
 /*
  * The end of job job (not 0) for the directories of m (other entries are
  * passed over), deepest first: each that holds the job's marker (the
- * receiver's own, naming that directory by device and inode: another is
+ * receiver's own, naming that directory by inode: another is
  * removed and counts for nothing) loses it and, with apply, --partial's
  * marker too and, with IO_ROOT_KEEP_META, gets its entry's mode (without
  * setuid/setgid) and mtime. Without apply (a failed job) only the markers

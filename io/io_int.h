@@ -139,11 +139,14 @@ void io__dio_override(const struct io__dio *dio);
 /*
  * In a directory a railcp-mpi job's session made, until the job's last
  * session applies its metadata (root.c): IO_DIR_MARKER, "-j" and the job id
- * in 16 hex digits. It holds its directory's device and inode (IO_JOB_MARKER_ID),
- * so a marker moved into another directory marks nothing.
+ * in 16 hex digits. It holds its directory's inode (IO_JOB_MARKER_ID), so a
+ * marker moved into another directory marks nothing. Not the device: the
+ * servers of one job serve one shared file system (NFS, Lustre, 9p), which
+ * each host numbers as its own device, and the last session's server need
+ * not be the one that made the directory.
  */
 #define IO_JOB_MARKER_LEN 40
-#define IO_JOB_MARKER_ID "%llu %llu\n"
+#define IO_JOB_MARKER_ID "%llu\n"
 
 /* A directory of a manifest and its depth, to order directories deepest first (root.c). */
 struct io_depth_idx {

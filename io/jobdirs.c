@@ -11,7 +11,8 @@
  * and only of those, removing the markers. A marker is made beside a mkdir
  * that succeeded, or where a --partial marker says a copy made the
  * directory, and counts only as the receiver's own. It holds its
- * directory's device and inode, and counts only in that directory: a user
+ * directory's inode (io_int.h says why not its device), and counts only
+ * in that directory: a user
  * who may write one directory the job made cannot move its marker into
  * another (the receiver's own, in the job's list) and so have the last
  * session chmod that one. A session that fails or is cut removes the
@@ -92,8 +93,7 @@ static int marker_make(int fd, const char *name, const struct stat *st)
 	char id[48];
 	int mfd = openat(fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
 			 0600);
-	int len = snprintf(id, sizeof(id), IO_JOB_MARKER_ID, (unsigned long long)st->st_dev,
-			   (unsigned long long)st->st_ino);
+	int len = snprintf(id, sizeof(id), IO_JOB_MARKER_ID, (unsigned long long)st->st_ino);
 	int err = 0;
 
 	if (mfd < 0)
@@ -165,8 +165,7 @@ static bool marker_holds(int mfd, int fd)
 
 	if (n <= 0 || fstat(fd, &st) < 0)
 		return false;
-	len = snprintf(want, sizeof(want), IO_JOB_MARKER_ID, (unsigned long long)st.st_dev,
-		       (unsigned long long)st.st_ino);
+	len = snprintf(want, sizeof(want), IO_JOB_MARKER_ID, (unsigned long long)st.st_ino);
 	return n == len && !memcmp(buf, want, (size_t)len);
 }
 
