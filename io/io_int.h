@@ -58,6 +58,18 @@ struct io_root {
 	size_t n_jmade, cap_jmade;
 };
 
+/* Orders directory ids (by device, then inode), for qsort and bsearch (root.c). */
+int io__dir_id_cmp(const void *a, const void *b);
+/*
+ * Room for one more id in *v (*n held, *cap room), grown under root->lock:
+ * 0, or -ENOMEM saying "out of memory <doing> the directory <path>".
+ */
+int io__dir_ids_reserve(struct io_root *root, struct io_dir_id **v, const size_t *n, size_t *cap,
+			const char *doing, const char *path);
+/* st's id appended to *v under root->lock (all read there), if the room reserved is still there. */
+void io__dir_ids_add(struct io_root *root, struct io_dir_id *const *v, size_t *n, const size_t *cap,
+		     const struct stat *st);
+
 /* ---- the job's directories (dircache.c) ---- */
 
 struct io_dir;

@@ -46,45 +46,16 @@ static void job_marker(uint64_t job, char out[IO_JOB_MARKER_LEN])
 	snprintf(out, IO_JOB_MARKER_LEN, IO_DIR_MARKER "-j%016llx", (unsigned long long)job);
 }
 
-static int id_cmp(const void *a, const void *b)
-{
-	const struct io_dir_id *x = a, *y = b;
-
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	return x->ino < y->ino ? -1 : x->ino > y->ino;
-}
-
 /* Room for one more directory whose marker this session makes. */
 static int jmade_reserve(struct io_root *root, const char *path)
 {
-	char esc[IO_ESC_MAX];
-	struct io_dir_id *grown;
-	size_t cap;
-	int err = 0;
-
-	pthread_mutex_lock(&root->lock);
-	if (root->n_jmade == root->cap_jmade) {
-		cap = root->cap_jmade ? 2 * root->cap_jmade : 16;
-		grown = realloc(root->jmade, cap * sizeof(*grown));
-		if (grown) {
-			root->jmade = grown;
-			root->cap_jmade = cap;
-		} else {
-			err = rcp_err(-ENOMEM, "out of memory marking the directory \"%s\"",
-				      io__path_escape(path, strlen(path), esc));
-		}
-	}
-	pthread_mutex_unlock(&root->lock);
-	return err;
+	return io__dir_ids_reserve(root, &root->jmade, &root->n_jmade, &root->cap_jmade, "marking",
+				   path);
 }
 
 static void jmade_add(struct io_root *root, const struct stat *st)
 {
-	pthread_mutex_lock(&root->lock);
-	if (root->n_jmade < root->cap_jmade)
-		root->jmade[root->n_jmade++] = (struct io_dir_id){st->st_dev, st->st_ino};
-	pthread_mutex_unlock(&root->lock);
+	io__dir_ids_add(root, &root->jmade, &root->n_jmade, &root->cap_jmade, st);
 }
 
 /* The marker name made anew in directory fd (st), holding st's identity: 0 or -errno. */
@@ -185,17 +156,32 @@ static int job_dir_end(struct io_root *root, const struct io_entry *e, const cha
 		return err == -ENOENT ? 0 : err;
 	/* Not the receiver's own: removed, and it marks nothing. */
 	mfd = io__partial_open(fd, name, O_RDONLY, e->path);
+	if (mfd == -ENOENT && apply) {
+		/*
+		 * No job marker, but a copy's (--partial's or -c's, judged as
+		 * root.c judges it): a copy made the directory. A session of
+		 * this job that made it may have removed its job marker when
+		 * cut (a server judged gone while it lived), after the re-run's
+		 * session found the directory made and marked: the copy's
+		 * marker still says whose it is, as it does for one railcp.
+		 */
+		mfd = io__partial_open(fd, IO_DIR_MARKER, O_RDONLY, e->path);
+		if (mfd >= 0)
+			close(mfd);
+		name = IO_DIR_MARKER; /* the one marker to remove below */
+	} else if (mfd >= 0) {
+		own = marker_holds(mfd, fd);
+		close(mfd);
+		if (!own) { /* another directory's, moved here: it goes, and marks nothing */
+			err = marker_remove(fd, name, e->path);
+			goto out_close;
+		}
+	}
 	if (mfd < 0) {
 		err = mfd == -ENOENT ? 0
 				     : rcp_err(mfd, "cannot open the marker of \"%s\": %s",
 					       io__path_escape(e->path, strlen(e->path), esc),
 					       strerror(-mfd));
-		goto out_close;
-	}
-	own = marker_holds(mfd, fd);
-	close(mfd);
-	if (!own) { /* another directory's, moved here: it goes, and marks nothing */
-		err = marker_remove(fd, name, e->path);
 		goto out_close;
 	}
 	*held = true;
@@ -254,7 +240,7 @@ void io_root_job_abandon(struct io_root *root, const struct io_manifest *m)
 		return;
 	job_marker(root->job, name);
 	pthread_mutex_lock(&root->lock);
-	qsort(root->jmade, root->n_jmade, sizeof(*root->jmade), id_cmp);
+	qsort(root->jmade, root->n_jmade, sizeof(*root->jmade), io__dir_id_cmp);
 	for (i = 0; i < m->n; i++) {
 		if (m->entry[i].type != IO_DIR)
 			continue;
@@ -265,7 +251,8 @@ void io_root_job_abandon(struct io_root *root, const struct io_manifest *m)
 		id = (struct io_dir_id){0, 0};
 		if (fstat(fd, &st) == 0)
 			id = (struct io_dir_id){st.st_dev, st.st_ino};
-		if (id.ino && bsearch(&id, root->jmade, root->n_jmade, sizeof(id), id_cmp) &&
+		if (id.ino &&
+		    bsearch(&id, root->jmade, root->n_jmade, sizeof(id), io__dir_id_cmp) &&
 		    marker_remove(fd, name, m->entry[i].path) != 0)
 			rcp_err_clear(); /* best effort: the job's removal tries again */
 		close(fd);

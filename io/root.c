@@ -194,28 +194,53 @@ static int name_check(const struct io_entry *e, enum io_type want)
 	return 0;
 }
 
-/* Room for one more made directory, taken before it is made: no failure after the mkdir. */
-static int made_reserve(struct io_root *root, const char *path)
+int io__dir_id_cmp(const void *a, const void *b)
+{
+	const struct io_dir_id *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+int io__dir_ids_reserve(struct io_root *root, struct io_dir_id **v, const size_t *n, size_t *cap,
+			const char *doing, const char *path)
 {
 	char esc[IO_ESC_MAX];
 	struct io_dir_id *grown;
-	size_t cap;
+	size_t want;
 	int err = 0;
 
 	pthread_mutex_lock(&root->lock);
-	if (root->n_made == root->cap_made) {
-		cap = root->cap_made ? 2 * root->cap_made : 16;
-		grown = realloc(root->made, cap * sizeof(*grown));
+	if (*n == *cap) {
+		want = *cap ? 2 * *cap : 16;
+		grown = realloc(*v, want * sizeof(*grown));
 		if (grown) {
-			root->made = grown;
-			root->cap_made = cap;
+			*v = grown;
+			*cap = want;
 		} else {
-			err = rcp_err(-ENOMEM, "out of memory creating the directory \"%s\"",
+			err = rcp_err(-ENOMEM, "out of memory %s the directory \"%s\"", doing,
 				      io__path_escape(path, strlen(path), esc));
 		}
 	}
 	pthread_mutex_unlock(&root->lock);
 	return err;
+}
+
+void io__dir_ids_add(struct io_root *root, struct io_dir_id *const *v, size_t *n, const size_t *cap,
+		     const struct stat *st)
+{
+	pthread_mutex_lock(&root->lock);
+	if (*n < *cap)
+		(*v)[(*n)++] = (struct io_dir_id){st->st_dev, st->st_ino};
+	pthread_mutex_unlock(&root->lock);
+}
+
+/* Room for one more made directory, taken before it is made: no failure after the mkdir. */
+static int made_reserve(struct io_root *root, const char *path)
+{
+	return io__dir_ids_reserve(root, &root->made, &root->n_made, &root->cap_made, "creating",
+				   path);
 }
 
 /*
@@ -225,10 +250,7 @@ static int made_reserve(struct io_root *root, const char *path)
  */
 static void made_add(struct io_root *root, const struct stat *st)
 {
-	pthread_mutex_lock(&root->lock);
-	if (root->n_made < root->cap_made)
-		root->made[root->n_made++] = (struct io_dir_id){st->st_dev, st->st_ino};
-	pthread_mutex_unlock(&root->lock);
+	io__dir_ids_add(root, &root->made, &root->n_made, &root->cap_made, st);
 }
 
 /*
@@ -418,16 +440,7 @@ out_close:
 	return err;
 }
 
-static int id_cmp(const void *a, const void *b)
-{
-	const struct io_dir_id *x = a, *y = b;
-
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	return x->ino < y->ino ? -1 : x->ino > y->ino;
-}
-
-/* Under root->lock, with root->made sorted by id_cmp. */
+/* Under root->lock, with root->made sorted by io__dir_id_cmp. */
 static int dir_meta_apply(struct io_root *root, const struct io_entry *e)
 {
 	char esc[IO_ESC_MAX];
@@ -445,7 +458,7 @@ static int dir_meta_apply(struct io_root *root, const struct io_entry *e)
 		goto out_close;
 	}
 	id = (struct io_dir_id){st.st_dev, st.st_ino};
-	if (!root->n_made || !bsearch(&id, root->made, root->n_made, sizeof(id), id_cmp))
+	if (!root->n_made || !bsearch(&id, root->made, root->n_made, sizeof(id), io__dir_id_cmp))
 		goto out_close; /* it existed before the copy: the receiver's own */
 	if ((root->flags & IO_ROOT_PARTIAL) && unlinkat(fd, IO_DIR_MARKER, 0) < 0 &&
 	    errno != ENOENT) {
@@ -515,7 +528,7 @@ int io_root_dirs_finish(struct io_root *root, const struct io_manifest *m)
 		return err;
 	pthread_mutex_lock(&root->lock);
 	if (root->n_made > 1)
-		qsort(root->made, root->n_made, sizeof(*root->made), id_cmp);
+		qsort(root->made, root->n_made, sizeof(*root->made), io__dir_id_cmp);
 	for (i = 0; i < n && !err; i++)
 		err = dir_meta_apply(root, &m->entry[order[i].idx]);
 	pthread_mutex_unlock(&root->lock);

@@ -563,6 +563,44 @@ static void test_a_failed_jobs_session_removes_only_its_own_markers(void **state
 	io_root_job_abandon(NULL, &m); /* nothing to do */
 }
 
+/*
+ * A session judged gone while it lived (a failover): the re-run's session
+ * on another server finds x made with the copy's marker (-c or --partial)
+ * and the first session's job marker, so it marks nothing itself; then
+ * the first session is cut and removes its job marker. The job's last
+ * session still gives x its metadata, by the copy's marker, and leaves
+ * no marker.
+ */
+static void test_a_directory_whose_job_marker_a_cut_session_took_is_set_by_the_copys(void **state)
+{
+	struct fixture *fx = *state;
+	const unsigned flags = IO_ROOT_KEEP_META | IO_ROOT_PARTIAL;
+	struct io_root *a = job_root(fx, flags), *b;
+	struct io_manifest m;
+	uint64_t count = 9;
+	struct fe x;
+
+	fe_other(&x, IO_DIR, "x", NULL);
+	x.e.mode = 0550;
+	x.e.mtime_ns = 1000000000ll * 3333;
+	m = (struct io_manifest){.entry = (struct io_entry[]){x.e}, .n = 1};
+	assert_int_equal(io_root_mkdir(a, &x.e), 0);
+	b = job_root(fx, flags);
+	assert_int_equal(io_root_mkdir(b, &x.e), 0);
+	assert_int_equal(io_root_dirs_finish(b, &m), 0);
+	io_root_close(b);
+	io_root_job_abandon(a, &m);
+	io_root_close(a);
+	assert_false(exists(fx, "x/" JOB_MARK));
+	assert_true(exists(fx, "x/.railcp-tmp-dir"));
+	a = root_of(fx, IO_ROOT_KEEP_META);
+	assert_int_equal(io_root_job_dirs(a, &m, JOB, true, NULL, NULL, &count), 0);
+	io_root_close(a);
+	assert_int_equal(count, 1);
+	assert_dir_meta(fx, "x", 0550, 3333, 0);
+	assert_false(exists(fx, "x/.railcp-tmp-dir"));
+}
+
 static void count_visit(void *ctx)
 {
 	(*(unsigned *)ctx)++;
@@ -611,6 +649,7 @@ int main(void)
 		T(test_a_job_marker_moved_into_another_directory_marks_nothing),
 		T(test_a_failed_jobs_session_removes_only_its_own_markers),
 		T(test_a_jobs_last_session_calls_back_after_each_directory),
+		T(test_a_directory_whose_job_marker_a_cut_session_took_is_set_by_the_copys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
