@@ -69,6 +69,7 @@ static int marker_make(int fd, const char *name, const struct stat *st)
 
 	if (mfd < 0)
 		return -errno;
+	errno = 0; /* a short write sets none */
 	if (write(mfd, id, (size_t)len) != len) {
 		err = errno ? -errno : -EIO;
 		(void)unlinkat(fd, name, 0); /* half-made: it would mark nothing */
