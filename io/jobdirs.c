@@ -210,6 +210,8 @@ int io_root_job_dirs(struct io_root *root, const struct io_manifest *m, uint64_t
 		return rcp_err(-EINVAL, "no job named to end its directories");
 	if ((err = io__dirs_order(m, &order, &n)) != 0)
 		return err;
+	if (visited) /* a sort of millions of directories can take longer than a caller's cadence */
+		visited(ctx);
 	job_marker(job, name);
 	for (i = 0; i < n && (!err || !apply); i++) {
 		r = job_dir_end(root, &m->entry[order[i].idx], name, apply, &held);
