@@ -211,35 +211,77 @@ static bool batch_empty(const struct io_manifest *b)
 	return true;
 }
 
+/*
+ * What out's arrays can hold (cap batches) and its bytes (all_cap; total
+ * used): each grows by doubling, as one batch at a time would copy
+ * O(batches^2) (a realloc copies always under ASan).
+ */
+struct batches_room {
+	size_t cap, total, all_cap;
+};
+
+/* Room in out->off and out->len for one more batch. */
+static int batches_room_one(struct cli_mpi_batches *out, struct batches_room *r)
+{
+	size_t cap = r->cap ? r->cap * 2 : 2;
+	int *off, *lens;
+
+	if (out->n < r->cap)
+		return 0;
+	if (cap > SIZE_MAX / sizeof(*off))
+		return -ENOMEM;
+	if (!(off = realloc(out->off, cap * sizeof(*off))))
+		return -ENOMEM;
+	out->off = off;
+	if (!(lens = realloc(out->len, cap * sizeof(*lens))))
+		return -ENOMEM;
+	out->len = lens;
+	r->cap = cap;
+	return 0;
+}
+
+/* Room in out->all for need bytes, need at most INT_MAX + 1: doubled, never past that. */
+static int batches_room_bytes(struct cli_mpi_batches *out, struct batches_room *r, size_t need)
+{
+	size_t cap = r->all_cap * 2;
+	char *all;
+
+	if (need <= r->all_cap)
+		return 0;
+	if (cap > (size_t)INT_MAX + 1)
+		cap = (size_t)INT_MAX + 1;
+	if (cap < need)
+		cap = need;
+	if (!(all = realloc(out->all, cap)))
+		return -ENOMEM;
+	out->all = all;
+	r->all_cap = cap;
+	return 0;
+}
+
 /* The parts of packed (cli_mpi_pack_parts's bytes, len long) appended to out, a batch each. */
-static int batches_add(struct cli_mpi_batches *out, size_t *total, const char *packed, size_t len)
+static int batches_add(struct cli_mpi_batches *out, struct batches_room *r, const char *packed,
+		       size_t len)
 {
 	const char *at = packed, *end = packed + len;
 	uint64_t n;
+	int err;
 
 	while (at < end) {
-		int *off = realloc(out->off, (out->n + 1) * sizeof(*off)), *lens;
-		char *all;
-
-		if (off)
-			out->off = off;
-		lens = off ? realloc(out->len, (out->n + 1) * sizeof(*lens)) : NULL;
-		if (!lens)
-			return -ENOMEM;
-		out->len = lens;
+		if ((err = batches_room_one(out, r)) != 0)
+			return err;
 		memcpy(&n, at, 8);
-		if (*total + n > INT_MAX)
+		if (r->total + n > INT_MAX)
 			return rcp_err(-EFBIG,
 				       "the pool's batches are more than 2 GiB packed: too "
 				       "many files for rank 0 to hand out; copy the tree in "
 				       "parts");
-		if (!(all = realloc(out->all, *total + n + 1)))
-			return -ENOMEM;
-		out->all = all;
-		memcpy(all + *total, at + 8, n);
-		out->off[out->n] = (int)*total;
+		if ((err = batches_room_bytes(out, r, r->total + n + 1)) != 0)
+			return err;
+		memcpy(out->all + r->total, at + 8, n);
+		out->off[out->n] = (int)r->total;
 		out->len[out->n++] = (int)n;
-		*total += n;
+		r->total += n;
 		at += 8 + n;
 	}
 	return 0;
@@ -252,7 +294,7 @@ int cli_mpi_batches_pack(const struct io_manifest *m, const struct cli_mpi_piece
 {
 	struct cli_mpi_batches bs = {0}; /* *out written on success only */
 	unsigned n = cli_mpi_pool_batches(n_ranks), b;
-	size_t total = 0;
+	struct batches_room room = {0};
 	int err = 0;
 
 	for (b = 0; b < n && !err; b++) {
@@ -264,7 +306,7 @@ int cli_mpi_batches_pack(const struct io_manifest *m, const struct cli_mpi_piece
 		if (!err && !batch_empty(batch))
 			err = cli_mpi_pack_parts(batch, caps, chunk, &buf, &len);
 		if (!err && buf)
-			err = batches_add(&bs, &total, buf, len);
+			err = batches_add(&bs, &room, buf, len);
 		io_manifest_destroy(batch);
 		free(buf);
 	}

@@ -641,8 +641,8 @@ void io_root_set_job(struct io_root *root, uint64_t job);
  * directory is tried past an error. A directory without the marker is left
  * alone: the job did not make it. *count_out: how many held it, written
  * only on success. visited (if not NULL) is called with
- * ctx after each directory, so a caller can tell its peer it is alive on a
- * long list. 0 or the first error.
+ * ctx once the directories are sorted and after each directory, so a caller
+ * can tell its peer it is alive on a long list. 0 or the first error.
  */
 int io_root_job_dirs(struct io_root *root, const struct io_manifest *m, uint64_t job, bool apply,
 		     void (*visited)(void *ctx), void *ctx, uint64_t *count_out);

@@ -160,6 +160,14 @@ void io__dio_override(const struct io__dio *dio);
 #define IO_JOB_MARKER_LEN 40
 #define IO_JOB_MARKER_ID "%llu\n"
 
+/*
+ * Directory fd (open on e's directory) given e's mode, without setuid and
+ * setgid, and e's mtime (root.c): io_root_dirs_finish's and
+ * io_root_job_dirs's one way to set a directory's metadata. 0 or -errno
+ * with its sentence.
+ */
+int io__dir_meta_set(int fd, const struct io_entry *e);
+
 /* A directory of a manifest and its depth, to order directories deepest first (root.c). */
 struct io_depth_idx {
 	size_t depth;

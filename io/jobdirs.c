@@ -147,7 +147,6 @@ static int job_dir_end(struct io_root *root, const struct io_entry *e, const cha
 {
 	bool keep_partial = !apply && (root->flags & IO_ROOT_PARTIAL), own;
 	char esc[IO_ESC_MAX];
-	struct timespec ts[2];
 	int fd, mfd, err;
 
 	*held = false;
@@ -191,11 +190,7 @@ static int job_dir_end(struct io_root *root, const struct io_entry *e, const cha
 	if ((err = marker_remove(fd, name, e->path)) != 0 || !apply ||
 	    !(root->flags & IO_ROOT_KEEP_META))
 		goto out_close;
-	io__mtime_times(e->mtime_ns, ts);
-	/* setuid/setgid never survive: the peer does not choose what runs as us */
-	if (fchmod(fd, e->mode & 01777) < 0 || futimens(fd, ts) < 0)
-		err = rcp_err(-errno, "cannot set the mode or time of the directory \"%s\": %s",
-			      io__path_escape(e->path, strlen(e->path), esc), strerror(errno));
+	err = io__dir_meta_set(fd, e);
 out_close:
 	close(fd);
 	return err;
@@ -215,6 +210,8 @@ int io_root_job_dirs(struct io_root *root, const struct io_manifest *m, uint64_t
 		return rcp_err(-EINVAL, "no job named to end its directories");
 	if ((err = io__dirs_order(m, &order, &n)) != 0)
 		return err;
+	if (visited) /* a sort of millions of directories can take longer than a caller's cadence */
+		visited(ctx);
 	job_marker(job, name);
 	for (i = 0; i < n && (!err || !apply); i++) {
 		r = job_dir_end(root, &m->entry[order[i].idx], name, apply, &held);

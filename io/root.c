@@ -440,11 +440,23 @@ out_close:
 	return err;
 }
 
+int io__dir_meta_set(int fd, const struct io_entry *e)
+{
+	char esc[IO_ESC_MAX];
+	struct timespec ts[2];
+
+	io__mtime_times(e->mtime_ns, ts);
+	/* setuid/setgid never survive: the peer does not choose what runs as us */
+	if (fchmod(fd, e->mode & 01777) < 0 || futimens(fd, ts) < 0)
+		return rcp_err(-errno, "cannot set the mode or time of the directory \"%s\": %s",
+			       io__path_escape(e->path, strlen(e->path), esc), strerror(errno));
+	return 0;
+}
+
 /* Under root->lock, with root->made sorted by io__dir_id_cmp. */
 static int dir_meta_apply(struct io_root *root, const struct io_entry *e)
 {
 	char esc[IO_ESC_MAX];
-	struct timespec ts[2];
 	struct io_dir_id id;
 	struct stat st;
 	int fd, err = 0;
@@ -468,11 +480,7 @@ static int dir_meta_apply(struct io_root *root, const struct io_entry *e)
 	}
 	if (!(root->flags & IO_ROOT_KEEP_META))
 		goto out_close; /* only the marker was to go */
-	io__mtime_times(e->mtime_ns, ts);
-	/* setuid/setgid never survive: the peer does not choose what runs as us */
-	if (fchmod(fd, e->mode & 01777) < 0 || futimens(fd, ts) < 0)
-		err = rcp_err(-errno, "cannot set the mode or time of the directory \"%s\": %s",
-			      io__path_escape(e->path, strlen(e->path), esc), strerror(errno));
+	err = io__dir_meta_set(fd, e);
 out_close:
 	close(fd);
 	return err;

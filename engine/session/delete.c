@@ -28,8 +28,7 @@
 #define ENG_DELETE_NAMES_MAX (16u << 20)
 
 struct names {
-	struct eng_session *s;
-	uint64_t visits, alive_ns; /* entries looked at; when the last "alive" went */
+	struct eng_alive alive; /* the walk's "alive" frames to the peer waiting for its end */
 	struct eng_delete *d;
 	char *buf;
 	size_t len, cap;
@@ -72,25 +71,14 @@ static void name_said(const char *path, bool is_dir, void *ctx)
 }
 
 /*
- * Each entry the walk looks at: every 256, if ENG_ALIVE_NS have passed
- * since the last, an "alive" frame, so that the peer waiting for this
- * walk's end does not time out on a large tree (its --timeout, at least
- * 1 s, is not known here; a frame of a few bytes four times a second is
- * nothing). A failed send is left to the frame that ends the walk.
+ * Each entry the walk looks at (eng__alive_tick), so that the peer waiting
+ * for this walk's end does not time out on a large tree (its --timeout, at
+ * least 1 s, is not known here; a frame of a few bytes four times a second
+ * is nothing).
  */
-
 static void visited(void *ctx)
 {
-	struct names *n = ctx;
-	uint64_t now;
-
-	if (++n->visits % 256)
-		return;
-	now = rcp_now_ns();
-	if (now - n->alive_ns < ENG_ALIVE_NS)
-		return;
-	n->alive_ns = now;
-	(void)eng__proto_send_type(&n->s->ctl, ENG_MSG_ALIVE);
+	eng__alive_tick(&((struct names *)ctx)->alive);
 }
 
 /* A server's answer: the count, then the names. */
@@ -116,8 +104,7 @@ int eng__delete_run(struct eng_session *s, const struct io_root *root, const str
 {
 	/* A dry pull's walk is the client's alone: no one waits for it. */
 	bool pulse = s->side == ENG_SERVER || !dry;
-	struct names n = {
-		.s = s, .alive_ns = rcp_now_ns(), .d = &s->del, .keep = s->side == ENG_SERVER};
+	struct names n = {.d = &s->del, .keep = s->side == ENG_SERVER};
 	struct io_delete_opts o = {.filter = s->del.filter,
 				   .root_too = s->del.root_too,
 				   .dry = dry,
@@ -125,8 +112,10 @@ int eng__delete_run(struct eng_session *s, const struct io_root *root, const str
 				   .visit = pulse ? visited : NULL,
 				   .ctx = &n};
 	struct io_delete_result res = {0};
-	int err = root ? io_root_delete(root, m, &o, &res) : 0;
+	int err;
 
+	eng__alive_init(&n.alive, &s->ctl);
+	err = root ? io_root_delete(root, m, &o, &res) : 0;
 	s->del.count = res.removed;
 	if (res.removed || res.failed)
 		rcp_log(RCP_LOG_INFO, "--delete: %" PRIu64 " entries %s, %" PRIu64 " could not be",

@@ -336,6 +336,22 @@ int eng__proto_send_type(struct eng_ctl *c, const char *type)
 	return err;
 }
 
+void eng__alive_init(struct eng_alive *a, struct eng_ctl *ctl)
+{
+	*a = (struct eng_alive){.ctl = ctl, .sent_ns = rcp_now_ns()};
+}
+
+void eng__alive_tick(void *a)
+{
+	struct eng_alive *al = a;
+	uint64_t now = rcp_now_ns();
+
+	if (now - al->sent_ns < ENG_ALIVE_NS)
+		return;
+	al->sent_ns = now;
+	(void)eng__proto_send_type(al->ctl, ENG_MSG_ALIVE);
+}
+
 int eng__proto_poll(struct eng_ctl *c, const char *want, json_t **msg_out)
 {
 	struct pollfd pfd = {.fd = c->fd, .events = POLLIN};

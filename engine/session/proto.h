@@ -376,6 +376,23 @@ json_t *eng__proto_msg(const char *type, bool hello);
 /* Send a message with no keys but its type. */
 int eng__proto_send_type(struct eng_ctl *c, const char *type);
 
+/*
+ * "alive" frames on ctl while a side works through a long list (--delete's
+ * walk, a job's "ranges" step settling its list): eng__alive_tick after
+ * each entry sends one if ENG_ALIVE_NS have passed since the last, or since
+ * eng__alive_init. It reads the clock each time (some 30 ns, against an
+ * entry's microseconds), so an entry that takes long, or a sort of the
+ * list before the first, is followed by a frame at once. A failed send is
+ * left to the frame that ends the work.
+ */
+struct eng_alive {
+	struct eng_ctl *ctl;
+	uint64_t sent_ns;
+};
+void eng__alive_init(struct eng_alive *a, struct eng_ctl *ctl);
+/* a: a struct eng_alive, so that it can be io's per-entry callback as it is. */
+void eng__alive_tick(void *a);
+
 /* Check a hello frame's proto and version; -EPROTO with a sentence. */
 int eng__proto_check_hello(const json_t *msg);
 

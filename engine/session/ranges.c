@@ -26,7 +26,8 @@
  * its list the job's directories: the server gives those that hold the
  * job's marker their mode and time, deepest first, and removes the markers
  * (io_root_job_dirs); a failed job's "dirs_remove" removes them only.
- * While it settles a long list the server says it is alive (settled_one).
+ * While it settles a long list the server says it is alive (eng__alive_tick
+ * after each entry, and after the sort of the job's directories).
  *
  * Threading: the session's thread.
  */
@@ -132,32 +133,6 @@ int eng__ranges_terms(const json_t *hello, const struct io_manifest *m, uint64_t
 	return 0;
 }
 
-/* A settling server's "alive" frames, as --delete's walk sends them (delete.c). */
-struct alive {
-	struct eng_session *s;
-	uint64_t visits, sent_ns;
-};
-
-/*
- * Each entry settled: every 64, if ENG_ALIVE_NS passed since the last, an
- * "alive" frame, so the client's --timeout does not run out on a long list
- * (a directory takes 20 to 35 us, a file's place more). A failed send is
- * left to "ranges_done".
- */
-static void settled_one(void *ctx)
-{
-	struct alive *a = ctx;
-	uint64_t now;
-
-	if (++a->visits % 64)
-		return;
-	now = rcp_now_ns();
-	if (now - a->sent_ns < ENG_ALIVE_NS)
-		return;
-	a->sent_ns = now;
-	(void)eng__proto_send_type(&a->s->ctl, ENG_MSG_ALIVE);
-}
-
 /*
  * Each file of m put in place (or its temporary removed) beneath root: 0,
  * or the first error. A removal goes on through the list past an error
@@ -166,13 +141,13 @@ static void settled_one(void *ctx)
  * job's directories instead (io_root_job_dirs).
  */
 static int settle(struct io_root *root, const struct io_manifest *m, uint64_t job,
-		  enum eng_range_step step, struct alive *a, uint64_t *count_out)
+		  enum eng_range_step step, struct eng_alive *a, uint64_t *count_out)
 {
 	size_t i;
 	int err = 0, r;
 
 	if (step == ENG_RANGES_DIRS || step == ENG_RANGES_DIRS_REMOVE)
-		return io_root_job_dirs(root, m, job, step == ENG_RANGES_DIRS, settled_one, a,
+		return io_root_job_dirs(root, m, job, step == ENG_RANGES_DIRS, eng__alive_tick, a,
 					count_out);
 	for (i = 0; i < m->n && (!err || step == ENG_RANGES_REMOVE); i++) {
 		const struct io_entry *e = &m->entry[i];
@@ -184,7 +159,7 @@ static int settle(struct io_root *root, const struct io_manifest *m, uint64_t jo
 			    : io_root_range_place(root, e, job, step == ENG_RANGES_PLACE_AGAIN);
 		*count_out += !r;
 		err = err ? err : r;
-		settled_one(a);
+		eng__alive_tick(a);
 	}
 	return err;
 }
@@ -198,13 +173,15 @@ int eng__ranges_answer(struct eng_session *s, const struct io_root *parent, cons
 		       bool contents, unsigned root_flags, struct io_manifest *m, uint64_t job,
 		       enum eng_range_step step)
 {
-	struct alive a = {.s = s, .sent_ns = rcp_now_ns()};
+	struct eng_alive a;
 	json_t *msg = NULL;
 	struct io_root *root = NULL;
 	uint64_t count = 0;
 	/* Never made here: a job whose DST is missing has nothing there to settle (count 0). */
-	int err = eng__dest_find(parent, dst, contents, root_flags, m, &root);
+	int err;
 
+	eng__alive_init(&a, &s->ctl);
+	err = eng__dest_find(parent, dst, contents, root_flags, m, &root);
 	if (!err && root)
 		err = settle(root, m, job, step, &a, &count);
 	if (!err && !(msg = eng__proto_msg(ENG_MSG_RANGES_DONE, false)))

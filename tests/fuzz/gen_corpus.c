@@ -168,6 +168,47 @@ static json_t *lost_msg(json_int_t stripe)
 	return m;
 }
 
+/*
+ * A railcp-mpi job's sessions (ranges.c), each a push of nothing naming its
+ * job: the hello's step (key, a "ranges" word, or "dirs_last" true where
+ * word is NULL) and, for a step that settles a list, the server's answer.
+ */
+static const struct job_step {
+	const char *name, *key, *word;
+	json_int_t count; /* "ranges_done"'s count; -1: none (the session goes on as a copy) */
+} job_step_seeds[] = {
+	/* one that puts the job's cut files in place */
+	{"push_ranges_place", ENG_KEY_RANGES, ENG_RANGES_PLACE_WORD, 1},
+	/* a -p job's session that leaves its directories to the job's last one... */
+	{"push_dirs_last", ENG_KEY_DIRS_LAST, NULL, -1},
+	/* ...and that one */
+	{"push_ranges_dirs", ENG_KEY_RANGES, ENG_RANGES_DIRS_WORD, 2},
+};
+
+static void job_steps(void)
+{
+	const struct job_step *j;
+	struct stream s;
+	json_t *m;
+
+	for (j = job_step_seeds; j < job_step_seeds + RCP_ARRAY_SIZE(job_step_seeds); j++) {
+		stream_open(&s);
+		m = hello(ENG_JOB_PUSH, true);
+		json_object_set_new(m, ENG_KEY_FLAGS, flags(true));
+		json_object_set_new(m, ENG_KEY_CHUNKS, json_integer(0));
+		eng__proto_set_hex(m, ENG_KEY_DST, "in/", 3);
+		eng__proto_set_hex(m, ENG_KEY_RANGE_JOB, "\x01\x23\x45\x67\x89\xab\xcd\xef", 8);
+		json_object_set_new(m, j->key, j->word ? json_string(j->word) : json_true());
+		stream_send(&s, m);
+		if (j->count >= 0) {
+			m = eng__proto_msg(ENG_MSG_RANGES_DONE, false);
+			json_object_set_new(m, ENG_KEY_COUNT, json_integer(j->count));
+			stream_send(&s, m);
+		}
+		stream_put(&s, "frame", j->name);
+	}
+}
+
 static void frames(void)
 {
 	struct stream s;
@@ -300,41 +341,7 @@ static void frames(void)
 	json_object_set_new(m, ENG_KEY_RAILS_DOWN, json_true());
 	stream_send(&s, m);
 	stream_put(&s, "frame", "push_fallback");
-	/* A railcp-mpi job's session that puts its cut files in place: its job, the answer. */
-	stream_open(&s);
-	m = hello(ENG_JOB_PUSH, true);
-	json_object_set_new(m, ENG_KEY_FLAGS, flags(true));
-	json_object_set_new(m, ENG_KEY_CHUNKS, json_integer(0));
-	eng__proto_set_hex(m, ENG_KEY_DST, "in/", 3);
-	eng__proto_set_hex(m, ENG_KEY_RANGE_JOB, "\x01\x23\x45\x67\x89\xab\xcd\xef", 8);
-	json_object_set_new(m, ENG_KEY_RANGES, json_string(ENG_RANGES_PLACE_WORD));
-	stream_send(&s, m);
-	m = eng__proto_msg(ENG_MSG_RANGES_DONE, false);
-	json_object_set_new(m, ENG_KEY_COUNT, json_integer(1));
-	stream_send(&s, m);
-	stream_put(&s, "frame", "push_ranges_place");
-	/* A -p job's session that leaves its directories to the job's last one, and that one. */
-	stream_open(&s);
-	m = hello(ENG_JOB_PUSH, true);
-	json_object_set_new(m, ENG_KEY_FLAGS, flags(true));
-	json_object_set_new(m, ENG_KEY_CHUNKS, json_integer(0));
-	eng__proto_set_hex(m, ENG_KEY_DST, "in/", 3);
-	eng__proto_set_hex(m, ENG_KEY_RANGE_JOB, "\x01\x23\x45\x67\x89\xab\xcd\xef", 8);
-	json_object_set_new(m, ENG_KEY_DIRS_LAST, json_true());
-	stream_send(&s, m);
-	stream_put(&s, "frame", "push_dirs_last");
-	stream_open(&s);
-	m = hello(ENG_JOB_PUSH, true);
-	json_object_set_new(m, ENG_KEY_FLAGS, flags(true));
-	json_object_set_new(m, ENG_KEY_CHUNKS, json_integer(0));
-	eng__proto_set_hex(m, ENG_KEY_DST, "in/", 3);
-	eng__proto_set_hex(m, ENG_KEY_RANGE_JOB, "\x01\x23\x45\x67\x89\xab\xcd\xef", 8);
-	json_object_set_new(m, ENG_KEY_RANGES, json_string(ENG_RANGES_DIRS_WORD));
-	stream_send(&s, m);
-	m = eng__proto_msg(ENG_MSG_RANGES_DONE, false);
-	json_object_set_new(m, ENG_KEY_COUNT, json_integer(2));
-	stream_send(&s, m);
-	stream_put(&s, "frame", "push_ranges_dirs");
+	job_steps();
 }
 
 /* ---- the manifest of a small tree: a directory, files, a hole, a symlink ---- */

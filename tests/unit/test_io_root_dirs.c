@@ -616,11 +616,11 @@ static void count_visit(void *ctx)
 }
 
 /*
- * The last session's pass calls back after each directory (its server
- * says "alive" so on a long list), those without the marker too, and not
- * after other entries.
+ * The last session's pass calls back once its directories are sorted and
+ * after each directory (its server says "alive" so on a long list), those
+ * without the marker too, and not after other entries.
  */
-static void test_a_jobs_last_session_calls_back_after_each_directory(void **state)
+static void test_a_jobs_last_session_calls_back_after_its_sort_and_each_directory(void **state)
 {
 	struct fixture *fx = *state;
 	struct io_root *r = job_root(fx, IO_ROOT_KEEP_META);
@@ -639,7 +639,42 @@ static void test_a_jobs_last_session_calls_back_after_each_directory(void **stat
 	assert_int_equal(io_root_job_dirs(r, &m, JOB, true, count_visit, &visits, &count), 0);
 	io_root_close(r);
 	assert_int_equal(count, 1);
-	assert_int_equal(visits, 2);
+	assert_int_equal(visits, 1 + 2);
+}
+
+/*
+ * setuid and setgid never reach a directory, whichever pass sets its mode:
+ * a copy's own (io_root_dirs_finish) or a job's last session's
+ * (io_root_job_dirs); the sticky bit does. The peer does not choose what
+ * runs as the receiver.
+ */
+static void test_a_directory_never_gets_setuid_or_setgid(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_root *r = root_of(fx, IO_ROOT_KEEP_META);
+	struct io_manifest m;
+	uint64_t count = 9;
+	struct fe d, j;
+
+	fe_other(&d, IO_DIR, "d", NULL);
+	d.e.mode = 07755;
+	d.e.mtime_ns = 1000000000ll * 1111;
+	assert_int_equal(io_root_mkdir(r, &d.e), 0);
+	assert_int_equal(io_root_dirs_finish(r, &(struct io_manifest){.entry = &d.e, .n = 1}), 0);
+	io_root_close(r);
+	assert_dir_meta(fx, "d", 01755, 1111, 0);
+	fe_other(&j, IO_DIR, "j", NULL);
+	j.e.mode = 07750;
+	j.e.mtime_ns = 1000000000ll * 2222 + 7;
+	m = (struct io_manifest){.entry = &j.e, .n = 1};
+	r = job_root(fx, IO_ROOT_KEEP_META);
+	assert_int_equal(io_root_mkdir(r, &j.e), 0);
+	io_root_close(r);
+	r = root_of(fx, IO_ROOT_KEEP_META);
+	assert_int_equal(io_root_job_dirs(r, &m, JOB, true, NULL, NULL, &count), 0);
+	io_root_close(r);
+	assert_int_equal(count, 1);
+	assert_dir_meta(fx, "j", 01750, 2222, 7);
 }
 
 int main(void)
@@ -657,8 +692,9 @@ int main(void)
 		T(test_a_failed_jobs_removal_takes_only_the_markers),
 		T(test_a_job_marker_moved_into_another_directory_marks_nothing),
 		T(test_a_failed_jobs_session_removes_only_its_own_markers),
-		T(test_a_jobs_last_session_calls_back_after_each_directory),
+		T(test_a_jobs_last_session_calls_back_after_its_sort_and_each_directory),
 		T(test_a_directory_whose_job_marker_a_cut_session_took_is_set_by_the_copys),
+		T(test_a_directory_never_gets_setuid_or_setgid),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,7 +7,8 @@
  * (protocol 11): a push's server removes the extras of the directories
  * the copy covered once the copy is in, keeps what the client's filter
  * excludes and names what it removed to the client; a dry run names the
- * same and removes nothing; a pull's client does the same on its side.
+ * same and removes nothing; a pull's client does the same on its side;
+ * the walking side says "alive" once per ENG_ALIVE_NS (eng__alive_tick).
  *
  * Threading: one session at a time.
  */
@@ -307,6 +308,53 @@ static void test_alive_frames_keep_a_wait_for_a_long_walk(void **state)
 	close(sv[1]);
 }
 
+/* Whether a frame waits on fd, read at once (a socketpair's send is there when it returns). */
+static bool frame_waits(int fd)
+{
+	char b;
+
+	return recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 1;
+}
+
+/*
+ * eng__alive_tick after each entry of a long list: no frame before
+ * ENG_ALIVE_NS have passed since eng__alive_init or the last frame, and at
+ * the first entry past it an "alive" frame (the clock read per entry, not
+ * every so many entries: one entry that took long, or the sort before the
+ * first, is followed by a frame at once). The "none yet" checks hold only
+ * if this thread was not held past the cadence between init and tick.
+ */
+static void test_alive_ticks_say_alive_once_per_cadence(void **state)
+{
+	struct eng_ctl waiter, walker;
+	struct eng_alive a;
+	json_t *m = NULL;
+	uint64_t t0;
+	int sv[2];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	waiter = ENG_CTL_PLAIN(sv[0]);
+	walker = ENG_CTL_PLAIN(sv[1]);
+	t0 = rcp_now_ns();
+	eng__alive_init(&a, &walker);
+	eng__alive_tick(&a);
+	if (rcp_now_ns() - t0 < ENG_ALIVE_NS)
+		assert_false(frame_waits(sv[0]));
+	while (rcp_now_ns() - t0 <= ENG_ALIVE_NS) /* the cadence's time is the condition */
+		usleep(10 * 1000);
+	t0 = rcp_now_ns();
+	eng__alive_tick(&a); /* one entry past the cadence */
+	assert_int_equal(eng__proto_recv(&waiter, 1000, NULL, &m), 0);
+	assert_string_equal(json_string_value(json_object_get(m, ENG_KEY_TYPE)), ENG_MSG_ALIVE);
+	json_decref(m);
+	eng__alive_tick(&a);
+	if (rcp_now_ns() - t0 < ENG_ALIVE_NS)
+		assert_false(frame_waits(sv[0]));
+	close(sv[0]);
+	close(sv[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -317,6 +365,7 @@ int main(void)
 		T(test_a_push_removes_the_extras_and_keeps_the_excluded),
 		T(test_a_pull_removes_the_extras_here),
 		cmocka_unit_test(test_alive_frames_keep_a_wait_for_a_long_walk),
+		cmocka_unit_test(test_alive_ticks_say_alive_once_per_cadence),
 	};
 
 	return cmocka_run_group_tests(tests, session_group_setup, session_group_teardown);
