@@ -71,10 +71,16 @@ static void usage(FILE *f)
  * One line naming this rank, its host and the cause; then the whole job
  * ends. A rank stopped by a signal (MPI_Abort's, or the user's through
  * mpirun) says nothing: the rank that failed first, or mpirun, said it.
+ * Rank 0 so stopped still has the cut files' temporaries removed, within
+ * the second mpirun leaves between its SIGTERM and its SIGKILL: the rank
+ * that ended the job may have said nothing (a rank killed with SIGKILL,
+ * or by the out-of-memory killer), and one such removal is enough.
  */
 static _Noreturn void fail(const struct job *j, const char *what, int err, bool remove)
 {
 	if (atomic_load(&cli__mpi_interrupted)) {
+		if (remove && j->rank == 0)
+			cli__mpi_land_remove(j, err);
 		MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAIL);
 		exit(CLI_EXIT_FAIL);
 	}

@@ -8,8 +8,11 @@
 # time, its directory's time too, and no temporary is left. With
 # --no-failover and rank 1's server killed mid-copy, the job fails in one
 # line; the big file never has its final name and no temporary of the job
-# is left (the failing rank has the live server remove them). -u and -c
-# keep files whole (no cut: rank 1's share is the small files alone).
+# is left (the failing rank has the live server remove them). With rank 1
+# killed (SIGKILL) mid-copy, which says nothing, the job fails with no
+# final-named big file and no temporary left (rank 0, stopped by mpirun,
+# has them removed). -u and -c keep files whole (no cut: rank 1's share is
+# the small files alone).
 # Skipped, saying so, only where no MPI is installed (tools/setup installs it)
 # or where mpirun itself cannot run (need_mpi in lib.sh).
 . tests/integration/lib.sh
@@ -90,6 +93,56 @@ EOF
 # A bigger file here, 256 MiB, so that the copy is still under way when
 # the job's temporary first holds a MiB (or its range's reservation).
 head -c $((256 * 1024 * 1024)) /dev/urandom >"$tmp/src/sub/big"
+
+# Rank 1 killed with SIGKILL once the job's temporary holds a MiB: it says
+# nothing and removes nothing; mpirun stops rank 0 with SIGTERM, and rank 0
+# still has the job's temporaries removed. The cut file never has its
+# final name. (Rank 1 is the railcp-mpi process whose environment says
+# OMPI_COMM_WORLD_RANK=1.)
+kill_rank1() {
+	python3 - "$1" <<'EOF'
+import os, signal, sys, time
+d = sys.argv[1]
+end = time.time() + 60
+def under_way():
+    try:
+        return any(f.startswith(".railcp-tmp-j") and os.stat(os.path.join(d, f)).st_blocks > 2048
+                   for f in os.listdir(d))
+    except FileNotFoundError:
+        return False
+def rank1():
+    for p in os.listdir("/proc"):
+        try:
+            exe = os.readlink("/proc/%s/exe" % p)
+            env = open("/proc/%s/environ" % p, "rb").read().split(b"\0")
+        except (OSError, ValueError):
+            continue
+        if exe.endswith("/railcp-mpi") and b"OMPI_COMM_WORLD_RANK=1" in env:
+            return int(p)
+    return None
+pid = None
+while pid is None or not under_way(): # found first: the kill follows the look at once
+    if time.time() > end:
+        sys.exit("no range of rank %s under way in %s within 60 s" % (pid, d))
+    pid = pid or rank1()
+    time.sleep(0.0005)
+os.kill(pid, signal.SIGKILL)
+EOF
+}
+removed() { cat "$@" | grep -c 'a job.s ranged files removed'; }
+before=$(removed "$tmp/s1.log" "$tmp/s2.log")
+kill_rank1 "$tmp/root/rk/src/sub" >"$tmp/watch" 2>&1 &
+w=$!
+capture mpi -r --chunk 256K "$tmp/src" "$servers:rk"
+wait $w || fail "rank 1 was not killed mid-copy: $(cat "$tmp/watch")"
+[ "$rc" -ne 0 ] || fail "a job whose rank 1 was killed exited 0"
+[ ! -e "$tmp/root/rk/src/sub/big" ] || fail "the cut file has its final name after rank 1 was killed"
+wait_for_no_temp "$tmp/root" 20 ||
+	fail "temporaries left after rank 1 was killed: $(find "$tmp/root" -name '.railcp-tmp-*')"
+[ "$(removed "$tmp/s1.log" "$tmp/s2.log")" -gt "$before" ] ||
+	fail "no server removed the job's temporaries after rank 1 was killed: $(cat "$tmp/s1.log" "$tmp/s2.log")"
+
+before=$(removed "$tmp/s1.log")
 watch_kill "$tmp/root/nf/src/sub" "$pid2" >"$tmp/watch" 2>&1 &
 w=$!
 capture mpi -r --no-failover --chunk 256K "$tmp/src" "$servers:nf"
@@ -100,6 +153,6 @@ case "$err" in "railcp-mpi: rank 1 on $(hostname) failed pushing to 127.0.0.1 po
 *) fail "--no-failover: the failure does not name rank 1, its host and server 2: $err" ;; esac
 [ ! -e "$tmp/root/nf/src/sub/big" ] || fail "the cut file has its final name after a failed job"
 wait_for_no_temp "$tmp/root" 20 || fail "temporaries left after a failed job: $(find "$tmp/root" -name '.railcp-tmp-*')"
-grep -q 'a job.s ranged files removed' "$tmp/s1.log" || fail "server 1 removed no temporary: $(cat "$tmp/s1.log")"
+[ "$(removed "$tmp/s1.log")" -gt "$before" ] || fail "server 1 removed no temporary: $(cat "$tmp/s1.log")"
 kill "$pid1"
 wait "$pid1"
