@@ -66,8 +66,11 @@ int io__dir_id_cmp(const void *a, const void *b);
  */
 int io__dir_ids_reserve(struct io_root *root, struct io_dir_id **v, const size_t *n, size_t *cap,
 			const char *doing, const char *path);
-/* st's id appended to *v under root->lock (all read there), if the room reserved is still there. */
-void io__dir_ids_add(struct io_root *root, struct io_dir_id *const *v, size_t *n, const size_t *cap,
+/*
+ * st's id appended to *v under root->lock (all read there), after an
+ * io__dir_ids_reserve: grown if another thread's add took the room reserved.
+ */
+void io__dir_ids_add(struct io_root *root, struct io_dir_id **v, size_t *n, size_t *cap,
 		     const struct stat *st);
 
 /* ---- the job's directories (dircache.c) ---- */

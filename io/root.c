@@ -227,10 +227,20 @@ int io__dir_ids_reserve(struct io_root *root, struct io_dir_id **v, const size_t
 	return err;
 }
 
-void io__dir_ids_add(struct io_root *root, struct io_dir_id *const *v, size_t *n, const size_t *cap,
+void io__dir_ids_add(struct io_root *root, struct io_dir_id **v, size_t *n, size_t *cap,
 		     const struct stat *st)
 {
+	struct io_dir_id *grown;
+
 	pthread_mutex_lock(&root->lock);
+	/*
+	 * Two threads that each reserved when one slot was left both find it:
+	 * the second grows the list here (only out of memory drops an id then).
+	 */
+	if (*n == *cap && *cap && (grown = realloc(*v, 2 * *cap * sizeof(*grown))) != NULL) {
+		*v = grown;
+		*cap *= 2;
+	}
 	if (*n < *cap)
 		(*v)[(*n)++] = (struct io_dir_id){st->st_dev, st->st_ino};
 	pthread_mutex_unlock(&root->lock);

@@ -677,6 +677,41 @@ static void test_a_directory_never_gets_setuid_or_setgid(void **state)
 	assert_dir_meta(fx, "j", 01750, 2222, 7);
 }
 
+/*
+ * Two threads that each reserved a directory's id when one slot was left
+ * both add theirs: the list grows for the second, so no directory the
+ * session made drops out of it (and out of its metadata, its markers'
+ * removal). Played in turn on one thread, which the lock makes the same.
+ */
+static void test_two_reservations_of_the_last_slot_keep_both_ids(void **state)
+{
+	struct fixture *fx = *state;
+	struct io_dir_id *v = NULL;
+	size_t n = 0, cap = 0, i;
+	struct io_root *root;
+	struct stat st = {0};
+
+	assert_int_equal(io_root_open(fx->root, 0, &root), 0);
+	do { /* filled but for one slot */
+		assert_int_equal(io__dir_ids_reserve(root, &v, &n, &cap, "making", "d"), 0);
+		st.st_ino = n + 1;
+		io__dir_ids_add(root, &v, &n, &cap, &st);
+	} while (n + 1 < cap);
+	assert_int_equal(io__dir_ids_reserve(root, &v, &n, &cap, "making", "a"), 0);
+	assert_int_equal(io__dir_ids_reserve(root, &v, &n, &cap, "making", "b"), 0);
+	st.st_ino = 1000;
+	io__dir_ids_add(root, &v, &n, &cap, &st);
+	st.st_ino = 1001;
+	io__dir_ids_add(root, &v, &n, &cap, &st);
+	assert_true(n >= 2);
+	assert_int_equal(v[n - 2].ino, 1000);
+	assert_int_equal(v[n - 1].ino, 1001);
+	for (i = 0; i + 2 < n; i++)
+		assert_int_equal(v[i].ino, i + 1);
+	free(v);
+	io_root_close(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -695,6 +730,7 @@ int main(void)
 		T(test_a_jobs_last_session_calls_back_after_its_sort_and_each_directory),
 		T(test_a_directory_whose_job_marker_a_cut_session_took_is_set_by_the_copys),
 		T(test_a_directory_never_gets_setuid_or_setgid),
+		T(test_two_reservations_of_the_last_slot_keep_both_ids),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
