@@ -67,6 +67,7 @@ struct cli_filter {
 	/* for the dry run's list */
 	const char *host;
 	bool json, update, push;
+	bool checksum; /* -c: the chunks compared; else (--partial) those a resume keeps */
 	/* --delete: what was (or would be) removed, named for --json (-v or dry run) */
 	json_t *deleting;
 	uint64_t n_deleting;
