@@ -194,14 +194,16 @@ static json_t *path_json(const char *p)
 /*
  * Whether entry e, differing as why says, would travel (a directory: would
  * be made). With -c (c not NULL) a file of the same size all of whose
- * chunks match is left out: a copy would send none of its bytes.
+ * chunks match is left out: a copy would send none of its bytes. With
+ * --partial alone such a file is still put in place (from what a cut copy
+ * kept), so it is listed, with nothing to send.
  */
 static bool travels(const struct cli_filter *cf, const struct io_entry *e, uint8_t why,
 		    const struct eng_dry_chunks *c)
 {
 	if (e->type == IO_DIR)
 		return why != IO_DIFF_SAME;
-	if (e->type == IO_FILE && c && why != IO_DIFF_NEW && why != IO_DIFF_TYPE &&
+	if (e->type == IO_FILE && c && cf->checksum && why != IO_DIFF_NEW && why != IO_DIFF_TYPE &&
 	    why != IO_DIFF_SIZE && c->differ == 0)
 		return false;
 	return !cf->update || why != IO_DIFF_SAME;
@@ -210,29 +212,39 @@ static bool travels(const struct cli_filter *cf, const struct io_entry *e, uint8
 /*
  * -c: whether file e is sent whole: nothing of its own at the destination to
  * compare, nor a partial file of a cut copy that holds some of it.
+ * --partial alone: whether no cut copy kept any of it (the old file, if
+ * any, counts for nothing).
  */
-static bool whole(uint8_t why, const struct eng_dry_chunks *c)
+static bool whole(const struct cli_filter *cf, uint8_t why, const struct eng_dry_chunks *c)
 {
-	return (why == IO_DIFF_NEW || why == IO_DIFF_TYPE) && c->differ == c->chunks;
+	return (!cf->checksum || why == IO_DIFF_NEW || why == IO_DIFF_TYPE) &&
+	       c->differ == c->chunks;
 }
 
-/* -c: a file's chunks in the list: "2 of 76 chunks differ", "whole, 3 chunks". */
-static void chunks_print(uint8_t why, const struct eng_dry_chunks *c)
+/*
+ * A file's chunks in the list: "whole, 3 chunks"; -c: "2 of 76 chunks
+ * differ"; --partial: "2 of 76 chunks to send, 74 kept".
+ */
+static void chunks_print(const struct cli_filter *cf, uint8_t why, const struct eng_dry_chunks *c)
 {
-	if (whole(why, c))
+	if (whole(cf, why, c))
 		printf(": whole, %llu chunk%s", (unsigned long long)c->chunks,
 		       c->chunks == 1 ? "" : "s");
+	else if (!cf->checksum)
+		printf(": %llu of %llu chunks to send, %llu kept", (unsigned long long)c->differ,
+		       (unsigned long long)c->chunks, (unsigned long long)(c->chunks - c->differ));
 	else
 		printf(": %llu of %llu chunks differ%s", (unsigned long long)c->differ,
 		       (unsigned long long)c->chunks, why == IO_DIFF_SIZE ? ", size differs" : "");
 }
 
-static void chunks_json(json_t *j, uint8_t why, const struct eng_dry_chunks *c)
+static void chunks_json(const struct cli_filter *cf, json_t *j, uint8_t why,
+			const struct eng_dry_chunks *c)
 {
 	json_object_set_new(j, "chunks", json_integer((json_int_t)c->chunks));
 	json_object_set_new(j, "chunks_differ", json_integer((json_int_t)c->differ));
 	json_object_set_new(j, "bytes_differ", json_integer((json_int_t)c->differ_bytes));
-	json_object_set_new(j, "whole", json_boolean(whole(why, c)));
+	json_object_set_new(j, "whole", json_boolean(whole(cf, why, c)));
 }
 
 static const char *type_word(enum io_type t)
@@ -254,14 +266,14 @@ static void entry_said(const struct cli_filter *cf, const struct io_entry *e, ui
 		json_object_set_new(j, "size", json_integer((json_int_t)e->size));
 		json_object_set_new(j, "why", json_string(io_diff_str(why)));
 		if (chunks)
-			chunks_json(j, why, c);
+			chunks_json(cf, j, why, c);
 		json_array_append_new(arr, j);
 		return;
 	}
 	path_print(stdout, e->path);
 	printf("%s", e->type == IO_DIR ? "/" : "");
 	if (chunks)
-		chunks_print(why, c);
+		chunks_print(cf, why, c);
 	else if (cf->update)
 		printf(": %s", io_diff_str(why));
 	putchar('\n');
@@ -313,8 +325,12 @@ static void dry_list(const struct io_manifest *m, const uint8_t *why,
 	       "nothing was written\n",
 	       (unsigned long long)files, sz, (unsigned long long)dirs,
 	       cf->push ? "go to" : "come from", cf->host);
-	if (c)
+	if (c && cf->checksum)
 		printf("railcp: dry run: %llu of %llu chunks differ (-c)\n",
+		       (unsigned long long)differ, (unsigned long long)chunks);
+	else if (c)
+		printf("railcp: dry run: %llu of %llu chunks would be sent, the rest kept from a "
+		       "cut copy (--partial)\n",
 		       (unsigned long long)differ, (unsigned long long)chunks);
 	if (cf->delete_extra)
 		printf("railcp: dry run: %llu entries would be deleted (--delete); nothing was "
@@ -388,6 +404,7 @@ int cli_filter_finish(struct cli_filter *cf, size_t n_src, struct eng_copy_opts 
 	o->dry_list = dry_list;
 	o->dry_ctx = cf;
 	cf->update = o->update;
+	cf->checksum = o->checksum;
 	cf->push = o->dir == ENG_PUSH;
 	if (cf->delete_extra && (err = delete_check(cf, o->src, n_src, o)) != 0)
 		return err;

@@ -41,7 +41,8 @@ enum {
 #define CLI_FILTER_USAGE                                                                           \
 	"  -n, --dry-run      list what would travel (with -u: what differs, and\n"                \
 	"                     why; with -c: each file's chunks that differ, compared\n"            \
-	"                     at both ends), write nothing on either side, exit 0\n"               \
+	"                     at both ends; with --partial: each file's chunks a\n"                \
+	"                     resume would send), write nothing on either side, exit 0\n"          \
 	"  --exclude PATTERN  leave out what PATTERN matches beneath a source directory\n"         \
 	"                     (a glob on the name; DIR/ directories only, /X anchored\n"           \
 	"                     at the source, a/b the path's end; first match wins)\n"              \
@@ -67,6 +68,7 @@ struct cli_filter {
 	/* for the dry run's list */
 	const char *host;
 	bool json, update, push;
+	bool checksum; /* -c: the chunks compared; else (--partial) those a resume keeps */
 	/* --delete: what was (or would be) removed, named for --json (-v or dry run) */
 	json_t *deleting;
 	uint64_t n_deleting;

@@ -261,6 +261,7 @@ int cli_mpi_pull_list(const struct eng_copy_opts *o, struct cli_mpi_pull *p)
 	if (!(p->src = calloc(o->n_src, sizeof(*p->src))))
 		return rcp_err(-ENOMEM, "out of memory listing the sources");
 	d.dry_run = true;
+	d.partial = false; /* the list only: nothing kept is counted (that is each rank's) */
 	d.dry_list = keep_list;
 	d.progress = NULL;
 	d.n_src = 1;

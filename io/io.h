@@ -547,7 +547,8 @@ enum {
 	IO_ROOT_PARTIAL = 1u << 3,   /* keep what an interrupted copy received (partial.c) */
 	IO_ROOT_CHECKSUM =
 		1u << 4,	 /* with PARTIAL, -c: a file starts as its old self (checksum.c) */
-	IO_ROOT_DRY = 1u << 5,	 /* with CHECKSUM, -c -n: the old files are read, nothing made */
+	IO_ROOT_DRY = 1u << 5,	 /* with PARTIAL, -n: what a cut copy kept (and with CHECKSUM,
+				  * the old files) only read, nothing made */
 	IO_ROOT_SPARE = 1u << 6, /* with PARTIAL, not asked for (a copy that may go on over
 				  * tcp): a partial name already taken is left alone */
 	IO_ROOT_DIRECT_AUTO = 1u << 7, /* IO_ROOT_DIRECT for the files io_direct_pays picks */

@@ -306,7 +306,7 @@ struct io_partial {
 	char *old_path; /* -c: the old file's name beneath root_fd, each late chunk read from it */
 	int root_fd;	/* -c: the root's, not owned */
 	bool no_clone;	/* -c: the old file's file system cannot clone a range into fd */
-	bool look;	/* -c -n: what a cut copy kept, only read: nothing removed, fd read-only */
+	bool look;	/* -n: what a cut copy kept, only read: nothing removed, fd read-only */
 };
 
 /*

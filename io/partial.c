@@ -27,6 +27,13 @@
  * from the data file and hashed again: only those whose CRC-64 matches are
  * held; a byte changed on disk since costs that chunk, which travels again.
  *
+ * A dry run (IO_ROOT_DRY: --partial -n, and -c -n through checksum.c)
+ * takes the same claims and reads back the same chunks, but only looks
+ * (p->look, io__partial_look): what is not the receiver's own counts for
+ * nothing and is not removed, the data file is opened for reading, and its
+ * shared lock is let go before its chunks are read back; no record, log or
+ * data file is made. So its count is what the next copy would keep.
+ *
  * Trust: the names are predictable, and the directory may be one another
  * local user writes too (a group's project, shared scratch). So each of
  * these objects, and the directory marker (root.c), is opened without
@@ -329,6 +336,8 @@ struct io_partial *io_root_partial(const struct io_root *root, const struct io_e
 		return NULL;
 	}
 	p = io__partial_new(n_chunks);
+	if (p) /* a dry run (--partial -n) only looks, as -c -n does (checksum.c) */
+		p->look = root->flags & IO_ROOT_DRY;
 	why = p ? io__partial_claims(pfd, last, e, chunk, p) : "out of memory";
 	if (why)
 		rcp_log(RCP_LOG_NOTICE, "the partial record of \"%s\" is ignored: %s",

@@ -16,7 +16,11 @@
  * -c copy's (the skip map first with -u; kept.c): the receiver's root
  * carries IO_ROOT_DRY, so its old files, and what a cut -c copy's partial
  * file holds, are read where they are and no partial file is made
- * (io/checksum.c). Both ends then hold in their plan
+ * (io/checksum.c). With --partial and no -c (protocol 19) the same frames
+ * follow, the kept chunks being only what a cut --partial copy's record
+ * and log claim and its data file still holds, looked at as the next copy
+ * would take them but read only (io/partial.c): a record or data file that
+ * is not the receiver's own counts for nothing. Both ends then hold in their plan
  * only the chunks a copy would send, and the listing end counts them per
  * entry (struct eng_dry_chunks) for dry_list. The session ends after the
  * "hashed" frames. A pull's filter travels after its
@@ -47,7 +51,7 @@ static int dry_tell(const struct eng_copy_opts *cp, struct io_manifest *m, const
 }
 
 /*
- * -c, either end: each entry's total chunks (as counted before the
+ * -c or --partial, either end: each entry's total chunks (as counted before the
  * comparison) and those still in s->files' plan after it (the ones a copy
  * would send), into *c_out (malloc'd, one per entry).
  */
@@ -85,11 +89,13 @@ static int chunks_total(const struct eng_session *s, uint64_t **total_out)
 }
 
 /*
- * -c -n, the receiver: m (consumed) becomes s->files beneath root (taken
- * over; NULL: nothing there yet, every file whole), and its old files are
- * compared with the sender's chunk by chunk as a -c copy compares them (the
- * maps and digests of kept.c), read where they are with what a cut -c
- * copy's partial file holds (IO_ROOT_DRY): nothing is made or written.
+ * -c -n or --partial -n, the receiver: m (consumed) becomes s->files
+ * beneath root (taken over; NULL: nothing there yet, every file whole), and
+ * what a copy would keep is confirmed with the sender chunk by chunk as the
+ * copy would (the maps and digests of kept.c): with -c the old files read
+ * where they are with what a cut -c copy's partial file holds, with
+ * --partial alone what a cut copy's partial file holds (IO_ROOT_DRY):
+ * nothing is made or written.
  * With update, what it holds already is left out first, as a copy leaves
  * it. total_out (may be NULL): chunks_total before that.
  */
@@ -100,7 +106,8 @@ static int dry_compare(struct eng_session *s, struct io_manifest *m, struct io_r
 	int err;
 
 	if (root)
-		io_root_set_flags(root, IO_ROOT_PARTIAL | IO_ROOT_CHECKSUM | IO_ROOT_DRY);
+		io_root_set_flags(root, IO_ROOT_PARTIAL | IO_ROOT_DRY |
+						(s->checksum ? IO_ROOT_CHECKSUM : 0));
 	err = eng__files_create(ENG_RECEIVER, m, s->chunk, root, 0, &s->files);
 	if (!err && total_out)
 		err = chunks_total(s, total_out);
@@ -121,7 +128,7 @@ static int dry_compare(struct eng_session *s, struct io_manifest *m, struct io_r
 	return err;
 }
 
-/* Client, pull -c -n: its old files compared with the server's, m left the caller's. */
+/* Client, pull -n with -c or --partial: what it would keep confirmed, m left the caller's. */
 static int dry_pull_compare(struct eng_session *s, const struct eng_copy_opts *cp,
 			    const struct io_manifest *m, struct io_root *root,
 			    struct eng_dry_chunks **c_out)
@@ -147,11 +154,11 @@ int eng__dry_pull(struct eng_session *s, const struct eng_copy_opts *cp, struct 
 	uint8_t *why = NULL;
 	char *name = NULL;
 	int err = eng__dest_dry(NULL, cp->dst, io_src_contents_only(cp->src, cp->n_src), m, &name,
-				&why, s->del.on || s->checksum ? &root : NULL);
+				&why, s->del.on || s->partial ? &root : NULL);
 
 	if (!err && s->del.on) /* what would go, named first */
 		err = eng__delete_run(s, root, m, true);
-	if (!err && s->checksum) {
+	if (!err && s->partial) { /* -c or --partial (s->partial with either) */
 		err = dry_pull_compare(s, cp, m, root, &c);
 		root = NULL; /* taken over */
 	}
@@ -166,7 +173,7 @@ int eng__dry_pull(struct eng_session *s, const struct eng_copy_opts *cp, struct 
 	return err;
 }
 
-/* Client, push -c -n: its chunks compared with the server's old files (the maps of a -c copy). */
+/* Client, push -n with -c or --partial: its chunks confirmed as a copy's (the maps of kept.c). */
 static int dry_push_compare(struct eng_session *s, const struct eng_copy_opts *cp,
 			    struct eng_dry_chunks **c_out)
 {
@@ -203,7 +210,7 @@ int eng__dry_push_recv(struct eng_session *s, const struct eng_copy_opts *cp)
 			err = rcp_err(-EPROTO, "the server's dry run names an unknown difference");
 	if (!err && s->del.on) /* what would go, named first */
 		err = eng__delete_heard(s);
-	if (!err && s->checksum)
+	if (!err && s->partial) /* -c or --partial */
 		err = dry_push_compare(s, cp, &c);
 	if (!err)
 		err = io_manifest_pick(mine, NULL, &m);
@@ -224,7 +231,7 @@ int eng__dry_answer(struct eng_session *s, const struct io_root *root, const cha
 	uint8_t *why = NULL;
 	char *name = NULL;
 	int err = eng__dest_dry(root, dst, contents, m, &name, &why,
-				s->del.on || s->checksum ? &dest : NULL);
+				s->del.on || s->partial ? &dest : NULL);
 
 	if (!err && !msg)
 		err = rcp_err(-ENOMEM, "out of memory");
@@ -236,7 +243,7 @@ int eng__dry_answer(struct eng_session *s, const struct io_root *root, const cha
 		err = eng__map_send(&s->ctl, ENG_MSG_DRY_RUN_WHY, why, m->n);
 	if (!err && s->del.on) /* what --delete would remove, removing nothing */
 		err = eng__delete_run(s, dest, m, true);
-	if (!err && s->checksum) { /* m and dest taken over */
+	if (!err && s->partial) { /* -c or --partial; m and dest taken over */
 		err = dry_compare(s, m, dest, update, NULL);
 		m = NULL;
 		dest = NULL;

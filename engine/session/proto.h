@@ -29,7 +29,8 @@
  *   C -> S  filter    part                         (push --delete with a filter: the
  *                                                   hello's "filter_bytes")
  *   S -> C  dry_run   name; dry_run_why part      (push --dry-run: the session ends here,
- *                                                   or with -c after the "hashed" frames)
+ *                                                   or with -c or --partial after the
+ *                                                   "hashed" frames)
  *   rcvr    skip      part                         (--update: what it holds already)
  *   rcvr    kept      part                         (--partial, -c: chunks kept from before)
  *   rcvr    kept_digests part                      (--partial: a keyed digest of each, kept.c)
@@ -132,8 +133,12 @@
  * remove the markers, "dirs_remove" (a failed job) remove them only; an
  * older server would set them at each session's end (a later session's
  * file then changes a directory's time, and a read-only one stops it).
+ * 19: a dry run with --partial (and no -c) goes on after its list as one
+ * with -c does (14), its "kept" chunks those a cut --partial copy's
+ * partial files hold (engine/session/dry.c): an older server would end
+ * after the list.
  */
-#define ENG_PROTO_VERSION 18
+#define ENG_PROTO_VERSION 19
 #define ENG_PROTO_MAX_FRAME (1u << 20)
 /* A hello arrives before authentication: keep what a stranger can make us parse small. */
 #define ENG_PROTO_MAX_HELLO (64u << 10)

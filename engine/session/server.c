@@ -191,8 +191,9 @@ static int pull_prepare(struct srv_session *ss)
 	rcp_steps_lap(&ss->s.steps, RCP_STEP_WALK);
 	if (!err)
 		err = eng__manifest_send(&ss->s.ctl, eng__files_manifest(ss->s.files));
-	if (!err && eng__hello_flag(ss->hello, ENG_FLAG_DRY_RUN) && !ss->s.checksum)
-		return 0; /* the client compares: the session ends here (-c: after the digests) */
+	if (!err && eng__hello_flag(ss->hello, ENG_FLAG_DRY_RUN) && !ss->s.partial)
+		return 0; /* the client compares: the session ends here (-c, --partial: after the
+			   * digests) */
 	if (!err)
 		err = eng__session_maps_recv(&ss->s, eng__hello_flag(ss->hello, ENG_FLAG_UPDATE),
 					     ss->s.partial);

@@ -306,6 +306,28 @@ static void frames(void)
 	json_object_set_new(m, ENG_KEY_NS, json_integer(1500000));
 	stream_send(&s, m);
 	stream_put(&s, "frame", "push_checksum");
+	/* A push --dry-run with --partial: the list's answer, then a cut copy's kept chunks. */
+	stream_open(&s);
+	m = hello(ENG_JOB_PUSH, true);
+	json_object_set_new(m, ENG_KEY_FLAGS, flags(true));
+	json_object_set_new(json_object_get(m, ENG_KEY_FLAGS), ENG_FLAG_DRY_RUN, json_true());
+	json_object_set_new(json_object_get(m, ENG_KEY_FLAGS), ENG_FLAG_PARTIAL, json_true());
+	json_object_set_new(m, ENG_KEY_CHUNKS, json_integer(3));
+	eng__proto_set_hex(m, ENG_KEY_DST, "big", 3);
+	stream_send(&s, m);
+	m = eng__proto_msg(ENG_MSG_DRY_RUN, false);
+	stream_send(&s, m);
+	m = eng__proto_msg(ENG_MSG_DRY_RUN_WHY, false);
+	eng__proto_set_hex(m, ENG_KEY_PART, "\x01", 1);
+	stream_send(&s, m);
+	m = eng__proto_msg(ENG_MSG_KEPT, false);
+	eng__proto_set_hex(m, ENG_KEY_PART, "\x03", 1);
+	stream_send(&s, m);
+	m = eng__proto_msg(ENG_MSG_HASHED, false);
+	json_object_set_new(m, ENG_KEY_BYTES, json_integer(8192));
+	json_object_set_new(m, ENG_KEY_NS, json_integer(20000));
+	stream_send(&s, m);
+	stream_put(&s, "frame", "push_partial_dry");
 	/* A push with --delete: its filter after the list, then the server's "deleted" names. */
 	stream_open(&s);
 	m = hello(ENG_JOB_PUSH, true);

@@ -110,7 +110,7 @@ void resumed_push(struct fx *fx, struct pt *p, struct eng_report *r)
 	assert_int_equal(t_count_tmp(p->root), 0); /* the partial file and its record gone */
 }
 
-/* What a -c -n copy listed of its one file: its chunks, into ctx. */
+/* What a -c -n (or --partial -n) copy listed of its one file: its chunks, into ctx. */
 static void dry_counted(const struct io_manifest *m, const uint8_t *why,
 			const struct eng_dry_chunks *c, void *ctx)
 {
@@ -120,7 +120,7 @@ static void dry_counted(const struct io_manifest *m, const uint8_t *why,
 	*(struct eng_dry_chunks *)ctx = c[0];
 }
 
-/* A -c -n push of the big file (or pull of pullme): what it counts. */
+/* A -c -n (--partial -n unless p->checksum) push of the big file (or pull of pullme): its count. */
 struct eng_dry_chunks pt_dry(struct fx *fx, struct pt *p, enum eng_copy_dir dir)
 {
 	const char *push_src[] = {p->big}, *pull_src[] = {"pullme"};
@@ -129,7 +129,8 @@ struct eng_dry_chunks pt_dry(struct fx *fx, struct pt *p, enum eng_copy_dir dir)
 	struct eng_dry_chunks c = {0};
 	struct eng_report r;
 
-	cp.checksum = true;
+	cp.checksum = p->checksum;
+	cp.partial = !p->checksum;
 	cp.dry_run = true;
 	cp.dry_list = dry_counted;
 	cp.dry_ctx = &c;

@@ -2,8 +2,8 @@
  * partial_harness.h - copies with --partial over the loopback transport,
  * for test_session_partial.c and test_io_partial_owner.c: a server beneath
  * root and a big file of 513 chunks in src (and "pullme" in root), a push
- * or pull cut once the gate holds it, the server again, a -c -n dry run's
- * count, and the names of what a cut copy keeps (".railcp-tmp-p", "-r",
+ * or pull cut once the gate holds it, the server again, a -c -n (or
+ * --partial -n) dry run's count, and the names of what a cut copy keeps (".railcp-tmp-p", "-r",
  * "-l" and 16 hex digits).
  * The functions are in partial_harness.c, compiled once and linked into
  * each test that includes this.
@@ -56,7 +56,7 @@ void cut_push(struct fx *fx, struct pt *p);
 /* A push with --partial, not cut: the file arrives whole; kept and sent add up. */
 void resumed_push(struct fx *fx, struct pt *p, struct eng_report *r);
 
-/* A -c -n push of the big file (or pull of pullme): what it counts of it. */
+/* A -c -n (--partial -n unless p->checksum) push of the big file (or pull of pullme): its count. */
 struct eng_dry_chunks pt_dry(struct fx *fx, struct pt *p, enum eng_copy_dir dir);
 
 #endif

@@ -7,7 +7,8 @@
  * lands whole, and the other copy's partial file is left to it. Whole copies over the loopback
  * transport (partial_harness.h).
  *
- * A -c -n dry run after a cut -c copy reads its data file back without the
+ * A -c -n dry run after a cut -c copy, and a --partial -n one after a cut
+ * --partial copy, read its data file back without the
  * lock (a copy that starts meanwhile takes it at once: pread is wrapped,
  * -Wl,--wrap in tests/SConscript, to try it there), and one that gave up
  * waiting spares no copy its wait.
@@ -136,29 +137,45 @@ static void cut_c_push(struct fx *fx, struct pt *p)
 
 /*
  * A dry run reads back each chunk a cut copy claims (minutes, for a big
- * file): a -c copy that starts meanwhile takes the data file's lock at once,
+ * file): a copy that starts meanwhile takes the data file's lock at once,
  * where it would wait 2 s for the dry run's and then send the file whole.
+ * p: a cut copy's, -c or --partial as p->checksum says.
  */
-static void test_a_dry_runs_read_back_keeps_no_copy_from_the_lock(void **state)
+static void dry_reads_unlocked(struct fx *fx, struct pt *p)
 {
-	struct fx *fx = *state;
 	struct eng_dry_chunks c;
 	char data[4096];
 	struct stat st;
-	struct pt p;
 
-	cut_c_push(fx, &p);
-	path_of_prefix(p.root, ".railcp-tmp-p", data);
+	path_of_prefix(p->root, ".railcp-tmp-p", data);
 	assert_int_equal(stat(data, &st), 0);
 	watch_path = data;
 	reads_watched = reads_locked = 0;
 	watch_ino = st.st_ino;
-	c = pt_dry(fx, &p, ENG_PUSH);
+	c = pt_dry(fx, p, ENG_PUSH);
 	watch_ino = 0;
 	assert_true(c.differ > 0 && c.differ < c.chunks); /* what the cut copy received, kept */
 	assert_true(reads_watched >= c.chunks - c.differ);
 	assert_int_equal(reads_locked, 0);
 	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+static void test_a_dry_runs_read_back_keeps_no_copy_from_the_lock(void **state)
+{
+	struct pt p;
+
+	cut_c_push(*state, &p);
+	dry_reads_unlocked(*state, &p);
+}
+
+/* The same for --partial -n after a cut --partial push. */
+static void test_a_partial_dry_runs_read_back_keeps_no_copy_from_the_lock(void **state)
+{
+	struct pt p;
+
+	pt_start(*state, &p, NULL);
+	cut_push(*state, &p);
+	dry_reads_unlocked(*state, &p);
 }
 
 /*
@@ -193,6 +210,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_a_lock_let_go_within_the_wait_keeps_what_arrived),
 		T(test_a_dry_runs_read_back_keeps_no_copy_from_the_lock),
+		T(test_a_partial_dry_runs_read_back_keeps_no_copy_from_the_lock),
 		T(test_a_dry_run_that_gave_up_spares_no_copy_its_wait),
 		T(test_a_lock_held_throughout_sends_the_file_whole),
 	};

@@ -5,8 +5,8 @@
  * planted, under the predictable names, a data file of hers, hard links to
  * files elsewhere, symlinks, or a log she owns. None of it is kept, read
  * through, truncated, written or mapped; the final file is the receiver's,
- * with the sender's bytes; a -c -n dry run keeps none of it and removes
- * none of it either. The tests run as root, which may open anything:
+ * with the sender's bytes; a -c -n or --partial -n dry run counts none of
+ * it as kept and removes none of it either. The tests run as root, which may open anything:
  * only the checks of owner and link count stand between it and these.
  *
  * Threading: one gated copy at a time, and a canceller thread.
@@ -172,6 +172,50 @@ static void test_a_dry_run_with_c_removes_no_data_file_of_another_user(void **st
 }
 
 /*
+ * (a'') The same with --partial -n (no -c): the other user's data file
+ * counts for nothing, as the copy would remove it, and stays; and so do a
+ * record and a log of hers beside the receiver's own data file.
+ */
+static void test_a_dry_run_with_partial_counts_nothing_of_another_user(void **state)
+{
+	struct fx *fx = *state;
+	struct eng_dry_chunks c;
+	char data[4096], rec[4096], lg[4096], log[16384];
+	struct stat st;
+	struct pt p;
+	int fd, fr, fl;
+
+	pt_start(fx, &p, NULL);
+	cut_push(fx, &p);
+	c = dry_said(fx, &p, log, sizeof(log));
+	assert_true(c.differ < 513); /* the receiver's own: counted as kept */
+	path_of_prefix(p.root, ".railcp-tmp-p", data);
+	fd = give_to_other_user(data);
+	c = dry_said(fx, &p, log, sizeof(log));
+	assert_int_equal(c.differ, 513);
+	assert_non_null(strstr(log, "its data file is not this receiver's own (a copy would "
+				    "remove it)"));
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(st.st_uid, OTHER_UID);
+	assert_int_equal(st.st_nlink, 1);
+	assert_int_equal(chown(data, geteuid(), getegid()), 0);
+	path_of_prefix(p.root, ".railcp-tmp-r", rec);
+	path_of_prefix(p.root, ".railcp-tmp-l", lg);
+	fr = give_to_other_user(rec);
+	fl = give_to_other_user(lg);
+	c = dry_said(fx, &p, log, sizeof(log));
+	assert_int_equal(c.differ, 513);
+	assert_int_equal(fstat(fr, &st), 0);
+	assert_int_equal(st.st_nlink, 1);
+	assert_int_equal(fstat(fl, &st), 0);
+	assert_int_equal(st.st_nlink, 1);
+	close(fd);
+	close(fr);
+	close(fl);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+/*
  * (b) Hard links, planted under the data file's, the record's and the
  * log's names, to files outside the root (what fs.protected_hardlinks=0
  * lets any user make to any file): the receiver must not truncate or write
@@ -326,6 +370,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_another_users_data_file_is_not_kept_nor_put_in_place),
 		T(test_a_dry_run_with_c_removes_no_data_file_of_another_user),
+		T(test_a_dry_run_with_partial_counts_nothing_of_another_user),
 		T(test_hard_links_in_place_of_partial_files_are_not_written_through),
 		T(test_symlinks_in_place_of_record_and_log_are_not_followed),
 		T(test_a_log_another_user_owns_is_not_mapped),

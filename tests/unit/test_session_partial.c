@@ -12,7 +12,7 @@
  * copy cut midway is resumed the same way by the next -c copy, push and
  * pull: what it received is kept, the rest compared with the old file; and
  * -c -n counts just what that copy would send, leaving the partial files
- * as they were.
+ * as they were; so does --partial -n after a cut --partial copy.
  *
  * Threading: one gated copy at a time, and a canceller thread.
  */
@@ -248,6 +248,56 @@ static void test_a_dry_run_with_c_counts_what_a_cut_pull_kept(void **state)
 	assert_int_equal(cut_left(p.dst), left);
 	assert_int_equal(pt_copy(fx, &p, ENG_PULL, NULL, false, &r), 0);
 	assert_int_equal(r.bytes, c.differ_bytes);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+/*
+ * --partial -n (no -c) after a cut --partial push counts what the next
+ * --partial copy would send: the chunks the cut copy landed are kept, the
+ * rest travel; the partial files are left as they were, and the copy then
+ * sends just what was counted.
+ */
+static void test_a_dry_run_with_partial_counts_what_a_cut_push_kept(void **state)
+{
+	struct fx *fx = *state;
+	struct eng_dry_chunks c;
+	struct eng_report r;
+	uint64_t left;
+	struct pt p;
+
+	pt_start(fx, &p, NULL);
+	cut_push(fx, &p);
+	left = cut_left(p.root);
+	c = pt_dry(fx, &p, ENG_PUSH);
+	assert_int_equal(c.chunks, 513);
+	assert_true(c.differ > 0 && c.differ < 513);
+	assert_int_equal(cut_left(p.root), left);
+	resumed_push(fx, &p, &r);
+	assert_int_equal(r.bytes, c.differ_bytes);
+	assert_int_equal(r.bytes_kept, PBIG - c.differ_bytes);
+	assert_int_equal(server_stop(&fx->srv), 0);
+}
+
+/* The same for a pull, whose client looks at what its cut --partial copy kept. */
+static void test_a_dry_run_with_partial_counts_what_a_cut_pull_kept(void **state)
+{
+	struct fx *fx = *state;
+	struct eng_dry_chunks c;
+	struct eng_report r;
+	uint64_t left;
+	struct pt p;
+
+	pt_start(fx, &p, gate_arm(ENG_WRITE_BATCH));
+	pt_copy(fx, &p, ENG_PULL, NULL, true, &r);
+	server_again(fx, &p);
+	left = cut_left(p.dst);
+	c = pt_dry(fx, &p, ENG_PULL);
+	assert_int_equal(c.chunks, 513);
+	assert_true(c.differ > 0 && c.differ < 513);
+	assert_int_equal(cut_left(p.dst), left);
+	assert_int_equal(pt_copy(fx, &p, ENG_PULL, NULL, false, &r), 0);
+	assert_int_equal(r.bytes, c.differ_bytes);
+	assert_int_equal(r.bytes_kept, PBIG - c.differ_bytes);
 	assert_int_equal(server_stop(&fx->srv), 0);
 }
 
@@ -661,6 +711,8 @@ int main(void)
 		T(test_a_cut_c_pull_resumes_from_what_it_received),
 		T(test_a_dry_run_with_c_counts_what_a_cut_push_kept),
 		T(test_a_dry_run_with_c_counts_what_a_cut_pull_kept),
+		T(test_a_dry_run_with_partial_counts_what_a_cut_push_kept),
+		T(test_a_dry_run_with_partial_counts_what_a_cut_pull_kept),
 		T(test_kept_data_changed_on_disk_is_sent_again),
 		T(test_kept_chunks_the_sender_does_not_confirm_are_sent_again),
 		T(test_a_resumed_pull_keeps_only_what_the_server_confirms),
