@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 void cli_mpi_pull_free(struct cli_mpi_pull *p)
 {
@@ -261,7 +262,8 @@ int cli_mpi_pull_list(const struct eng_copy_opts *o, struct cli_mpi_pull *p)
 	if (!(p->src = calloc(o->n_src, sizeof(*p->src))))
 		return rcp_err(-ENOMEM, "out of memory listing the sources");
 	d.dry_run = true;
-	d.partial = false; /* the list only: nothing kept is counted (that is each rank's) */
+	/* The list only: nothing kept is counted, no chunk compared (each rank's, after). */
+	d.partial = d.checksum = false;
 	d.dry_list = keep_list;
 	d.progress = NULL;
 	d.n_src = 1;
@@ -279,17 +281,25 @@ int cli_mpi_pull_list(const struct eng_copy_opts *o, struct cli_mpi_pull *p)
 	return err;
 }
 
-/* A directory's mode and mtime, set as the copy would have set them (-p). */
+/*
+ * A directory's mode and mtime, set as the copy would have set them (-p):
+ * never setuid or setgid (the server does not choose them here, as
+ * io__dir_meta_set has it for a push), and through the directory opened
+ * without following a symlink put in its place.
+ */
 static int dir_meta(const char *path, const struct io_entry *e)
 {
 	struct timespec ts[2] = {
 		{.tv_nsec = UTIME_OMIT},
 		{.tv_sec = e->mtime_ns / 1000000000, .tv_nsec = e->mtime_ns % 1000000000}};
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), err = 0;
 
-	if (chmod(path, e->mode & 07777) || utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW))
-		return rcp_err(-errno, "cannot set the metadata of the directory %s: %s", path,
-			       strerror(errno));
-	return 0;
+	if (fd < 0 || fchmod(fd, e->mode & 01777) || futimens(fd, ts))
+		err = rcp_err(-errno, "cannot set the metadata of the directory %s: %s", path,
+			      strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return err;
 }
 
 int cli_mpi_pull_dirs(const struct cli_mpi_pull *p, const char *dst)

@@ -29,6 +29,7 @@ head -c $((3 * 1024 * 1024)) /dev/urandom >"$src/big3"
 head -c $((2 * 1024 * 1024 + 7)) /dev/urandom >"$src/d2/sub/big2"
 head -c $((1536 * 1024)) /dev/urandom >"$src/d3/big15"
 chmod 0750 "$src/d3"
+chmod 2755 "$src/d4" # setgid: never set by a pull (the server does not choose it)
 touch -d '2001-02-03 04:05:06' "$src/d1" "$src/d1/empty" "$src/d3" "$src"
 files=$(find "$src" -type f | wc -l)
 
@@ -43,6 +44,7 @@ for d in . d1 d1/empty d3; do
 	[ "$(stat -c '%a %Y' "$src/$d")" = "$(stat -c '%a %Y' "$tmp/out/tree/$d")" ] ||
 		fail "-p: $d has $(stat -c '%a %Y' "$tmp/out/tree/$d"), not $(stat -c '%a %Y' "$src/$d")"
 done
+[ "$(stat -c '%a' "$tmp/out/tree/d4")" = 755 ] || fail "-p: d4 (2755 at the source) has $(stat -c '%a' "$tmp/out/tree/d4"), not 755"
 case "$out" in
 "railcp-mpi: pulled $files files, "*" with 2 ranks from 2 servers in "*"balance 1."*) ;;
 *) fail "the summary does not say $files files, 2 ranks, 2 servers and the balance: $out" ;;
