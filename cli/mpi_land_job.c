@@ -218,6 +218,13 @@ void cli__mpi_land_dirs(struct job *j, struct result *res)
 #define REMOVE_TIMEOUT_MS 5000
 /* And over every server tried, for each removal, so a job over many hosts that fail ends. */
 #define REMOVE_TOTAL_MS 15000
+/*
+ * Rank 0 stopped by a signal (cli__mpi_fail): mpirun's SIGKILL follows its
+ * SIGTERM after odls_base_sigkill_timeout (1 s by default), so each try and
+ * each removal gets a share of that second.
+ */
+#define REMOVE_SIGNALLED_MS 300
+#define REMOVE_SIGNALLED_TOTAL_MS 400
 
 static int64_t now_ms(void)
 {
@@ -232,9 +239,9 @@ static int64_t now_ms(void)
  * it or REMOVE_TOTAL_MS passed; each removal has its own, so one that used
  * it up leaves the next its tries.
  */
-static int remove_run(const struct job *j, struct eng_copy_opts *o, size_t first)
+static int remove_run(const struct job *j, struct eng_copy_opts *o, size_t first, int total_ms)
 {
-	int64_t until = now_ms() + REMOVE_TOTAL_MS;
+	int64_t until = now_ms() + total_ms;
 	struct eng_report rep;
 	size_t k, i;
 	int r = -ETIMEDOUT;
@@ -253,6 +260,9 @@ void cli__mpi_land_remove(const struct job *j, int err)
 	/* a server that may be gone is tried last, not first */
 	size_t first = cli_mpi_server_gone(err) == CLI_MPI_NOT_GONE ? j->cur : j->cur + 1;
 	struct eng_copy_opts o = j->o;
+	bool signalled = atomic_load(&cli__mpi_interrupted);
+	int try_ms = signalled ? REMOVE_SIGNALLED_MS : REMOVE_TIMEOUT_MS;
+	int total_ms = signalled ? REMOVE_SIGNALLED_TOTAL_MS : REMOVE_TOTAL_MS;
 	int r;
 
 	if (!j->range_job)
@@ -263,15 +273,16 @@ void cli__mpi_land_remove(const struct job *j, int err)
 	o.progress = NULL;
 	o.cancel = NULL;
 	o.dst = j->dst;
-	if (!o.timeout_ms || o.timeout_ms > REMOVE_TIMEOUT_MS)
-		o.timeout_ms = REMOVE_TIMEOUT_MS;
-	if (!o.connect_timeout_ms || o.connect_timeout_ms > REMOVE_TIMEOUT_MS)
-		o.connect_timeout_ms = REMOVE_TIMEOUT_MS;
+	if (!o.timeout_ms || o.timeout_ms > try_ms)
+		o.timeout_ms = try_ms;
+	if (!o.connect_timeout_ms || o.connect_timeout_ms > try_ms)
+		o.connect_timeout_ms = try_ms;
 	o.manifest = j->split;
 	o.range_step = ENG_RANGES_REMOVE;
 	/* Every server gone: the job's one line said so already, and none could remove them. */
-	if (cli_mpi_split_files(j->split) && (r = remove_run(j, &o, first)) != 0 &&
-	    cli_mpi_server_gone(r) == CLI_MPI_NOT_GONE)
+	/* A rank stopped by a signal says nothing (cli__mpi_fail), nor that this failed. */
+	if (cli_mpi_split_files(j->split) && (r = remove_run(j, &o, first, total_ms)) != 0 &&
+	    !signalled && cli_mpi_server_gone(r) == CLI_MPI_NOT_GONE)
 		fprintf(stderr,
 			"railcp-mpi: rank %d on %s could not remove the job's temporaries of its "
 			"%zu cut files (named .railcp-tmp-j%016llx...): %s\n",
@@ -284,7 +295,7 @@ void cli__mpi_land_remove(const struct job *j, int err)
 	o.partial = cli_copy_opts(j->cc)->partial || cli_copy_opts(j->cc)->checksum;
 	o.manifest = j->dirs;
 	o.range_step = ENG_RANGES_DIRS_REMOVE;
-	if (j->dirs && (r = remove_run(j, &o, first)) != 0 &&
+	if (j->dirs && (r = remove_run(j, &o, first, total_ms)) != 0 && !signalled &&
 	    cli_mpi_server_gone(r) == CLI_MPI_NOT_GONE)
 		fprintf(stderr,
 			"railcp-mpi: rank %d on %s could not remove the job's markers of its "
