@@ -33,7 +33,7 @@ far_side_said() {
 			echo "    $(cat "$t"/comm) wchan $(cat "$t"/wchan) syscall $(cut -d' ' -f1 "$t"/syscall)"
 			sed 's/^/      /' "$t"/stack 2>/dev/null | head -8
 		done
-		tail -n 5 /proc/"$p"/fd/2 2>/dev/null | sed 's/^/    log: /'
+		timeout 5 tail -n 5 /proc/"$p"/fd/2 2>/dev/null | sed 's/^/    log: /'
 		! command -v gdb >/dev/null ||
 			timeout 30 gdb -p "$p" -batch -ex 'thread apply all bt 12' 2>/dev/null |
 			grep '^#\|^Thread' | sed 's/^/    /'
