@@ -340,11 +340,13 @@ int io__checksum_fill(struct io_partial *p, uint64_t off, uint32_t len, void *bu
 int io__partial_open(int pfd, const char *name, int flags, const char *path);
 
 /*
- * name in pfd opened for reading if it is the receiver's own (as
- * io__partial_open takes it), else -errno: -ENOENT for one not its own,
- * which a copy would remove. A dry run's look: it removes and makes nothing.
+ * name in pfd opened with acc's access mode if it is the receiver's own
+ * (as io__partial_open takes it), else -errno: -ENOENT for one not its
+ * own, which a copy would remove. A dry run's look: it removes and makes
+ * nothing, and opens with the copy's access mode only so as to fail where
+ * the copy's open would.
  */
-int io__partial_look(int pfd, const char *name);
+int io__partial_look(int pfd, const char *name, int acc);
 
 /*
  * name in pfd opened with flags' access mode (and O_APPEND) if it is the receiver's own,

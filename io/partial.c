@@ -30,7 +30,8 @@
  * A dry run (IO_ROOT_DRY: --partial -n, and -c -n through checksum.c)
  * takes the same claims and reads back the same chunks, but only looks
  * (p->look, io__partial_look): what is not the receiver's own counts for
- * nothing and is not removed, the data file is opened for reading, and its
+ * nothing and is not removed, the data file is opened as the copy opens it
+ * (it fails where the copy's would) but only read, and its
  * shared lock is let go before its chunks are read back; no record, log or
  * data file is made. So its count is what the next copy would keep.
  *
@@ -156,9 +157,10 @@ int io__partial_own(int pfd, const char *name, int flags, const char **why_out)
 	return err ? err : fd;
 }
 
-int io__partial_look(int pfd, const char *name)
+int io__partial_look(int pfd, const char *name, int acc)
 {
-	int fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	int fd = openat(pfd, name,
+			(acc & O_ACCMODE) | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	const char *why = NULL;
 	int err = own_check(pfd, name, fd < 0 ? -errno : fd, &why);
 
@@ -247,7 +249,13 @@ static int lock_wait(int fd, bool look)
 static const char *claims_verify(int pfd, const char *data, const struct io_entry *e,
 				 uint32_t chunk, struct io_partial *p)
 {
-	int fd = p->look ? io__partial_look(pfd, data)
+	/*
+	 * The look opens it as the copy would, for writing too, though it only
+	 * reads: a data file the receiver may read but not write (0400 for a
+	 * receiver not root, immutable, a read-only mount) is one the copy
+	 * cannot take, and sends whole, so it counts for nothing here either.
+	 */
+	int fd = p->look ? io__partial_look(pfd, data, O_RDWR)
 			 : io__partial_open(pfd, data, O_RDWR, e->path);
 	uint8_t *buf = malloc(chunk);
 	struct stat st;

@@ -272,7 +272,8 @@ void io__partial_log_close(struct io__partial_log *log)
 static int slurp(int pfd, const char *name, const char *path, size_t max, bool look,
 		 uint8_t **buf_out, size_t *len_out)
 {
-	int fd = look ? io__partial_look(pfd, name) : io__partial_open(pfd, name, O_RDONLY, path);
+	int fd = look ? io__partial_look(pfd, name, O_RDONLY)
+		      : io__partial_open(pfd, name, O_RDONLY, path);
 	struct stat st;
 	uint8_t *buf;
 	ssize_t n;

@@ -14,6 +14,9 @@
 #include "partial_harness.h"
 #include "io/io_int.h"
 
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+
 #define OTHER_UID 65534 /* nobody */
 
 /* The whole of the file at path, in a new buffer of *len_out bytes. */
@@ -216,6 +219,43 @@ static void test_a_dry_run_with_partial_counts_nothing_of_another_user(void **st
 }
 
 /*
+ * (a'') A data file of the receiver's own that it may read but not write
+ * (immutable here, as root; 0400 or a read-only mount for a receiver not
+ * root): the copy cannot open it to resume and sends the file whole, so a
+ * --partial -n dry run counts none of it as kept either. Skipped where the
+ * file system or the caller cannot make a file immutable.
+ */
+static void test_a_dry_run_with_partial_counts_nothing_of_a_data_file_it_cannot_write(void **state)
+{
+	struct fx *fx = *state;
+	struct eng_dry_chunks c = {0}, again = {0};
+	char data[4096], log[16384];
+	struct pt p;
+	int fd, fl = 0, set;
+
+	pt_start(fx, &p, NULL);
+	cut_push(fx, &p);
+	path_of_prefix(p.root, ".railcp-tmp-p", data);
+	fd = open(data, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(ioctl(fd, FS_IOC_GETFLAGS, &fl), 0);
+	fl |= FS_IMMUTABLE_FL;
+	set = ioctl(fd, FS_IOC_SETFLAGS, &fl);
+	if (set == 0) {
+		c = dry_said(fx, &p, log, sizeof(log));
+		fl &= ~FS_IMMUTABLE_FL; /* before any assertion: the fixture's removal needs it */
+		assert_int_equal(ioctl(fd, FS_IOC_SETFLAGS, &fl), 0);
+		again = dry_said(fx, &p, log, sizeof(log)); /* writable again: kept, as before */
+	}
+	close(fd);
+	assert_int_equal(server_stop(&fx->srv), 0);
+	if (set != 0)
+		skip(); /* no immutable files here (tmpfs before Linux 6.0, or not root) */
+	assert_int_equal(c.differ, 513);
+	assert_true(again.differ < 513);
+}
+
+/*
  * (b) Hard links, planted under the data file's, the record's and the
  * log's names, to files outside the root (what fs.protected_hardlinks=0
  * lets any user make to any file): the receiver must not truncate or write
@@ -371,6 +411,7 @@ int main(void)
 		T(test_another_users_data_file_is_not_kept_nor_put_in_place),
 		T(test_a_dry_run_with_c_removes_no_data_file_of_another_user),
 		T(test_a_dry_run_with_partial_counts_nothing_of_another_user),
+		T(test_a_dry_run_with_partial_counts_nothing_of_a_data_file_it_cannot_write),
 		T(test_hard_links_in_place_of_partial_files_are_not_written_through),
 		T(test_symlinks_in_place_of_record_and_log_are_not_followed),
 		T(test_a_log_another_user_owns_is_not_mapped),
